@@ -1,0 +1,27 @@
+/*
+ * Small helpers every subcommand shares: reporting errors the same way,
+ * parsing the numbers, durations and lists users type, and knowing whether
+ * a progress line belongs on stderr.
+ */
+#ifndef LT_CLI_UTIL_H
+#define LT_CLI_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Print "loadtrace CMD: message" to stderr. */
+void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parse a whole string; false on any trailing garbage or overflow. */
+bool cli_parse_u64(const char *s, uint64_t *v);
+bool cli_parse_double(const char *s, double *v);
+/* A duration such as "500ms", "2s", "1.5m", "1h", "250us"; a bare number
+ * is seconds. Result in microseconds. */
+bool cli_parse_duration_us(const char *s, int64_t *us);
+/* A comma-separated list of positive integers ("1,4,16,32"); at most max. */
+int cli_parse_u32_list(const char *s, uint32_t *out, int max);
+
+/* True when progress lines should be drawn (stderr is a terminal). */
+bool cli_progress_wanted(void);
+
+#endif

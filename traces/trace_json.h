@@ -1,0 +1,28 @@
+/*
+ * loadtrace values as JSON: the text form of the format, used by `cat`,
+ * `export --to jsonl` and `import --from jsonl`. Every key, type and unit is
+ * the same as in the msgpack form (docs/trace-format.md), so
+ * cat | import --from jsonl round-trips without loss.
+ */
+#ifndef LT_TRACE_JSON_H
+#define LT_TRACE_JSON_H
+
+#include "traces/lt_buf.h"
+#include "traces/lt_err.h"
+#include "traces/trace_format.h"
+#include "traces/trace_reader.h"
+
+/* Append one JSON object (no newline) for the value to out. Unknown keys
+ * kept in `extra` are written too. Returns 0 or a negative LT_E* code. */
+int lt_json_header(struct lt_buf *out, const struct lt_header *h);
+int lt_json_record(struct lt_buf *out, const struct lt_record *r);
+int lt_json_run(struct lt_buf *out, const struct lt_run *r);
+int lt_json_result(struct lt_buf *out, const struct lt_result *r);
+int lt_json_item(struct lt_buf *out, const struct lt_item *it);
+
+/* Append raw msgpack (one value) as JSON. */
+int lt_json_msgpack(struct lt_buf *out, const uint8_t *data, size_t len);
+/* Append s as a JSON string literal, quotes included. */
+int lt_json_str(struct lt_buf *out, const char *s, size_t n);
+
+#endif

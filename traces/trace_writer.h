@@ -1,0 +1,61 @@
+/*
+ * Streaming writer of loadtrace files.
+ *
+ * Records are packed into an uncompressed frame buffer; the frame is
+ * compressed and written out (and the stdio buffer flushed to the kernel)
+ * when it holds frame_records records or frame_bytes bytes, when a record is
+ * added more than frame_ms after the frame was opened, or when the caller
+ * asks (lt_writer_flush, lt_writer_tick). A crash therefore loses at most the
+ * frame being filled. Memory is bounded by frame_bytes plus one record.
+ *
+ * Not thread-safe: one writer, one thread.
+ */
+#ifndef LT_TRACE_WRITER_H
+#define LT_TRACE_WRITER_H
+
+#include "traces/lt_err.h"
+#include "traces/trace_format.h"
+
+struct lt_writer;
+
+struct lt_writer_opts {
+    int level;              /* zstd level; 0 = default (3) */
+    uint32_t frame_records; /* 0 = default (4096) */
+    size_t frame_bytes;     /* 0 = default (4 MiB) */
+    int64_t frame_ms;       /* 0 = default (1000) */
+};
+
+/* Create path ("-" = standard output) and write the header. The header's
+ * strings are copied; `created` defaults to now, `version` to
+ * LT_FORMAT_VERSION. opts may be NULL. Returns NULL and fills err on
+ * failure. */
+struct lt_writer *lt_writer_open(const char *path, const struct lt_header *hdr,
+                                 const struct lt_writer_opts *opts, struct lt_err *err);
+
+/* Append a value. Nothing passed in is kept after the call returns. The
+ * writer checks the kind: records go to trace files, runs and results to
+ * results files. Return 0 or a negative LT_E* code. */
+int lt_writer_put_record(struct lt_writer *w, const struct lt_record *rec, struct lt_err *err);
+int lt_writer_put_run(struct lt_writer *w, const struct lt_run *run, struct lt_err *err);
+int lt_writer_put_result(struct lt_writer *w, const struct lt_result *res, struct lt_err *err);
+
+/* Close the current frame now, if it holds anything. */
+int lt_writer_flush(struct lt_writer *w, struct lt_err *err);
+/* Close the current frame if it is older than frame_ms; for writers that
+ * may sit idle (call it from a timer at least every frame_ms). */
+int lt_writer_tick(struct lt_writer *w, struct lt_err *err);
+
+/* Write the last frame, close the file and free the writer (in every case).
+ * Returns 0 or a negative code if anything could not be written. */
+int lt_writer_close(struct lt_writer *w, struct lt_err *err);
+
+/* Values written so far (header excluded), and compressed bytes written. */
+uint64_t lt_writer_count(const struct lt_writer *w);
+uint64_t lt_writer_bytes(const struct lt_writer *w);
+
+/* Pack a free-form header meta map from n string pairs into out (a raw
+ * msgpack map for lt_header.meta). */
+struct lt_buf;
+int lt_meta_pack(struct lt_buf *out, const char *const *keys, const char *const *vals, size_t n);
+
+#endif
