@@ -35,7 +35,8 @@ int lt_buf_reserve(struct lt_buf *b, size_t n);
 int lt_buf_append(struct lt_buf *b, const void *data, size_t n);
 int lt_buf_puts(struct lt_buf *b, const char *s);
 int lt_buf_printf(struct lt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int lt_buf_vprintf(struct lt_buf *b, const char *fmt, va_list ap);
+int lt_buf_vprintf(struct lt_buf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* Drop the first n bytes, moving the rest to the front. */
 void lt_buf_consume(struct lt_buf *b, size_t n);
 

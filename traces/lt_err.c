@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static int verrf(struct lt_err *err, int code, int keep, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static int verrf(struct lt_err *err, int code, int keep,
+                                                      const char *fmt, va_list ap)
 {
     if (!err)
         return code;

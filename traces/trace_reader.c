@@ -294,12 +294,23 @@ coll:
 struct dec {
     struct lt_reader *r;
     struct lt_err *err;
-    const char *what; /* "record 12 (frame at byte 345)" */
+    const char *what; /* "record 12 (frame at byte 345)", made only on error */
 };
+
+/* Name the value being decoded, for error messages. Formatting it for every
+ * value would cost more than decoding one. */
+static const char *what_of(struct lt_reader *r, char buf[96])
+{
+    snprintf(buf, 96, "record %llu (frame at byte %llu)",
+             (unsigned long long)(r->next_index - 1), (unsigned long long)r->frame_off);
+    return buf;
+}
 
 static int bad(struct dec *d, const char *key, const char *why)
 {
-    return lt_errset(d->err, LT_EFORMAT, "%s: %s: key \"%s\" %s", d->r->path, d->what, key, why);
+    char w[96];
+    return lt_errset(d->err, LT_EFORMAT, "%s: %s: key \"%s\" %s", d->r->path,
+                     d->what ? d->what : what_of(d->r, w), key, why);
 }
 
 static bool key_is(const msgpack_object *k, const char *s)
@@ -410,7 +421,8 @@ static int keep_extra(struct dec *d, const msgpack_object_kv *kv, struct lt_extr
     int rc = lt_buf_append(&d->r->extra, sb.data, sb.size);
     msgpack_sbuffer_destroy(&sb);
     if (rc < 0)
-        return lt_errset(d->err, rc, "%s: %s: unknown keys too large", d->r->path, d->what);
+        return lt_errset(d->err, rc, "%s: %s: unknown keys too large", d->r->path,
+                         what_of(d->r, (char[96]){0}));
     x->n++;
     return 0;
 }
@@ -548,7 +560,7 @@ static int decode_record(struct dec *d, const msgpack_object_map *m, struct lt_r
     }
     if (!have_t)
         return lt_errset(d->err, LT_EFORMAT, "%s: %s: required key \"t\" is missing", d->r->path,
-                         d->what);
+                         what_of(d->r, (char[96]){0}));
 out:
     return rc;
 }
@@ -589,7 +601,7 @@ static int decode_run(struct dec *d, const msgpack_object_map *m, struct lt_run 
     }
     if (!have_id)
         return lt_errset(d->err, LT_EFORMAT, "%s: %s: run record without \"run\"", d->r->path,
-                         d->what);
+                         what_of(d->r, (char[96]){0}));
 out:
     return rc;
 }
@@ -670,7 +682,8 @@ static int decode_result(struct dec *d, const msgpack_object_map *m, struct lt_r
     }
     if (!have_i || !have_run || !have_sched)
         return lt_errset(d->err, LT_EFORMAT,
-                         "%s: %s: result record without \"%s\"", d->r->path, d->what,
+                         "%s: %s: result record without \"%s\"", d->r->path,
+                         what_of(d->r, (char[96]){0}),
                          !have_i ? K_I : !have_run ? K_RUN : K_SCHED);
     if (chunks) {
         uint32_t n = chunks->size / 2;
@@ -679,7 +692,7 @@ static int decode_result(struct dec *d, const msgpack_object_map *m, struct lt_r
             return lt_errset(d->err, LT_ENOMEM, "%s: out of memory", d->r->path);
         int64_t prev = (res->has & LT_RHAS_SENT) ? res->sent : res->sched;
         for (uint32_t j = 0; j < n; j++) {
-            int64_t dt;
+            int64_t dt = 0;
             LT_TRY(get_i64(d, K_CHUNKS, &chunks->ptr[2 * j], &dt));
             LT_TRY(get_u32(d, K_CHUNKS, &chunks->ptr[2 * j + 1], &c[j].tokens));
             c[j].t = prev + dt;
@@ -703,7 +716,10 @@ static int unpack_value(struct lt_reader *r, msgpack_object *obj, size_t *len,
     int rc = scan_value(&s, 0);
     if (rc == 0 && s.i > r->o.max_record_bytes)
         rc = LT_ELIMIT;
+    char wbuf[96];
     if (rc < 0) {
+        if (!what)
+            what = what_of(r, wbuf);
         const char *why = rc == LT_ELIMIT    ? "exceeds a reader limit (size, length or depth)"
                           : rc == LT_ETRUNC ? "is cut short (values never span frames)"
                                             : "is not valid msgpack";
@@ -717,7 +733,7 @@ static int unpack_value(struct lt_reader *r, msgpack_object *obj, size_t *len,
         msgpack_unpack(r->frame.p + r->pos, s.i, &off, &r->zone, obj);
     if (ur != MSGPACK_UNPACK_SUCCESS && ur != MSGPACK_UNPACK_EXTRA_BYTES)
         return lt_errset(err, ur == MSGPACK_UNPACK_NOMEM_ERROR ? LT_ENOMEM : LT_EFORMAT,
-                         "%s: %s is not valid msgpack", r->path, what);
+                         "%s: %s is not valid msgpack", r->path, what ? what : what_of(r, wbuf));
     *len = s.i;
     return 0;
 }
@@ -769,7 +785,7 @@ static int decode_header(struct lt_reader *r, struct lt_err *err)
                                  r->path);
             have_format = true;
         } else if (key_is(k, K_VERSION)) {
-            uint32_t ver;
+            uint32_t ver = 0;
             if ((rc = get_u32(&d, K_VERSION, v, &ver)) < 0)
                 return rc;
             r->hdr.version = ver;
@@ -872,11 +888,10 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
         }
 
         char what[96];
-        snprintf(what, sizeof what, "record %llu (frame at byte %llu)",
-                 (unsigned long long)r->next_index, (unsigned long long)r->frame_off);
         msgpack_object o;
         size_t len;
-        int rc = unpack_value(r, &o, &len, err, what);
+        r->next_index++; /* what_of() names next_index - 1 */
+        int rc = unpack_value(r, &o, &len, err, NULL);
         if (rc < 0) {
             if (!r->o.salvage || rc == LT_ENOMEM) {
                 r->failed = true;
@@ -886,13 +901,12 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
             r->st.skipped_values++;
             if (r->o.on_skip)
                 r->o.on_skip(r->o.ud, err ? err->msg : "a damaged value");
-            r->next_index++;
             r->pos = r->frame.len;
             continue;
         }
         struct lt_item *it = &r->item;
         memset(it, 0, sizeof *it);
-        it->index = r->next_index++;
+        it->index = r->next_index - 1;
         it->frame_offset = r->frame_off;
         it->raw = (const uint8_t *)r->frame.p + r->pos;
         it->raw_len = len;
@@ -901,9 +915,9 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
             r->failed = true;
             return lt_errset(err, LT_ENOMEM, "%s: out of memory", r->path);
         }
-        struct dec d = {r, err, what};
+        struct dec d = {r, err, NULL};
         if (o.type != MSGPACK_OBJECT_MAP) {
-            rc = lt_errset(err, LT_EFORMAT, "%s: %s is not a map", r->path, what);
+            rc = lt_errset(err, LT_EFORMAT, "%s: %s is not a map", r->path, what_of(r, what));
         } else {
             bool keys_ok = true;
             const msgpack_object_map *m = &o.via.map;
@@ -918,7 +932,7 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
             }
             if (!keys_ok) {
                 rc = lt_errset(err, LT_EFORMAT, "%s: %s has a key that is not a string", r->path,
-                               what);
+                               what_of(r, what));
             } else if (r->hdr.kind == LT_KIND_TRACE) {
                 it->type = LT_ITEM_RECORD;
                 rc = decode_record(&d, m, &it->rec);
@@ -926,7 +940,8 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
                     rc = lt_errset(err, LT_EFORMAT,
                                    "%s: %s: t=%lld us is earlier than the previous record's "
                                    "%lld us; trace records must be in arrival order",
-                                   r->path, what, (long long)it->rec.t, (long long)r->last_t);
+                                   r->path, what_of(r, what), (long long)it->rec.t,
+                                   (long long)r->last_t);
                 if (rc == 0)
                     r->last_t = it->rec.t;
                 it->rec.extra.data = (const uint8_t *)r->extra.p;
