@@ -13,9 +13,13 @@
 int cmd_import(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

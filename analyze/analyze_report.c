@@ -1,0 +1,572 @@
+/*
+ * The rendering half of analyze (analyze.h): an analysis as terminal
+ * tables, as CSV (one row per run) or as JSON (the schema of
+ * docs/analyze-json.md). The terminal report is also what replay prints at
+ * the end of a run (lt_analyze_print_summary), so its layout is the one
+ * users see most: the seed table first, then each run's latencies.
+ *
+ * Latencies are kept in microseconds and shown in milliseconds.
+ */
+#include "analyze/analyze.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#define WARN_MAX 64
+#define WARN_LEN 300
+
+static const double pcts[] = {50, 90, 95, 99};
+
+/* Rows of the latency table, in the order they are printed. */
+static const struct {
+    enum lt_analyze_metric m;
+    const char *label;
+} lat_rows[] = {
+    {LT_AM_TTFT, "TTFT"},           {LT_AM_TTFT_S, "TTFT from sched"},
+    {LT_AM_TTFC, "TTFC"},           {LT_AM_TTFC_S, "TTFC from sched"},
+    {LT_AM_ITL, "ITL"},             {LT_AM_TPOT, "TPOT"},
+    {LT_AM_E2E, "E2E"},             {LT_AM_E2E_S, "E2E from sched"},
+    {LT_AM_LAG, "schedule lag"},
+};
+
+static double ms(double us)
+{
+    return us / 1000.0;
+}
+
+/* The label of a run in the C column: its concurrency, rate or speed. */
+static void run_label(const struct lt_analyze_run *r, char *buf, size_t n)
+{
+    if (r->concurrency)
+        snprintf(buf, n, "%u", r->concurrency);
+    else if (r->rate > 0)
+        snprintf(buf, n, "r=%g", r->rate);
+    else if (r->speed > 0)
+        snprintf(buf, n, "x%g", r->speed);
+    else
+        snprintf(buf, n, "run %u", r->id);
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+    return whole ? (double)part / whole : 0.0;
+}
+
+/* Every warning of the analysis, one sentence each. */
+static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], int max)
+{
+    int n = 0;
+#define WARN(...)                                                                                  \
+    do {                                                                                           \
+        if (n < max)                                                                               \
+            snprintf(w[n++], WARN_LEN, __VA_ARGS__);                                               \
+    } while (0)
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        const struct lt_analyze_run *r = a->runs[i];
+        char lab[32];
+        run_label(r, lab, sizeof lab);
+        double lag99 = lt_analyze_pct(r->h[LT_AM_LAG], 99);
+        if (lt_hist_count(r->h[LT_AM_LAG]) && lag99 > (double)a->opts.lag_warn_us)
+            WARN("run %u (C %s): schedule lag p99 is %.1f ms (> %.0f ms): the client did not "
+                 "keep up; the 'from sched' latencies are the honest ones",
+                 r->id, lab, ms(lag99), ms((double)a->opts.lag_warn_us));
+        if (r->n_want_out && share(r->out_off, r->n_want_out) > 0.10)
+            WARN("run %u (C %s): realized output lengths differ from the trace's want_out by "
+                 "more than 5 %% for %.1f %% of requests (mean deviation %+.1f %%)",
+                 r->id, lab, 100 * share(r->out_off, r->n_want_out),
+                 100 * r->sum_out_dev / r->n_want_out);
+        if (r->n_want_in && share(r->in_off, r->n_want_in) > 0.10)
+            WARN("run %u (C %s): realized prompt lengths differ from the trace's want_in by "
+                 "more than 5 %% for %.1f %% of requests (mean deviation %+.1f %%)",
+                 r->id, lab, 100 * share(r->in_off, r->n_want_in),
+                 100 * r->sum_in_dev / r->n_want_in);
+        if (r->count_chunks)
+            WARN("run %u (C %s): token counts of %llu Ok requests were counted from chunks, "
+                 "not taken from the server's usage",
+                 r->id, lab, (unsigned long long)r->count_chunks);
+        if (!r->have_record)
+            WARN("run %u: results name this run but the file has no run record for it", r->id);
+        if (r->warmup_declared && r->warmup != r->warmup_declared && !a->opts.include_warmup)
+            WARN("run %u (C %s): the run record declares %u warm-up requests but %llu results "
+                 "are flagged warmup (only flagged results are excluded)",
+                 r->id, lab, r->warmup_declared, (unsigned long long)r->warmup);
+        uint64_t neg = 0;
+        for (int m = 0; m < LT_AM_COUNT; m++)
+            if (m != LT_AM_LAG)
+                neg += r->negative[m];
+        if (neg)
+            WARN("run %u (C %s): %llu intervals were negative (a time before its start) and "
+                 "counted as 0",
+                 r->id, lab, (unsigned long long)neg);
+        if (r->measured && r->ok == 0)
+            WARN("run %u (C %s): no request was Ok", r->id, lab);
+    }
+#undef WARN
+    return n;
+}
+
+/* ---- text ------------------------------------------------------------ */
+
+static void text_seed(const struct lt_analysis *a, FILE *out)
+{
+    bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
+    fprintf(out, "%8s | %10s | %13s | %10s | %8s | %s\n", "C", "Agg tok/s", "Per-req tok/s",
+            "Tokens", "Wall(s)", "Ok");
+    fprintf(out, "---------+------------+---------------+------------+----------+------------\n");
+    /* Sweep runs in order of their level, then the others in file order. */
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = 0;
+    bool done[LT_ANALYZE_RUNS_MAX] = {0};
+    for (uint32_t i = 0; i < a->n_points; i++) {
+        order[n++] = a->points[i].run;
+        done[a->points[i].run] = true;
+    }
+    for (uint32_t i = 0; i < a->n_runs; i++)
+        if (!done[i])
+            order[n++] = i;
+    for (uint32_t k = 0; k < n; k++) {
+        const struct lt_analyze_run *r = a->runs[order[k]];
+        char lab[32], okb[48];
+        run_label(r, lab, sizeof lab);
+        snprintf(okb, sizeof okb, "%llu/%llu", (unsigned long long)r->ok,
+                 (unsigned long long)r->measured);
+        fprintf(out, "%8s | %10.1f | %13.1f | %10llu | %8.2f | %s\n", lab, r->agg_tps,
+                dec ? r->perreq_decode : r->perreq_e2e, (unsigned long long)r->tokens, r->wall_s,
+                okb);
+    }
+    fprintf(out,
+            "Agg tok/s = sum of out over Ok requests / (last end - first send); "
+            "Per-req tok/s = %s\n",
+            dec ? "mean over Ok requests of (out - 1) / (E2E - TTFT) (decode; --per-req e2e: "
+                  "out / E2E)"
+                : "mean over Ok requests of out / E2E (--per-req decode: (out - 1) / (E2E - "
+                  "TTFT))");
+}
+
+static void text_latency(const struct lt_analyze_run *r, FILE *out)
+{
+    fprintf(out, "  %-17s %9s %9s %9s %9s %9s %9s %9s\n", "latency (ms)", "n", "mean", "p50",
+            "p90", "p95", "p99", "max");
+    for (size_t i = 0; i < sizeof lat_rows / sizeof lat_rows[0]; i++) {
+        const struct lt_hist *h = r->h[lat_rows[i].m];
+        uint64_t n = lt_hist_count(h);
+        if (n == 0 && lat_rows[i].m != LT_AM_TTFT && lat_rows[i].m != LT_AM_E2E)
+            continue;
+        fprintf(out, "  %-17s %9llu %9.2f", lat_rows[i].label, (unsigned long long)n,
+                ms(lt_hist_mean(h)));
+        for (size_t p = 0; p < sizeof pcts / sizeof pcts[0]; p++)
+            fprintf(out, " %9.2f", ms(lt_analyze_pct(h, pcts[p])));
+        fprintf(out, " %9.2f\n", ms((double)lt_hist_max(h)));
+    }
+}
+
+static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r, FILE *out)
+{
+    char lab[32];
+    run_label(r, lab, sizeof lab);
+    fprintf(out, "\nrun %u  C %s", r->id, lab);
+    if (a->n_files > 1)
+        fprintf(out, "  (file %u)", r->file + 1);
+    if (r->mode[0])
+        fprintf(out, "  mode %s", r->mode);
+    if (r->target[0])
+        fprintf(out, "  target %s", r->target);
+    fprintf(out, "\n  %llu requests measured (%llu warm-up excluded), %llu Ok, %llu sent late\n",
+            (unsigned long long)r->measured, (unsigned long long)r->warmup,
+            (unsigned long long)r->ok, (unsigned long long)r->late);
+    text_latency(r, out);
+    if (r->measured > r->ok) {
+        fprintf(out, "  errors:");
+        for (uint32_t i = 0; i < r->n_errs; i++)
+            fprintf(out, " %s %llu", r->errs[i].name, (unsigned long long)r->errs[i].n);
+        if (r->errs_other)
+            fprintf(out, " other %llu", (unsigned long long)r->errs_other);
+        fprintf(out, "  (%.1f %% of measured)\n", 100 * share(r->measured - r->ok, r->measured));
+    }
+    const struct lt_analyze_opts *o = &a->opts;
+    if (o->slo_ttft_us || o->slo_tpot_us || o->slo_e2e_us) {
+        fprintf(out, "  goodput (");
+        const char *sep = "";
+        if (o->slo_ttft_us) {
+            fprintf(out, "TTFT<=%gms", ms((double)o->slo_ttft_us));
+            sep = ", ";
+        }
+        if (o->slo_tpot_us) {
+            fprintf(out, "%sTPOT<=%gms", sep, ms((double)o->slo_tpot_us));
+            sep = ", ";
+        }
+        if (o->slo_e2e_us)
+            fprintf(out, "%sE2E<=%gms", sep, ms((double)o->slo_e2e_us));
+        fprintf(out, "): %.3f req/s, %llu of %llu measured requests; from sched: %.3f req/s, %llu\n",
+                r->goodput, (unsigned long long)r->good, (unsigned long long)r->measured,
+                r->goodput_sched, (unsigned long long)r->good_sched);
+    }
+    if (r->ok) {
+        fprintf(out, "  tokens: out %llu = reasoning %llu + content %llu; %llu requests reasoned, "
+                     "%llu ended in tool calls",
+                (unsigned long long)r->tokens, (unsigned long long)r->reasoning,
+                (unsigned long long)r->content, (unsigned long long)r->with_reasoning,
+                (unsigned long long)r->tool_calls);
+        if (r->n_reason_rate)
+            fprintf(out, "; decode tok/s reasoning %.1f", r->reason_tps);
+        if (r->n_content_rate)
+            fprintf(out, "%s content %.1f", r->n_reason_rate ? "," : "; decode tok/s", r->content_tps);
+        fprintf(out, "\n");
+    }
+    if (r->cache_reported)
+        fprintf(out, "  prefix cache: %llu of %llu requests hit; %.1f %% of their prompt tokens "
+                     "cached\n",
+                (unsigned long long)r->cache_hits, (unsigned long long)r->cache_reported,
+                100 * share(r->cached_tokens, r->cache_in_tokens));
+    if (r->n_want_in || r->n_want_out) {
+        fprintf(out, "  lengths vs trace:");
+        if (r->n_want_in)
+            fprintf(out, " in %+.2f %% mean (|dev| %.2f %%, %.1f %% off by >5 %%)",
+                    100 * r->sum_in_dev / r->n_want_in, 100 * r->sum_in_absdev / r->n_want_in,
+                    100 * share(r->in_off, r->n_want_in));
+        if (r->n_want_out)
+            fprintf(out, "%s out %+.2f %% mean (|dev| %.2f %%, %.1f %% off by >5 %%)",
+                    r->n_want_in ? ";" : "", 100 * r->sum_out_dev / r->n_want_out,
+                    100 * r->sum_out_absdev / r->n_want_out, 100 * share(r->out_off, r->n_want_out));
+        fprintf(out, "\n");
+    }
+}
+
+static void text_timeseries(const struct lt_analyze_run *r, FILE *out)
+{
+    double w = r->ts.width_us / 1e6;
+    fprintf(out, "  time series (bucket %g s): t(s)  tok/s  in-flight  Ok  errors  E2E-p50(ms)\n", w);
+    int64_t inflight = 0;
+    for (uint32_t k = 0; k < r->ts.n; k++) {
+        const struct lt_analyze_bucket *b = &r->ts.b[k];
+        inflight += (int64_t)b->started - (int64_t)b->ended;
+        fprintf(out, "  %10.1f %8.1f %8lld %6llu %6llu %9.1f\n", k * w, b->tokens / w,
+                (long long)inflight, (unsigned long long)b->ok, (unsigned long long)b->errors,
+                ms(lt_analyze_pct(b->e2e, 50)));
+    }
+}
+
+static void text_sweep(const struct lt_analysis *a, FILE *out)
+{
+    fprintf(out, "\nsweep over %s:\n  %10s %10s %12s %12s %10s %10s %10s\n", a->sweep_axis,
+            a->sweep_axis[0] == 'c' ? "C" : "rate", "agg tok/s", "per-req dec", "per-req e2e",
+            "TTFT p50", "TPOT p50", "E2E p50");
+    for (uint32_t i = 0; i < a->n_points; i++) {
+        const struct lt_analyze_run *r = a->runs[a->points[i].run];
+        fprintf(out, "  %10g %10.1f %12.1f %12.1f %10.2f %10.2f %10.2f%s\n", a->points[i].x,
+                r->agg_tps, r->perreq_decode, r->perreq_e2e,
+                ms(lt_analyze_pct(r->h[LT_AM_TTFT], 50)), ms(lt_analyze_pct(r->h[LT_AM_TPOT], 50)),
+                ms(lt_analyze_pct(r->h[LT_AM_E2E], 50)), (int)i == a->knee ? "  <- knee" : "");
+    }
+    if (a->knee >= 0)
+        fprintf(out, "  knee at %s %g: beyond it aggregate tok/s grew by less than %.0f %% of the "
+                     "relative load increase while E2E p50 kept growing\n",
+                a->sweep_axis, a->points[a->knee].x, 100 * a->knee_fraction);
+    else
+        fprintf(out, "  no knee: aggregate tok/s kept growing by at least %.0f %% of the load "
+                     "increase (or latency did not grow)\n",
+                100 * a->knee_fraction);
+}
+
+int lt_analyze_write_text(const struct lt_analysis *a, FILE *out, struct lt_err *err)
+{
+    fprintf(out, "%s: %u run%s, %llu results", a->path, a->n_runs, a->n_runs == 1 ? "" : "s",
+            (unsigned long long)a->results);
+    if (a->n_files > 1)
+        fprintf(out, " from %u files", a->n_files);
+    fprintf(out, "\n\n");
+    text_seed(a, out);
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        text_run(a, a->runs[i], out);
+        if (a->opts.details)
+            text_timeseries(a->runs[i], out);
+    }
+    if (a->sweep_axis)
+        text_sweep(a, out);
+    char w[WARN_MAX][WARN_LEN];
+    int nw = collect_warnings(a, w, WARN_MAX);
+    if (nw)
+        fprintf(out, "\n");
+    for (int i = 0; i < nw; i++)
+        fprintf(out, "warning: %s\n", w[i]);
+    if (ferror(out))
+        return lt_errset(err, LT_EIO, "analyze: writing the report failed: %s", strerror(errno));
+    return 0;
+}
+
+/* ---- CSV --------------------------------------------------------------- */
+
+static void csv_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *err)
+{
+    fprintf(out, "file,run,mode,concurrency,rate,speed,results,warmup,measured,ok,late,tokens,"
+                 "wall_s,agg_tps,perreq_decode_tps,perreq_e2e_tps,goodput,goodput_sched,"
+                 "reasoning_tokens,content_tokens,cache_hits,cached_tokens,errors");
+    for (int m = 0; m < LT_AM_COUNT; m++) {
+        const char *nm = lt_analyze_metric_name(m);
+        fprintf(out, ",%s_n,%s_mean_ms,%s_p50_ms,%s_p90_ms,%s_p95_ms,%s_p99_ms,%s_max_ms", nm, nm,
+                nm, nm, nm, nm, nm);
+    }
+    fputc('\n', out);
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        const struct lt_analyze_run *r = a->runs[i];
+        fprintf(out, "%u,%u,", r->file, r->id);
+        csv_str(out, r->mode);
+        fprintf(out, ",%u,%g,%g,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,%.3f,%.3f,%.3f,%.4f,%.4f,%llu,%llu,"
+                     "%llu,%llu,",
+                r->concurrency, r->rate, r->speed, (unsigned long long)r->results,
+                (unsigned long long)r->warmup, (unsigned long long)r->measured,
+                (unsigned long long)r->ok, (unsigned long long)r->late,
+                (unsigned long long)r->tokens, r->wall_s, r->agg_tps, r->perreq_decode,
+                r->perreq_e2e, r->goodput, r->goodput_sched, (unsigned long long)r->reasoning,
+                (unsigned long long)r->content, (unsigned long long)r->cache_hits,
+                (unsigned long long)r->cached_tokens);
+        fputc('"', out);
+        for (uint32_t e = 0; e < r->n_errs; e++)
+            fprintf(out, "%s%s:%llu", e ? ";" : "", r->errs[e].name,
+                    (unsigned long long)r->errs[e].n);
+        fputc('"', out);
+        for (int m = 0; m < LT_AM_COUNT; m++) {
+            const struct lt_hist *h = r->h[m];
+            fprintf(out, ",%llu,%.3f", (unsigned long long)lt_hist_count(h), ms(lt_hist_mean(h)));
+            for (size_t p = 0; p < sizeof pcts / sizeof pcts[0]; p++)
+                fprintf(out, ",%.3f", ms(lt_analyze_pct(h, pcts[p])));
+            fprintf(out, ",%.3f", ms((double)lt_hist_max(h)));
+        }
+        fputc('\n', out);
+    }
+    if (ferror(out))
+        return lt_errset(err, LT_EIO, "analyze: writing CSV failed: %s", strerror(errno));
+    return 0;
+}
+
+/* ---- JSON -------------------------------------------------------------- */
+
+/* JSON has no NaN or infinity: print null for them. */
+static void jnum(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%.10g", v);
+    else
+        fputs("null", out);
+}
+
+static void jstr(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void jdist(FILE *out, const struct lt_hist *h)
+{
+    fprintf(out, "{\"n\": %llu, \"mean\": ", (unsigned long long)lt_hist_count(h));
+    jnum(out, ms(lt_hist_mean(h)));
+    static const char *const names[] = {"p50", "p90", "p95", "p99"};
+    for (size_t p = 0; p < sizeof pcts / sizeof pcts[0]; p++) {
+        fprintf(out, ", \"%s\": ", names[p]);
+        jnum(out, ms(lt_analyze_pct(h, pcts[p])));
+    }
+    fprintf(out, ", \"max\": ");
+    jnum(out, ms((double)lt_hist_max(h)));
+    fputc('}', out);
+}
+
+static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FILE *out)
+{
+#define U(x) ((unsigned long long)(x))
+    fprintf(out, "    {\"file\": %u, \"id\": %u, \"mode\": ", r->file, r->id);
+    jstr(out, r->mode);
+    fprintf(out, ", \"concurrency\": %u, \"rate\": ", r->concurrency);
+    jnum(out, r->rate);
+    fprintf(out, ", \"speed\": ");
+    jnum(out, r->speed);
+    fprintf(out, ", \"target\": ");
+    jstr(out, r->target);
+    fprintf(out, ", \"model\": ");
+    jstr(out, r->model);
+    fprintf(out, ",\n     \"results\": %llu, \"warmup\": %llu, \"measured\": %llu, \"sent\": %llu, "
+                 "\"ok\": %llu, \"late\": %llu, \"tokens\": %llu, \"in_tokens\": %llu, \"wall_s\": ",
+            U(r->results), U(r->warmup), U(r->measured), U(r->sent), U(r->ok), U(r->late),
+            U(r->tokens), U(r->in_tokens));
+    jnum(out, r->wall_s);
+    fprintf(out, ", \"agg_tps\": ");
+    jnum(out, r->agg_tps);
+    fprintf(out, ", \"perreq_tps\": {\"decode\": ");
+    jnum(out, r->perreq_decode);
+    fprintf(out, ", \"decode_n\": %llu, \"e2e\": ", U(r->n_perreq_decode));
+    jnum(out, r->perreq_e2e);
+    fprintf(out, ", \"e2e_n\": %llu},\n     \"latency_ms\": {", U(r->n_perreq_e2e));
+    for (int m = 0; m < LT_AM_COUNT; m++) {
+        fprintf(out, "%s\n       \"%s\": ", m ? "," : "", lt_analyze_metric_name(m));
+        jdist(out, r->h[m]);
+    }
+    fprintf(out, "},\n     \"goodput\": {\"good\": %llu, \"per_s\": ", U(r->good));
+    jnum(out, r->goodput);
+    fprintf(out, ", \"good_sched\": %llu, \"per_s_sched\": ", U(r->good_sched));
+    jnum(out, r->goodput_sched);
+    fprintf(out, "},\n     \"errors\": {");
+    for (uint32_t e = 0; e < r->n_errs; e++) {
+        fprintf(out, "%s", e ? ", " : "");
+        jstr(out, r->errs[e].name);
+        fprintf(out, ": %llu", U(r->errs[e].n));
+    }
+    if (r->errs_other)
+        fprintf(out, "%s\"other\": %llu", r->n_errs ? ", " : "", U(r->errs_other));
+    fprintf(out, "},\n     \"tokens_split\": {\"reasoning\": %llu, \"content\": %llu, \"with_reasoning\": "
+                 "%llu, \"tool_call_requests\": %llu, \"reasoning_tps\": ",
+            U(r->reasoning), U(r->content), U(r->with_reasoning), U(r->tool_calls));
+    jnum(out, r->reason_tps);
+    fprintf(out, ", \"content_tps\": ");
+    jnum(out, r->content_tps);
+    fprintf(out, ", \"count\": {\"usage\": %llu, \"chunks\": %llu, \"unknown\": %llu}},\n",
+            U(r->count_usage), U(r->count_chunks), U(r->count_unknown));
+    fprintf(out, "     \"cache\": {\"reported\": %llu, \"hits\": %llu, \"cached_tokens\": %llu, "
+                 "\"prompt_tokens\": %llu},\n",
+            U(r->cache_reported), U(r->cache_hits), U(r->cached_tokens), U(r->cache_in_tokens));
+    fprintf(out, "     \"lengths\": {\"in\": {\"n\": %llu, \"mean_dev\": ", U(r->n_want_in));
+    jnum(out, r->n_want_in ? r->sum_in_dev / r->n_want_in : 0);
+    fprintf(out, ", \"mean_absdev\": ");
+    jnum(out, r->n_want_in ? r->sum_in_absdev / r->n_want_in : 0);
+    fprintf(out, ", \"off\": %llu}, \"out\": {\"n\": %llu, \"mean_dev\": ", U(r->in_off),
+            U(r->n_want_out));
+    jnum(out, r->n_want_out ? r->sum_out_dev / r->n_want_out : 0);
+    fprintf(out, ", \"mean_absdev\": ");
+    jnum(out, r->n_want_out ? r->sum_out_absdev / r->n_want_out : 0);
+    fprintf(out, ", \"off\": %llu}},\n", U(r->out_off));
+    double w = r->ts.width_us / 1e6;
+    fprintf(out, "     \"timeseries\": {\"bucket_s\": ");
+    jnum(out, w);
+    const char *cols[] = {"tokens_per_s", "in_flight", "ok", "errors", "e2e_p50_ms",
+                          "e2e_p99_ms", "ttft_p50_ms", "ttft_p99_ms"};
+    for (int c = 0; c < 8; c++) {
+        fprintf(out, ", \"%s\": [", cols[c]);
+        int64_t inflight = 0;
+        for (uint32_t k = 0; k < r->ts.n; k++) {
+            const struct lt_analyze_bucket *b = &r->ts.b[k];
+            inflight += (int64_t)b->started - (int64_t)b->ended;
+            double v = 0;
+            switch (c) {
+            case 0: v = b->tokens / w; break;
+            case 1: v = (double)inflight; break;
+            case 2: v = (double)b->ok; break;
+            case 3: v = (double)b->errors; break;
+            case 4: v = ms(lt_analyze_pct(b->e2e, 50)); break;
+            case 5: v = ms(lt_analyze_pct(b->e2e, 99)); break;
+            case 6: v = ms(lt_analyze_pct(b->ttft, 50)); break;
+            default: v = ms(lt_analyze_pct(b->ttft, 99)); break;
+            }
+            fprintf(out, "%s", k ? ", " : "");
+            jnum(out, v);
+        }
+        fputc(']', out);
+    }
+    fprintf(out, "}}");
+    (void)a;
+#undef U
+}
+
+int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err *err)
+{
+    const struct lt_analyze_opts *o = &a->opts;
+    fprintf(out, "{\n  \"schema\": \"loadtrace-analyze/1\",\n  \"file\": ");
+    jstr(out, a->path);
+    fprintf(out, ",\n  \"files\": %u,\n  \"source\": ", a->n_files);
+    jstr(out, a->source);
+    fprintf(out, ",\n  \"histogram\": {\"bits\": %d, \"relative_error\": ", o->hist_bits);
+    jnum(out, ldexp(1.0, -o->hist_bits));
+    fprintf(out, "},\n  \"slo_ms\": {\"ttft\": ");
+    jnum(out, o->slo_ttft_us ? ms((double)o->slo_ttft_us) : NAN);
+    fprintf(out, ", \"tpot\": ");
+    jnum(out, o->slo_tpot_us ? ms((double)o->slo_tpot_us) : NAN);
+    fprintf(out, ", \"e2e\": ");
+    jnum(out, o->slo_e2e_us ? ms((double)o->slo_e2e_us) : NAN);
+    fprintf(out, "},\n  \"warmup_excluded\": %s,\n  \"runs\": [\n",
+            o->include_warmup ? "false" : "true");
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        jrun(a, a->runs[i], out);
+        fprintf(out, "%s\n", i + 1 < a->n_runs ? "," : "");
+    }
+    fprintf(out, "  ],\n  \"sweep\": ");
+    if (!a->sweep_axis) {
+        fprintf(out, "null");
+    } else {
+        fprintf(out, "{\"axis\": \"%s\", \"knee_fraction\": ", a->sweep_axis);
+        jnum(out, a->knee_fraction);
+        fprintf(out, ", \"knee\": ");
+        if (a->knee >= 0)
+            jnum(out, a->points[a->knee].x);
+        else
+            fprintf(out, "null");
+        fprintf(out, ", \"points\": [");
+        for (uint32_t i = 0; i < a->n_points; i++) {
+            const struct lt_analyze_run *r = a->runs[a->points[i].run];
+            fprintf(out, "%s\n    {\"run\": %u, \"x\": ", i ? "," : "", a->points[i].run);
+            jnum(out, a->points[i].x);
+            fprintf(out, ", \"agg_tps\": ");
+            jnum(out, r->agg_tps);
+            fprintf(out, ", \"perreq_decode_tps\": ");
+            jnum(out, r->perreq_decode);
+            fprintf(out, ", \"perreq_e2e_tps\": ");
+            jnum(out, r->perreq_e2e);
+            static const enum lt_analyze_metric ms_[] = {LT_AM_TTFT, LT_AM_TPOT, LT_AM_E2E};
+            for (int m = 0; m < 3; m++) {
+                fprintf(out, ", \"%s_p50_ms\": ", lt_analyze_metric_name(ms_[m]));
+                jnum(out, ms(lt_analyze_pct(r->h[ms_[m]], 50)));
+                fprintf(out, ", \"%s_p99_ms\": ", lt_analyze_metric_name(ms_[m]));
+                jnum(out, ms(lt_analyze_pct(r->h[ms_[m]], 99)));
+            }
+            fputc('}', out);
+        }
+        fprintf(out, "]}");
+    }
+    char w[WARN_MAX][WARN_LEN];
+    int nw = collect_warnings(a, w, WARN_MAX);
+    fprintf(out, ",\n  \"warnings\": [");
+    for (int i = 0; i < nw; i++) {
+        fprintf(out, "%s\n    ", i ? "," : "");
+        jstr(out, w[i]);
+    }
+    fprintf(out, "]\n}\n");
+    if (ferror(out))
+        return lt_errset(err, LT_EIO, "analyze: writing JSON failed: %s", strerror(errno));
+    return 0;
+}
+
+int lt_analyze_write(const struct lt_analysis *a, FILE *out, struct lt_err *err)
+{
+    switch (a->opts.format) {
+    case LT_ANALYZE_CSV: return lt_analyze_write_csv(a, out, err);
+    case LT_ANALYZE_JSON: return lt_analyze_write_json(a, out, err);
+    default: return lt_analyze_write_text(a, out, err);
+    }
+}
+
+int lt_analyze_print_summary(const char *results_path, const struct lt_analyze_opts *opts,
+                             FILE *out, struct lt_err *err)
+{
+    struct lt_analysis a;
+    int rc = lt_analyze_file(results_path, opts, &a, err);
+    if (rc == 0)
+        rc = lt_analyze_write(&a, out, err);
+    lt_analysis_release(&a);
+    return rc;
+}

@@ -1,0 +1,547 @@
+/*
+ * The accumulating half of analyze (analyze.h): one pass over the run and
+ * result records of one or more results files, each result folded into its
+ * run's histograms and counters as it is read, so memory is fixed per run.
+ * lt_analysis_finish() then derives the figures (rates, means, goodput) and
+ * the sweep (points ordered by concurrency or rate, and the knee).
+ *
+ * Which results count: warm-up results (`warmup: true`) are left out unless
+ * asked; latencies, tokens and speeds are taken over the Ok requests only
+ * (docs/metrics.md gives the mapping of result fields to Ok); the wall
+ * window spans every measured request that was sent.
+ */
+#include "analyze/analyze.h"
+#include "traces/trace_reader.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HIST_HIGHEST (UINT64_C(1) << 36) /* ~19 hours in us */
+#define TS_HIST_BITS 5                   /* percentile-over-time: 3 % is plenty */
+#define SEC_US 1000000.0
+
+static const char *const metric_names[LT_AM_COUNT] = {
+    "ttft", "ttfc", "itl", "tpot", "e2e", "ttft_sched", "ttfc_sched", "e2e_sched", "lag",
+};
+
+const char *lt_analyze_metric_name(enum lt_analyze_metric m)
+{
+    return (unsigned)m < LT_AM_COUNT ? metric_names[m] : "?";
+}
+
+void lt_analyze_opts_init(struct lt_analyze_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+}
+
+double lt_analyze_pct(const struct lt_hist *h, double p)
+{
+    return h && lt_hist_count(h) ? (double)lt_hist_value_at(h, p) : 0.0;
+}
+
+static void copy_str(char *dst, size_t n, const char *src)
+{
+    if (!src)
+        src = "";
+    size_t len = strlen(src);
+    if (len >= n)
+        len = n - 1;
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
+int lt_analysis_init(struct lt_analysis *a, const struct lt_analyze_opts *opts,
+                     struct lt_err *err)
+{
+    memset(a, 0, sizeof *a);
+    if (opts)
+        a->opts = *opts;
+    if (a->opts.hist_bits == 0)
+        a->opts.hist_bits = 10;
+    if (a->opts.hist_bits < LT_HIST_BITS_MIN || a->opts.hist_bits > 14)
+        return lt_errset(err, LT_EINVAL, "analyze: histogram bits must be 1..14, not %d",
+                         a->opts.hist_bits);
+    if (a->opts.bucket_us <= 0)
+        a->opts.bucket_us = 1000000;
+    if (a->opts.knee_fraction <= 0)
+        a->opts.knee_fraction = 0.5;
+    if (a->opts.lag_warn_us <= 0)
+        a->opts.lag_warn_us = 10000;
+    a->knee = -1;
+    a->knee_fraction = a->opts.knee_fraction;
+    return 0;
+}
+
+void lt_analysis_next_file(struct lt_analysis *a)
+{
+    a->n_files++;
+}
+
+static void run_free(struct lt_analyze_run *r)
+{
+    if (!r)
+        return;
+    for (int m = 0; m < LT_AM_COUNT; m++)
+        lt_hist_free(r->h[m]);
+    for (uint32_t i = 0; i < LT_ANALYZE_TS_MAX; i++) {
+        lt_hist_free(r->ts.b[i].e2e);
+        lt_hist_free(r->ts.b[i].ttft);
+    }
+    free(r);
+}
+
+void lt_analysis_release(struct lt_analysis *a)
+{
+    for (uint32_t i = 0; i < a->n_runs; i++)
+        run_free(a->runs[i]);
+    a->n_runs = 0;
+}
+
+static uint32_t cur_file(const struct lt_analysis *a)
+{
+    return a->n_files ? a->n_files - 1 : 0;
+}
+
+/* The run (file, id), made on first sight: results may name a run whose
+ * record was lost (salvage) and still deserve a place. */
+static int get_run(struct lt_analysis *a, uint32_t id, struct lt_analyze_run **out,
+                   struct lt_err *err)
+{
+    uint32_t file = cur_file(a);
+    for (uint32_t i = a->n_runs; i-- > 0;) {
+        if (a->runs[i]->id == id && a->runs[i]->file == file) {
+            *out = a->runs[i];
+            return 0;
+        }
+    }
+    if (a->n_runs == LT_ANALYZE_RUNS_MAX)
+        return lt_errset(err, LT_ELIMIT, "analyze: more than %d runs", LT_ANALYZE_RUNS_MAX);
+    struct lt_analyze_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return lt_errset(err, LT_ENOMEM, "analyze: out of memory");
+    r->id = id;
+    r->file = file;
+    r->first_sent = INT64_MAX;
+    r->last_end = INT64_MIN;
+    r->ts.width_us = a->opts.bucket_us;
+    for (int m = 0; m < LT_AM_COUNT; m++) {
+        r->h[m] = lt_hist_new(HIST_HIGHEST, a->opts.hist_bits, err);
+        if (!r->h[m]) {
+            run_free(r);
+            return LT_ENOMEM;
+        }
+    }
+    a->runs[a->n_runs++] = r;
+    *out = r;
+    return 0;
+}
+
+int lt_analysis_add_run(struct lt_analysis *a, const struct lt_run *run, struct lt_err *err)
+{
+    struct lt_analyze_run *r;
+    int rc = get_run(a, run->id, &r, err);
+    if (rc < 0)
+        return rc;
+    r->have_record = true;
+    copy_str(r->mode, sizeof r->mode, run->mode);
+    r->concurrency = run->concurrency;
+    r->rate = run->rate;
+    r->speed = run->speed;
+    copy_str(r->target, sizeof r->target, run->target);
+    copy_str(r->model, sizeof r->model, run->model);
+    r->warmup_declared = run->warmup;
+    return 0;
+}
+
+/* ---- time series ---------------------------------------------------- */
+
+static int merge_into(struct lt_hist **dst, struct lt_hist **src)
+{
+    if (!*src)
+        return 0;
+    if (!*dst) {
+        *dst = *src;
+        *src = NULL;
+        return 0;
+    }
+    int rc = lt_hist_merge(*dst, *src, NULL);
+    lt_hist_free(*src);
+    *src = NULL;
+    return rc;
+}
+
+/* Halve the resolution: bucket j becomes buckets 2j and 2j+1. */
+static void ts_coarsen(struct lt_analyze_ts *ts)
+{
+    uint32_t n = 0;
+    for (uint32_t j = 0; 2 * j < ts->n; j++) {
+        struct lt_analyze_bucket *d = &ts->b[j], *x = &ts->b[2 * j];
+        struct lt_analyze_bucket *y = 2 * j + 1 < ts->n ? &ts->b[2 * j + 1] : NULL;
+        struct lt_analyze_bucket m = *x;
+        x->e2e = x->ttft = NULL;
+        if (y) {
+            m.tokens += y->tokens;
+            m.started += y->started;
+            m.ended += y->ended;
+            m.ok += y->ok;
+            m.errors += y->errors;
+            merge_into(&m.e2e, &y->e2e);
+            merge_into(&m.ttft, &y->ttft);
+        }
+        *d = m;
+        n = j + 1;
+    }
+    for (uint32_t j = n; j < ts->n; j++)
+        memset(&ts->b[j], 0, sizeof ts->b[j]);
+    ts->n = n;
+    ts->width_us *= 2;
+}
+
+static struct lt_analyze_bucket *ts_at(struct lt_analyze_ts *ts, int64_t t)
+{
+    if (t < 0)
+        t = 0;
+    while (t / ts->width_us >= LT_ANALYZE_TS_MAX)
+        ts_coarsen(ts);
+    uint32_t k = (uint32_t)(t / ts->width_us);
+    if (k >= ts->n)
+        ts->n = k + 1;
+    return &ts->b[k];
+}
+
+static void ts_hist(struct lt_hist **h, uint64_t v)
+{
+    if (!*h)
+        *h = lt_hist_new(HIST_HIGHEST, TS_HIST_BITS, NULL);
+    if (*h) /* out of memory only loses a point of the percentile-over-time chart */
+        lt_hist_record(*h, v);
+}
+
+/* ---- results -------------------------------------------------------- */
+
+static void rec(struct lt_analyze_run *r, enum lt_analyze_metric m, int64_t v)
+{
+    if (v < 0) {
+        r->negative[m]++;
+        v = 0;
+    }
+    lt_hist_record(r->h[m], (uint64_t)v);
+}
+
+static void add_error(struct lt_analyze_run *r, const struct lt_result *res, bool sent)
+{
+    char name[LT_ANALYZE_ERR_NAME];
+    if (res->err && !strcmp(res->err, "http") && (res->has & LT_RHAS_STATUS))
+        snprintf(name, sizeof name, "http_%d", (int)res->status);
+    else if (res->err)
+        copy_str(name, sizeof name, res->err);
+    else if (!sent)
+        copy_str(name, sizeof name, "not_sent");
+    else if (!(res->has & LT_RHAS_STATUS))
+        copy_str(name, sizeof name, "no_status");
+    else if (res->status != 200)
+        snprintf(name, sizeof name, "http_%d", (int)res->status);
+    else
+        copy_str(name, sizeof name, "empty");
+    for (uint32_t i = 0; i < r->n_errs; i++) {
+        if (!strcmp(r->errs[i].name, name)) {
+            r->errs[i].n++;
+            return;
+        }
+    }
+    if (r->n_errs == LT_ANALYZE_ERR_CLASSES) {
+        r->errs_other++;
+        return;
+    }
+    memcpy(r->errs[r->n_errs].name, name, sizeof name);
+    r->errs[r->n_errs++].n = 1;
+}
+
+/* Ok as DESIGN.md defines it: HTTP 200, the stream ended properly (replay
+ * records no `err` exactly when [DONE] or a finish reason was seen), and at
+ * least one output token. */
+static bool result_ok(const struct lt_result *res)
+{
+    return (res->has & LT_RHAS_STATUS) && res->status == 200 && !res->err &&
+           (res->has & LT_RHAS_OUT) && res->out >= 1;
+}
+
+static bool meets_slo(const struct lt_analyze_opts *o, bool has_ttft, int64_t ttft,
+                      bool has_tpot, double tpot, bool has_e2e, int64_t e2e)
+{
+    if (o->slo_ttft_us && (!has_ttft || ttft > o->slo_ttft_us))
+        return false;
+    /* A one-token answer has no TPOT and cannot miss a TPOT objective. */
+    if (o->slo_tpot_us && has_tpot && tpot > (double)o->slo_tpot_us)
+        return false;
+    if (o->slo_e2e_us && (!has_e2e || e2e > o->slo_e2e_us))
+        return false;
+    return true;
+}
+
+static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct lt_result *res)
+{
+    const uint32_t has = res->has;
+    r->ok++;
+    r->tokens += res->out;
+    if (has & LT_RHAS_IN)
+        r->in_tokens += res->in;
+    if (res->count && !strcmp(res->count, "usage"))
+        r->count_usage++;
+    else if (res->count && !strcmp(res->count, "chunks"))
+        r->count_chunks++;
+    else
+        r->count_unknown++;
+
+    const int64_t s = res->sent, q = res->sched;
+    bool h_ft = has & LT_RHAS_FIRST_TOKEN, h_fc = has & LT_RHAS_FIRST_CONTENT,
+         h_end = has & LT_RHAS_END;
+    int64_t ttft = h_ft ? res->first_token - s : 0;
+    int64_t e2e = h_end ? res->end - s : 0;
+    if (h_ft) {
+        rec(r, LT_AM_TTFT, ttft);
+        rec(r, LT_AM_TTFT_S, res->first_token - q);
+    }
+    if (h_fc) {
+        rec(r, LT_AM_TTFC, res->first_content - s);
+        rec(r, LT_AM_TTFC_S, res->first_content - q);
+    }
+    if (h_end) {
+        rec(r, LT_AM_E2E, e2e);
+        rec(r, LT_AM_E2E_S, res->end - q);
+        if (e2e > 0) {
+            r->sum_e2e_rate += res->out / (e2e / SEC_US);
+            r->n_perreq_e2e++;
+        }
+    }
+    bool h_tpot = h_ft && h_end && res->out >= 2;
+    double tpot = 0;
+    if (h_tpot) {
+        tpot = (double)(e2e - ttft) / (res->out - 1);
+        rec(r, LT_AM_TPOT, llround(tpot));
+        if (e2e > ttft) {
+            r->sum_dec_rate += (res->out - 1) / ((e2e - ttft) / SEC_US);
+            r->n_perreq_decode++;
+        }
+    }
+    for (uint32_t k = 1; k < res->n_chunks; k++)
+        rec(r, LT_AM_ITL, res->chunks[k].t - res->chunks[k - 1].t);
+
+    const struct lt_analyze_opts *o = &a->opts;
+    if (meets_slo(o, h_ft, ttft, h_tpot, tpot, h_end, e2e))
+        r->good++;
+    if (meets_slo(o, h_ft, res->first_token - q, h_tpot, tpot, h_end, res->end - q))
+        r->good_sched++;
+
+    uint32_t reasoning = (has & LT_RHAS_REASONING) ? res->reasoning : 0;
+    if (reasoning > res->out)
+        reasoning = res->out;
+    uint32_t content = res->out - reasoning;
+    r->reasoning += reasoning;
+    r->content += content;
+    if (reasoning > 0) {
+        r->with_reasoning++;
+        if (h_ft && h_fc && res->first_content > res->first_token) {
+            r->sum_reason_rate += reasoning / ((res->first_content - res->first_token) / SEC_US);
+            r->n_reason_rate++;
+        }
+    }
+    if (h_fc && h_end && content >= 2 && res->end > res->first_content) {
+        r->sum_content_rate += (content - 1) / ((res->end - res->first_content) / SEC_US);
+        r->n_content_rate++;
+    }
+    if (res->finish && !strcmp(res->finish, "tool_calls"))
+        r->tool_calls++;
+
+    if (has & LT_RHAS_CACHED) {
+        r->cache_reported++;
+        r->cached_tokens += res->cached;
+        r->cache_in_tokens += (has & LT_RHAS_IN) ? res->in : 0;
+        if (res->cached > 0)
+            r->cache_hits++;
+    }
+    if ((has & LT_RHAS_WANT_IN) && (has & LT_RHAS_IN) && res->want_in > 0) {
+        double d = ((double)res->in - res->want_in) / res->want_in;
+        r->n_want_in++;
+        r->sum_in_dev += d;
+        r->sum_in_absdev += fabs(d);
+        if (fabs(d) > 0.05)
+            r->in_off++;
+    }
+    if ((has & LT_RHAS_WANT_OUT) && res->want_out > 0) {
+        double d = ((double)res->out - res->want_out) / res->want_out;
+        r->n_want_out++;
+        r->sum_out_dev += d;
+        r->sum_out_absdev += fabs(d);
+        if (fabs(d) > 0.05)
+            r->out_off++;
+    }
+
+    /* Time series: tokens when their chunks arrived. */
+    if (res->n_chunks) {
+        uint64_t in_chunks = 0;
+        for (uint32_t k = 0; k < res->n_chunks; k++) {
+            ts_at(&r->ts, res->chunks[k].t)->tokens += res->chunks[k].tokens;
+            in_chunks += res->chunks[k].tokens;
+        }
+        /* usage may count more than the chunks showed: put the rest at the end */
+        if (h_end && res->out > in_chunks)
+            ts_at(&r->ts, res->end)->tokens += res->out - in_chunks;
+    } else if (h_end) {
+        ts_at(&r->ts, res->end)->tokens += res->out;
+    }
+    if (h_end) {
+        struct lt_analyze_bucket *b = ts_at(&r->ts, res->end);
+        b->ok++;
+        ts_hist(&b->e2e, e2e < 0 ? 0 : (uint64_t)e2e);
+    }
+    if (h_ft) {
+        struct lt_analyze_bucket *b = ts_at(&r->ts, res->first_token);
+        ts_hist(&b->ttft, ttft < 0 ? 0 : (uint64_t)ttft);
+    }
+}
+
+int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res,
+                           struct lt_err *err)
+{
+    struct lt_analyze_run *r;
+    int rc = get_run(a, res->run, &r, err);
+    if (rc < 0)
+        return rc;
+    a->results++;
+    r->results++;
+    if (res->warmup && !a->opts.include_warmup) {
+        r->warmup++;
+        return 0;
+    }
+    r->measured++;
+    bool sent = res->has & LT_RHAS_SENT;
+    bool ok = sent && result_ok(res);
+    if (sent) {
+        r->sent++;
+        if (res->sent < r->first_sent)
+            r->first_sent = res->sent;
+        if ((res->has & LT_RHAS_END) && res->end > r->last_end)
+            r->last_end = res->end;
+        rec(r, LT_AM_LAG, res->sent - res->sched);
+        if (res->sent > res->sched)
+            r->late++;
+        ts_at(&r->ts, res->sent)->started++;
+        if (res->has & LT_RHAS_END)
+            ts_at(&r->ts, res->end)->ended++;
+    }
+    if (ok) {
+        add_ok(a, r, res);
+    } else {
+        add_error(r, res, sent);
+        int64_t when = (res->has & LT_RHAS_END) ? res->end : sent ? res->sent : res->sched;
+        ts_at(&r->ts, when)->errors++;
+    }
+    return 0;
+}
+
+/* ---- derived figures and the sweep ----------------------------------- */
+
+static void finish_run(const struct lt_analysis *a, struct lt_analyze_run *r)
+{
+    if (r->sent && r->last_end > r->first_sent)
+        r->wall_s = (r->last_end - r->first_sent) / SEC_US;
+    else
+        r->wall_s = 0;
+    r->agg_tps = r->wall_s > 0 ? r->tokens / r->wall_s : 0;
+    r->perreq_e2e = r->n_perreq_e2e ? r->sum_e2e_rate / r->n_perreq_e2e : 0;
+    r->perreq_decode = r->n_perreq_decode ? r->sum_dec_rate / r->n_perreq_decode : 0;
+    r->goodput = r->wall_s > 0 ? r->good / r->wall_s : 0;
+    r->goodput_sched = r->wall_s > 0 ? r->good_sched / r->wall_s : 0;
+    r->reason_tps = r->n_reason_rate ? r->sum_reason_rate / r->n_reason_rate : 0;
+    r->content_tps = r->n_content_rate ? r->sum_content_rate / r->n_content_rate : 0;
+}
+
+static int cmp_points(const void *x, const void *y)
+{
+    const struct lt_analyze_point *p = x, *q = y;
+    if (p->x != q->x)
+        return p->x < q->x ? -1 : 1;
+    return p->run < q->run ? -1 : p->run > q->run;
+}
+
+int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err)
+{
+    bool any_c = false, any_r = false;
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        finish_run(a, a->runs[i]);
+        any_c |= a->runs[i]->concurrency > 0;
+        any_r |= a->runs[i]->rate > 0;
+    }
+    a->n_points = 0;
+    a->knee = -1;
+    a->sweep_axis = any_c ? "concurrency" : any_r ? "rate" : NULL;
+    for (uint32_t i = 0; a->sweep_axis && i < a->n_runs; i++) {
+        double x = any_c ? a->runs[i]->concurrency : a->runs[i]->rate;
+        if (x > 0 && a->runs[i]->ok > 0)
+            a->points[a->n_points++] = (struct lt_analyze_point){.run = i, .x = x};
+    }
+    qsort(a->points, a->n_points, sizeof a->points[0], cmp_points);
+    if (a->n_points < 2) {
+        a->sweep_axis = NULL;
+        a->n_points = 0;
+        return 0;
+    }
+    /* The knee: the first level past which aggregate throughput grows by
+     * less than knee_fraction of the relative load increase while E2E p50
+     * keeps growing. */
+    for (uint32_t i = 0; i + 1 < a->n_points; i++) {
+        const struct lt_analyze_run *p = a->runs[a->points[i].run];
+        const struct lt_analyze_run *q = a->runs[a->points[i + 1].run];
+        double dx = a->points[i + 1].x / a->points[i].x - 1;
+        if (dx <= 0 || p->agg_tps <= 0)
+            continue;
+        double eff = (q->agg_tps / p->agg_tps - 1) / dx;
+        double lp = lt_analyze_pct(p->h[LT_AM_E2E], 50), lq = lt_analyze_pct(q->h[LT_AM_E2E], 50);
+        if (eff < a->knee_fraction && lq > lp) {
+            a->knee = (int)i;
+            break;
+        }
+    }
+    (void)err;
+    return 0;
+}
+
+int lt_analysis_add_file(struct lt_analysis *a, const char *path, struct lt_err *err)
+{
+    int rc = 0;
+    struct lt_reader *rd = lt_reader_open_kind(path, LT_KIND_RESULTS, NULL, err);
+    if (!rd)
+        return err && err->code < 0 ? err->code : LT_EIO;
+    lt_analysis_next_file(a);
+    if (a->n_files == 1) {
+        copy_str(a->path, sizeof a->path, path);
+        copy_str(a->source, sizeof a->source, lt_reader_header(rd)->source);
+    }
+    const struct lt_item *it;
+    int n;
+    while ((n = lt_reader_next(rd, &it, err)) == 1) {
+        a->values++;
+        if (it->type == LT_ITEM_RUN)
+            LT_TRY(lt_analysis_add_run(a, &it->run, err));
+        else if (it->type == LT_ITEM_RESULT)
+            LT_TRY(lt_analysis_add_result(a, &it->res, err));
+    }
+    if (n < 0)
+        rc = n;
+out:
+    lt_reader_free(rd);
+    return rc;
+}
+
+int lt_analyze_file(const char *path, const struct lt_analyze_opts *opts, struct lt_analysis *a,
+                    struct lt_err *err)
+{
+    int rc = lt_analysis_init(a, opts, err);
+    if (rc < 0)
+        return rc;
+    rc = lt_analysis_add_file(a, path, err);
+    int rc2 = lt_analysis_finish(a, err);
+    return rc < 0 ? rc : rc2;
+}

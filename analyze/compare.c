@@ -1,0 +1,2 @@
+/* placeholder until compare is written */
+#include "analyze/analyze_plot.h"

@@ -1,0 +1,930 @@
+/*
+ * The capture proxy (capture_proxy.h): libmicrohttpd in thread-per-
+ * connection mode in front, one libcurl multi handle per client connection
+ * behind. Each connection's thread drives its own upstream transfer from
+ * inside MHD's callbacks (waiting in curl_multi_poll, with the client's
+ * socket among the polled descriptors so a client that leaves is noticed
+ * even while the upstream is silent). Nothing is shared between
+ * connections but the recorder, the session table and a few counters.
+ *
+ * One request on a connection goes through these states:
+ *
+ *            uri_log                      body complete
+ *   IDLE ------------> NEW --first call--> BODY --------------+
+ *     ^                 |                    |                |
+ *     |                 | Content-Length     | body over      | forward: curl
+ *     |                 | over the limit     | the limit      | transfer started
+ *     |                 v                    v                v
+ *     |               LOCAL <---------------------------- WAIT_HEADERS
+ *     |    (413, or 502 when the upstream    upstream failed  |
+ *     |     could not be reached)            before a status  | status + headers:
+ *     |                 |                                     | response queued
+ *     |                 |                                     v
+ *     |                 |                                   RELAY
+ *     |                 |                  reader callback: bytes as they come;
+ *     |                 |                  upstream cut -> client connection cut;
+ *     |                 |                  client gone / stop -> upstream cancelled
+ *     |                 v                                     |
+ *     +------------- (MHD: request completed, or connection closed) <--+
+ *                    finalize: cancel curl if still running, stamp the
+ *                    outcome, hand the call to the recorder
+ *
+ * A request leaves WAIT_HEADERS or RELAY early when its client disconnects
+ * or capture stops; finalize records why (`err`).
+ */
+#include "capture/capture_proxy.h"
+#include "capture/capture_call.h"
+#include "capture/capture_recorder.h"
+#include "capture/capture_session.h"
+#include "capture/capture_sse.h"
+#include "traces/lt_buf.h"
+#include "traces/lt_time.h"
+#include "traces/trace_writer.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define URI_MAX ((size_t)64 << 10)
+#define RESP_HDRS_MAX ((size_t)256 << 10)
+#define PENDING_SOFT ((size_t)256 << 10) /* pause the upstream past this */
+#define PENDING_MAX ((size_t)64 << 20)
+#define RESP_BODY_MAX ((size_t)32 << 20) /* non-streamed bodies parsed for the record */
+#define POLL_MS 100
+
+enum conn_state { ST_IDLE, ST_NEW, ST_BODY, ST_WAIT_HEADERS, ST_RELAY, ST_LOCAL };
+
+struct lt_capture {
+    struct lt_capture_opts o;
+    char upstream[2048];
+    struct lt_capture_call_opts co;
+    struct MHD_Daemon *mhd;
+    struct lt_writer *w;
+    struct lt_capture_recorder *rec;
+    lt_mono start;
+    pthread_mutex_t sess_mu;
+    struct lt_capture_sessions sess;
+    atomic_bool stopping;
+    uint16_t port;
+    atomic_uint_fast64_t n_requests, n_chunks, n_client_gone, n_upstream_failed, n_too_large;
+};
+
+struct conn {
+    struct lt_capture *cap;
+    struct MHD_Connection *mc;
+    int fd;
+    CURLM *multi;
+    CURL *easy;
+    bool easy_added;
+    /* The request in progress. */
+    enum conn_state st;
+    bool begun; /* finalize is owed */
+    struct lt_buf uri;
+    char method[16];
+    bool recorded;
+    uint64_t seq;
+    struct lt_capture_call *call;
+    struct lt_buf body;
+    bool too_large;
+    struct lt_buf sendbody; /* the body with include_usage added */
+    bool injected;
+    struct curl_slist *req_hdrs;
+    struct lt_buf sess_hdr;
+    bool has_sess_hdr;
+    lt_mono sent, first_byte, first_token, last_byte; /* last_byte: the piece being read */
+    bool have_first_byte, have_first_token;
+    /* The upstream's answer. */
+    long status;
+    int status_sent; /* what the client got */
+    struct lt_buf resp_hdrs; /* "name\0value\0" pairs */
+    bool headers_done;
+    int64_t content_length;
+    bool is_sse;
+    struct lt_capture_sse sse;
+    bool sse_on, sse_ended;
+    struct lt_buf pending; /* bytes for the client */
+    size_t pending_off;
+    struct lt_buf resp_body;
+    bool resp_body_whole;
+    bool paused;
+    bool curl_done;
+    CURLcode curl_rc;
+    bool watch_client;
+    bool client_gone;
+    bool bad_chunk;
+    const char *err;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+int lt_capture_new_key(uint64_t *k0, uint64_t *k1, struct lt_err *err)
+{
+    unsigned char b[16];
+    int fd = open("/dev/urandom", O_RDONLY);
+    if (fd < 0)
+        return lt_errset(err, LT_EIO, "cannot open /dev/urandom: %s", strerror(errno));
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t r = read(fd, b + got, sizeof b - got);
+        if (r <= 0) {
+            close(fd);
+            return lt_errset(err, LT_EIO, "cannot read /dev/urandom");
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    *k0 = *k1 = 0;
+    for (int i = 0; i < 8; i++) {
+        *k0 = (*k0 << 8) | b[i];
+        *k1 = (*k1 << 8) | b[8 + i];
+    }
+    return 0;
+}
+
+void lt_capture_url_origin(const char *url, char *out, size_t outsz)
+{
+    const char *p = strstr(url, "://");
+    const char *host = p ? p + 3 : url;
+    size_t hl = strcspn(host, "/?#");
+    const char *at = memchr(host, '@', hl);
+    if (at) {
+        hl -= (size_t)(at + 1 - host);
+        host = at + 1;
+    }
+    snprintf(out, outsz, "%.*s%s%.*s", p ? (int)(p - url) : 0, url, p ? "://" : "", (int)hl,
+             host);
+}
+
+static bool hop_by_hop(const char *name)
+{
+    static const char *const hop[] = {"connection",        "keep-alive", "proxy-connection",
+                                      "proxy-authenticate", "te",         "trailer",
+                                      "transfer-encoding", "upgrade",    "content-length",
+                                      "host",              "expect"};
+    for (size_t i = 0; i < sizeof hop / sizeof hop[0]; i++)
+        if (!strcasecmp(name, hop[i]))
+            return true;
+    return false;
+}
+
+static bool client_left(struct conn *c)
+{
+    char b;
+    ssize_t r = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (r == 0)
+        return true;
+    if (r < 0)
+        return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+    /* Pipelined bytes of a next request: stop watching, or poll would spin. */
+    c->watch_client = false;
+    return false;
+}
+
+/* ---- curl callbacks --------------------------------------------------- */
+
+static bool on_sse_data(void *ud, const char *data, size_t len)
+{
+    struct conn *c = ud;
+    unsigned bits = lt_capture_call_chunk(c->call, data, len);
+    atomic_fetch_add(&c->cap->n_chunks, 1);
+    if ((bits & LT_CAPTURE_CHUNK_TOKEN) && !c->have_first_token) {
+        c->first_token = c->last_byte; /* when the piece holding it arrived */
+        c->have_first_token = true;
+    }
+    if (bits & LT_CAPTURE_CHUNK_BAD)
+        c->bad_chunk = true;
+    /* Only the usage chunk capture itself asked for is taken out. */
+    return c->injected && (bits & LT_CAPTURE_CHUNK_USAGE_ONLY);
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+{
+    struct conn *c = ud;
+    size_t n = size * nmemb, len = n;
+    while (len && (p[len - 1] == '\n' || p[len - 1] == '\r'))
+        len--;
+    if (len >= 5 && !memcmp(p, "HTTP/", 5)) {
+        /* A new response (after a 100 Continue, say) replaces the last. */
+        lt_buf_reset(&c->resp_hdrs);
+        const char *sp = memchr(p, ' ', len);
+        c->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        c->content_length = -1;
+        c->is_sse = false;
+        return n;
+    }
+    if (len == 0) {
+        if (c->status >= 200) {
+            c->headers_done = true;
+            if (c->is_sse && c->call) {
+                lt_capture_sse_init(&c->sse, c->injected, on_sse_data, c);
+                c->sse_on = true;
+            }
+        }
+        return n;
+    }
+    const char *colon = memchr(p, ':', len);
+    if (!colon)
+        return n;
+    size_t nl = (size_t)(colon - p);
+    const char *v = colon + 1;
+    while (v < p + len && (*v == ' ' || *v == '\t'))
+        v++;
+    size_t vl = (size_t)(p + len - v);
+    char name[64];
+    if (nl < sizeof name) {
+        memcpy(name, p, nl);
+        name[nl] = '\0';
+        if (!strcasecmp(name, "content-length"))
+            c->content_length = strtoll(v, NULL, 10);
+        if (!strcasecmp(name, "content-type") && vl >= 17 &&
+            !strncasecmp(v, "text/event-stream", 17))
+            c->is_sse = true;
+    }
+    if (lt_buf_append(&c->resp_hdrs, p, nl) < 0 || lt_buf_append(&c->resp_hdrs, "", 1) < 0 ||
+        lt_buf_append(&c->resp_hdrs, v, vl) < 0 || lt_buf_append(&c->resp_hdrs, "", 1) < 0)
+        return 0; /* headers beyond the cap: fail the transfer */
+    return n;
+}
+
+static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
+{
+    struct conn *c = ud;
+    size_t n = size * nmemb;
+    if (c->pending_off == c->pending.len) {
+        lt_buf_reset(&c->pending);
+        c->pending_off = 0;
+    } else if (c->pending_off >= c->pending.len / 2) {
+        lt_buf_consume(&c->pending, c->pending_off);
+        c->pending_off = 0;
+    }
+    if (c->pending.len - c->pending_off + n > PENDING_SOFT) {
+        /* The client is slower than the upstream: let curl hold the data. */
+        c->paused = true;
+        return CURL_WRITEFUNC_PAUSE;
+    }
+    lt_mono now = lt_mono_now();
+    if (!c->have_first_byte) {
+        c->first_byte = now;
+        c->have_first_byte = true;
+    }
+    c->last_byte = now;
+    int rc;
+    if (c->sse_on) {
+        rc = lt_capture_sse_feed(&c->sse, p, n, &c->pending);
+    } else {
+        rc = lt_buf_append(&c->pending, p, n);
+        if (c->call && lt_buf_append(&c->resp_body, p, n) < 0)
+            c->resp_body_whole = false;
+    }
+    return rc < 0 ? 0 : n;
+}
+
+/* ---- driving the upstream -------------------------------------------- */
+
+static void check_done(struct conn *c)
+{
+    CURLMsg *m;
+    int q;
+    while ((m = curl_multi_info_read(c->multi, &q)))
+        if (m->msg == CURLMSG_DONE) {
+            c->curl_done = true;
+            c->curl_rc = m->data.result;
+        }
+}
+
+/* Wait a little for the upstream (or the client's departure) and move the
+ * transfer on. */
+static void pump(struct conn *c)
+{
+    int running, n;
+    struct curl_waitfd wfd = {.fd = c->fd, .events = CURL_WAIT_POLLIN};
+    curl_multi_poll(c->multi, c->watch_client ? &wfd : NULL, c->watch_client ? 1 : 0, POLL_MS,
+                    &n);
+    if (c->watch_client && (wfd.revents & CURL_WAIT_POLLIN) && client_left(c))
+        c->client_gone = true;
+    curl_multi_perform(c->multi, &running);
+    check_done(c);
+}
+
+static bool must_leave(struct conn *c)
+{
+    return c->client_gone || atomic_load(&c->cap->stopping);
+}
+
+/* ---- MHD side -------------------------------------------------------- */
+
+static enum MHD_Result local_reply(struct conn *c, unsigned status, const char *type,
+                                   const char *msg)
+{
+    char body[512];
+    int n = snprintf(body, sizeof body,
+                     "{\"error\":{\"message\":\"%s\",\"type\":\"%s\",\"code\":%u}}\n", msg, type,
+                     status);
+    struct MHD_Response *r = MHD_create_response_from_buffer((size_t)n, body, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result ok = MHD_queue_response(c->mc, status, r);
+    MHD_destroy_response(r);
+    c->st = ST_LOCAL;
+    c->status_sent = (int)status;
+    return ok;
+}
+
+static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct conn *c = cls;
+    for (;;) {
+        size_t avail = c->pending.len - c->pending_off;
+        if (avail) {
+            size_t n = avail < max ? avail : max;
+            memcpy(buf, c->pending.p + c->pending_off, n);
+            c->pending_off += n;
+            return (ssize_t)n;
+        }
+        if (c->paused) {
+            c->paused = false;
+            curl_easy_pause(c->easy, CURLPAUSE_CONT);
+            continue;
+        }
+        if (c->curl_done) {
+            if (c->curl_rc != CURLE_OK) {
+                c->err = "upstream_cut";
+                return MHD_CONTENT_READER_END_WITH_ERROR;
+            }
+            if (c->sse_on && !c->sse_ended) {
+                c->sse_ended = true;
+                (void)lt_capture_sse_end(&c->sse, &c->pending);
+                continue;
+            }
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        }
+        if (must_leave(c))
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        pump(c);
+    }
+}
+
+static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+    struct conn *c = cls;
+    if (!key || hop_by_hop(key))
+        return MHD_YES;
+    if (!value)
+        value = "";
+    if (c->cap->o.session_header && !strcasecmp(key, c->cap->o.session_header)) {
+        lt_buf_reset(&c->sess_hdr);
+        if (lt_buf_puts(&c->sess_hdr, value) == 0)
+            c->has_sess_hdr = true;
+    }
+    struct lt_buf line;
+    lt_buf_init(&line, (size_t)1 << 20);
+    /* "Name;" is curl's way to send a header with an empty value. */
+    int rc = *value ? lt_buf_printf(&line, "%s: %s", key, value) : lt_buf_printf(&line, "%s;", key);
+    if (rc == 0) {
+        struct curl_slist *l = curl_slist_append(c->req_hdrs, line.p);
+        if (l)
+            c->req_hdrs = l;
+    }
+    lt_buf_release(&line);
+    return MHD_YES;
+}
+
+static int start_upstream(struct conn *c)
+{
+    struct lt_capture *cap = c->cap;
+    struct lt_buf url;
+    lt_buf_init(&url, URI_MAX + sizeof cap->upstream);
+    int rc = lt_buf_puts(&url, cap->upstream);
+    if (rc == 0)
+        rc = lt_buf_append(&url, c->uri.p ? c->uri.p : "/", c->uri.len ? c->uri.len : 1);
+    if (rc < 0) {
+        lt_buf_release(&url);
+        return rc;
+    }
+    if (!c->easy)
+        c->easy = curl_easy_init();
+    else
+        curl_easy_reset(c->easy);
+    CURL *e = c->easy;
+    if (!e) {
+        lt_buf_release(&url);
+        return LT_ENOMEM;
+    }
+    MHD_get_connection_values(c->mc, MHD_HEADER_KIND, collect_header, c);
+    /* Keep curl from adding what the client did not send. */
+    bool has_accept = false;
+    for (struct curl_slist *l = c->req_hdrs; l; l = l->next)
+        if (!strncasecmp(l->data, "accept:", 7) || !strncasecmp(l->data, "accept;", 7))
+            has_accept = true;
+    if (!has_accept)
+        c->req_hdrs = curl_slist_append(c->req_hdrs, "Accept:");
+    c->req_hdrs = curl_slist_append(c->req_hdrs, "Expect:");
+    curl_easy_setopt(e, CURLOPT_URL, url.p);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->req_hdrs);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, c);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(cap->o.connect_timeout_us / 1000));
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (cap->o.cacert)
+        curl_easy_setopt(e, CURLOPT_CAINFO, cap->o.cacert);
+    const struct lt_buf *b = c->injected ? &c->sendbody : &c->body;
+    if (!strcmp(c->method, "GET")) {
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else if (!strcmp(c->method, "HEAD")) {
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    } else {
+        if (strcmp(c->method, "POST") != 0)
+            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, c->method);
+        if (strcmp(c->method, "POST") == 0 || b->len) {
+            curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)b->len);
+            curl_easy_setopt(e, CURLOPT_POSTFIELDS, b->p ? b->p : "");
+        }
+    }
+    lt_buf_release(&url); /* curl copied the URL */
+    c->content_length = -1;
+    c->sent = lt_mono_now();
+    if (curl_multi_add_handle(c->multi, e) != CURLM_OK)
+        return LT_ENOMEM;
+    c->easy_added = true;
+    c->st = ST_WAIT_HEADERS;
+    return 0;
+}
+
+static enum MHD_Result queue_upstream_response(struct conn *c)
+{
+    uint64_t size = MHD_SIZE_UNKNOWN;
+    if (c->content_length >= 0 && strcmp(c->method, "HEAD") != 0)
+        size = (uint64_t)c->content_length;
+    struct MHD_Response *r = MHD_create_response_from_callback(size, 64 << 10, reader, c, NULL);
+    if (!r)
+        return MHD_NO;
+    for (size_t off = 0; off < c->resp_hdrs.len;) {
+        const char *name = c->resp_hdrs.p + off;
+        const char *val = name + strlen(name) + 1;
+        off = (size_t)(val - c->resp_hdrs.p) + strlen(val) + 1;
+        if (!hop_by_hop(name) && strcasecmp(name, "content-length") != 0)
+            MHD_add_response_header(r, name, val);
+    }
+    c->status_sent = (int)c->status;
+    enum MHD_Result ok = MHD_queue_response(c->mc, (unsigned)c->status, r);
+    MHD_destroy_response(r);
+    c->st = ST_RELAY;
+    return ok;
+}
+
+/* The whole request is in: record its shape and send it upstream. */
+static enum MHD_Result forward(struct conn *c)
+{
+    struct lt_capture *cap = c->cap;
+    if (c->call) {
+        if (lt_capture_call_request(c->call, c->body.p ? c->body.p : "", c->body.len) < 0 &&
+            !c->call->req_json)
+            c->err = "bad_json";
+        pthread_mutex_lock(&cap->sess_mu);
+        (void)lt_capture_sessions_assign(&cap->sess, c->call,
+                                         c->has_sess_hdr ? c->sess_hdr.p : NULL, c->sess_hdr.len);
+        pthread_mutex_unlock(&cap->sess_mu);
+        struct lt_capture_call *k = c->call;
+        if (!cap->o.no_usage && k->req_json && k->stream && !k->usage_asked &&
+            !k->has_stream_options &&
+            lt_capture_add_usage_option(c->body.p, c->body.len, &c->sendbody) == 0)
+            c->injected = true;
+    }
+    if (start_upstream(c) < 0) {
+        c->err = "internal";
+        return local_reply(c, 500, "server_error", "capture could not start the upstream request");
+    }
+    while (!c->headers_done && !c->curl_done && !must_leave(c))
+        pump(c);
+    if (c->headers_done)
+        return queue_upstream_response(c);
+    if (c->curl_done) {
+        /* Nothing came back: the client gets the proxy's 502, as from any
+         * gateway whose upstream is down. */
+        atomic_fetch_add(&cap->n_upstream_failed, 1);
+        c->err = "upstream_connect";
+        char msg[256];
+        snprintf(msg, sizeof msg, "upstream request failed: %s", curl_easy_strerror(c->curl_rc));
+        return local_reply(c, 502, "upstream_error", msg);
+    }
+    c->err = c->client_gone ? "client_gone" : "shutdown";
+    return MHD_NO;
+}
+
+static void begin_request(struct conn *c, const char *method)
+{
+    struct lt_capture *cap = c->cap;
+    atomic_fetch_add(&cap->n_requests, 1);
+    c->begun = true;
+    snprintf(c->method, sizeof c->method, "%s", method);
+    enum lt_capture_api api = lt_capture_api_of(method, c->uri.p ? c->uri.p : "/");
+    if (api != LT_CAPTURE_API_NONE) {
+        int64_t t;
+        if (lt_capture_recorder_arrive(cap->rec, &c->seq, &t) == 0) {
+            c->call = lt_capture_call_new(api, &cap->co);
+            c->recorded = true;
+            if (c->call)
+                c->call->t = t;
+        }
+    }
+    lt_buf_init(&c->body, cap->o.max_body);
+    c->watch_client = true;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *mc, const char *url,
+                                 const char *method, const char *version, const char *upload,
+                                 size_t *upload_size, void **con_cls)
+{
+    struct conn *c = *con_cls;
+    if (!c)
+        return MHD_NO;
+    struct lt_capture *cap = c->cap;
+    if (c->st == ST_NEW) {
+        begin_request(c, method);
+        c->st = ST_BODY;
+        const char *cl = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > cap->o.max_body) {
+            /* Refused before reading a byte of it. */
+            c->too_large = true;
+            atomic_fetch_add(&cap->n_too_large, 1);
+            c->err = "too_large";
+            return local_reply(c, 413, "invalid_request_error",
+                               "request body is larger than the limit of this proxy");
+        }
+        return MHD_YES;
+    }
+    if (c->st != ST_BODY)
+        return MHD_YES;
+    if (*upload_size) {
+        if (!c->too_large && lt_buf_append(&c->body, upload, *upload_size) < 0) {
+            c->too_large = true;
+            lt_buf_release(&c->body);
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (c->too_large) {
+        atomic_fetch_add(&cap->n_too_large, 1);
+        c->err = "too_large";
+        return local_reply(c, 413, "invalid_request_error",
+                           "request body is larger than the limit of this proxy");
+    }
+    return forward(c);
+}
+
+/* The request is over, one way or another: stamp it and record it. */
+static void finalize(struct conn *c, bool completed_ok)
+{
+    if (!c->begun)
+        return;
+    c->begun = false;
+    struct lt_capture *cap = c->cap;
+    if (c->easy_added) {
+        /* Removing a running transfer closes its connection: this is how
+         * a departed client's request is cancelled upstream. */
+        curl_multi_remove_handle(c->multi, c->easy);
+        c->easy_added = false;
+    }
+    if (!completed_ok && !c->err)
+        c->err = atomic_load(&cap->stopping) ? "shutdown" : "client_gone";
+    if (c->err && !strcmp(c->err, "client_gone"))
+        atomic_fetch_add(&cap->n_client_gone, 1);
+    if (c->err && !strcmp(c->err, "upstream_cut"))
+        atomic_fetch_add(&cap->n_upstream_failed, 1);
+    struct lt_capture_call *k = c->call;
+    if (k) {
+        k->status = c->status_sent;
+        if (c->headers_done) {
+            lt_mono end = c->have_first_byte ? c->last_byte : lt_mono_now();
+            k->e2e = lt_mono_diff_us(end, c->sent);
+            if (c->have_first_token)
+                k->ttft = lt_mono_diff_us(c->first_token, c->sent);
+            else if (!c->is_sse && c->have_first_byte && c->status < 300)
+                k->ttft = lt_mono_diff_us(c->first_byte, c->sent); /* one answer, one piece */
+        }
+        if (!c->is_sse && c->resp_body_whole && c->resp_body.len && c->curl_done &&
+            c->curl_rc == CURLE_OK)
+            (void)lt_capture_call_body(k, c->resp_body.p, c->resp_body.len);
+        if (!c->err && c->bad_chunk)
+            c->err = "bad_chunk";
+        k->err = c->err;
+        if (k->has_session) {
+            int64_t end_us = lt_mono_diff_us(c->have_first_byte ? c->last_byte : lt_mono_now(),
+                                             cap->start);
+            pthread_mutex_lock(&cap->sess_mu);
+            lt_capture_sessions_end(&cap->sess, k->session, end_us);
+            pthread_mutex_unlock(&cap->sess_mu);
+        }
+    }
+    if (c->recorded)
+        lt_capture_recorder_done(cap->rec, c->seq, k);
+    c->call = NULL;
+    c->recorded = false;
+    if (c->sse_on)
+        lt_capture_sse_release(&c->sse);
+    curl_slist_free_all(c->req_hdrs);
+    c->req_hdrs = NULL;
+    lt_buf_release(&c->body);
+    lt_buf_release(&c->sendbody);
+    lt_buf_release(&c->resp_body);
+    lt_buf_release(&c->pending);
+    lt_buf_reset(&c->resp_hdrs);
+    c->st = ST_IDLE;
+}
+
+static void reset_request(struct conn *c)
+{
+    c->st = ST_NEW;
+    c->begun = false;
+    c->call = NULL;
+    c->recorded = false;
+    c->too_large = c->injected = c->has_sess_hdr = false;
+    c->have_first_byte = c->have_first_token = false;
+    c->status = 0;
+    c->status_sent = 0;
+    c->headers_done = false;
+    c->content_length = -1;
+    c->is_sse = c->sse_on = c->sse_ended = false;
+    c->pending_off = 0;
+    c->resp_body_whole = true;
+    c->paused = c->curl_done = false;
+    c->curl_rc = CURLE_OK;
+    c->client_gone = c->bad_chunk = false;
+    c->err = NULL;
+    lt_buf_init(&c->body, 0);
+    lt_buf_init(&c->sendbody, PENDING_MAX);
+    lt_buf_init(&c->pending, PENDING_MAX);
+    lt_buf_init(&c->resp_body, RESP_BODY_MAX);
+    lt_buf_reset(&c->resp_hdrs);
+    lt_buf_reset(&c->sess_hdr);
+}
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *mc)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct conn *c = ci ? ci->socket_context : NULL;
+    if (!c)
+        return NULL;
+    if (c->begun)
+        finalize(c, false);
+    reset_request(c);
+    lt_buf_reset(&c->uri);
+    if (lt_buf_puts(&c->uri, uri) < 0)
+        lt_buf_reset(&c->uri);
+    return c;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct conn *c = con_cls ? *con_cls : NULL;
+    if (c)
+        finalize(c, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct lt_capture *cap = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        struct conn *c = calloc(1, sizeof *c);
+        if (!c)
+            return;
+        c->cap = cap;
+        c->mc = mc;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+        c->fd = ci ? ci->connect_fd : -1;
+        c->multi = curl_multi_init();
+        lt_buf_init(&c->uri, URI_MAX);
+        lt_buf_init(&c->resp_hdrs, RESP_HDRS_MAX);
+        lt_buf_init(&c->sess_hdr, 4096);
+        c->st = ST_IDLE;
+        if (!c->multi) {
+            free(c);
+            return;
+        }
+        *socket_context = c;
+        return;
+    }
+    struct conn *c = *socket_context;
+    if (!c)
+        return;
+    finalize(c, false);
+    if (c->easy)
+        curl_easy_cleanup(c->easy);
+    curl_multi_cleanup(c->multi);
+    lt_buf_release(&c->uri);
+    lt_buf_release(&c->resp_hdrs);
+    lt_buf_release(&c->sess_hdr);
+    free(c);
+    *socket_context = NULL;
+}
+
+/* ---- start and stop -------------------------------------------------- */
+
+static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len,
+                        struct lt_err *err)
+{
+    char host[256];
+    const char *port;
+    if (s[0] == '[') {
+        const char *e = strchr(s, ']');
+        if (!e || e[1] != ':' || (size_t)(e - s - 1) >= sizeof host)
+            return lt_errset(err, LT_EINVAL, "--listen %s: expected [ADDRESS]:PORT", s);
+        memcpy(host, s + 1, (size_t)(e - s - 1));
+        host[e - s - 1] = '\0';
+        port = e + 2;
+    } else {
+        const char *e = strrchr(s, ':');
+        if (!e || (size_t)(e - s) >= sizeof host)
+            return lt_errset(err, LT_EINVAL, "--listen %s: expected ADDRESS:PORT", s);
+        memcpy(host, s, (size_t)(e - s));
+        host[e - s] = '\0';
+        port = e + 1;
+    }
+    if (!host[0])
+        snprintf(host, sizeof host, "127.0.0.1");
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res = NULL;
+    int e = getaddrinfo(host, port, &hints, &res);
+    if (e)
+        return lt_errset(err, LT_EINVAL, "--listen %s: %s", s, gai_strerror(e));
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+static int open_trace(struct lt_capture *cap, struct lt_err *err)
+{
+    char origin[512];
+    lt_capture_url_origin(cap->o.upstream, origin, sizeof origin);
+    const char *keys[] = {"upstream", "tokens", "content", "sessions"};
+    const char *vals[] = {origin, "estimated: words at whitespace, ceil(bytes/4) tokens each",
+                          cap->o.keep_content ? "kept" : "not kept",
+                          cap->o.session_header ? "header" : "inferred"};
+    struct lt_buf meta;
+    lt_buf_init(&meta, 1 << 16);
+    int rc = lt_meta_pack(&meta, keys, vals, 4);
+    if (rc < 0) {
+        lt_buf_release(&meta);
+        return lt_errset(err, rc, "out of memory");
+    }
+    struct lt_header h = {.kind = LT_KIND_TRACE,
+                          .source = "capture",
+                          .block_tokens = cap->o.block_tokens,
+                          .meta = (const uint8_t *)meta.p,
+                          .meta_len = meta.len};
+    cap->w = lt_writer_open(cap->o.output, &h, NULL, err);
+    lt_buf_release(&meta);
+    return cap->w ? 0 : LT_EIO;
+}
+
+struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_err *err)
+{
+    int rc = 0;
+    struct lt_capture *cap = calloc(1, sizeof *cap);
+    if (!cap) {
+        lt_errset(err, LT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    cap->o = *o;
+    if (!cap->o.listen)
+        cap->o.listen = "127.0.0.1:8080";
+    if (!cap->o.max_body)
+        cap->o.max_body = (size_t)32 << 20;
+    if (!cap->o.block_tokens)
+        cap->o.block_tokens = 512;
+    if (!cap->o.max_connections)
+        cap->o.max_connections = 4096;
+    if (!cap->o.connect_timeout_us)
+        cap->o.connect_timeout_us = 10000000;
+    pthread_mutex_init(&cap->sess_mu, NULL);
+    atomic_init(&cap->stopping, false);
+    if (!o->upstream || (strncmp(o->upstream, "http://", 7) && strncmp(o->upstream, "https://", 8))) {
+        rc = lt_errset(err, LT_EINVAL, "the upstream must be an http:// or https:// URL");
+        goto out;
+    }
+    size_t ul = strlen(o->upstream);
+    while (ul && o->upstream[ul - 1] == '/')
+        ul--;
+    if (ul >= sizeof cap->upstream) {
+        rc = lt_errset(err, LT_EINVAL, "the upstream URL is too long");
+        goto out;
+    }
+    memcpy(cap->upstream, o->upstream, ul);
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    LT_TRY(parse_listen(cap->o.listen, &ss, &sl, err));
+    LT_TRY(lt_capture_new_key(&cap->co.k0, &cap->co.k1, err));
+    cap->co.block_tokens = cap->o.block_tokens;
+    cap->co.keep_content = cap->o.keep_content;
+    lt_capture_sessions_init(&cap->sess, cap->co.k0, cap->co.k1);
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        rc = lt_errset(err, LT_EIO, "libcurl failed to initialize");
+        goto out;
+    }
+    LT_TRY(open_trace(cap, err));
+    cap->start = lt_mono_now();
+    cap->rec = lt_capture_recorder_new(cap->w, cap->start, cap->o.max_held, err);
+    if (!cap->rec) {
+        rc = LT_ENOMEM;
+        goto out;
+    }
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_POLL | MHD_USE_SUPPRESS_DATE_NO_CLOCK;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    cap->mhd = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_access, cap, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_CONNECTION_LIMIT, cap->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)600, MHD_OPTION_NOTIFY_COMPLETED, on_completed, cap,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, cap, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
+        cap, MHD_OPTION_THREAD_STACK_SIZE, (size_t)1 << 20, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+        (unsigned)1024, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)128 << 10, MHD_OPTION_END);
+    if (!cap->mhd) {
+        rc = lt_errset(err, LT_EIO, "cannot listen on %s (in use, or not an address of this host)",
+                       cap->o.listen);
+        goto out;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(cap->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    cap->port = di ? di->port : 0;
+out:
+    if (rc < 0) {
+        if (cap->rec)
+            lt_capture_recorder_close(cap->rec, NULL, NULL);
+        if (cap->w) {
+            lt_writer_close(cap->w, NULL);
+            remove(cap->o.output); /* nothing was captured */
+        }
+        lt_capture_sessions_release(&cap->sess);
+        pthread_mutex_destroy(&cap->sess_mu);
+        free(cap);
+        return NULL;
+    }
+    return cap;
+}
+
+uint16_t lt_capture_port(const struct lt_capture *c)
+{
+    return c->port;
+}
+
+void lt_capture_get_stats(const struct lt_capture *c, struct lt_capture_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->requests = atomic_load(&c->n_requests);
+    st->chunks = atomic_load(&c->n_chunks);
+    st->client_gone = atomic_load(&c->n_client_gone);
+    st->upstream_failed = atomic_load(&c->n_upstream_failed);
+    st->too_large = atomic_load(&c->n_too_large);
+}
+
+int lt_capture_stop(struct lt_capture *c, struct lt_capture_stats *st, struct lt_err *err)
+{
+    if (!c)
+        return 0;
+    atomic_store(&c->stopping, true);
+    /* Joins every connection thread; each sees `stopping` within POLL_MS,
+     * cuts its request and hands its record over. */
+    MHD_stop_daemon(c->mhd);
+    struct lt_capture_recorder_stats rs = {0};
+    int rc = lt_capture_recorder_close(c->rec, &rs, err);
+    struct lt_err werr = {0};
+    int wrc = lt_writer_close(c->w, &werr);
+    if (rc == 0 && wrc < 0) {
+        rc = wrc;
+        if (err)
+            *err = werr;
+    }
+    if (st) {
+        lt_capture_get_stats(c, st);
+        st->recorded = rs.written;
+        st->dropped = rs.dropped;
+        st->lost = rs.lost;
+    }
+    lt_capture_sessions_release(&c->sess);
+    pthread_mutex_destroy(&c->sess_mu);
+    curl_global_cleanup();
+    free(c);
+    return rc;
+}

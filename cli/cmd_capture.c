@@ -1,0 +1,291 @@
+/*
+ * loadtrace capture: run the recording reverse proxy until SIGINT or
+ * SIGTERM, or (--from-log) turn a gateway's request log into a trace. The
+ * work is in capture/; this file parses options, waits for the signal and
+ * reports.
+ */
+#include "capture/capture_log.h"
+#include "capture/capture_proxy.h"
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+
+#define MAX_REDACT 64
+
+struct capture_opts {
+    struct lt_capture_opts lib;
+    const char *port_file;
+    const char *from_log;
+    const char *redact[MAX_REDACT];
+    int n_redact;
+    bool skip_bad;
+    bool quiet;
+};
+
+static const char capture_usage[] =
+    "usage: loadtrace capture --upstream URL -o OUT.lt.zst [options]\n"
+    "       loadtrace capture --from-log LOG.jsonl -o OUT.lt.zst [options]\n"
+    "\n"
+    "Run a reverse proxy in front of an OpenAI-compatible server: every request\n"
+    "and every streamed byte passes through unchanged, and each chat or\n"
+    "completions request is recorded (arrival, model, message shape, tools,\n"
+    "tool calls, token usage, finish reason, status, TTFT and E2E as seen at the\n"
+    "proxy, prefix block hashes, session) in arrival order. Stops on SIGINT or\n"
+    "SIGTERM, writing every finished record; the file is readable at any time\n"
+    "(frames are closed at least every second).\n"
+    "\n"
+    "Never recorded: any header (Authorization, api-key, cookies included) and,\n"
+    "unless --keep-content, any prompt or answer text. Block hashes and session\n"
+    "ids are keyed hashes with a key drawn at start and never stored.\n"
+    "\n"
+    "  --upstream URL         the server to forward to (http:// or https://; TLS\n"
+    "                         certificates are always verified)\n"
+    "  -o, --output OUT       the trace to write\n"
+    "  --listen ADDR:PORT     where to listen (default 127.0.0.1:8080; port 0\n"
+    "                         picks a free port; [V6ADDR]:PORT for IPv6)\n"
+    "  --port-file FILE       write the port to FILE once listening\n"
+    "  --session-header NAME  a request header whose value names the session\n"
+    "                         (default: a request whose messages extend an\n"
+    "                         earlier request's messages continues its session)\n"
+    "  --redact-header NAME   a header that must never be stored (repeatable);\n"
+    "                         capture stores no header at all, and refuses to\n"
+    "                         use a listed header as --session-header\n"
+    "  --keep-content         also record prompt text (`text`) and answer text\n"
+    "                         (`out_text`)\n"
+    "  --no-usage             do not ask the upstream for usage on streams whose\n"
+    "                         client did not (token counts are then estimated\n"
+    "                         and marked `est`); by default capture asks, and\n"
+    "                         removes the extra usage chunk before the client\n"
+    "                         sees it\n"
+    "  --max-body SIZE        request body limit, bytes with optional k, M or G\n"
+    "                         (default 32M); larger bodies get a 413\n"
+    "  --block-tokens N       prefix block size in estimated tokens (default 512)\n"
+    "  --max-connections N    concurrent client connections (default 4096)\n"
+    "  --connect-timeout DUR  upstream connect timeout (default 10s)\n"
+    "  --cacert FILE          CA certificates for an https upstream\n"
+    "  --from-log LOG         read a gateway's JSON-lines request log instead of\n"
+    "                         proxying (- for standard input; keys: see\n"
+    "                         capture/README.md)\n"
+    "  --skip-bad             --from-log: skip lines that cannot be read\n"
+    "  -q, --quiet            no messages on stderr but errors\n"
+    "  -h, --help             this text\n";
+
+static bool parse_size(const char *s, size_t *v)
+{
+    char *end;
+    double d = strtod(s, &end);
+    if (end == s || d <= 0)
+        return false;
+    double mul = 1;
+    if (*end == 'k' || *end == 'K')
+        mul = 1024;
+    else if (*end == 'M' || *end == 'm')
+        mul = 1024.0 * 1024;
+    else if (*end == 'G' || *end == 'g')
+        mul = 1024.0 * 1024 * 1024;
+    if (mul != 1)
+        end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || d * mul > 1e15)
+        return false;
+    *v = (size_t)(d * mul);
+    return true;
+}
+
+static int write_port_file(const char *path, unsigned port)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "%u\n", port);
+    if (fclose(f) != 0)
+        return -1;
+    /* Renamed into place, so a reader never sees a half-written number. */
+    return rename(tmp, path);
+}
+
+static void on_skip(void *ud, const char *msg)
+{
+    if (!*(bool *)ud)
+        cli_error("capture", "skipped %s", msg);
+}
+
+static int run_from_log(const struct capture_opts *o)
+{
+    bool quiet = o->quiet;
+    struct lt_capture_log_opts lo = {.input = o->from_log,
+                                     .output = o->lib.output,
+                                     .session_header = o->lib.session_header,
+                                     .keep_content = o->lib.keep_content,
+                                     .block_tokens = o->lib.block_tokens,
+                                     .skip_bad = o->skip_bad,
+                                     .on_skip = on_skip,
+                                     .ud = &quiet};
+    struct lt_capture_log_stats st;
+    struct lt_err err = {0};
+    int rc = lt_capture_from_log(&lo, &st, &err);
+    if (rc < 0) {
+        cli_error("capture", "%s", err.msg);
+        return 1;
+    }
+    if (!o->quiet)
+        fprintf(stderr, "loadtrace capture: %" PRIu64 " records from %" PRIu64 " lines (%" PRIu64
+                        " skipped) written to %s\n",
+                st.records, st.lines, st.skipped, o->lib.output);
+    return 0;
+}
+
+static int run_proxy(const struct capture_opts *o)
+{
+    /* Signals are taken by sigwait in this thread only: every thread the
+     * proxy starts inherits the blocked mask. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    /* Two descriptors per stream (client and upstream). */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    struct lt_err err = {0};
+    struct lt_capture *cap = lt_capture_start(&o->lib, &err);
+    if (!cap) {
+        cli_error("capture", "%s", err.msg);
+        return 1;
+    }
+    unsigned port = lt_capture_port(cap);
+    if (o->port_file && write_port_file(o->port_file, port) != 0) {
+        cli_error("capture", "cannot write the port file %s", o->port_file);
+        lt_capture_stop(cap, NULL, NULL);
+        return 1;
+    }
+    char origin[512];
+    lt_capture_url_origin(o->lib.upstream, origin, sizeof origin);
+    if (!o->quiet)
+        fprintf(stderr, "loadtrace capture: listening on port %u, forwarding to %s, recording to %s\n",
+                port, origin, o->lib.output);
+    int sig = 0;
+    sigwait(&set, &sig);
+    struct lt_capture_stats st;
+    int rc = lt_capture_stop(cap, &st, &err);
+    if (!o->quiet)
+        fprintf(stderr, "loadtrace capture: %s: %" PRIu64 " requests, %" PRIu64
+                        " recorded, %" PRIu64 " not recorded (too many held), %" PRIu64
+                        " clients gone, %" PRIu64 " upstream failures, %" PRIu64 " too large\n",
+                sig == SIGINT ? "interrupted" : "terminated", st.requests, st.recorded,
+                st.dropped, st.client_gone, st.upstream_failed, st.too_large);
+    if (rc < 0) {
+        cli_error("capture", "%s", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+int cmd_capture(int argc, char **argv)
+{
+    enum {
+        O_UPSTREAM = 256, O_LISTEN, O_PORT_FILE, O_SESSION, O_REDACT, O_KEEP, O_NO_USAGE,
+        O_MAX_BODY, O_BLOCK, O_MAX_CONN, O_CONNECT, O_CACERT, O_FROM_LOG, O_SKIP_BAD
+    };
+    static const struct option longopts[] = {
+        {"upstream", required_argument, NULL, O_UPSTREAM},
+        {"output", required_argument, NULL, 'o'},
+        {"listen", required_argument, NULL, O_LISTEN},
+        {"port-file", required_argument, NULL, O_PORT_FILE},
+        {"session-header", required_argument, NULL, O_SESSION},
+        {"redact-header", required_argument, NULL, O_REDACT},
+        {"keep-content", no_argument, NULL, O_KEEP},
+        {"no-usage", no_argument, NULL, O_NO_USAGE},
+        {"max-body", required_argument, NULL, O_MAX_BODY},
+        {"block-tokens", required_argument, NULL, O_BLOCK},
+        {"max-connections", required_argument, NULL, O_MAX_CONN},
+        {"connect-timeout", required_argument, NULL, O_CONNECT},
+        {"cacert", required_argument, NULL, O_CACERT},
+        {"from-log", required_argument, NULL, O_FROM_LOG},
+        {"skip-bad", no_argument, NULL, O_SKIP_BAD},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    struct capture_opts o = {.lib = {.listen = "127.0.0.1:8080"}};
+    uint64_t u;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_UPSTREAM: o.lib.upstream = optarg; break;
+        case 'o': o.lib.output = optarg; break;
+        case O_LISTEN: o.lib.listen = optarg; break;
+        case O_PORT_FILE: o.port_file = optarg; break;
+        case O_SESSION: o.lib.session_header = optarg; break;
+        case O_REDACT:
+            if (o.n_redact == MAX_REDACT) {
+                cli_error("capture", "at most %d --redact-header", MAX_REDACT);
+                return 2;
+            }
+            o.redact[o.n_redact++] = optarg;
+            break;
+        case O_KEEP: o.lib.keep_content = true; break;
+        case O_NO_USAGE: o.lib.no_usage = true; break;
+        case O_MAX_BODY:
+            if (!parse_size(optarg, &o.lib.max_body)) {
+                cli_error("capture", "--max-body %s: expected a size such as 32M", optarg);
+                return 2;
+            }
+            break;
+        case O_BLOCK:
+            if (!cli_parse_u64(optarg, &u) || u == 0 || u > 1000000) {
+                cli_error("capture", "--block-tokens %s: expected 1 to 1000000", optarg);
+                return 2;
+            }
+            o.lib.block_tokens = (uint32_t)u;
+            break;
+        case O_MAX_CONN:
+            if (!cli_parse_u64(optarg, &u) || u == 0 || u > 1000000) {
+                cli_error("capture", "--max-connections %s: expected 1 to 1000000", optarg);
+                return 2;
+            }
+            o.lib.max_connections = (unsigned)u;
+            break;
+        case O_CONNECT:
+            if (!cli_parse_duration_us(optarg, &o.lib.connect_timeout_us) ||
+                o.lib.connect_timeout_us < 1000) {
+                cli_error("capture", "--connect-timeout %s: expected a duration such as 10s",
+                          optarg);
+                return 2;
+            }
+            break;
+        case O_CACERT: o.lib.cacert = optarg; break;
+        case O_FROM_LOG: o.from_log = optarg; break;
+        case O_SKIP_BAD: o.skip_bad = true; break;
+        case 'q': o.quiet = true; break;
+        case 'h': fputs(capture_usage, stdout); return 0;
+        default: fputs(capture_usage, stderr); return 2;
+        }
+    }
+    if (optind != argc || !o.lib.output || (!o.from_log && !o.lib.upstream)) {
+        fputs(capture_usage, stderr);
+        return 2;
+    }
+    for (int i = 0; i < o.n_redact && o.lib.session_header; i++)
+        if (!strcasecmp(o.redact[i], o.lib.session_header)) {
+            cli_error("capture", "--session-header %s is listed in --redact-header",
+                      o.lib.session_header);
+            return 2;
+        }
+    return o.from_log ? run_from_log(&o) : run_proxy(&o);
+}

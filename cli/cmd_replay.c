@@ -1,0 +1,465 @@
+/*
+ * loadtrace replay: send a trace's requests to a server (or to a sim started
+ * inside this process) and record what happened in a results file, then
+ * print the run's summary through analyze. This file only parses options,
+ * composes replay/ with sim/ and analyze/, draws the progress line and turns
+ * Ctrl-C into an orderly stop; the work is in replay/.
+ */
+#include "analyze/analyze.h"
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "replay/replay.h"
+#include "sim/sim.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char replay_usage[] =
+    "usage: loadtrace replay TRACE.lt.zst --target URL|sim -o RESULTS.lt.zst [options]\n"
+    "\n"
+    "Send the trace's requests to an OpenAI-compatible server (vLLM, SGLang,\n"
+    "llama-server, TGI, a gateway) or to the built-in sim, and record every\n"
+    "request's scheduled, sent, first byte, first token, first content and end\n"
+    "times, every chunk, the server's usage, status and error class. Then print\n"
+    "the summary (loadtrace analyze).\n"
+    "\n"
+    "Target:\n"
+    "  --target URL|sim        base URL (http://host:port), or sim: start the\n"
+    "                          simulated server in this process on a free port\n"
+    "  --model NAME            model to ask for (default: the one GET /v1/models\n"
+    "                          lists; a name the server does not serve is an error)\n"
+    "  --api chat|completions|sglang-generate   (default chat)\n"
+    "  --api-key-env NAME      take the API key from this environment variable\n"
+    "                          (default OPENAI_API_KEY); never give it as an argument\n"
+    "  --header 'Name: value'  extra request header (repeatable)\n"
+    "  --insecure              do not verify TLS certificates (DANGEROUS)\n"
+    "  --sim-profile P, --sim-dialect D, --sim-faults SPEC, --sim-log FILE,\n"
+    "  --sim-time-scale X      options of the in-process sim (see loadtrace sim --help)\n"
+    "\n"
+    "Load (trace time is the default: requests leave at their recorded times):\n"
+    "  --speed X               compress time X times\n"
+    "  --rate R                rescale to a mean of R requests/s, keeping the bursts\n"
+    "  --max-gap D             compress idle gaps longer than D\n"
+    "  --window START,END      replay only the trace's slice [START, END)\n"
+    "  --duration D            stop scheduling after D\n"
+    "  --spread D              spread requests whose times were rounded to the same\n"
+    "                          value evenly over D\n"
+    "  --concurrency 1,4,16    closed loop: one run per level, that many requests in\n"
+    "                          flight, the trace's requests in order (timestamps ignored)\n"
+    "  --requests N            requests per closed- or open-loop run (default: the trace's)\n"
+    "  --warmup N              the first N requests of a run are recorded but excluded\n"
+    "  --arrivals poisson|gamma:CV|constant   open loop at --rate R\n"
+    "  --max-concurrency N     open loop: at most N in flight; the wait is recorded\n"
+    "  --seed N                seed of arrivals and synthesized prompts (default 1)\n"
+    "\n"
+    "Requests:\n"
+    "  --synthetic-prompts     synthesize text even where the trace kept prompt text\n"
+    "  --prompts FILE          prompts from a corpus (JSON lines: strings, {\"text\"},\n"
+    "                          {\"messages\"}), cut to the recorded lengths\n"
+    "  --no-token-ids          completions: send text, not token ids\n"
+    "  --no-force-length       do not send min_tokens = max_tokens and ignore_eos\n"
+    "  --no-stream             ask for whole answers instead of streams\n"
+    "  --chunk-usage           ask for usage in every chunk (vLLM continuous_usage_stats)\n"
+    "  --reasoning-effort E    pass reasoning_effort E\n"
+    "  --default-out N         output length when the trace has none (128)\n"
+    "  --no-calibrate          do not probe the server for prompt length calibration\n"
+    "  --timeout D             per-request timeout (default 10m)\n"
+    "  --first-token-timeout D fail a request with no token after D\n"
+    "  --connect-timeout D     (default 10s)\n"
+    "\n"
+    "Output:\n"
+    "  -o, --output FILE       results file (required)\n"
+    "  --no-summary            do not print the summary\n"
+    "  -q, --quiet             no progress line\n"
+    "  -h, --help              this text\n"
+    "\n"
+    "Metrics (docs/metrics.md): TTFT = first token-bearing chunk - sent;\n"
+    "E2E = last byte - sent; TPOT = (E2E - TTFT) / (out - 1); schedule lag =\n"
+    "sent - scheduled. Ctrl-C stops: requests in flight are recorded as aborted.\n";
+
+static struct lt_replay *g_replay;
+
+static void on_signal(int sig)
+{
+    if (g_replay)
+        lt_replay_stop(g_replay);
+}
+
+struct progress_state {
+    bool draw;
+    bool drawn;
+};
+
+static void on_progress(void *ud, const struct lt_replay_progress *p)
+{
+    struct progress_state *ps = ud;
+    if (!ps->draw)
+        return;
+    double el = p->elapsed_s > 0 ? p->elapsed_s : 1e-9;
+    double rps = (double)p->done / el, tps = (double)p->out_tokens / el;
+    char left[32] = "?";
+    if (p->done && p->total > p->done)
+        snprintf(left, sizeof left, "%.0fs", (double)(p->total - p->done) / rps);
+    else if (p->total <= p->done)
+        snprintf(left, sizeof left, "0s");
+    char lvl[32] = "";
+    if (p->level)
+        snprintf(lvl, sizeof lvl, " C=%u", p->level);
+    fprintf(stderr,
+            "\r[run %u/%u%s] %llu/%llu  %.1f req/s  %.0f tok/s  %llu in flight  %llu errors  "
+            "%.0fs elapsed  %s left\033[K",
+            p->run + 1, p->runs, lvl, (unsigned long long)p->done, (unsigned long long)p->total,
+            rps, tps, (unsigned long long)p->inflight, (unsigned long long)p->errors, el, left);
+    ps->drawn = true;
+}
+
+struct replay_cli {
+    struct lt_replay_opts o;
+    const char *key_env;
+    bool target_sim;
+    struct lt_sim_opts sim;
+    bool summary, quiet;
+};
+
+static bool parse_window(const char *s, int64_t *a, int64_t *b)
+{
+    const char *comma = strchr(s, ',');
+    char first[64];
+    if (!comma || (size_t)(comma - s) >= sizeof first)
+        return false;
+    memcpy(first, s, (size_t)(comma - s));
+    first[comma - s] = '\0';
+    return cli_parse_duration_us(first, a) && cli_parse_duration_us(comma + 1, b) && *b > *a;
+}
+
+static int replay_main(struct replay_cli *c)
+{
+    struct lt_err err = {0};
+    struct lt_sim *sim = NULL;
+    struct lt_replay *rp = NULL;
+    int status = 1;
+    char url[64];
+    if (c->target_sim) {
+        sim = lt_sim_start(&c->sim, &err);
+        if (!sim) {
+            cli_error("replay", "cannot start the sim: %s", err.msg);
+            return 1;
+        }
+        snprintf(url, sizeof url, "http://127.0.0.1:%u", (unsigned)lt_sim_port(sim));
+        c->o.target = url;
+        c->o.target_label = "sim";
+    }
+    const char *key = getenv(c->key_env ? c->key_env : "OPENAI_API_KEY");
+    if (c->key_env && !key) {
+        cli_error("replay", "--api-key-env %s: that environment variable is not set", c->key_env);
+        goto out;
+    }
+    c->o.api_key = key && *key ? key : NULL;
+    if (c->o.insecure)
+        cli_error("replay", "WARNING: --insecure: TLS certificates are NOT verified; anyone on "
+                            "the path can read the prompts and the API key");
+
+    struct progress_state ps = {.draw = !c->quiet && cli_progress_wanted()};
+    c->o.progress = on_progress;
+    c->o.progress_ud = &ps;
+    rp = lt_replay_new(&c->o, &err);
+    if (!rp) {
+        cli_error("replay", "%s", err.msg);
+        goto out;
+    }
+    struct lt_replay_stats st;
+    lt_replay_get_stats(rp, &st);
+    if (!c->quiet)
+        fprintf(stderr, "loadtrace replay: model %s; prompt lengths: %s\n", st.model,
+                st.calib_how);
+
+    g_replay = rp;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int rc = lt_replay_run(rp, &err);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    g_replay = NULL;
+    if (ps.drawn)
+        fputs("\n", stderr);
+    lt_replay_get_stats(rp, &st);
+    if (rc < 0) {
+        cli_error("replay", "%s", err.msg);
+        cli_error("replay", "%llu requests were recorded in %s before the error",
+                  (unsigned long long)st.requests, c->o.out_path);
+        goto out;
+    }
+    if (!c->quiet) {
+        fprintf(stderr, "loadtrace replay: %llu requests, %llu ok, %llu errors (%llu aborted, "
+                        "%llu rate-limited), %llu output tokens -> %s\n",
+                (unsigned long long)st.requests, (unsigned long long)st.ok,
+                (unsigned long long)st.errors, (unsigned long long)st.aborted,
+                (unsigned long long)st.ratelimited, (unsigned long long)st.out_tokens,
+                c->o.out_path);
+        if (st.len_checked)
+            fprintf(stderr,
+                    "loadtrace replay: prompt lengths vs the server's usage: mean |error| "
+                    "%.1f tokens (%.2f %%), worst %.1f %% over %llu requests\n",
+                    st.len_abs_err / (double)st.len_checked,
+                    st.len_want > 0 ? 100.0 * st.len_abs_err / st.len_want : 0.0,
+                    100.0 * st.len_max_rel, (unsigned long long)st.len_checked);
+    }
+    status = lt_replay_stopped(rp) ? 130 : 0;
+    if (c->summary && strcmp(c->o.out_path, "-") != 0) {
+        struct lt_analyze_opts ao;
+        lt_analyze_opts_init(&ao);
+        if (lt_analyze_print_summary(c->o.out_path, &ao, stdout, &err) < 0) {
+            cli_error("replay", "summary: %s", err.msg);
+            status = 1;
+        }
+    }
+out:
+    lt_replay_free(rp);
+    if (sim) {
+        if (lt_sim_stop_err(sim, &err) < 0) {
+            cli_error("replay", "%s", err.msg);
+            status = 1;
+        }
+    }
+    return status;
+}
+
+enum {
+    O_TARGET = 256, O_MODEL, O_API, O_KEYENV, O_HEADER, O_INSECURE, O_SPROFILE, O_SDIALECT,
+    O_SFAULTS, O_SLOG, O_SSCALE, O_SPEED, O_RATE, O_MAXGAP, O_WINDOW, O_DURATION, O_SPREAD,
+    O_CONC, O_REQUESTS, O_WARMUP, O_ARRIVALS, O_MAXCONC, O_SEED, O_SYNTH, O_PROMPTS, O_NOIDS,
+    O_NOFORCE, O_NOSTREAM, O_CHUNKUSAGE, O_EFFORT, O_DEFOUT, O_NOCALIB, O_TIMEOUT, O_FTT,
+    O_CTIMEOUT, O_NOSUMMARY,
+};
+
+static int bad(const char *opt, const char *val)
+{
+    cli_error("replay", "%s: invalid value '%s' (see --help)", opt, val);
+    return 2;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"target", required_argument, NULL, O_TARGET},
+        {"model", required_argument, NULL, O_MODEL},
+        {"api", required_argument, NULL, O_API},
+        {"api-key-env", required_argument, NULL, O_KEYENV},
+        {"header", required_argument, NULL, O_HEADER},
+        {"insecure", no_argument, NULL, O_INSECURE},
+        {"sim-profile", required_argument, NULL, O_SPROFILE},
+        {"sim-dialect", required_argument, NULL, O_SDIALECT},
+        {"sim-faults", required_argument, NULL, O_SFAULTS},
+        {"sim-log", required_argument, NULL, O_SLOG},
+        {"sim-time-scale", required_argument, NULL, O_SSCALE},
+        {"speed", required_argument, NULL, O_SPEED},
+        {"rate", required_argument, NULL, O_RATE},
+        {"max-gap", required_argument, NULL, O_MAXGAP},
+        {"window", required_argument, NULL, O_WINDOW},
+        {"duration", required_argument, NULL, O_DURATION},
+        {"spread", required_argument, NULL, O_SPREAD},
+        {"concurrency", required_argument, NULL, O_CONC},
+        {"requests", required_argument, NULL, O_REQUESTS},
+        {"warmup", required_argument, NULL, O_WARMUP},
+        {"arrivals", required_argument, NULL, O_ARRIVALS},
+        {"max-concurrency", required_argument, NULL, O_MAXCONC},
+        {"seed", required_argument, NULL, O_SEED},
+        {"synthetic-prompts", no_argument, NULL, O_SYNTH},
+        {"prompts", required_argument, NULL, O_PROMPTS},
+        {"no-token-ids", no_argument, NULL, O_NOIDS},
+        {"no-force-length", no_argument, NULL, O_NOFORCE},
+        {"no-stream", no_argument, NULL, O_NOSTREAM},
+        {"chunk-usage", no_argument, NULL, O_CHUNKUSAGE},
+        {"reasoning-effort", required_argument, NULL, O_EFFORT},
+        {"default-out", required_argument, NULL, O_DEFOUT},
+        {"no-calibrate", no_argument, NULL, O_NOCALIB},
+        {"timeout", required_argument, NULL, O_TIMEOUT},
+        {"first-token-timeout", required_argument, NULL, O_FTT},
+        {"connect-timeout", required_argument, NULL, O_CTIMEOUT},
+        {"output", required_argument, NULL, 'o'},
+        {"no-summary", no_argument, NULL, O_NOSUMMARY},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    struct replay_cli c = {.summary = true};
+    struct lt_replay_opts *o = &c.o;
+    o->seed = 1;
+    c.sim.seed = 1;
+    bool have_arrivals = false;
+    double rate = 0;
+    uint64_t u;
+    int64_t us;
+    int ch;
+    struct lt_err err = {0};
+    while ((ch = getopt_long(argc, argv, "ho:q", longopts, NULL)) != -1) {
+        switch (ch) {
+        case O_TARGET:
+            if (!strcmp(optarg, "sim"))
+                c.target_sim = true;
+            else
+                o->target = optarg;
+            break;
+        case O_MODEL: o->model = optarg; break;
+        case O_API:
+            if (!strcmp(optarg, "chat"))
+                o->api = LT_REPLAY_API_CHAT;
+            else if (!strcmp(optarg, "completions"))
+                o->api = LT_REPLAY_API_COMPLETIONS;
+            else if (!strcmp(optarg, "sglang-generate"))
+                o->api = LT_REPLAY_API_SGLANG;
+            else
+                return bad("--api", optarg);
+            break;
+        case O_KEYENV: c.key_env = optarg; break;
+        case O_HEADER:
+            if (o->n_headers == LT_REPLAY_MAX_HEADERS)
+                return bad("--header", "too many headers");
+            o->headers[o->n_headers++] = optarg;
+            break;
+        case O_INSECURE: o->insecure = true; break;
+        case O_SPROFILE: c.sim.profile = optarg; break;
+        case O_SDIALECT: c.sim.dialect = optarg; break;
+        case O_SFAULTS: c.sim.faults = optarg; break;
+        case O_SLOG: c.sim.log_path = optarg; break;
+        case O_SSCALE:
+            if (!cli_parse_double(optarg, &c.sim.time_scale) || !(c.sim.time_scale > 0))
+                return bad("--sim-time-scale", optarg);
+            break;
+        case O_SPEED:
+            if (!cli_parse_double(optarg, &o->tt.speed) || !(o->tt.speed > 0))
+                return bad("--speed", optarg);
+            break;
+        case O_RATE:
+            if (!cli_parse_double(optarg, &rate) || !(rate > 0))
+                return bad("--rate", optarg);
+            break;
+        case O_MAXGAP:
+            if (!cli_parse_duration_us(optarg, &o->tt.max_gap_us) || o->tt.max_gap_us <= 0)
+                return bad("--max-gap", optarg);
+            break;
+        case O_WINDOW:
+            if (!parse_window(optarg, &o->tt.win_start_us, &o->tt.win_end_us))
+                return bad("--window", optarg);
+            break;
+        case O_DURATION:
+            if (!cli_parse_duration_us(optarg, &us) || us <= 0)
+                return bad("--duration", optarg);
+            o->duration_us = o->tt.duration_us = us;
+            break;
+        case O_SPREAD:
+            if (!cli_parse_duration_us(optarg, &o->tt.spread_us) || o->tt.spread_us <= 0)
+                return bad("--spread", optarg);
+            break;
+        case O_CONC: {
+            int n = cli_parse_u32_list(optarg, o->levels, LT_REPLAY_MAX_LEVELS);
+            if (n <= 0)
+                return bad("--concurrency", optarg);
+            o->n_levels = (size_t)n;
+            o->mode = LT_REPLAY_MODE_CONCURRENCY;
+            break;
+        }
+        case O_REQUESTS:
+            if (!cli_parse_u64(optarg, &o->requests) || !o->requests || o->requests > 100000000)
+                return bad("--requests", optarg);
+            break;
+        case O_WARMUP:
+            if (!cli_parse_u64(optarg, &o->warmup))
+                return bad("--warmup", optarg);
+            break;
+        case O_ARRIVALS:
+            if (lt_replay_parse_arrivals(optarg, &o->arrivals, &o->cv, &err) < 0) {
+                cli_error("replay", "%s", err.msg);
+                return 2;
+            }
+            have_arrivals = true;
+            break;
+        case O_MAXCONC:
+            if (!cli_parse_u64(optarg, &u) || !u || u > 1000000)
+                return bad("--max-concurrency", optarg);
+            o->max_concurrency = (uint32_t)u;
+            break;
+        case O_SEED:
+            if (!cli_parse_u64(optarg, &o->seed))
+                return bad("--seed", optarg);
+            c.sim.seed = o->seed;
+            break;
+        case O_SYNTH: o->synthetic_prompts = true; break;
+        case O_PROMPTS: o->prompts_path = optarg; break;
+        case O_NOIDS: o->no_token_ids = true; break;
+        case O_NOFORCE: o->no_force_length = true; break;
+        case O_NOSTREAM: o->no_stream = true; break;
+        case O_CHUNKUSAGE: o->chunk_usage = true; break;
+        case O_EFFORT: o->reasoning_effort = optarg; break;
+        case O_DEFOUT:
+            if (!cli_parse_u64(optarg, &u) || !u || u > 10000000)
+                return bad("--default-out", optarg);
+            o->default_out = (uint32_t)u;
+            break;
+        case O_NOCALIB: o->no_calibrate = true; break;
+        case O_TIMEOUT:
+            if (!cli_parse_duration_us(optarg, &o->timeout_us) || o->timeout_us <= 0)
+                return bad("--timeout", optarg);
+            break;
+        case O_FTT:
+            if (!cli_parse_duration_us(optarg, &o->first_token_timeout_us) ||
+                o->first_token_timeout_us <= 0)
+                return bad("--first-token-timeout", optarg);
+            break;
+        case O_CTIMEOUT:
+            if (!cli_parse_duration_us(optarg, &o->connect_timeout_us) ||
+                o->connect_timeout_us <= 0)
+                return bad("--connect-timeout", optarg);
+            break;
+        case 'o': o->out_path = optarg; break;
+        case O_NOSUMMARY: c.summary = false; break;
+        case 'q': c.quiet = true; break;
+        case 'h': fputs(replay_usage, stdout); return 0;
+        default: fputs(replay_usage, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        cli_error("replay", "give exactly one trace file (see --help)");
+        return 2;
+    }
+    o->trace_path = argv[optind];
+    if (!o->out_path) {
+        cli_error("replay", "-o RESULTS.lt.zst is required");
+        return 2;
+    }
+    if (!o->target && !c.target_sim) {
+        cli_error("replay", "--target URL|sim is required");
+        return 2;
+    }
+    if (have_arrivals) {
+        if (o->mode == LT_REPLAY_MODE_CONCURRENCY) {
+            cli_error("replay", "--arrivals (open loop) and --concurrency (closed loop) "
+                                "exclude each other");
+            return 2;
+        }
+        if (!(rate > 0)) {
+            cli_error("replay", "--arrivals needs --rate R");
+            return 2;
+        }
+        o->mode = LT_REPLAY_MODE_RATE;
+        o->rate = rate;
+    } else if (o->mode == LT_REPLAY_MODE_CONCURRENCY) {
+        if (rate > 0 || o->tt.speed > 0) {
+            cli_error("replay", "--concurrency ignores time: --rate and --speed do not apply");
+            return 2;
+        }
+    } else {
+        o->tt.rate = rate;
+        if (o->max_concurrency) {
+            cli_error("replay", "--max-concurrency applies to open loop (--arrivals)");
+            return 2;
+        }
+    }
+    return replay_main(&c);
+}

@@ -1,0 +1,240 @@
+/*
+ * loadtrace sim: run the simulated OpenAI-compatible LLM server in the
+ * foreground until SIGINT or SIGTERM. The server itself is sim/ (it is
+ * embedded by replay and demo too); this file only reads options, starts
+ * it, waits for a signal and stops it so the --log is complete.
+ */
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "sim/sim.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+struct sim_cli_opts {
+    struct lt_sim_opts sim;
+    char host[256];
+    const char *port_file;
+    bool quiet;
+};
+
+static const char sim_usage[] =
+    "usage: loadtrace sim [--listen HOST:PORT] [--profile NAME|FILE] [--dialect LIST]\n"
+    "                     [--faults SPEC] [--log FILE] [--time-scale X] [options]\n"
+    "\n"
+    "Serve a simulated OpenAI-compatible LLM whose tokens stream at the times a\n"
+    "continuous-batching model says (docs/sim.md): GET /health, GET /v1/models,\n"
+    "POST /v1/chat/completions, POST /v1/completions, POST /tokenize.\n"
+    "Stops cleanly on SIGINT or SIGTERM.\n"
+    "\n"
+    "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 =\n"
+    "                        any free port, see --port-file)\n"
+    "  --port-file FILE      write the port number to FILE once listening\n"
+    "  --profile NAME|FILE   server description: default (Qwen3.5-397B on 8x RTX PRO\n"
+    "                        6000), fast (no delays), or a profile file\n"
+    "  --dialect LIST        stream variations, comma-separated: vllm (default),\n"
+    "                        no-role-chunk, usage-in-last, reasoning (field name\n"
+    "                        instead of reasoning_content), close (close the\n"
+    "                        connection after every response)\n"
+    "  --faults SPEC         inject failures, e.g. 500=0.01,429=0.05:2,refuse=0.01:1s,\n"
+    "                        disconnect=0.02:10,stall=0.02:2s:5,malformed=0.01:3,\n"
+    "                        slow=0.05:1s,seed=7 (probabilities; see docs/sim.md)\n"
+    "  --log FILE            write one JSON line per request: arrival, prompt tokens\n"
+    "                        as counted, every token's emission time, fault applied\n"
+    "  --time-scale X        run the model X times faster than real time (reported\n"
+    "                        times stay real)\n"
+    "  --seed N              seed of output lengths and faults (default 1)\n"
+    "  --max-body BYTES      request body limit (default 4194304)\n"
+    "  --max-connections N   open connections limit (default 16384)\n"
+    "  -q, --quiet           no startup and summary lines on stderr\n"
+    "  -h, --help            this text\n";
+
+static int parse_listen(struct sim_cli_opts *o, const char *arg)
+{
+    const char *colon = strrchr(arg, ':');
+    if (!colon)
+        return -1;
+    const char *h = arg;
+    size_t hl = (size_t)(colon - arg);
+    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+        h++;
+        hl -= 2;
+    }
+    uint64_t port;
+    if (hl == 0 || hl >= sizeof o->host || !cli_parse_u64(colon + 1, &port) || port > 65535)
+        return -1;
+    memcpy(o->host, h, hl);
+    o->host[hl] = '\0';
+    o->sim.host = o->host;
+    o->sim.port = (uint16_t)port;
+    return 0;
+}
+
+static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"listen", required_argument, NULL, 'l'},
+        {"port-file", required_argument, NULL, 'P'},
+        {"profile", required_argument, NULL, 'p'},
+        {"dialect", required_argument, NULL, 'd'},
+        {"faults", required_argument, NULL, 'f'},
+        {"log", required_argument, NULL, 'L'},
+        {"time-scale", required_argument, NULL, 't'},
+        {"seed", required_argument, NULL, 's'},
+        {"max-body", required_argument, NULL, 'b'},
+        {"max-connections", required_argument, NULL, 'c'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0},
+    };
+    o->sim.host = "127.0.0.1";
+    o->sim.port = 8000;
+    o->sim.seed = 1;
+    int c;
+    uint64_t u;
+    while ((c = getopt_long(argc, argv, "qh", longs, NULL)) != -1) {
+        switch (c) {
+        case 'l':
+            if (parse_listen(o, optarg) < 0) {
+                cli_error("sim", "--listen wants HOST:PORT, got '%s'", optarg);
+                return 2;
+            }
+            break;
+        case 'P':
+            o->port_file = optarg;
+            break;
+        case 'p':
+            o->sim.profile = optarg;
+            break;
+        case 'd':
+            o->sim.dialect = optarg;
+            break;
+        case 'f':
+            o->sim.faults = optarg;
+            break;
+        case 'L':
+            o->sim.log_path = optarg;
+            break;
+        case 't':
+            if (!cli_parse_double(optarg, &o->sim.time_scale) || o->sim.time_scale <= 0) {
+                cli_error("sim", "--time-scale wants a number > 0, got '%s'", optarg);
+                return 2;
+            }
+            break;
+        case 's':
+            if (!cli_parse_u64(optarg, &o->sim.seed)) {
+                cli_error("sim", "--seed wants a whole number, got '%s'", optarg);
+                return 2;
+            }
+            break;
+        case 'b':
+            if (!cli_parse_u64(optarg, &u) || u < 1024 || u > ((uint64_t)1 << 31)) {
+                cli_error("sim", "--max-body wants 1024 to 2147483648 bytes, got '%s'", optarg);
+                return 2;
+            }
+            o->sim.max_body = (size_t)u;
+            break;
+        case 'c':
+            if (!cli_parse_u64(optarg, &u) || u < 1 || u > 1000000) {
+                cli_error("sim", "--max-connections wants 1 to 1000000, got '%s'", optarg);
+                return 2;
+            }
+            o->sim.max_connections = (unsigned)u;
+            break;
+        case 'q':
+            o->quiet = true;
+            break;
+        case 'h':
+            fputs(sim_usage, stdout);
+            return 0;
+        default:
+            fputs(sim_usage, stderr);
+            return 2;
+        }
+    }
+    if (optind != argc) {
+        cli_error("sim", "unexpected argument '%s'", argv[optind]);
+        fputs(sim_usage, stderr);
+        return 2;
+    }
+    return -1;
+}
+
+/* Many open streams need many descriptors: take what the hard limit allows. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static int write_port_file(const char *path, uint16_t port)
+{
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+        return -1;
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    int bad = fprintf(f, "%u\n", port) < 0;
+    bad |= fclose(f) != 0;
+    /* Renamed into place so a reader never sees a half-written number. */
+    if (bad || rename(tmp, path) != 0)
+        return -1;
+    return 0;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    struct sim_cli_opts o = {0};
+    int pr = parse_args(&o, argc, argv);
+    if (pr >= 0)
+        return pr;
+    raise_fd_limit();
+    signal(SIGPIPE, SIG_IGN);
+    /* Block the stop signals before any thread exists, so every thread
+     * inherits the mask and only sigwait below sees them. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    struct lt_err err = {0};
+    struct lt_sim *s = lt_sim_start(&o.sim, &err);
+    if (!s) {
+        cli_error("sim", "%s", err.msg);
+        return 1;
+    }
+    uint16_t port = lt_sim_port(s);
+    if (o.port_file && write_port_file(o.port_file, port) < 0) {
+        cli_error("sim", "cannot write the port to %s", o.port_file);
+        lt_sim_stop(s);
+        return 1;
+    }
+    if (!o.quiet)
+        fprintf(stderr, "loadtrace sim: serving %s on http://%s:%u (profile %s, time scale %g)\n",
+                lt_sim_profile(s)->model, o.sim.host, port, lt_sim_profile(s)->name,
+                o.sim.time_scale > 0 ? o.sim.time_scale : 1.0);
+    int sig = 0;
+    sigwait(&set, &sig);
+    struct lt_sim_stats st;
+    lt_sim_stats(s, &st);
+    int rc = lt_sim_stop_err(s, &err);
+    if (!o.quiet)
+        fprintf(stderr,
+                "loadtrace sim: stopped by signal %d after %llu requests, %llu chunks, "
+                "%llu faults; chunk lateness p50 %.0f us, p99 %.0f us\n",
+                sig, (unsigned long long)st.requests, (unsigned long long)st.chunks,
+                (unsigned long long)st.faults, st.late_p50_us, st.late_p99_us);
+    if (rc < 0) {
+        cli_error("sim", "%s", err.msg);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,37 @@
+# Quantile-quantile plot of two samples: the p-th quantile of a (x) against
+# the p-th quantile of b (y), for p = 1..99 %. Points on the diagonal mean the
+# two distributions agree; above it, b is larger.
+# loadtrace compare sets above: data, out, chart_title, xlabel (the measure),
+# title_a, title_b, xlog (1: log axes).
+# Columns of data: p (%), quantile of a, quantile of b.
+# Line styles: colour-blind-safe colours, and each line also differs by
+# dash pattern and point shape, so the chart stays readable in black and white.
+set style line 1 lc rgb "#000000" lw 2 dt 1 pt 7 ps 1.1
+set style line 2 lc rgb "#0072B2" lw 2 dt 2 pt 5 ps 1.1
+set style line 3 lc rgb "#D55E00" lw 2 dt 3 pt 9 ps 1.1
+set style line 4 lc rgb "#009E73" lw 2 dt 4 pt 11 ps 1.1
+set style line 5 lc rgb "#CC79A7" lw 2 dt 5 pt 13 ps 1.1
+set style line 6 lc rgb "#56B4E9" lw 2 dt (8,4,2,4) pt 4 ps 1.1
+set style line 7 lc rgb "#E69F00" lw 2 dt (2,6) pt 6 ps 1.1
+set style line 8 lc rgb "#666666" lw 2 dt (12,4) pt 8 ps 1.1
+set style increment user
+set grid back lc rgb "#dddddd" lw 1 dt 1
+set border lw 1.2
+set key box opaque samplen 3 spacing 1.1
+set title chart_title
+set xlabel title_a." (".xlabel.")"
+set ylabel title_b." (".xlabel.")"
+set key top left
+set size ratio -1
+if (xlog) { set logscale xy }
+do for [fmt in "png svg"] {
+    if (fmt eq "png") {
+        set terminal pngcairo size 960,600 noenhanced font "Sans,11" dashed
+    } else {
+        set terminal svg size 960,600 noenhanced font "Sans,11" dashed background rgb "white"
+    }
+    set output out.".".fmt
+    plot data using 2:3 with points ls 2 title "quantiles, p = 1..99 %", \
+         data using 2:2 with lines ls 8 title "y = x"
+    unset output
+}

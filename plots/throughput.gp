@@ -1,0 +1,45 @@
+# Throughput against concurrency (or request rate): aggregate tokens/s on the
+# left axis, per-request tokens/s (decode-only and end-to-end) on the right.
+# loadtrace analyze sets above: data, out, chart_title, xlabel, xlog (1: log2
+# x axis), knee (the knee's level, 0 = none).
+# Columns of data: level, agg tok/s, per-req decode tok/s, per-req e2e tok/s, ...
+# Line styles: colour-blind-safe colours, and each line also differs by
+# dash pattern and point shape, so the chart stays readable in black and white.
+set style line 1 lc rgb "#000000" lw 2 dt 1 pt 7 ps 1.1
+set style line 2 lc rgb "#0072B2" lw 2 dt 2 pt 5 ps 1.1
+set style line 3 lc rgb "#D55E00" lw 2 dt 3 pt 9 ps 1.1
+set style line 4 lc rgb "#009E73" lw 2 dt 4 pt 11 ps 1.1
+set style line 5 lc rgb "#CC79A7" lw 2 dt 5 pt 13 ps 1.1
+set style line 6 lc rgb "#56B4E9" lw 2 dt (8,4,2,4) pt 4 ps 1.1
+set style line 7 lc rgb "#E69F00" lw 2 dt (2,6) pt 6 ps 1.1
+set style line 8 lc rgb "#666666" lw 2 dt (12,4) pt 8 ps 1.1
+set style increment user
+set grid back lc rgb "#dddddd" lw 1 dt 1
+set border lw 1.2
+set key box opaque samplen 3 spacing 1.1
+set title chart_title
+set xlabel xlabel
+set ylabel "Aggregate throughput (tokens/s)"
+set y2label "Per-request throughput (tokens/s)"
+set ytics nomirror
+set y2tics
+set yrange [0:*]
+set y2range [0:*]
+set key below
+if (xlog) { set logscale x 2 }
+if (knee > 0) {
+    set arrow 1 from knee, graph 0 to knee, graph 1 nohead dt 3 lw 1.5 lc rgb "#777777"
+    set label 1 "knee" at knee, graph 0.95 offset 0.6, 0
+}
+do for [fmt in "png svg"] {
+    if (fmt eq "png") {
+        set terminal pngcairo size 960,600 noenhanced font "Sans,11" dashed
+    } else {
+        set terminal svg size 960,600 noenhanced font "Sans,11" dashed background rgb "white"
+    }
+    set output out.".".fmt
+    plot data using 1:2 with linespoints ls 1 title "aggregate (left axis)", \
+         data using 1:3 axes x1y2 with linespoints ls 2 title "per request, decode (right)", \
+         data using 1:4 axes x1y2 with linespoints ls 3 title "per request, end to end (right)"
+    unset output
+}

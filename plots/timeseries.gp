@@ -1,0 +1,40 @@
+# One run over time: output tokens/s (left axis), requests in flight and
+# errors per bucket (right axis), to show warm-up, steady state and collapse.
+# loadtrace analyze sets above: data, out, chart_title.
+# Columns of data: bucket start (s), tokens/s, in flight (end of bucket),
+# Ok requests ended, errors, E2E p50, E2E p99, TTFT p50, TTFT p99 (ms).
+# Line styles: colour-blind-safe colours, and each line also differs by
+# dash pattern and point shape, so the chart stays readable in black and white.
+set style line 1 lc rgb "#000000" lw 2 dt 1 pt 7 ps 1.1
+set style line 2 lc rgb "#0072B2" lw 2 dt 2 pt 5 ps 1.1
+set style line 3 lc rgb "#D55E00" lw 2 dt 3 pt 9 ps 1.1
+set style line 4 lc rgb "#009E73" lw 2 dt 4 pt 11 ps 1.1
+set style line 5 lc rgb "#CC79A7" lw 2 dt 5 pt 13 ps 1.1
+set style line 6 lc rgb "#56B4E9" lw 2 dt (8,4,2,4) pt 4 ps 1.1
+set style line 7 lc rgb "#E69F00" lw 2 dt (2,6) pt 6 ps 1.1
+set style line 8 lc rgb "#666666" lw 2 dt (12,4) pt 8 ps 1.1
+set style increment user
+set grid back lc rgb "#dddddd" lw 1 dt 1
+set border lw 1.2
+set key box opaque samplen 3 spacing 1.1
+set title chart_title
+set xlabel "Time since the run's origin (s)"
+set ylabel "Output tokens/s"
+set y2label "Requests (in flight; errors per bucket)"
+set ytics nomirror
+set y2tics
+set yrange [0:*]
+set y2range [0:*]
+set key below
+do for [fmt in "png svg"] {
+    if (fmt eq "png") {
+        set terminal pngcairo size 960,600 noenhanced font "Sans,11" dashed
+    } else {
+        set terminal svg size 960,600 noenhanced font "Sans,11" dashed background rgb "white"
+    }
+    set output out.".".fmt
+    plot data using 1:2 with steps ls 1 title "tokens/s (left axis)", \
+         data using 1:3 axes x1y2 with steps ls 2 title "in flight (right)", \
+         data using 1:5 axes x1y2 with impulses lc rgb "#D55E00" lw 4 dt 1 title "errors per bucket (right)"
+    unset output
+}

@@ -1,0 +1,170 @@
+/*
+ * loadtrace replay: send a trace's requests to an OpenAI-compatible server
+ * and record exactly what happened to each one in a results file
+ * (docs/trace-format.md §2.4-2.5).
+ *
+ * One thread runs one event loop (epoll + timerfd driving libcurl's multi
+ * interface, as curl's docs/examples/ephiperfifo.c shows): no thread per
+ * request, so ten thousand streams can be in flight at once. Every
+ * timestamp is read from CLOCK_MONOTONIC (lt_mono) inside the curl
+ * callbacks, as the bytes arrive.
+ *
+ * Load modes:
+ *   trace        requests leave at their (transformed) recorded times; a
+ *                later turn of a session also waits for the previous turn's
+ *                end plus its think time;
+ *   concurrency  closed loop, one run per level of a sweep: a fixed number
+ *                of requests in flight, the trace's requests in order;
+ *   rate         open loop at a rate with Poisson, gamma or constant
+ *                arrivals, optionally capped at max_concurrency in flight
+ *                (the time spent waiting for a slot is recorded, as
+ *                sent - sched, not hidden).
+ *
+ * Usage: lt_replay_new (reads the trace, checks the target and the model,
+ * calibrates prompt lengths), lt_replay_run (every run, writing the results
+ * file as it goes), lt_replay_free. lt_replay_stop may be called from a
+ * signal handler: in-flight requests are then recorded as aborted, requests
+ * never sent are recorded too, and the file is closed properly.
+ *
+ * The API key is only ever put in the Authorization header; it is never
+ * written to the results file or to an error message.
+ */
+#ifndef LT_REPLAY_H
+#define LT_REPLAY_H
+
+#include "replay/replay_prompt.h"
+#include "replay/replay_sched.h"
+#include "traces/lt_err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum lt_replay_mode {
+    LT_REPLAY_MODE_TRACE = 0,
+    LT_REPLAY_MODE_CONCURRENCY = 1,
+    LT_REPLAY_MODE_RATE = 2,
+};
+
+/* Error classes written in results' `err`. */
+#define LT_REPLAY_ERR_CONNECT "connect"         /* no connection, or closed before any byte */
+#define LT_REPLAY_ERR_TLS "tls"                 /* TLS handshake or verification failed */
+#define LT_REPLAY_ERR_TIMEOUT "timeout"         /* the per-request timeout expired */
+#define LT_REPLAY_ERR_TTFT "first_token_timeout" /* no token within the first-token timeout */
+#define LT_REPLAY_ERR_HTTP "http"               /* an HTTP error status */
+#define LT_REPLAY_ERR_RATELIMIT "ratelimit"     /* HTTP 429 */
+#define LT_REPLAY_ERR_MALFORMED "malformed"     /* a chunk or body that is not what the API says */
+#define LT_REPLAY_ERR_STREAM "stream_error"     /* the stream carried an error object */
+#define LT_REPLAY_ERR_INCOMPLETE "incomplete"   /* ended without [DONE] or a finish reason */
+#define LT_REPLAY_ERR_SHORT "short"             /* fewer tokens than forced */
+#define LT_REPLAY_ERR_ABORTED "aborted"         /* stopped by the user (Ctrl-C, SIGTERM) */
+#define LT_REPLAY_ERR_TRANSFER "transfer"       /* any other transfer failure */
+
+#define LT_REPLAY_MAX_LEVELS 64
+#define LT_REPLAY_MAX_HEADERS 32
+
+/* What a progress callback is told, about the run in progress. */
+struct lt_replay_progress {
+    uint32_t run;        /* run id (0-based) */
+    uint32_t runs;       /* runs in all */
+    uint32_t level;      /* concurrency of this run (0 if not closed loop) */
+    uint64_t done;       /* requests finished, errors included */
+    uint64_t total;      /* requests this run will send */
+    uint64_t errors;
+    uint64_t inflight;
+    uint64_t out_tokens; /* output tokens received */
+    double elapsed_s;    /* since the run's origin */
+};
+
+/* Totals over the whole replay. */
+struct lt_replay_stats {
+    uint64_t requests, ok, errors, aborted, ratelimited;
+    uint64_t out_tokens;
+    /* Prompt length check: requests whose server usage gave `in`, their
+     * summed |in - want_in|, summed want_in, and the largest relative
+     * error. */
+    uint64_t len_checked;
+    double len_abs_err, len_want, len_max_rel;
+    struct lt_replay_calib calib; /* as used */
+    char calib_how[96];           /* how the calibration was obtained */
+    char model[128];              /* model name used */
+    uint32_t runs;
+};
+
+struct lt_replay_opts {
+    const char *trace_path;
+    const char *out_path;
+    const char *target;       /* base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is ignored) */
+    const char *target_label; /* written in run records; NULL = target */
+    const char *model;        /* NULL: discovered from GET /v1/models */
+    const char *api_key;      /* NULL = none; never written anywhere */
+    const char *headers[LT_REPLAY_MAX_HEADERS]; /* extra "Name: value" headers */
+    size_t n_headers;
+    bool insecure; /* TLS verification off */
+
+    enum lt_replay_mode mode;
+    /* trace time */
+    struct lt_replay_tt tt;
+    /* closed loop */
+    uint32_t levels[LT_REPLAY_MAX_LEVELS];
+    size_t n_levels;
+    uint64_t requests; /* per run; 0 = the whole trace */
+    uint64_t warmup;   /* leading requests recorded but excluded */
+    /* open loop */
+    double rate;
+    enum lt_replay_arrivals arrivals;
+    double cv;
+    uint32_t max_concurrency; /* 0 = no cap */
+    int64_t duration_us;      /* open loop / closed loop time limit; 0 = none */
+    uint64_t seed;
+
+    /* requests */
+    enum lt_replay_api api;
+    bool no_stream;
+    bool no_force_length;
+    bool chunk_usage;
+    bool no_token_ids;
+    bool synthetic_prompts;
+    bool no_calibrate;
+    const char *prompts_path;
+    const char *reasoning_effort;
+    uint32_t default_out; /* 0 = 128 */
+
+    int64_t timeout_us;             /* per request; 0 = 10 minutes */
+    int64_t first_token_timeout_us; /* 0 = none */
+    int64_t connect_timeout_us;     /* 0 = 10 s */
+    uint32_t retries;               /* retries of 429 and connect failures; 0 = off */
+    size_t max_line;                /* 0 = 1 MiB: longest SSE line */
+    size_t max_body;                /* 0 = 16 MiB: longest non-streamed body */
+
+    void (*progress)(void *ud, const struct lt_replay_progress *p);
+    void *progress_ud;
+};
+
+struct lt_replay;
+
+/* Read the trace, check the options, prepare the HTTP machinery, find the
+ * model and calibrate prompt lengths against the target. Returns NULL and
+ * fills err on failure (a wrong model name is such a failure). */
+struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err *err);
+
+/* Run every run, writing the results file. Returns 0 (also when stopped:
+ * everything is recorded) or a negative code with err filled. */
+int lt_replay_run(struct lt_replay *r, struct lt_err *err);
+
+/* Ask the running replay to stop. Async-signal-safe. */
+void lt_replay_stop(struct lt_replay *r);
+/* True once lt_replay_stop was called. */
+bool lt_replay_stopped(const struct lt_replay *r);
+
+void lt_replay_get_stats(const struct lt_replay *r, struct lt_replay_stats *st);
+
+/* Free; NULL is a no-op. */
+void lt_replay_free(struct lt_replay *r);
+
+/* Ask GET base/v1/models for the served model names (at most max, copied
+ * into names[i][128]). Returns the count or a negative code. */
+int lt_replay_list_models(const char *base, const char *api_key, bool insecure,
+                          char (*names)[128], int max, struct lt_err *err);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * Blocking HTTP helpers (model discovery and calibration probes). The
+ * event loop in replay.c does the real traffic; these run before it starts,
+ * so simplicity wins over concurrency here.
+ */
+#include "replay/replay_http.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int lt_replay_http_headers(struct curl_slist **out, const char *api_key,
+                           const char *const *user, size_t n, struct lt_err *err)
+{
+    struct curl_slist *l = NULL, *t;
+    int rc = 0;
+    char auth[1024];
+#define ADD(s)                                                                                     \
+    do {                                                                                           \
+        if (!(t = curl_slist_append(l, (s)))) {                                                    \
+            rc = lt_errset(err, LT_ENOMEM, "out of memory");                                       \
+            goto out;                                                                              \
+        }                                                                                          \
+        l = t;                                                                                     \
+    } while (0)
+    ADD("Content-Type: application/json");
+    ADD("Expect:"); /* no 100-continue round trip for long prompts */
+    if (api_key && *api_key) {
+        if (strlen(api_key) > sizeof auth - 32 || strpbrk(api_key, "\r\n")) {
+            rc = lt_errset(err, LT_EINVAL, "the API key is too long or contains a line break");
+            goto out;
+        }
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", api_key);
+        ADD(auth);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *c = strchr(user[i], ':');
+        if (!c || c == user[i] || strpbrk(user[i], "\r\n")) {
+            rc = lt_errset(err, LT_EINVAL, "--header '%s' is not 'Name: value'", user[i]);
+            goto out;
+        }
+        ADD(user[i]);
+    }
+#undef ADD
+out:
+    /* The key must not linger in memory longer than needed. */
+    memset(auth, 0, sizeof auth);
+    if (rc < 0) {
+        curl_slist_free_all(l);
+        l = NULL;
+    }
+    *out = l;
+    return rc;
+}
+
+void lt_replay_http_setup(CURL *e, const struct lt_replay_http *h)
+{
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h->headers);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, h->connect_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, h->insecure ? 0L : 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, h->insecure ? 0L : 2L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "loadtrace/" LT_VERSION);
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud)
+{
+    struct lt_buf *b = ud;
+    size_t len = size * n;
+    /* Past the cap the rest is dropped: these bodies are small JSON. */
+    if (b->len + len <= b->max)
+        lt_buf_append(b, p, len);
+    return len;
+}
+
+int lt_replay_http_do(const struct lt_replay_http *h, const char *path, const char *body,
+                      struct lt_buf *resp, long *status, long timeout_ms, struct lt_err *err)
+{
+    int rc = 0;
+    char url[2048];
+    CURL *e = curl_easy_init();
+    if (!e)
+        return lt_errset(err, LT_ENOMEM, "cannot create a curl handle");
+    snprintf(url, sizeof url, "%s%s", h->base, path);
+    lt_buf_reset(resp);
+    lt_replay_http_setup(e, h);
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, resp);
+    if (body) {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+    }
+    CURLcode c = curl_easy_perform(e);
+    if (c != CURLE_OK) {
+        rc = lt_errset(err, LT_EIO, "%s: %s", url, curl_easy_strerror(c));
+        goto out;
+    }
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
+out:
+    curl_easy_cleanup(e);
+    return rc;
+}

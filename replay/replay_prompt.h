@@ -1,0 +1,115 @@
+/*
+ * Request building: turning a trace record's shape (prompt length, message
+ * roles and sizes, tools, prefix blocks, output length) into the JSON body
+ * a server is sent.
+ *
+ * Prompt text, in order of preference: a prompt from --prompts FILE (cut to
+ * the recorded length), the record's own `text` (unless synthetic prompts
+ * were asked for), else synthesized words. Synthesized text is a stream of
+ * short common words, each one token in usual tokenizers (and exactly one in
+ * the sim's rule); word j of a prompt is drawn from a hash of a seed and j,
+ * where the seed is
+ *   - the prefix block hash covering j, when the record has `blocks`
+ *     (equal blocks give equal text, different blocks different text);
+ *   - else the session id (a later turn's prompt then starts with the
+ *     earlier turns' prompt, as prefix caches saw it in production);
+ *   - else the trace index.
+ * Every seed is mixed with a per-run salt, so one run of a sweep does not
+ * find the previous run's prompts in the server's prefix cache.
+ *
+ * On /v1/completions (and SGLang's /generate) the prompt can be sent as
+ * token ids instead, which is exact on servers that accept them.
+ *
+ * The length of text in tokens depends on the server's tokenizer and chat
+ * template: struct lt_replay_calib says how many tokens a word costs and
+ * what a request and a message add, as measured against the server.
+ */
+#ifndef LT_REPLAY_PROMPT_H
+#define LT_REPLAY_PROMPT_H
+
+#include "traces/lt_buf.h"
+#include "traces/lt_err.h"
+#include "traces/trace_format.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One request of the trace, copied out of the reader. */
+struct lt_replay_job {
+    uint64_t index; /* record number in the trace */
+    int64_t t;      /* trace arrival, µs */
+    uint64_t session;
+    int64_t think;
+    uint32_t has; /* LT_HAS_* bits of the record */
+    uint32_t turn;
+    uint32_t in, out, reasoning, max_tokens;
+    uint32_t n_msgs, n_blocks;
+    uint32_t tools_count, tools_tokens;
+    int64_t prev; /* job index of the same session's previous turn, -1 if none */
+    int64_t next; /* ... and of its next turn */
+    struct lt_msg *msgs;
+    uint64_t *blocks;
+    char *text; /* NUL-terminated, or NULL */
+    size_t text_len;
+};
+
+enum lt_replay_api {
+    LT_REPLAY_API_CHAT = 0,
+    LT_REPLAY_API_COMPLETIONS = 1,
+    LT_REPLAY_API_SGLANG = 2, /* SGLang's native /generate */
+};
+
+/* Tokens a synthesized prompt costs on the target server. */
+struct lt_replay_calib {
+    double tok_per_word;  /* tokens per synthesized word (1 when uncalibrated) */
+    double per_request;   /* template tokens a chat request adds */
+    double per_message;   /* template tokens each message adds */
+    bool calibrated;
+};
+
+/* A user corpus (--prompts FILE): texts, or chat message arrays as raw
+ * JSON. */
+struct lt_replay_corpus {
+    char **texts;        /* each NUL-terminated */
+    bool *is_messages;   /* texts[i] is a JSON array of messages */
+    size_t n;
+};
+
+struct lt_replay_build {
+    enum lt_replay_api api;
+    const char *model;
+    bool stream;
+    bool force_length;    /* min_tokens = max_tokens and ignore_eos */
+    bool chunk_usage;     /* ask for usage in every chunk (vLLM) */
+    bool token_ids;       /* completions/generate: prompt as token ids */
+    bool synthetic;       /* ignore recorded text */
+    uint32_t block_tokens;
+    uint32_t default_out; /* output length when the record has none */
+    uint64_t salt;        /* per-run seed */
+    const char *reasoning_effort; /* passed through, or NULL */
+    struct lt_replay_calib calib;
+    const struct lt_replay_corpus *corpus; /* or NULL */
+};
+
+/* Write the JSON body for job into out (reset first). *want_in and
+ * *want_out receive the lengths asked for (0 when unknown).
+ * Returns 0, LT_ENOMEM or LT_ELIMIT. */
+int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
+                         const struct lt_replay_job *job, uint32_t *want_in, uint32_t *want_out);
+
+/* Append n synthesized words (space-separated, each preceded by a space
+ * except the first when at_start) for positions [pos, pos + n) of a prompt
+ * whose seeds are given by the blocks/session/index rule. Exposed for
+ * calibration and tests. */
+int lt_replay_words(struct lt_buf *out, const struct lt_replay_build *b,
+                    const struct lt_replay_job *job, uint32_t pos, uint32_t n);
+
+/* The URL path of an API ("/v1/chat/completions", ...). */
+const char *lt_replay_api_path(enum lt_replay_api api);
+
+/* Load a corpus: JSON lines, each a string, {"text": "..."},
+ * {"prompt": "..."} or {"messages": [...]}. Returns 0 or a negative code. */
+int lt_replay_corpus_load(struct lt_replay_corpus *c, const char *path, struct lt_err *err);
+void lt_replay_corpus_release(struct lt_replay_corpus *c);
+
+#endif

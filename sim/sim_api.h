@@ -1,0 +1,86 @@
+/*
+ * The OpenAI-compatible surface of the sim, without any HTTP: parsing and
+ * validating request bodies into a struct lt_sim_call, and rendering the
+ * answers (SSE chunks, whole JSON bodies, error bodies) in the chosen
+ * dialect. Kept apart from the server so it can be unit tested and so the
+ * server file is only about connections and time.
+ */
+#ifndef LT_SIM_API_H
+#define LT_SIM_API_H
+
+#include "sim/sim_profile.h"
+#include "sim/sim_tokens.h"
+#include "traces/lt_buf.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum lt_sim_api { LT_SIM_CHAT, LT_SIM_COMPLETIONS };
+
+/* The variations real servers have in their streams (docs/sim.md). */
+struct lt_sim_dialect {
+    bool role_chunk;    /* a first chunk with only the role (chat) */
+    bool usage_in_last; /* usage rides on the last token chunk, not its own */
+    bool reasoning_key; /* "reasoning" instead of "reasoning_content" */
+    bool close;         /* Connection: close after every response */
+};
+
+/* Parse "vllm" or a comma list of vllm, role-chunk, no-role-chunk,
+ * usage-separate, usage-in-last, reasoning, reasoning_content, close,
+ * keep-alive (later items override). Returns 0 or LT_EFORMAT. */
+int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_err *err);
+
+struct lt_sim_call {
+    enum lt_sim_api api;
+    bool stream, include_usage;
+    char *model_json;       /* the model name as a JSON string literal */
+    struct lt_sim_toks toks; /* prompt tokens and block hashes */
+    uint32_t max_tokens;    /* after defaults: max_model_len - prompt if absent */
+    uint32_t min_tokens;
+    bool ignore_eos;
+    int reasoning;          /* -1 not said, 0 off, 1 on */
+    double reasoning_fraction;
+    bool tool_call;
+    char *tool_name_json;   /* the function's name as a JSON string literal */
+};
+
+/* Parse a request body. Returns 0, or an HTTP status (400) with a message
+ * for the client in msg. c must be released even on failure. */
+int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *body, size_t len,
+                      const struct lt_sim_profile *p, char *msg, size_t msgsz);
+void lt_sim_call_release(struct lt_sim_call *c);
+
+/* POST /tokenize: the answer body, or an HTTP status with msg. */
+int lt_sim_tokenize(struct lt_buf *out, const char *body, size_t len,
+                    const struct lt_sim_profile *p, char *msg, size_t msgsz);
+
+/* The error body real servers send: {"error":{"message":..,"type":..,..}}. */
+int lt_sim_error_body(struct lt_buf *out, int status, const char *msg);
+
+/* Everything the renderer needs to know about one response. */
+struct lt_sim_resp {
+    const struct lt_sim_dialect *d;
+    enum lt_sim_api api;
+    const char *id;         /* "chatcmpl-12" */
+    long long created;
+    const char *model_json;
+    uint64_t seq;
+    uint32_t prompt_tokens, cached_tokens;
+    uint32_t out, reasoning; /* reasoning: the first this-many tokens */
+    bool tool_call;
+    const char *tool_name_json;
+    const char *finish;     /* "stop", "length" or "tool_calls" */
+    bool include_usage;
+};
+
+/* SSE: the chunk before any token (role only; chat with role_chunk). */
+int lt_sim_render_head(struct lt_buf *b, const struct lt_sim_resp *r);
+/* SSE: the chunk of token i; malformed = broken JSON in its place. */
+int lt_sim_render_token(struct lt_buf *b, const struct lt_sim_resp *r, uint32_t i,
+                        bool malformed);
+/* SSE: what follows the last token (usage chunk if due, then [DONE]). */
+int lt_sim_render_tail(struct lt_buf *b, const struct lt_sim_resp *r);
+/* The whole non-streaming body. */
+int lt_sim_render_full(struct lt_buf *b, const struct lt_sim_resp *r);
+
+#endif

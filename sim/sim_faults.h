@@ -1,0 +1,69 @@
+/*
+ * Fault injection for the sim: which request gets which failure. Every
+ * inference request (POST /v1/chat/completions or /v1/completions) draws
+ * one number from a generator seeded by (seed, request sequence number), so
+ * a run with the same seed and the same request order fails the same way.
+ * The probabilities are bands of [0, 1) in the order of enum lt_sim_fault,
+ * so at most one fault hits a request and their sum must be <= 1.
+ *
+ * Spec: comma-separated items (durations: 250ms, 2s, 1500us; bare = s)
+ *   500=P  503=P[:RETRY_S]  429=P[:RETRY_S]   error status with a JSON body
+ *   refuse=P[:DUR]          close this connection unanswered, then refuse
+ *                           connections for DUR (default 1s)
+ *   disconnect=P[:N]        cut the stream after N tokens (default 10)
+ *   stall=P[:DUR[:N]]       hold the stream for DUR (default 2s) after N
+ *                           tokens (default 5)
+ *   malformed=P[:N]         token chunk N (default 3) is broken JSON
+ *   slow=P[:DUR]            first byte only DUR (default 1s) after arrival
+ *   seed=N                  generator seed (default: the sim's seed)
+ */
+#ifndef LT_SIM_FAULTS_H
+#define LT_SIM_FAULTS_H
+
+#include "traces/lt_err.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum lt_sim_fault {
+    LT_SIM_FAULT_NONE,
+    LT_SIM_FAULT_500,
+    LT_SIM_FAULT_503,
+    LT_SIM_FAULT_429,
+    LT_SIM_FAULT_REFUSE,
+    LT_SIM_FAULT_DISCONNECT,
+    LT_SIM_FAULT_STALL,
+    LT_SIM_FAULT_MALFORMED,
+    LT_SIM_FAULT_SLOW,
+    LT_SIM_FAULT_COUNT
+};
+
+struct lt_sim_faults {
+    double p[LT_SIM_FAULT_COUNT];
+    uint32_t retry_after_503, retry_after_429; /* seconds */
+    int64_t refuse_us;
+    uint32_t disconnect_after;
+    int64_t stall_us;
+    uint32_t stall_after;
+    uint32_t malformed_after;
+    int64_t slow_us;
+    uint64_t seed;
+    bool seed_set;
+    bool any;
+};
+
+/* Parse spec (NULL or "" = no faults) into f with the defaults above.
+ * Returns 0 or LT_EFORMAT with the offending item in err. */
+int lt_sim_faults_parse(struct lt_sim_faults *f, const char *spec, struct lt_err *err);
+
+/* The fault for inference request number seq. */
+enum lt_sim_fault lt_sim_faults_pick(const struct lt_sim_faults *f, uint64_t seq);
+
+/* "none", "500", "503", "429", "refuse", "disconnect", "stall", "malformed", "slow". */
+const char *lt_sim_fault_name(enum lt_sim_fault k);
+
+/* Parse a duration such as "250ms", "2s", "1500us", "1m"; bare = seconds.
+ * Returns 0 or LT_EFORMAT. */
+int lt_sim_parse_duration_us(const char *s, int64_t *us);
+
+#endif

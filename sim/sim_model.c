@@ -1,0 +1,411 @@
+/*
+ * The continuous-batching engine (see sim_model.h for the model and the
+ * request states). It keeps no clock of its own: time only moves when the
+ * caller advances it, so the same code serves the real-time HTTP server and
+ * virtual-time simulation. The prefix cache is an LRU of block hashes in an
+ * open-addressing table, so lookups stay O(1) at any capacity.
+ */
+#include "sim/sim_model.h"
+#include "traces/lt_rng.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum mstate { Q_QUEUED, Q_RUNNING };
+
+struct lt_sim_mreq {
+    struct lt_sim_mreq *prev, *next; /* queue links while QUEUED */
+    void *user;
+    int64_t arrival, admitted;
+    uint32_t prompt, out_target, out_done;
+    uint32_t prefilled, cached;
+    uint32_t chunk;   /* prompt tokens prefilled in the current step */
+    bool decode;      /* emits a token at the end of the current step */
+    bool charged;     /* the cached tokens' cost was paid */
+    bool cancelled;
+    enum mstate state;
+    uint32_t nblocks;
+    uint64_t blocks[];
+};
+
+/* LRU of block hashes: nodes in a pool, a hash table of node indices. */
+struct lru {
+    uint32_t cap, used;
+    uint32_t mask;     /* table size - 1 */
+    uint32_t *table;   /* node index + 1, 0 = empty */
+    uint64_t *key;
+    uint32_t *prev, *next; /* UINT32_MAX = none */
+    uint32_t head, tail;   /* head = most recent */
+};
+
+struct lt_sim_model {
+    struct lt_sim_profile p;
+    struct lt_sim_mreq *qhead, *qtail;
+    uint32_t nqueued;
+    struct lt_sim_mreq **run;
+    uint32_t nrun, runcap;
+    uint64_t kv_used;
+    bool busy;           /* a step is in progress */
+    int64_t step_end;
+    struct lru lru;
+    struct lt_sim_model_stats st;
+};
+
+#define NONE UINT32_MAX
+
+static int lru_init(struct lru *l, uint32_t cap)
+{
+    memset(l, 0, sizeof *l);
+    l->head = l->tail = NONE;
+    if (cap == 0)
+        return 0;
+    uint32_t size = 16;
+    while (size < 2 * (uint64_t)cap && size < (1u << 31))
+        size <<= 1;
+    l->cap = cap;
+    l->mask = size - 1;
+    l->table = calloc(size, sizeof *l->table);
+    l->key = malloc((size_t)cap * sizeof *l->key);
+    l->prev = malloc((size_t)cap * sizeof *l->prev);
+    l->next = malloc((size_t)cap * sizeof *l->next);
+    if (!l->table || !l->key || !l->prev || !l->next)
+        return LT_ENOMEM;
+    return 0;
+}
+
+static void lru_release(struct lru *l)
+{
+    free(l->table);
+    free(l->key);
+    free(l->prev);
+    free(l->next);
+}
+
+static uint32_t lru_home(const struct lru *l, uint64_t key)
+{
+    return (uint32_t)(lt_mix64(key) & l->mask);
+}
+
+static uint32_t lru_slot(const struct lru *l, uint64_t key)
+{
+    uint32_t i = lru_home(l, key);
+    while (l->table[i] && l->key[l->table[i] - 1] != key)
+        i = (i + 1) & l->mask;
+    return i;
+}
+
+static void lru_unlink(struct lru *l, uint32_t n)
+{
+    if (l->prev[n] != NONE)
+        l->next[l->prev[n]] = l->next[n];
+    else
+        l->head = l->next[n];
+    if (l->next[n] != NONE)
+        l->prev[l->next[n]] = l->prev[n];
+    else
+        l->tail = l->prev[n];
+}
+
+static void lru_push_front(struct lru *l, uint32_t n)
+{
+    l->prev[n] = NONE;
+    l->next[n] = l->head;
+    if (l->head != NONE)
+        l->prev[l->head] = n;
+    l->head = n;
+    if (l->tail == NONE)
+        l->tail = n;
+}
+
+/* Linear probing with backward-shift deletion, so no tombstones pile up. */
+static void lru_table_delete(struct lru *l, uint32_t i)
+{
+    l->table[i] = 0;
+    uint32_t j = i;
+    for (;;) {
+        j = (j + 1) & l->mask;
+        if (!l->table[j])
+            return;
+        uint32_t k = lru_home(l, l->key[l->table[j] - 1]);
+        bool move = (j > i) ? (k <= i || k > j) : (k <= i && k > j);
+        if (move) {
+            l->table[i] = l->table[j];
+            l->table[j] = 0;
+            i = j;
+        }
+    }
+}
+
+static bool lru_contains(const struct lru *l, uint64_t key)
+{
+    return l->cap && l->table[lru_slot(l, key)] != 0;
+}
+
+/* Mark key most recently used, inserting it (and evicting the least
+ * recently used block) if it is not there. */
+static void lru_touch(struct lru *l, uint64_t key)
+{
+    if (!l->cap)
+        return;
+    uint32_t i = lru_slot(l, key);
+    if (l->table[i]) {
+        uint32_t n = l->table[i] - 1;
+        lru_unlink(l, n);
+        lru_push_front(l, n);
+        return;
+    }
+    uint32_t n;
+    if (l->used < l->cap) {
+        n = l->used++;
+    } else {
+        n = l->tail;
+        lru_unlink(l, n);
+        lru_table_delete(l, lru_slot(l, l->key[n]));
+        i = lru_slot(l, key);
+    }
+    l->key[n] = key;
+    l->table[i] = n + 1;
+    lru_push_front(l, n);
+}
+
+struct lt_sim_model *lt_sim_model_new(const struct lt_sim_profile *p, struct lt_err *err)
+{
+    struct lt_sim_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        lt_errset(err, LT_ENOMEM, "sim model: out of memory");
+        return NULL;
+    }
+    m->p = *p;
+    if (lru_init(&m->lru, p->cache_blocks) < 0) {
+        lt_sim_model_free(m);
+        lt_errset(err, LT_ENOMEM, "sim model: out of memory for %u cache blocks",
+                  p->cache_blocks);
+        return NULL;
+    }
+    return m;
+}
+
+void lt_sim_model_free(struct lt_sim_model *m)
+{
+    if (!m)
+        return;
+    for (struct lt_sim_mreq *q = m->qhead, *n; q; q = n) {
+        n = q->next;
+        free(q);
+    }
+    for (uint32_t i = 0; i < m->nrun; i++)
+        free(m->run[i]);
+    free(m->run);
+    lru_release(&m->lru);
+    free(m);
+}
+
+static void queue_unlink(struct lt_sim_model *m, struct lt_sim_mreq *q)
+{
+    if (q->prev)
+        q->prev->next = q->next;
+    else
+        m->qhead = q->next;
+    if (q->next)
+        q->next->prev = q->prev;
+    else
+        m->qtail = q->prev;
+    m->nqueued--;
+}
+
+static uint64_t kv_need(const struct lt_sim_mreq *q)
+{
+    return (uint64_t)q->prompt + q->out_target;
+}
+
+/* Drop cancelled requests from the batch and admit queued ones. */
+static int admit(struct lt_sim_model *m, int64_t now)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < m->nrun; i++) {
+        struct lt_sim_mreq *q = m->run[i];
+        if (q->cancelled) {
+            m->kv_used -= kv_need(q);
+            free(q);
+        } else {
+            m->run[k++] = q;
+        }
+    }
+    m->nrun = k;
+    while (m->qhead && m->nrun < m->p.max_running) {
+        struct lt_sim_mreq *q = m->qhead;
+        /* A request bigger than the whole cache still runs alone, so the
+         * engine never deadlocks on it. */
+        if (m->kv_used + kv_need(q) > m->p.kv_tokens && m->nrun > 0)
+            break;
+        if (m->nrun == m->runcap) {
+            uint32_t nc = m->runcap ? 2 * m->runcap : 64;
+            struct lt_sim_mreq **nr = realloc(m->run, nc * sizeof *nr);
+            if (!nr)
+                return LT_ENOMEM;
+            m->run = nr;
+            m->runcap = nc;
+        }
+        queue_unlink(m, q);
+        uint32_t hits = 0;
+        while (hits < q->nblocks && lru_contains(&m->lru, q->blocks[hits]))
+            hits++;
+        for (uint32_t b = 0; b < q->nblocks; b++)
+            lru_touch(&m->lru, q->blocks[b]);
+        uint64_t cached = (uint64_t)hits * m->p.block_tokens;
+        if (cached >= q->prompt)
+            cached = q->prompt - 1; /* the last token is always computed */
+        q->cached = (uint32_t)cached;
+        q->prefilled = q->cached;
+        q->state = Q_RUNNING;
+        q->admitted = now;
+        m->kv_used += kv_need(q);
+        m->run[m->nrun++] = q;
+    }
+    return 0;
+}
+
+/* Plan one step starting at now and set its end. */
+static void start_step(struct lt_sim_model *m, int64_t now)
+{
+    if (admit(m, now) < 0 || m->nrun == 0) {
+        /* Out of memory while growing the batch leaves the queue waiting
+         * for the next arrival rather than losing requests. */
+        m->busy = false;
+        return;
+    }
+    uint32_t decoders = 0;
+    for (uint32_t i = 0; i < m->nrun; i++) {
+        struct lt_sim_mreq *q = m->run[i];
+        q->chunk = 0;
+        q->decode = q->prefilled == q->prompt;
+        decoders += q->decode;
+    }
+    uint64_t budget = m->p.batch_tokens > decoders ? m->p.batch_tokens - decoders : 0;
+    if (decoders == 0 && budget == 0)
+        budget = 1;
+    uint64_t prefill = 0, cached = 0;
+    for (uint32_t i = 0; i < m->nrun && budget > 0; i++) {
+        struct lt_sim_mreq *q = m->run[i];
+        if (q->decode)
+            continue;
+        uint32_t rest = q->prompt - q->prefilled;
+        q->chunk = rest < budget ? rest : (uint32_t)budget;
+        budget -= q->chunk;
+        prefill += q->chunk;
+        if (!q->charged) {
+            cached += q->cached;
+            q->charged = true;
+        }
+    }
+    double ms = m->p.step_ms + m->p.step_ms_per_seq * decoders;
+    if (prefill > 0)
+        ms += m->p.prefill_step_ms + m->p.prefill_ms_per_token * (double)prefill;
+    ms += m->p.cached_ms_per_token * (double)cached;
+    m->st.steps++;
+    m->st.prefill_tokens += prefill;
+    m->st.cached_tokens += cached;
+    m->busy = true;
+    m->step_end = now + (int64_t)llround(ms * 1e6);
+}
+
+struct lt_sim_mreq *lt_sim_model_add(struct lt_sim_model *m, int64_t now,
+                                     const struct lt_sim_req *r, struct lt_err *err)
+{
+    struct lt_sim_mreq *q = calloc(1, sizeof *q + (size_t)r->nblocks * sizeof q->blocks[0]);
+    if (!q) {
+        lt_errset(err, LT_ENOMEM, "sim model: out of memory");
+        return NULL;
+    }
+    q->user = r->user;
+    q->arrival = now;
+    q->prompt = r->prompt_tokens ? r->prompt_tokens : 1;
+    q->out_target = r->out_tokens ? r->out_tokens : 1;
+    q->nblocks = r->blocks ? r->nblocks : 0;
+    if (q->nblocks)
+        memcpy(q->blocks, r->blocks, (size_t)q->nblocks * sizeof q->blocks[0]);
+    q->state = Q_QUEUED;
+    q->prev = m->qtail;
+    if (m->qtail)
+        m->qtail->next = q;
+    else
+        m->qhead = q;
+    m->qtail = q;
+    m->nqueued++;
+    if (!m->busy)
+        start_step(m, now);
+    return q;
+}
+
+void lt_sim_model_cancel(struct lt_sim_model *m, struct lt_sim_mreq *q)
+{
+    if (!q)
+        return;
+    if (q->state == Q_QUEUED) {
+        queue_unlink(m, q);
+        free(q);
+        return;
+    }
+    q->cancelled = true;
+}
+
+int64_t lt_sim_model_next(const struct lt_sim_model *m)
+{
+    return m->busy ? m->step_end : INT64_MAX;
+}
+
+uint64_t lt_sim_model_advance(struct lt_sim_model *m, int64_t t, lt_sim_emit_fn fn, void *ud)
+{
+    uint64_t n = 0;
+    while (m->busy && m->step_end <= t) {
+        int64_t now = m->step_end;
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < m->nrun; i++) {
+            struct lt_sim_mreq *q = m->run[i];
+            bool emit = false;
+            if (!q->cancelled) {
+                if (q->decode) {
+                    emit = true;
+                } else if (q->chunk) {
+                    q->prefilled += q->chunk;
+                    emit = q->prefilled == q->prompt;
+                }
+            }
+            if (emit) {
+                struct lt_sim_emit e = {
+                    .user = q->user,
+                    .t = now,
+                    .index = q->out_done,
+                    .last = q->out_done + 1 >= q->out_target,
+                    .cached_tokens = q->cached,
+                    .admitted = q->admitted,
+                };
+                q->out_done++;
+                n++;
+                if (fn)
+                    fn(ud, &e);
+                if (e.last) {
+                    m->kv_used -= kv_need(q);
+                    free(q);
+                    continue;
+                }
+            }
+            m->run[k++] = q;
+        }
+        m->nrun = k;
+        m->busy = false;
+        if (m->nrun || m->qhead)
+            start_step(m, now);
+    }
+    m->st.tokens += n;
+    return n;
+}
+
+void lt_sim_model_stats(const struct lt_sim_model *m, struct lt_sim_model_stats *st)
+{
+    *st = m->st;
+    st->running = m->nrun;
+    st->queued = m->nqueued;
+    st->kv_used = m->kv_used;
+}

@@ -1,0 +1,230 @@
+/*
+ * Built-in profiles and the profile file reader. A profile file is plain
+ * text, one `key = value` per line, `#` starts a comment; keys not given
+ * keep the default profile's value, so a file says only what differs. A
+ * table of keys drives both the reader and lt_sim_profile_set, so adding a
+ * key is one line here and one in docs/sim.md.
+ */
+#include "sim/sim_profile.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum ktype { K_DOUBLE, K_U32, K_U64, K_STR, K_BOOL };
+
+struct key {
+    const char *name;
+    enum ktype type;
+    size_t off;
+    size_t size; /* for strings */
+};
+
+#define KD(n, f) {n, K_DOUBLE, offsetof(struct lt_sim_profile, f), 0}
+#define KU(n, f) {n, K_U32, offsetof(struct lt_sim_profile, f), 0}
+#define KL(n, f) {n, K_U64, offsetof(struct lt_sim_profile, f), 0}
+#define KB(n, f) {n, K_BOOL, offsetof(struct lt_sim_profile, f), 0}
+#define KS(n, f) {n, K_STR, offsetof(struct lt_sim_profile, f), sizeof(((struct lt_sim_profile *)0)->f)}
+
+static const struct key keys[] = {
+    KS("name", name),
+    KS("model", model),
+    KD("step_ms", step_ms),
+    KD("step_ms_per_seq", step_ms_per_seq),
+    KD("prefill_step_ms", prefill_step_ms),
+    KD("prefill_ms_per_token", prefill_ms_per_token),
+    KD("cached_ms_per_token", cached_ms_per_token),
+    KU("max_running", max_running),
+    KL("kv_tokens", kv_tokens),
+    KU("batch_tokens", batch_tokens),
+    KU("block_tokens", block_tokens),
+    KU("cache_blocks", cache_blocks),
+    KU("max_model_len", max_model_len),
+    KU("eos_tokens", eos_tokens),
+    KD("reasoning_fraction", reasoning_fraction),
+    KB("reasoning", reasoning),
+};
+
+/* The default profile: Qwen3.5-397B on 8x RTX PRO 6000 (PCIe). The step
+ * costs were fitted in virtual time to the published table (see
+ * docs/sim.md and tests/sim/test_sim_model.c); the limits are those of a
+ * typical vLLM deployment of such a model. */
+static const struct lt_sim_profile default_profile = {
+    .name = "default",
+    .model = "Qwen/Qwen3.5-397B-A17B",
+    .step_ms = 5.7,
+    .step_ms_per_seq = 0.19,
+    .prefill_step_ms = 100.0,
+    .prefill_ms_per_token = 0.85,
+    .cached_ms_per_token = 0.05,
+    .max_running = 256,
+    .kv_tokens = 1000000,
+    .batch_tokens = 8192,
+    .block_tokens = 64,
+    .cache_blocks = 16384,
+    .max_model_len = 262144,
+    .eos_tokens = 400,
+    .reasoning_fraction = 0.5,
+    .reasoning = 0,
+};
+
+int lt_sim_profile_builtin(struct lt_sim_profile *p, const char *name, struct lt_err *err)
+{
+    *p = default_profile;
+    if (!strcmp(name, "default"))
+        return 0;
+    if (!strcmp(name, "fast")) {
+        snprintf(p->name, sizeof p->name, "fast");
+        snprintf(p->model, sizeof p->model, "loadtrace-sim-fast");
+        p->step_ms = p->step_ms_per_seq = 0;
+        p->prefill_step_ms = p->prefill_ms_per_token = p->cached_ms_per_token = 0;
+        p->max_running = 1000000;
+        p->kv_tokens = UINT64_MAX / 4;
+        p->batch_tokens = 1u << 30;
+        p->cache_blocks = 0;
+        return 0;
+    }
+    return lt_errset(err, LT_EINVAL, "unknown profile '%s' (built in: default, fast)", name);
+}
+
+int lt_sim_profile_set(struct lt_sim_profile *p, const char *key, const char *value,
+                       struct lt_err *err)
+{
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const struct key *k = &keys[i];
+        if (strcmp(k->name, key))
+            continue;
+        char *base = (char *)p + k->off;
+        char *end = NULL;
+        errno = 0;
+        switch (k->type) {
+        case K_STR:
+            if (strlen(value) >= k->size || !*value)
+                return lt_errset(err, LT_EFORMAT, "%s: must be 1 to %zu characters", key,
+                                 k->size - 1);
+            /* Names go into JSON answers verbatim, so they may not need escaping. */
+            for (const char *c = value; *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\')
+                    return lt_errset(err, LT_EFORMAT, "%s: no quotes, backslashes or control "
+                                     "characters", key);
+            memcpy(base, value, strlen(value) + 1);
+            return 0;
+        case K_DOUBLE: {
+            double d = strtod(value, &end);
+            if (end == value || *end || errno || !isfinite(d) || d < 0)
+                return lt_errset(err, LT_EFORMAT, "%s: '%s' is not a number >= 0", key, value);
+            memcpy(base, &d, sizeof d);
+            return 0;
+        }
+        case K_U32:
+        case K_U64:
+        case K_BOOL: {
+            if (k->type == K_BOOL) {
+                int b = -1;
+                if (!strcmp(value, "1") || !strcmp(value, "on") || !strcmp(value, "true"))
+                    b = 1;
+                if (!strcmp(value, "0") || !strcmp(value, "off") || !strcmp(value, "false"))
+                    b = 0;
+                if (b < 0)
+                    return lt_errset(err, LT_EFORMAT, "%s: '%s' is not on or off", key, value);
+                memcpy(base, &b, sizeof b);
+                return 0;
+            }
+            if (!isdigit((unsigned char)value[0]))
+                return lt_errset(err, LT_EFORMAT, "%s: '%s' is not a whole number", key, value);
+            unsigned long long v = strtoull(value, &end, 10);
+            if (*end || errno || (k->type == K_U32 && v > UINT32_MAX))
+                return lt_errset(err, LT_EFORMAT, "%s: '%s' is not a whole number in range",
+                                 key, value);
+            if (k->type == K_U32) {
+                uint32_t u = (uint32_t)v;
+                memcpy(base, &u, sizeof u);
+            } else {
+                uint64_t u = v;
+                memcpy(base, &u, sizeof u);
+            }
+            return 0;
+        }
+        }
+    }
+    return lt_errset(err, LT_EINVAL, "unknown profile key '%s'", key);
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+int lt_sim_profile_load(struct lt_sim_profile *p, const char *name_or_path, struct lt_err *err)
+{
+    if (!strchr(name_or_path, '/') && !strchr(name_or_path, '.'))
+        return lt_sim_profile_builtin(p, name_or_path, err);
+    *p = default_profile;
+    snprintf(p->name, sizeof p->name, "file");
+    int rc = 0;
+    FILE *f = fopen(name_or_path, "r");
+    if (!f)
+        return lt_errset(err, LT_EIO, "%s: cannot open profile: %s", name_or_path,
+                         strerror(errno));
+    char line[1024];
+    int lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            rc = lt_errset(err, LT_EFORMAT, "%s:%d: line too long", name_or_path, lineno);
+            goto out;
+        }
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *s = trim(line);
+        if (!*s)
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            rc = lt_errset(err, LT_EFORMAT, "%s:%d: expected key = value", name_or_path,
+                           lineno);
+            goto out;
+        }
+        *eq = '\0';
+        rc = lt_sim_profile_set(p, trim(s), trim(eq + 1), err);
+        if (rc < 0) {
+            lt_errf(err, rc, "%s:%d", name_or_path, lineno);
+            goto out;
+        }
+    }
+    rc = lt_sim_profile_check(p, err);
+    if (rc < 0)
+        lt_errf(err, rc, "%s", name_or_path);
+out:
+    fclose(f);
+    return rc;
+}
+
+int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err)
+{
+    if (p->max_running == 0)
+        return lt_errset(err, LT_EINVAL, "max_running must be at least 1");
+    if (p->batch_tokens == 0)
+        return lt_errset(err, LT_EINVAL, "batch_tokens must be at least 1");
+    if (p->block_tokens == 0)
+        return lt_errset(err, LT_EINVAL, "block_tokens must be at least 1");
+    if (p->max_model_len < 2)
+        return lt_errset(err, LT_EINVAL, "max_model_len must be at least 2");
+    if (p->kv_tokens < 2)
+        return lt_errset(err, LT_EINVAL, "kv_tokens must be at least 2");
+    if (p->reasoning_fraction >= 1)
+        return lt_errset(err, LT_EINVAL, "reasoning_fraction must be below 1");
+    if (p->eos_tokens == 0)
+        return lt_errset(err, LT_EINVAL, "eos_tokens must be at least 1");
+    return 0;
+}

@@ -1,0 +1,52 @@
+/*
+ * Profiles of the simulated server: the numbers that describe one server
+ * (model name, step costs, batch and memory limits, prefix cache size).
+ * A profile is either built in ("default", calibrated to the published
+ * Qwen3.5-397B / 8x RTX PRO 6000 table, and "fast", with zero delays for
+ * benchmarking clients) or read from a small `key = value` text file so
+ * users can describe their own server. docs/sim.md documents every key.
+ */
+#ifndef LT_SIM_PROFILE_H
+#define LT_SIM_PROFILE_H
+
+#include "traces/lt_err.h"
+
+#include <stdint.h>
+
+struct lt_sim_profile {
+    char name[64];
+    char model[128];             /* model id served on /v1/models */
+    double step_ms;              /* a: fixed cost of every engine step */
+    double step_ms_per_seq;      /* k: added per decoding request in the step */
+    double prefill_step_ms;      /* added once to a step that prefills anything */
+    double prefill_ms_per_token; /* per prompt token prefilled */
+    double cached_ms_per_token;  /* per prompt token found in the prefix cache */
+    uint32_t max_running;        /* most requests in the batch; the rest queue */
+    uint64_t kv_tokens;          /* KV capacity; a request reserves prompt + max output */
+    uint32_t batch_tokens;       /* token budget of a step (chunked prefill) */
+    uint32_t block_tokens;       /* prefix cache block size, tokens */
+    uint32_t cache_blocks;       /* prefix cache capacity (LRU), blocks; 0 = off */
+    uint32_t max_model_len;      /* prompt + output limit; longer is a 400 */
+    uint32_t eos_tokens;         /* mean natural output length when EOS is honoured */
+    double reasoning_fraction;   /* share of the output that is reasoning when on */
+    int reasoning;               /* 1: reason unless the request says not to */
+};
+
+/* Fill p with the built-in profile called name ("default" or "fast").
+ * Returns 0 or LT_EINVAL. */
+int lt_sim_profile_builtin(struct lt_sim_profile *p, const char *name, struct lt_err *err);
+
+/* Fill p from name_or_path: a built-in name, or a profile file whose keys
+ * override the default profile. Returns 0, LT_EIO, LT_EFORMAT or LT_EINVAL,
+ * with the file and line in err. */
+int lt_sim_profile_load(struct lt_sim_profile *p, const char *name_or_path, struct lt_err *err);
+
+/* Set one key from its text value, as a profile file line would.
+ * Returns 0, LT_EINVAL (unknown key) or LT_EFORMAT (bad value). */
+int lt_sim_profile_set(struct lt_sim_profile *p, const char *key, const char *value,
+                       struct lt_err *err);
+
+/* Check that the numbers make sense together. Returns 0 or LT_EINVAL. */
+int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err);
+
+#endif

@@ -1,0 +1,992 @@
+/*
+ * The sim's HTTP server: libmicrohttpd connections on one side, the
+ * clock-free model (sim_model.c) on the other, and a clock thread between
+ * them that advances the model in real time. A stream's bytes are rendered
+ * lazily, in the content reader, from the count of tokens the model has
+ * emitted, so an open stream costs a few hundred bytes plus one timestamp
+ * per token, whatever the profile's speed.
+ *
+ * Every connection that waits (for its next token, a stall, a slow first
+ * byte, a whole non-streamed answer) is suspended in libmicrohttpd and
+ * resumed by the clock thread, so nothing polls.
+ *
+ * One request's life (struct sreq, all fields under s->mu):
+ *
+ *   BODY --body complete--> (route)
+ *     (route) --GET, /tokenize, bad request, status fault--> DONE (answer queued)
+ *     (route) --refuse fault--> (connection closed, listener closed for a while)
+ *     (route) --slow fault--> DELAYED --timer--> (admit)
+ *     (route) --> (admit: the model gets the request)
+ *     (admit) --stream--> STREAMING: reader renders what is due, suspends when
+ *                         nothing is; emit/timer resume it; ends after [DONE],
+ *                         or cut by the disconnect fault
+ *     (admit) --no stream--> WAITING --last token--> DONE (whole body queued)
+ *   any --connection closed--> completed: model request cancelled, log line
+ *                              written, memory freed
+ */
+#include "sim/sim.h"
+#include "sim/sim_api.h"
+#include "sim/sim_faults.h"
+#include "sim/sim_model.h"
+#include "traces/lt_buf.h"
+#include "traces/lt_rng.h"
+#include "traces/lt_time.h"
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_DAEMONS 64
+#define HIST_FINE 10000 /* 1 us buckets up to 10 ms, then 1 ms buckets */
+#define HIST_N (HIST_FINE + 10000)
+#define NO_TIMER SIZE_MAX
+
+enum phase { P_BODY, P_DELAYED, P_WAITING, P_STREAMING, P_DONE };
+
+struct sreq {
+    struct lt_sim *s;
+    struct sreq *prev, *next; /* live list */
+    struct MHD_Connection *conn;
+    enum phase phase;
+    struct lt_buf body;
+    bool too_big, inference, logged_arrival;
+    const char *path;
+    const char *method;
+    uint64_t seq;
+    enum lt_sim_fault fault;
+    int status;
+    int64_t arrival; /* real ns since start */
+    struct lt_sim_call call;
+    struct lt_sim_resp resp;
+    char id[40];
+    struct lt_sim_mreq *mreq;
+    int64_t *rel; /* when each token may be sent (real ns since start) */
+    uint32_t avail, sent;
+    bool model_done, head_sent, tail_sent, suspended, cut_due, cut, started;
+    struct lt_buf out;
+    size_t heap_idx;
+    int64_t timer_at;
+    int64_t end;
+};
+
+struct dmn {
+    struct MHD_Daemon *d;
+    int fd;
+};
+
+struct lt_sim {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t clock;
+    bool clock_started, stopping;
+    struct lt_sim_profile prof;
+    struct lt_sim_dialect dia;
+    struct lt_sim_faults faults;
+    double scale;
+    uint64_t seed;
+    size_t max_body;
+    unsigned max_conn;
+    struct lt_sim_model *model;
+    lt_mono t0;
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    uint16_t port;
+    struct dmn dm[MAX_DAEMONS];
+    int ndm;
+    bool listening;       /* dm[ndm-1] accepts connections */
+    bool refuse_req;
+    int64_t refuse_until; /* real ns; 0 = not refusing */
+    struct sreq *live;
+    struct sreq **heap;
+    size_t nheap, heapcap;
+    uint64_t next_seq;
+    struct lt_sim_stats st;
+    uint64_t *hist;
+    pthread_mutex_t log_mu;
+    FILE *log;
+    bool log_failed;
+};
+
+static int64_t now_ns(const struct lt_sim *s)
+{
+    return lt_mono_diff_ns(lt_mono_now(), s->t0);
+}
+
+static int64_t to_model(const struct lt_sim *s, int64_t real)
+{
+    return (int64_t)((double)real * s->scale);
+}
+
+static int64_t to_real(const struct lt_sim *s, int64_t model)
+{
+    if (model == INT64_MAX)
+        return INT64_MAX;
+    return (int64_t)((double)model / s->scale + 0.999);
+}
+
+/* ---- timers: a binary min-heap of requests, each with at most one ---- */
+
+static bool heap_less(struct lt_sim *s, size_t a, size_t b)
+{
+    return s->heap[a]->timer_at < s->heap[b]->timer_at;
+}
+
+static void heap_swap(struct lt_sim *s, size_t a, size_t b)
+{
+    struct sreq *t = s->heap[a];
+    s->heap[a] = s->heap[b];
+    s->heap[b] = t;
+    s->heap[a]->heap_idx = a;
+    s->heap[b]->heap_idx = b;
+}
+
+static void heap_fix(struct lt_sim *s, size_t i)
+{
+    while (i > 0 && heap_less(s, i, (i - 1) / 2)) {
+        heap_swap(s, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < s->nheap && heap_less(s, l, m))
+            m = l;
+        if (r < s->nheap && heap_less(s, r, m))
+            m = r;
+        if (m == i)
+            return;
+        heap_swap(s, i, m);
+        i = m;
+    }
+}
+
+static void timer_cancel(struct lt_sim *s, struct sreq *r)
+{
+    size_t i = r->heap_idx;
+    if (i == NO_TIMER)
+        return;
+    r->heap_idx = NO_TIMER;
+    s->nheap--;
+    if (i != s->nheap) {
+        s->heap[i] = s->heap[s->nheap];
+        s->heap[i]->heap_idx = i;
+        heap_fix(s, i);
+    }
+}
+
+/* Wake r at real time at. Returns false only when memory ran out. */
+static bool timer_set(struct lt_sim *s, struct sreq *r, int64_t at)
+{
+    if (r->heap_idx != NO_TIMER) {
+        r->timer_at = at;
+        heap_fix(s, r->heap_idx);
+        pthread_cond_signal(&s->cv);
+        return true;
+    }
+    if (s->nheap == s->heapcap) {
+        size_t nc = s->heapcap ? 2 * s->heapcap : 256;
+        struct sreq **nh = realloc(s->heap, nc * sizeof *nh);
+        if (!nh)
+            return false;
+        s->heap = nh;
+        s->heapcap = nc;
+    }
+    r->timer_at = at;
+    r->heap_idx = s->nheap;
+    s->heap[s->nheap++] = r;
+    heap_fix(s, r->heap_idx);
+    pthread_cond_signal(&s->cv);
+    return true;
+}
+
+/* ---- suspend / resume (always under s->mu) ---- */
+
+static void suspend(struct sreq *r)
+{
+    if (!r->suspended) {
+        r->suspended = true;
+        MHD_suspend_connection(r->conn);
+    }
+}
+
+static void wake(struct sreq *r)
+{
+    if (r->suspended) {
+        r->suspended = false;
+        MHD_resume_connection(r->conn);
+    }
+}
+
+/* ---- the model's tokens ---- */
+
+static void on_emit(void *ud, const struct lt_sim_emit *e)
+{
+    struct lt_sim *s = ud;
+    struct sreq *r = e->user;
+    int64_t rel = to_real(s, e->t);
+    if (r->fault == LT_SIM_FAULT_STALL && e->index >= s->faults.stall_after &&
+        s->faults.stall_after < r->resp.out) {
+        int64_t until = (e->index == s->faults.stall_after ? rel : r->rel[s->faults.stall_after]) +
+                        s->faults.stall_us * 1000;
+        if (rel < until)
+            rel = until;
+    }
+    r->rel[e->index] = rel;
+    r->avail = e->index + 1;
+    if (e->index == 0)
+        r->resp.cached_tokens = e->cached_tokens;
+    if (e->last) {
+        r->model_done = true;
+        r->mreq = NULL;
+    }
+    wake(r);
+}
+
+static void advance(struct lt_sim *s, int64_t now)
+{
+    lt_sim_model_advance(s->model, to_model(s, now), on_emit, s);
+}
+
+static void hist_add(struct lt_sim *s, int64_t late_ns)
+{
+    int64_t us = late_ns > 0 ? late_ns / 1000 : 0;
+    size_t b = us < HIST_FINE ? (size_t)us : HIST_FINE + (size_t)(us / 1000 < 9999 ? us / 1000 : 9999);
+    s->hist[b]++;
+    s->st.late_samples++;
+    if ((double)us > s->st.late_max_us)
+        s->st.late_max_us = (double)us;
+}
+
+static double hist_q(const struct lt_sim *s, double q)
+{
+    uint64_t n = s->st.late_samples, want = (uint64_t)(q * (double)n), acc = 0;
+    if (!n)
+        return 0;
+    for (size_t b = 0; b < HIST_N; b++) {
+        acc += s->hist[b];
+        if (acc > want)
+            return b < HIST_FINE ? (double)b : (double)(b - HIST_FINE) * 1000.0;
+    }
+    return s->st.late_max_us;
+}
+
+/* ---- answers ---- */
+
+static enum MHD_Result queue_body(struct sreq *r, int status, const char *ctype, const char *body,
+                                  size_t len)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", ctype);
+    if (r->s->dia.close)
+        MHD_add_response_header(resp, "Connection", "close");
+    if (status == 429 || status == 503) {
+        char ra[16];
+        snprintf(ra, sizeof ra, "%u",
+                 status == 429 ? r->s->faults.retry_after_429 : r->s->faults.retry_after_503);
+        MHD_add_response_header(resp, "Retry-After", ra);
+    }
+    enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    r->status = status;
+    r->phase = P_DONE;
+    return ret;
+}
+
+static enum MHD_Result queue_json(struct sreq *r, int status, const struct lt_buf *b)
+{
+    return queue_body(r, status, "application/json", b->p ? b->p : "", b->len);
+}
+
+static enum MHD_Result queue_error(struct sreq *r, int status, const char *msg)
+{
+    struct lt_buf b;
+    lt_buf_init(&b, 1 << 16);
+    lt_sim_error_body(&b, status, msg);
+    enum MHD_Result ret = queue_json(r, status, &b);
+    lt_buf_release(&b);
+    return ret;
+}
+
+/* The content reader of a stream: render whatever is due, or suspend. */
+static ssize_t on_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct sreq *r = cls;
+    struct lt_sim *s = r->s;
+    ssize_t ret;
+    pthread_mutex_lock(&s->mu);
+    if (s->stopping) {
+        ret = MHD_CONTENT_READER_END_WITH_ERROR;
+        goto out;
+    }
+    int64_t now = now_ns(s);
+    while (r->out.len < max) {
+        if (!r->head_sent) {
+            lt_sim_render_head(&r->out, &r->resp);
+            r->head_sent = true;
+        } else if (r->sent < r->avail) {
+            if (r->fault == LT_SIM_FAULT_DISCONNECT && r->sent == s->faults.disconnect_after) {
+                /* Give the tokens already rendered a moment to leave before
+                 * the connection is cut, so the client sees exactly N. */
+                if (!r->cut_due) {
+                    r->cut_due = true;
+                    timer_set(s, r, now + 20 * 1000000LL);
+                } else if (r->heap_idx == NO_TIMER) {
+                    r->cut = true;
+                }
+                break;
+            }
+            if (r->rel[r->sent] > now) {
+                timer_set(s, r, r->rel[r->sent]);
+                break;
+            }
+            bool bad = r->fault == LT_SIM_FAULT_MALFORMED && r->sent == s->faults.malformed_after;
+            if (lt_sim_render_token(&r->out, &r->resp, r->sent, bad) < 0)
+                break;
+            hist_add(s, now - r->rel[r->sent]);
+            s->st.chunks++;
+            r->sent++;
+        } else if (r->model_done && r->sent == r->resp.out && !r->tail_sent) {
+            lt_sim_render_tail(&r->out, &r->resp);
+            r->tail_sent = true;
+        } else {
+            break;
+        }
+    }
+    if (r->out.len) {
+        size_t n = r->out.len < max ? r->out.len : max;
+        memcpy(buf, r->out.p, n);
+        lt_buf_consume(&r->out, n);
+        ret = (ssize_t)n;
+    } else if (r->cut) {
+        ret = MHD_CONTENT_READER_END_WITH_ERROR;
+    } else if (r->tail_sent) {
+        ret = MHD_CONTENT_READER_END_OF_STREAM;
+    } else {
+        suspend(r);
+        ret = 0;
+    }
+out:
+    pthread_mutex_unlock(&s->mu);
+    return ret;
+}
+
+/* Decide the output (length, reasoning, finish) and give the request to
+ * the model. Called with s->mu held. */
+static int admit_locked(struct sreq *r, struct lt_err *err)
+{
+    struct lt_sim *s = r->s;
+    struct lt_sim_call *c = &r->call;
+    struct lt_rng rng;
+    lt_rng_seed(&rng, lt_mix64(s->seed ^ lt_mix64(r->seq)));
+    double mean = s->prof.eos_tokens > 1 ? s->prof.eos_tokens - 1 : 0.5;
+    double nat = 1 + lt_rng_exp(&rng, mean);
+    uint32_t natural = nat > 4e9 ? 4000000000u : (uint32_t)nat;
+    uint32_t out = c->ignore_eos ? c->max_tokens : natural;
+    if (out < c->min_tokens)
+        out = c->min_tokens;
+    if (out > c->max_tokens)
+        out = c->max_tokens;
+    if (out < 1)
+        out = 1;
+    bool hit_limit = out == c->max_tokens && (c->ignore_eos || natural >= c->max_tokens);
+    uint32_t reasoning = 0;
+    if (c->api == LT_SIM_CHAT) {
+        int on = c->reasoning >= 0 ? c->reasoning : s->prof.reasoning;
+        double frac = c->reasoning_fraction > 0 ? c->reasoning_fraction : s->prof.reasoning_fraction;
+        if (on && frac <= 0)
+            frac = 0.5;
+        if (on && out > 1) {
+            reasoning = (uint32_t)((double)out * frac);
+            if (reasoning < 1)
+                reasoning = 1;
+            if (reasoning >= out)
+                reasoning = out - 1;
+        }
+    }
+    r->rel = malloc((size_t)out * sizeof *r->rel);
+    if (!r->rel)
+        return lt_errset(err, LT_ENOMEM, "out of memory for %u tokens", out);
+    snprintf(r->id, sizeof r->id, "%s-%llu", c->api == LT_SIM_CHAT ? "chatcmpl" : "cmpl",
+             (unsigned long long)r->seq);
+    r->resp = (struct lt_sim_resp){
+        .d = &s->dia,
+        .api = c->api,
+        .id = r->id,
+        .created = (long long)time(NULL),
+        .model_json = c->model_json,
+        .seq = r->seq,
+        .prompt_tokens = c->toks.n,
+        .out = out,
+        .reasoning = reasoning,
+        .tool_call = c->tool_call,
+        .tool_name_json = c->tool_name_json,
+        .finish = c->tool_call ? "tool_calls" : hit_limit ? "length" : "stop",
+        .include_usage = c->include_usage,
+    };
+    int64_t now = now_ns(s);
+    advance(s, now);
+    struct lt_sim_req q = {
+        .prompt_tokens = c->toks.n,
+        .out_tokens = out,
+        .blocks = c->toks.blocks,
+        .nblocks = c->toks.nblocks,
+        .user = r,
+    };
+    r->mreq = lt_sim_model_add(s->model, to_model(s, now), &q, err);
+    if (!r->mreq)
+        return LT_ENOMEM;
+    r->started = true;
+    pthread_cond_signal(&s->cv);
+    return 0;
+}
+
+/* Start the answer of an admitted request: a stream or a wait. */
+static enum MHD_Result start_answer(struct sreq *r)
+{
+    struct lt_sim *s = r->s;
+    struct lt_err err = {0};
+    pthread_mutex_lock(&s->mu);
+    int rc = admit_locked(r, &err);
+    if (rc < 0) {
+        pthread_mutex_unlock(&s->mu);
+        return queue_error(r, 500, err.msg);
+    }
+    if (!r->call.stream) {
+        r->phase = P_WAITING;
+        suspend(r);
+        pthread_mutex_unlock(&s->mu);
+        return MHD_YES;
+    }
+    r->phase = P_STREAMING;
+    pthread_mutex_unlock(&s->mu);
+    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 8192, on_read, r, NULL);
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", "text/event-stream");
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    if (s->dia.close)
+        MHD_add_response_header(resp, "Connection", "close");
+    enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
+    MHD_destroy_response(resp);
+    r->status = 200;
+    return ret;
+}
+
+static enum MHD_Result answer_full(struct sreq *r)
+{
+    struct lt_buf b;
+    lt_buf_init(&b, (size_t)1 << 30);
+    int rc = lt_sim_render_full(&b, &r->resp);
+    enum MHD_Result ret = rc < 0 ? queue_error(r, 500, "answer too large")
+                                 : queue_json(r, 200, &b);
+    lt_buf_release(&b);
+    return ret;
+}
+
+static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
+{
+    struct lt_sim *s = r->s;
+    char msg[512];
+    pthread_mutex_lock(&s->mu);
+    r->seq = ++s->next_seq;
+    pthread_mutex_unlock(&s->mu);
+    r->inference = true;
+    int status = lt_sim_call_parse(&r->call, api, r->body.p ? r->body.p : "", r->body.len,
+                                   &s->prof, msg, sizeof msg);
+    if (status)
+        return queue_error(r, status, msg);
+    r->fault = lt_sim_faults_pick(&s->faults, r->seq);
+    switch (r->fault) {
+    case LT_SIM_FAULT_500:
+        return queue_error(r, 500, "simulated internal server error");
+    case LT_SIM_FAULT_503:
+        return queue_error(r, 503, "simulated overload: the server is not ready");
+    case LT_SIM_FAULT_429:
+        return queue_error(r, 429, "simulated rate limit: too many requests");
+    case LT_SIM_FAULT_REFUSE:
+        pthread_mutex_lock(&s->mu);
+        s->refuse_req = true;
+        pthread_cond_signal(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        r->status = 0;
+        return MHD_NO;
+    case LT_SIM_FAULT_SLOW:
+        pthread_mutex_lock(&s->mu);
+        r->phase = P_DELAYED;
+        timer_set(s, r, r->arrival + s->faults.slow_us * 1000);
+        suspend(r);
+        pthread_mutex_unlock(&s->mu);
+        return MHD_YES;
+    default:
+        return start_answer(r);
+    }
+}
+
+static enum MHD_Result answer_models(struct sreq *r)
+{
+    struct lt_buf b;
+    lt_buf_init(&b, 1 << 16);
+    lt_buf_printf(&b,
+                  "{\"object\":\"list\",\"data\":[{\"id\":\"%s\",\"object\":\"model\","
+                  "\"created\":%lld,\"owned_by\":\"loadtrace-sim\",\"max_model_len\":%u}]}",
+                  r->s->prof.model, (long long)time(NULL), r->s->prof.max_model_len);
+    enum MHD_Result ret = queue_json(r, 200, &b);
+    lt_buf_release(&b);
+    return ret;
+}
+
+static enum MHD_Result answer_tokenize(struct sreq *r)
+{
+    struct lt_buf b;
+    char msg[512];
+    lt_buf_init(&b, (size_t)1 << 28);
+    int status = lt_sim_tokenize(&b, r->body.p ? r->body.p : "", r->body.len, &r->s->prof, msg,
+                                 sizeof msg);
+    enum MHD_Result ret = status ? queue_error(r, status, msg) : queue_json(r, 200, &b);
+    lt_buf_release(&b);
+    return ret;
+}
+
+static enum MHD_Result route(struct sreq *r, const char *url, const char *method)
+{
+    bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+    r->arrival = now_ns(r->s);
+    if (r->too_big) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "request body larger than the limit of %zu bytes",
+                 r->s->max_body);
+        return queue_error(r, 413, msg);
+    }
+    if (!strcmp(url, "/health"))
+        return get ? queue_body(r, 200, "application/json", "{}", 2)
+                   : queue_error(r, 405, "use GET");
+    if (!strcmp(url, "/v1/models"))
+        return get ? answer_models(r) : queue_error(r, 405, "use GET");
+    if (!strcmp(url, "/tokenize"))
+        return post ? answer_tokenize(r) : queue_error(r, 405, "use POST");
+    if (!strcmp(url, "/v1/chat/completions"))
+        return post ? route_inference(r, LT_SIM_CHAT) : queue_error(r, 405, "use POST");
+    if (!strcmp(url, "/v1/completions"))
+        return post ? route_inference(r, LT_SIM_COMPLETIONS) : queue_error(r, 405, "use POST");
+    char msg[160];
+    snprintf(msg, sizeof msg, "no route for %.100s", url);
+    return queue_error(r, 404, msg);
+}
+
+/* Known paths, so the log can name a request's path after the URL is gone. */
+static const char *const routes[] = {
+    "/health", "/v1/models", "/tokenize", "/v1/chat/completions", "/v1/completions",
+};
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    struct lt_sim *s = cls;
+    struct sreq *r = *con_cls;
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r)
+            return MHD_NO;
+        r->s = s;
+        r->conn = conn;
+        r->heap_idx = NO_TIMER;
+        r->method = !strcmp(method, "GET") ? "GET" : !strcmp(method, "POST") ? "POST" : "OTHER";
+        r->path = "other";
+        for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+            if (!strcmp(url, routes[i]))
+                r->path = routes[i];
+        lt_buf_init(&r->body, s->max_body);
+        lt_buf_init(&r->out, (size_t)1 << 20);
+        pthread_mutex_lock(&s->mu);
+        r->next = s->live;
+        if (s->live)
+            s->live->prev = r;
+        s->live = r;
+        s->st.streams_open++;
+        if (s->st.streams_open > s->st.streams_peak)
+            s->st.streams_peak = s->st.streams_open;
+        pthread_mutex_unlock(&s->mu);
+        *con_cls = r;
+        return MHD_YES;
+    }
+    switch (r->phase) {
+    case P_BODY:
+        if (*upload_data_size) {
+            if (!r->too_big && lt_buf_append(&r->body, upload_data, *upload_data_size) < 0)
+                r->too_big = true;
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
+        return route(r, url, method);
+    case P_DELAYED: {
+        pthread_mutex_lock(&s->mu);
+        bool stop = s->stopping, early = now_ns(s) < r->arrival + s->faults.slow_us * 1000;
+        if (!stop && early)
+            suspend(r);
+        pthread_mutex_unlock(&s->mu);
+        if (stop)
+            return MHD_NO;
+        return early ? MHD_YES : start_answer(r);
+    }
+    case P_WAITING: {
+        pthread_mutex_lock(&s->mu);
+        bool stop = s->stopping, done = r->model_done;
+        if (!stop && !done)
+            suspend(r);
+        pthread_mutex_unlock(&s->mu);
+        if (stop)
+            return MHD_NO;
+        return done ? answer_full(r) : MHD_YES;
+    }
+    default:
+        return MHD_YES;
+    }
+}
+
+static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminationCode toe)
+{
+    struct lt_buf b;
+    lt_buf_init(&b, (size_t)1 << 30);
+    lt_buf_printf(&b, "{\"method\":\"%s\",\"path\":\"%s\",\"status\":%d,\"arrival_us\":%lld,"
+                      "\"end_us\":%lld",
+                  r->method, r->path ? r->path : "", r->status, (long long)(r->arrival / 1000),
+                  (long long)(r->end / 1000));
+    if (r->inference) {
+        lt_buf_printf(&b,
+                      ",\"seq\":%llu,\"api\":\"%s\",\"stream\":%s,\"fault\":\"%s\","
+                      "\"prompt_tokens\":%u",
+                      (unsigned long long)r->seq, r->call.api == LT_SIM_CHAT ? "chat" : "completions",
+                      r->call.stream ? "true" : "false", lt_sim_fault_name(r->fault), r->call.toks.n);
+        if (r->started) {
+            lt_buf_printf(&b,
+                          ",\"id\":\"%s\",\"cached_tokens\":%u,\"max_tokens\":%u,\"out\":%u,"
+                          "\"reasoning_tokens\":%u,\"tool_call\":%s,\"finish\":\"%s\","
+                          "\"emitted\":%u,\"sent\":%u,\"complete\":%s,\"tokens_us\":[",
+                          r->id, r->resp.cached_tokens, r->call.max_tokens, r->resp.out,
+                          r->resp.reasoning, r->resp.tool_call ? "true" : "false",
+                          r->resp.finish, r->avail, r->call.stream ? r->sent : r->avail,
+                          toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && r->model_done &&
+                                  !r->cut
+                              ? "true"
+                              : "false");
+            for (uint32_t i = 0; i < r->avail; i++)
+                lt_buf_printf(&b, i ? ",%lld" : "%lld", (long long)(r->rel[i] / 1000));
+            lt_buf_puts(&b, "]");
+        }
+    }
+    lt_buf_puts(&b, "}\n");
+    pthread_mutex_lock(&s->log_mu);
+    if (fwrite(b.p, 1, b.len, s->log) != b.len)
+        s->log_failed = true;
+    pthread_mutex_unlock(&s->log_mu);
+    lt_buf_release(&b);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct lt_sim *s = cls;
+    struct sreq *r = *con_cls;
+    if (!r)
+        return;
+    *con_cls = NULL;
+    pthread_mutex_lock(&s->mu);
+    r->end = now_ns(s);
+    if (r->mreq) {
+        lt_sim_model_cancel(s->model, r->mreq);
+        r->mreq = NULL;
+    }
+    timer_cancel(s, r);
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        s->live = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    s->st.streams_open--;
+    s->st.requests++;
+    if (r->fault != LT_SIM_FAULT_NONE)
+        s->st.faults++;
+    pthread_mutex_unlock(&s->mu);
+    if (s->log)
+        write_log(s, r, toe);
+    lt_sim_call_release(&r->call);
+    lt_buf_release(&r->body);
+    lt_buf_release(&r->out);
+    free(r->rel);
+    free(r);
+}
+
+/* ---- listening ---- */
+
+static int open_listener(struct lt_sim *s, struct lt_err *err)
+{
+    int fd = socket(s->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return lt_errset(err, LT_EIO, "socket: %s", strerror(errno));
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&s->addr, s->addrlen) < 0 || listen(fd, 4096) < 0) {
+        int e = errno;
+        close(fd);
+        return lt_errset(err, LT_EIO, "cannot listen on port %u: %s", s->port, strerror(e));
+    }
+    struct sockaddr_storage got;
+    socklen_t gl = sizeof got;
+    if (getsockname(fd, (struct sockaddr *)&got, &gl) == 0) {
+        uint16_t p = got.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
+                                               : ntohs(((struct sockaddr_in *)&got)->sin_port);
+        s->port = p;
+        if (s->addr.ss_family == AF_INET6)
+            ((struct sockaddr_in6 *)&s->addr)->sin6_port = htons(p);
+        else
+            ((struct sockaddr_in *)&s->addr)->sin_port = htons(p);
+    }
+    return fd;
+}
+
+/* Open a listener and a daemon on it (the port is fixed after the first). */
+static int start_daemon(struct lt_sim *s, struct lt_err *err)
+{
+    if (s->ndm == MAX_DAEMONS)
+        return lt_errset(err, LT_ELIMIT, "too many listener restarts");
+    int fd = open_listener(s, err);
+    if (fd < 0)
+        return fd;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_TURBO;
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_CONNECTION_LIMIT, s->max_conn, MHD_OPTION_CONNECTION_TIMEOUT, 600u,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_END);
+    if (!d) {
+        close(fd);
+        return lt_errset(err, LT_EIO, "libmicrohttpd could not start on port %u", s->port);
+    }
+    s->dm[s->ndm].d = d;
+    s->dm[s->ndm].fd = fd;
+    s->ndm++;
+    s->listening = true;
+    return 0;
+}
+
+/* Refuse fault: stop listening now (connections get ECONNREFUSED), keep
+ * serving the connections already open. Called without s->mu. */
+static void stop_listening(struct lt_sim *s)
+{
+    struct dmn *d = &s->dm[s->ndm - 1];
+    MHD_socket fd = MHD_quiesce_daemon(d->d);
+    /* libmicrohttpd says the socket may only be closed after the daemon
+     * stops; shutting it down takes it out of LISTEN without freeing the
+     * descriptor. */
+    if (fd != MHD_INVALID_SOCKET)
+        shutdown(fd, SHUT_RDWR);
+}
+
+static void *clock_main(void *arg)
+{
+    struct lt_sim *s = arg;
+    pthread_mutex_lock(&s->mu);
+    while (!s->stopping) {
+        int64_t now = now_ns(s);
+        advance(s, now);
+        while (s->nheap && s->heap[0]->timer_at <= now) {
+            struct sreq *r = s->heap[0];
+            timer_cancel(s, r);
+            wake(r);
+        }
+        if (s->refuse_req && s->listening && s->ndm < MAX_DAEMONS) {
+            s->listening = false;
+            s->refuse_until = now + s->faults.refuse_us * 1000;
+            pthread_mutex_unlock(&s->mu);
+            stop_listening(s);
+            pthread_mutex_lock(&s->mu);
+            continue;
+        }
+        s->refuse_req = false;
+        if (!s->listening && s->refuse_until && now >= s->refuse_until) {
+            pthread_mutex_unlock(&s->mu);
+            struct lt_err err = {0};
+            int rc = start_daemon(s, &err);
+            pthread_mutex_lock(&s->mu);
+            if (rc == 0)
+                s->refuse_until = 0;
+            else
+                s->refuse_until = now + 100 * 1000000LL; /* retry soon */
+            continue;
+        }
+        int64_t next = to_real(s, lt_sim_model_next(s->model));
+        if (s->nheap && s->heap[0]->timer_at < next)
+            next = s->heap[0]->timer_at;
+        if (!s->listening && s->refuse_until && s->refuse_until < next)
+            next = s->refuse_until;
+        if (next <= now)
+            continue;
+        if (next == INT64_MAX) {
+            pthread_cond_wait(&s->cv, &s->mu);
+        } else {
+            int64_t abs_ns = s->t0.ns + next;
+            struct timespec ts = {.tv_sec = abs_ns / 1000000000, .tv_nsec = abs_ns % 1000000000};
+            pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static int resolve(struct lt_sim *s, const char *host, uint16_t port, struct lt_err *err)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *ai = NULL;
+    char ps[8];
+    snprintf(ps, sizeof ps, "%u", port);
+    int g = getaddrinfo(host, ps, &hints, &ai);
+    if (g != 0 || !ai)
+        return lt_errset(err, LT_EINVAL, "cannot resolve listen address '%s': %s", host,
+                         gai_strerror(g));
+    memcpy(&s->addr, ai->ai_addr, ai->ai_addrlen);
+    s->addrlen = ai->ai_addrlen;
+    s->port = port;
+    freeaddrinfo(ai);
+    return 0;
+}
+
+struct lt_sim *lt_sim_start(const struct lt_sim_opts *o, struct lt_err *err)
+{
+    struct lt_sim *s = calloc(1, sizeof *s);
+    int rc = 0;
+    if (!s) {
+        lt_errset(err, LT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->log_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    s->scale = o->time_scale > 0 ? o->time_scale : 1;
+    s->seed = o->seed;
+    s->max_body = o->max_body ? o->max_body : (size_t)4 << 20;
+    s->max_conn = o->max_connections ? o->max_connections : 16384;
+    if (o->profile_data) {
+        s->prof = *o->profile_data;
+        LT_TRY(lt_sim_profile_check(&s->prof, err));
+    } else {
+        LT_TRY(lt_sim_profile_load(&s->prof, o->profile ? o->profile : "default", err));
+    }
+    LT_TRY(lt_sim_dialect_parse(&s->dia, o->dialect, err));
+    LT_TRY(lt_sim_faults_parse(&s->faults, o->faults, err));
+    if (!s->faults.seed_set)
+        s->faults.seed = o->seed;
+    s->hist = calloc(HIST_N, sizeof *s->hist);
+    s->model = lt_sim_model_new(&s->prof, err);
+    if (!s->hist || !s->model) {
+        rc = lt_errf(err, LT_ENOMEM, "cannot start the sim");
+        goto out;
+    }
+    if (o->log_path) {
+        s->log = fopen(o->log_path, "w");
+        if (!s->log) {
+            rc = lt_errset(err, LT_EIO, "%s: %s", o->log_path, strerror(errno));
+            goto out;
+        }
+    }
+    s->t0 = lt_mono_now();
+    LT_TRY(resolve(s, o->host ? o->host : "127.0.0.1", o->port, err));
+    LT_TRY(start_daemon(s, err));
+    if (s->log) {
+        /* The first line says where the log's clock starts, on the
+         * machine's CLOCK_MONOTONIC, so a client on the same machine can
+         * compare its own receive times with the model's. */
+        char wall[32];
+        lt_wall_rfc3339(wall);
+        fprintf(s->log,
+                "{\"sim\":\"loadtrace\",\"start_mono_ns\":%lld,\"start_wall\":\"%s\","
+                "\"port\":%u,\"profile\":\"%s\",\"time_scale\":%g,\"seed\":%llu}\n",
+                (long long)s->t0.ns, wall, s->port, s->prof.name, s->scale,
+                (unsigned long long)s->seed);
+        fflush(s->log);
+    }
+    if (pthread_create(&s->clock, NULL, clock_main, s) != 0) {
+        rc = lt_errset(err, LT_EIO, "cannot start the clock thread");
+        goto out;
+    }
+    s->clock_started = true;
+out:
+    if (rc < 0) {
+        lt_sim_stop(s);
+        return NULL;
+    }
+    return s;
+}
+
+uint16_t lt_sim_port(const struct lt_sim *s)
+{
+    return s->port;
+}
+
+const struct lt_sim_profile *lt_sim_profile(const struct lt_sim *s)
+{
+    return &s->prof;
+}
+
+void lt_sim_stats(struct lt_sim *s, struct lt_sim_stats *st)
+{
+    pthread_mutex_lock(&s->mu);
+    *st = s->st;
+    st->late_p50_us = hist_q(s, 0.5);
+    st->late_p99_us = hist_q(s, 0.99);
+    pthread_mutex_unlock(&s->mu);
+}
+
+int lt_sim_stop_err(struct lt_sim *s, struct lt_err *err)
+{
+    if (!s)
+        return 0;
+    int rc = 0;
+    pthread_mutex_lock(&s->mu);
+    s->stopping = true;
+    for (struct sreq *r = s->live; r; r = r->next)
+        wake(r);
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    if (s->clock_started)
+        pthread_join(s->clock, NULL);
+    for (int i = s->ndm - 1; i >= 0; i--) {
+        MHD_stop_daemon(s->dm[i].d);
+        close(s->dm[i].fd);
+    }
+    if (s->log) {
+        if (fclose(s->log) != 0 || s->log_failed)
+            rc = lt_errset(err, LT_EIO, "the sim's log could not be written completely");
+    }
+    lt_sim_model_free(s->model);
+    free(s->heap);
+    free(s->hist);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->log_mu);
+    free(s);
+    return rc;
+}
+
+void lt_sim_stop(struct lt_sim *s)
+{
+    lt_sim_stop_err(s, NULL);
+}

@@ -1,0 +1,102 @@
+/*
+ * The sim's tokenizer stand-in (see sim_tokens.h for the rule). It is not a
+ * real tokenizer on purpose: a rule anyone can compute by hand makes the
+ * sim's counts checkable, which is what replay's calibration needs.
+ */
+#include "sim/sim_tokens.h"
+#include "traces/lt_rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static uint32_t piece_id(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return (uint32_t)(lt_mix64(h) % LT_SIM_VOCAB);
+}
+
+uint32_t lt_sim_special_id(const char *name)
+{
+    return piece_id(name, strlen(name));
+}
+
+void lt_sim_toks_init(struct lt_sim_toks *t, uint32_t block_tokens)
+{
+    memset(t, 0, sizeof *t);
+    t->block_tokens = block_tokens ? block_tokens : 64;
+}
+
+void lt_sim_toks_release(struct lt_sim_toks *t)
+{
+    free(t->blocks);
+    t->blocks = NULL;
+    t->nblocks = t->blocks_cap = 0;
+}
+
+void lt_sim_toks_id(struct lt_sim_toks *t, uint32_t id)
+{
+    if (t->ids && t->n < t->ids_cap)
+        t->ids[t->n] = id;
+    t->n++;
+    t->h = lt_mix64(t->h ^ ((uint64_t)id << 20) ^ t->n);
+    if (t->n % t->block_tokens)
+        return;
+    if (t->nblocks == t->blocks_cap) {
+        uint32_t nc = t->blocks_cap ? 2 * t->blocks_cap : 16;
+        uint64_t *nb = realloc(t->blocks, nc * sizeof *nb);
+        if (!nb) {
+            t->oom = 1;
+            return;
+        }
+        t->blocks = nb;
+        t->blocks_cap = nc;
+    }
+    t->blocks[t->nblocks++] = t->h;
+}
+
+void lt_sim_toks_text(struct lt_sim_toks *t, const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && is_space((unsigned char)s[i]))
+            i++;
+        size_t w = i;
+        while (i < len && !is_space((unsigned char)s[i]))
+            i++;
+        for (size_t p = w; p < i; p += 4)
+            lt_sim_toks_id(t, piece_id(s + p, i - p < 4 ? i - p : 4));
+    }
+}
+
+uint32_t lt_sim_count_text(const char *s, size_t len)
+{
+    uint32_t n = 0;
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && is_space((unsigned char)s[i]))
+            i++;
+        size_t w = i;
+        while (i < len && !is_space((unsigned char)s[i]))
+            i++;
+        n += (uint32_t)((i - w + 3) / 4);
+    }
+    return n;
+}
+
+static const char *const words[] = {
+    " the", " of",  " and", " to",  " in",  " is",  " it",  " that", " for", " on",
+    " as",  " with", " was", " be",  " at",  " by",  " this", " are", " or",  " from",
+    " an",  " but", " not", " we",  " can", " all", " one", " has",  " more", " so",
+};
+
+const char *lt_sim_word(uint32_t i)
+{
+    return words[(i * 7u + i / 30u) % (sizeof words / sizeof words[0])];
+}

@@ -1,0 +1,315 @@
+/*
+ * Unit tests of analyze (analyze.h): results built by hand with known
+ * timings, so every expected figure is computed here from the definitions
+ * (docs/metrics.md), independently of the code under test: percentiles,
+ * means, Agg and per-request tok/s, goodput, the coordinated-omission
+ * corrected figures (equal to the uncorrected ones exactly when no send was
+ * late), errors by class, warm-up exclusion and the sweep knee. One case
+ * goes through a real file (writer API) and lt_analyze_print_summary.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "analyze/analyze.h"
+#include "traces/trace_writer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MS 1000
+#define N 100
+
+static void assert_near(double want, double got, double rel)
+{
+    double tol = fabs(want) * rel + 1e-9;
+    if (fabs(want - got) > tol)
+        fail_msg("got %.9g, expected %.9g (+- %.3g)", got, want, tol);
+}
+
+/* Request k of the basic run: sched k*100 ms, sent sched + late(k), TTFT
+ * (k+1) ms, then 10 more tokens 10 ms apart (11 chunks of 1 token). */
+struct req {
+    struct lt_result res;
+    struct lt_chunk ch[11];
+};
+
+static void make_req(struct req *q, uint32_t run, uint64_t k, int64_t late)
+{
+    memset(q, 0, sizeof *q);
+    struct lt_result *r = &q->res;
+    r->run = run;
+    r->index = k;
+    r->sched = (int64_t)k * 100 * MS;
+    r->sent = r->sched + late;
+    r->first_byte = r->sent + (int64_t)(k + 1) * MS - 100;
+    r->first_token = r->sent + (int64_t)(k + 1) * MS;
+    r->first_content = r->first_token;
+    for (int c = 0; c < 11; c++)
+        q->ch[c] = (struct lt_chunk){.t = r->first_token + c * 10 * MS, .tokens = 1};
+    r->end = q->ch[10].t;
+    r->chunks = q->ch;
+    r->n_chunks = 11;
+    r->in = 1000;
+    r->want_in = 1000;
+    r->out = 11;
+    r->want_out = 11;
+    r->status = 200;
+    r->finish = "stop";
+    r->count = "usage";
+    r->has = LT_RHAS_SENT | LT_RHAS_FIRST_BYTE | LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT |
+             LT_RHAS_END | LT_RHAS_CHUNKS | LT_RHAS_IN | LT_RHAS_OUT | LT_RHAS_STATUS |
+             LT_RHAS_WANT_IN | LT_RHAS_WANT_OUT;
+}
+
+static void add_basic(struct lt_analysis *a, uint32_t run, int64_t late_from_50)
+{
+    struct lt_run rr = {.id = run, .mode = "concurrency", .concurrency = 1, .target = "sim"};
+    assert_int_equal(lt_analysis_add_run(a, &rr, NULL), 0);
+    for (uint64_t k = 0; k < N; k++) {
+        struct req q;
+        make_req(&q, run, k, k >= 50 ? late_from_50 : 0);
+        assert_int_equal(lt_analysis_add_result(a, &q.res, NULL), 0);
+    }
+}
+
+static void test_basic_figures(void **state)
+{
+    struct lt_analysis a;
+    struct lt_analyze_opts o;
+    lt_analyze_opts_init(&o);
+    o.slo_ttft_us = 50 * MS;
+    assert_int_equal(lt_analysis_init(&a, &o, NULL), 0);
+    add_basic(&a, 0, 0);
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(a.n_runs, 1);
+    const struct lt_analyze_run *r = a.runs[0];
+    assert_int_equal(r->ok, N);
+    assert_int_equal(r->late, 0);
+    assert_int_equal(r->tokens, 11 * N);
+
+    /* TTFT = 1..100 ms: p50 is the 50th value, p99 the 99th (nearest rank). */
+    double rel = ldexp(1, -10);
+    assert_near(50 * MS, lt_analyze_pct(r->h[LT_AM_TTFT], 50), rel);
+    assert_near(90 * MS, lt_analyze_pct(r->h[LT_AM_TTFT], 90), rel);
+    assert_near(99 * MS, lt_analyze_pct(r->h[LT_AM_TTFT], 99), rel);
+    assert_int_equal(lt_hist_max(r->h[LT_AM_TTFT]), 100 * MS);
+    assert_near(50.5 * MS, lt_hist_mean(r->h[LT_AM_TTFT]), 1e-12);
+    /* TPOT = (E2E - TTFT) / (out - 1) = 100 ms / 10; ITL: 10 gaps of 10 ms each. */
+    assert_int_equal(lt_hist_min(r->h[LT_AM_TPOT]), 10 * MS);
+    assert_int_equal(lt_hist_max(r->h[LT_AM_TPOT]), 10 * MS);
+    assert_int_equal(lt_hist_count(r->h[LT_AM_ITL]), 10 * N);
+    assert_int_equal(lt_hist_max(r->h[LT_AM_ITL]), 10 * MS);
+    /* E2E = TTFT + 100 ms. */
+    assert_near(150 * MS, lt_analyze_pct(r->h[LT_AM_E2E], 50), rel);
+    assert_int_equal(lt_hist_max(r->h[LT_AM_E2E]), 200 * MS);
+
+    /* Window: first send 0 .. last end 9.9 s + 100 ms + 100 ms. */
+    assert_near(10.1, r->wall_s, 1e-12);
+    assert_near(1100 / 10.1, r->agg_tps, 1e-12);
+    double e2e_mean = 0;
+    for (int k = 0; k < N; k++)
+        e2e_mean += 11 / ((k + 1 + 100) / 1000.0);
+    assert_near(e2e_mean / N, r->perreq_e2e, 1e-12);
+    assert_near(100.0, r->perreq_decode, 1e-12); /* 10 tokens in 100 ms */
+
+    /* Goodput: TTFT <= 50 ms for k = 0..49. */
+    assert_int_equal(r->good, 50);
+    assert_near(50 / 10.1, r->goodput, 1e-12);
+
+    /* No send was late: corrected figures are the uncorrected ones. */
+    static const double ps[] = {0, 50, 90, 95, 99, 100};
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(lt_hist_value_at(r->h[LT_AM_TTFT], ps[i]),
+                         lt_hist_value_at(r->h[LT_AM_TTFT_S], ps[i]));
+        assert_int_equal(lt_hist_value_at(r->h[LT_AM_E2E], ps[i]),
+                         lt_hist_value_at(r->h[LT_AM_E2E_S], ps[i]));
+    }
+    assert_int_equal(r->good_sched, r->good);
+    assert_int_equal(lt_hist_max(r->h[LT_AM_LAG]), 0);
+    lt_analysis_release(&a);
+}
+
+static void test_late_sends(void **state)
+{
+    struct lt_analysis a;
+    struct lt_analyze_opts o;
+    lt_analyze_opts_init(&o);
+    o.slo_ttft_us = 100 * MS;
+    assert_int_equal(lt_analysis_init(&a, &o, NULL), 0);
+    add_basic(&a, 0, 200 * MS); /* the second half sent 200 ms late */
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    const struct lt_analyze_run *r = a.runs[0];
+    assert_int_equal(r->late, 50);
+    /* Uncorrected TTFT is unchanged: 1..100 ms. */
+    assert_near(50 * MS, lt_analyze_pct(r->h[LT_AM_TTFT], 50), ldexp(1, -10));
+    assert_int_equal(lt_hist_max(r->h[LT_AM_TTFT]), 100 * MS);
+    /* From sched: 1..50 ms, then 251..300 ms. */
+    assert_near(50 * MS, lt_analyze_pct(r->h[LT_AM_TTFT_S], 50), ldexp(1, -10));
+    assert_near(251 * MS, lt_analyze_pct(r->h[LT_AM_TTFT_S], 51), ldexp(1, -10));
+    assert_int_equal(lt_hist_max(r->h[LT_AM_TTFT_S]), 300 * MS);
+    assert_int_equal(lt_hist_max(r->h[LT_AM_E2E_S]), 400 * MS);
+    assert_near(200 * MS, lt_analyze_pct(r->h[LT_AM_LAG], 99), ldexp(1, -10));
+    /* Goodput: all 100 meet TTFT <= 100 ms from the send; only 50 from sched. */
+    assert_int_equal(r->good, 100);
+    assert_int_equal(r->good_sched, 50);
+    /* The lag warning is in the text report. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(lt_analyze_write_text(&a, f, NULL), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "schedule lag p99 is 200."));
+    free(buf);
+    lt_analysis_release(&a);
+}
+
+static void test_errors_and_warmup(void **state)
+{
+    struct lt_analysis a;
+    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    add_basic(&a, 7, 0);
+    struct req q;
+    /* warm-up: absurd latency, must not show */
+    make_req(&q, 7, 1000, 0);
+    q.res.warmup = true;
+    q.res.end += 1000000 * MS;
+    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    make_req(&q, 7, 1001, 0);
+    q.res.err = "timeout";
+    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    make_req(&q, 7, 1002, 0);
+    q.res.status = 429;
+    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    make_req(&q, 7, 1003, 0);
+    q.res.status = 429;
+    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    make_req(&q, 7, 1004, 0);
+    q.res.has &= ~(uint32_t)LT_RHAS_SENT;
+    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    make_req(&q, 7, 1005, 0);
+    q.res.out = 0;
+    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    const struct lt_analyze_run *r = a.runs[0];
+    assert_int_equal(r->id, 7);
+    assert_int_equal(r->results, N + 6);
+    assert_int_equal(r->warmup, 1);
+    assert_int_equal(r->measured, N + 5);
+    assert_int_equal(r->ok, N);
+    assert_int_equal(lt_hist_max(r->h[LT_AM_E2E]), 200 * MS);
+    struct {
+        const char *name;
+        uint64_t n;
+    } want[] = {{"timeout", 1}, {"http_429", 2}, {"not_sent", 1}, {"empty", 1}};
+    assert_int_equal(r->n_errs, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(r->errs[i].name, want[i].name);
+        assert_int_equal(r->errs[i].n, want[i].n);
+    }
+    lt_analysis_release(&a);
+}
+
+/* A sweep with known aggregate throughput: level c has c requests of 100
+ * tokens, all sent at 0 and ending together at c * 100 / agg seconds. */
+static void test_knee(void **state)
+{
+    static const struct {
+        uint32_t c;
+        double agg;
+    } lv[] = {{4, 370}, {1, 100}, {8, 400}, {2, 190}}; /* file order need not be sorted */
+    struct lt_analysis a;
+    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    for (uint32_t i = 0; i < 4; i++) {
+        struct lt_run rr = {.id = i, .mode = "concurrency", .concurrency = lv[i].c};
+        assert_int_equal(lt_analysis_add_run(&a, &rr, NULL), 0);
+        int64_t e2e = llround(lv[i].c * 100 / lv[i].agg * 1e6);
+        for (uint32_t k = 0; k < lv[i].c; k++) {
+            struct lt_result r = {.run = i, .index = k, .sched = 0, .sent = 0,
+                                  .first_token = e2e / 10, .end = e2e, .out = 100,
+                                  .status = 200, .count = "usage",
+                                  .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
+                                         LT_RHAS_OUT | LT_RHAS_STATUS};
+            assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+        }
+    }
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_string_equal(a.sweep_axis, "concurrency");
+    assert_int_equal(a.n_points, 4);
+    for (uint32_t i = 0; i < 4; i++)
+        assert_near(1u << i, a.points[i].x, 0);
+    assert_near(100, a.runs[a.points[0].run]->agg_tps, 1e-6);
+    assert_near(400, a.runs[a.points[3].run]->agg_tps, 1e-6);
+    /* growth per relative load increase: 0.9, 0.95, 0.08 -> knee at C = 4 */
+    assert_int_equal(a.knee, 2);
+    lt_analysis_release(&a);
+
+    /* With a stricter fraction nothing changes; with 0.05 there is no knee. */
+    struct lt_analyze_opts o;
+    lt_analyze_opts_init(&o);
+    o.knee_fraction = 0.05;
+    assert_int_equal(lt_analysis_init(&a, &o, NULL), 0);
+    for (uint32_t i = 0; i < 4; i++) {
+        struct lt_run rr = {.id = i, .concurrency = lv[i].c};
+        lt_analysis_add_run(&a, &rr, NULL);
+        int64_t e2e = llround(lv[i].c * 100 / lv[i].agg * 1e6);
+        for (uint32_t k = 0; k < lv[i].c; k++) {
+            struct lt_result r = {.run = i, .sent = 0, .first_token = 1, .end = e2e, .out = 100,
+                                  .status = 200,
+                                  .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
+                                         LT_RHAS_OUT | LT_RHAS_STATUS};
+            lt_analysis_add_result(&a, &r, NULL);
+        }
+    }
+    lt_analysis_finish(&a, NULL);
+    assert_int_equal(a.knee, -1);
+    lt_analysis_release(&a);
+}
+
+/* Through a real file: the summary replay prints. */
+static void test_file_summary(void **state)
+{
+    char path[1024];
+    const char *tmp = getenv("LT_TMP");
+    snprintf(path, sizeof path, "%s/test_analyze.lt.zst", tmp ? tmp : ".");
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "replay"};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    struct lt_run rr = {.id = 0, .mode = "concurrency", .concurrency = 1};
+    assert_int_equal(lt_writer_put_run(w, &rr, &err), 0);
+    for (uint64_t k = 0; k < N; k++) {
+        struct req q;
+        make_req(&q, 0, k, 0);
+        assert_int_equal(lt_writer_put_result(w, &q.res, &err), 0);
+    }
+    assert_int_equal(lt_writer_close(w, &err), 0);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(lt_analyze_print_summary(path, NULL, f, &err), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "C |  Agg tok/s | Per-req tok/s |     Tokens |  Wall(s) | Ok"));
+    assert_non_null(strstr(buf, "       1 |      108.9 |         100.0 |       1100 |    10.10 | 100/100"));
+    assert_non_null(strstr(buf, "TTFT from sched"));
+    assert_null(strstr(buf, "warning"));
+    free(buf);
+
+    assert_true(lt_analyze_print_summary("/nonexistent.lt.zst", NULL, stdout, &err) < 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_basic_figures), cmocka_unit_test(test_late_sends),
+        cmocka_unit_test(test_errors_and_warmup), cmocka_unit_test(test_knee),
+        cmocka_unit_test(test_file_summary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,141 @@
+#!/bin/sh
+# loadtrace capture when things go wrong: upstream errors and faults from
+# `sim --faults`, an unreachable upstream, clients that leave, bodies over
+# the limit, bodies that are not JSON, and SIGTERM in the middle of a
+# stream. Each is answered the way a client expects and recorded with its
+# error class (`err`) and status.
+set -u
+. "$LT_SRC/tests/cli/lib.sh"
+. "$LT_SRC/tests/capture/cap_lib.sh"
+
+S='{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":10,"ignore_eos":true,"stream":true}'
+rec() { records "$T/$1.lt.zst" | jq -r "$2"; }
+# sse_tokens FILE: content deltas in an SSE body
+sse_tokens() { sed -n 's/^data: //p' "$1" | jq -r '.choices[0].delta.content // empty' 2>/dev/null | grep -c .; }
+
+# Error statuses pass through with their body and headers.
+start_sim e500 --profile fast --faults 500=1
+start_capture c500 "$SIM_URL"
+req "$CAP_URL" /v1/chat/completions "$S" "$T/r500"
+req "$SIM_URL" /v1/chat/completions "$S" "$T/d500"
+expect_eq 500 "$(cat "$T/r500.status")" "500 passed through"
+expect_eq "$(cat "$T/d500")" "$(cat "$T/r500")" "500 body passed through"
+stop $CAP_PID capture
+stop $SIM_PID sim
+expect_eq "500 true" "$(rec c500 '"\(.orig.status) \(.failed)"')" "500 recorded"
+
+start_sim e429 --profile fast --faults 429=1:3
+start_capture c429 "$SIM_URL"
+req "$CAP_URL" /v1/chat/completions "$S" "$T/r429" -D "$T/h429"
+expect_eq 429 "$(cat "$T/r429.status")" "429 passed through"
+expect_grep "Retry-After: 3" "$T/h429"
+stop $CAP_PID capture
+stop $SIM_PID sim
+expect_eq "429" "$(rec c429 .orig.status)" "429 recorded"
+
+# The upstream cuts the stream after 3 tokens: so does capture, and the
+# record says so, with the 3 tokens counted (estimated: no usage came).
+start_sim disc --profile fast --faults disconnect=1:3
+start_capture cdisc "$SIM_URL"
+req "$CAP_URL" /v1/chat/completions "$S" "$T/rdisc"
+rc=$(cat "$T/rdisc.rc")
+[ "$rc" = 18 ] || [ "$rc" = 56 ] || fail "cut stream: curl exit $rc, expected 18 or 56"
+expect_eq 3 "$(sse_tokens "$T/rdisc")" "tokens before the cut"
+stop $CAP_PID capture
+stop $SIM_PID sim
+expect_eq "upstream_cut 3 true true" "$(rec cdisc '"\(.err) \(.out) \(.est) \(.failed)"')" \
+    "cut stream recorded"
+
+# A malformed chunk reaches the client as it was; the record notes it.
+start_sim malf --profile fast --faults malformed=1:1
+start_capture cmalf "$SIM_URL"
+req "$CAP_URL" /v1/chat/completions "$S" "$T/rmalf"
+stop $CAP_PID capture
+stop $SIM_PID sim
+start_sim malf2 --profile fast --faults malformed=1:1
+req "$SIM_URL" /v1/chat/completions "$S" "$T/dmalf"
+stop $SIM_PID sim
+expect_eq "$(sed 's/"created":[0-9]*//' "$T/dmalf")" "$(sed 's/"created":[0-9]*//' "$T/rmalf")" \
+    "malformed stream passed through unchanged"
+expect_eq "bad_chunk 200" "$(rec cmalf '"\(.err) \(.orig.status)"')" "malformed chunk recorded"
+
+# The upstream refuses the connection: the client gets a 502 with a JSON
+# error, as from any gateway.
+start_sim refuse --profile fast --faults refuse=1:5s
+start_capture cref "$SIM_URL"
+req "$CAP_URL" /v1/chat/completions "$S" "$T/rref"
+expect_eq 502 "$(cat "$T/rref.status")" "refused upstream: 502"
+expect_eq upstream_error "$(jq -r .error.type "$T/rref")" "502 body"
+stop $CAP_PID capture
+stop $SIM_PID sim
+expect_eq "upstream_connect 502" "$(rec cref '"\(.err) \(.orig.status)"')" "refusal recorded"
+
+# A client that leaves cancels its upstream request: the sim's stream is
+# stalled for 2 s, the client gives up after 1 s; when the stall ends the
+# sim finds its connection closed and logs the request incomplete.
+start_sim stall --profile fast --faults stall=1:2s:2
+start_capture cgone "$SIM_URL"
+req "$CAP_URL" /v1/chat/completions "$S" "$T/rgone" --max-time 1
+expect_eq 28 "$(cat "$T/rgone.rc")" "client timed out"
+i=0
+while [ $i -lt 200 ] && ! grep -q '"complete"' "$T/stall.log"; do
+    sleep 0.05
+    i=$((i + 1))
+done
+expect_eq "false" "$(jq -r 'select(.seq) | .complete' "$T/stall.log")" "upstream request cancelled"
+stop $CAP_PID capture
+stop $SIM_PID sim
+expect_eq "client_gone true" "$(rec cgone '"\(.err) \(.failed)"')" "departure recorded"
+expect_grep "1 clients gone" "$T/cgone.err"
+
+# Bodies over the limit: 413, whether the length is announced or chunked;
+# not JSON: passed on, the upstream's 400 comes back, recorded as bad_json.
+start_sim lim --profile fast
+start_capture clim "$SIM_URL" --max-body 1k
+big=$(printf '{"model":"m","messages":[{"role":"user","content":"%0*d"}]}' 2000 0)
+req "$CAP_URL" /v1/chat/completions "$big" "$T/rbig"
+expect_eq 413 "$(cat "$T/rbig.status")" "announced body over the limit"
+expect_grep "larger than the limit" "$T/rbig"
+req "$CAP_URL" /v1/chat/completions "$big" "$T/rbigc" -H 'Transfer-Encoding: chunked'
+expect_eq 413 "$(cat "$T/rbigc.status")" "chunked body over the limit"
+req "$CAP_URL" /v1/chat/completions '{"model":"m","messages":[' "$T/rbad"
+req "$SIM_URL" /v1/chat/completions '{"model":"m","messages":[' "$T/dbad"
+expect_eq "$(cat "$T/dbad.status")" "$(cat "$T/rbad.status")" "bad JSON: the upstream's status"
+expect_eq 400 "$(cat "$T/rbad.status")" "bad JSON: 400"
+req "$CAP_URL" /v1/chat/completions "$S" "$T/rok"
+expect_eq 200 "$(cat "$T/rok.status")" "a good request after the bad ones"
+stop $CAP_PID capture
+stop $SIM_PID sim
+expect_eq "413 too_large|413 too_large|400 bad_json|200 null" \
+    "$(rec clim '"\(.orig.status) \(.err)"' | paste -sd'|')" "limits and bad JSON recorded"
+
+# An upstream that is not there at all.
+start_sim gone --profile fast
+dead=$SIM_URL
+stop $SIM_PID sim
+start_capture cdead "$dead"
+req "$CAP_URL" /v1/chat/completions "$S" "$T/rdead"
+expect_eq 502 "$(cat "$T/rdead.status")" "no upstream: 502"
+stop $CAP_PID capture
+
+# SIGTERM in the middle of a stream: capture exits 0 and the trace is
+# readable, with the cut request in it.
+start_sim long --profile default
+start_capture cterm "$SIM_URL"
+L='{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":4000,"ignore_eos":true,"stream":true}'
+curl -sS -N --max-time 60 -H 'Content-Type: application/json' -d "$L" \
+    "$CAP_URL/v1/chat/completions" >"$T/rterm" 2>/dev/null &
+CURL_PID=$!
+CAP_PIDS="$CAP_PIDS $CURL_PID"
+i=0
+while [ $i -lt 200 ] && [ "$(grep -c '^data:' "$T/rterm")" -lt 5 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+stop $CAP_PID capture
+wait $CURL_PID
+records "$T/cterm.lt.zst" >"$T/term.recs"
+expect_status 0 $? "trace readable after SIGTERM"
+expect_eq "shutdown true" "$(jq -r '"\(.err) \(.out > 0)"' "$T/term.recs")" "cut request recorded"
+stop $SIM_PID sim
+finish

@@ -1,0 +1,117 @@
+#!/bin/sh
+# loadtrace sim --faults: every fault, reached with probability 1 and seen
+# from the client (curl) and in the sim's own --log; and the draw is
+# reproducible with a seed. Timing is only ever checked in the sim's log.
+set -u
+. "$LT_SRC/tests/cli/lib.sh"
+. "$LT_SRC/tests/sim/sim_lib.sh"
+
+S='{"messages":[{"role":"user","content":"hi"}],"max_tokens":10,"ignore_eos":true,"stream":true}'
+N='{"messages":[{"role":"user","content":"hi"}],"max_tokens":3}'
+logf() { jq -r "select(.seq) | $1" "$T/$sim_name.log"; }
+
+"$LOADTRACE" sim --listen 127.0.0.1:0 --faults '500=0.7,429=0.7' >/dev/null 2>"$T/err"
+expect_status 1 $? "probabilities over 1"
+expect_grep "add up to" "$T/err"
+"$LOADTRACE" sim --listen 127.0.0.1:0 --faults 'explode=0.1' >/dev/null 2>"$T/err"
+expect_status 1 $? "unknown fault"
+
+# error statuses, with a JSON body even for streams; Retry-After on 429/503
+for f in 500 503:7 429:2; do
+    code=${f%%:*}
+    start_sim "f$code" --profile fast --faults "$code=1${f#$code}"
+    post /v1/chat/completions "$S" -D "$T/hdr" >"$T/b"
+    expect_eq "$code" "$(status)" "fault $code status"
+    expect_eq "$code" "$(jq .error.code "$T/b")" "fault $code body"
+    case $f in *:*) expect_grep "Retry-After: ${f#*:}" "$T/hdr" ;; esac
+    curl -sS --max-time 10 "$URL/health" >/dev/null
+    expect_status 0 $? "health is never faulted ($code)"
+    stop_sim
+    expect_eq "$code $code" "$(logf '"\(.status) \(.fault)"')" "fault $code in the log"
+done
+
+# refuse: this connection closes unanswered, then connections are refused
+# for a while, then the sim listens again on the same port.
+start_sim refuse --profile fast --faults refuse=1:2s
+curl -sS --max-time 10 -d "$N" "$URL/v1/chat/completions" >/dev/null 2>"$T/e1"
+rc=$?
+[ $rc = 52 ] || [ $rc = 56 ] || fail "refused request: curl exit $rc, expected 52/56 (empty reply)"
+i=0
+rc=0
+while [ $i -lt 40 ]; do
+    curl -sS --max-time 5 "$URL/health" >/dev/null 2>&1
+    rc=$?
+    [ $rc = 7 ] && break
+    i=$((i + 1))
+    sleep 0.05
+done
+expect_eq 7 "$rc" "connection refused during the window"
+i=0
+while [ $i -lt 100 ]; do
+    curl -sS --max-time 5 "$URL/health" >/dev/null 2>&1 && break
+    i=$((i + 1))
+    sleep 0.1
+done
+curl -sS --max-time 5 "$URL/health" >"$T/h"
+expect_eq "{}" "$(cat "$T/h")" "listening again after the window"
+stop_sim
+expect_grep '"fault":"refuse"' "$T/refuse.log"
+
+# disconnect after 3 tokens: curl sees a cut transfer and 3 tokens
+start_sim disc --profile fast --faults disconnect=1:3
+curl -sS -N --max-time 10 -d "$S" "$URL/v1/chat/completions" >"$T/s" 2>"$T/e"
+rc=$?
+[ $rc = 18 ] || [ $rc = 56 ] || fail "disconnect: curl exit $rc, expected 18 or 56"
+expect_eq 3 "$(sse_json <"$T/s" | jq -r '.choices[0].delta.content // empty' | grep -c .)" "tokens before the cut"
+expect_no_grep "DONE" "$T/s"
+stop_sim
+expect_eq "disconnect 3 false" "$(logf '"\(.fault) \(.sent) \(.complete)"')" "disconnect in the log"
+
+# stall of 1 s after 2 tokens: the gap is in the log's token times
+start_sim stall --profile fast --faults stall=1:1s:2
+post /v1/chat/completions "$S" | sse_json >"$T/s.json"
+expect_eq 10 "$(jq -r '.choices[0].delta.content // empty' "$T/s.json" | grep -c .)" "stalled stream completes"
+stop_sim
+gap=$(logf '.tokens_us[2] - .tokens_us[1]')
+[ "$gap" -ge 1000000 ] || fail "stall gap $gap us, expected >= 1000000"
+gap2=$(logf '.tokens_us[1] - .tokens_us[0]')
+[ "$gap2" -lt 1000000 ] || fail "no stall before token 2 expected, gap $gap2"
+
+# malformed chunk: token chunk 1 is broken JSON, the rest parse
+start_sim malf --profile fast --faults malformed=1:1
+post /v1/chat/completions "$S" >"$T/s"
+bad=0
+sse_json <"$T/s" >"$T/lines"
+while IFS= read -r line; do
+    printf '%s\n' "$line" | jq -e . >/dev/null 2>&1 || bad=$((bad + 1))
+done <"$T/lines"
+expect_eq 1 "$bad" "one malformed chunk"
+expect_grep "DONE" "$T/s"
+stop_sim
+
+# slow first byte: the request enters the model only after 800 ms
+start_sim slow --profile fast --faults slow=1:800ms
+post /v1/chat/completions "$N" >"$T/c"
+expect_eq 200 "$(status)" "slow answer arrives"
+stop_sim
+d=$(logf '.tokens_us[0] - .arrival_us')
+[ "$d" -ge 800000 ] || fail "slow first byte: first token $d us after arrival"
+
+# reproducible: the same seed gives the same faults, another seed differs
+for run in a b c; do
+    seed=9
+    [ $run = c ] && seed=10
+    start_sim "seed$run" --profile fast --faults "500=0.3,429=0.2,disconnect=0.2:1,seed=$seed"
+    k=0
+    while [ $k -lt 30 ]; do
+        curl -s --max-time 10 -d "$N" "$URL/v1/chat/completions" >/dev/null 2>&1
+        k=$((k + 1))
+    done
+    stop_sim
+    logf '"\(.seq) \(.fault)"' | sort -n >"$T/faults.$run"
+done
+cmp -s "$T/faults.a" "$T/faults.b" || fail "same seed, different faults"
+cmp -s "$T/faults.a" "$T/faults.c" && fail "different seeds, same faults"
+expect_eq 30 "$(wc -l <"$T/faults.a")" "30 requests logged"
+grep -q " 500" "$T/faults.a" || fail "no 500 in 30 draws at p=0.3"
+finish

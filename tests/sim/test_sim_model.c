@@ -1,0 +1,362 @@
+/*
+ * Unit tests of the sim's performance model in virtual time: step costs,
+ * batching, queueing on slots and KV, chunked prefill, the prefix cache,
+ * cancellation, and the calibration of the default profile against the
+ * published Qwen3.5-397B / 8x RTX PRO 6000 table (closed loop).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "sim/sim_model.h"
+#include "sim/sim_profile.h"
+#include "traces/lt_rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MS 1000000LL
+
+/* A test profile with round numbers. */
+static struct lt_sim_profile prof(void)
+{
+    struct lt_sim_profile p;
+    assert_int_equal(lt_sim_profile_builtin(&p, "default", NULL), 0);
+    p.step_ms = 10;
+    p.step_ms_per_seq = 1;
+    p.prefill_step_ms = 20;
+    p.prefill_ms_per_token = 0.5;
+    p.cached_ms_per_token = 0;
+    p.max_running = 100;
+    p.kv_tokens = 1000000;
+    p.batch_tokens = 10000;
+    p.block_tokens = 10;
+    p.cache_blocks = 100;
+    return p;
+}
+
+struct rec {
+    int64_t t[64];
+    uint32_t n;
+    bool done;
+    uint32_t cached;
+};
+
+static void on_emit(void *ud, const struct lt_sim_emit *e)
+{
+    struct rec *r = e->user;
+    assert_int_equal(e->index, r->n);
+    if (r->n < 64)
+        r->t[r->n] = e->t;
+    r->n++;
+    r->done = e->last;
+    r->cached = e->cached_tokens;
+}
+
+static void run_all(struct lt_sim_model *m)
+{
+    int64_t t;
+    while ((t = lt_sim_model_next(m)) != INT64_MAX)
+        lt_sim_model_advance(m, t, on_emit, NULL);
+}
+
+static struct lt_sim_mreq *add(struct lt_sim_model *m, int64_t now, uint32_t prompt, uint32_t out,
+                               const uint64_t *blocks, uint32_t nb, struct rec *r)
+{
+    struct lt_sim_req q = {prompt, out, blocks, nb, r};
+    struct lt_sim_mreq *h = lt_sim_model_add(m, now, &q, NULL);
+    assert_non_null(h);
+    return h;
+}
+
+static void test_single_request_timing(void **state)
+{
+    struct lt_sim_profile p = prof();
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec r = {0};
+    add(m, 5 * MS, 100, 4, NULL, 0, &r);
+    run_all(m);
+    assert_int_equal(r.n, 4);
+    assert_true(r.done);
+    /* prefill step: a + P0 + 100 p = 10 + 20 + 50; then a + k per token. */
+    assert_int_equal(r.t[0], 5 * MS + 80 * MS);
+    assert_int_equal(r.t[1] - r.t[0], 11 * MS);
+    assert_int_equal(r.t[3] - r.t[2], 11 * MS);
+    lt_sim_model_free(m);
+}
+
+static void test_batch_of_four(void **state)
+{
+    struct lt_sim_profile p = prof();
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec r[4] = {0};
+    add(m, 0, 10, 5, NULL, 0, &r[0]);
+    /* The others arrive during the first step: they wait for its end. */
+    for (int i = 1; i < 4; i++)
+        add(m, 1 * MS, 10, 5, NULL, 0, &r[i]);
+    run_all(m);
+    /* step 1: r0 prefill (10+20+5 = 35); step 2: r0 decodes, r1..3
+     * prefill 30 tokens (10 + 1 + 20 + 15 = 46). */
+    assert_int_equal(r[0].t[0], 35 * MS);
+    assert_int_equal(r[0].t[1], 81 * MS);
+    assert_int_equal(r[1].t[0], 81 * MS);
+    /* then all four decode together: 10 + 4 = 14 ms a step */
+    assert_int_equal(r[1].t[1] - r[1].t[0], 14 * MS);
+    assert_int_equal(r[0].t[2] - r[0].t[1], 14 * MS);
+    lt_sim_model_free(m);
+}
+
+static void test_max_running_queues(void **state)
+{
+    struct lt_sim_profile p = prof();
+    p.max_running = 2;
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec r[3] = {0};
+    for (int i = 0; i < 3; i++)
+        add(m, 0, 10, 3, NULL, 0, &r[i]);
+    /* r0 started a step alone; at its end r1 joins, r2 must wait. */
+    lt_sim_model_advance(m, lt_sim_model_next(m), on_emit, NULL);
+    struct lt_sim_model_stats st;
+    lt_sim_model_stats(m, &st);
+    assert_int_equal(st.running, 2);
+    assert_int_equal(st.queued, 1);
+    run_all(m);
+    assert_true(r[0].done && r[1].done && r[2].done);
+    /* r2 starts only when r0 and r1 have left. */
+    assert_true(r[2].t[0] > r[0].t[2]);
+    lt_sim_model_free(m);
+}
+
+static void test_kv_limit_queues(void **state)
+{
+    struct lt_sim_profile p = prof();
+    p.kv_tokens = 250; /* one request of 100 + 100 fits, not two */
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec a = {0}, b = {0};
+    add(m, 0, 100, 100, NULL, 0, &a);
+    add(m, 0, 100, 100, NULL, 0, &b);
+    struct lt_sim_model_stats st;
+    lt_sim_model_stats(m, &st);
+    assert_int_equal(st.running, 1);
+    assert_int_equal(st.kv_used, 200);
+    run_all(m);
+    assert_int_equal(b.n, 100);
+    lt_sim_model_stats(m, &st);
+    assert_int_equal(st.kv_used, 0);
+    lt_sim_model_free(m);
+}
+
+static void test_chunked_prefill(void **state)
+{
+    struct lt_sim_profile p = prof();
+    p.batch_tokens = 64;
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec r = {0};
+    add(m, 0, 200, 2, NULL, 0, &r);
+    run_all(m);
+    /* 64 + 64 + 64 + 8 tokens: four prefill steps of 10 + 20 + 0.5 n */
+    assert_int_equal(r.t[0], (4 * 30 + 100) * MS);
+    struct lt_sim_model_stats st;
+    lt_sim_model_stats(m, &st);
+    assert_int_equal(st.steps, 5);
+    lt_sim_model_free(m);
+}
+
+static void test_prefix_cache_lru(void **state)
+{
+    struct lt_sim_profile p = prof();
+    p.cache_blocks = 4;
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    uint64_t A[3] = {1, 2, 3}, B[3] = {7, 8, 9}, A2[3] = {1, 2, 33};
+    struct rec r1 = {0}, r2 = {0}, r3 = {0}, r4 = {0};
+    add(m, 0, 35, 1, A, 3, &r1);
+    run_all(m);
+    assert_int_equal(r1.cached, 0);
+    add(m, 1000 * MS, 35, 1, A2, 3, &r2); /* shares two blocks with A */
+    run_all(m);
+    assert_int_equal(r2.cached, 20);
+    assert_true(r2.t[0] - 1000 * MS < r1.t[0]);
+    add(m, 2000 * MS, 35, 1, B, 3, &r3); /* evicts the oldest blocks */
+    run_all(m);
+    add(m, 3000 * MS, 35, 1, A, 3, &r4);
+    run_all(m);
+    assert_int_equal(r4.cached, 0); /* block 1 was evicted, so no prefix hit */
+    lt_sim_model_free(m);
+}
+
+static void test_cancel_frees(void **state)
+{
+    struct lt_sim_profile p = prof();
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec a = {0}, b = {0};
+    struct lt_sim_mreq *ha = add(m, 0, 10, 50, NULL, 0, &a);
+    struct lt_sim_mreq *hb = add(m, 0, 10, 50, NULL, 0, &b);
+    lt_sim_model_advance(m, 100 * MS, on_emit, NULL);
+    uint32_t seen = a.n;
+    assert_true(seen > 0);
+    lt_sim_model_cancel(m, ha);
+    lt_sim_model_cancel(m, hb);
+    run_all(m);
+    assert_int_equal(a.n, seen);
+    struct lt_sim_model_stats st;
+    lt_sim_model_stats(m, &st);
+    assert_int_equal(st.running, 0);
+    assert_int_equal(st.kv_used, 0);
+    assert_int_equal(lt_sim_model_next(m), INT64_MAX);
+    lt_sim_model_free(m);
+}
+
+static void test_fast_profile_is_instant(void **state)
+{
+    struct lt_sim_profile p;
+    assert_int_equal(lt_sim_profile_builtin(&p, "fast", NULL), 0);
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec r = {0};
+    add(m, 42, 1000, 60, NULL, 0, &r);
+    lt_sim_model_advance(m, 42, on_emit, NULL);
+    assert_int_equal(r.n, 60);
+    assert_int_equal(r.t[59], 42);
+    lt_sim_model_free(m);
+}
+
+/* ---- calibration: closed loop, as the published benchmark ran ---- */
+
+struct client {
+    int64_t send, first, end;
+    bool done;
+};
+
+struct loop {
+    struct client *c;
+    int sent, total;
+    int64_t pend[64];
+    int npend;
+};
+
+static void on_loop_emit(void *ud, const struct lt_sim_emit *e)
+{
+    struct loop *l = ud;
+    struct client *c = e->user;
+    if (e->index == 0)
+        c->first = e->t;
+    if (e->last) {
+        c->end = e->t;
+        c->done = true;
+        if (l->sent + l->npend < l->total)
+            l->pend[l->npend++] = e->t; /* the client sends the next one at once */
+    }
+}
+
+#define CAL_OUT 1000
+#define CAL_PROMPT 100
+#define CAL_PER_LEVEL 4 /* requests per level = 4 x concurrency */
+
+/* Run one level in virtual time; per-request decode tok/s (mean of
+ * (out-1)/(E2E-TTFT)) and aggregate tok/s (sum out / (last end - first send)). */
+static void closed_loop(const struct lt_sim_profile *p, int conc, double *per_req, double *agg)
+{
+    struct lt_sim_model *m = lt_sim_model_new(p, NULL);
+    struct loop l = {.total = conc * CAL_PER_LEVEL};
+    l.c = calloc((size_t)l.total, sizeof *l.c);
+    for (int i = 0; i < conc; i++)
+        l.pend[l.npend++] = 0;
+    for (;;) {
+        int64_t next = lt_sim_model_next(m);
+        if (l.npend && l.pend[0] <= next) {
+            int64_t t = l.pend[0];
+            memmove(l.pend, l.pend + 1, (size_t)--l.npend * sizeof l.pend[0]);
+            lt_sim_model_advance(m, t, on_loop_emit, &l);
+            struct client *c = &l.c[l.sent];
+            uint64_t blocks[1] = {lt_mix64((uint64_t)l.sent)};
+            struct lt_sim_req q = {CAL_PROMPT, CAL_OUT, blocks, 1, c};
+            c->send = t;
+            l.sent++;
+            assert_non_null(lt_sim_model_add(m, t, &q, NULL));
+            continue;
+        }
+        if (next == INT64_MAX)
+            break;
+        lt_sim_model_advance(m, next, on_loop_emit, &l);
+    }
+    double sum = 0;
+    int64_t first = INT64_MAX, last = 0;
+    for (int i = 0; i < l.total; i++) {
+        assert_true(l.c[i].done);
+        sum += (CAL_OUT - 1) / ((double)(l.c[i].end - l.c[i].first) / 1e9);
+        if (l.c[i].send < first)
+            first = l.c[i].send;
+        if (l.c[i].end > last)
+            last = l.c[i].end;
+    }
+    *per_req = sum / l.total;
+    *agg = (double)l.total * CAL_OUT / ((double)(last - first) / 1e9);
+    free(l.c);
+    lt_sim_model_free(m);
+}
+
+static void test_default_profile_calibration(void **state)
+{
+    static const int conc[4] = {1, 4, 16, 32};
+    static const double pub_req[4] = {176, 159, 120, 81}, pub_agg[4] = {172, 542, 1647, 2156};
+    struct lt_sim_profile p;
+    assert_int_equal(lt_sim_profile_builtin(&p, "default", NULL), 0);
+    printf("  C  per-req (published)      agg (published)\n");
+    for (int i = 0; i < 4; i++) {
+        double pr, ag;
+        closed_loop(&p, conc[i], &pr, &ag);
+        printf(" %2d  %6.1f (%3.0f, %+5.1f%%)  %7.1f (%4.0f, %+5.1f%%)\n", conc[i], pr, pub_req[i],
+               100 * (pr / pub_req[i] - 1), ag, pub_agg[i], 100 * (ag / pub_agg[i] - 1));
+        assert_true(fabs(pr / pub_req[i] - 1) < 0.10);
+        assert_true(fabs(ag / pub_agg[i] - 1) < 0.10);
+    }
+}
+
+static void test_profile_file(void **state)
+{
+    const char *dir = getenv("LT_TMP");
+    char path[512];
+    snprintf(path, sizeof path, "%s/p.profile", dir ? dir : "/tmp");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("# my server\nmodel = my/model\nstep_ms = 7.5  # a\nmax_running=8\nreasoning = on\n", f);
+    fclose(f);
+    struct lt_sim_profile p;
+    struct lt_err err = {0};
+    assert_int_equal(lt_sim_profile_load(&p, path, &err), 0);
+    assert_string_equal(p.model, "my/model");
+    assert_true(p.step_ms == 7.5);
+    assert_int_equal(p.max_running, 8);
+    assert_int_equal(p.reasoning, 1);
+    assert_true(p.step_ms_per_seq > 0); /* default kept */
+    f = fopen(path, "w");
+    fputs("step_ms = 1\nbogus = 3\n", f);
+    fclose(f);
+    assert_int_equal(lt_sim_profile_load(&p, path, &err), LT_EINVAL);
+    assert_non_null(strstr(err.msg, ":2"));
+    f = fopen(path, "w");
+    fputs("step_ms = fast\n", f);
+    fclose(f);
+    assert_int_equal(lt_sim_profile_load(&p, path, &err), LT_EFORMAT);
+    assert_int_equal(lt_sim_profile_load(&p, "nosuch", &err), LT_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_single_request_timing),
+        cmocka_unit_test(test_batch_of_four),
+        cmocka_unit_test(test_max_running_queues),
+        cmocka_unit_test(test_kv_limit_queues),
+        cmocka_unit_test(test_chunked_prefill),
+        cmocka_unit_test(test_prefix_cache_lru),
+        cmocka_unit_test(test_cancel_frees),
+        cmocka_unit_test(test_fast_profile_is_instant),
+        cmocka_unit_test(test_default_profile_calibration),
+        cmocka_unit_test(test_profile_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
