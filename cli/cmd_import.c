@@ -16,6 +16,7 @@ struct import_opts {
     const char *in;
     const char *out;
     struct lt_import_opts lib;
+    int level;
     bool quiet;
 };
 
@@ -42,6 +43,8 @@ static const char import_usage[] =
     "                    (default: the first bad row is an error)\n"
     "  --block-tokens N  jsonl without a header line: tokens per block of the\n"
     "                    records' \"blocks\" (needed when they have blocks)\n"
+    "  --level N         zstd compression level, 1-19 (default 19: import runs\n"
+    "                    once and the file is kept, so it pays to compress hard)\n"
     "  -q, --quiet       no summary line\n"
     "  -h, --help        this text\n"
     "\n"
@@ -60,7 +63,7 @@ static int import_run(const struct import_opts *o)
     /* Frames close by count and size only, not by the clock: that rule
      * bounds what a crash loses while capturing, and here it would only
      * make the output differ from run to run. */
-    struct lt_writer_opts wo = {.frame_ms = 1000000000};
+    struct lt_writer_opts wo = {.frame_ms = 1000000000, .level = o->level};
     int rc = lt_import_file(o->in, o->out, &o->lib, &wo, &st, &err);
     if (rc < 0) {
         cli_error("import", "%s", err.msg);
@@ -87,10 +90,11 @@ int cmd_import(int argc, char **argv)
                                              {"sort", no_argument, NULL, 's'},
                                              {"skip-bad", no_argument, NULL, 'k'},
                                              {"block-tokens", required_argument, NULL, 'b'},
+                                             {"level", required_argument, NULL, 'L'},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
-    struct import_opts o = {.lib = {.on_skip = on_skip}};
+    struct import_opts o = {.lib = {.on_skip = on_skip}, .level = 19};
     bool have_from = false;
     int c;
     uint64_t u;
@@ -121,6 +125,13 @@ int cmd_import(int argc, char **argv)
                 return 2;
             }
             o.lib.block_tokens = (uint32_t)u;
+            break;
+        case 'L':
+            if (!cli_parse_u64(optarg, &u) || u < 1 || u > 19) {
+                cli_error("import", "--level %s: not a level from 1 to 19", optarg);
+                return 2;
+            }
+            o.level = (int)u;
             break;
         case 'q':
             o.quiet = true;
