@@ -8,6 +8,7 @@
 #include "traces/lt_buf.h"
 #include "traces/trace_info.h"
 #include "traces/trace_json.h"
+#include "traces/trace_reader.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -53,7 +54,7 @@ static const char *grouped(uint64_t v, char buf[32])
 }
 
 /* A duration in the unit that reads best: "850 us", "12.3 ms", "4.56 s",
- * "58m 33s", "26.5 h". */
+ * "58m 33s", "26h 03m 10s", "120.5 h". */
 static const char *human_us(double us, char buf[32])
 {
     if (us < 1000)
@@ -62,9 +63,12 @@ static const char *human_us(double us, char buf[32])
         snprintf(buf, 32, "%.3g ms", us / 1e3);
     else if (us < 600e6)
         snprintf(buf, 32, "%.3g s", us / 1e6);
-    else if (us < 36000e6) {
+    else if (us < 3600e6) {
         long s = lround(us / 1e6);
         snprintf(buf, 32, "%ldm %02lds", s / 60, s % 60);
+    } else if (us < 360000e6) {
+        long s = lround(us / 1e6);
+        snprintf(buf, 32, "%ldh %02ldm %02lds", s / 3600, s / 60 % 60, s % 60);
     } else
         snprintf(buf, 32, "%.1f h", us / 3600e6);
     return buf;
@@ -271,12 +275,44 @@ static int print_json(const struct info_opts *o, const struct lt_info *in, const
     return rc;
 }
 
+/* lt_info_compute, with a progress line on stderr when it is a terminal
+ * (a trace of tens of millions of records takes a while). */
+static int compute(const char *path, struct lt_info *info, char *source, size_t source_len,
+                   struct lt_err *err)
+{
+    int rc = 0;
+    bool progress = cli_progress_wanted();
+    memset(info, 0, sizeof *info);
+    struct lt_reader *r = lt_reader_open_kind(path, LT_KIND_TRACE, NULL, err);
+    if (!r)
+        return LT_EIO;
+    const struct lt_header *h = lt_reader_header(r);
+    snprintf(source, source_len, "%s", h->source ? h->source : "");
+    LT_TRY(lt_info_init(info, h->block_tokens, err));
+    const struct lt_item *it;
+    int n;
+    while ((n = lt_reader_next(r, &it, err)) == 1) {
+        LT_TRY(lt_info_add(info, &it->rec, err));
+        if (progress && info->records % 1000000 == 0)
+            fprintf(stderr, "\rloadtrace info: %llu records...", (unsigned long long)info->records);
+    }
+    LT_TRY(n);
+    LT_TRY(lt_info_finish(info, err));
+out:
+    if (progress && info->records >= 1000000)
+        fputs("\r\033[K", stderr);
+    lt_reader_free(r);
+    if (rc < 0)
+        lt_info_release(info);
+    return rc;
+}
+
 static int info_run(const struct info_opts *o)
 {
     struct lt_err err = {0};
     struct lt_info info;
     char source[128];
-    if (lt_info_compute(o->path, &info, source, sizeof source, &err) < 0) {
+    if (compute(o->path, &info, source, sizeof source, &err) < 0) {
         cli_error("info", "%s", err.msg);
         return 1;
     }

@@ -13,8 +13,8 @@
  * lt_hist_bits_for_digits().
  *
  * Memory is fixed when the histogram is made, independent of how many values
- * are recorded: (log2(highest) - k + 2) * 2^k counters of 8 bytes (bits = 10
- * up to 2^40: 32 * 1024 * 8 = 256 KiB; bits = 7 up to 2^32: 27 KiB).
+ * are recorded: at most (log2(highest) - k + 2) * 2^k counters of 8 bytes
+ * (bits = 10 up to 2^40: 248 KiB; bits = 7 up to 2^32: 26 KiB).
  * Recording is O(1) and never allocates. Values above `highest` are counted
  * in the top bucket (and in lt_hist_clamped()); min, max, mean and stddev
  * always use the exact values.

@@ -134,13 +134,17 @@ int lt_arrivals_parse(const char *s, enum lt_arrivals *a, double *cv, struct lt_
         *a = LT_ARR_GAMMA;
         return 0;
     }
+    if (!strcmp(s, "gamma:fit")) { /* cv 0: the fitted trace's */
+        *a = LT_ARR_GAMMA;
+        return 0;
+    }
     if (!strcmp(s, "empirical")) {
         *a = LT_ARR_EMPIRICAL;
         return 0;
     }
     return lt_errset(err, LT_EINVAL,
-                     "'%s': arrivals are constant, poisson, gamma:CV (0 < CV <= 100) or "
-                     "empirical (with a fit)",
+                     "'%s': arrivals are constant, poisson, gamma:CV (0 < CV <= 100), or with "
+                     "a fit empirical or gamma:fit",
                      s);
 }
 
@@ -276,16 +280,20 @@ static bool gapstore_finish(struct gapstore *gs)
     return gs->mean > 0;
 }
 
-/* The next gap, in units of the mean gap. */
+/* The next gap, in units of the mean gap. Runs wrap around the end of their
+ * stored run (a circular block bootstrap), so that every stored gap is
+ * equally likely to be replayed and the replayed mean is the stored mean. */
 static double gapstore_next(struct gapstore *gs, struct lt_rng *rng)
 {
-    if (!gs->left || gs->pos >= gs->len[gs->cur]) {
+    if (!gs->left) {
         gs->cur = (size_t)lt_rng_below(rng, gs->n);
         gs->pos = (uint32_t)lt_rng_below(rng, gs->len[gs->cur]);
-        gs->left = GAP_RUN;
+        gs->left = gs->len[gs->cur] < GAP_RUN ? gs->len[gs->cur] : GAP_RUN;
     }
     gs->left--;
-    return gs->gaps[gs->cur * GAP_SEG + gs->pos++] / gs->mean;
+    double g = gs->gaps[gs->cur * GAP_SEG + gs->pos];
+    gs->pos = gs->pos + 1 < gs->len[gs->cur] ? gs->pos + 1 : 0;
+    return g / gs->mean;
 }
 
 /* ---- arrivals ---------------------------------------------------------- */
@@ -843,7 +851,8 @@ static int add_seg(struct active *a, int role, uint32_t tokens, uint64_t id)
 static int emit_generated(struct gen *g, struct active *a, struct lt_err *err)
 {
     const struct lt_synth_opts *o = g->o;
-    uint64_t sk = lt_mix64(a->sid ^ SALT_SEG);
+    /* Seeded, so that traces made with other seeds share no content. */
+    uint64_t sk = lt_mix64(lt_mix64(g->o->seed ^ SALT_SEG) ^ a->sid);
     if (a->turn > 0 && add_seg(a, ROLE_ASSISTANT, a->prev_out, sk + 2 * a->turn - 1) < 0)
         return lt_errset(err, LT_ENOMEM, "synth: out of memory");
     if (add_seg(a, ROLE_USER, draw_len(&o->in, &g->rng), sk + 2 * a->turn) < 0)
@@ -926,7 +935,7 @@ static int emit_fitted(struct gen *g, struct active *a, struct lt_err *err)
             g->blocks = b;
             g->cap_blocks = q->n_blocks;
         }
-        uint64_t own = lt_mix64(a->draw ^ g->o->seed);
+        uint64_t own = lt_mix64(lt_mix64(g->o->seed) ^ a->draw);
         for (uint32_t i = 0; i < q->n_blocks; i++) {
             uint64_t id = p->blocks[q->blocks_at + i];
             g->blocks[i] = p->multi[q->blocks_at + i] ? lt_mix64(id ^ SALT_MULTI ^ g->o->seed)
@@ -967,7 +976,8 @@ static int start_unit(struct gen *g, int64_t t, struct lt_err *err)
             a->turns = 1;
         if (o->prefix_tokens && lt_rng_uniform(&g->rng) < o->prefix_share) {
             uint32_t k = (uint32_t)lt_rng_below(&g->rng, o->prefix_count ? o->prefix_count : 1);
-            if (add_seg(a, ROLE_SYSTEM, o->prefix_tokens, lt_mix64(SALT_SEG ^ o->seed ^ k)) < 0) {
+            if (add_seg(a, ROLE_SYSTEM, o->prefix_tokens,
+                        lt_mix64(lt_mix64(o->seed ^ SALT_BLOCK) ^ k)) < 0) {
                 rc = lt_errset(err, LT_ENOMEM, "synth: out of memory");
                 goto out;
             }
@@ -1129,6 +1139,10 @@ int lt_synth_run(const struct lt_synth_opts *o, const char *out_path, struct lt_
             arr.kind = gapstore_finish(&gaps) ? LT_ARR_EMPIRICAL : LT_ARR_CONSTANT;
             arr.emp = &gaps;
         }
+        if (o->arrivals == LT_ARR_GAMMA && o->cv == 0) {
+            cv = fi.unit_cv;
+            arr.kind = cv > 0 ? LT_ARR_GAMMA : LT_ARR_CONSTANT;
+        }
         if (o->round_us < 0)
             g.round_us = fi.granularity_us > 1 ? fi.granularity_us : 0;
         if (o->duration_us <= 0 && requests == 0)
@@ -1137,8 +1151,9 @@ int lt_synth_run(const struct lt_synth_opts *o, const char *out_path, struct lt_
     } else {
         if (arr.kind == LT_ARR_DEFAULT)
             arr.kind = LT_ARR_POISSON;
-        if (arr.kind == LT_ARR_EMPIRICAL) {
-            rc = lt_errset(err, LT_EINVAL, "empirical arrivals need a trace to fit");
+        if (arr.kind == LT_ARR_EMPIRICAL || (arr.kind == LT_ARR_GAMMA && o->cv == 0)) {
+            rc = lt_errset(err, LT_EINVAL, "%s arrivals need a trace to fit",
+                           arr.kind == LT_ARR_EMPIRICAL ? "empirical" : "gamma:fit");
             goto out;
         }
         if (g.sessions)

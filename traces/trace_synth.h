@@ -59,7 +59,8 @@ struct lt_len_spec {
 
 /* Parse "fixed:N", "uniform:A,B" or "lognormal:MEDIAN,SIGMA". */
 int lt_len_spec_parse(const char *s, struct lt_len_spec *l, struct lt_err *err);
-/* Parse "constant", "poisson", "gamma:CV" (CV > 0) or "empirical". */
+/* Parse "constant", "poisson", "gamma:CV" (CV > 0; *cv = CV), "gamma:fit"
+ * (*cv = 0: the fitted trace's CV) or "empirical". */
 int lt_arrivals_parse(const char *s, enum lt_arrivals *a, double *cv, struct lt_err *err);
 /* Parse "flat", "ramp:R0,R1" or "diurnal:PERIOD,AMPLITUDE" (PERIOD a duration
  * such as 24h or 600s). */
@@ -68,7 +69,7 @@ int lt_shape_parse(const char *s, enum lt_shape *shape, double *a, double *b, st
 struct lt_synth_opts {
     uint64_t seed;
     enum lt_arrivals arrivals;
-    double cv;           /* for LT_ARR_GAMMA */
+    double cv;           /* for LT_ARR_GAMMA; 0 = the fitted trace's CV */
     double rate;         /* requests per second; 0 = the fitted trace's rate */
     int64_t duration_us; /* stop at this arrival time; 0 = no limit */
     uint64_t requests;   /* stop after this many records; 0 = no limit */

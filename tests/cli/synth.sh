@@ -121,7 +121,8 @@ for args in "--rate 5 --duration 1s --in fixed:1 --out fixed:1" \
             "--rate 5 --duration 1s --in lognormal:0,1 --out fixed:1 -o x.lt.zst" \
             "--arrivals gamma:-1 --rate 5 --duration 1s --in fixed:1 --out fixed:1 -o x.lt.zst" \
             "--shape ramp:1,2 --in fixed:1 --out fixed:1 --requests 5 -o x.lt.zst" \
-            "--arrivals empirical --rate 5 --duration 1s --in fixed:1 --out fixed:1 -o x.lt.zst"; do
+            "--arrivals empirical --rate 5 --duration 1s --in fixed:1 --out fixed:1 -o x.lt.zst" \
+            "--arrivals gamma:fit --rate 5 --duration 1s --in fixed:1 --out fixed:1 -o x.lt.zst"; do
     st=0
     # shellcheck disable=SC2086
     "$LOADTRACE" synth $args >/dev/null 2>&1 || st=$?

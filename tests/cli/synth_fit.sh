@@ -92,12 +92,23 @@ info az.lt.zst
 "$LOADTRACE" synth -q --fit az.lt.zst --seed 3 -o fa.lt.zst
 info fa.lt.zst
 lengths azure az.lt.zst.flat fa.lt.zst.flat
+# The arrivals replay runs of up to 1024 real gaps, so a fit as long as the
+# real trace is only 8-9 runs: figures vary with the seed more than lengths
+# do. Seeds 1-5 gave CV 11.3..12.2, median gap 58..85 ms and peak minute
+# 396..700 (real: 13.15, 64 ms, 632); the tolerances cover that range.
 rel "azure fit: inter-arrival CV (real about 13)" "$(get az.lt.zst.flat interarrival.cv)" \
     "$(get fa.lt.zst.flat interarrival.cv)" 0.25
 rel "azure fit: inter-arrival p50" "$(get az.lt.zst.flat interarrival.p50_s)" \
-    "$(get fa.lt.zst.flat interarrival.p50_s)" 0.15
+    "$(get fa.lt.zst.flat interarrival.p50_s)" 0.40
 rel "azure fit: peak per minute" "$(get az.lt.zst.flat peak.per_minute)" \
-    "$(get fa.lt.zst.flat peak.per_minute)" 0.35
+    "$(get fa.lt.zst.flat peak.per_minute)" 0.40
+# gamma with the real CV, on request (the sample CV of gamma gaps with CV 13
+# converges slowly, so only "clearly bursty" is checked)
+"$LOADTRACE" synth -q --fit az.lt.zst --arrivals gamma:fit --seed 3 -o fg.lt.zst
+info fg.lt.zst
+awk -v c="$(get fg.lt.zst.flat interarrival.cv)" 'BEGIN { exit !(c > 5) }' &&
+    echo "ok   gamma:fit is bursty: CV $(get fg.lt.zst.flat interarrival.cv)" ||
+    { echo "FAIL gamma:fit CV $(get fg.lt.zst.flat interarrival.cv)" >&2; fails=$((fails + 1)); }
 # a small sample is still representative, with sampling errors about
 # sqrt(8819 / 2000) = 2.1 times larger (seeds 1-8 put the input p90 within
 # 4699..5727 of the real 5195, the output mean within 25.0..29.1 of 27.9)

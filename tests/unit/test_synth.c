@@ -73,6 +73,7 @@ static void test_parse_table(void **state)
         {"poisson", true, LT_ARR_POISSON, 1},
         {"gamma:3.5", true, LT_ARR_GAMMA, 3.5},
         {"empirical", true, LT_ARR_EMPIRICAL, 0},
+        {"gamma:fit", true, LT_ARR_GAMMA, 0},
         {"gamma:0", false, 0, 0},
         {"gamma:", false, 0, 0},
         {"gamma", false, 0, 0},
