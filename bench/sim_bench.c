@@ -40,7 +40,7 @@ struct req {
     int64_t send, first, end;
     uint64_t seq;
     uint32_t chunks, cap;
-    int64_t *rx;   /* receive time of each token chunk */
+    int64_t *rx; /* receive time of each token chunk */
     char line[512];
     size_t ll;
     bool ok;
@@ -154,7 +154,7 @@ static int spawn_sim(const struct opts *o, struct child *c)
     if (c->pid == 0) {
         execl(o->loadtrace, o->loadtrace, "sim", "--listen", "127.0.0.1:0", "--port-file",
               c->port_file, "--log", c->log_file, "--profile", o->profile, "--time-scale", scale,
-              "--max-connections", "30000", "-q", (char *)NULL);
+              "--max-connections", "30000", (char *)NULL);
         _exit(127);
     }
     for (int i = 0; i < 400; i++) {
@@ -234,8 +234,8 @@ static void timing_vs_log(const char *log_file, struct req *rs, int n)
         return;
     }
     int64_t start = 0;
-    size_t cap = 1 << 20, nd = 0;
-    int64_t *d = malloc(cap * sizeof *d);
+    size_t cap = 1 << 20, nd = 0, scap = 1 << 20, ns = 0;
+    int64_t *d = malloc(cap * sizeof *d), *sd = malloc(scap * sizeof *sd);
     /* seq -> request index */
     uint64_t maxseq = 0;
     for (int i = 0; i < n; i++)
@@ -252,7 +252,17 @@ static void timing_vs_log(const char *log_file, struct req *rs, int n)
         if (s0)
             start = json_integer_value(s0);
         uint64_t seq = (uint64_t)json_integer_value(json_object_get(j, "seq"));
-        json_t *tk = json_object_get(j, "tokens_us");
+        json_t *tk = json_object_get(j, "tokens_us"), *sn = json_object_get(j, "sent_us");
+        for (size_t i = 0; json_is_array(tk) && i < json_array_size(sn) && i < json_array_size(tk);
+             i++) {
+            if (ns == scap) {
+                scap *= 2;
+                sd = realloc(sd, scap * sizeof *sd);
+            }
+            sd[ns++] = (json_integer_value(json_array_get(sn, i)) -
+                        json_integer_value(json_array_get(tk, i))) *
+                       1000;
+        }
         if (seq && seq <= maxseq && by_seq[seq] && json_is_array(tk)) {
             struct req *r = &rs[by_seq[seq] - 1];
             size_t m = json_array_size(tk);
@@ -275,7 +285,15 @@ static void timing_vs_log(const char *log_file, struct req *rs, int n)
                nd, d[nd / 2] / 1e6, d[(size_t)(nd * 0.99)] / 1e6, d[(size_t)(nd * 0.999)] / 1e6,
                d[nd - 1] / 1e6);
     }
+    if (ns) {
+        qsort(sd, ns, sizeof *sd, cmp_i64);
+        printf("timing: in the sim, hand-off to the network - model emission time: p50 %.3f ms, "
+               "p99 %.3f ms, p99.9 %.3f ms, max %.3f ms\n",
+               sd[ns / 2] / 1e6, sd[(size_t)(ns * 0.99)] / 1e6, sd[(size_t)(ns * 0.999)] / 1e6,
+               sd[ns - 1] / 1e6);
+    }
     free(d);
+    free(sd);
     free(by_seq);
 }
 
@@ -444,8 +462,14 @@ static int mode_streams(const struct opts *o, struct child *c)
 
 int main(int argc, char **argv)
 {
-    struct opts o = {.profile = "default", .dir = "/tmp", .per_level = 4, .streams = 1000,
-                     .out = 1000, .prompt = 100, .scale = 1, .max_seconds = 300};
+    struct opts o = {.profile = "default",
+                     .dir = "/tmp",
+                     .per_level = 4,
+                     .streams = 1000,
+                     .out = 1000,
+                     .prompt = 100,
+                     .scale = 1,
+                     .max_seconds = 300};
     snprintf(o.conc, sizeof o.conc, "1,4,16,32");
     if (argc < 3) {
         fprintf(stderr, "usage: sim_bench LOADTRACE closed|streams [options] (see source)\n");

@@ -91,6 +91,12 @@ int cli_parse_u32_list(const char *s, uint32_t *out, int max)
     return n ? n : -1;
 }
 
+bool cli_dry_run(void)
+{
+    const char *v = getenv("LOADTRACE_DRY_RUN");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 bool cli_progress_wanted(void)
 {
     return isatty(STDERR_FILENO) == 1;

@@ -21,6 +21,11 @@ bool cli_parse_duration_us(const char *s, int64_t *us);
 /* A comma-separated list of positive integers ("1,4,16,32"); at most max. */
 int cli_parse_u32_list(const char *s, uint32_t *out, int max);
 
+/* True when LOADTRACE_DRY_RUN is set: a command parses and checks its
+ * options, then returns 0 without doing the work. The README test runs
+ * every command line of the README this way, so the README cannot rot. */
+bool cli_dry_run(void);
+
 /* True when progress lines should be drawn (stderr is a terminal). */
 bool cli_progress_wanted(void);
 

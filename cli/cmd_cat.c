@@ -114,5 +114,7 @@ int cmd_cat(int argc, char **argv)
         return 2;
     }
     o.path = argv[optind];
+    if (cli_dry_run())
+        return 0;
     return cat_run(&o);
 }

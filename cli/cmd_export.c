@@ -118,5 +118,7 @@ int cmd_export(int argc, char **argv)
         return 2;
     }
     o.in = argv[optind];
+    if (cli_dry_run())
+        return 0;
     return export_run(&o);
 }

@@ -154,5 +154,7 @@ int cmd_import(int argc, char **argv)
     }
     o.in = argv[optind];
     o.lib.name = o.in;
+    if (cli_dry_run())
+        return 0;
     return import_run(&o);
 }

@@ -357,5 +357,7 @@ int cmd_info(int argc, char **argv)
         return 2;
     }
     o.path = argv[optind];
+    if (cli_dry_run())
+        return 0;
     return info_run(&o);
 }

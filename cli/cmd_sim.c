@@ -228,9 +228,10 @@ int cmd_sim(int argc, char **argv)
     int rc = lt_sim_stop_err(s, &err);
     if (!o.quiet)
         fprintf(stderr,
-                "loadtrace sim: stopped by signal %d after %llu requests, %llu chunks, "
-                "%llu faults; chunk lateness p50 %.0f us, p99 %.0f us\n",
-                sig, (unsigned long long)st.requests, (unsigned long long)st.chunks,
+                "loadtrace sim: stopped by signal %d after %llu requests (at most %llu open), "
+                "%llu chunks, %llu faults; chunk lateness p50 %.0f us, p99 %.0f us\n",
+                sig, (unsigned long long)(st.requests + st.streams_open),
+                (unsigned long long)st.streams_peak, (unsigned long long)st.chunks,
                 (unsigned long long)st.faults, st.late_p50_us, st.late_p99_us);
     if (rc < 0) {
         cli_error("sim", "%s", err.msg);

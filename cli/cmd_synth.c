@@ -276,6 +276,8 @@ int cmd_synth(int argc, char **argv)
     }
     o.command = command;
 
+    if (cli_dry_run())
+        return 0;
     struct lt_synth_stats st;
     if (lt_synth_run(&o, out, &st, &err) < 0) {
         cli_error("synth", "%s", err.msg);

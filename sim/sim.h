@@ -5,10 +5,10 @@
  * exactly as they would to vLLM or SGLang; it can also be embedded: replay
  * and demo start one inside their own process on a free loopback port.
  *
- * Threads: libmicrohttpd's polling thread (epoll) serves connections; one
- * clock thread advances the model in real time, wakes suspended streams
- * when their tokens are due and runs the fault timers. One mutex guards the
- * model and every request's state.
+ * Threads: one. It runs libmicrohttpd (external epoll mode), advances the
+ * model in real time, wakes suspended streams when their tokens are due
+ * and runs the fault timers. A mutex guards the state only so that
+ * lt_sim_stats and lt_sim_stop may be called from any thread.
  */
 #ifndef LT_SIM_H
 #define LT_SIM_H
@@ -20,17 +20,17 @@
 #include <stdint.h>
 
 struct lt_sim_opts {
-    const char *host;        /* address to bind; NULL = "127.0.0.1" */
-    uint16_t port;           /* 0 = any free port (see lt_sim_port) */
-    const char *profile;     /* built-in name or profile file; NULL = "default" */
+    const char *host;                          /* address to bind; NULL = "127.0.0.1" */
+    uint16_t port;                             /* 0 = any free port (see lt_sim_port) */
+    const char *profile;                       /* built-in name or profile file; NULL = "default" */
     const struct lt_sim_profile *profile_data; /* used instead of profile if set */
-    const char *dialect;     /* comma list (docs/sim.md); NULL = "vllm" */
-    const char *faults;      /* fault spec (docs/sim.md); NULL = none */
-    const char *log_path;    /* JSON lines of every request; NULL = none */
-    double time_scale;       /* model runs this many times faster; 0 = 1 */
-    uint64_t seed;           /* output lengths and faults */
-    size_t max_body;         /* request body limit, bytes; 0 = 4 MiB */
-    unsigned max_connections; /* 0 = 16384 */
+    const char *dialect;                       /* comma list (docs/sim.md); NULL = "vllm" */
+    const char *faults;                        /* fault spec (docs/sim.md); NULL = none */
+    const char *log_path;                      /* JSON lines of every request; NULL = none */
+    double time_scale;                         /* model runs this many times faster; 0 = 1 */
+    uint64_t seed;                             /* output lengths and faults */
+    size_t max_body;                           /* request body limit, bytes; 0 = 4 MiB */
+    unsigned max_connections;                  /* 0 = 16384 */
 };
 
 struct lt_sim;
@@ -46,15 +46,15 @@ uint16_t lt_sim_port(const struct lt_sim *s);
 const struct lt_sim_profile *lt_sim_profile(const struct lt_sim *s);
 
 struct lt_sim_stats {
-    uint64_t requests;        /* HTTP requests answered or aborted */
-    uint64_t streams_open;    /* HTTP requests open now (streams included) */
+    uint64_t requests;     /* HTTP requests answered or aborted */
+    uint64_t streams_open; /* HTTP requests open now (streams included) */
     uint64_t streams_peak;
-    uint64_t chunks;          /* token chunks handed to the network */
-    uint64_t late_samples;    /* chunks measured for lateness */
-    double late_p50_us;       /* hand-off time minus model emission time */
+    uint64_t chunks;       /* token chunks handed to the network */
+    uint64_t late_samples; /* chunks measured for lateness */
+    double late_p50_us;    /* hand-off time minus model emission time */
     double late_p99_us;
     double late_max_us;
-    uint64_t faults;          /* requests that got a fault */
+    uint64_t faults; /* requests that got a fault */
 };
 
 void lt_sim_stats(struct lt_sim *s, struct lt_sim_stats *st);

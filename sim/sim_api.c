@@ -57,8 +57,7 @@ int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_e
     return 0;
 }
 
-__attribute__((format(printf, 3, 4))) static int bad(char *msg, size_t msgsz, const char *fmt,
-                                                    ...)
+__attribute__((format(printf, 3, 4))) static int bad(char *msg, size_t msgsz, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -89,8 +88,8 @@ static void toks_json(struct lt_sim_toks *t, const json_t *v)
 }
 
 /* Count a chat prompt by the documented rule; 0 or 400 with msg. */
-static int count_chat(struct lt_sim_toks *t, const json_t *messages, const json_t *tools,
-                      char *msg, size_t msgsz)
+static int count_chat(struct lt_sim_toks *t, const json_t *messages, const json_t *tools, char *msg,
+                      size_t msgsz)
 {
     if (!json_is_array(messages) || json_array_size(messages) == 0)
         return bad(msg, msgsz, "'messages' must be a non-empty array");
@@ -124,8 +123,10 @@ static int count_chat(struct lt_sim_toks *t, const json_t *messages, const json_
             json_array_foreach(content, k, part)
             {
                 if (!json_is_object(part) || !json_is_string(json_object_get(part, "type")))
-                    return bad(msg, msgsz, "messages[%zu].content[%zu] must be an object with "
-                                           "a type", i, k);
+                    return bad(msg, msgsz,
+                               "messages[%zu].content[%zu] must be an object with "
+                               "a type",
+                               i, k);
                 const json_t *text = json_object_get(part, "text");
                 if (json_is_string(text))
                     lt_sim_toks_text(t, json_string_value(text), json_string_length(text));
@@ -174,8 +175,9 @@ static int count_prompt(struct lt_sim_toks *t, const json_t *prompt, char *msg, 
     } else if (!prompt) {
         return bad(msg, msgsz, "'prompt' is required");
     } else {
-        return bad(msg, msgsz, "'prompt' must be a string, a list of token ids, or a list "
-                               "holding one of these (batched prompts are not supported)");
+        return bad(msg, msgsz,
+                   "'prompt' must be a string, a list of token ids, or a list "
+                   "holding one of these (batched prompts are not supported)");
     }
     if (t->n == 0)
         return bad(msg, msgsz, "the prompt is empty");
@@ -222,8 +224,10 @@ static int parse_tools(struct lt_sim_call *c, const json_t *root, char *msg, siz
         {
             const json_t *fn = json_object_get(tl, "function");
             if (!json_is_object(tl) || !json_is_string(json_object_get(fn, "name")))
-                return bad(msg, msgsz, "tools[%zu] must be {\"type\":\"function\","
-                                       "\"function\":{\"name\":...}}", i);
+                return bad(msg, msgsz,
+                           "tools[%zu] must be {\"type\":\"function\","
+                           "\"function\":{\"name\":...}}",
+                           i);
         }
     }
     if (!choice || json_is_null(choice))
@@ -356,8 +360,7 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
             goto out;
         const json_t *tools = json_object_get(root, "tools");
         rc = count_chat(&c->toks, json_object_get(root, "messages"),
-                        json_is_array(tools) && json_array_size(tools) ? tools : NULL, msg,
-                        msgsz);
+                        json_is_array(tools) && json_array_size(tools) ? tools : NULL, msg, msgsz);
     } else {
         rc = count_prompt(&c->toks, json_object_get(root, "prompt"), msg, msgsz);
     }
@@ -373,8 +376,8 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
                  "This model's maximum context length is %u tokens. However, you requested "
                  "%llu tokens (%u in the messages, %lld in the completion). Please reduce the "
                  "length of the messages or completion.",
-                 p->max_model_len, (unsigned long long)prompt + (mx > 0 ? (uint64_t)mx : 0),
-                 prompt, (long long)(mx > 0 ? mx : 0));
+                 p->max_model_len, (unsigned long long)prompt + (mx > 0 ? (uint64_t)mx : 0), prompt,
+                 (long long)(mx > 0 ? mx : 0));
         goto out;
     }
     c->max_tokens = mx > 0 ? (uint32_t)mx : p->max_model_len - prompt;
@@ -524,15 +527,13 @@ static const char *tool_piece(const struct lt_sim_resp *r, uint32_t i)
     return lt_sim_word(i);
 }
 
-int lt_sim_render_token(struct lt_buf *b, const struct lt_sim_resp *r, uint32_t i,
-                        bool malformed)
+int lt_sim_render_token(struct lt_buf *b, const struct lt_sim_resp *r, uint32_t i, bool malformed)
 {
     int rc = chunk_open(b, r);
     if (rc < 0)
         return rc;
     if (malformed)
-        return lt_buf_printf(b, "{\"index\":0,\"delta\":{\"content\":\"%s\"\n\n",
-                             lt_sim_word(i));
+        return lt_buf_printf(b, "{\"index\":0,\"delta\":{\"content\":\"%s\"\n\n", lt_sim_word(i));
     bool last = i + 1 >= r->out;
     if (r->api == LT_SIM_COMPLETIONS) {
         rc = lt_buf_printf(b, "{\"index\":0,\"text\":\"%s\",\"logprobs\":null,", lt_sim_word(i));
@@ -608,8 +609,7 @@ int lt_sim_render_full(struct lt_buf *b, const struct lt_sim_resp *r)
         if (rc == 0)
             rc = put_words(b, 0, r->out);
         if (rc == 0)
-            rc = lt_buf_printf(b, "\",\"logprobs\":null,\"finish_reason\":\"%s\"}],",
-                               r->finish);
+            rc = lt_buf_printf(b, "\",\"logprobs\":null,\"finish_reason\":\"%s\"}],", r->finish);
     } else {
         rc = lt_buf_printf(b,
                            "{\"id\":\"%s\",\"object\":\"chat.completion\",\"created\":%lld,"

@@ -33,15 +33,15 @@ int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_e
 struct lt_sim_call {
     enum lt_sim_api api;
     bool stream, include_usage;
-    char *model_json;       /* the model name as a JSON string literal */
+    char *model_json;        /* the model name as a JSON string literal */
     struct lt_sim_toks toks; /* prompt tokens and block hashes */
-    uint32_t max_tokens;    /* after defaults: max_model_len - prompt if absent */
+    uint32_t max_tokens;     /* after defaults: max_model_len - prompt if absent */
     uint32_t min_tokens;
     bool ignore_eos;
-    int reasoning;          /* -1 not said, 0 off, 1 on */
+    int reasoning; /* -1 not said, 0 off, 1 on */
     double reasoning_fraction;
     bool tool_call;
-    char *tool_name_json;   /* the function's name as a JSON string literal */
+    char *tool_name_json; /* the function's name as a JSON string literal */
 };
 
 /* Parse a request body. Returns 0, or an HTTP status (400) with a message
@@ -61,7 +61,7 @@ int lt_sim_error_body(struct lt_buf *out, int status, const char *msg);
 struct lt_sim_resp {
     const struct lt_sim_dialect *d;
     enum lt_sim_api api;
-    const char *id;         /* "chatcmpl-12" */
+    const char *id; /* "chatcmpl-12" */
     long long created;
     const char *model_json;
     uint64_t seq;
@@ -69,15 +69,14 @@ struct lt_sim_resp {
     uint32_t out, reasoning; /* reasoning: the first this-many tokens */
     bool tool_call;
     const char *tool_name_json;
-    const char *finish;     /* "stop", "length" or "tool_calls" */
+    const char *finish; /* "stop", "length" or "tool_calls" */
     bool include_usage;
 };
 
 /* SSE: the chunk before any token (role only; chat with role_chunk). */
 int lt_sim_render_head(struct lt_buf *b, const struct lt_sim_resp *r);
 /* SSE: the chunk of token i; malformed = broken JSON in its place. */
-int lt_sim_render_token(struct lt_buf *b, const struct lt_sim_resp *r, uint32_t i,
-                        bool malformed);
+int lt_sim_render_token(struct lt_buf *b, const struct lt_sim_resp *r, uint32_t i, bool malformed);
 /* SSE: what follows the last token (usage chunk if due, then [DONE]). */
 int lt_sim_render_tail(struct lt_buf *b, const struct lt_sim_resp *r);
 /* The whole non-streaming body. */

@@ -169,8 +169,7 @@ int lt_sim_faults_parse(struct lt_sim_faults *f, const char *spec, struct lt_err
     for (int k = 1; k < LT_SIM_FAULT_COUNT; k++)
         sum += f->p[k];
     if (sum > 1 + 1e-9)
-        return lt_errset(err, LT_EFORMAT, "fault probabilities add up to %.3f, more than 1",
-                         sum);
+        return lt_errset(err, LT_EFORMAT, "fault probabilities add up to %.3f, more than 1", sum);
     f->any = sum > 0;
     return 0;
 }

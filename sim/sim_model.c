@@ -20,9 +20,9 @@ struct lt_sim_mreq {
     int64_t arrival, admitted;
     uint32_t prompt, out_target, out_done;
     uint32_t prefilled, cached;
-    uint32_t chunk;   /* prompt tokens prefilled in the current step */
-    bool decode;      /* emits a token at the end of the current step */
-    bool charged;     /* the cached tokens' cost was paid */
+    uint32_t chunk; /* prompt tokens prefilled in the current step */
+    bool decode;    /* emits a token at the end of the current step */
+    bool charged;   /* the cached tokens' cost was paid */
     bool cancelled;
     enum mstate state;
     uint32_t nblocks;
@@ -32,8 +32,8 @@ struct lt_sim_mreq {
 /* LRU of block hashes: nodes in a pool, a hash table of node indices. */
 struct lru {
     uint32_t cap, used;
-    uint32_t mask;     /* table size - 1 */
-    uint32_t *table;   /* node index + 1, 0 = empty */
+    uint32_t mask;   /* table size - 1 */
+    uint32_t *table; /* node index + 1, 0 = empty */
     uint64_t *key;
     uint32_t *prev, *next; /* UINT32_MAX = none */
     uint32_t head, tail;   /* head = most recent */
@@ -46,7 +46,7 @@ struct lt_sim_model {
     struct lt_sim_mreq **run;
     uint32_t nrun, runcap;
     uint64_t kv_used;
-    bool busy;           /* a step is in progress */
+    bool busy; /* a step is in progress */
     int64_t step_end;
     struct lru lru;
     struct lt_sim_model_stats st;
@@ -179,8 +179,7 @@ struct lt_sim_model *lt_sim_model_new(const struct lt_sim_profile *p, struct lt_
     m->p = *p;
     if (lru_init(&m->lru, p->cache_blocks) < 0) {
         lt_sim_model_free(m);
-        lt_errset(err, LT_ENOMEM, "sim model: out of memory for %u cache blocks",
-                  p->cache_blocks);
+        lt_errset(err, LT_ENOMEM, "sim model: out of memory for %u cache blocks", p->cache_blocks);
         return NULL;
     }
     return m;

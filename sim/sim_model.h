@@ -45,20 +45,20 @@ struct lt_sim_mreq;
 /* What the caller knows about a request when it arrives. */
 struct lt_sim_req {
     uint32_t prompt_tokens;
-    uint32_t out_tokens;     /* exactly this many tokens will be emitted (>= 1) */
-    const uint64_t *blocks;  /* prefix block hashes (chained), may be NULL; copied */
+    uint32_t out_tokens;    /* exactly this many tokens will be emitted (>= 1) */
+    const uint64_t *blocks; /* prefix block hashes (chained), may be NULL; copied */
     uint32_t nblocks;
-    void *user;              /* handed back in every event */
+    void *user; /* handed back in every event */
 };
 
 /* One emitted token. */
 struct lt_sim_emit {
     void *user;
-    int64_t t;               /* emission time (end of the step) */
-    uint32_t index;          /* 0 for the first token */
-    bool last;               /* the request is finished and freed after this */
-    uint32_t cached_tokens;  /* prompt tokens that came from the prefix cache */
-    int64_t admitted;        /* when the request entered the batch */
+    int64_t t;              /* emission time (end of the step) */
+    uint32_t index;         /* 0 for the first token */
+    bool last;              /* the request is finished and freed after this */
+    uint32_t cached_tokens; /* prompt tokens that came from the prefix cache */
+    int64_t admitted;       /* when the request entered the batch */
 };
 
 typedef void (*lt_sim_emit_fn)(void *ud, const struct lt_sim_emit *e);

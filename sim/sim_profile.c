@@ -24,11 +24,26 @@ struct key {
     size_t size; /* for strings */
 };
 
-#define KD(n, f) {n, K_DOUBLE, offsetof(struct lt_sim_profile, f), 0}
-#define KU(n, f) {n, K_U32, offsetof(struct lt_sim_profile, f), 0}
-#define KL(n, f) {n, K_U64, offsetof(struct lt_sim_profile, f), 0}
-#define KB(n, f) {n, K_BOOL, offsetof(struct lt_sim_profile, f), 0}
-#define KS(n, f) {n, K_STR, offsetof(struct lt_sim_profile, f), sizeof(((struct lt_sim_profile *)0)->f)}
+#define KD(n, f)                                                                                   \
+    {                                                                                              \
+        n, K_DOUBLE, offsetof(struct lt_sim_profile, f), 0                                         \
+    }
+#define KU(n, f)                                                                                   \
+    {                                                                                              \
+        n, K_U32, offsetof(struct lt_sim_profile, f), 0                                            \
+    }
+#define KL(n, f)                                                                                   \
+    {                                                                                              \
+        n, K_U64, offsetof(struct lt_sim_profile, f), 0                                            \
+    }
+#define KB(n, f)                                                                                   \
+    {                                                                                              \
+        n, K_BOOL, offsetof(struct lt_sim_profile, f), 0                                           \
+    }
+#define KS(n, f)                                                                                   \
+    {                                                                                              \
+        n, K_STR, offsetof(struct lt_sim_profile, f), sizeof(((struct lt_sim_profile *)0)->f)      \
+    }
 
 static const struct key keys[] = {
     KS("name", name),
@@ -109,8 +124,10 @@ int lt_sim_profile_set(struct lt_sim_profile *p, const char *key, const char *va
             /* Names go into JSON answers verbatim, so they may not need escaping. */
             for (const char *c = value; *c; c++)
                 if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\')
-                    return lt_errset(err, LT_EFORMAT, "%s: no quotes, backslashes or control "
-                                     "characters", key);
+                    return lt_errset(err, LT_EFORMAT,
+                                     "%s: no quotes, backslashes or control "
+                                     "characters",
+                                     key);
             memcpy(base, value, strlen(value) + 1);
             return 0;
         case K_DOUBLE: {
@@ -138,8 +155,8 @@ int lt_sim_profile_set(struct lt_sim_profile *p, const char *key, const char *va
                 return lt_errset(err, LT_EFORMAT, "%s: '%s' is not a whole number", key, value);
             unsigned long long v = strtoull(value, &end, 10);
             if (*end || errno || (k->type == K_U32 && v > UINT32_MAX))
-                return lt_errset(err, LT_EFORMAT, "%s: '%s' is not a whole number in range",
-                                 key, value);
+                return lt_errset(err, LT_EFORMAT, "%s: '%s' is not a whole number in range", key,
+                                 value);
             if (k->type == K_U32) {
                 uint32_t u = (uint32_t)v;
                 memcpy(base, &u, sizeof u);
@@ -173,8 +190,7 @@ int lt_sim_profile_load(struct lt_sim_profile *p, const char *name_or_path, stru
     int rc = 0;
     FILE *f = fopen(name_or_path, "r");
     if (!f)
-        return lt_errset(err, LT_EIO, "%s: cannot open profile: %s", name_or_path,
-                         strerror(errno));
+        return lt_errset(err, LT_EIO, "%s: cannot open profile: %s", name_or_path, strerror(errno));
     char line[1024];
     int lineno = 0;
     while (fgets(line, sizeof line, f)) {
@@ -191,8 +207,7 @@ int lt_sim_profile_load(struct lt_sim_profile *p, const char *name_or_path, stru
             continue;
         char *eq = strchr(s, '=');
         if (!eq) {
-            rc = lt_errset(err, LT_EFORMAT, "%s:%d: expected key = value", name_or_path,
-                           lineno);
+            rc = lt_errset(err, LT_EFORMAT, "%s:%d: expected key = value", name_or_path, lineno);
             goto out;
         }
         *eq = '\0';

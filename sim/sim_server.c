@@ -1,14 +1,18 @@
 /*
  * The sim's HTTP server: libmicrohttpd connections on one side, the
- * clock-free model (sim_model.c) on the other, and a clock thread between
+ * clock-free model (sim_model.c) on the other, and an event loop between
  * them that advances the model in real time. A stream's bytes are rendered
  * lazily, in the content reader, from the count of tokens the model has
  * emitted, so an open stream costs a few hundred bytes plus one timestamp
  * per token, whatever the profile's speed.
  *
- * Every connection that waits (for its next token, a stall, a slow first
- * byte, a whole non-streamed answer) is suspended in libmicrohttpd and
- * resumed by the clock thread, so nothing polls.
+ * One thread does everything: it runs libmicrohttpd in "external epoll"
+ * mode, advances the model, and sleeps in epoll_wait until the next model
+ * event (a timerfd, for nanosecond wake-ups), a network event, or a call
+ * from another thread (an eventfd). Every connection that waits (for its
+ * next token, a stall, a slow first byte, a whole non-streamed answer) is
+ * suspended in libmicrohttpd and resumed when it is due, so nothing polls,
+ * and a burst of tokens for many streams costs no thread switches.
  *
  * One request's life (struct sreq, all fields under s->mu):
  *
@@ -40,7 +44,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,7 +75,8 @@ struct sreq {
     struct lt_sim_resp resp;
     char id[40];
     struct lt_sim_mreq *mreq;
-    int64_t *rel; /* when each token may be sent (real ns since start) */
+    int64_t *rel;     /* when each token may be sent (real ns since start) */
+    int64_t *sent_at; /* when it was handed to the network (only with --log) */
     uint32_t avail, sent;
     bool model_done, head_sent, tail_sent, suspended, cut_due, cut, started;
     struct lt_buf out;
@@ -84,9 +92,12 @@ struct dmn {
 
 struct lt_sim {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
-    pthread_t clock;
-    bool clock_started, stopping;
+    pthread_t loop;
+    bool loop_started, stopping;
+    int ep;           /* our epoll set: daemons' epoll fds, the timer, the waker */
+    int tfd;          /* timerfd: the next model event or fault timer */
+    int wfd;          /* eventfd: another thread wants attention (stop) */
+    uint64_t resumed; /* connections resumed since the loop last ran MHD */
     struct lt_sim_profile prof;
     struct lt_sim_dialect dia;
     struct lt_sim_faults faults;
@@ -101,7 +112,7 @@ struct lt_sim {
     uint16_t port;
     struct dmn dm[MAX_DAEMONS];
     int ndm;
-    bool listening;       /* dm[ndm-1] accepts connections */
+    bool listening; /* dm[ndm-1] accepts connections */
     bool refuse_req;
     int64_t refuse_until; /* real ns; 0 = not refusing */
     struct sreq *live;
@@ -187,7 +198,6 @@ static bool timer_set(struct lt_sim *s, struct sreq *r, int64_t at)
     if (r->heap_idx != NO_TIMER) {
         r->timer_at = at;
         heap_fix(s, r->heap_idx);
-        pthread_cond_signal(&s->cv);
         return true;
     }
     if (s->nheap == s->heapcap) {
@@ -202,7 +212,6 @@ static bool timer_set(struct lt_sim *s, struct sreq *r, int64_t at)
     r->heap_idx = s->nheap;
     s->heap[s->nheap++] = r;
     heap_fix(s, r->heap_idx);
-    pthread_cond_signal(&s->cv);
     return true;
 }
 
@@ -220,6 +229,7 @@ static void wake(struct sreq *r)
 {
     if (r->suspended) {
         r->suspended = false;
+        r->s->resumed++;
         MHD_resume_connection(r->conn);
     }
 }
@@ -257,7 +267,8 @@ static void advance(struct lt_sim *s, int64_t now)
 static void hist_add(struct lt_sim *s, int64_t late_ns)
 {
     int64_t us = late_ns > 0 ? late_ns / 1000 : 0;
-    size_t b = us < HIST_FINE ? (size_t)us : HIST_FINE + (size_t)(us / 1000 < 9999 ? us / 1000 : 9999);
+    size_t b =
+        us < HIST_FINE ? (size_t)us : HIST_FINE + (size_t)(us / 1000 < 9999 ? us / 1000 : 9999);
     s->hist[b]++;
     s->st.late_samples++;
     if ((double)us > s->st.late_max_us)
@@ -353,6 +364,8 @@ static ssize_t on_read(void *cls, uint64_t pos, char *buf, size_t max)
             if (lt_sim_render_token(&r->out, &r->resp, r->sent, bad) < 0)
                 break;
             hist_add(s, now - r->rel[r->sent]);
+            if (r->sent_at)
+                r->sent_at[r->sent] = now;
             s->st.chunks++;
             r->sent++;
         } else if (r->model_done && r->sent == r->resp.out && !r->tail_sent) {
@@ -402,7 +415,8 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
     uint32_t reasoning = 0;
     if (c->api == LT_SIM_CHAT) {
         int on = c->reasoning >= 0 ? c->reasoning : s->prof.reasoning;
-        double frac = c->reasoning_fraction > 0 ? c->reasoning_fraction : s->prof.reasoning_fraction;
+        double frac =
+            c->reasoning_fraction > 0 ? c->reasoning_fraction : s->prof.reasoning_fraction;
         if (on && frac <= 0)
             frac = 0.5;
         if (on && out > 1) {
@@ -414,7 +428,9 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         }
     }
     r->rel = malloc((size_t)out * sizeof *r->rel);
-    if (!r->rel)
+    if (s->log)
+        r->sent_at = malloc((size_t)out * sizeof *r->sent_at);
+    if (!r->rel || (s->log && !r->sent_at))
         return lt_errset(err, LT_ENOMEM, "out of memory for %u tokens", out);
     snprintf(r->id, sizeof r->id, "%s-%llu", c->api == LT_SIM_CHAT ? "chatcmpl" : "cmpl",
              (unsigned long long)r->seq);
@@ -430,7 +446,9 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .reasoning = reasoning,
         .tool_call = c->tool_call,
         .tool_name_json = c->tool_name_json,
-        .finish = c->tool_call ? "tool_calls" : hit_limit ? "length" : "stop",
+        .finish = c->tool_call ? "tool_calls"
+                  : hit_limit  ? "length"
+                               : "stop",
         .include_usage = c->include_usage,
     };
     int64_t now = now_ns(s);
@@ -446,7 +464,6 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
     if (!r->mreq)
         return LT_ENOMEM;
     r->started = true;
-    pthread_cond_signal(&s->cv);
     return 0;
 }
 
@@ -469,7 +486,8 @@ static enum MHD_Result start_answer(struct sreq *r)
     }
     r->phase = P_STREAMING;
     pthread_mutex_unlock(&s->mu);
-    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 8192, on_read, r, NULL);
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 8192, on_read, r, NULL);
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", "text/event-stream");
@@ -484,11 +502,15 @@ static enum MHD_Result start_answer(struct sreq *r)
 
 static enum MHD_Result answer_full(struct sreq *r)
 {
+    if (r->sent_at) {
+        int64_t now = now_ns(r->s);
+        for (uint32_t i = 0; i < r->resp.out; i++)
+            r->sent_at[i] = now;
+    }
     struct lt_buf b;
     lt_buf_init(&b, (size_t)1 << 30);
     int rc = lt_sim_render_full(&b, &r->resp);
-    enum MHD_Result ret = rc < 0 ? queue_error(r, 500, "answer too large")
-                                 : queue_json(r, 200, &b);
+    enum MHD_Result ret = rc < 0 ? queue_error(r, 500, "answer too large") : queue_json(r, 200, &b);
     lt_buf_release(&b);
     return ret;
 }
@@ -501,8 +523,8 @@ static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
     r->seq = ++s->next_seq;
     pthread_mutex_unlock(&s->mu);
     r->inference = true;
-    int status = lt_sim_call_parse(&r->call, api, r->body.p ? r->body.p : "", r->body.len,
-                                   &s->prof, msg, sizeof msg);
+    int status = lt_sim_call_parse(&r->call, api, r->body.p ? r->body.p : "", r->body.len, &s->prof,
+                                   msg, sizeof msg);
     if (status)
         return queue_error(r, status, msg);
     r->fault = lt_sim_faults_pick(&s->faults, r->seq);
@@ -516,7 +538,6 @@ static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
     case LT_SIM_FAULT_REFUSE:
         pthread_mutex_lock(&s->mu);
         s->refuse_req = true;
-        pthread_cond_signal(&s->cv);
         pthread_mutex_unlock(&s->mu);
         r->status = 0;
         return MHD_NO;
@@ -550,8 +571,8 @@ static enum MHD_Result answer_tokenize(struct sreq *r)
     struct lt_buf b;
     char msg[512];
     lt_buf_init(&b, (size_t)1 << 28);
-    int status = lt_sim_tokenize(&b, r->body.p ? r->body.p : "", r->body.len, &r->s->prof, msg,
-                                 sizeof msg);
+    int status =
+        lt_sim_tokenize(&b, r->body.p ? r->body.p : "", r->body.len, &r->s->prof, msg, sizeof msg);
     enum MHD_Result ret = status ? queue_error(r, status, msg) : queue_json(r, 200, &b);
     lt_buf_release(&b);
     return ret;
@@ -589,9 +610,8 @@ static const char *const routes[] = {
 };
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     struct lt_sim *s = cls;
     struct sreq *r = *con_cls;
@@ -659,30 +679,35 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
 {
     struct lt_buf b;
     lt_buf_init(&b, (size_t)1 << 30);
-    lt_buf_printf(&b, "{\"method\":\"%s\",\"path\":\"%s\",\"status\":%d,\"arrival_us\":%lld,"
-                      "\"end_us\":%lld",
+    lt_buf_printf(&b,
+                  "{\"method\":\"%s\",\"path\":\"%s\",\"status\":%d,\"arrival_us\":%lld,"
+                  "\"end_us\":%lld",
                   r->method, r->path ? r->path : "", r->status, (long long)(r->arrival / 1000),
                   (long long)(r->end / 1000));
     if (r->inference) {
-        lt_buf_printf(&b,
-                      ",\"seq\":%llu,\"api\":\"%s\",\"stream\":%s,\"fault\":\"%s\","
-                      "\"prompt_tokens\":%u",
-                      (unsigned long long)r->seq, r->call.api == LT_SIM_CHAT ? "chat" : "completions",
-                      r->call.stream ? "true" : "false", lt_sim_fault_name(r->fault), r->call.toks.n);
+        lt_buf_printf(
+            &b,
+            ",\"seq\":%llu,\"api\":\"%s\",\"stream\":%s,\"fault\":\"%s\","
+            "\"prompt_tokens\":%u",
+            (unsigned long long)r->seq, r->call.api == LT_SIM_CHAT ? "chat" : "completions",
+            r->call.stream ? "true" : "false", lt_sim_fault_name(r->fault), r->call.toks.n);
         if (r->started) {
             lt_buf_printf(&b,
                           ",\"id\":\"%s\",\"cached_tokens\":%u,\"max_tokens\":%u,\"out\":%u,"
                           "\"reasoning_tokens\":%u,\"tool_call\":%s,\"finish\":\"%s\","
                           "\"emitted\":%u,\"sent\":%u,\"complete\":%s,\"tokens_us\":[",
                           r->id, r->resp.cached_tokens, r->call.max_tokens, r->resp.out,
-                          r->resp.reasoning, r->resp.tool_call ? "true" : "false",
-                          r->resp.finish, r->avail, r->call.stream ? r->sent : r->avail,
-                          toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && r->model_done &&
-                                  !r->cut
+                          r->resp.reasoning, r->resp.tool_call ? "true" : "false", r->resp.finish,
+                          r->avail, r->call.stream ? r->sent : r->avail,
+                          toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && r->model_done && !r->cut
                               ? "true"
                               : "false");
             for (uint32_t i = 0; i < r->avail; i++)
                 lt_buf_printf(&b, i ? ",%lld" : "%lld", (long long)(r->rel[i] / 1000));
+            lt_buf_puts(&b, "],\"sent_us\":[");
+            uint32_t nsent = r->call.stream ? r->sent : r->phase == P_DONE ? r->avail : 0;
+            for (uint32_t i = 0; i < nsent; i++)
+                lt_buf_printf(&b, i ? ",%lld" : "%lld", (long long)(r->sent_at[i] / 1000));
             lt_buf_puts(&b, "]");
         }
     }
@@ -726,6 +751,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     lt_buf_release(&r->body);
     lt_buf_release(&r->out);
     free(r->rel);
+    free(r->sent_at);
     free(r);
 }
 
@@ -765,16 +791,22 @@ static int start_daemon(struct lt_sim *s, struct lt_err *err)
     int fd = open_listener(s, err);
     if (fd < 0)
         return fd;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_TURBO;
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_CONNECTION_LIMIT, s->max_conn, MHD_OPTION_CONNECTION_TIMEOUT, 600u,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_END);
+    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+    struct MHD_Daemon *d =
+        MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
+                         s->max_conn, MHD_OPTION_CONNECTION_TIMEOUT, 600u,
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_END);
     if (!d) {
         close(fd);
         return lt_errset(err, LT_EIO, "libmicrohttpd could not start on port %u", s->port);
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = 2 + (uint32_t)s->ndm};
+    if (!info || epoll_ctl(s->ep, EPOLL_CTL_ADD, info->epoll_fd, &ev) < 0) {
+        MHD_stop_daemon(d);
+        close(fd);
+        return lt_errset(err, LT_EIO, "cannot watch libmicrohttpd's epoll descriptor");
     }
     s->dm[s->ndm].d = d;
     s->dm[s->ndm].fd = fd;
@@ -784,7 +816,7 @@ static int start_daemon(struct lt_sim *s, struct lt_err *err)
 }
 
 /* Refuse fault: stop listening now (connections get ECONNREFUSED), keep
- * serving the connections already open. Called without s->mu. */
+ * serving the connections already open. */
 static void stop_listening(struct lt_sim *s)
 {
     struct dmn *d = &s->dm[s->ndm - 1];
@@ -796,60 +828,98 @@ static void stop_listening(struct lt_sim *s)
         shutdown(fd, SHUT_RDWR);
 }
 
-static void *clock_main(void *arg)
+static void arm_timer(struct lt_sim *s, int64_t at)
+{
+    struct itimerspec its = {{0, 0}, {0, 0}};
+    if (at != INT64_MAX) {
+        int64_t abs_ns = s->t0.ns + at;
+        if (abs_ns < 1)
+            abs_ns = 1;
+        its.it_value.tv_sec = abs_ns / 1000000000;
+        its.it_value.tv_nsec = abs_ns % 1000000000;
+    }
+    timerfd_settime(s->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* Do what is due at time now; return when the next thing is due. Called
+ * with s->mu held, from the loop thread only. */
+static int64_t tick(struct lt_sim *s, int64_t now)
+{
+    advance(s, now);
+    while (s->nheap && s->heap[0]->timer_at <= now) {
+        struct sreq *r = s->heap[0];
+        timer_cancel(s, r);
+        wake(r);
+    }
+    if (s->refuse_req && s->listening && s->ndm < MAX_DAEMONS) {
+        s->listening = false;
+        s->refuse_until = now + s->faults.refuse_us * 1000;
+        stop_listening(s);
+    }
+    s->refuse_req = false;
+    if (!s->listening && s->refuse_until && now >= s->refuse_until) {
+        struct lt_err err = {0};
+        if (start_daemon(s, &err) == 0)
+            s->refuse_until = 0;
+        else
+            s->refuse_until = now + 100 * 1000000LL; /* try again soon */
+    }
+    int64_t next = to_real(s, lt_sim_model_next(s->model));
+    if (s->nheap && s->heap[0]->timer_at < next)
+        next = s->heap[0]->timer_at;
+    if (!s->listening && s->refuse_until && s->refuse_until < next)
+        next = s->refuse_until;
+    return next;
+}
+
+static void *loop_main(void *arg)
 {
     struct lt_sim *s = arg;
-    pthread_mutex_lock(&s->mu);
-    while (!s->stopping) {
-        int64_t now = now_ns(s);
-        advance(s, now);
-        while (s->nheap && s->heap[0]->timer_at <= now) {
-            struct sreq *r = s->heap[0];
-            timer_cancel(s, r);
-            wake(r);
-        }
-        if (s->refuse_req && s->listening && s->ndm < MAX_DAEMONS) {
-            s->listening = false;
-            s->refuse_until = now + s->faults.refuse_us * 1000;
+    struct epoll_event evs[16];
+    int64_t armed = -1;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        if (s->stopping) {
             pthread_mutex_unlock(&s->mu);
-            stop_listening(s);
-            pthread_mutex_lock(&s->mu);
-            continue;
+            break;
         }
-        s->refuse_req = false;
-        if (!s->listening && s->refuse_until && now >= s->refuse_until) {
-            pthread_mutex_unlock(&s->mu);
-            struct lt_err err = {0};
-            int rc = start_daemon(s, &err);
-            pthread_mutex_lock(&s->mu);
-            if (rc == 0)
-                s->refuse_until = 0;
-            else
-                s->refuse_until = now + 100 * 1000000LL; /* retry soon */
-            continue;
+        int64_t now = now_ns(s), next = tick(s, now);
+        /* libmicrohttpd only notices a resume outside its own callbacks
+         * when it next runs, so run it now rather than sleep. */
+        bool resumed = s->resumed != 0;
+        s->resumed = 0;
+        pthread_mutex_unlock(&s->mu);
+        int timeout = -1;
+        if (next <= now || resumed) {
+            timeout = 0;
+        } else if (next != armed) {
+            arm_timer(s, next);
+            armed = next;
         }
-        int64_t next = to_real(s, lt_sim_model_next(s->model));
-        if (s->nheap && s->heap[0]->timer_at < next)
-            next = s->heap[0]->timer_at;
-        if (!s->listening && s->refuse_until && s->refuse_until < next)
-            next = s->refuse_until;
-        if (next <= now)
-            continue;
-        if (next == INT64_MAX) {
-            pthread_cond_wait(&s->cv, &s->mu);
-        } else {
-            int64_t abs_ns = s->t0.ns + next;
-            struct timespec ts = {.tv_sec = abs_ns / 1000000000, .tv_nsec = abs_ns % 1000000000};
-            pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        for (int i = 0; i < s->ndm; i++) {
+            MHD_UNSIGNED_LONG_LONG ms;
+            if (timeout != 0 && MHD_get_timeout(s->dm[i].d, &ms) == MHD_YES &&
+                (timeout < 0 || ms < (MHD_UNSIGNED_LONG_LONG)timeout))
+                timeout = ms > 60000 ? 60000 : (int)ms;
         }
+        int n = epoll_wait(s->ep, evs, 16, timeout);
+        for (int i = 0; i < n; i++) {
+            uint64_t v;
+            if (evs[i].data.u32 == 0 && read(s->tfd, &v, sizeof v) == sizeof v)
+                armed = -1;
+            else if (evs[i].data.u32 == 1 && read(s->wfd, &v, sizeof v) < 0)
+                v = 0;
+        }
+        for (int i = 0; i < s->ndm; i++)
+            MHD_run(s->dm[i].d);
     }
-    pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
 static int resolve(struct lt_sim *s, const char *host, uint16_t port, struct lt_err *err)
 {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *ai = NULL;
     char ps[8];
@@ -873,13 +943,23 @@ struct lt_sim *lt_sim_start(const struct lt_sim_opts *o, struct lt_err *err)
         lt_errset(err, LT_ENOMEM, "out of memory");
         return NULL;
     }
+    s->ep = s->tfd = s->wfd = -1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->log_mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    s->ep = epoll_create1(EPOLL_CLOEXEC);
+    s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    s->wfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (s->ep < 0 || s->tfd < 0 || s->wfd < 0) {
+        rc = lt_errset(err, LT_EIO, "cannot create the event loop: %s", strerror(errno));
+        goto out;
+    }
+    struct epoll_event tev = {.events = EPOLLIN, .data.u32 = 0};
+    struct epoll_event wev = {.events = EPOLLIN, .data.u32 = 1};
+    if (epoll_ctl(s->ep, EPOLL_CTL_ADD, s->tfd, &tev) < 0 ||
+        epoll_ctl(s->ep, EPOLL_CTL_ADD, s->wfd, &wev) < 0) {
+        rc = lt_errset(err, LT_EIO, "cannot create the event loop: %s", strerror(errno));
+        goto out;
+    }
     s->scale = o->time_scale > 0 ? o->time_scale : 1;
     s->seed = o->seed;
     s->max_body = o->max_body ? o->max_body : (size_t)4 << 20;
@@ -923,11 +1003,11 @@ struct lt_sim *lt_sim_start(const struct lt_sim_opts *o, struct lt_err *err)
                 (unsigned long long)s->seed);
         fflush(s->log);
     }
-    if (pthread_create(&s->clock, NULL, clock_main, s) != 0) {
-        rc = lt_errset(err, LT_EIO, "cannot start the clock thread");
+    if (pthread_create(&s->loop, NULL, loop_main, s) != 0) {
+        rc = lt_errset(err, LT_EIO, "cannot start the sim's thread");
         goto out;
     }
-    s->clock_started = true;
+    s->loop_started = true;
 out:
     if (rc < 0) {
         lt_sim_stop(s);
@@ -962,16 +1042,31 @@ int lt_sim_stop_err(struct lt_sim *s, struct lt_err *err)
     int rc = 0;
     pthread_mutex_lock(&s->mu);
     s->stopping = true;
+    pthread_mutex_unlock(&s->mu);
+    uint64_t one = 1;
+    if (s->wfd >= 0 && write(s->wfd, &one, sizeof one) < 0)
+        one = 0;
+    if (s->loop_started)
+        pthread_join(s->loop, NULL);
+    /* The loop thread is gone: libmicrohttpd is ours to drive. Let every
+     * suspended request see that the sim stops, then close everything. */
+    pthread_mutex_lock(&s->mu);
     for (struct sreq *r = s->live; r; r = r->next)
         wake(r);
-    pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->mu);
-    if (s->clock_started)
-        pthread_join(s->clock, NULL);
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < s->ndm; i++)
+            MHD_run(s->dm[i].d);
     for (int i = s->ndm - 1; i >= 0; i--) {
         MHD_stop_daemon(s->dm[i].d);
         close(s->dm[i].fd);
     }
+    if (s->ep >= 0)
+        close(s->ep);
+    if (s->tfd >= 0)
+        close(s->tfd);
+    if (s->wfd >= 0)
+        close(s->wfd);
     if (s->log) {
         if (fclose(s->log) != 0 || s->log_failed)
             rc = lt_errset(err, LT_EIO, "the sim's log could not be written completely");
@@ -979,7 +1074,6 @@ int lt_sim_stop_err(struct lt_sim *s, struct lt_err *err)
     lt_sim_model_free(s->model);
     free(s->heap);
     free(s->hist);
-    pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->log_mu);
     free(s);

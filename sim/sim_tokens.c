@@ -91,9 +91,9 @@ uint32_t lt_sim_count_text(const char *s, size_t len)
 }
 
 static const char *const words[] = {
-    " the", " of",  " and", " to",  " in",  " is",  " it",  " that", " for", " on",
-    " as",  " with", " was", " be",  " at",  " by",  " this", " are", " or",  " from",
-    " an",  " but", " not", " we",  " can", " all", " one", " has",  " more", " so",
+    " the", " of",   " and", " to", " in",  " is",  " it",   " that", " for",  " on",
+    " as",  " with", " was", " be", " at",  " by",  " this", " are",  " or",   " from",
+    " an",  " but",  " not", " we", " can", " all", " one",  " has",  " more", " so",
 };
 
 const char *lt_sim_word(uint32_t i)
