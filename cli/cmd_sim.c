@@ -196,6 +196,8 @@ int cmd_sim(int argc, char **argv)
     int pr = parse_args(&o, argc, argv);
     if (pr >= 0)
         return pr;
+    if (cli_dry_run())
+        return 0;
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
     /* Block the stop signals before any thread exists, so every thread
