@@ -53,12 +53,12 @@ struct lt_analyze_opts {
     int64_t slo_e2e_us;
     enum lt_analyze_format format;
     enum lt_analyze_perreq perreq;
-    bool include_warmup;   /* count warm-up results too (default: exclude) */
-    bool details;          /* text: also tokens, cache, lengths, time series */
-    int64_t bucket_us;     /* time-series bucket; 0 = 1 s (doubled as needed) */
-    double knee_fraction;  /* 0 = 0.5, see docs/metrics.md "Saturation knee" */
-    int hist_bits;         /* histogram precision; 0 = 10 */
-    int64_t lag_warn_us;   /* warn when schedule lag p99 exceeds it; 0 = 10 ms */
+    bool include_warmup;  /* count warm-up results too (default: exclude) */
+    bool details;         /* text: also tokens, cache, lengths, time series */
+    int64_t bucket_us;    /* time-series bucket; 0 = 1 s (doubled as needed) */
+    double knee_fraction; /* 0 = 0.5, see docs/metrics.md "Saturation knee" */
+    int hist_bits;        /* histogram precision; 0 = 10 */
+    int64_t lag_warn_us;  /* warn when schedule lag p99 exceeds it; 0 = 10 ms */
 };
 
 /* Fill opts with the defaults (everything above at its 0 meaning). */
@@ -94,11 +94,11 @@ struct lt_analyze_errclass {
 
 /* One time-series bucket: [k * width, (k + 1) * width) of the run's clock. */
 struct lt_analyze_bucket {
-    uint64_t tokens;   /* output tokens that arrived (by chunk time; at end without chunks) */
-    uint64_t started;  /* requests sent */
-    uint64_t ended;    /* requests that ended (any outcome) */
-    uint64_t ok;       /* Ok requests that ended */
-    uint64_t errors;   /* non-Ok requests that ended (or were due, if never sent) */
+    uint64_t tokens;     /* output tokens that arrived (by chunk time; at end without chunks) */
+    uint64_t started;    /* requests sent */
+    uint64_t ended;      /* requests that ended (any outcome) */
+    uint64_t ok;         /* Ok requests that ended */
+    uint64_t errors;     /* non-Ok requests that ended (or were due, if never sent) */
     struct lt_hist *e2e; /* E2E of the Ok requests that ended here (coarse), or NULL */
     struct lt_hist *ttft;
 };
@@ -122,21 +122,21 @@ struct lt_analyze_run {
     char model[128];
     uint32_t warmup_declared; /* the run record's `warmup` */
 
-    uint64_t results;  /* result records of the run */
-    uint64_t warmup;   /* of them, warm-up results excluded */
-    uint64_t measured; /* results - warmup */
-    uint64_t sent;     /* measured with a send time */
-    uint64_t ok;       /* measured and Ok */
-    uint64_t late;     /* measured, sent after sched */
+    uint64_t results;             /* result records of the run */
+    uint64_t warmup;              /* of them, warm-up results excluded */
+    uint64_t measured;            /* results - warmup */
+    uint64_t sent;                /* measured with a send time */
+    uint64_t ok;                  /* measured and Ok */
+    uint64_t late;                /* measured, sent after sched */
     int64_t first_sent, last_end; /* window of the measured requests, us */
-    double wall_s;     /* (last_end - first_sent) / 1e6 */
+    double wall_s;                /* (last_end - first_sent) / 1e6 */
 
-    uint64_t tokens;       /* sum of out over Ok requests */
-    uint64_t in_tokens;    /* sum of in over Ok requests */
-    double agg_tps;        /* tokens / wall_s */
-    double perreq_e2e;     /* mean of out / E2E over Ok requests with E2E > 0 */
+    uint64_t tokens;    /* sum of out over Ok requests */
+    uint64_t in_tokens; /* sum of in over Ok requests */
+    double agg_tps;     /* tokens / wall_s */
+    double perreq_e2e;  /* mean of out / E2E over Ok requests with E2E > 0 */
     uint64_t n_perreq_e2e;
-    double perreq_decode;  /* mean of (out-1)/(E2E-TTFT), Ok, out >= 2, E2E > TTFT */
+    double perreq_decode; /* mean of (out-1)/(E2E-TTFT), Ok, out >= 2, E2E > TTFT */
     uint64_t n_perreq_decode;
     double sum_e2e_rate, sum_dec_rate; /* private accumulators */
 
@@ -166,7 +166,7 @@ struct lt_analyze_run {
     uint64_t cached_tokens, cache_in_tokens;
 
     /* Realized vs requested lengths (Ok requests with both fields). */
-    uint64_t n_want_in, in_off;   /* in_off: |in - want_in| > 5 % of want_in */
+    uint64_t n_want_in, in_off;       /* in_off: |in - want_in| > 5 % of want_in */
     double sum_in_dev, sum_in_absdev; /* sums of (in - want_in) / want_in */
     uint64_t n_want_out, out_off;
     double sum_out_dev, sum_out_absdev;
@@ -211,13 +211,11 @@ int lt_analyze_file(const char *path, const struct lt_analyze_opts *opts, struct
  * lt_analysis_add_file() for each file (or lt_analysis_next_file() and the
  * items of a file in order), finish. Runs of different files are kept
  * apart even when their ids are equal. */
-int lt_analysis_init(struct lt_analysis *a, const struct lt_analyze_opts *opts,
-                     struct lt_err *err);
+int lt_analysis_init(struct lt_analysis *a, const struct lt_analyze_opts *opts, struct lt_err *err);
 int lt_analysis_add_file(struct lt_analysis *a, const char *path, struct lt_err *err);
 void lt_analysis_next_file(struct lt_analysis *a);
 int lt_analysis_add_run(struct lt_analysis *a, const struct lt_run *run, struct lt_err *err);
-int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res,
-                           struct lt_err *err);
+int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, struct lt_err *err);
 int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err);
 /* Free what a holds; safe on a zeroed or released analysis. */
 void lt_analysis_release(struct lt_analysis *a);

@@ -15,11 +15,20 @@ static void esc(FILE *out, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '&': fputs("&amp;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default: fputc(*s, out);
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        default:
+            fputc(*s, out);
         }
     }
 }
@@ -58,8 +67,9 @@ static void tables(const struct lt_analysis *a, FILE *out)
         run_label(r, lab, sizeof lab);
         fprintf(out, "<tr><td>");
         esc(out, lab);
-        fprintf(out, "</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%llu</td><td>%.2f</td>"
-                     "<td>%llu/%llu</td><td>%.3f</td></tr>\n",
+        fprintf(out,
+                "</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%llu</td><td>%.2f</td>"
+                "<td>%llu/%llu</td><td>%.3f</td></tr>\n",
                 r->agg_tps, r->perreq_decode, r->perreq_e2e, (unsigned long long)r->tokens,
                 r->wall_s, (unsigned long long)r->ok, (unsigned long long)r->measured, r->goodput);
     }
@@ -69,9 +79,11 @@ static void tables(const struct lt_analysis *a, FILE *out)
     static const struct {
         enum lt_analyze_metric m;
         const char *label;
-    } rows[] = {{LT_AM_TTFT, "TTFT"}, {LT_AM_TTFT_S, "TTFT from sched"}, {LT_AM_TTFC, "TTFC"},
-                {LT_AM_TTFC_S, "TTFC from sched"}, {LT_AM_ITL, "ITL"}, {LT_AM_TPOT, "TPOT"},
-                {LT_AM_E2E, "E2E"}, {LT_AM_E2E_S, "E2E from sched"}, {LT_AM_LAG, "schedule lag"}};
+    } rows[] = {{LT_AM_TTFT, "TTFT"},       {LT_AM_TTFT_S, "TTFT from sched"},
+                {LT_AM_TTFC, "TTFC"},       {LT_AM_TTFC_S, "TTFC from sched"},
+                {LT_AM_ITL, "ITL"},         {LT_AM_TPOT, "TPOT"},
+                {LT_AM_E2E, "E2E"},         {LT_AM_E2E_S, "E2E from sched"},
+                {LT_AM_LAG, "schedule lag"}};
     static const double ps[] = {50, 90, 95, 99};
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_run *r = a->runs[i];
@@ -103,7 +115,30 @@ static void tables(const struct lt_analysis *a, FILE *out)
     }
 }
 
-static int inline_svg(FILE *out, const char *path, struct lt_err *err)
+/* Write an SVG with every id (and every reference to one) prefixed, so that
+ * several gnuplot SVGs, which all name their markers gpPt0, gpPt1, ..., can
+ * sit in one page without duplicate ids. */
+static void put_prefixed(FILE *out, const char *s, const char *prefix)
+{
+    static const char *const pats[] = {"id='", "id=\"", "href='#", "href=\"#", "url(#"};
+    while (*s) {
+        size_t k = 0, len = 0;
+        for (; k < sizeof pats / sizeof pats[0]; k++) {
+            len = strlen(pats[k]);
+            if (!strncmp(s, pats[k], len))
+                break;
+        }
+        if (k < sizeof pats / sizeof pats[0]) {
+            fwrite(s, 1, len, out);
+            fputs(prefix, out);
+            s += len;
+        } else {
+            fputc(*s++, out);
+        }
+    }
+}
+
+static int inline_svg(FILE *out, const char *path, const char *prefix, struct lt_err *err)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -119,7 +154,7 @@ static int inline_svg(FILE *out, const char *path, struct lt_err *err)
     if (rc == 0 && b.p) {
         /* Drop the XML prolog and doctype: inline SVG starts at <svg. */
         const char *s = strstr(b.p, "<svg");
-        fputs(s ? s : b.p, out);
+        put_prefixed(out, s ? s : b.p, prefix);
     }
     lt_buf_release(&b);
     return rc < 0 ? lt_errset(err, rc, "%s is too large to inline", path) : 0;
@@ -148,10 +183,13 @@ int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const 
             if (ctx->rendered[k]) {
                 char path[4096];
                 snprintf(path, sizeof path, "%s/%s.svg", ctx->dir, ctx->names[k]);
-                LT_TRY(inline_svg(out, path, err));
+                char prefix[24];
+                snprintf(prefix, sizeof prefix, "c%u_", k);
+                LT_TRY(inline_svg(out, path, prefix, err));
             } else {
-                fprintf(out, "<p class=warn>Not rendered (gnuplot is not installed or failed): "
-                             "the data and the script are %s.dat and %s.gp.</p>\n",
+                fprintf(out,
+                        "<p class=warn>Not rendered (gnuplot is not installed or failed): "
+                        "the data and the script are %s.dat and %s.gp.</p>\n",
                         ctx->names[k], ctx->names[k]);
             }
             fprintf(out, "<figcaption>");

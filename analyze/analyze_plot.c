@@ -42,10 +42,10 @@ void lt_plot_word(char *dst, size_t n, const char *src)
 {
     size_t i = 0;
     for (; src[i] && i + 1 < n; i++)
-        dst[i] = (src[i] == ' ' || src[i] == '"' || src[i] == '\\' || src[i] == '\t' ||
-                  src[i] == '\n')
-                     ? '_'
-                     : src[i];
+        dst[i] =
+            (src[i] == ' ' || src[i] == '"' || src[i] == '\\' || src[i] == '\t' || src[i] == '\n')
+                ? '_'
+                : src[i];
     dst[i] = '\0';
     if (i == 0 && n > 1) {
         dst[0] = '-';
@@ -65,6 +65,14 @@ int lt_plot_var(struct lt_buf *vars, const char *key, const char *value)
             rc = lt_buf_append(vars, p, 1);
     }
     return rc ? rc : lt_buf_puts(vars, "\"\n");
+}
+
+int lt_plot_range(struct lt_buf *vars, const char *axis, double lo, double hi)
+{
+    if (!(lo == hi) || !isfinite(lo))
+        return 0;
+    double a = lo > 0 ? lo / 1.25 : lo - 1, b = lo > 0 ? lo * 1.25 : lo + 1;
+    return lt_buf_printf(vars, "%smin = %.9g\n%smax = %.9g\n", axis, a, axis, b);
 }
 
 int lt_plot_cdf_block(struct lt_buf *b, const struct lt_hist *h, double scale, double floor_v)
@@ -185,8 +193,9 @@ int lt_plot_chart(struct lt_plot_ctx *ctx, const char *name, const char *tpl, co
 
     snprintf(path, sizeof path, "%s/%s.dat", ctx->dir, name);
     LT_TRY(write_file(path, data->p, data->len, err));
-    LT_TRY(lt_buf_printf(&script, "# %s\n# Made by loadtrace analyze from the template plots/%s.gp;"
-                                  " edit and rerun: gnuplot %s.gp\n",
+    LT_TRY(lt_buf_printf(&script,
+                         "# %s\n# Made by loadtrace analyze from the template plots/%s.gp;"
+                         " edit and rerun: gnuplot %s.gp\n",
                          caption, tpl, name));
     LT_TRY(lt_buf_printf(&script, "data = \"%s.dat\"\nout = \"%s\"\n", name, name));
     LT_TRY(lt_buf_puts(&script, vars));
@@ -260,28 +269,36 @@ static int sweep_charts(const struct lt_analysis *a, struct lt_plot_ctx *ctx, st
                            "ttft_p99_ms tpot_p50_ms tpot_p99_ms e2e_p50_ms e2e_p99_ms\n"));
     for (uint32_t i = 0; i < a->n_points; i++) {
         const struct lt_analyze_run *r = a->runs[a->points[i].run];
-        LT_TRY(lt_buf_printf(&d, "%g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g\n",
-                             a->points[i].x, r->agg_tps, r->perreq_decode, r->perreq_e2e,
-                             lt_analyze_pct(r->h[LT_AM_TTFT], 50) / 1e3,
-                             lt_analyze_pct(r->h[LT_AM_TTFT], 99) / 1e3,
-                             lt_analyze_pct(r->h[LT_AM_TPOT], 50) / 1e3,
-                             lt_analyze_pct(r->h[LT_AM_TPOT], 99) / 1e3,
-                             lt_analyze_pct(r->h[LT_AM_E2E], 50) / 1e3,
-                             lt_analyze_pct(r->h[LT_AM_E2E], 99) / 1e3));
+        LT_TRY(lt_buf_printf(
+            &d, "%g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g\n", a->points[i].x, r->agg_tps,
+            r->perreq_decode, r->perreq_e2e, lt_analyze_pct(r->h[LT_AM_TTFT], 50) / 1e3,
+            lt_analyze_pct(r->h[LT_AM_TTFT], 99) / 1e3, lt_analyze_pct(r->h[LT_AM_TPOT], 50) / 1e3,
+            lt_analyze_pct(r->h[LT_AM_TPOT], 99) / 1e3, lt_analyze_pct(r->h[LT_AM_E2E], 50) / 1e3,
+            lt_analyze_pct(r->h[LT_AM_E2E], 99) / 1e3));
     }
     bool conc = a->sweep_axis[0] == 'c';
     double lo = a->points[0].x, hi = a->points[a->n_points - 1].x;
-    LT_TRY(lt_plot_var(&v, "chart_title",
-                       conc ? "Throughput against concurrency" : "Throughput against request rate"));
-    LT_TRY(lt_plot_var(&v, "xlabel", conc ? "Concurrency (requests in flight)"
-                                          : "Request rate asked for (requests/s)"));
+    LT_TRY(
+        lt_plot_var(&v, "chart_title",
+                    conc ? "Throughput against concurrency" : "Throughput against request rate"));
+    LT_TRY(lt_plot_var(&v, "xlabel",
+                       conc ? "Concurrency (requests in flight)"
+                            : "Request rate asked for (requests/s)"));
     LT_TRY(lt_buf_printf(&v, "xlog = %d\nknee = %g\n", hi / lo >= 8 ? 1 : 0,
                          a->knee >= 0 ? a->points[a->knee].x : 0.0));
+    LT_TRY(lt_plot_range(&v, "x", lo, hi));
     LT_TRY(lt_plot_chart(ctx, "throughput", "throughput",
                          "Aggregate and per-request tokens/s against the load level", v.p, &d,
                          err));
     lt_buf_reset(&v);
     LT_TRY(lt_plot_var(&v, "chart_title", "Latency against throughput"));
+    double tlo = INFINITY, thi = -INFINITY;
+    for (uint32_t i = 0; i < a->n_points; i++) {
+        double t = a->runs[a->points[i].run]->agg_tps;
+        tlo = fmin(tlo, t);
+        thi = fmax(thi, t);
+    }
+    LT_TRY(lt_plot_range(&v, "x", tlo, thi));
     LT_TRY(lt_plot_chart(ctx, "pareto", "pareto",
                          "Latency percentiles against aggregate throughput, one point per level",
                          v.p, &d, err));
@@ -291,9 +308,8 @@ out:
     return rc;
 }
 
-static int cdf_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx,
-                     enum lt_analyze_metric m, const char *name, const char *title,
-                     const char *xlabel, struct lt_err *err)
+static int cdf_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, enum lt_analyze_metric m,
+                     const char *name, const char *title, const char *xlabel, struct lt_err *err)
 {
     int rc = 0;
     struct lt_buf d, v, words;
@@ -325,6 +341,7 @@ static int cdf_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx,
     /* log x when the values span more than two decades */
     LT_TRY(lt_buf_printf(&v, "nsets = %u\nxlog = %d\n", sets,
                          (double)hi >= 100.0 * (double)(lo ? lo : 1) ? 1 : 0));
+    LT_TRY(lt_plot_range(&v, "x", fmax((double)lo * 1e-3, 1e-3), fmax((double)hi * 1e-3, 1e-3)));
     LT_TRY(lt_plot_chart(ctx, name, "cdf", title, v.p, &d, err));
 out:
     lt_buf_release(&d);
@@ -404,8 +421,10 @@ static int ts_charts(const struct lt_analysis *a, const struct lt_analyze_run *r
     double w = r->ts.width_us / 1e6;
     int64_t inflight = 0;
     bool any_pct = false;
-    LT_TRY(lt_buf_printf(&d, "# bucket %g s\n# t_s tokens_per_s in_flight ok errors e2e_p50_ms "
-                             "e2e_p99_ms ttft_p50_ms ttft_p99_ms\n",
+    double pmin = INFINITY, pmax = -INFINITY, max_tps = 0, max_y2 = 0;
+    LT_TRY(lt_buf_printf(&d,
+                         "# bucket %g s\n# t_s tokens_per_s in_flight ok errors e2e_p50_ms "
+                         "e2e_p99_ms ttft_p50_ms ttft_p99_ms\n",
                          w));
     for (uint32_t k = 0; k < r->ts.n; k++) {
         const struct lt_analyze_bucket *b = &r->ts.b[k];
@@ -413,10 +432,23 @@ static int ts_charts(const struct lt_analysis *a, const struct lt_analyze_run *r
         double p[4] = {lt_analyze_pct(b->e2e, 50) / 1e3, lt_analyze_pct(b->e2e, 99) / 1e3,
                        lt_analyze_pct(b->ttft, 50) / 1e3, lt_analyze_pct(b->ttft, 99) / 1e3};
         for (int i = 0; i < 4; i++)
-            any_pct |= p[i] > 0;
+            if (p[i] > 0) {
+                any_pct = true;
+                pmin = fmin(pmin, p[i]);
+                pmax = fmax(pmax, p[i]);
+            }
+        max_tps = fmax(max_tps, b->tokens / w);
+        max_y2 = fmax(max_y2, fmax((double)inflight, (double)b->errors));
         LT_TRY(lt_buf_printf(&d, "%g %.6g %lld %llu %llu %.6g %.6g %.6g %.6g\n", k * w,
                              b->tokens / w, (long long)inflight, (unsigned long long)b->ok,
                              (unsigned long long)b->errors, p[0], p[1], p[2], p[3]));
+    }
+    /* Close the last step at the end of its bucket. */
+    {
+        const struct lt_analyze_bucket *b = &r->ts.b[r->ts.n - 1];
+        LT_TRY(lt_buf_printf(&d, "%g %.6g %lld %llu %llu NaN NaN NaN NaN\n", r->ts.n * w,
+                             b->tokens / w, (long long)inflight, (unsigned long long)b->ok,
+                             (unsigned long long)b->errors));
     }
     char word[48], name[LT_PLOT_NAME_LEN], title[160];
     run_word(r, word, sizeof word);
@@ -425,6 +457,8 @@ static int ts_charts(const struct lt_analysis *a, const struct lt_analyze_run *r
         snprintf(name, sizeof name, "timeseries_run%u", r->id);
     snprintf(title, sizeof title, "Run %u (%s) over time, %g s buckets", r->id, word, w);
     LT_TRY(lt_plot_var(&v, "chart_title", title));
+    LT_TRY(lt_plot_range(&v, "y", 0, max_tps));
+    LT_TRY(lt_plot_range(&v, "y2", 0, max_y2));
     LT_TRY(lt_plot_chart(ctx, name, "timeseries", title, v.p, &d, err));
     if (any_pct) {
         lt_buf_reset(&v);
@@ -433,6 +467,10 @@ static int ts_charts(const struct lt_analysis *a, const struct lt_analyze_run *r
             snprintf(name, sizeof name, "pct_time_run%u", r->id);
         snprintf(title, sizeof title, "Run %u (%s): latency percentiles over time", r->id, word);
         LT_TRY(lt_plot_var(&v, "chart_title", title));
+        LT_TRY(lt_buf_printf(&v, "bucket = %g\n", w));
+        if (r->ts.n == 1)
+            LT_TRY(lt_buf_printf(&v, "xmin = %g\nxmax = %g\n", -w / 2, 1.5 * w));
+        LT_TRY(lt_plot_range(&v, "y", pmin, pmax));
         LT_TRY(lt_plot_chart(ctx, name, "pct_time", title, v.p, &d, err));
     }
 out:
@@ -480,8 +518,7 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
         ctx->dir = dir;
     } else {
         if (!mkdtemp(tmpdir)) {
-            rc = lt_errset(err, LT_EIO, "cannot create a temporary directory: %s",
-                           strerror(errno));
+            rc = lt_errset(err, LT_EIO, "cannot create a temporary directory: %s", strerror(errno));
             goto out;
         }
         ctx->dir = tmpdir;
@@ -500,8 +537,8 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
     } while (0)
     if (a->sweep_axis)
         CHART(sweep_charts(a, ctx, err));
-    CHART(cdf_chart(a, ctx, LT_AM_TTFT, "ttft_cdf", "TTFT distribution",
-                    "Time to first token (ms)", err));
+    CHART(cdf_chart(a, ctx, LT_AM_TTFT, "ttft_cdf", "TTFT distribution", "Time to first token (ms)",
+                    err));
     CHART(cdf_chart(a, ctx, LT_AM_E2E, "e2e_cdf", "E2E latency distribution",
                     "End-to-end latency (ms)", err));
     CHART(itl_chart(a, ctx, err));

@@ -69,6 +69,10 @@ int lt_plot_var(struct lt_buf *vars, const char *key, const char *value);
  * value), ended by two blank lines; values are floored at floor_v (for log
  * axes). Returns 0 or LT_ENOMEM/LT_ELIMIT. */
 int lt_plot_cdf_block(struct lt_buf *b, const struct lt_hist *h, double scale, double floor_v);
+/* When lo == hi (every value on the axis the same), append `AXISmin = ..`
+ * and `AXISmax = ..` (axis "x", "y" or "y2") so the template sets an
+ * explicit range instead of gnuplot warning about an empty one. */
+int lt_plot_range(struct lt_buf *vars, const char *axis, double lo, double hi);
 /* A word for gnuplot's word(): spaces and quotes replaced by '_'. */
 void lt_plot_word(char *dst, size_t n, const char *src);
 

@@ -24,10 +24,10 @@ static const struct {
     enum lt_analyze_metric m;
     const char *label;
 } lat_rows[] = {
-    {LT_AM_TTFT, "TTFT"},           {LT_AM_TTFT_S, "TTFT from sched"},
-    {LT_AM_TTFC, "TTFC"},           {LT_AM_TTFC_S, "TTFC from sched"},
-    {LT_AM_ITL, "ITL"},             {LT_AM_TPOT, "TPOT"},
-    {LT_AM_E2E, "E2E"},             {LT_AM_E2E_S, "E2E from sched"},
+    {LT_AM_TTFT, "TTFT"},        {LT_AM_TTFT_S, "TTFT from sched"},
+    {LT_AM_TTFC, "TTFC"},        {LT_AM_TTFC_S, "TTFC from sched"},
+    {LT_AM_ITL, "ITL"},          {LT_AM_TPOT, "TPOT"},
+    {LT_AM_E2E, "E2E"},          {LT_AM_E2E_S, "E2E from sched"},
     {LT_AM_LAG, "schedule lag"},
 };
 
@@ -146,8 +146,8 @@ static void text_seed(const struct lt_analysis *a, FILE *out)
 
 static void text_latency(const struct lt_analyze_run *r, FILE *out)
 {
-    fprintf(out, "  %-17s %9s %9s %9s %9s %9s %9s %9s\n", "latency (ms)", "n", "mean", "p50",
-            "p90", "p95", "p99", "max");
+    fprintf(out, "  %-17s %9s %9s %9s %9s %9s %9s %9s\n", "latency (ms)", "n", "mean", "p50", "p90",
+            "p95", "p99", "max");
     for (size_t i = 0; i < sizeof lat_rows / sizeof lat_rows[0]; i++) {
         const struct lt_hist *h = r->h[lat_rows[i].m];
         uint64_t n = lt_hist_count(h);
@@ -198,25 +198,29 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
         }
         if (o->slo_e2e_us)
             fprintf(out, "%sE2E<=%gms", sep, ms((double)o->slo_e2e_us));
-        fprintf(out, "): %.3f req/s, %llu of %llu measured requests; from sched: %.3f req/s, %llu\n",
+        fprintf(out,
+                "): %.3f req/s, %llu of %llu measured requests; from sched: %.3f req/s, %llu\n",
                 r->goodput, (unsigned long long)r->good, (unsigned long long)r->measured,
                 r->goodput_sched, (unsigned long long)r->good_sched);
     }
     if (r->ok) {
-        fprintf(out, "  tokens: out %llu = reasoning %llu + content %llu; %llu requests reasoned, "
-                     "%llu ended in tool calls",
+        fprintf(out,
+                "  tokens: out %llu = reasoning %llu + content %llu; %llu requests reasoned, "
+                "%llu ended in tool calls",
                 (unsigned long long)r->tokens, (unsigned long long)r->reasoning,
                 (unsigned long long)r->content, (unsigned long long)r->with_reasoning,
                 (unsigned long long)r->tool_calls);
         if (r->n_reason_rate)
             fprintf(out, "; decode tok/s reasoning %.1f", r->reason_tps);
         if (r->n_content_rate)
-            fprintf(out, "%s content %.1f", r->n_reason_rate ? "," : "; decode tok/s", r->content_tps);
+            fprintf(out, "%s content %.1f", r->n_reason_rate ? "," : "; decode tok/s",
+                    r->content_tps);
         fprintf(out, "\n");
     }
     if (r->cache_reported)
-        fprintf(out, "  prefix cache: %llu of %llu requests hit; %.1f %% of their prompt tokens "
-                     "cached\n",
+        fprintf(out,
+                "  prefix cache: %llu of %llu requests hit; %.1f %% of their prompt tokens "
+                "cached\n",
                 (unsigned long long)r->cache_hits, (unsigned long long)r->cache_reported,
                 100 * share(r->cached_tokens, r->cache_in_tokens));
     if (r->n_want_in || r->n_want_out) {
@@ -228,7 +232,8 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
         if (r->n_want_out)
             fprintf(out, "%s out %+.2f %% mean (|dev| %.2f %%, %.1f %% off by >5 %%)",
                     r->n_want_in ? ";" : "", 100 * r->sum_out_dev / r->n_want_out,
-                    100 * r->sum_out_absdev / r->n_want_out, 100 * share(r->out_off, r->n_want_out));
+                    100 * r->sum_out_absdev / r->n_want_out,
+                    100 * share(r->out_off, r->n_want_out));
         fprintf(out, "\n");
     }
 }
@@ -236,7 +241,8 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
 static void text_timeseries(const struct lt_analyze_run *r, FILE *out)
 {
     double w = r->ts.width_us / 1e6;
-    fprintf(out, "  time series (bucket %g s): t(s)  tok/s  in-flight  Ok  errors  E2E-p50(ms)\n", w);
+    fprintf(out, "  time series (bucket %g s): t(s)  tok/s  in-flight  Ok  errors  E2E-p50(ms)\n",
+            w);
     int64_t inflight = 0;
     for (uint32_t k = 0; k < r->ts.n; k++) {
         const struct lt_analyze_bucket *b = &r->ts.b[k];
@@ -260,12 +266,14 @@ static void text_sweep(const struct lt_analysis *a, FILE *out)
                 ms(lt_analyze_pct(r->h[LT_AM_E2E], 50)), (int)i == a->knee ? "  <- knee" : "");
     }
     if (a->knee >= 0)
-        fprintf(out, "  knee at %s %g: beyond it aggregate tok/s grew by less than %.0f %% of the "
-                     "relative load increase while E2E p50 kept growing\n",
+        fprintf(out,
+                "  knee at %s %g: beyond it aggregate tok/s grew by less than %.0f %% of the "
+                "relative load increase while E2E p50 kept growing\n",
                 a->sweep_axis, a->points[a->knee].x, 100 * a->knee_fraction);
     else
-        fprintf(out, "  no knee: aggregate tok/s kept growing by at least %.0f %% of the load "
-                     "increase (or latency did not grow)\n",
+        fprintf(out,
+                "  no knee: aggregate tok/s kept growing by at least %.0f %% of the load "
+                "increase (or latency did not grow)\n",
                 100 * a->knee_fraction);
 }
 
@@ -323,8 +331,9 @@ int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *
         const struct lt_analyze_run *r = a->runs[i];
         fprintf(out, "%u,%u,", r->file, r->id);
         csv_str(out, r->mode);
-        fprintf(out, ",%u,%g,%g,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,%.3f,%.3f,%.3f,%.4f,%.4f,%llu,%llu,"
-                     "%llu,%llu,",
+        fprintf(out,
+                ",%u,%g,%g,%llu,%llu,%llu,%llu,%llu,%llu,%.6f,%.3f,%.3f,%.3f,%.4f,%.4f,%llu,%llu,"
+                "%llu,%llu,",
                 r->concurrency, r->rate, r->speed, (unsigned long long)r->results,
                 (unsigned long long)r->warmup, (unsigned long long)r->measured,
                 (unsigned long long)r->ok, (unsigned long long)r->late,
@@ -403,8 +412,9 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
     jstr(out, r->target);
     fprintf(out, ", \"model\": ");
     jstr(out, r->model);
-    fprintf(out, ",\n     \"results\": %llu, \"warmup\": %llu, \"measured\": %llu, \"sent\": %llu, "
-                 "\"ok\": %llu, \"late\": %llu, \"tokens\": %llu, \"in_tokens\": %llu, \"wall_s\": ",
+    fprintf(out,
+            ",\n     \"results\": %llu, \"warmup\": %llu, \"measured\": %llu, \"sent\": %llu, "
+            "\"ok\": %llu, \"late\": %llu, \"tokens\": %llu, \"in_tokens\": %llu, \"wall_s\": ",
             U(r->results), U(r->warmup), U(r->measured), U(r->sent), U(r->ok), U(r->late),
             U(r->tokens), U(r->in_tokens));
     jnum(out, r->wall_s);
@@ -431,16 +441,19 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
     }
     if (r->errs_other)
         fprintf(out, "%s\"other\": %llu", r->n_errs ? ", " : "", U(r->errs_other));
-    fprintf(out, "},\n     \"tokens_split\": {\"reasoning\": %llu, \"content\": %llu, \"with_reasoning\": "
-                 "%llu, \"tool_call_requests\": %llu, \"reasoning_tps\": ",
-            U(r->reasoning), U(r->content), U(r->with_reasoning), U(r->tool_calls));
+    fprintf(
+        out,
+        "},\n     \"tokens_split\": {\"reasoning\": %llu, \"content\": %llu, \"with_reasoning\": "
+        "%llu, \"tool_call_requests\": %llu, \"reasoning_tps\": ",
+        U(r->reasoning), U(r->content), U(r->with_reasoning), U(r->tool_calls));
     jnum(out, r->reason_tps);
     fprintf(out, ", \"content_tps\": ");
     jnum(out, r->content_tps);
     fprintf(out, ", \"count\": {\"usage\": %llu, \"chunks\": %llu, \"unknown\": %llu}},\n",
             U(r->count_usage), U(r->count_chunks), U(r->count_unknown));
-    fprintf(out, "     \"cache\": {\"reported\": %llu, \"hits\": %llu, \"cached_tokens\": %llu, "
-                 "\"prompt_tokens\": %llu},\n",
+    fprintf(out,
+            "     \"cache\": {\"reported\": %llu, \"hits\": %llu, \"cached_tokens\": %llu, "
+            "\"prompt_tokens\": %llu},\n",
             U(r->cache_reported), U(r->cache_hits), U(r->cached_tokens), U(r->cache_in_tokens));
     fprintf(out, "     \"lengths\": {\"in\": {\"n\": %llu, \"mean_dev\": ", U(r->n_want_in));
     jnum(out, r->n_want_in ? r->sum_in_dev / r->n_want_in : 0);
@@ -455,8 +468,8 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
     double w = r->ts.width_us / 1e6;
     fprintf(out, "     \"timeseries\": {\"bucket_s\": ");
     jnum(out, w);
-    const char *cols[] = {"tokens_per_s", "in_flight", "ok", "errors", "e2e_p50_ms",
-                          "e2e_p99_ms", "ttft_p50_ms", "ttft_p99_ms"};
+    const char *cols[] = {"tokens_per_s", "in_flight",  "ok",          "errors",
+                          "e2e_p50_ms",   "e2e_p99_ms", "ttft_p50_ms", "ttft_p99_ms"};
     for (int c = 0; c < 8; c++) {
         fprintf(out, ", \"%s\": [", cols[c]);
         int64_t inflight = 0;
@@ -465,14 +478,30 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
             inflight += (int64_t)b->started - (int64_t)b->ended;
             double v = 0;
             switch (c) {
-            case 0: v = b->tokens / w; break;
-            case 1: v = (double)inflight; break;
-            case 2: v = (double)b->ok; break;
-            case 3: v = (double)b->errors; break;
-            case 4: v = ms(lt_analyze_pct(b->e2e, 50)); break;
-            case 5: v = ms(lt_analyze_pct(b->e2e, 99)); break;
-            case 6: v = ms(lt_analyze_pct(b->ttft, 50)); break;
-            default: v = ms(lt_analyze_pct(b->ttft, 99)); break;
+            case 0:
+                v = b->tokens / w;
+                break;
+            case 1:
+                v = (double)inflight;
+                break;
+            case 2:
+                v = (double)b->ok;
+                break;
+            case 3:
+                v = (double)b->errors;
+                break;
+            case 4:
+                v = ms(lt_analyze_pct(b->e2e, 50));
+                break;
+            case 5:
+                v = ms(lt_analyze_pct(b->e2e, 99));
+                break;
+            case 6:
+                v = ms(lt_analyze_pct(b->ttft, 50));
+                break;
+            default:
+                v = ms(lt_analyze_pct(b->ttft, 99));
+                break;
             }
             fprintf(out, "%s", k ? ", " : "");
             jnum(out, v);
@@ -554,9 +583,12 @@ int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err 
 int lt_analyze_write(const struct lt_analysis *a, FILE *out, struct lt_err *err)
 {
     switch (a->opts.format) {
-    case LT_ANALYZE_CSV: return lt_analyze_write_csv(a, out, err);
-    case LT_ANALYZE_JSON: return lt_analyze_write_json(a, out, err);
-    default: return lt_analyze_write_text(a, out, err);
+    case LT_ANALYZE_CSV:
+        return lt_analyze_write_csv(a, out, err);
+    case LT_ANALYZE_JSON:
+        return lt_analyze_write_json(a, out, err);
+    default:
+        return lt_analyze_write_text(a, out, err);
     }
 }
 

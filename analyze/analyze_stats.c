@@ -51,8 +51,7 @@ static void copy_str(char *dst, size_t n, const char *src)
     dst[len] = '\0';
 }
 
-int lt_analysis_init(struct lt_analysis *a, const struct lt_analyze_opts *opts,
-                     struct lt_err *err)
+int lt_analysis_init(struct lt_analysis *a, const struct lt_analyze_opts *opts, struct lt_err *err)
 {
     memset(a, 0, sizeof *a);
     if (opts)
@@ -202,11 +201,19 @@ static struct lt_analyze_bucket *ts_at(struct lt_analyze_ts *ts, int64_t t)
 {
     if (t < 0)
         t = 0;
-    while (t / ts->width_us >= LT_ANALYZE_TS_MAX)
+    while (t >= ts->width_us * LT_ANALYZE_TS_MAX)
         ts_coarsen(ts);
-    uint32_t k = (uint32_t)(t / ts->width_us);
-    if (k >= ts->n)
-        ts->n = k + 1;
+    /* A multiplication instead of a 64-bit division (this runs several
+     * times per result), corrected for rounding at bucket edges. */
+    int64_t k = (int64_t)((double)t * (1.0 / (double)ts->width_us));
+    if (k * ts->width_us > t)
+        k--;
+    else if ((k + 1) * ts->width_us <= t)
+        k++;
+    if (k >= LT_ANALYZE_TS_MAX)
+        k = LT_ANALYZE_TS_MAX - 1;
+    if ((uint32_t)k >= ts->n)
+        ts->n = (uint32_t)k + 1;
     return &ts->b[k];
 }
 
@@ -267,8 +274,8 @@ static bool result_ok(const struct lt_result *res)
            (res->has & LT_RHAS_OUT) && res->out >= 1;
 }
 
-static bool meets_slo(const struct lt_analyze_opts *o, bool has_ttft, int64_t ttft,
-                      bool has_tpot, double tpot, bool has_e2e, int64_t e2e)
+static bool meets_slo(const struct lt_analyze_opts *o, bool has_ttft, int64_t ttft, bool has_tpot,
+                      double tpot, bool has_e2e, int64_t e2e)
 {
     if (o->slo_ttft_us && (!has_ttft || ttft > o->slo_ttft_us))
         return false;
@@ -402,8 +409,7 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
     }
 }
 
-int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res,
-                           struct lt_err *err)
+int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, struct lt_err *err)
 {
     struct lt_analyze_run *r;
     int rc = get_run(a, res->run, &r, err);
@@ -428,8 +434,13 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res,
         if (res->sent > res->sched)
             r->late++;
         ts_at(&r->ts, res->sent)->started++;
-        if (res->has & LT_RHAS_END)
-            ts_at(&r->ts, res->end)->ended++;
+        /* A request recorded without `end` (aborted) leaves the flight at
+         * the last time known of it, or it would stay in flight forever. */
+        int64_t gone = (res->has & LT_RHAS_END)           ? res->end
+                       : (res->has & LT_RHAS_FIRST_TOKEN) ? res->first_token
+                       : (res->has & LT_RHAS_FIRST_BYTE)  ? res->first_byte
+                                                          : res->sent;
+        ts_at(&r->ts, gone)->ended++;
     }
     if (ok) {
         add_ok(a, r, res);

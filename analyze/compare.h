@@ -38,26 +38,26 @@ enum lt_compare_verdict {
 };
 
 struct lt_compare_opts {
-    bool json;              /* JSON instead of the terminal report */
-    const char *plots_dir;  /* charts (CDF overlays, QQ plots); NULL = none */
-    const char *html_path;  /* HTML report; NULL = none */
-    uint32_t sample;        /* results: bottom-k sample per run; 0 = 20000 */
-    uint32_t bootstrap;     /* results: bootstrap resamples; 0 = 1000 */
-    uint64_t seed;          /* bootstrap random seed; 0 = 1 */
-    double confidence;      /* results: CI level; 0 = 0.95 */
-    double margin;          /* results: relative difference that matters; 0 = 0.05 */
+    bool json;             /* JSON instead of the terminal report */
+    const char *plots_dir; /* charts (CDF overlays, QQ plots); NULL = none */
+    const char *html_path; /* HTML report; NULL = none */
+    uint32_t sample;       /* results: bottom-k sample per run; 0 = 20000 */
+    uint32_t bootstrap;    /* results: bootstrap resamples; 0 = 1000 */
+    uint64_t seed;         /* bootstrap random seed; 0 = 1 */
+    double confidence;     /* results: CI level; 0 = 0.95 */
+    double margin;         /* results: relative difference that matters; 0 = 0.05 */
 };
 
 /* What a comparison found, for the command to choose its exit code. */
 struct lt_compare_summary {
-    bool traces;           /* true: traces were compared; false: results */
-    int overall;           /* enum lt_compare_verdict: the worst per property (traces) */
-    uint32_t properties;   /* properties (traces) or metrics (results) compared */
-    uint32_t different;    /* of them, different (traces) or worse (results) */
-    uint32_t better;       /* results: metrics where B is better */
-    uint32_t charts;       /* charts written */
-    bool gnuplot_missing;  /* charts asked for but gnuplot is not installed */
-    char notes[8][512];    /* gnuplot warnings and other notes for the user */
+    bool traces;          /* true: traces were compared; false: results */
+    int overall;          /* enum lt_compare_verdict: the worst per property (traces) */
+    uint32_t properties;  /* properties (traces) or metrics (results) compared */
+    uint32_t different;   /* of them, different (traces) or worse (results) */
+    uint32_t better;      /* results: metrics where B is better */
+    uint32_t charts;      /* charts written */
+    bool gnuplot_missing; /* charts asked for but gnuplot is not installed */
+    char notes[8][512];   /* gnuplot warnings and other notes for the user */
     uint32_t n_notes;
 };
 

@@ -82,16 +82,32 @@ static bool parse_slo(const char *s, struct lt_analyze_opts *o)
 
 int cmd_analyze(int argc, char **argv)
 {
-    enum { O_SLO = 256, O_PERREQ, O_CSV, O_JSON, O_DETAILS, O_BUCKET, O_KNEE, O_PLOTS, O_HTML,
-           O_WARMUP, O_DIGITS };
-    static const struct option longopts[] = {
-        {"slo", required_argument, NULL, O_SLO},       {"per-req", required_argument, NULL, O_PERREQ},
-        {"csv", no_argument, NULL, O_CSV},             {"json", no_argument, NULL, O_JSON},
-        {"details", no_argument, NULL, O_DETAILS},     {"bucket", required_argument, NULL, O_BUCKET},
-        {"knee", required_argument, NULL, O_KNEE},     {"plots", required_argument, NULL, O_PLOTS},
-        {"html", required_argument, NULL, O_HTML},     {"include-warmup", no_argument, NULL, O_WARMUP},
-        {"digits", required_argument, NULL, O_DIGITS}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    enum {
+        O_SLO = 256,
+        O_PERREQ,
+        O_CSV,
+        O_JSON,
+        O_DETAILS,
+        O_BUCKET,
+        O_KNEE,
+        O_PLOTS,
+        O_HTML,
+        O_WARMUP,
+        O_DIGITS
+    };
+    static const struct option longopts[] = {{"slo", required_argument, NULL, O_SLO},
+                                             {"per-req", required_argument, NULL, O_PERREQ},
+                                             {"csv", no_argument, NULL, O_CSV},
+                                             {"json", no_argument, NULL, O_JSON},
+                                             {"details", no_argument, NULL, O_DETAILS},
+                                             {"bucket", required_argument, NULL, O_BUCKET},
+                                             {"knee", required_argument, NULL, O_KNEE},
+                                             {"plots", required_argument, NULL, O_PLOTS},
+                                             {"html", required_argument, NULL, O_HTML},
+                                             {"include-warmup", no_argument, NULL, O_WARMUP},
+                                             {"digits", required_argument, NULL, O_DIGITS},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     struct lt_analyze_opts o;
     lt_analyze_opts_init(&o);
     const char *plots = NULL, *html = NULL;
@@ -101,8 +117,10 @@ int cmd_analyze(int argc, char **argv)
         switch (c) {
         case O_SLO:
             if (!parse_slo(optarg, &o)) {
-                cli_error("analyze", "--slo wants ttft=DUR,tpot=DUR,e2e=DUR (any of them), "
-                                     "not '%s'", optarg);
+                cli_error("analyze",
+                          "--slo wants ttft=DUR,tpot=DUR,e2e=DUR (any of them), "
+                          "not '%s'",
+                          optarg);
                 return 2;
             }
             break;
@@ -116,9 +134,15 @@ int cmd_analyze(int argc, char **argv)
                 return 2;
             }
             break;
-        case O_CSV: o.format = LT_ANALYZE_CSV; break;
-        case O_JSON: o.format = LT_ANALYZE_JSON; break;
-        case O_DETAILS: o.details = true; break;
+        case O_CSV:
+            o.format = LT_ANALYZE_CSV;
+            break;
+        case O_JSON:
+            o.format = LT_ANALYZE_JSON;
+            break;
+        case O_DETAILS:
+            o.details = true;
+            break;
         case O_BUCKET:
             if (!cli_parse_duration_us(optarg, &o.bucket_us) || o.bucket_us <= 0) {
                 cli_error("analyze", "--bucket wants a duration such as 1s or 500ms, not '%s'",
@@ -133,9 +157,15 @@ int cmd_analyze(int argc, char **argv)
                 return 2;
             }
             break;
-        case O_PLOTS: plots = optarg; break;
-        case O_HTML: html = optarg; break;
-        case O_WARMUP: o.include_warmup = true; break;
+        case O_PLOTS:
+            plots = optarg;
+            break;
+        case O_HTML:
+            html = optarg;
+            break;
+        case O_WARMUP:
+            o.include_warmup = true;
+            break;
         case O_DIGITS:
             if (!cli_parse_u64(optarg, &u) || u < 1 || u > 4) {
                 cli_error("analyze", "--digits wants 1..4, not '%s'", optarg);
@@ -143,8 +173,12 @@ int cmd_analyze(int argc, char **argv)
             }
             o.hist_bits = lt_hist_bits_for_digits((int)u);
             break;
-        case 'h': fputs(analyze_usage, stdout); return 0;
-        default: fputs(analyze_usage, stderr); return 2;
+        case 'h':
+            fputs(analyze_usage, stdout);
+            return 0;
+        default:
+            fputs(analyze_usage, stderr);
+            return 2;
         }
     }
     if (optind >= argc) {

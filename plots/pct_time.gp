@@ -1,7 +1,8 @@
 # Latency percentiles over time within one run, per time bucket (by the time
 # the request ended, or its first token for TTFT). Log scale: latency often
 # spans decades when a server saturates.
-# loadtrace analyze sets above: data, out, chart_title.
+# loadtrace analyze sets above: data, out, chart_title, bucket (s); points sit
+# at the middle of their bucket.
 # Columns of data: as in timeseries.gp (E2E p50, p99, TTFT p50, p99 in ms in 6..9).
 # Line styles: colour-blind-safe colours, and each line also differs by
 # dash pattern and point shape, so the chart stays readable in black and white.
@@ -23,6 +24,11 @@ set ylabel "Latency (ms, log scale)"
 set logscale y
 set key top left
 set datafile missing "NaN"
+# When every value on an axis is the same, loadtrace sets an explicit range
+# (gnuplot would warn about an empty one).
+if (exists("xmin")) { set xrange [xmin:xmax] }
+if (exists("ymin")) { set yrange [ymin:ymax] }
+if (exists("y2min")) { set y2range [y2min:y2max] }
 do for [fmt in "png svg"] {
     if (fmt eq "png") {
         set terminal pngcairo size 960,600 noenhanced font "Sans,11" dashed
@@ -30,9 +36,9 @@ do for [fmt in "png svg"] {
         set terminal svg size 960,600 noenhanced font "Sans,11" dashed background rgb "white"
     }
     set output out.".".fmt
-    plot data using 1:($6 > 0 ? $6 : NaN) with linespoints ls 1 title "E2E p50", \
-         data using 1:($7 > 0 ? $7 : NaN) with linespoints ls 2 title "E2E p99", \
-         data using 1:($8 > 0 ? $8 : NaN) with linespoints ls 3 title "TTFT p50", \
-         data using 1:($9 > 0 ? $9 : NaN) with linespoints ls 4 title "TTFT p99"
+    plot data using ($1 + bucket / 2):($6 > 0 ? $6 : NaN) with linespoints ls 1 title "E2E p50", \
+         data using ($1 + bucket / 2):($7 > 0 ? $7 : NaN) with linespoints ls 2 title "E2E p99", \
+         data using ($1 + bucket / 2):($8 > 0 ? $8 : NaN) with linespoints ls 3 title "TTFT p50", \
+         data using ($1 + bucket / 2):($9 > 0 ? $9 : NaN) with linespoints ls 4 title "TTFT p99"
     unset output
 }

@@ -24,6 +24,11 @@ set ylabel title_b." (".xlabel.")"
 set key top left
 set size ratio -1
 if (xlog) { set logscale xy }
+# When every value on an axis is the same, loadtrace sets an explicit range
+# (gnuplot would warn about an empty one).
+if (exists("xmin")) { set xrange [xmin:xmax] }
+if (exists("ymin")) { set yrange [ymin:ymax] }
+if (exists("y2min")) { set y2range [y2min:y2max] }
 do for [fmt in "png svg"] {
     if (fmt eq "png") {
         set terminal pngcairo size 960,600 noenhanced font "Sans,11" dashed

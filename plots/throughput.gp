@@ -31,6 +31,11 @@ if (knee > 0) {
     set arrow 1 from knee, graph 0 to knee, graph 1 nohead dt 3 lw 1.5 lc rgb "#777777"
     set label 1 "knee" at knee, graph 0.95 offset 0.6, 0
 }
+# When every value on an axis is the same, loadtrace sets an explicit range
+# (gnuplot would warn about an empty one).
+if (exists("xmin")) { set xrange [xmin:xmax] }
+if (exists("ymin")) { set yrange [ymin:ymax] }
+if (exists("y2min")) { set y2range [y2min:y2max] }
 do for [fmt in "png svg"] {
     if (fmt eq "png") {
         set terminal pngcairo size 960,600 noenhanced font "Sans,11" dashed

@@ -24,9 +24,15 @@ expect_grep '^      32 |.*| 232/238$' "$T/out"
 expect_grep 'knee at concurrency 16' "$T/out"
 expect_grep 'errors: http_429 6' "$T/out"
 expect_grep 'TTFT from sched' "$T/out"
+# --per-req e2e: the seed table shows the mean over Ok requests of out / E2E.
+"$LT" analyze --per-req e2e "$T/sweep.lt.zst" >"$T/out-e2e"
+"$LT" cat --no-header "$T/sweep.lt.zst" >"$T/sweep.jsonl"
+want=$(jq -rs '[.[] | select(.run == 2 and .rec == null and (.warmup | not) and .status == 200)
+  | .out / ((.end - .sent) / 1e6)] | add / length' "$T/sweep.jsonl")
+got=$(awk -F'|' '$1 + 0 == 16 { print $3 + 0 }' "$T/out-e2e")
+expect_near "$want" "$got" 0.05 "per-req e2e tok/s in the seed table, C=16"
 
 # Agg tok/s of C=1 from the file: sum of out (Ok, not warm-up) / (last end - first send).
-"$LT" cat --no-header "$T/sweep.lt.zst" >"$T/sweep.jsonl"
 want=$(jq -rs '[.[] | select(.run == 0 and .rec == null and (.warmup | not))] as $r
   | ([$r[] | select(.status == 200 and .err == null and .out >= 1) | .out] | add)
     / ((([$r[] | .end] | max) - ([$r[] | .sent] | min)) / 1e6)' "$T/sweep.jsonl")
@@ -109,6 +115,13 @@ expect_grep '<table>' "$T/report.html"
 expect_no_grep ' src=' "$T/report.html"
 expect_no_grep ' href=' "$T/report.html"
 expect_eq "$(ls "$T/plots"/*.svg | wc -l | tr -d ' ')" "$(grep -c '<figure' "$T/report.html")" "charts in the HTML"
+
+# Degenerate data (one request: every axis holds one value) still renders cleanly.
+"$LT_GEN" one "$T/one.lt.zst" || fail "gen one"
+"$LT" analyze --plots "$T/plots1" "$T/one.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "charts of one request"
+[ -s "$T/err" ] && fail "stderr of --plots with one request: $(cat "$T/err")"
+[ -s "$T/plots1/ttft_cdf.svg" ] && [ -s "$T/plots1/pct_time_run0.svg" ] || fail "charts of one request"
 
 # --- without gnuplot: data and scripts, and how to install it ------------------------
 LT_GNUPLOT=/nonexistent/gnuplot "$LT" analyze --plots "$T/nogp" "$T/sweep.lt.zst" >/dev/null 2>"$T/err"

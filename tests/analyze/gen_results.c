@@ -9,6 +9,7 @@
  *   gen_results level C OUT [SEED] [SCALE]  one level of that sweep; SCALE
  *                                multiplies every latency (an A/B config)
  *   gen_results late OUT         one rate run, the second half sent 200 ms late
+ *   gen_results one OUT          a single request (degenerate charts)
  *   gen_results trace OUT SEED [const]  a trace: Poisson arrivals at 5/s,
  *                                lognormal lengths, sessions, reasoning; with
  *                                "const", every length is the mean
@@ -47,8 +48,13 @@ static int level(struct lt_writer *w, uint32_t run, uint32_t c, double tps, uint
     struct lt_err err = {0};
     struct lt_rng rng;
     lt_rng_seed(&rng, seed + c);
-    struct lt_run rr = {.id = run, .mode = "concurrency", .concurrency = c, .target = "sim",
-                        .model = "test-model", .version = "gen", .warmup = 2};
+    struct lt_run rr = {.id = run,
+                        .mode = "concurrency",
+                        .concurrency = c,
+                        .target = "sim",
+                        .model = "test-model",
+                        .version = "gen",
+                        .warmup = 2};
     if (lt_writer_put_run(w, &rr, &err) < 0)
         goto fail;
     int64_t slot_free[64] = {0};
@@ -199,6 +205,28 @@ int main(int argc, char **argv)
         uint64_t seed = argc > 4 ? strtoull(argv[4], NULL, 10) : 1;
         double scale = argc > 5 ? strtod(argv[5], NULL) : 1.0;
         rc = level(w, 0, c, tps, seed, scale);
+        if (lt_writer_close(w, &err) < 0)
+            rc = 1;
+    } else if (argc >= 3 && !strcmp(argv[1], "one")) {
+        struct lt_writer *w = open_results(argv[2]);
+        if (!w)
+            return 1;
+        struct lt_run rr = {.id = 0, .mode = "concurrency", .concurrency = 1};
+        struct lt_chunk ch[2] = {{.t = 1000, .tokens = 1}, {.t = 11000, .tokens = 10}};
+        struct lt_result r = {.run = 0,
+                              .sched = 0,
+                              .sent = 0,
+                              .first_token = 1000,
+                              .first_content = 1000,
+                              .end = 11000,
+                              .chunks = ch,
+                              .n_chunks = 2,
+                              .out = 11,
+                              .status = 200,
+                              .count = "usage",
+                              .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT |
+                                     LT_RHAS_END | LT_RHAS_CHUNKS | LT_RHAS_OUT | LT_RHAS_STATUS};
+        rc = lt_writer_put_run(w, &rr, &err) < 0 || lt_writer_put_result(w, &r, &err) < 0;
         if (lt_writer_close(w, &err) < 0)
             rc = 1;
     } else if (argc >= 3 && !strcmp(argv[1], "late")) {

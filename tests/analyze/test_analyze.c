@@ -230,9 +230,15 @@ static void test_knee(void **state)
         assert_int_equal(lt_analysis_add_run(&a, &rr, NULL), 0);
         int64_t e2e = llround(lv[i].c * 100 / lv[i].agg * 1e6);
         for (uint32_t k = 0; k < lv[i].c; k++) {
-            struct lt_result r = {.run = i, .index = k, .sched = 0, .sent = 0,
-                                  .first_token = e2e / 10, .end = e2e, .out = 100,
-                                  .status = 200, .count = "usage",
+            struct lt_result r = {.run = i,
+                                  .index = k,
+                                  .sched = 0,
+                                  .sent = 0,
+                                  .first_token = e2e / 10,
+                                  .end = e2e,
+                                  .out = 100,
+                                  .status = 200,
+                                  .count = "usage",
                                   .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
                                          LT_RHAS_OUT | LT_RHAS_STATUS};
             assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
@@ -259,7 +265,11 @@ static void test_knee(void **state)
         lt_analysis_add_run(&a, &rr, NULL);
         int64_t e2e = llround(lv[i].c * 100 / lv[i].agg * 1e6);
         for (uint32_t k = 0; k < lv[i].c; k++) {
-            struct lt_result r = {.run = i, .sent = 0, .first_token = 1, .end = e2e, .out = 100,
+            struct lt_result r = {.run = i,
+                                  .sent = 0,
+                                  .first_token = 1,
+                                  .end = e2e,
+                                  .out = 100,
                                   .status = 200,
                                   .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
                                          LT_RHAS_OUT | LT_RHAS_STATUS};
@@ -268,6 +278,71 @@ static void test_knee(void **state)
     }
     lt_analysis_finish(&a, NULL);
     assert_int_equal(a.knee, -1);
+    lt_analysis_release(&a);
+
+    /* The same levels as request rates (open loop): a sweep over rate. */
+    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    for (uint32_t i = 0; i < 4; i++) {
+        struct lt_run rr = {.id = i, .mode = "rate", .rate = lv[i].c * 0.5};
+        lt_analysis_add_run(&a, &rr, NULL);
+        int64_t e2e = llround(lv[i].c * 100 / lv[i].agg * 1e6);
+        for (uint32_t k = 0; k < lv[i].c; k++) {
+            struct lt_result r = {.run = i,
+                                  .sent = 0,
+                                  .first_token = 1,
+                                  .end = e2e,
+                                  .out = 100,
+                                  .status = 200,
+                                  .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
+                                         LT_RHAS_OUT | LT_RHAS_STATUS};
+            lt_analysis_add_result(&a, &r, NULL);
+        }
+    }
+    lt_analysis_finish(&a, NULL);
+    assert_string_equal(a.sweep_axis, "rate");
+    assert_int_equal(a.knee, 2);
+    assert_near(2.0, a.points[a.knee].x, 0);
+    lt_analysis_release(&a);
+}
+
+/* A run longer than LT_ANALYZE_TS_MAX buckets: the bucket width doubles
+ * until it fits, and nothing is lost on the way. One request of 10 tokens
+ * (no chunks: all tokens at the end) ends every second for 1000 s. */
+static void test_timeseries_coarsening(void **state)
+{
+    struct lt_analysis a;
+    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    for (int64_t k = 0; k < 1000; k++) {
+        struct lt_result r = {.run = 0,
+                              .index = (uint64_t)k,
+                              .sched = k * 1000000,
+                              .sent = k * 1000000,
+                              .first_token = k * 1000000 + 100000,
+                              .end = k * 1000000 + 500000,
+                              .out = 10,
+                              .status = 200,
+                              .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
+                                     LT_RHAS_OUT | LT_RHAS_STATUS};
+        assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+    }
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    const struct lt_analyze_ts *ts = &a.runs[0]->ts;
+    assert_int_equal(ts->width_us, 4000000); /* 1 s -> 2 s -> 4 s: 250 buckets */
+    assert_int_equal(ts->n, 250);
+    uint64_t tokens = 0, ok = 0, started = 0, ended = 0, e2e_n = 0;
+    for (uint32_t k = 0; k < ts->n; k++) {
+        tokens += ts->b[k].tokens;
+        ok += ts->b[k].ok;
+        started += ts->b[k].started;
+        ended += ts->b[k].ended;
+        e2e_n += lt_hist_count(ts->b[k].e2e);
+        assert_int_equal(ts->b[k].tokens, 40); /* 4 requests per 4-s bucket */
+    }
+    assert_int_equal(tokens, 10000);
+    assert_int_equal(ok, 1000);
+    assert_int_equal(started, 1000);
+    assert_int_equal(ended, 1000);
+    assert_int_equal(e2e_n, 1000);
     lt_analysis_release(&a);
 }
 
@@ -296,7 +371,8 @@ static void test_file_summary(void **state)
     assert_int_equal(lt_analyze_print_summary(path, NULL, f, &err), 0);
     fclose(f);
     assert_non_null(strstr(buf, "C |  Agg tok/s | Per-req tok/s |     Tokens |  Wall(s) | Ok"));
-    assert_non_null(strstr(buf, "       1 |      108.9 |         100.0 |       1100 |    10.10 | 100/100"));
+    assert_non_null(
+        strstr(buf, "       1 |      108.9 |         100.0 |       1100 |    10.10 | 100/100"));
     assert_non_null(strstr(buf, "TTFT from sched"));
     assert_null(strstr(buf, "warning"));
     free(buf);
@@ -307,9 +383,9 @@ static void test_file_summary(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic_figures), cmocka_unit_test(test_late_sends),
-        cmocka_unit_test(test_errors_and_warmup), cmocka_unit_test(test_knee),
-        cmocka_unit_test(test_file_summary),
+        cmocka_unit_test(test_basic_figures),         cmocka_unit_test(test_late_sends),
+        cmocka_unit_test(test_errors_and_warmup),     cmocka_unit_test(test_knee),
+        cmocka_unit_test(test_timeseries_coarsening), cmocka_unit_test(test_file_summary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
