@@ -88,7 +88,8 @@ static uint32_t content_tokens(struct lt_capture_blocks *b, const json_t *conten
     size_t i;
     const json_t *part;
     if (json_is_array(content)) {
-        json_array_foreach (content, i, part) {
+        json_array_foreach(content, i, part)
+        {
             const json_t *t = json_object_get(part, "text");
             if (json_is_string(t))
                 n += lt_capture_blocks_text(b, json_string_value(t), json_string_length(t));
@@ -186,15 +187,15 @@ static int read_completions(struct lt_capture_call *c, json_t *req, struct lt_ca
     if (json_is_string(p)) {
         lt_capture_blocks_text(b, json_string_value(p), json_string_length(p));
     } else if (json_is_array(p)) {
-        json_array_foreach (p, i, v) {
+        json_array_foreach(p, i, v)
+        {
             if (json_is_integer(v))
                 lt_capture_blocks_id(b, (uint64_t)json_integer_value(v));
             else if (json_is_string(v))
                 lt_capture_blocks_text(b, json_string_value(v), json_string_length(v));
             else if (json_is_array(v))
-                json_array_foreach (v, j, w)
-                    if (json_is_integer(w))
-                        lt_capture_blocks_id(b, (uint64_t)json_integer_value(w));
+                json_array_foreach(v, j, w) if (json_is_integer(w))
+                    lt_capture_blocks_id(b, (uint64_t)json_integer_value(w));
         }
     }
     return keep_json_text(c, p);
@@ -329,7 +330,8 @@ unsigned lt_capture_call_chunk(struct lt_capture_call *c, const char *data, size
     bool content = false, reasoning = false;
     size_t i;
     json_t *ch;
-    json_array_foreach (choices, i, ch) {
+    json_array_foreach(choices, i, ch)
+    {
         take_finish(c, ch);
         const json_t *text;
         if (c->api == LT_CAPTURE_API_COMPLETIONS) {
@@ -343,7 +345,8 @@ unsigned lt_capture_call_chunk(struct lt_capture_call *c, const char *data, size
             json_t *tcs = json_object_get(d, "tool_calls");
             size_t k;
             json_t *tc;
-            json_array_foreach (tcs, k, tc) {
+            json_array_foreach(tcs, k, tc)
+            {
                 json_t *ix = json_object_get(tc, "index");
                 append_arg(c, json_is_integer(ix) ? (size_t)clamp_u32(json_integer_value(ix)) : k,
                            tc);
@@ -374,7 +377,8 @@ int lt_capture_call_body_json(struct lt_capture_call *c, json_t *resp)
     lt_capture_call_usage(c, json_object_get(resp, "usage"));
     size_t i;
     json_t *ch;
-    json_array_foreach (json_object_get(resp, "choices"), i, ch) {
+    json_array_foreach(json_object_get(resp, "choices"), i, ch)
+    {
         take_finish(c, ch);
         const json_t *text;
         if (c->api == LT_CAPTURE_API_COMPLETIONS) {
@@ -390,7 +394,7 @@ int lt_capture_call_body_json(struct lt_capture_call *c, json_t *resp)
             }
             size_t k;
             json_t *tc;
-            json_array_foreach (json_object_get(m, "tool_calls"), k, tc)
+            json_array_foreach(json_object_get(m, "tool_calls"), k, tc)
                 append_arg(c, c->n_calls, tc);
         }
         if (json_is_string(text)) {

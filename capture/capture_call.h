@@ -55,44 +55,44 @@ struct lt_capture_call {
     struct lt_capture_call_opts o;
     enum lt_capture_api api;
     /* Set by the recorder or the log importer. */
-    int64_t t;                 /* arrival, us from the trace start */
+    int64_t t; /* arrival, us from the trace start */
     bool has_session;
     uint64_t session;
     uint32_t turn;
     int64_t think;
     bool has_think;
     /* Filled from the request body. */
-    bool req_json;             /* the body was a JSON object */
+    bool req_json; /* the body was a JSON object */
     bool stream;
-    bool usage_asked;          /* stream_options.include_usage was true */
+    bool usage_asked; /* stream_options.include_usage was true */
     bool has_stream_options;
     char *model;
     bool has_max_tokens;
     uint32_t max_tokens;
     struct lt_msg *msgs;
     uint32_t n_msgs;
-    uint64_t *msg_hash;        /* msg_hash[i]: keyed hash of messages 0..i */
+    uint64_t *msg_hash; /* msg_hash[i]: keyed hash of messages 0..i */
     bool has_tools;
     uint32_t tools_count, tools_tokens;
-    uint32_t in_est;           /* estimated prompt tokens */
+    uint32_t in_est; /* estimated prompt tokens */
     uint64_t *blocks;
     uint32_t n_blocks;
-    char *text;                /* keep_content: the prompt */
+    char *text; /* keep_content: the prompt */
     size_t text_len;
     /* Filled from the response. */
-    bool usage;                /* the server's usage was seen */
+    bool usage; /* the server's usage was seen */
     uint32_t u_in, u_out, u_reasoning, u_cached;
     bool u_has_reasoning, u_has_cached;
     uint32_t tok_chunks, reason_chunks; /* token-bearing chunks, and of them reasoning */
     uint32_t out_est, reason_est;       /* estimated from text (whole bodies) */
-    struct lt_buf *args;       /* tool-call arguments by index (LT_CAPTURE_MAX_CALLS), lazily */
+    struct lt_buf *args; /* tool-call arguments by index (LT_CAPTURE_MAX_CALLS), lazily */
     uint32_t n_calls;
     char finish[24];
-    struct lt_buf out_text;    /* keep_content: the answer */
+    struct lt_buf out_text; /* keep_content: the answer */
     /* What happened. */
-    int status;                /* HTTP status the client got (0: none) */
-    int64_t ttft, e2e;         /* us, -1 when unknown */
-    const char *err;           /* error class (static string), NULL if none */
+    int status;        /* HTTP status the client got (0: none) */
+    int64_t ttft, e2e; /* us, -1 when unknown */
+    const char *err;   /* error class (static string), NULL if none */
     /* Storage for lt_capture_call_record. */
     uint32_t *calls_tok;
     struct lt_buf extra;

@@ -105,9 +105,8 @@ static const char *header_value(json_t *line, const char *name)
     json_t *h = first_of(line, hk);
     const char *k;
     json_t *v;
-    json_object_foreach (h, k, v)
-        if (!strcasecmp(k, name) && json_is_string(v))
-            return json_string_value(v);
+    json_object_foreach(h, k, v) if (!strcasecmp(k, name) &&
+                                     json_is_string(v)) return json_string_value(v);
     return NULL;
 }
 
@@ -117,8 +116,8 @@ static int read_line(json_t *line, const struct lt_capture_call_opts *co, struct
     static const char *const req_k[] = {"request", "request_body", "body", "req", NULL};
     static const char *const resp_k[] = {"response", "response_body", "resp", "output", NULL};
     static const char *const path_k[] = {"url", "path", "endpoint", NULL};
-    static const char *const start_k[] = {"start_time", "startTime", "request_time", "timestamp",
-                                          "time", "created_at", NULL};
+    static const char *const start_k[] = {
+        "start_time", "startTime", "request_time", "timestamp", "time", "created_at", NULL};
     static const char *const end_k[] = {"end_time", "endTime", "response_time", NULL};
     static const char *const ft_k[] = {"completion_start_time", "completionStartTime",
                                        "first_token_time", NULL};

@@ -43,9 +43,9 @@ struct lt_capture_log_opts {
     const char *output;         /* the trace file */
     const char *session_header; /* NULL: sessions inferred */
     bool keep_content;
-    uint32_t block_tokens;      /* 0: 512 */
-    bool skip_bad;              /* skip lines that cannot be read (reported) */
-    size_t max_records;         /* 0: 4,000,000 */
+    uint32_t block_tokens; /* 0: 512 */
+    bool skip_bad;         /* skip lines that cannot be read (reported) */
+    size_t max_records;    /* 0: 4,000,000 */
     void (*on_skip)(void *ud, const char *msg);
     void *ud;
 };

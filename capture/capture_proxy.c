@@ -75,6 +75,7 @@ struct lt_capture {
     pthread_mutex_t sess_mu;
     struct lt_capture_sessions sess;
     atomic_bool stopping;
+    bool curl_on; /* curl_global_init done */
     uint16_t port;
     atomic_uint_fast64_t n_requests, n_chunks, n_client_gone, n_upstream_failed, n_too_large;
 };
@@ -105,7 +106,7 @@ struct conn {
     bool have_first_byte, have_first_token;
     /* The upstream's answer. */
     long status;
-    int status_sent; /* what the client got */
+    int status_sent;         /* what the client got */
     struct lt_buf resp_hdrs; /* "name\0value\0" pairs */
     bool headers_done;
     int64_t content_length;
@@ -161,16 +162,15 @@ void lt_capture_url_origin(const char *url, char *out, size_t outsz)
         hl -= (size_t)(at + 1 - host);
         host = at + 1;
     }
-    snprintf(out, outsz, "%.*s%s%.*s", p ? (int)(p - url) : 0, url, p ? "://" : "", (int)hl,
-             host);
+    snprintf(out, outsz, "%.*s%s%.*s", p ? (int)(p - url) : 0, url, p ? "://" : "", (int)hl, host);
 }
 
 static bool hop_by_hop(const char *name)
 {
-    static const char *const hop[] = {"connection",        "keep-alive", "proxy-connection",
-                                      "proxy-authenticate", "te",         "trailer",
-                                      "transfer-encoding", "upgrade",    "content-length",
-                                      "host",              "expect"};
+    static const char *const hop[] = {
+        "connection", "keep-alive",        "proxy-connection", "proxy-authenticate", "te",
+        "trailer",    "transfer-encoding", "upgrade",          "content-length",     "host",
+        "expect"};
     for (size_t i = 0; i < sizeof hop / sizeof hop[0]; i++)
         if (!strcasecmp(name, hop[i]))
             return true;
@@ -222,6 +222,8 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
         c->is_sse = false;
         return n;
     }
+    if (c->headers_done)
+        return n; /* trailers after a chunked body: not forwarded */
     if (len == 0) {
         if (c->status >= 200) {
             c->headers_done = true;
@@ -267,7 +269,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
         lt_buf_consume(&c->pending, c->pending_off);
         c->pending_off = 0;
     }
-    if (c->pending.len - c->pending_off + n > PENDING_SOFT) {
+    if (c->pending.len > c->pending_off && c->pending.len - c->pending_off + n > PENDING_SOFT) {
         /* The client is slower than the upstream: let curl hold the data. */
         c->paused = true;
         return CURL_WRITEFUNC_PAUSE;
@@ -308,8 +310,7 @@ static void pump(struct conn *c)
 {
     int running, n;
     struct curl_waitfd wfd = {.fd = c->fd, .events = CURL_WAIT_POLLIN};
-    curl_multi_poll(c->multi, c->watch_client ? &wfd : NULL, c->watch_client ? 1 : 0, POLL_MS,
-                    &n);
+    curl_multi_poll(c->multi, c->watch_client ? &wfd : NULL, c->watch_client ? 1 : 0, POLL_MS, &n);
     if (c->watch_client && (wfd.revents & CURL_WAIT_POLLIN) && client_left(c))
         c->client_gone = true;
     curl_multi_perform(c->multi, &running);
@@ -330,7 +331,8 @@ static enum MHD_Result local_reply(struct conn *c, unsigned status, const char *
     int n = snprintf(body, sizeof body,
                      "{\"error\":{\"message\":\"%s\",\"type\":\"%s\",\"code\":%u}}\n", msg, type,
                      status);
-    struct MHD_Response *r = MHD_create_response_from_buffer((size_t)n, body, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer((size_t)n, body, MHD_RESPMEM_MUST_COPY);
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", "application/json");
@@ -422,7 +424,6 @@ static int start_upstream(struct conn *c)
         lt_buf_release(&url);
         return LT_ENOMEM;
     }
-    MHD_get_connection_values(c->mc, MHD_HEADER_KIND, collect_header, c);
     /* Keep curl from adding what the client did not send. */
     bool has_accept = false;
     for (struct curl_slist *l = c->req_hdrs; l; l = l->next)
@@ -494,6 +495,7 @@ static enum MHD_Result queue_upstream_response(struct conn *c)
 static enum MHD_Result forward(struct conn *c)
 {
     struct lt_capture *cap = c->cap;
+    MHD_get_connection_values(c->mc, MHD_HEADER_KIND, collect_header, c);
     if (c->call) {
         if (lt_capture_call_request(c->call, c->body.p ? c->body.p : "", c->body.len) < 0 &&
             !c->call->req_json)
@@ -627,8 +629,8 @@ static void finalize(struct conn *c, bool completed_ok)
             c->err = "bad_chunk";
         k->err = c->err;
         if (k->has_session) {
-            int64_t end_us = lt_mono_diff_us(c->have_first_byte ? c->last_byte : lt_mono_now(),
-                                             cap->start);
+            int64_t end_us =
+                lt_mono_diff_us(c->have_first_byte ? c->last_byte : lt_mono_now(), cap->start);
             pthread_mutex_lock(&cap->sess_mu);
             lt_capture_sessions_end(&cap->sess, k->session, end_us);
             pthread_mutex_unlock(&cap->sess_mu);
@@ -820,7 +822,8 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
         cap->o.connect_timeout_us = 10000000;
     pthread_mutex_init(&cap->sess_mu, NULL);
     atomic_init(&cap->stopping, false);
-    if (!o->upstream || (strncmp(o->upstream, "http://", 7) && strncmp(o->upstream, "https://", 8))) {
+    if (!o->upstream ||
+        (strncmp(o->upstream, "http://", 7) && strncmp(o->upstream, "https://", 8))) {
         rc = lt_errset(err, LT_EINVAL, "the upstream must be an http:// or https:// URL");
         goto out;
     }
@@ -843,6 +846,7 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
         rc = lt_errset(err, LT_EIO, "libcurl failed to initialize");
         goto out;
     }
+    cap->curl_on = true;
     LT_TRY(open_trace(cap, err));
     cap->start = lt_mono_now();
     cap->rec = lt_capture_recorder_new(cap->w, cap->start, cap->o.max_held, err);
@@ -857,10 +861,10 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
     cap->mhd = MHD_start_daemon(
         flags, 0, NULL, NULL, on_access, cap, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_CONNECTION_LIMIT, cap->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)600, MHD_OPTION_NOTIFY_COMPLETED, on_completed, cap,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, cap, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
-        cap, MHD_OPTION_THREAD_STACK_SIZE, (size_t)1 << 20, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-        (unsigned)1024, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)128 << 10, MHD_OPTION_END);
+        (unsigned)600, MHD_OPTION_NOTIFY_COMPLETED, on_completed, cap, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, cap, MHD_OPTION_URI_LOG_CALLBACK, on_uri, cap, MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)1 << 20, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)128 << 10, MHD_OPTION_END);
     if (!cap->mhd) {
         rc = lt_errset(err, LT_EIO, "cannot listen on %s (in use, or not an address of this host)",
                        cap->o.listen);
@@ -874,8 +878,11 @@ out:
             lt_capture_recorder_close(cap->rec, NULL, NULL);
         if (cap->w) {
             lt_writer_close(cap->w, NULL);
-            remove(cap->o.output); /* nothing was captured */
+            if (strcmp(cap->o.output, "-") != 0)
+                remove(cap->o.output); /* nothing was captured */
         }
+        if (cap->curl_on)
+            curl_global_cleanup();
         lt_capture_sessions_release(&cap->sess);
         pthread_mutex_destroy(&cap->sess_mu);
         free(cap);

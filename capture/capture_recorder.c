@@ -176,8 +176,8 @@ void lt_capture_recorder_done(struct lt_capture_recorder *r, uint64_t seq,
         pthread_cond_signal(&r->cv);
 }
 
-int lt_capture_recorder_close(struct lt_capture_recorder *r,
-                              struct lt_capture_recorder_stats *st, struct lt_err *err)
+int lt_capture_recorder_close(struct lt_capture_recorder *r, struct lt_capture_recorder_stats *st,
+                              struct lt_err *err)
 {
     if (!r)
         return 0;

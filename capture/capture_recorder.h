@@ -29,9 +29,9 @@
 struct lt_capture_recorder;
 
 struct lt_capture_recorder_stats {
-    uint64_t written;  /* records written */
-    uint64_t dropped;  /* requests not recorded: too many held */
-    uint64_t lost;     /* places never completed (at close) or failed to write */
+    uint64_t written; /* records written */
+    uint64_t dropped; /* requests not recorded: too many held */
+    uint64_t lost;    /* places never completed (at close) or failed to write */
 };
 
 /* Start the writer thread on w (still owned by the caller, who closes it
@@ -46,7 +46,7 @@ void lt_capture_recorder_done(struct lt_capture_recorder *r, uint64_t seq,
                               struct lt_capture_call *c);
 /* Write everything finished, stop the thread and free the recorder. Places
  * still open are lost (counted). Returns 0 or the first write error. */
-int lt_capture_recorder_close(struct lt_capture_recorder *r,
-                              struct lt_capture_recorder_stats *st, struct lt_err *err);
+int lt_capture_recorder_close(struct lt_capture_recorder *r, struct lt_capture_recorder_stats *st,
+                              struct lt_err *err);
 
 #endif

@@ -71,6 +71,9 @@ int lt_capture_sessions_assign(struct lt_capture_sessions *s, struct lt_capture_
         c->has_think = true;
         c->think = think > 0 ? think : 0;
     }
+    /* Until this turn ends, the next one has no known think time. */
+    if (end)
+        *end = 0;
     if (c->n_msgs > 0) {
         uint64_t *p = lt_u64map_upsert(&s->by_prompt, c->msg_hash[c->n_msgs - 1], NULL);
         if (!p)
@@ -85,6 +88,6 @@ void lt_capture_sessions_end(struct lt_capture_sessions *s, uint64_t id, int64_t
     uint64_t *e = lt_u64map_get(&s->ends, id);
     if (!e)
         e = lt_u64map_upsert(&s->ends, id, NULL);
-    if (e && end_us >= 0 && (uint64_t)end_us + 1 > *e)
+    if (e && end_us >= 0)
         *e = (uint64_t)end_us + 1;
 }

@@ -3,11 +3,11 @@
  *
  * With a session header (--session-header NAME) the header's value names
  * the session; its keyed hash is the id, so the value itself is never
- * stored. Without one, a chat request whose messages extend an earlier
- * request's messages (the earlier prompt is a prefix of this one, message
- * by message) continues that request's session; any other chat request
- * starts a new one. `think` is the time from the end of the previous turn's
- * response to this request's arrival, when the previous turn had ended.
+ * stored. Without one (or on a request that lacks it), a chat request whose messages extend an
+ * earlier request's messages (the earlier prompt is a prefix of this one, message by message)
+ * continues that request's session; any other chat request starts a new one. `think` is the time
+ * from the end of the previous turn's response to this request's arrival, when the previous turn
+ * had ended.
  *
  * Memory is bounded: past max_entries known prompts, everything is
  * forgotten and sessions start afresh (a long-idle conversation then

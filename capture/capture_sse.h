@@ -28,9 +28,9 @@ typedef bool (*lt_capture_sse_fn)(void *ud, const char *data, size_t len);
 struct lt_capture_sse {
     lt_capture_sse_fn on_data;
     void *ud;
-    bool filter;       /* hold events back, drop the marked ones */
-    bool drop;         /* the current event is to be dropped */
-    bool skip_line;    /* the current line overflowed: not parsed */
+    bool filter;         /* hold events back, drop the marked ones */
+    bool drop;           /* the current event is to be dropped */
+    bool skip_line;      /* the current line overflowed: not parsed */
     struct lt_buf line;  /* the current line, without its terminator */
     struct lt_buf event; /* filter mode: the current event's bytes */
 };

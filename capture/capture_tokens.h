@@ -38,13 +38,13 @@ uint32_t lt_capture_count_text(const char *s, size_t len);
 struct lt_capture_blocks {
     uint64_t k0, k1;
     uint32_t block_tokens;
-    uint32_t ntok;        /* tokens in the current block */
-    uint32_t total;       /* tokens so far */
-    uint64_t prev;        /* hash of the previous block (0 before the first) */
-    struct lt_buf cur;    /* the current block's pieces, each length-prefixed */
-    uint64_t *hashes;     /* hashes of the complete blocks */
+    uint32_t ntok;     /* tokens in the current block */
+    uint32_t total;    /* tokens so far */
+    uint64_t prev;     /* hash of the previous block (0 before the first) */
+    struct lt_buf cur; /* the current block's pieces, each length-prefixed */
+    uint64_t *hashes;  /* hashes of the complete blocks */
     uint32_t n, cap;
-    int oom;              /* an allocation failed: hashes are incomplete */
+    int oom; /* an allocation failed: hashes are incomplete */
 };
 
 /* block_tokens = 0 disables hashing (tokens are still counted). */

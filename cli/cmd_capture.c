@@ -141,8 +141,9 @@ static int run_from_log(const struct capture_opts *o)
         return 1;
     }
     if (!o->quiet)
-        fprintf(stderr, "loadtrace capture: %" PRIu64 " records from %" PRIu64 " lines (%" PRIu64
-                        " skipped) written to %s\n",
+        fprintf(stderr,
+                "loadtrace capture: %" PRIu64 " records from %" PRIu64 " lines (%" PRIu64
+                " skipped) written to %s\n",
                 st.records, st.lines, st.skipped, o->lib.output);
     return 0;
 }
@@ -178,18 +179,20 @@ static int run_proxy(const struct capture_opts *o)
     char origin[512];
     lt_capture_url_origin(o->lib.upstream, origin, sizeof origin);
     if (!o->quiet)
-        fprintf(stderr, "loadtrace capture: listening on port %u, forwarding to %s, recording to %s\n",
+        fprintf(stderr,
+                "loadtrace capture: listening on port %u, forwarding to %s, recording to %s\n",
                 port, origin, o->lib.output);
     int sig = 0;
     sigwait(&set, &sig);
     struct lt_capture_stats st;
     int rc = lt_capture_stop(cap, &st, &err);
     if (!o->quiet)
-        fprintf(stderr, "loadtrace capture: %s: %" PRIu64 " requests, %" PRIu64
-                        " recorded, %" PRIu64 " not recorded (too many held), %" PRIu64
-                        " clients gone, %" PRIu64 " upstream failures, %" PRIu64 " too large\n",
-                sig == SIGINT ? "interrupted" : "terminated", st.requests, st.recorded,
-                st.dropped, st.client_gone, st.upstream_failed, st.too_large);
+        fprintf(stderr,
+                "loadtrace capture: %s: %" PRIu64 " requests, %" PRIu64 " recorded, %" PRIu64
+                " not recorded (too many held), %" PRIu64 " clients gone, %" PRIu64
+                " upstream failures, %" PRIu64 " too large\n",
+                sig == SIGINT ? "interrupted" : "terminated", st.requests, st.recorded, st.dropped,
+                st.client_gone, st.upstream_failed, st.too_large);
     if (rc < 0) {
         cli_error("capture", "%s", err.msg);
         return 1;
@@ -200,8 +203,20 @@ static int run_proxy(const struct capture_opts *o)
 int cmd_capture(int argc, char **argv)
 {
     enum {
-        O_UPSTREAM = 256, O_LISTEN, O_PORT_FILE, O_SESSION, O_REDACT, O_KEEP, O_NO_USAGE,
-        O_MAX_BODY, O_BLOCK, O_MAX_CONN, O_CONNECT, O_CACERT, O_FROM_LOG, O_SKIP_BAD
+        O_UPSTREAM = 256,
+        O_LISTEN,
+        O_PORT_FILE,
+        O_SESSION,
+        O_REDACT,
+        O_KEEP,
+        O_NO_USAGE,
+        O_MAX_BODY,
+        O_BLOCK,
+        O_MAX_CONN,
+        O_CONNECT,
+        O_CACERT,
+        O_FROM_LOG,
+        O_SKIP_BAD
     };
     static const struct option longopts[] = {
         {"upstream", required_argument, NULL, O_UPSTREAM},
@@ -227,11 +242,21 @@ int cmd_capture(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
         switch (c) {
-        case O_UPSTREAM: o.lib.upstream = optarg; break;
-        case 'o': o.lib.output = optarg; break;
-        case O_LISTEN: o.lib.listen = optarg; break;
-        case O_PORT_FILE: o.port_file = optarg; break;
-        case O_SESSION: o.lib.session_header = optarg; break;
+        case O_UPSTREAM:
+            o.lib.upstream = optarg;
+            break;
+        case 'o':
+            o.lib.output = optarg;
+            break;
+        case O_LISTEN:
+            o.lib.listen = optarg;
+            break;
+        case O_PORT_FILE:
+            o.port_file = optarg;
+            break;
+        case O_SESSION:
+            o.lib.session_header = optarg;
+            break;
         case O_REDACT:
             if (o.n_redact == MAX_REDACT) {
                 cli_error("capture", "at most %d --redact-header", MAX_REDACT);
@@ -239,8 +264,12 @@ int cmd_capture(int argc, char **argv)
             }
             o.redact[o.n_redact++] = optarg;
             break;
-        case O_KEEP: o.lib.keep_content = true; break;
-        case O_NO_USAGE: o.lib.no_usage = true; break;
+        case O_KEEP:
+            o.lib.keep_content = true;
+            break;
+        case O_NO_USAGE:
+            o.lib.no_usage = true;
+            break;
         case O_MAX_BODY:
             if (!parse_size(optarg, &o.lib.max_body)) {
                 cli_error("capture", "--max-body %s: expected a size such as 32M", optarg);
@@ -269,12 +298,24 @@ int cmd_capture(int argc, char **argv)
                 return 2;
             }
             break;
-        case O_CACERT: o.lib.cacert = optarg; break;
-        case O_FROM_LOG: o.from_log = optarg; break;
-        case O_SKIP_BAD: o.skip_bad = true; break;
-        case 'q': o.quiet = true; break;
-        case 'h': fputs(capture_usage, stdout); return 0;
-        default: fputs(capture_usage, stderr); return 2;
+        case O_CACERT:
+            o.lib.cacert = optarg;
+            break;
+        case O_FROM_LOG:
+            o.from_log = optarg;
+            break;
+        case O_SKIP_BAD:
+            o.skip_bad = true;
+            break;
+        case 'q':
+            o.quiet = true;
+            break;
+        case 'h':
+            fputs(capture_usage, stdout);
+            return 0;
+        default:
+            fputs(capture_usage, stderr);
+            return 2;
         }
     }
     if (optind != argc || !o.lib.output || (!o.from_log && !o.lib.upstream)) {

@@ -111,4 +111,29 @@ expect_grep '"upstream":"http://127.0.0.1:[0-9]*"' "$T/header"
 # Block hashes below 2^53 (none here: prompts are shorter than a block).
 expect_eq "0" "$(jq -s '[.[] | .blocks // [] | .[] | select(. >= 9007199254740992)] | length' "$T/recs")" \
     "block hashes below 2^53"
+
+# Servers differ (sim --dialect): usage inside the last chunk, "reasoning"
+# instead of "reasoning_content", no role chunk, a connection closed after
+# every response. The counts still match the sim's log. With --no-usage,
+# capture asks for nothing: counts are estimated from the chunks and marked.
+R='{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":14,"ignore_eos":true,"reasoning_effort":"medium","stream":true,"stream_options":{"include_usage":true}}'
+P='{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":11,"ignore_eos":true,"reasoning_effort":"low","stream":true}'
+for dia in usage-in-last,reasoning,no-role-chunk close; do
+    start_sim "dia-$dia" --profile fast --dialect "$dia"
+    start_capture "cdia-$dia" "$SIM_URL" --no-usage
+    req "$CAP_URL" /v1/chat/completions "$R" "$T/dia1"
+    req "$CAP_URL" /v1/chat/completions "$P" "$T/dia2"
+    req "$CAP_URL" /v1/chat/completions "$R" "$T/dia3"
+    stop $CAP_PID capture
+    stop $SIM_PID sim
+    expect_no_grep '"usage"' "$T/dia2"
+    jq -c 'select(.seq) | [.prompt_tokens, .out, .reasoning_tokens]' "$T/dia-$dia.log" >"$T/want"
+    records "$T/cdia-$dia.lt.zst" | jq -c '[.in, .out, .reasoning]' >"$T/got"
+    if ! cmp -s "$T/want" "$T/got"; then
+        fail "dialect $dia: trace counts differ from the sim's log"
+        paste "$T/want" "$T/got" >&2
+    fi
+    expect_eq "null true null" "$(records "$T/cdia-$dia.lt.zst" | jq -r .est | xargs)" \
+        "dialect $dia: only the request without usage is estimated"
+done
 finish

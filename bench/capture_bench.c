@@ -1,0 +1,317 @@
+/*
+ * capture_bench: what loadtrace capture costs a client, measured side by
+ * side with direct access to the same server in one run. It starts two
+ * sims (`fast`: answers at once, so latency differences are the proxy's;
+ * and a paced one: 50 tok/s per stream, so throughput is the model's
+ * unless the proxy falls behind) and a capture in front of each, as child
+ * processes, and drives them with libcurl:
+ *
+ *   1. added TTFT: sequential streamed requests alternating direct and
+ *      through capture, each on a kept-alive connection; p50 and p99 of
+ *      the time to the first content chunk, both ways;
+ *   2. aggregate streamed tok/s at --streams concurrent streams, direct
+ *      and through capture, alternating runs; and capture's CPU time per
+ *      relayed chunk (utime + stime from /proc, over the capture runs).
+ *
+ *   capture_bench LOADTRACE [--requests N] [--streams N] [--out N]
+ *                 [--runs N] [--profile FILE] [--dir DIR]
+ */
+#include "traces/lt_time.h"
+
+#include <curl/curl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct stream {
+    CURL *h;
+    int64_t send, first, end;
+    uint64_t chunks; /* SSE events received */
+    uint64_t tokens; /* content chunks */
+    char tail[16];   /* the last bytes seen, to find a marker cut in two */
+    bool ok;
+};
+
+static int64_t now_ns(void)
+{
+    return lt_mono_now().ns;
+}
+
+static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+{
+    struct stream *s = ud;
+    size_t len = sz * n;
+    /* Markers are short, and a piece boundary may cut one: look in the
+     * last few bytes of the previous piece too. */
+    char buf[64 * 1024 + 16];
+    size_t tl = strlen(s->tail);
+    if (len + tl > sizeof buf - 1)
+        len = sizeof buf - 1 - tl;
+    memcpy(buf, s->tail, tl);
+    memcpy(buf + tl, p, len);
+    buf[tl + len] = '\0';
+    for (const char *q = buf; (q = strstr(q, "data: ")); q += 6)
+        if (q + 6 > buf + tl)
+            s->chunks++;
+    for (const char *q = buf; (q = strstr(q, "\"content\":\" ")); q += 12)
+        if (q + 12 > buf + tl) {
+            if (!s->tokens)
+                s->first = now_ns();
+            s->tokens++;
+        }
+    size_t keep = tl + len < 12 ? tl + len : 12;
+    memcpy(s->tail, buf + tl + len - keep, keep);
+    s->tail[keep] = '\0';
+    return sz * n;
+}
+
+static pid_t spawn(char *const argv[])
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int wait_port(const char *path, pid_t pid)
+{
+    for (int i = 0; i < 400; i++) {
+        FILE *f = fopen(path, "r");
+        int port = 0;
+        if (f) {
+            if (fscanf(f, "%d", &port) != 1)
+                port = 0;
+            fclose(f);
+        }
+        if (port > 0)
+            return port;
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            return -1;
+        struct timespec ts = {0, 25000000};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
+static double cpu_s(pid_t pid)
+{
+    char path[64], buf[2048];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    unsigned long ut = 0, st = 0;
+    /* Fields after the command: state is 3rd, utime 14th, stime 15th. */
+    if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+        return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    return 0;
+}
+
+static void setup(struct stream *s, const char *url, const char *body, struct curl_slist *hdr)
+{
+    if (!s->h)
+        s->h = curl_easy_init();
+    curl_easy_setopt(s->h, CURLOPT_URL, url);
+    curl_easy_setopt(s->h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(s->h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(s->h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(s->h, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(s->h, CURLOPT_NOSIGNAL, 1L);
+    s->first = s->end = 0;
+    s->chunks = s->tokens = 0;
+    s->tail[0] = '\0';
+    s->send = now_ns();
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double pct_ms(int64_t *v, int n, double p)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_i64);
+    int i = (int)(p * (n - 1) + 0.5);
+    return (double)v[i] / 1e6;
+}
+
+/* N concurrent streams against url; returns aggregate content tok/s. */
+static double run_streams(const char *url, int n, int out, uint64_t *chunks, int *ok)
+{
+    char body[256];
+    snprintf(body, sizeof body,
+             "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
+             "\"max_tokens\":%d,\"ignore_eos\":true,\"stream\":true}",
+             out);
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    struct stream *s = calloc((size_t)n, sizeof *s);
+    CURLM *m = curl_multi_init();
+    curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)n);
+    for (int i = 0; i < n; i++) {
+        setup(&s[i], url, body, hdr);
+        curl_easy_setopt(s[i].h, CURLOPT_PRIVATE, &s[i]);
+        curl_multi_add_handle(m, s[i].h);
+    }
+    int64_t t0 = now_ns(), tend = t0;
+    int running = 1;
+    while (running) {
+        curl_multi_perform(m, &running);
+        CURLMsg *msg;
+        int q;
+        while ((msg = curl_multi_info_read(m, &q))) {
+            struct stream *st;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&st);
+            st->end = now_ns();
+            st->ok = msg->data.result == CURLE_OK;
+            if (st->end > tend)
+                tend = st->end;
+        }
+        if (running)
+            curl_multi_poll(m, NULL, 0, 100, NULL);
+    }
+    uint64_t tokens = 0;
+    *chunks = 0;
+    *ok = 0;
+    for (int i = 0; i < n; i++) {
+        tokens += s[i].tokens;
+        *chunks += s[i].chunks;
+        *ok += s[i].ok;
+        curl_multi_remove_handle(m, s[i].h);
+        curl_easy_cleanup(s[i].h);
+    }
+    curl_multi_cleanup(m);
+    curl_slist_free_all(hdr);
+    free(s);
+    return (double)tokens / ((double)(tend - t0) / 1e9);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: capture_bench LOADTRACE [--requests N] [--streams N] [--out N] "
+                        "[--runs N] [--profile FILE] [--dir DIR]\n");
+        return 2;
+    }
+    char *lt = argv[1];
+    int requests = 2000, streams = 256, out = 300, runs = 2;
+    const char *profile = "bench/sim-paced.profile", *dir = "/tmp";
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--requests"))
+            requests = (int)strtol(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--streams"))
+            streams = (int)strtol(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--out"))
+            out = (int)strtol(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--runs"))
+            runs = (int)strtol(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--profile"))
+            profile = argv[i + 1];
+        else if (!strcmp(argv[i], "--dir"))
+            dir = argv[i + 1];
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    char pf[4][512], url[4][128], trace[2][512], sport[16];
+    pid_t pid[4];
+    const char *profiles[2] = {"fast", profile};
+    for (int k = 0; k < 2; k++) {
+        snprintf(pf[k], sizeof pf[k], "%s/cb-sim%d.port", dir, k);
+        unlink(pf[k]);
+        char *sa[] = {lt,    "sim",       "--listen",          "127.0.0.1:0", "--port-file",
+                      pf[k], "--profile", (char *)profiles[k], "-q",          NULL};
+        pid[k] = spawn(sa);
+        int port = wait_port(pf[k], pid[k]);
+        if (port < 0) {
+            fprintf(stderr, "capture_bench: sim did not start\n");
+            return 1;
+        }
+        snprintf(url[k], sizeof url[k], "http://127.0.0.1:%d/v1/chat/completions", port);
+        snprintf(pf[k + 2], sizeof pf[k + 2], "%s/cb-cap%d.port", dir, k);
+        snprintf(trace[k], sizeof trace[k], "%s/cb-cap%d.lt.zst", dir, k);
+        unlink(pf[k + 2]);
+        char up[64];
+        snprintf(up, sizeof up, "http://127.0.0.1:%d", port);
+        char *ca[] = {lt,           "capture", "--listen", "127.0.0.1:0", "--port-file", pf[k + 2],
+                      "--upstream", up,        "-o",       trace[k],      "-q",          NULL};
+        pid[k + 2] = spawn(ca);
+        port = wait_port(pf[k + 2], pid[k + 2]);
+        if (port < 0) {
+            fprintf(stderr, "capture_bench: capture did not start\n");
+            return 1;
+        }
+        snprintf(url[k + 2], sizeof url[k + 2], "http://127.0.0.1:%d/v1/chat/completions", port);
+    }
+    (void)sport;
+
+    /* 1. TTFT, alternating, kept-alive connections. */
+    int64_t *ttft[2] = {calloc((size_t)requests, 8), calloc((size_t)requests, 8)};
+    struct stream s[2] = {{0}, {0}};
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    const char *body = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}],"
+                       "\"max_tokens\":4,\"ignore_eos\":true,\"stream\":true}";
+    int got[2] = {0, 0};
+    for (int i = 0; i < 2 * requests; i++) {
+        int w = i & 1; /* 0 direct, 1 capture */
+        setup(&s[w], url[w == 0 ? 0 : 2], body, hdr);
+        if (curl_easy_perform(s[w].h) == CURLE_OK && s[w].first)
+            ttft[w][got[w]++] = s[w].first - s[w].send;
+    }
+    double cpu0 = cpu_s(pid[2]);
+    printf("TTFT (sim fast, %d sequential streams each way, alternating)\n", requests);
+    double p50d = pct_ms(ttft[0], got[0], 0.5), p99d = pct_ms(ttft[0], got[0], 0.99);
+    double p50c = pct_ms(ttft[1], got[1], 0.5), p99c = pct_ms(ttft[1], got[1], 0.99);
+    printf("  direct   p50 %.3f ms  p99 %.3f ms  (n=%d)\n", p50d, p99d, got[0]);
+    printf("  capture  p50 %.3f ms  p99 %.3f ms  (n=%d)\n", p50c, p99c, got[1]);
+    printf("  added    p50 %.3f ms  p99 %.3f ms\n", p50c - p50d, p99c - p99d);
+    printf("  capture CPU for these: %.2f s\n", cpu0);
+
+    /* 2. Throughput at N streams, alternating runs. */
+    printf("Streams (sim paced 50 tok/s each, %d concurrent, %d tokens each)\n", streams, out);
+    double sum[2] = {0, 0};
+    uint64_t cap_chunks = 0;
+    double cap_cpu = 0;
+    for (int r = 0; r < runs; r++) {
+        for (int w = 0; w < 2; w++) {
+            uint64_t chunks;
+            int ok;
+            double c0 = cpu_s(pid[3]);
+            double tps = run_streams(url[w == 0 ? 1 : 3], streams, out, &chunks, &ok);
+            double c1 = cpu_s(pid[3]);
+            if (w == 1) {
+                cap_chunks += chunks;
+                cap_cpu += c1 - c0;
+            }
+            sum[w] += tps;
+            printf("  run %d %-8s %9.0f tok/s  ok %d/%d  chunks %llu\n", r + 1,
+                   w ? "capture" : "direct", tps, ok, streams, (unsigned long long)chunks);
+        }
+    }
+    printf("  capture/direct aggregate tok/s: %.1f %%\n", 100.0 * sum[1] / sum[0]);
+    printf("  capture CPU per relayed chunk: %.1f us (%.2f s for %llu chunks)\n",
+           cap_chunks ? 1e6 * cap_cpu / (double)cap_chunks : 0.0, cap_cpu,
+           (unsigned long long)cap_chunks);
+    for (int k = 0; k < 4; k++)
+        kill(pid[k], SIGTERM);
+    for (int k = 0; k < 4; k++)
+        waitpid(pid[k], NULL, 0);
+    curl_easy_cleanup(s[0].h);
+    curl_easy_cleanup(s[1].h);
+    curl_slist_free_all(hdr);
+    free(ttft[0]);
+    free(ttft[1]);
+    curl_global_cleanup();
+    return 0;
+}
