@@ -14,16 +14,17 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"synth", cmd_synth, "make a synthetic trace, optionally fitted to a real one"},
-    {"info", cmd_info, "describe a trace: span, rate, burstiness, lengths, reuse"},
+    {"capture", cmd_capture, "record live traffic through a reverse proxy"},
     {"import", cmd_import, "convert a public trace (Azure, BurstGPT, Mooncake, JSON lines)"},
     {"export", cmd_export, "write a trace in another tool's format"},
+    {"synth", cmd_synth, "make a synthetic trace, optionally fitted to a real one"},
+    {"info", cmd_info, "describe a trace: span, rate, burstiness, lengths, reuse"},
     {"cat", cmd_cat, "print every record as JSON lines"},
-    {"capture", cmd_capture, "record live traffic through a reverse proxy"},
-    {"sim", cmd_sim, "run the simulated continuous-batching LLM server"},
     {"replay", cmd_replay, "send a trace's requests to a server (or sim) and record results"},
     {"analyze", cmd_analyze, "summarize results: tables, percentiles, sweep, charts, HTML"},
     {"compare", cmd_compare, "traces: is b representative of a? results: did b beat a?"},
+    {"sim", cmd_sim, "run the simulated continuous-batching LLM server"},
+    {"demo", cmd_demo, "show what loadtrace does, on bundled real data, in a minute"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,31 @@
+#!/bin/sh
+# loadtrace demo, with a short budget: the sweep table has its four rows
+# with every request Ok, the Azure slice is replayed, and every file the
+# demo announces exists and is not empty.
+set -u
+. "$LT_SRC/tests/cli/lib.sh"
+need_sample AzureLLMInferenceTrace_conv.csv
+cd "$T" || exit 1
+"$LOADTRACE" demo --out "$T/d" --tokens 64 --slice 5s --samples "$LT_SAMPLES" >out.txt 2>err.txt
+expect_status 0 $? "demo"
+for c in 1 4 16 32; do
+    row=$(awk -v c="$c" -F'|' '$1 + 0 == c && NF >= 6 { print; exit }' out.txt)
+    [ -n "$row" ] || { fail "no table row for C=$c"; continue; }
+    ok=$(printf '%s\n' "$row" | awk -F'|' '{ gsub(/ /, "", $6); print $6 }')
+    expect_eq "$c/$c" "$ok" "Ok count at C=$c"
+done
+expect_grep "Azure conversation trace" out.txt
+expect_grep "Published" out.txt
+n=0
+for f in $(awk '/^Files written:/ { on = 1; next } on && /^  / { print $1 }' out.txt); do
+    n=$((n + 1))
+    [ -s "$f" ] || fail "announced file $f is missing or empty"
+    case "$f" in *.png)
+        for ext in svg dat gp; do
+            [ -s "${f%.png}.$ext" ] || fail "${f%.png}.$ext is missing or empty"
+        done ;;
+    esac
+done
+[ "$n" -ge 6 ] || fail "only $n files announced"
+expect_grep "<svg" "$T/d/sweep.html"
+finish
