@@ -185,6 +185,8 @@ int cmd_analyze(int argc, char **argv)
         fputs(analyze_usage, stderr);
         return 2;
     }
+    if (cli_dry_run())
+        return 0;
     struct lt_err err = {0};
     struct lt_analysis a;
     int rc = lt_analysis_init(&a, &o, &err);

@@ -328,5 +328,7 @@ int cmd_capture(int argc, char **argv)
                       o.lib.session_header);
             return 2;
         }
+    if (cli_dry_run())
+        return 0;
     return o.from_log ? run_from_log(&o) : run_proxy(&o);
 }

@@ -120,6 +120,8 @@ int cmd_compare(int argc, char **argv)
         fputs(compare_usage, stderr);
         return 2;
     }
+    if (cli_dry_run())
+        return 0;
     struct lt_err err = {0};
     struct lt_compare_summary sum;
     int rc = lt_compare_files(argv[optind], argv[optind + 1], &o, stdout, &sum, &err);
