@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef LT_SAMPLES_DIR
 #define LT_SAMPLES_DIR "traces/samples"
@@ -98,17 +99,30 @@ static bool file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* The bundled samples: --samples, else next to an installed program, else
- * the source tree this binary was built from. */
+/* The bundled samples: --samples; else beside the program as installed
+ * (BIN/../share/loadtrace/samples, so a relocated or staged install works);
+ * else the source tree this binary was built from. */
 static const char *find_samples(const char *given)
 {
-    static const char *const candidates[] = {LT_SAMPLES_DIR, "traces/samples",
-                                             "/usr/local/share/loadtrace/samples",
-                                             "/usr/share/loadtrace/samples"};
+    static char found[4160];
     if (given)
         return given;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    const char *candidates[3] = {NULL, LT_SAMPLES_DIR, "traces/samples"};
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(found, sizeof found, "%s/../share/loadtrace/samples", exe);
+            candidates[0] = found;
+        }
+    }
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-        char p[4096];
+        char p[4200];
+        if (!candidates[i])
+            continue;
         snprintf(p, sizeof p, "%s/AzureLLMInferenceTrace_conv.csv", candidates[i]);
         if (file_exists(p))
             return candidates[i];
@@ -289,11 +303,11 @@ static int demo_run(const struct demo_opts *o)
         goto out;
     }
     fprintf(stderr,
-            "loadtrace demo:       imported %llu requests (%.0f s of traffic) to %s;\n"
+            "loadtrace demo:       imported %llu requests (%.0f s of traffic) from %s to %s;\n"
             "loadtrace demo:       replaying its first %.0f s at %.1f req/s (burst structure "
             "kept)\n",
             (unsigned long long)ist.records, (double)(ist.last_t - ist.first_t) / 1e6,
-            azure_trace, (double)o->azure_window_us / 1e6, o->azure_rate);
+            azure_csv, azure_trace, (double)o->azure_window_us / 1e6, o->azure_rate);
     struct lt_replay_opts ra = {.trace_path = azure_trace, .out_path = azure_res,
                                 .mode = LT_REPLAY_MODE_TRACE, .seed = 1};
     ra.tt.win_start_us = 0;
