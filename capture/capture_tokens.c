@@ -3,6 +3,7 @@
  * says the rule and why the hashes are keyed).
  */
 #include "capture/capture_tokens.h"
+#include "traces/lt_tokens.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,24 +65,9 @@ uint64_t lt_capture_siphash(uint64_t k0, uint64_t k1, const void *data, size_t n
     return v0 ^ v1 ^ v2 ^ v3;
 }
 
-static int is_space(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
 uint32_t lt_capture_count_text(const char *s, size_t len)
 {
-    uint64_t n = 0;
-    size_t i = 0;
-    while (i < len) {
-        while (i < len && is_space((unsigned char)s[i]))
-            i++;
-        size_t w = i;
-        while (i < len && !is_space((unsigned char)s[i]))
-            i++;
-        n += (i - w + 3) / 4;
-    }
-    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+    return lt_tokens_estimate(s, len);
 }
 
 void lt_capture_blocks_init(struct lt_capture_blocks *b, uint64_t k0, uint64_t k1,
@@ -150,10 +136,10 @@ uint32_t lt_capture_blocks_text(struct lt_capture_blocks *b, const char *s, size
     uint32_t before = b->total;
     size_t i = 0;
     while (i < len) {
-        while (i < len && is_space((unsigned char)s[i]))
+        while (i < len && lt_tokens_is_space((unsigned char)s[i]))
             i++;
         size_t w = i;
-        while (i < len && !is_space((unsigned char)s[i]))
+        while (i < len && !lt_tokens_is_space((unsigned char)s[i]))
             i++;
         for (size_t k = w; k < i; k += 4)
             piece(b, s + k, i - k < 4 ? i - k : 4, 0x00);

@@ -4,15 +4,11 @@
  * sim's counts checkable, which is what replay's calibration needs.
  */
 #include "sim/sim_tokens.h"
+#include "traces/lt_tokens.h"
 #include "traces/lt_rng.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static int is_space(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
 
 static uint32_t piece_id(const char *s, size_t n)
 {
@@ -65,10 +61,10 @@ void lt_sim_toks_text(struct lt_sim_toks *t, const char *s, size_t len)
 {
     size_t i = 0;
     while (i < len) {
-        while (i < len && is_space((unsigned char)s[i]))
+        while (i < len && lt_tokens_is_space((unsigned char)s[i]))
             i++;
         size_t w = i;
-        while (i < len && !is_space((unsigned char)s[i]))
+        while (i < len && !lt_tokens_is_space((unsigned char)s[i]))
             i++;
         for (size_t p = w; p < i; p += 4)
             lt_sim_toks_id(t, piece_id(s + p, i - p < 4 ? i - p : 4));
@@ -77,17 +73,7 @@ void lt_sim_toks_text(struct lt_sim_toks *t, const char *s, size_t len)
 
 uint32_t lt_sim_count_text(const char *s, size_t len)
 {
-    uint32_t n = 0;
-    size_t i = 0;
-    while (i < len) {
-        while (i < len && is_space((unsigned char)s[i]))
-            i++;
-        size_t w = i;
-        while (i < len && !is_space((unsigned char)s[i]))
-            i++;
-        n += (uint32_t)((i - w + 3) / 4);
-    }
-    return n;
+    return lt_tokens_estimate(s, len);
 }
 
 static const char *const words[] = {

@@ -1,0 +1,16 @@
+#include "traces/lt_tokens.h"
+
+uint32_t lt_tokens_estimate(const char *s, size_t len)
+{
+    uint64_t n = 0;
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && lt_tokens_is_space((unsigned char)s[i]))
+            i++;
+        size_t w = i;
+        while (i < len && !lt_tokens_is_space((unsigned char)s[i]))
+            i++;
+        n += (i - w + 3) / 4;
+    }
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
