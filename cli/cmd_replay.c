@@ -8,6 +8,7 @@
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/replay_virtual.h"
 #include "replay/replay.h"
 #include "sim/sim.h"
 
@@ -39,6 +40,10 @@ static const char replay_usage[] =
     "  --insecure              do not verify TLS certificates (DANGEROUS)\n"
     "  --sim-profile P, --sim-dialect D, --sim-faults SPEC, --sim-log FILE,\n"
     "  --sim-time-scale X      options of the in-process sim (see loadtrace sim --help)\n"
+    "  --virtual               with --target sim: run the sim's model in virtual time, no\n"
+    "                          HTTP (an hour of trace in seconds); same load flags and\n"
+    "                          results file; --profile P (= --sim-profile) picks the\n"
+    "                          server; no faults, no --no-force-length (docs/sim.md)\n"
     "\n"
     "Load (trace time is the default: requests leave at their recorded times):\n"
     "  --speed X               compress time X times\n"
@@ -65,11 +70,16 @@ static const char replay_usage[] =
     "  --no-stream             ask for whole answers instead of streams\n"
     "  --chunk-usage           ask for usage in every chunk (vLLM continuous_usage_stats)\n"
     "  --reasoning-effort E    pass reasoning_effort E\n"
+    "  --thinking trace|on|off chat_template_kwargs.enable_thinking: as the trace\n"
+    "                          record reasoned, or always on or off (default: not sent)\n"
     "  --default-out N         output length when the trace has none (128)\n"
     "  --no-calibrate          do not probe the server for prompt length calibration\n"
     "  --timeout D             per-request timeout (default 10m)\n"
     "  --first-token-timeout D fail a request with no token after D\n"
     "  --connect-timeout D     (default 10s)\n"
+    "  --retry N               retry 429, 503 and connection failures up to N times,\n"
+    "                          after Retry-After or 1 s doubling (default 0: off); the\n"
+    "                          scheduled time stays, so latency from it includes retries\n"
     "\n"
     "Output:\n"
     "  -o, --output FILE       results file (required)\n"
@@ -79,7 +89,16 @@ static const char replay_usage[] =
     "\n"
     "Metrics (docs/metrics.md): TTFT = first token-bearing chunk - sent;\n"
     "E2E = last byte - sent; TPOT = (E2E - TTFT) / (out - 1); schedule lag =\n"
-    "sent - scheduled. Ctrl-C stops: requests in flight are recorded as aborted.\n";
+    "sent - scheduled. Ctrl-C stops: requests in flight are recorded as aborted.\n"
+    "\n"
+    "Error classes (results' err): connect, tls, timeout, first_token_timeout,\n"
+    "http (an error status), ratelimit (429), malformed (a chunk or body that is\n"
+    "not valid), stream_error (an error object in the stream), incomplete (no\n"
+    "[DONE] nor finish reason), short (fewer tokens than forced), aborted.\n"
+    "Prompts are synthesized to the recorded lengths, calibrated against the\n"
+    "server's /tokenize, or with three one-token requests where it has none (or\n"
+    "exact, as token ids, with --api completions); the end of the run says how\n"
+    "far the server's counts were off.\n";
 
 static struct lt_replay *g_replay;
 
@@ -174,8 +193,7 @@ static int replay_main(struct replay_cli *c)
     struct lt_replay_stats st;
     lt_replay_get_stats(rp, &st);
     if (!c->quiet)
-        fprintf(stderr, "loadtrace replay: model %s; prompt lengths: %s\n", st.model,
-                st.calib_how);
+        fprintf(stderr, "loadtrace replay: model %s; prompt lengths: %s\n", st.model, st.calib_how);
 
     g_replay = rp;
     struct sigaction sa = {0};
@@ -197,11 +215,14 @@ static int replay_main(struct replay_cli *c)
         goto out;
     }
     if (!c->quiet) {
-        fprintf(stderr, "loadtrace replay: %llu requests, %llu ok, %llu errors (%llu aborted, "
-                        "%llu rate-limited), %llu output tokens -> %s\n",
+        fprintf(stderr,
+                "loadtrace replay: %llu requests, %llu ok, %llu errors (%llu aborted, "
+                "%llu rate-limited, %llu retries), %llu output tokens, %llu connections "
+                "opened -> %s\n",
                 (unsigned long long)st.requests, (unsigned long long)st.ok,
                 (unsigned long long)st.errors, (unsigned long long)st.aborted,
-                (unsigned long long)st.ratelimited, (unsigned long long)st.out_tokens,
+                (unsigned long long)st.ratelimited, (unsigned long long)st.retries,
+                (unsigned long long)st.out_tokens, (unsigned long long)st.connects,
                 c->o.out_path);
         if (st.len_checked)
             fprintf(stderr,
@@ -232,11 +253,45 @@ out:
 }
 
 enum {
-    O_TARGET = 256, O_MODEL, O_API, O_KEYENV, O_HEADER, O_INSECURE, O_SPROFILE, O_SDIALECT,
-    O_SFAULTS, O_SLOG, O_SSCALE, O_SPEED, O_RATE, O_MAXGAP, O_WINDOW, O_DURATION, O_SPREAD,
-    O_CONC, O_REQUESTS, O_WARMUP, O_ARRIVALS, O_MAXCONC, O_SEED, O_SYNTH, O_PROMPTS, O_NOIDS,
-    O_NOFORCE, O_NOSTREAM, O_CHUNKUSAGE, O_EFFORT, O_DEFOUT, O_NOCALIB, O_TIMEOUT, O_FTT,
-    O_CTIMEOUT, O_NOSUMMARY,
+    O_TARGET = 256,
+    O_MODEL,
+    O_API,
+    O_KEYENV,
+    O_HEADER,
+    O_INSECURE,
+    O_SPROFILE,
+    O_SDIALECT,
+    O_SFAULTS,
+    O_SLOG,
+    O_SSCALE,
+    O_SPEED,
+    O_RATE,
+    O_MAXGAP,
+    O_WINDOW,
+    O_DURATION,
+    O_SPREAD,
+    O_CONC,
+    O_REQUESTS,
+    O_WARMUP,
+    O_ARRIVALS,
+    O_MAXCONC,
+    O_SEED,
+    O_SYNTH,
+    O_PROMPTS,
+    O_NOIDS,
+    O_NOFORCE,
+    O_NOSTREAM,
+    O_CHUNKUSAGE,
+    O_EFFORT,
+    O_DEFOUT,
+    O_NOCALIB,
+    O_TIMEOUT,
+    O_FTT,
+    O_CTIMEOUT,
+    O_NOSUMMARY,
+    O_RETRY,
+    O_THINKING,
+    O_VIRTUAL,
 };
 
 static int bad(const char *opt, const char *val)
@@ -283,6 +338,10 @@ int cmd_replay(int argc, char **argv)
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"first-token-timeout", required_argument, NULL, O_FTT},
         {"connect-timeout", required_argument, NULL, O_CTIMEOUT},
+        {"retry", required_argument, NULL, O_RETRY},
+        {"thinking", required_argument, NULL, O_THINKING},
+        {"virtual", no_argument, NULL, O_VIRTUAL},
+        {"profile", required_argument, NULL, O_SPROFILE},
         {"output", required_argument, NULL, 'o'},
         {"no-summary", no_argument, NULL, O_NOSUMMARY},
         {"quiet", no_argument, NULL, 'q'},
@@ -292,7 +351,7 @@ int cmd_replay(int argc, char **argv)
     struct lt_replay_opts *o = &c.o;
     o->seed = 1;
     c.sim.seed = 1;
-    bool have_arrivals = false;
+    bool have_arrivals = false, virt = false;
     double rate = 0;
     uint64_t u;
     int64_t us;
@@ -306,7 +365,9 @@ int cmd_replay(int argc, char **argv)
             else
                 o->target = optarg;
             break;
-        case O_MODEL: o->model = optarg; break;
+        case O_MODEL:
+            o->model = optarg;
+            break;
         case O_API:
             if (!strcmp(optarg, "chat"))
                 o->api = LT_REPLAY_API_CHAT;
@@ -317,17 +378,29 @@ int cmd_replay(int argc, char **argv)
             else
                 return bad("--api", optarg);
             break;
-        case O_KEYENV: c.key_env = optarg; break;
+        case O_KEYENV:
+            c.key_env = optarg;
+            break;
         case O_HEADER:
             if (o->n_headers == LT_REPLAY_MAX_HEADERS)
                 return bad("--header", "too many headers");
             o->headers[o->n_headers++] = optarg;
             break;
-        case O_INSECURE: o->insecure = true; break;
-        case O_SPROFILE: c.sim.profile = optarg; break;
-        case O_SDIALECT: c.sim.dialect = optarg; break;
-        case O_SFAULTS: c.sim.faults = optarg; break;
-        case O_SLOG: c.sim.log_path = optarg; break;
+        case O_INSECURE:
+            o->insecure = true;
+            break;
+        case O_SPROFILE:
+            c.sim.profile = optarg;
+            break;
+        case O_SDIALECT:
+            c.sim.dialect = optarg;
+            break;
+        case O_SFAULTS:
+            c.sim.faults = optarg;
+            break;
+        case O_SLOG:
+            c.sim.log_path = optarg;
+            break;
         case O_SSCALE:
             if (!cli_parse_double(optarg, &c.sim.time_scale) || !(c.sim.time_scale > 0))
                 return bad("--sim-time-scale", optarg);
@@ -390,19 +463,35 @@ int cmd_replay(int argc, char **argv)
                 return bad("--seed", optarg);
             c.sim.seed = o->seed;
             break;
-        case O_SYNTH: o->synthetic_prompts = true; break;
-        case O_PROMPTS: o->prompts_path = optarg; break;
-        case O_NOIDS: o->no_token_ids = true; break;
-        case O_NOFORCE: o->no_force_length = true; break;
-        case O_NOSTREAM: o->no_stream = true; break;
-        case O_CHUNKUSAGE: o->chunk_usage = true; break;
-        case O_EFFORT: o->reasoning_effort = optarg; break;
+        case O_SYNTH:
+            o->synthetic_prompts = true;
+            break;
+        case O_PROMPTS:
+            o->prompts_path = optarg;
+            break;
+        case O_NOIDS:
+            o->no_token_ids = true;
+            break;
+        case O_NOFORCE:
+            o->no_force_length = true;
+            break;
+        case O_NOSTREAM:
+            o->no_stream = true;
+            break;
+        case O_CHUNKUSAGE:
+            o->chunk_usage = true;
+            break;
+        case O_EFFORT:
+            o->reasoning_effort = optarg;
+            break;
         case O_DEFOUT:
             if (!cli_parse_u64(optarg, &u) || !u || u > 10000000)
                 return bad("--default-out", optarg);
             o->default_out = (uint32_t)u;
             break;
-        case O_NOCALIB: o->no_calibrate = true; break;
+        case O_NOCALIB:
+            o->no_calibrate = true;
+            break;
         case O_TIMEOUT:
             if (!cli_parse_duration_us(optarg, &o->timeout_us) || o->timeout_us <= 0)
                 return bad("--timeout", optarg);
@@ -417,11 +506,39 @@ int cmd_replay(int argc, char **argv)
                 o->connect_timeout_us <= 0)
                 return bad("--connect-timeout", optarg);
             break;
-        case 'o': o->out_path = optarg; break;
-        case O_NOSUMMARY: c.summary = false; break;
-        case 'q': c.quiet = true; break;
-        case 'h': fputs(replay_usage, stdout); return 0;
-        default: fputs(replay_usage, stderr); return 2;
+        case O_RETRY:
+            if (!cli_parse_u64(optarg, &u) || u > 100)
+                return bad("--retry", optarg);
+            o->retries = (uint32_t)u;
+            break;
+        case O_THINKING:
+            if (!strcmp(optarg, "trace"))
+                o->thinking = LT_REPLAY_THINK_TRACE;
+            else if (!strcmp(optarg, "on"))
+                o->thinking = LT_REPLAY_THINK_ON;
+            else if (!strcmp(optarg, "off"))
+                o->thinking = LT_REPLAY_THINK_OFF;
+            else
+                return bad("--thinking", optarg);
+            break;
+        case O_VIRTUAL:
+            virt = true;
+            break;
+        case 'o':
+            o->out_path = optarg;
+            break;
+        case O_NOSUMMARY:
+            c.summary = false;
+            break;
+        case 'q':
+            c.quiet = true;
+            break;
+        case 'h':
+            fputs(replay_usage, stdout);
+            return 0;
+        default:
+            fputs(replay_usage, stderr);
+            return 2;
         }
     }
     if (optind != argc - 1) {
@@ -461,5 +578,15 @@ int cmd_replay(int argc, char **argv)
             return 2;
         }
     }
+    if (virt) {
+        if (!c.target_sim) {
+            cli_error("replay", "--virtual runs the sim's model, not a server: it needs "
+                                "--target sim");
+            return 2;
+        }
+        return cli_replay_virtual(o, &c.sim, c.summary, c.quiet);
+    }
+    if (cli_dry_run())
+        return 0;
     return replay_main(&c);
 }

@@ -1,29 +1,38 @@
 /*
  * The replay engine: one thread, one epoll loop driving libcurl's multi
  * interface through its socket and timer callbacks (the design of curl's
- * docs/examples/ephiperfifo.c), three timerfds (curl's timeout, the next
- * scheduled send, a 250 ms housekeeping tick) and a pipe that
- * lt_replay_stop writes to from a signal handler.
+ * docs/examples/ephiperfifo.c; curl's timeout is epoll_wait's timeout, see
+ * on_timer), two timerfds (the next scheduled send, a 250 ms housekeeping
+ * tick) and a pipe that lt_replay_stop writes to from a signal handler.
  *
  * A run is a sequence of sends ("seqs"): seq k sends job order[k]; in the
  * time-driven modes it is due at offs[k] µs after the run's origin. Results
  * are written as requests finish, so the file grows as the run goes and a
  * crash loses at most the writer's last second.
  *
- * Request states (struct req, one per request in flight, pooled):
+ * Request states. Each seq (state[]) and, once handed to curl, its struct req
+ * (pooled, one per request in flight) go through:
  *
- *              due (or a closed-loop slot frees)
- *   PENDING ------------------------------------+
- *      |  cap reached (open loop)               |
- *      v                                        v
- *   QUEUED ---- a slot frees ------------> IN_CURL --prereq cb--> SENT --header/body cb--> RECEIVING
- *                                           |                      |                          |
- *                                           +----------------------+------ done / error ------+--> DONE
- *   PENDING, QUEUED, IN_CURL, SENT, RECEIVING --stop--> DONE (err "aborted")
- *   SENT, RECEIVING --first-token timeout (tick)--> DONE (err "first_token_timeout")
+ *             due, or a closed-loop slot frees
+ *   PENDING ----------------------------------------------+
+ *     |  |                                                |
+ *     |  +-- a session turn, previous turn not DONE       |
+ *     |        --> WAITING --(previous DONE + think)------+
+ *     |                                                   |
+ *     +-- open-loop cap reached --> QUEUED --(slot frees)-+
+ *                                                         |
+ *     +---------------------------------------------------+
+ *     v
+ *   IN_CURL --prereq cb--> SENT --first byte (header cb)--> RECEIVING
+ *     |                     |                                 |
+ *     +---------------------+-------- done or error ----------+--> DONE
  *
- * A seq is PENDING until launched; a session's later turn is also held in
- * PENDING until the previous turn is DONE and its think time has passed.
+ *   transitions besides the arrows:
+ *   - any state --stop--> DONE, err "aborted" (without `sent` if never sent);
+ *   - SENT, RECEIVING --no token by --first-token-timeout (tick)--> DONE;
+ *   - DONE --429/503/connect and --retry left--> PENDING at Retry-After
+ *     (the result is written only for the last attempt).
+ *
  * Every seq of a run ends DONE with exactly one result record.
  */
 #include "replay/replay.h"
@@ -68,9 +77,11 @@ struct req {
     size_t seq;
     enum req_state state;
     lt_mono sched, added, sent, fb, last, now;
+    lt_mono body_t; /* first byte of a non-streamed body */
     bool has_sent, has_fb, headers_seen, is_sse;
     long status;
-    const char *err; /* set by a callback or the tick */
+    const char *err;        /* set by a callback or the tick */
+    int64_t retry_after_us; /* the server's Retry-After, or -1 */
     uint32_t want_in, want_out;
     struct lt_replay_sse sse;
     struct lt_replay_resp resp;
@@ -94,9 +105,12 @@ struct lt_replay {
     char base[1024];
     char url[1100];
     char model[128];
+    char label[1024]; /* the target as written in files: no user:password@ */
 
     CURLM *multi;
-    int epfd, curl_tfd, sched_tfd, tick_tfd;
+    int epfd, sched_tfd, tick_tfd;
+    lt_mono curl_due; /* when curl wants socket_action(CURL_SOCKET_TIMEOUT) */
+    bool curl_due_set;
     int stop_pipe[2];
     volatile sig_atomic_t stop;
     struct lt_writer *w;
@@ -106,17 +120,23 @@ struct lt_replay {
     enum lt_replay_mode mode;
     lt_mono origin;
     size_t nseq, cursor, started, done_n, total;
-    uint32_t *order;  /* job of each seq */
-    int64_t *offs;    /* due offset (µs) of each seq; its sched once launched */
-    uint8_t *state;   /* enum seq_state */
-    int64_t *job_seq; /* seq of each job in a trace-mode run, or -1 */
-    int64_t *job_end; /* end (µs from origin) of each job's request, or -1 */
-    size_t *waitq;    /* queued seqs (open loop cap), a ring */
+    uint32_t *order;                   /* job of each seq */
+    int64_t *offs;                     /* due offset (µs) of each seq; its sched once launched */
+    uint8_t *state;                    /* enum seq_state */
+    int64_t *job_seq;                  /* seq of each job in a trace-mode run, or -1 */
+    int64_t *job_end;                  /* end (µs from origin) of each job's request, or -1 */
+    uint32_t *job_launched, *job_done; /* closed loop: per job, in this run */
+    size_t *waitq;                     /* queued seqs (open loop cap), a ring */
     size_t wq_head, wq_len;
     struct heap_item *heap; /* session turns whose time is known */
     size_t heap_len;
+    struct heap_item *rheap; /* requests waiting to be retried */
+    size_t rheap_len;
+    uint8_t *attempts; /* retries made, per seq */
     uint64_t inflight, errors_run, out_run;
-    bool kick; /* handles were added: let curl start them now */
+    bool kick;        /* handles were added: let curl start them now */
+    lt_mono next_due; /* when the next send falls due (time-driven modes) */
+    bool due_set;
     struct req head; /* in-flight list sentinel */
     struct req *free_reqs;
     struct lt_chunk *chunkbuf;
@@ -179,16 +199,18 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *userp, void *sock
     return 0;
 }
 
+/* curl's timeout is kept in memory and becomes epoll_wait's timeout
+ * (ephiperfifo arms a timerfd instead; curl moves its timeout about twice
+ * per request, and a timerfd_settime each time was 40 % of replay's system
+ * calls). Millisecond precision is plenty for curl's own timeouts; the
+ * schedule keeps its timerfd. 0 means "as soon as possible": socket_action
+ * must not be called from inside this callback, so the loop does it. */
 static int on_timer(CURLM *m, long timeout_ms, void *userp)
 {
     struct lt_replay *rp = userp;
-    if (timeout_ms < 0) {
-        disarm(rp->curl_tfd);
-        return 0;
-    }
-    /* 0 means "as soon as possible": socket_action must not be called from
-     * inside this callback, so the timerfd fires on the next wait. */
-    arm_abs(rp->curl_tfd, lt_mono_add_ns(lt_mono_now(), timeout_ms * 1000000LL + 1));
+    rp->curl_due_set = timeout_ms >= 0;
+    if (timeout_ms >= 0)
+        rp->curl_due = lt_mono_add_ns(lt_mono_now(), timeout_ms * 1000000LL);
     return 0;
 }
 
@@ -214,7 +236,16 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
     }
     if (len >= 5 && !memcmp(p, "HTTP/", 5)) /* a new header block (100, redirect) */
         q->is_sse = false;
-    else if (len > 13 && !strncasecmp(p, "content-type:", 13)) {
+    else if (len > 12 && !strncasecmp(p, "retry-after:", 12)) {
+        char v[32];
+        size_t vl = len - 12 < sizeof v - 1 ? len - 12 : sizeof v - 1;
+        memcpy(v, p + 12, vl);
+        v[vl] = '\0';
+        char *end;
+        long secs = strtol(v, &end, 10);
+        if (end != v && secs >= 0 && secs <= 3600)
+            q->retry_after_us = (int64_t)secs * 1000000;
+    } else if (len > 13 && !strncasecmp(p, "content-type:", 13)) {
         const char *v = p + 13, *end = p + len;
         for (; v + 17 <= end; v++)
             if (!strncasecmp(v, "text/event-stream", 17)) {
@@ -261,8 +292,8 @@ static size_t on_write(char *p, size_t size, size_t n, void *ud)
         }
         return len; /* an error body: its start is enough */
     }
-    if (!q->rbody.len && !q->resp.has_first_token && ok)
-        q->resp.first_token = q->now; /* first body byte, for non-streamed answers */
+    if (!q->rbody.len && ok)
+        q->body_t = q->now; /* a whole answer's tokens all arrive with its first byte */
     if (lt_buf_append(&q->rbody, p, len) < 0) {
         q->err = LT_REPLAY_ERR_MALFORMED;
         return 0;
@@ -317,7 +348,9 @@ static struct req *req_get(struct lt_replay *rp)
     curl_easy_setopt(e, CURLOPT_HEADERDATA, q);
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
     curl_easy_setopt(e, CURLOPT_PREREQDATA, q);
-    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 4096L); /* SSE chunks are small; 10k streams */
+    /* 1 KiB: SSE events are small, and 10,000 streams must fit in 16 KiB
+     * each (bench/README.md); a long stream costs a few more reads. */
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 1024L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
                      (long)((rp->o.timeout_us ? rp->o.timeout_us : 600000000LL) / 1000));
     return q;
@@ -358,6 +391,7 @@ static int put_result(struct lt_replay *rp, size_t seq, const struct req *q, con
     r.warmup = seq < rp->o.warmup;
     static const uint8_t ctok_usage[] = {0xa4, 'c', 't', 'o', 'k', 0xa5, 'u', 's', 'a', 'g', 'e'};
     static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
+    uint8_t extra[32]; /* extra keys: "ctok" (how chunk tokens were counted), "retries" */
     if (q) {
         const struct lt_replay_resp *s = &q->resp;
         r.has |= LT_RHAS_WANT_IN | LT_RHAS_WANT_OUT;
@@ -402,8 +436,10 @@ static int put_result(struct lt_replay *rp, size_t seq, const struct req *q, con
             r.has |= LT_RHAS_CHUNKS;
             r.n_chunks = s->n_chunks;
             r.chunks = rp->chunkbuf;
-            r.extra.data = s->chunk_usage ? ctok_usage : ctok_one;
-            r.extra.len = s->chunk_usage ? sizeof ctok_usage : sizeof ctok_one;
+            const uint8_t *ct = s->chunk_usage ? ctok_usage : ctok_one;
+            size_t ctl = s->chunk_usage ? sizeof ctok_usage : sizeof ctok_one;
+            memcpy(extra, ct, ctl);
+            r.extra.len = ctl;
             r.extra.n = 1;
         }
         if (s->has_usage) {
@@ -422,6 +458,14 @@ static int put_result(struct lt_replay *rp, size_t seq, const struct req *q, con
         if (s->has_finish)
             r.finish = s->finish;
     }
+    if (rp->attempts && rp->attempts[seq]) { /* "retries": n (a positive fixint) */
+        static const uint8_t key[] = {0xa7, 'r', 'e', 't', 'r', 'i', 'e', 's'};
+        memcpy(extra + r.extra.len, key, sizeof key);
+        extra[r.extra.len + sizeof key] = rp->attempts[seq] & 0x7f;
+        r.extra.len += sizeof key + 1;
+        r.extra.n++;
+    }
+    r.extra.data = extra;
     return lt_writer_put_result(rp->w, &r, e);
 }
 
@@ -431,23 +475,29 @@ static const char *classify(struct lt_replay *rp, struct req *q, CURLcode c)
     if (q->err)
         return q->err;
     switch (c) {
-    case CURLE_OK: break;
-    case CURLE_OPERATION_TIMEDOUT: return LT_REPLAY_ERR_TIMEOUT;
+    case CURLE_OK:
+        break;
+    case CURLE_OPERATION_TIMEDOUT:
+        return LT_REPLAY_ERR_TIMEOUT;
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY: return LT_REPLAY_ERR_CONNECT;
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        return LT_REPLAY_ERR_CONNECT;
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CACERT_BADFILE: return LT_REPLAY_ERR_TLS;
+    case CURLE_SSL_CACERT_BADFILE:
+        return LT_REPLAY_ERR_TLS;
     case CURLE_GOT_NOTHING:
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_PARTIAL_FILE:
         return q->has_fb ? LT_REPLAY_ERR_INCOMPLETE : LT_REPLAY_ERR_CONNECT;
     case CURLE_WEIRD_SERVER_REPLY:
-    case CURLE_BAD_CONTENT_ENCODING: return LT_REPLAY_ERR_MALFORMED;
-    default: return LT_REPLAY_ERR_TRANSFER;
+    case CURLE_BAD_CONTENT_ENCODING:
+        return LT_REPLAY_ERR_MALFORMED;
+    default:
+        return LT_REPLAY_ERR_TRANSFER;
     }
     if (q->status == 429)
         return LT_REPLAY_ERR_RATELIMIT;
@@ -461,8 +511,7 @@ static const char *classify(struct lt_replay *rp, struct req *q, CURLcode c)
         if (!q->resp.done && !q->resp.has_finish)
             return LT_REPLAY_ERR_INCOMPLETE;
     } else {
-        lt_mono t = q->resp.first_token.ns ? q->resp.first_token : q->last;
-        q->resp.first_token = (lt_mono){0};
+        lt_mono t = q->body_t.ns ? q->body_t : q->last;
         if (lt_replay_resp_body(&q->resp, q->rbody.p ? q->rbody.p : "", q->rbody.len, t) < 0)
             return LT_REPLAY_ERR_MALFORMED;
         if (q->resp.error_event)
@@ -475,37 +524,48 @@ static const char *classify(struct lt_replay *rp, struct req *q, CURLcode c)
 
 /* ---- scheduling ---- */
 
-static void heap_push(struct lt_replay *rp, int64_t at, size_t seq)
+/* A binary min-heap of (time, seq). */
+static void hpush(struct heap_item *h, size_t *len, int64_t at, size_t seq)
 {
-    size_t i = rp->heap_len++;
+    size_t i = (*len)++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (rp->heap[p].at <= at)
+        if (h[p].at <= at)
             break;
-        rp->heap[i] = rp->heap[p];
+        h[i] = h[p];
         i = p;
     }
-    rp->heap[i] = (struct heap_item){at, seq};
+    h[i] = (struct heap_item){at, seq};
+}
+
+static struct heap_item hpop(struct heap_item *h, size_t *len)
+{
+    struct heap_item top = h[0], last = h[--*len];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *len)
+            break;
+        if (c + 1 < *len && h[c + 1].at < h[c].at)
+            c++;
+        if (h[c].at >= last.at)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*len)
+        h[i] = last;
+    return top;
+}
+
+static void heap_push(struct lt_replay *rp, int64_t at, size_t seq)
+{
+    hpush(rp->heap, &rp->heap_len, at, seq);
 }
 
 static struct heap_item heap_pop(struct lt_replay *rp)
 {
-    struct heap_item top = rp->heap[0], last = rp->heap[--rp->heap_len];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= rp->heap_len)
-            break;
-        if (c + 1 < rp->heap_len && rp->heap[c + 1].at < rp->heap[c].at)
-            c++;
-        if (rp->heap[c].at >= last.at)
-            break;
-        rp->heap[i] = rp->heap[c];
-        i = c;
-    }
-    if (rp->heap_len)
-        rp->heap[i] = last;
-    return top;
+    return hpop(rp->heap, &rp->heap_len);
 }
 
 static int launch(struct lt_replay *rp, size_t seq, struct lt_err *err)
@@ -516,6 +576,7 @@ static int launch(struct lt_replay *rp, size_t seq, struct lt_err *err)
     const struct lt_replay_job *job = &rp->jobs[rp->order[seq]];
     q->seq = seq;
     q->state = RS_IN_CURL;
+    q->retry_after_us = -1;
     q->sched = lt_mono_add_ns(rp->origin, rp->offs[seq] * 1000);
     int rc = lt_replay_build_body(&q->body, &rp->build, job, &q->want_in, &q->want_out);
     if (rc < 0) {
@@ -535,6 +596,8 @@ static int launch(struct lt_replay *rp, size_t seq, struct lt_err *err)
     rp->head.next->prev = q;
     rp->head.next = q;
     rp->state[seq] = SEQ_LAUNCHED;
+    if (!rp->attempts[seq])
+        rp->job_launched[rp->order[seq]]++;
     rp->kick = true;
     rp->started++;
     rp->inflight++;
@@ -565,6 +628,32 @@ static int64_t turn_time(const struct lt_replay *rp, size_t seq, int64_t prev_en
     return t > rp->offs[seq] ? t : rp->offs[seq];
 }
 
+/* Closed loop: a session's turn may start once the previous turn's request
+ * of the same lap has finished (a job's n-th launch needs its previous
+ * turn's n-th completion; the trace repeats when --requests exceeds it). */
+static bool turn_ready(const struct lt_replay *rp, size_t seq)
+{
+    uint32_t j = rp->order[seq];
+    int64_t p = rp->jobs[j].prev;
+    return p < 0 || rp->job_launched[j] < rp->job_done[p];
+}
+
+/* The cursor's turn must wait: bring the nearest ready seq of the next 64
+ * forward (so order is kept as far as the sessions allow). */
+static bool pull_ready(struct lt_replay *rp)
+{
+    size_t k = rp->cursor;
+    for (size_t j = k + 1; j < rp->total && j <= k + 64; j++) {
+        if (turn_ready(rp, j)) {
+            uint32_t t = rp->order[j];
+            memmove(&rp->order[k + 1], &rp->order[k], (j - k) * sizeof *rp->order);
+            rp->order[k] = t;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Launch everything due by now; arm the schedule timer for what is next. */
 static int pump(struct lt_replay *rp, struct lt_err *err)
 {
@@ -572,19 +661,33 @@ static int pump(struct lt_replay *rp, struct lt_err *err)
     if (rp->stop)
         return 0;
     int64_t now = since_origin_us(rp, lt_mono_now());
+    while (rp->rheap_len && rp->rheap[0].at <= now) {
+        struct heap_item h = hpop(rp->rheap, &rp->rheap_len);
+        if (rp->o.max_concurrency && rp->inflight >= rp->o.max_concurrency) {
+            rp->waitq[(rp->wq_head + rp->wq_len++) % rp->nseq] = h.seq;
+            rp->state[h.seq] = SEQ_QUEUED;
+        } else {
+            LT_TRY(launch(rp, h.seq, err));
+        }
+    }
     if (rp->mode == LT_REPLAY_MODE_CONCURRENCY) {
         bool timeup = rp->o.duration_us > 0 && now >= rp->o.duration_us;
-        if (timeup && rp->total > rp->started) {
+        if (timeup && rp->total > rp->cursor) {
             /* Requests never meant to be sent are not recorded. */
-            for (size_t k = rp->started; k < rp->nseq; k++)
+            for (size_t k = rp->cursor; k < rp->nseq; k++)
                 rp->state[k] = SEQ_DONE;
-            rp->total = rp->started;
+            rp->total = rp->cursor;
         }
-        while (!timeup && rp->cursor < rp->total && rp->inflight < rp->level) {
+        /* a request waiting to be retried keeps its slot */
+        while (!timeup && rp->cursor < rp->total && rp->inflight + rp->rheap_len < rp->level) {
+            if (!turn_ready(rp, rp->cursor) && !pull_ready(rp))
+                break; /* every candidate waits for its previous turn */
             size_t k = rp->cursor++;
             rp->offs[k] = now;
             LT_TRY(launch(rp, k, err));
         }
+        if (rp->rheap_len)
+            arm_abs(rp->sched_tfd, lt_mono_add_ns(rp->origin, rp->rheap[0].at * 1000));
         return 0;
     }
     while (rp->cursor < rp->nseq && rp->offs[rp->cursor] <= now) {
@@ -618,10 +721,15 @@ static int pump(struct lt_replay *rp, struct lt_err *err)
         next = rp->offs[rp->cursor];
     if (rp->heap_len && rp->heap[0].at < next)
         next = rp->heap[0].at;
-    if (next != INT64_MAX)
-        arm_abs(rp->sched_tfd, lt_mono_add_ns(rp->origin, next * 1000));
-    else
+    if (rp->rheap_len && rp->rheap[0].at < next)
+        next = rp->rheap[0].at;
+    rp->due_set = next != INT64_MAX;
+    if (rp->due_set) {
+        rp->next_due = lt_mono_add_ns(rp->origin, next * 1000);
+        arm_abs(rp->sched_tfd, rp->next_due);
+    } else {
         disarm(rp->sched_tfd);
+    }
 out:
     return rc;
 }
@@ -641,8 +749,23 @@ static int finish(struct lt_replay *rp, struct req *q, const char *errclass, lt_
     curl_multi_remove_handle(rp->multi, q->easy);
     unlink_req(q);
     rp->inflight--;
+    if (errclass && rp->o.retries && !rp->stop && rp->attempts[seq] < rp->o.retries &&
+        rp->attempts[seq] < 255 &&
+        (!strcmp(errclass, LT_REPLAY_ERR_RATELIMIT) || !strcmp(errclass, LT_REPLAY_ERR_CONNECT) ||
+         (!strcmp(errclass, LT_REPLAY_ERR_HTTP) && q->status == 503))) {
+        int64_t delay =
+            q->retry_after_us >= 0 ? q->retry_after_us : (int64_t)1000000 << rp->attempts[seq];
+        if (delay > 30000000)
+            delay = 30000000;
+        rp->attempts[seq]++;
+        rp->st.retries++;
+        hpush(rp->rheap, &rp->rheap_len, since_origin_us(rp, end_t) + delay, seq);
+        req_put(rp, q);
+        goto release;
+    }
     rc = put_result(rp, seq, q, errclass, end_t, err);
     rp->state[seq] = SEQ_DONE;
+    rp->job_done[rp->order[seq]]++;
     rp->done_n++;
     uint32_t out = lt_replay_resp_out(&q->resp);
     rp->out_run += out;
@@ -679,6 +802,7 @@ static int finish(struct lt_replay *rp, struct req *q, const char *errclass, lt_
         if (nx >= 0 && rp->state[nx] == SEQ_WAITING)
             heap_push(rp, turn_time(rp, (size_t)nx, end_us), (size_t)nx);
     }
+release:
     while (!rp->stop && rp->wq_len && rp->inflight < rp->o.max_concurrency) {
         size_t k = rp->waitq[rp->wq_head];
         rp->wq_head = (rp->wq_head + 1) % rp->nseq;
@@ -704,6 +828,9 @@ static int check_multi(struct lt_replay *rp, struct lt_err *err)
             end_t = lt_mono_now();
         if (!q->headers_seen)
             curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
+        long nc = 0;
+        if (curl_easy_getinfo(q->easy, CURLINFO_NUM_CONNECTS, &nc) == CURLE_OK && nc > 0)
+            rp->st.connects += (uint64_t)nc;
         LT_TRY(finish(rp, q, classify(rp, q, c), end_t, err));
     }
 out:
@@ -780,22 +907,34 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
             LT_TRY(abort_all(rp, err));
             break;
         }
-        int n = epoll_wait(rp->epfd, evs, 256, 1000);
+        int wait_ms = 1000;
+        if (rp->curl_due_set) {
+            int64_t ns = lt_mono_diff_ns(rp->curl_due, lt_mono_now());
+            wait_ms = ns <= 0 ? 0 : ns >= 1000000000LL ? 1000 : (int)((ns + 999999) / 1000000);
+        }
+        int n = epoll_wait(rp->epfd, evs, 256, wait_ms);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             rc = lt_errset(err, LT_EIO, "epoll_wait: %s", strerror(errno));
             goto out;
         }
-        bool sched = false;
+        /* Sending on time comes first: if the schedule timer fired, launch
+         * what is due before serving any socket of this batch. */
+        for (int i = 0; i < n; i++)
+            if (evs[i].data.fd == rp->sched_tfd) {
+                drain(rp->sched_tfd);
+                LT_TRY(pump(rp, err));
+                if (rp->kick) {
+                    rp->kick = false;
+                    curl_multi_socket_action(rp->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+                }
+                break;
+            }
         for (int i = 0; i < n; i++) {
             int fd = evs[i].data.fd;
-            if (fd == rp->curl_tfd) {
-                drain(fd);
-                curl_multi_socket_action(rp->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-            } else if (fd == rp->sched_tfd) {
-                drain(fd);
-                sched = true;
+            if (fd == rp->sched_tfd) {
+                /* handled above */
             } else if (fd == rp->tick_tfd) {
                 drain(fd);
                 LT_TRY(tick(rp, err));
@@ -806,17 +945,20 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
                         (evs[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
                         (evs[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
                 curl_multi_socket_action(rp->multi, fd, f, &running);
-            }
-            if (sched) {
-                /* Sending on time comes first: launch before the next
-                 * socket is served. */
-                LT_TRY(pump(rp, err));
-                sched = false;
-                if (rp->kick) {
-                    rp->kick = false;
-                    curl_multi_socket_action(rp->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+                /* A long batch must not hold up a send that fell due
+                 * meanwhile (the timerfd would only be seen next wait). */
+                if (rp->due_set && lt_mono_diff_ns(lt_mono_now(), rp->next_due) >= 0) {
+                    LT_TRY(pump(rp, err));
+                    if (rp->kick) {
+                        rp->kick = false;
+                        curl_multi_socket_action(rp->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+                    }
                 }
             }
+        }
+        if (rp->curl_due_set && lt_mono_diff_ns(lt_mono_now(), rp->curl_due) >= 0) {
+            rp->curl_due_set = false;
+            curl_multi_socket_action(rp->multi, CURL_SOCKET_TIMEOUT, 0, &running);
         }
         LT_TRY(check_multi(rp, err));
         LT_TRY(pump(rp, err));
@@ -841,7 +983,8 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
     const struct lt_replay_opts *o = &rp->o;
     rp->cursor = rp->started = rp->done_n = 0;
     rp->inflight = rp->errors_run = rp->out_run = 0;
-    rp->wq_head = rp->wq_len = rp->heap_len = 0;
+    rp->wq_head = rp->wq_len = rp->heap_len = rp->rheap_len = 0;
+    rp->due_set = false;
     rp->build.salt = lt_mix64(o->seed ^ (0x1234567ULL + rp->run_id));
 
     if (rp->mode == LT_REPLAY_MODE_TRACE) {
@@ -885,15 +1028,18 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
         }
         rp->total = rp->nseq;
         if (rp->mode == LT_REPLAY_MODE_RATE) {
-            int64_t got = lt_replay_sched_open(o->arrivals, o->rate, o->cv,
-                                               lt_mix64(o->seed + rp->run_id), o->duration_us,
-                                               rp->offs, rp->nseq, err);
+            int64_t got =
+                lt_replay_sched_open(o->arrivals, o->rate, o->cv, lt_mix64(o->seed + rp->run_id),
+                                     o->duration_us, rp->offs, rp->nseq, err);
             if (got < 0)
                 return (int)got;
             rp->nseq = rp->total = (size_t)got;
         }
     }
 
+    memset(rp->attempts, 0, rp->nseq);
+    memset(rp->job_launched, 0, rp->njobs * sizeof *rp->job_launched);
+    memset(rp->job_done, 0, rp->njobs * sizeof *rp->job_done);
     char start[32];
     rp->origin = lt_mono_add_ns(lt_mono_now(), 1000000); /* 1 ms to get going */
     lt_wall_rfc3339(start);
@@ -903,9 +1049,11 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
                 : rp->mode == LT_REPLAY_MODE_CONCURRENCY ? "concurrency"
                                                          : "rate",
         .concurrency = rp->mode == LT_REPLAY_MODE_CONCURRENCY ? rp->level : 0,
-        .rate = rp->mode == LT_REPLAY_MODE_RATE ? o->rate : rp->mode == LT_REPLAY_MODE_TRACE ? o->tt.rate : 0,
+        .rate = rp->mode == LT_REPLAY_MODE_RATE    ? o->rate
+                : rp->mode == LT_REPLAY_MODE_TRACE ? o->tt.rate
+                                                   : 0,
         .speed = rp->mode == LT_REPLAY_MODE_TRACE && o->tt.speed > 0 ? o->tt.speed : 0,
-        .target = o->target_label ? o->target_label : o->target,
+        .target = rp->label,
         .model = rp->model,
         .start = start,
         .version = LT_VERSION,
@@ -1040,8 +1188,8 @@ out:
     return rc;
 }
 
-int lt_replay_list_models(const char *base, const char *api_key, bool insecure,
-                          char (*names)[128], int max, struct lt_err *err)
+int lt_replay_list_models(const char *base, const char *api_key, bool insecure, char (*names)[128],
+                          int max, struct lt_err *err)
 {
     int rc = 0;
     struct lt_replay_http h = {.base = base, .insecure = insecure, .connect_timeout_ms = 10000};
@@ -1052,13 +1200,13 @@ int lt_replay_list_models(const char *base, const char *api_key, bool insecure,
     LT_TRY(lt_replay_http_headers(&h.headers, api_key, NULL, 0, err));
     LT_TRY(lt_replay_http_do(&h, "/v1/models", NULL, &body, &status, 30000, err));
     if (status != 200) {
-        rc = lt_errset(err, LT_EFORMAT, "GET %s/v1/models answered HTTP %ld", base, status);
+        rc = lt_errset(err, LT_EFORMAT, "GET /v1/models answered HTTP %ld", status);
         goto out;
     }
     root = json_loadb(body.p ? body.p : "", body.len, 0, NULL);
     json_t *data = json_object_get(root, "data");
     if (!json_is_array(data)) {
-        rc = lt_errset(err, LT_EFORMAT, "GET %s/v1/models: no \"data\" list in the answer", base);
+        rc = lt_errset(err, LT_EFORMAT, "GET /v1/models: no \"data\" list in the answer");
         goto out;
     }
     size_t i;
@@ -1093,25 +1241,28 @@ static int find_model(struct lt_replay *rp, struct lt_err *err)
             size_t l = strlen(list);
             snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", names[i]);
         }
-        return lt_errset(err, LT_EINVAL, "%s does not serve model '%s'; it serves: %s", rp->base,
+        return lt_errset(err, LT_EINVAL, "%s does not serve model '%s'; it serves: %s", rp->label,
                          rp->o.model, list);
     }
     if (n < 0)
         return lt_errset(err, n, "cannot discover the model (%s); give --model", e.msg);
     if (n != 1)
         return lt_errset(err, LT_EINVAL,
-                         "%s serves %d models; say which one with --model (e.g. '%s')", rp->base,
+                         "%s serves %d models; say which one with --model (e.g. '%s')", rp->label,
                          n, n ? names[0] : "NAME");
     snprintf(rp->model, sizeof rp->model, "%s", names[0]);
     return 0;
 }
 
-/* prompt_tokens of a probe with `msgs` messages of `words` words each,
- * max_tokens 1. Returns tokens or a negative code. */
-static long probe(struct lt_replay *rp, int msgs, uint32_t words, struct lt_buf *body,
-                  struct lt_buf *resp, struct lt_err *err)
+/* Prompt tokens of a prompt of `msgs` messages (chat) of `words` words each:
+ * by the server's /tokenize (vLLM's and the sim's: {"count": N}, with the
+ * chat template applied to "messages"), or else by the usage of a real
+ * request with max_tokens 1. Returns tokens or a negative code. */
+static long probe(struct lt_replay *rp, bool tokenize, int msgs, uint32_t words,
+                  struct lt_buf *body, struct lt_buf *resp, struct lt_err *err)
 {
     int rc = 0;
+    json_t *root = NULL;
     struct lt_replay_job job = {.index = 0x70726f6265ULL, .prev = -1};
     lt_buf_reset(body);
     LT_TRY(lt_buf_puts(body, "{\"model\":"));
@@ -1130,12 +1281,24 @@ static long probe(struct lt_replay *rp, int msgs, uint32_t words, struct lt_buf 
         LT_TRY(lt_replay_words(body, &rp->build, &job, 0, words));
         LT_TRY(lt_buf_puts(body, "\""));
     }
-    LT_TRY(lt_buf_puts(body, ",\"max_tokens\":1,\"stream\":false}"));
+    LT_TRY(lt_buf_puts(body, tokenize ? ",\"add_generation_prompt\":true}"
+                                      : ",\"max_tokens\":1,\"stream\":false}"));
     long status = 0;
-    LT_TRY(lt_replay_http_do(&rp->http, lt_replay_api_path(rp->build.api), body->p, resp,
-                             &status, 60000, err));
+    LT_TRY(lt_replay_http_do(&rp->http, tokenize ? "/tokenize" : lt_replay_api_path(rp->build.api),
+                             body->p, resp, &status, 15000, err));
     if (status != 200) {
-        rc = lt_errset(err, LT_EFORMAT, "calibration probe answered HTTP %ld", status);
+        rc = lt_errset(err, LT_EFORMAT, "%s answered HTTP %ld",
+                       tokenize ? "/tokenize" : "the calibration probe", status);
+        goto out;
+    }
+    if (tokenize) {
+        root = json_loadb(resp->p ? resp->p : "", resp->len, 0, NULL);
+        json_t *count = json_object_get(root, "count");
+        if (!json_is_integer(count) || json_integer_value(count) <= 0) {
+            rc = lt_errset(err, LT_EFORMAT, "/tokenize: no \"count\" in the answer");
+            goto out;
+        }
+        rc = (int)(json_integer_value(count) < INT32_MAX ? json_integer_value(count) : INT32_MAX);
         goto out;
     }
     struct lt_replay_resp r;
@@ -1148,13 +1311,16 @@ static long probe(struct lt_replay *rp, int msgs, uint32_t words, struct lt_buf 
         rc = lt_errset(err, LT_EFORMAT, "calibration probe: no usage.prompt_tokens in the answer");
         goto out;
     }
-    return (long)in;
+    rc = (int)(in < INT32_MAX ? in : INT32_MAX);
 out:
+    json_decref(root);
     return rc;
 }
 
 /* Measure what a synthesized word, a request and a message cost in tokens
- * on this server, from the usage of three one-token probes. */
+ * on this server: three prompts (64 words, 128 words, and two messages of
+ * 64) counted by its /tokenize, or where it has none by the usage of three
+ * one-token requests. */
 static void calibrate(struct lt_replay *rp)
 {
     struct lt_replay_calib *c = &rp->build.calib;
@@ -1175,10 +1341,18 @@ static void calibrate(struct lt_replay *rp)
     lt_buf_init(&body, (size_t)1 << 20);
     lt_buf_init(&resp, (size_t)1 << 20);
     struct lt_err e = {0};
-    long p1 = probe(rp, 1, 64, &body, &resp, &e);
-    long p2 = p1 > 0 ? probe(rp, 1, 128, &body, &resp, &e) : -1;
-    long p3 = p2 > 0 && rp->build.api == LT_REPLAY_API_CHAT ? probe(rp, 2, 64, &body, &resp, &e)
-                                                            : 0;
+    long p1 = -1, p2 = -1, p3 = -1;
+    const char *how = "/tokenize";
+    bool chat = rp->build.api == LT_REPLAY_API_CHAT;
+    for (int tok = 1; tok >= 0; tok--) {
+        lt_err_clear(&e);
+        p1 = probe(rp, tok, 1, 64, &body, &resp, &e);
+        p2 = p1 > 0 ? probe(rp, tok, 1, 128, &body, &resp, &e) : -1;
+        p3 = p2 > 0 && chat ? probe(rp, tok, 2, 64, &body, &resp, &e) : 0;
+        if (p1 > 0 && p2 > p1 && p3 >= 0)
+            break;
+        how = "usage probes";
+    }
     lt_buf_release(&body);
     lt_buf_release(&resp);
     if (p1 <= 0 || p2 <= p1 || p3 < 0) {
@@ -1188,7 +1362,7 @@ static void calibrate(struct lt_replay *rp)
     }
     double tpw = (double)(p2 - p1) / 64.0;
     c->tok_per_word = tpw;
-    if (rp->build.api == LT_REPLAY_API_CHAT) {
+    if (chat) {
         c->per_message = (double)p3 - (double)p1 - 64.0 * tpw;
         c->per_request = (double)p1 - c->per_message - 64.0 * tpw;
     } else {
@@ -1200,20 +1374,18 @@ static void calibrate(struct lt_replay *rp)
         c->per_request = 0;
     c->calibrated = true;
     snprintf(rp->st.calib_how, sizeof rp->st.calib_how,
-             "usage probes: %.3f tokens/word, +%.1f per request, +%.1f per message", tpw,
-             c->per_request, c->per_message);
+             "%s: %.3f tokens/word, +%.1f per request, +%.1f per message", how, tpw, c->per_request,
+             c->per_message);
 }
 
 static int make_fds(struct lt_replay *rp, struct lt_err *err)
 {
     rp->epfd = epoll_create1(EPOLL_CLOEXEC);
-    rp->curl_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     rp->sched_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     rp->tick_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (rp->epfd < 0 || rp->curl_tfd < 0 || rp->sched_tfd < 0 || rp->tick_tfd < 0 ||
-        pipe(rp->stop_pipe) < 0)
+    if (rp->epfd < 0 || rp->sched_tfd < 0 || rp->tick_tfd < 0 || pipe(rp->stop_pipe) < 0)
         return lt_errset(err, LT_EIO, "cannot create the event loop: %s", strerror(errno));
-    int fds[] = {rp->curl_tfd, rp->sched_tfd, rp->tick_tfd, rp->stop_pipe[0]};
+    int fds[] = {rp->sched_tfd, rp->tick_tfd, rp->stop_pipe[0]};
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) {
         struct epoll_event ev = {.events = EPOLLIN, .data.fd = fds[i]};
         if (epoll_ctl(rp->epfd, EPOLL_CTL_ADD, fds[i], &ev) < 0)
@@ -1242,6 +1414,8 @@ static int check_opts(const struct lt_replay_opts *o, struct lt_err *err)
     for (size_t i = 0; i < o->n_levels; i++)
         if (!o->levels[i])
             return lt_errset(err, LT_EINVAL, "a concurrency level must be at least 1");
+    if (o->mode == LT_REPLAY_MODE_TRACE && o->tt.speed > 0 && o->tt.speed != 1 && o->tt.rate > 0)
+        return lt_errset(err, LT_EINVAL, "--speed and --rate both rescale time: give one");
     if (o->mode == LT_REPLAY_MODE_RATE && !(o->rate > 0))
         return lt_errset(err, LT_EINVAL, "open loop needs --rate R > 0");
     if (strncmp(o->target, "http://", 7) && strncmp(o->target, "https://", 8))
@@ -1260,7 +1434,7 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
         lt_errset(err, LT_ENOMEM, "out of memory");
         return NULL;
     }
-    rp->epfd = rp->curl_tfd = rp->sched_tfd = rp->tick_tfd = -1;
+    rp->epfd = rp->sched_tfd = rp->tick_tfd = -1;
     rp->stop_pipe[0] = rp->stop_pipe[1] = -1;
     rp->o = *opts;
     rp->mode = opts->mode;
@@ -1275,11 +1449,27 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     if (bl >= 3 && !strcmp(rp->base + bl - 3, "/v1"))
         rp->base[bl - 3] = '\0';
     rp->http.base = rp->base;
+    /* Credentials in the URL (user:password@host) stay out of every file. */
+    if (opts->target_label) {
+        snprintf(rp->label, sizeof rp->label, "%s", opts->target_label);
+    } else {
+        const char *sch = strstr(rp->base, "://"), *auth = sch ? sch + 3 : rp->base;
+        const char *at = strchr(auth, '@'), *slash = strchr(auth, '/');
+        if (at && (!slash || at < slash))
+            snprintf(rp->label, sizeof rp->label, "%.*s%s", (int)(auth - rp->base), rp->base,
+                     at + 1);
+        else
+            snprintf(rp->label, sizeof rp->label, "%s", rp->base);
+    }
+    const char *host = strstr(rp->base, "://");
+    host = host ? host + 3 : rp->base;
+    rp->http.no_proxy =
+        !strncmp(host, "127.", 4) || !strncmp(host, "localhost", 9) || !strncmp(host, "[::1]", 5);
     rp->http.insecure = opts->insecure;
     rp->http.connect_timeout_ms =
         (long)((opts->connect_timeout_us ? opts->connect_timeout_us : 10000000LL) / 1000);
-    LT_TRY(lt_replay_http_headers(&rp->http.headers, opts->api_key, opts->headers,
-                                  opts->n_headers, err));
+    LT_TRY(lt_replay_http_headers(&rp->http.headers, opts->api_key, opts->headers, opts->n_headers,
+                                  err));
 
     LT_TRY(load_trace(rp, err));
     if (opts->prompts_path)
@@ -1299,10 +1489,14 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     rp->state = malloc(maxseq);
     rp->waitq = malloc(maxseq * sizeof *rp->waitq);
     rp->heap = malloc(maxseq * sizeof *rp->heap);
+    rp->rheap = malloc(maxseq * sizeof *rp->rheap);
+    rp->attempts = calloc(maxseq, 1);
     rp->job_seq = malloc(rp->njobs * sizeof *rp->job_seq);
     rp->job_end = malloc(rp->njobs * sizeof *rp->job_end);
-    if (!rp->order || !rp->offs || !rp->state || !rp->waitq || !rp->heap || !rp->job_seq ||
-        !rp->job_end) {
+    rp->job_launched = malloc(rp->njobs * sizeof *rp->job_launched);
+    rp->job_done = malloc(rp->njobs * sizeof *rp->job_done);
+    if (!rp->order || !rp->offs || !rp->state || !rp->waitq || !rp->heap || !rp->rheap ||
+        !rp->attempts || !rp->job_seq || !rp->job_end || !rp->job_launched || !rp->job_done) {
         rc = lt_errset(err, LT_ENOMEM, "out of memory");
         goto out;
     }
@@ -1320,6 +1514,7 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
         .block_tokens = rp->block_tokens ? rp->block_tokens : LT_DEFAULT_BLOCK_TOKENS,
         .default_out = opts->default_out ? opts->default_out : 128,
         .reasoning_effort = opts->reasoning_effort,
+        .thinking = opts->thinking,
         .corpus = rp->corpus.n ? &rp->corpus : NULL,
     };
     calibrate(rp);
@@ -1339,7 +1534,7 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     curl_multi_setopt(rp->multi, CURLMOPT_MAXCONNECTS, 20000L);
 
     const char *mk[] = {"trace", "target"};
-    const char *mv[] = {opts->trace_path, opts->target_label ? opts->target_label : rp->base};
+    const char *mv[] = {opts->trace_path, rp->label};
     struct lt_buf meta;
     lt_buf_init(&meta, 1 << 16);
     lt_meta_pack(&meta, mk, mv, 2);
@@ -1350,7 +1545,11 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
         .meta = (const uint8_t *)meta.p,
         .meta_len = meta.len,
     };
-    rp->w = lt_writer_open(opts->out_path, &h, NULL, err);
+    /* Small frames at a fast level: compressing a frame stalls the loop,
+     * and a stall is schedule lag. A frame every 200 ms also bounds what a
+     * crash can lose well within the format's second. */
+    struct lt_writer_opts wo = {.level = 1, .frame_records = 512, .frame_ms = 200};
+    rp->w = lt_writer_open(opts->out_path, &h, &wo, err);
     lt_buf_release(&meta);
     if (!rp->w) {
         rc = err ? err->code : LT_EIO;
@@ -1402,8 +1601,7 @@ void lt_replay_free(struct lt_replay *rp)
         curl_multi_cleanup(rp->multi);
     if (rp->w)
         lt_writer_close(rp->w, NULL);
-    int fds[] = {rp->epfd, rp->curl_tfd, rp->sched_tfd, rp->tick_tfd, rp->stop_pipe[0],
-                 rp->stop_pipe[1]};
+    int fds[] = {rp->epfd, rp->sched_tfd, rp->tick_tfd, rp->stop_pipe[0], rp->stop_pipe[1]};
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)
             close(fds[i]);
@@ -1420,8 +1618,12 @@ void lt_replay_free(struct lt_replay *rp)
     free(rp->state);
     free(rp->waitq);
     free(rp->heap);
+    free(rp->rheap);
+    free(rp->attempts);
     free(rp->job_seq);
     free(rp->job_end);
+    free(rp->job_launched);
+    free(rp->job_done);
     free(rp->chunkbuf);
     free(rp);
 }

@@ -47,29 +47,29 @@ enum lt_replay_mode {
 };
 
 /* Error classes written in results' `err`. */
-#define LT_REPLAY_ERR_CONNECT "connect"         /* no connection, or closed before any byte */
-#define LT_REPLAY_ERR_TLS "tls"                 /* TLS handshake or verification failed */
-#define LT_REPLAY_ERR_TIMEOUT "timeout"         /* the per-request timeout expired */
+#define LT_REPLAY_ERR_CONNECT "connect"          /* no connection, or closed before any byte */
+#define LT_REPLAY_ERR_TLS "tls"                  /* TLS handshake or verification failed */
+#define LT_REPLAY_ERR_TIMEOUT "timeout"          /* the per-request timeout expired */
 #define LT_REPLAY_ERR_TTFT "first_token_timeout" /* no token within the first-token timeout */
-#define LT_REPLAY_ERR_HTTP "http"               /* an HTTP error status */
-#define LT_REPLAY_ERR_RATELIMIT "ratelimit"     /* HTTP 429 */
-#define LT_REPLAY_ERR_MALFORMED "malformed"     /* a chunk or body that is not what the API says */
-#define LT_REPLAY_ERR_STREAM "stream_error"     /* the stream carried an error object */
-#define LT_REPLAY_ERR_INCOMPLETE "incomplete"   /* ended without [DONE] or a finish reason */
-#define LT_REPLAY_ERR_SHORT "short"             /* fewer tokens than forced */
-#define LT_REPLAY_ERR_ABORTED "aborted"         /* stopped by the user (Ctrl-C, SIGTERM) */
-#define LT_REPLAY_ERR_TRANSFER "transfer"       /* any other transfer failure */
+#define LT_REPLAY_ERR_HTTP "http"                /* an HTTP error status */
+#define LT_REPLAY_ERR_RATELIMIT "ratelimit"      /* HTTP 429 */
+#define LT_REPLAY_ERR_MALFORMED "malformed"      /* a chunk or body that is not what the API says */
+#define LT_REPLAY_ERR_STREAM "stream_error"      /* the stream carried an error object */
+#define LT_REPLAY_ERR_INCOMPLETE "incomplete"    /* ended without [DONE] or a finish reason */
+#define LT_REPLAY_ERR_SHORT "short"              /* fewer tokens than forced */
+#define LT_REPLAY_ERR_ABORTED "aborted"          /* stopped by the user (Ctrl-C, SIGTERM) */
+#define LT_REPLAY_ERR_TRANSFER "transfer"        /* any other transfer failure */
 
 #define LT_REPLAY_MAX_LEVELS 64
 #define LT_REPLAY_MAX_HEADERS 32
 
 /* What a progress callback is told, about the run in progress. */
 struct lt_replay_progress {
-    uint32_t run;        /* run id (0-based) */
-    uint32_t runs;       /* runs in all */
-    uint32_t level;      /* concurrency of this run (0 if not closed loop) */
-    uint64_t done;       /* requests finished, errors included */
-    uint64_t total;      /* requests this run will send */
+    uint32_t run;   /* run id (0-based) */
+    uint32_t runs;  /* runs in all */
+    uint32_t level; /* concurrency of this run (0 if not closed loop) */
+    uint64_t done;  /* requests finished, errors included */
+    uint64_t total; /* requests this run will send */
     uint64_t errors;
     uint64_t inflight;
     uint64_t out_tokens; /* output tokens received */
@@ -79,6 +79,8 @@ struct lt_replay_progress {
 /* Totals over the whole replay. */
 struct lt_replay_stats {
     uint64_t requests, ok, errors, aborted, ratelimited;
+    uint64_t retries;  /* attempts repeated (--retry) */
+    uint64_t connects; /* connections opened (reuse is the rest) */
     uint64_t out_tokens;
     /* Prompt length check: requests whose server usage gave `in`, their
      * summed |in - want_in|, summed want_in, and the largest relative
@@ -128,14 +130,17 @@ struct lt_replay_opts {
     bool no_calibrate;
     const char *prompts_path;
     const char *reasoning_effort;
+    int thinking;         /* LT_REPLAY_THINK_* of replay_prompt.h */
     uint32_t default_out; /* 0 = 128 */
 
     int64_t timeout_us;             /* per request; 0 = 10 minutes */
     int64_t first_token_timeout_us; /* 0 = none */
     int64_t connect_timeout_us;     /* 0 = 10 s */
-    uint32_t retries;               /* retries of 429 and connect failures; 0 = off */
-    size_t max_line;                /* 0 = 1 MiB: longest SSE line */
-    size_t max_body;                /* 0 = 16 MiB: longest non-streamed body */
+    uint32_t retries; /* retries of 429, 503 and connect failures (after Retry-After, or
+                         1 s doubling up to 30 s); 0 = off. A retried request keeps its
+                         scheduled time and records its last attempt. */
+    size_t max_line;  /* 0 = 1 MiB: longest SSE line */
+    size_t max_body;  /* 0 = 16 MiB: longest non-streamed body */
 
     void (*progress)(void *ud, const struct lt_replay_progress *p);
     void *progress_ud;
@@ -164,7 +169,7 @@ void lt_replay_free(struct lt_replay *r);
 
 /* Ask GET base/v1/models for the served model names (at most max, copied
  * into names[i][128]). Returns the count or a negative code. */
-int lt_replay_list_models(const char *base, const char *api_key, bool insecure,
-                          char (*names)[128], int max, struct lt_err *err);
+int lt_replay_list_models(const char *base, const char *api_key, bool insecure, char (*names)[128],
+                          int max, struct lt_err *err);
 
 #endif

@@ -18,13 +18,14 @@ struct lt_replay_http {
     struct curl_slist *headers; /* Content-Type, Expect:, Authorization, user headers */
     bool insecure;
     long connect_timeout_ms;
+    bool no_proxy; /* ignore http_proxy and friends (loopback targets) */
 };
 
 /* Build the header list: JSON content type, no "Expect: 100-continue", the
  * bearer key when api_key is not NULL, and the user's headers (each must be
  * "Name: value"). Returns 0, LT_EINVAL (a malformed header) or LT_ENOMEM. */
-int lt_replay_http_headers(struct curl_slist **out, const char *api_key,
-                           const char *const *user, size_t n, struct lt_err *err);
+int lt_replay_http_headers(struct curl_slist **out, const char *api_key, const char *const *user,
+                           size_t n, struct lt_err *err);
 
 /* Apply the shared settings to an easy handle. */
 void lt_replay_http_setup(CURL *e, const struct lt_replay_http *h);

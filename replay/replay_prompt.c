@@ -20,26 +20,28 @@
  * (with their leading space), and at most 4 bytes so the sim's rule counts
  * each as one token too. 128 of them: 7 bits of variety per word. */
 static const char *const words[128] = {
-    "the",  "of",   "and",  "to",   "in",   "is",   "you",  "that", "it",   "he",   "was",
-    "for",  "on",   "are",  "as",   "with", "his",  "they", "at",   "be",   "this", "have",
-    "from", "or",   "one",  "had",  "by",   "word", "but",  "not",  "what", "all",  "were",
-    "we",   "when", "your", "can",  "said", "use",  "an",   "each", "she",  "do",   "how",
-    "if",   "will", "up",   "out",  "many", "then", "them", "so",   "some", "her",  "make",
-    "like", "him",  "into", "time", "has",  "look", "two",  "more", "go",   "see",  "no",
-    "way",  "my",   "than", "been", "call", "who",  "its",  "now",  "find", "long", "down",
-    "day",  "did",  "get",  "come", "made", "may",  "part", "over", "new",  "take", "only",
-    "work", "know", "year", "live", "me",   "back", "give", "most", "very", "good", "man",
-    "our",  "just", "name", "box",  "old",  "any",  "same", "tell", "boy",  "set",  "put",
-    "end",  "does", "land", "big",  "high", "such", "act",  "why",  "ask",  "men",
+    "the",  "of",   "and",  "to",   "in",   "is",   "you",  "that", "it",   "he",   "was",  "for",
+    "on",   "are",  "as",   "with", "his",  "they", "at",   "be",   "this", "have", "from", "or",
+    "one",  "had",  "by",   "word", "but",  "not",  "what", "all",  "were", "we",   "when", "your",
+    "can",  "said", "use",  "an",   "each", "she",  "do",   "how",  "if",   "will", "up",   "out",
+    "many", "then", "them", "so",   "some", "her",  "make", "like", "him",  "into", "time", "has",
+    "look", "two",  "more", "go",   "see",  "no",   "way",  "my",   "than", "been", "call", "who",
+    "its",  "now",  "find", "long", "down", "day",  "did",  "get",  "come", "made", "may",  "part",
+    "over", "new",  "take", "only", "work", "know", "year", "live", "me",   "back", "give", "most",
+    "very", "good", "man",  "our",  "just", "name", "box",  "old",  "any",  "same", "tell", "boy",
+    "set",  "put",  "end",  "does", "land", "big",  "high", "such", "act",  "why",  "ask",  "men",
     "read", "need", "hand", "home", "us",   "move", "try",  "kind",
 };
 
 const char *lt_replay_api_path(enum lt_replay_api api)
 {
     switch (api) {
-    case LT_REPLAY_API_COMPLETIONS: return "/v1/completions";
-    case LT_REPLAY_API_SGLANG: return "/generate";
-    case LT_REPLAY_API_CHAT: break;
+    case LT_REPLAY_API_COMPLETIONS:
+        return "/v1/completions";
+    case LT_REPLAY_API_SGLANG:
+        return "/generate";
+    case LT_REPLAY_API_CHAT:
+        break;
     }
     return "/v1/chat/completions";
 }
@@ -82,8 +84,8 @@ int lt_replay_words(struct lt_buf *out, const struct lt_replay_build *b,
     return 0;
 }
 
-static int ids(struct lt_buf *out, const struct lt_replay_build *b,
-               const struct lt_replay_job *job, uint32_t n)
+static int ids(struct lt_buf *out, const struct lt_replay_build *b, const struct lt_replay_job *job,
+               uint32_t n)
 {
     int rc = lt_buf_puts(out, "[");
     for (uint32_t j = 0; j < n && rc == 0; j++) {
@@ -135,8 +137,9 @@ static int tools_json(struct lt_buf *out, const struct lt_replay_build *b,
     int rc = lt_buf_puts(out, ",\"tools\":[");
     uint32_t each = job->tools_tokens / job->tools_count;
     for (uint32_t k = 0; k < job->tools_count && rc == 0; k++) {
-        rc = lt_buf_printf(out, "%s{\"type\":\"function\",\"function\":{\"name\":\"tool_%u\","
-                                "\"description\":",
+        rc = lt_buf_printf(out,
+                           "%s{\"type\":\"function\",\"function\":{\"name\":\"tool_%u\","
+                           "\"description\":",
                            k ? "," : "", (unsigned)k);
         if (rc == 0)
             rc = words_str(out, b, job, pos, words_for(b, each > 24 ? each - 24 : 1));
@@ -180,11 +183,11 @@ static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
         if (rc == 0 && !strcmp(role, "assistant") && m + 1 < job->n_msgs &&
             !strcmp(job->msgs[m + 1].role, "tool")) {
             rc = lt_buf_puts(out, ",\"tool_calls\":[");
-            for (uint32_t k = m + 1, c = call; rc == 0 && k < job->n_msgs &&
-                                               !strcmp(job->msgs[k].role, "tool");
-                 k++, c++)
-                rc = lt_buf_printf(out, "%s{\"id\":\"call_%u\",\"type\":\"function\","
-                                        "\"function\":{\"name\":\"tool_0\",\"arguments\":\"{}\"}}",
+            for (uint32_t k = m + 1, c = call;
+                 rc == 0 && k < job->n_msgs && !strcmp(job->msgs[k].role, "tool"); k++, c++)
+                rc = lt_buf_printf(out,
+                                   "%s{\"id\":\"call_%u\",\"type\":\"function\","
+                                   "\"function\":{\"name\":\"tool_0\",\"arguments\":\"{}\"}}",
                                    k > m + 1 ? "," : "", (unsigned)c);
             if (rc == 0)
                 rc = lt_buf_puts(out, "]");
@@ -210,9 +213,9 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
             in += job->msgs[m].tokens;
     if (!in)
         in = 1;
-    uint32_t wout = (job->has & LT_HAS_OUT) && job->out ? job->out
+    uint32_t wout = (job->has & LT_HAS_OUT) && job->out                 ? job->out
                     : (job->has & LT_HAS_MAX_TOKENS) && job->max_tokens ? job->max_tokens
-                                                                          : b->default_out;
+                                                                        : b->default_out;
     if (!wout)
         wout = 1;
     *want_out = wout;
@@ -254,8 +257,8 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
                 LT_TRY(tools_json(out, b, job, &pos));
         }
     } else {
-        const char *key = b->api == LT_REPLAY_API_SGLANG ? (use_ids ? "input_ids" : "text")
-                                                          : "prompt";
+        const char *key =
+            b->api == LT_REPLAY_API_SGLANG ? (use_ids ? "input_ids" : "text") : "prompt";
         LT_TRY(lt_buf_printf(out, "\"%s\":", key));
         if (use_ids)
             LT_TRY(ids(out, b, job, in));
@@ -269,13 +272,22 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
     if (b->api == LT_REPLAY_API_SGLANG) {
         LT_TRY(lt_buf_printf(out, ",\"sampling_params\":{\"max_new_tokens\":%u", (unsigned)wout));
         if (b->force_length)
-            LT_TRY(lt_buf_printf(out, ",\"min_new_tokens\":%u,\"ignore_eos\":true", (unsigned)wout));
+            LT_TRY(
+                lt_buf_printf(out, ",\"min_new_tokens\":%u,\"ignore_eos\":true", (unsigned)wout));
         LT_TRY(lt_buf_printf(out, "},\"stream\":%s}", b->stream ? "true" : "false"));
         return 0;
     }
     LT_TRY(lt_buf_printf(out, ",\"max_tokens\":%u", (unsigned)wout));
     if (b->force_length)
         LT_TRY(lt_buf_printf(out, ",\"min_tokens\":%u,\"ignore_eos\":true", (unsigned)wout));
+    if (b->api == LT_REPLAY_API_CHAT && b->thinking != LT_REPLAY_THINK_UNSET) {
+        int on = b->thinking == LT_REPLAY_THINK_ON;
+        if (b->thinking == LT_REPLAY_THINK_TRACE)
+            on = (job->has & LT_HAS_REASONING) ? job->reasoning > 0 : -1;
+        if (on >= 0)
+            LT_TRY(lt_buf_printf(out, ",\"chat_template_kwargs\":{\"enable_thinking\":%s}",
+                                 on ? "true" : "false"));
+    }
     if (b->reasoning_effort) {
         LT_TRY(lt_buf_puts(out, ",\"reasoning_effort\":"));
         LT_TRY(lt_json_str(out, b->reasoning_effort, strlen(b->reasoning_effort)));

@@ -61,17 +61,17 @@ enum lt_replay_api {
 
 /* Tokens a synthesized prompt costs on the target server. */
 struct lt_replay_calib {
-    double tok_per_word;  /* tokens per synthesized word (1 when uncalibrated) */
-    double per_request;   /* template tokens a chat request adds */
-    double per_message;   /* template tokens each message adds */
+    double tok_per_word; /* tokens per synthesized word (1 when uncalibrated) */
+    double per_request;  /* template tokens a chat request adds */
+    double per_message;  /* template tokens each message adds */
     bool calibrated;
 };
 
 /* A user corpus (--prompts FILE): texts, or chat message arrays as raw
  * JSON. */
 struct lt_replay_corpus {
-    char **texts;        /* each NUL-terminated */
-    bool *is_messages;   /* texts[i] is a JSON array of messages */
+    char **texts;      /* each NUL-terminated */
+    bool *is_messages; /* texts[i] is a JSON array of messages */
     size_t n;
 };
 
@@ -79,14 +79,21 @@ struct lt_replay_build {
     enum lt_replay_api api;
     const char *model;
     bool stream;
-    bool force_length;    /* min_tokens = max_tokens and ignore_eos */
-    bool chunk_usage;     /* ask for usage in every chunk (vLLM) */
-    bool token_ids;       /* completions/generate: prompt as token ids */
-    bool synthetic;       /* ignore recorded text */
+    bool force_length; /* min_tokens = max_tokens and ignore_eos */
+    bool chunk_usage;  /* ask for usage in every chunk (vLLM) */
+    bool token_ids;    /* completions/generate: prompt as token ids */
+    bool synthetic;    /* ignore recorded text */
     uint32_t block_tokens;
-    uint32_t default_out; /* output length when the record has none */
-    uint64_t salt;        /* per-run seed */
+    uint32_t default_out;         /* output length when the record has none */
+    uint64_t salt;                /* per-run seed */
     const char *reasoning_effort; /* passed through, or NULL */
+    /* Thinking on or off (chat_template_kwargs.enable_thinking): */
+    enum {
+        LT_REPLAY_THINK_UNSET = 0, /* not sent */
+        LT_REPLAY_THINK_TRACE = 1, /* on where the record reasoned, off where it says 0 */
+        LT_REPLAY_THINK_ON = 2,
+        LT_REPLAY_THINK_OFF = 3,
+    } thinking;
     struct lt_replay_calib calib;
     const struct lt_replay_corpus *corpus; /* or NULL */
 };

@@ -37,18 +37,18 @@ struct lt_replay_resp {
     uint32_t max_chunks; /* further chunks add their tokens to the last one */
     lt_mono first_token, first_content;
     bool has_first_token, has_first_content;
-    bool done;         /* [DONE] seen */
-    bool has_usage;    /* the server reported usage */
-    bool chunk_usage;  /* ... with its running count, so chunk tokens are exact */
+    bool done;        /* [DONE] seen */
+    bool has_usage;   /* the server reported usage */
+    bool chunk_usage; /* ... with its running count, so chunk tokens are exact */
     bool has_finish;
-    bool error_event;  /* the stream carried an {"error": ...} object */
-    bool oom;          /* the chunk list could not grow */
+    bool error_event;                    /* the stream carried an {"error": ...} object */
+    bool oom;                            /* the chunk list could not grow */
     uint32_t in, out, reasoning, cached; /* usage (valid when has_usage) */
-    uint32_t counted;            /* tokens summed over chunks */
-    uint32_t counted_reasoning;  /* chunks that carried reasoning only */
-    uint32_t last_usage_out;     /* the running count seen last */
-    uint32_t usage_events;       /* events that carried usage */
-    size_t sglang_text_len;      /* SGLang /generate: cumulative text seen */
+    uint32_t counted;                    /* tokens summed over chunks */
+    uint32_t counted_reasoning;          /* chunks that carried reasoning only */
+    uint32_t last_usage_out;             /* the running count seen last */
+    uint32_t usage_events;               /* events that carried usage */
+    size_t sglang_text_len;              /* SGLang /generate: cumulative text seen */
     char finish[24];
 };
 

@@ -15,8 +15,7 @@
 int64_t lt_replay_sched_trace(const int64_t *t, size_t n, const struct lt_replay_tt *o,
                               int64_t *out, struct lt_err *err)
 {
-    if (o->speed < 0 || o->rate < 0 || o->max_gap_us < 0 || o->spread_us < 0 ||
-        o->duration_us < 0)
+    if (o->speed < 0 || o->rate < 0 || o->max_gap_us < 0 || o->spread_us < 0 || o->duration_us < 0)
         return lt_errset(err, LT_EINVAL, "speed, rate, gaps and durations must not be negative");
     if (o->speed > 0 && o->speed != 1 && o->rate > 0)
         return lt_errset(err, LT_EINVAL, "--speed and --rate both rescale time: give one");
@@ -114,9 +113,15 @@ int64_t lt_replay_sched_open(enum lt_replay_arrivals a, double rate, double cv, 
             break;
         out[i] = us;
         switch (a) {
-        case LT_REPLAY_POISSON: t += lt_rng_exp(&rng, mean); break;
-        case LT_REPLAY_GAMMA: t += lt_rng_gamma(&rng, shape, mean / shape); break;
-        case LT_REPLAY_CONSTANT: t = (double)(i + 1) * mean; break;
+        case LT_REPLAY_POISSON:
+            t += lt_rng_exp(&rng, mean);
+            break;
+        case LT_REPLAY_GAMMA:
+            t += lt_rng_gamma(&rng, shape, mean / shape);
+            break;
+        case LT_REPLAY_CONSTANT:
+            t = (double)(i + 1) * mean;
+            break;
         }
     }
     return (int64_t)i;

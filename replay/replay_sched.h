@@ -26,9 +26,9 @@
 #include <stdint.h>
 
 struct lt_replay_tt {
-    double speed;        /* 0 or 1 = real time */
-    double rate;         /* 0 = keep the trace's rate */
-    int64_t max_gap_us;  /* 0 = no limit */
+    double speed;       /* 0 or 1 = real time */
+    double rate;        /* 0 = keep the trace's rate */
+    int64_t max_gap_us; /* 0 = no limit */
     int64_t win_start_us;
     int64_t win_end_us;  /* 0 = no window end */
     int64_t spread_us;   /* 0 = no spreading */

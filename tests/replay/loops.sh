@@ -28,6 +28,18 @@ expect_eq 4 "$(results "$T/c.lt.zst" | jq -s '[.[] | select(.warmup == true)] | 
 expect_eq "0 1 2 3 4 5 6 7 8 9 0 1" "$(results "$T/c.lt.zst" | jq -s -r '[map(select(.run == 0)) | sort_by(.sent)[] | .i] | join(" ")')" "trace order in a closed-loop run"
 expect_eq "$(jq -s '[.[].out] | add' "$T/s.jsonl")" "$(results "$T/c.lt.zst" | jq -s '[.[].out] | add')" "output tokens vs the sim's"
 
+# --- closed loop for a duration: stops starting requests after 1 s, records
+# exactly what it sent (the sim's count), and says nothing of the rest
+start_sim dur
+"$L" replay "$T/t.lt.zst" --target "$SIM_URL" --concurrency 2 --requests 100000 --duration 1s \
+    -o "$T/d.lt.zst" -q --no-summary
+expect_status 0 $? "closed loop with --duration"
+stop_sim
+n=$(results "$T/d.lt.zst" | wc -l)
+expect_eq "$(streams "$SIM_LOG" | wc -l)" "$n" "results vs requests the sim saw with --duration"
+[ "$n" -ge 2 ] && [ "$n" -lt 100000 ] || fail "--duration 1s recorded $n requests"
+expect_eq 0 "$(results "$T/d.lt.zst" | jq -s '[.[] | select(.err != null)] | length')" "errors with --duration"
+
 # --- open loop: constant 50/s, 20 requests: span 19 / 50 = 380 ms at the sim
 start_sim open --profile fast
 "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --rate 50 --arrivals constant --requests 20 \

@@ -48,8 +48,8 @@ static struct lt_replay_build base(void)
     return b;
 }
 
-static json_t *body(const struct lt_replay_build *b, const struct lt_replay_job *j,
-                    uint32_t *win, uint32_t *wout)
+static json_t *body(const struct lt_replay_build *b, const struct lt_replay_job *j, uint32_t *win,
+                    uint32_t *wout)
 {
     struct lt_buf out;
     lt_buf_init(&out, 1 << 24);
@@ -81,8 +81,12 @@ static void test_chat_length_and_output(void **state)
     struct lt_replay_build b = base();
     uint32_t lens[] = {8, 9, 100, 1000, 5000};
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
-        struct lt_replay_job j = {.index = i, .has = LT_HAS_IN | LT_HAS_OUT, .in = lens[i],
-                                  .out = 33, .prev = -1, .next = -1};
+        struct lt_replay_job j = {.index = i,
+                                  .has = LT_HAS_IN | LT_HAS_OUT,
+                                  .in = lens[i],
+                                  .out = 33,
+                                  .prev = -1,
+                                  .next = -1};
         uint32_t win, wout;
         json_t *v = body(&b, &j, &win, &wout);
         assert_int_equal(win, lens[i]);
@@ -92,8 +96,8 @@ static void test_chat_length_and_output(void **state)
         assert_int_equal(json_integer_value(json_object_get(v, "min_tokens")), 33);
         assert_true(json_is_true(json_object_get(v, "ignore_eos")));
         assert_true(json_is_true(json_object_get(v, "stream")));
-        assert_true(json_is_true(
-            json_object_get(json_object_get(v, "stream_options"), "include_usage")));
+        assert_true(
+            json_is_true(json_object_get(json_object_get(v, "stream_options"), "include_usage")));
         assert_string_equal(json_string_value(json_object_get(v, "model")), "m\"odel");
         json_decref(v);
     }
@@ -102,17 +106,21 @@ static void test_chat_length_and_output(void **state)
 static void test_message_shape(void **state)
 {
     struct lt_replay_build b = base();
-    struct lt_msg msgs[] = {{"system", 50}, {"user", 30}, {"assistant", 10}, {"tool", 5},
-                            {"user", 20}};
-    struct lt_replay_job j = {.has = LT_HAS_IN | LT_HAS_MSGS, .in = 3 + 5 * 4 + 115,
-                              .n_msgs = 5, .msgs = msgs, .prev = -1, .next = -1};
+    struct lt_msg msgs[] = {
+        {"system", 50}, {"user", 30}, {"assistant", 10}, {"tool", 5}, {"user", 20}};
+    struct lt_replay_job j = {.has = LT_HAS_IN | LT_HAS_MSGS,
+                              .in = 3 + 5 * 4 + 115,
+                              .n_msgs = 5,
+                              .msgs = msgs,
+                              .prev = -1,
+                              .next = -1};
     uint32_t win, wout;
     json_t *v = body(&b, &j, &win, &wout);
     json_t *m = json_object_get(v, "messages");
     assert_int_equal(json_array_size(m), 5);
     assert_string_equal(json_string_value(json_object_get(json_array_get(m, 3), "role")), "tool");
-    assert_string_equal(
-        json_string_value(json_object_get(json_array_get(m, 3), "tool_call_id")), "call_0");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(m, 3), "tool_call_id")),
+                        "call_0");
     json_t *calls = json_object_get(json_array_get(m, 2), "tool_calls");
     assert_int_equal(json_array_size(calls), 1);
     assert_string_equal(json_string_value(json_object_get(json_array_get(calls, 0), "id")),
@@ -147,8 +155,13 @@ static void test_blocks_share_prefixes(void **state)
     struct lt_replay_build b = base();
     b.calib.per_request = b.calib.per_message = 0;
     uint64_t b1[] = {11, 12, 13, 14}, b2[] = {11, 12, 99, 100}, b3[] = {77, 12, 13, 14};
-    struct lt_replay_job j1 = {.index = 1, .has = LT_HAS_IN | LT_HAS_BLOCKS, .in = 64,
-                               .n_blocks = 4, .blocks = b1, .prev = -1, .next = -1};
+    struct lt_replay_job j1 = {.index = 1,
+                               .has = LT_HAS_IN | LT_HAS_BLOCKS,
+                               .in = 64,
+                               .n_blocks = 4,
+                               .blocks = b1,
+                               .prev = -1,
+                               .next = -1};
     struct lt_replay_job j2 = j1, j3 = j1;
     j2.index = 2;
     j2.blocks = b2;
@@ -174,8 +187,12 @@ static void test_blocks_share_prefixes(void **state)
 static void test_session_turns_extend(void **state)
 {
     struct lt_replay_build b = base();
-    struct lt_replay_job t0 = {.index = 5, .has = LT_HAS_IN | LT_HAS_SESSION, .session = 9,
-                               .in = 40, .prev = -1, .next = -1};
+    struct lt_replay_job t0 = {.index = 5,
+                               .has = LT_HAS_IN | LT_HAS_SESSION,
+                               .session = 9,
+                               .in = 40,
+                               .prev = -1,
+                               .next = -1};
     struct lt_replay_job t1 = t0;
     t1.index = 8;
     t1.turn = 1;
@@ -193,8 +210,8 @@ static void test_token_ids_and_apis(void **state)
 {
     struct lt_replay_build b = base();
     b.api = LT_REPLAY_API_COMPLETIONS;
-    struct lt_replay_job j = {.index = 1, .has = LT_HAS_IN | LT_HAS_OUT, .in = 777, .out = 5,
-                              .prev = -1, .next = -1};
+    struct lt_replay_job j = {
+        .index = 1, .has = LT_HAS_IN | LT_HAS_OUT, .in = 777, .out = 5, .prev = -1, .next = -1};
     uint32_t win, wout;
     json_t *v = body(&b, &j, &win, &wout);
     assert_int_equal(json_array_size(json_object_get(v, "prompt")), 777);
@@ -217,8 +234,12 @@ static void test_token_ids_and_apis(void **state)
 static void test_recorded_text_and_escaping(void **state)
 {
     struct lt_replay_build b = base();
-    struct lt_replay_job j = {.has = LT_HAS_IN, .in = 5, .text = "say \"hi\"\n\\",
-                              .text_len = 10, .prev = -1, .next = -1};
+    struct lt_replay_job j = {.has = LT_HAS_IN,
+                              .in = 5,
+                              .text = "say \"hi\"\n\\",
+                              .text_len = 10,
+                              .prev = -1,
+                              .next = -1};
     uint32_t win, wout;
     json_t *v = body(&b, &j, &win, &wout);
     assert_string_equal(content_of(v), "say \"hi\"\n\\");
@@ -232,8 +253,12 @@ static void test_recorded_text_and_escaping(void **state)
 static void test_tools(void **state)
 {
     struct lt_replay_build b = base();
-    struct lt_replay_job j = {.has = LT_HAS_IN | LT_HAS_TOOLS, .in = 500, .tools_count = 3,
-                              .tools_tokens = 300, .prev = -1, .next = -1};
+    struct lt_replay_job j = {.has = LT_HAS_IN | LT_HAS_TOOLS,
+                              .in = 500,
+                              .tools_count = 3,
+                              .tools_tokens = 300,
+                              .prev = -1,
+                              .next = -1};
     uint32_t win, wout;
     json_t *v = body(&b, &j, &win, &wout);
     assert_int_equal(json_array_size(json_object_get(v, "tools")), 3);

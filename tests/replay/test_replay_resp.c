@@ -20,7 +20,7 @@
 #define R(key) "{\"choices\":[{\"delta\":{\"" key "\":\"hm\"}}]}"
 #define FIN(r) "{\"choices\":[{\"delta\":{},\"finish_reason\":\"" r "\"}]}"
 #define USAGE(p, c)                                                                                \
-    "{\"choices\":[],\"usage\":{\"prompt_tokens\":" #p ",\"completion_tokens\":" #c               \
+    "{\"choices\":[],\"usage\":{\"prompt_tokens\":" #p ",\"completion_tokens\":" #c                \
     ",\"prompt_tokens_details\":{\"cached_tokens\":2}}}"
 
 static const struct rcase {
@@ -32,15 +32,46 @@ static const struct rcase {
 } cases[] = {
     {"vllm: role chunk, usage separate",
      {ROLE, C("a"), C("b"), C("c"), FIN("length"), USAGE(10, 3), "[DONE]"},
-     3, 3, 10, 3, 1, true, false, true, true, true, "length"},
+     3,
+     3,
+     10,
+     3,
+     1,
+     true,
+     false,
+     true,
+     true,
+     true,
+     "length"},
     {"usage in the last chunk with choices",
      {C("a"), C("b"),
       "{\"choices\":[{\"delta\":{\"content\":\"c\"},\"finish_reason\":\"stop\"}],\"usage\":{"
       "\"prompt_tokens\":5,\"completion_tokens\":3}}",
       "[DONE]"},
-     3, 3, 5, 3, 1, true, false, true, true, true, "stop"},
+     3,
+     3,
+     5,
+     3,
+     1,
+     true,
+     false,
+     true,
+     true,
+     true,
+     "stop"},
     {"no usage at all (counted)",
-     {C("a"), C("b"), FIN("stop")}, 2, 2, 0, 2, 1, false, false, false, true, true, "stop"},
+     {C("a"), C("b"), FIN("stop")},
+     2,
+     2,
+     0,
+     2,
+     1,
+     false,
+     false,
+     false,
+     true,
+     true,
+     "stop"},
     {"continuous usage (vLLM continuous_usage_stats)",
      {"{\"choices\":[{\"delta\":{\"role\":\"assistant\"}}],\"usage\":{\"prompt_tokens\":7,"
       "\"completion_tokens\":0}}",
@@ -49,28 +80,105 @@ static const struct rcase {
       "{\"choices\":[{\"delta\":{\"content\":\"c\"}}],\"usage\":{\"prompt_tokens\":7,"
       "\"completion_tokens\":3}}",
       FIN("length"), "[DONE]"},
-     2, 3, 7, 3, 2, true, true, true, true, true, "length"},
+     2,
+     3,
+     7,
+     3,
+     2,
+     true,
+     true,
+     true,
+     true,
+     true,
+     "length"},
     {"reasoning_content then content",
      {R("reasoning_content"), R("reasoning_content"), C("x"), FIN("stop"), USAGE(3, 3), "[DONE]"},
-     3, 3, 3, 3, 1, true, false, true, true, false, "stop"},
+     3,
+     3,
+     3,
+     3,
+     1,
+     true,
+     false,
+     true,
+     true,
+     false,
+     "stop"},
     {"reasoning key (llama.cpp, newer vLLM)",
      {R("reasoning"), C("x"), FIN("stop"), "[DONE]"},
-     2, 2, 0, 2, 1, false, false, true, true, false, "stop"},
+     2,
+     2,
+     0,
+     2,
+     1,
+     false,
+     false,
+     true,
+     true,
+     false,
+     "stop"},
     {"tool call deltas are content",
-     {"{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\"}}]}}]}",
+     {"{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\"}}]}"
+      "}]}",
       FIN("tool_calls"), "[DONE]"},
-     1, 1, 0, 1, 1, false, false, true, true, true, "tool_calls"},
+     1,
+     1,
+     0,
+     1,
+     1,
+     false,
+     false,
+     true,
+     true,
+     true,
+     "tool_calls"},
     {"completions text",
-     {"{\"choices\":[{\"text\":\" a\"}]}", "{\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}]}"},
-     1, 1, 0, 1, 1, false, false, false, true, true, "length"},
+     {"{\"choices\":[{\"text\":\" a\"}]}",
+      "{\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}]}"},
+     1,
+     1,
+     0,
+     1,
+     1,
+     false,
+     false,
+     false,
+     true,
+     true,
+     "length"},
     {"sglang generate: cumulative text and meta_info",
-     {"{\"text\":\"a\",\"meta_info\":{\"prompt_tokens\":4,\"completion_tokens\":1,\"finish_reason\":null}}",
-      "{\"text\":\"a b c\",\"meta_info\":{\"prompt_tokens\":4,\"completion_tokens\":3,\"finish_reason\":null}}",
-      "{\"text\":\"a b c\",\"meta_info\":{\"prompt_tokens\":4,\"completion_tokens\":3,\"finish_reason\":{\"type\":\"length\"}}}",
+     {"{\"text\":\"a\",\"meta_info\":{\"prompt_tokens\":4,\"completion_tokens\":1,\"finish_"
+      "reason\":null}}",
+      "{\"text\":\"a b "
+      "c\",\"meta_info\":{\"prompt_tokens\":4,\"completion_tokens\":3,\"finish_reason\":null}}",
+      "{\"text\":\"a b "
+      "c\",\"meta_info\":{\"prompt_tokens\":4,\"completion_tokens\":3,\"finish_reason\":{\"type\":"
+      "\"length\"}}}",
       "[DONE]"},
-     2, 3, 4, 3, 1, true, true, true, true, true, "length"},
+     2,
+     3,
+     4,
+     3,
+     1,
+     true,
+     true,
+     true,
+     true,
+     true,
+     "length"},
     {"stream ended without [DONE] or finish",
-     {C("a"), C("b")}, 2, 2, 0, 2, 1, false, false, false, false, true, ""},
+     {C("a"), C("b")},
+     2,
+     2,
+     0,
+     2,
+     1,
+     false,
+     false,
+     false,
+     false,
+     true,
+     ""},
 };
 
 static void test_dialects(void **state)
@@ -85,8 +193,8 @@ static void test_dialects(void **state)
                 fail_msg("%s: event %d rejected", k->name, i);
         }
         if (r.n_chunks != k->n_chunks || lt_replay_resp_out(&r) != k->out ||
-            r.counted != k->counted || r.has_usage != k->usage ||
-            r.chunk_usage != k->chunk_usage || r.done != k->done || r.has_finish != k->finish)
+            r.counted != k->counted || r.has_usage != k->usage || r.chunk_usage != k->chunk_usage ||
+            r.done != k->done || r.has_finish != k->finish)
             fail_msg("%s: chunks %u out %u counted %u usage %d chunk_usage %d done %d finish %d",
                      k->name, r.n_chunks, lt_replay_resp_out(&r), r.counted, r.has_usage,
                      r.chunk_usage, r.done, r.has_finish);
@@ -140,6 +248,65 @@ static void test_malformed(void **state)
     lt_replay_resp_release(&r);
 }
 
+/* The chunk scanner checks the whole syntax, not only the fields it reads. */
+static void test_scanner_syntax(void **state)
+{
+    static const char *bad[] = {
+        "{",
+        "{\"choices\":[}",
+        "{\"a\":1,}",
+        "{\"a\" 1}",
+        "{\"a\":\"x}",
+        "{\"a\":\"\\q\"}",
+        "{\"a\":\"\\u12G4\"}",
+        "{\"a\":01}",
+        "{\"a\":1.}",
+        "{\"a\":-}",
+        "{\"a\":tru}",
+        "{\"a\":1} x",
+        "{\"a\":\"tab\there\"}",
+        "{\"a\":[1 2]}",
+        "",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct lt_replay_resp r;
+        lt_replay_resp_init(&r, 4);
+        if (lt_replay_resp_event(&r, bad[i], strlen(bad[i]), (lt_mono){1}) != LT_EFORMAT)
+            fail_msg("accepted: %s", bad[i]);
+        lt_replay_resp_release(&r);
+    }
+    char deep[300];
+    size_t n = 0;
+    deep[n++] = '{';
+    deep[n++] = '"';
+    deep[n++] = 'a';
+    deep[n++] = '"';
+    deep[n++] = ':';
+    for (int i = 0; i < 100; i++)
+        deep[n++] = '[';
+    for (int i = 0; i < 100; i++)
+        deep[n++] = ']';
+    deep[n++] = '}';
+    struct lt_replay_resp r;
+    lt_replay_resp_init(&r, 4);
+    assert_int_equal(lt_replay_resp_event(&r, deep, n, (lt_mono){1}), LT_EFORMAT);
+    /* valid oddities: whitespace, escapes, unicode, numbers, other keys
+     * nested like ours, "error": null */
+    const char *ok = " {\"id\" : \"x\\\"y\" , \"error\":null, \"n\":[-1.5e3,0,true,false,null,{}],"
+                     "\"choices\" : [ { \"delta\" : { \"content\" : \"\\u00e9\\n\" , "
+                     "\"x\":{\"content\":\"\"}} } , {\"delta\":{\"content\":\"not first\"}} ] } ";
+    assert_int_equal(lt_replay_resp_event(&r, ok, strlen(ok), (lt_mono){1}), 0);
+    assert_int_equal(r.n_chunks, 1);
+    assert_false(r.error_event);
+    /* an empty content in the first choice is no token, even when a later
+     * choice has one */
+    const char *second =
+        "{\"choices\":[{\"delta\":{\"content\":\"\"}},{\"delta\":{\"content\":\"b\"}}]}";
+    assert_int_equal(lt_replay_resp_event(&r, second, strlen(second), (lt_mono){2}), 0);
+    assert_int_equal(r.n_chunks, 1);
+    lt_replay_resp_release(&r);
+}
+
 static void test_whole_body(void **state)
 {
     struct lt_replay_resp r;
@@ -177,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_role_chunk_is_not_a_token),
         cmocka_unit_test(test_cached_and_reasoning_usage),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_scanner_syntax),
         cmocka_unit_test(test_whole_body),
         cmocka_unit_test(test_chunk_cap),
     };

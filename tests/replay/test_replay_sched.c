@@ -25,15 +25,31 @@ static const struct tcase {
     {"identity, moved to 0", {.speed = 0}, 5, {5, 6, 10, 10, 20}, {0, 1, 5, 5, 15}, 5},
     {"speed 2", {.speed = 2}, 4, {0, 10, 20, 40}, {0, 5, 10, 20}, 4},
     {"rate: mean rate 3 req/s over 4 requests = 1 s span",
-     {.rate = 3}, 4, {0, 1000, 3000, 4000}, {0, 250000, 750000, 1000000}, 4},
+     {.rate = 3},
+     4,
+     {0, 1000, 3000, 4000},
+     {0, 250000, 750000, 1000000},
+     4},
     {"max gap", {.max_gap_us = 10}, 5, {0, 5, 100, 105, 1000}, {0, 5, 15, 20, 30}, 5},
-    {"window [10, 30)", {.win_start_us = 10, .win_end_us = 30}, 6, {0, 10, 20, 29, 30, 40},
-     {-1, 0, 10, 19, -1, -1}, 3},
-    {"spread 3 equal stamps over 30", {.spread_us = 30}, 5, {0, 0, 0, 100, 100},
-     {0, 10, 20, 100, 115}, 5},
+    {"window [10, 30)",
+     {.win_start_us = 10, .win_end_us = 30},
+     6,
+     {0, 10, 20, 29, 30, 40},
+     {-1, 0, 10, 19, -1, -1},
+     3},
+    {"spread 3 equal stamps over 30",
+     {.spread_us = 30},
+     5,
+     {0, 0, 0, 100, 100},
+     {0, 10, 20, 100, 115},
+     5},
     {"duration", {.duration_us = 20}, 5, {0, 10, 19, 20, 30}, {0, 10, 19, -1, -1}, 3},
-    {"window then speed", {.win_start_us = 100, .win_end_us = 200, .speed = 10}, 4,
-     {50, 100, 150, 190}, {-1, 0, 5, 9}, 3},
+    {"window then speed",
+     {.win_start_us = 100, .win_end_us = 200, .speed = 10},
+     4,
+     {50, 100, 150, 190},
+     {-1, 0, 5, 9},
+     3},
 };
 
 static void test_trace_time(void **state)
@@ -45,8 +61,8 @@ static void test_trace_time(void **state)
         struct lt_err err = {0};
         int64_t kept = lt_replay_sched_trace(k->in, n, &k->o, out, &err);
         if (kept != k->kept)
-            fail_msg("%s: kept %lld, want %lld (%s)", k->name, (long long)kept,
-                     (long long)k->kept, err.msg);
+            fail_msg("%s: kept %lld, want %lld (%s)", k->name, (long long)kept, (long long)k->kept,
+                     err.msg);
         for (size_t i = 0; i < n; i++)
             if (out[i] != k->want[i])
                 fail_msg("%s: [%zu] = %lld, want %lld", k->name, i, (long long)out[i],
@@ -98,8 +114,7 @@ static void test_open_loop(void **state)
     for (int i = 1; i < N; i++)
         assert_true(t[i] >= t[i - 1]);
     /* duration cuts: 1 s at 100/s constant gives 100 arrivals */
-    assert_int_equal(lt_replay_sched_open(LT_REPLAY_CONSTANT, 100, 0, 1, 1000000, t, N, &err),
-                     100);
+    assert_int_equal(lt_replay_sched_open(LT_REPLAY_CONSTANT, 100, 0, 1, 1000000, t, N, &err), 100);
     assert_int_equal(lt_replay_sched_open(LT_REPLAY_POISSON, 0, 0, 1, 0, t, N, &err), LT_EINVAL);
     free(t);
 }

@@ -57,8 +57,8 @@ static void test_every_split(void **state)
                 assert_int_equal(lt_replay_sse_feed(&s, cases[c].in, cut1, collect, &g), 0);
                 assert_int_equal(
                     lt_replay_sse_feed(&s, cases[c].in + cut1, cut2 - cut1, collect, &g), 0);
-                assert_int_equal(
-                    lt_replay_sse_feed(&s, cases[c].in + cut2, n - cut2, collect, &g), 0);
+                assert_int_equal(lt_replay_sse_feed(&s, cases[c].in + cut2, n - cut2, collect, &g),
+                                 0);
                 assert_int_equal(lt_replay_sse_finish(&s, collect, &g), 0);
                 if (strcmp(g.text, cases[c].want) != 0)
                     fail_msg("case %zu cut %zu/%zu: got %s, want %s", c, cut1, cut2, g.text,

@@ -1,0 +1,55 @@
+#!/bin/sh
+# Ctrl-C (SIGINT) or SIGTERM in the middle of a run: replay records the
+# requests in flight as aborted (with their partial timings) and the ones
+# never sent as aborted without a send time, closes the file properly and
+# exits 130. Every request of the trace is accounted for, and the sim saw
+# exactly the requests that were sent.
+. "$LT_SRC/tests/cli/lib.sh"
+. "$LT_SRC/tests/replay/simlib.sh"
+L=$LOADTRACE
+
+"$L" synth --arrivals constant --rate 20 --requests 60 --in fixed:64 --out fixed:200 -q \
+    -o "$T/t.lt.zst" || fail "synth"
+
+for sig in INT TERM; do
+    start_sim "sig$sig"
+    "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate -o "$T/r$sig.lt.zst" -q \
+        --no-summary &
+    RP=$!
+    # the trace lasts 3 s and each answer takes seconds: at 1.5 s some
+    # requests are in flight and some not yet sent
+    sleep 1.5
+    kill -"$sig" $RP
+    wait $RP
+    expect_status 130 $? "exit status after SIG$sig"
+    stop_sim
+    "$L" cat "$T/r$sig.lt.zst" > "$T/all$sig.jsonl"
+    expect_status 0 $? "the results file after SIG$sig reads cleanly"
+    expect_eq 60 "$(results "$T/r$sig.lt.zst" | jq -r .i | sort -u | wc -l)" "requests accounted for after SIG$sig"
+    expect_eq 60 "$(results "$T/r$sig.lt.zst" | wc -l)" "results after SIG$sig"
+    inflight=$(results "$T/r$sig.lt.zst" | jq -s '[.[] | select(.err == "aborted" and .sent != null)] | length')
+    unsent=$(results "$T/r$sig.lt.zst" | jq -s '[.[] | select(.err == "aborted" and .sent == null)] | length')
+    [ "$inflight" -ge 1 ] || fail "no request was in flight at SIG$sig"
+    [ "$unsent" -ge 1 ] || fail "no request was left unsent at SIG$sig"
+    # the sim saw exactly the requests that were sent
+    expect_eq "$(results "$T/r$sig.lt.zst" | jq -s '[.[] | select(.sent != null)] | length')" \
+        "$(streams "$SIM_LOG" | wc -l)" "requests sent vs the sim's log after SIG$sig"
+done
+# a crash (SIGKILL: nothing is cleaned up) loses at most the frame being
+# filled: the file salvages to the results finished before it
+"$L" synth --arrivals constant --rate 20 --requests 100 --in fixed:16 --out fixed:4 -q \
+    -o "$T/t5.lt.zst" || fail "synth"
+start_sim kill --profile fast
+"$L" replay "$T/t5.lt.zst" --target "$SIM_URL" --no-calibrate -o "$T/rKILL.lt.zst" -q --no-summary &
+RP=$!
+sleep 2.5
+kill -KILL $RP
+wait $RP 2>/dev/null
+stop_sim
+"$L" cat --salvage --no-header "$T/rKILL.lt.zst" 2>/dev/null | jq -c 'select(.rec != "run")' > "$T/killed.jsonl"
+n=$(wc -l < "$T/killed.jsonl")
+# about 50 requests had finished; all but the last fraction of a second must be there
+[ "$n" -ge 20 ] || fail "only $n results could be read back after SIGKILL"
+expect_eq "$n" "$(jq -r .i "$T/killed.jsonl" | sort -u | wc -l)" "distinct results after SIGKILL"
+expect_eq 0 "$(jq -s '[.[] | select(.err == "aborted")] | length' "$T/killed.jsonl")" "aborted results after SIGKILL (nobody could write them)"
+finish
