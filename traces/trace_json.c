@@ -14,6 +14,8 @@
 
 int lt_json_str(struct lt_buf *out, const char *s, size_t n)
 {
+    if (n == 0) /* s may be NULL then (msgpack-c's empty strings) */
+        return lt_buf_append(out, "\"\"", 2);
     int rc = lt_buf_reserve(out, n + 2);
     if (rc < 0)
         return rc;
