@@ -7,6 +7,7 @@ model = loadtrace-sim-hold
 step_ms = 200
 step_ms_per_seq = 0
 prefill_step_ms = 0
+prefill_ms_per_seq = 0
 prefill_ms_per_token = 0
 cached_ms_per_token = 0
 max_running = 100000

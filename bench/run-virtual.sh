@@ -15,8 +15,8 @@ L=$B/loadtrace
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
 "$L" import --from azure "$SRC/traces/samples/AzureLLMInferenceTrace_conv.csv" -o "$OUT/conv.lt.zst" 2>/dev/null
-printf 'name = fastprefill\nprefill_step_ms = 10\nprefill_ms_per_token = 0.1\n' >"$OUT/fp.profile"
-printf 'name = fastprefill32\nprefill_step_ms = 10\nprefill_ms_per_token = 0.1\nmax_running = 32\n' \
+printf 'name = fastprefill\nprefill_step_ms = 10\nprefill_ms_per_seq = 0\nprefill_ms_per_token = 0.1\n' >"$OUT/fp.profile"
+printf 'name = fastprefill32\nprefill_step_ms = 10\nprefill_ms_per_seq = 0\nprefill_ms_per_token = 0.1\nmax_running = 32\n' \
     >"$OUT/fp32.profile"
 one() { # label, replay options...
     label=$1

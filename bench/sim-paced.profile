@@ -6,6 +6,7 @@ model = loadtrace-sim-paced
 step_ms = 20
 step_ms_per_seq = 0
 prefill_step_ms = 0
+prefill_ms_per_seq = 0
 prefill_ms_per_token = 0
 cached_ms_per_token = 0
 max_running = 100000

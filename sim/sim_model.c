@@ -284,7 +284,7 @@ static void start_step(struct lt_sim_model *m, int64_t now)
     uint64_t budget = m->p.batch_tokens > decoders ? m->p.batch_tokens - decoders : 0;
     if (decoders == 0 && budget == 0)
         budget = 1;
-    uint64_t prefill = 0, cached = 0;
+    uint64_t prefill = 0, cached = 0, starting = 0;
     for (uint32_t i = 0; i < m->nrun && budget > 0; i++) {
         struct lt_sim_mreq *q = m->run[i];
         if (q->decode)
@@ -295,12 +295,14 @@ static void start_step(struct lt_sim_model *m, int64_t now)
         prefill += q->chunk;
         if (!q->charged) {
             cached += q->cached;
+            starting++;
             q->charged = true;
         }
     }
     double ms = m->p.step_ms + m->p.step_ms_per_seq * decoders;
     if (prefill > 0)
-        ms += m->p.prefill_step_ms + m->p.prefill_ms_per_token * (double)prefill;
+        ms += m->p.prefill_step_ms + m->p.prefill_ms_per_seq * (double)starting +
+              m->p.prefill_ms_per_token * (double)prefill;
     ms += m->p.cached_ms_per_token * (double)cached;
     m->st.steps++;
     m->st.prefill_tokens += prefill;

@@ -18,7 +18,8 @@
  *     token budget (batch_tokens - decoders) is given to prompt chunks, in
  *     admission order (chunked prefill);
  *   - the step lasts step_ms + step_ms_per_seq * decoders, plus
- *     prefill_step_ms + prefill_ms_per_token * chunk tokens (+ the cached
+ *     prefill_step_ms + prefill_ms_per_seq * requests starting their prefill
+ *     + prefill_ms_per_token * chunk tokens (+ the cached
  *     tokens' cost) when it prefills anything;
  *   - at its end each decoder emits a token and each request whose prompt
  *     is complete emits its first token; finished requests leave the batch.

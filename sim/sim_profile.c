@@ -51,6 +51,7 @@ static const struct key keys[] = {
     KD("step_ms", step_ms),
     KD("step_ms_per_seq", step_ms_per_seq),
     KD("prefill_step_ms", prefill_step_ms),
+    KD("prefill_ms_per_seq", prefill_ms_per_seq),
     KD("prefill_ms_per_token", prefill_ms_per_token),
     KD("cached_ms_per_token", cached_ms_per_token),
     KU("max_running", max_running),
@@ -73,8 +74,9 @@ static const struct lt_sim_profile default_profile = {
     .model = "Qwen/Qwen3.5-397B-A17B",
     .step_ms = 5.7,
     .step_ms_per_seq = 0.19,
-    .prefill_step_ms = 100.0,
-    .prefill_ms_per_token = 0.85,
+    .prefill_step_ms = 40.0,
+    .prefill_ms_per_seq = 85.0,
+    .prefill_ms_per_token = 0.05,
     .cached_ms_per_token = 0.05,
     .max_running = 256,
     .kv_tokens = 1000000,
@@ -96,7 +98,8 @@ int lt_sim_profile_builtin(struct lt_sim_profile *p, const char *name, struct lt
         snprintf(p->name, sizeof p->name, "fast");
         snprintf(p->model, sizeof p->model, "loadtrace-sim-fast");
         p->step_ms = p->step_ms_per_seq = 0;
-        p->prefill_step_ms = p->prefill_ms_per_token = p->cached_ms_per_token = 0;
+        p->prefill_step_ms = p->prefill_ms_per_seq = p->prefill_ms_per_token = 0;
+        p->cached_ms_per_token = 0;
         p->max_running = 1000000;
         p->kv_tokens = UINT64_MAX / 4;
         p->batch_tokens = 1u << 30;

@@ -19,6 +19,7 @@ struct lt_sim_profile {
     double step_ms;              /* a: fixed cost of every engine step */
     double step_ms_per_seq;      /* k: added per decoding request in the step */
     double prefill_step_ms;      /* added once to a step that prefills anything */
+    double prefill_ms_per_seq;   /* per request whose prefill starts in the step */
     double prefill_ms_per_token; /* per prompt token prefilled */
     double cached_ms_per_token;  /* per prompt token found in the prefix cache */
     uint32_t max_running;        /* most requests in the batch; the rest queue */

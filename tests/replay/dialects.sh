@@ -13,8 +13,8 @@ L=$LOADTRACE
     -o "$T/t.lt.zst" || fail "synth"
 
 for d in vllm no-role-chunk usage-in-last reasoning close no-role-chunk,usage-in-last,reasoning,close; do
-    # --time-scale 10: a prefill of about 100 ms, far from the role chunk's ~0
-    start_sim "d$d" --dialect "$d" --time-scale 10
+    # --time-scale 2: a prefill of about 115 ms, far from the role chunk's ~0
+    start_sim "d$d" --dialect "$d" --time-scale 2
     "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --reasoning-effort high -o "$T/r.lt.zst" -q \
         --no-summary
     expect_status 0 $? "replay, dialect $d"

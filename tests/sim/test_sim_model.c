@@ -29,6 +29,7 @@ static struct lt_sim_profile prof(void)
     p.step_ms = 10;
     p.step_ms_per_seq = 1;
     p.prefill_step_ms = 20;
+    p.prefill_ms_per_seq = 0;
     p.prefill_ms_per_token = 0.5;
     p.cached_ms_per_token = 0;
     p.max_running = 100;
