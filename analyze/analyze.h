@@ -39,6 +39,9 @@ enum lt_analyze_format {
     LT_ANALYZE_JSON = 2,
 };
 
+/* A request counts as sent late when sent - sched exceeds this (1 ms). */
+#define LT_ANALYZE_LATE_US 1000
+
 /* Which per-request throughput the seed table shows (both are always
  * computed and in --json / --csv). */
 enum lt_analyze_perreq {
@@ -127,7 +130,7 @@ struct lt_analyze_run {
     uint64_t measured;            /* results - warmup */
     uint64_t sent;                /* measured with a send time */
     uint64_t ok;                  /* measured and Ok */
-    uint64_t late;                /* measured, sent after sched */
+    uint64_t late;                /* measured, sent more than LT_ANALYZE_LATE_US after sched */
     int64_t first_sent, last_end; /* window of the measured requests, us */
     double wall_s;                /* (last_end - first_sent) / 1e6 */
 

@@ -172,7 +172,7 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
         fprintf(out, "  mode %s", r->mode);
     if (r->target[0])
         fprintf(out, "  target %s", r->target);
-    fprintf(out, "\n  %llu requests measured (%llu warm-up excluded), %llu Ok, %llu sent late\n",
+    fprintf(out, "\n  %llu requests measured (%llu warm-up excluded), %llu Ok, %llu sent >1 ms late\n",
             (unsigned long long)r->measured, (unsigned long long)r->warmup,
             (unsigned long long)r->ok, (unsigned long long)r->late);
     text_latency(r, out);
