@@ -8,6 +8,10 @@
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/replay_merge.h"
+#ifdef LT_MPI
+#include "cli/replay_mpi.h"
+#endif
 #include "cli/replay_virtual.h"
 #include "replay/replay.h"
 #include "sim/sim.h"
@@ -83,6 +87,9 @@ static const char replay_usage[] =
     "\n"
     "Output:\n"
     "  -o, --output FILE       results file (required)\n"
+    "  --merge PART...         merge the per-rank parts of an MPI replay (RESULTS.rankN,\n"
+    "                          in rank order) into -o FILE, e.g. after a rank died;\n"
+    "                          exit 1 when some rank's requests are missing\n"
     "  --no-summary            do not print the summary\n"
     "  -q, --quiet             no progress line\n"
     "  -h, --help              this text\n"
@@ -90,6 +97,10 @@ static const char replay_usage[] =
     "Metrics (docs/metrics.md): TTFT = first token-bearing chunk - sent;\n"
     "E2E = last byte - sent; TPOT = (E2E - TTFT) / (out - 1); schedule lag =\n"
     "sent - scheduled. Ctrl-C stops: requests in flight are recorded as aborted.\n"
+    "\n"
+    "Several machines: mpirun -n N loadtrace replay ... splits the trace by session\n"
+    "over N ranks on a common start, and --concurrency levels over the ranks; rank\n"
+    "0 merges the ranks' RESULTS.rankR into RESULTS (docs/replay-mpi.md).\n"
     "\n"
     "Error classes (results' err): connect, tls, timeout, first_token_timeout,\n"
     "http (an error status), ratelimit (429), malformed (a chunk or body that is\n"
@@ -292,6 +303,7 @@ enum {
     O_RETRY,
     O_THINKING,
     O_VIRTUAL,
+    O_MERGE,
 };
 
 static int bad(const char *opt, const char *val)
@@ -341,6 +353,7 @@ int cmd_replay(int argc, char **argv)
         {"retry", required_argument, NULL, O_RETRY},
         {"thinking", required_argument, NULL, O_THINKING},
         {"virtual", no_argument, NULL, O_VIRTUAL},
+        {"merge", no_argument, NULL, O_MERGE},
         {"profile", required_argument, NULL, O_SPROFILE},
         {"output", required_argument, NULL, 'o'},
         {"no-summary", no_argument, NULL, O_NOSUMMARY},
@@ -351,7 +364,7 @@ int cmd_replay(int argc, char **argv)
     struct lt_replay_opts *o = &c.o;
     o->seed = 1;
     c.sim.seed = 1;
-    bool have_arrivals = false, virt = false;
+    bool have_arrivals = false, virt = false, merge = false;
     double rate = 0;
     uint64_t u;
     int64_t us;
@@ -524,6 +537,9 @@ int cmd_replay(int argc, char **argv)
         case O_VIRTUAL:
             virt = true;
             break;
+        case O_MERGE:
+            merge = true;
+            break;
         case 'o':
             o->out_path = optarg;
             break;
@@ -540,6 +556,30 @@ int cmd_replay(int argc, char **argv)
             fputs(replay_usage, stderr);
             return 2;
         }
+    }
+    if (merge) {
+        /* The parts of an MPI job, merged after the fact (a job cut short). */
+        if (!o->out_path || optind == argc) {
+            cli_error("replay", "--merge needs -o RESULTS.lt.zst and the parts, in rank order");
+            return 2;
+        }
+        if (cli_dry_run())
+            return 0;
+        int m = cli_replay_merge(o->out_path, (const char *const *)argv + optind,
+                                 (size_t)(argc - optind), stdout, &err);
+        if (m < 0) {
+            cli_error("replay", "merge: %s", err.msg);
+            return 1;
+        }
+        if (c.summary) {
+            struct lt_analyze_opts ao;
+            lt_analyze_opts_init(&ao);
+            if (lt_analyze_print_summary(o->out_path, &ao, stdout, &err) < 0) {
+                cli_error("replay", "summary: %s", err.msg);
+                return 1;
+            }
+        }
+        return m; /* 1: partial, some rank's requests are missing */
     }
     if (optind != argc - 1) {
         cli_error("replay", "give exactly one trace file (see --help)");
@@ -588,5 +628,24 @@ int cmd_replay(int argc, char **argv)
     }
     if (cli_dry_run())
         return 0;
+#ifdef LT_MPI
+    /* Started by mpirun: one rank of a split replay (docs/replay-mpi.md). */
+    if (cli_replay_mpi_wanted()) {
+        if (c.target_sim) {
+            cli_error("replay", "under mpirun, give --target URL (start one `loadtrace sim` "
+                                "for all ranks), not --target sim");
+            return 2;
+        }
+        return cli_replay_mpi(o, c.key_env, c.summary, c.quiet);
+    }
+#else
+    /* N copies of a whole replay writing one file would be nonsense. */
+    const char *np = getenv("OMPI_COMM_WORLD_SIZE");
+    if (np && strcmp(np, "1") != 0) {
+        cli_error("replay", "started by mpirun, but this loadtrace was built without MPI "
+                            "(install libopenmpi-dev and rebuild; docs/replay-mpi.md)");
+        return 2;
+    }
+#endif
     return replay_main(&c);
 }

@@ -141,6 +141,9 @@ struct lt_replay {
     struct req *free_reqs;
     struct lt_chunk *chunkbuf;
     size_t chunkbuf_cap;
+    uint8_t *mine;           /* split over parts: 1 for this part's jobs; NULL = all */
+    uint64_t planned;        /* seqs of this run that this part sends */
+    struct lt_buf run_extra; /* extra keys of the run record (parts > 1) */
 
     struct lt_replay_stats st;
 };
@@ -671,6 +674,10 @@ static int pump(struct lt_replay *rp, struct lt_err *err)
         }
     }
     if (rp->mode == LT_REPLAY_MODE_CONCURRENCY) {
+        if (now < 0) { /* an origin agreed ahead (run_origin): the loop starts there */
+            arm_abs(rp->sched_tfd, rp->origin);
+            return 0;
+        }
         bool timeup = rp->o.duration_us > 0 && now >= rp->o.duration_us;
         if (timeup && rp->total > rp->cursor) {
             /* Requests never meant to be sent are not recorded. */
@@ -974,6 +981,48 @@ out:
     return rc;
 }
 
+/* ---- splitting a trace over several processes ---- */
+
+void lt_replay_split(const struct lt_replay_job *jobs, size_t n, uint32_t parts, uint32_t *out)
+{
+    /* load[] is tiny (one per process): a linear scan per session is fine. */
+    uint64_t load[LT_REPLAY_MAX_PARTS] = {0};
+    if (parts < 1)
+        parts = 1;
+    if (parts > LT_REPLAY_MAX_PARTS)
+        parts = LT_REPLAY_MAX_PARTS;
+    for (size_t j = 0; j < n; j++) {
+        uint32_t p = 0;
+        if (jobs[j].prev >= 0) {
+            p = out[jobs[j].prev]; /* a later turn follows its session */
+        } else {
+            for (uint32_t k = 1; k < parts; k++)
+                if (load[k] < load[p])
+                    p = k;
+        }
+        out[j] = p;
+        load[p] += 1024u + (uint64_t)jobs[j].in + jobs[j].out;
+    }
+}
+
+/* msgpack for the few extra keys of a part's run record: a fixstr key
+ * (under 32 bytes) and a uint64 value. */
+static size_t mp_str(uint8_t *p, const char *s)
+{
+    size_t n = strlen(s);
+    p[0] = (uint8_t)(0xa0u | n);
+    memcpy(p + 1, s, n);
+    return n + 1;
+}
+
+static size_t mp_uint(uint8_t *p, uint64_t v)
+{
+    p[0] = 0xcf;
+    for (int i = 0; i < 8; i++)
+        p[1 + i] = (uint8_t)(v >> (56 - 8 * i));
+    return 9;
+}
+
 /* ---- runs ---- */
 
 static int run_one(struct lt_replay *rp, struct lt_err *err)
@@ -1019,6 +1068,15 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
                 rp->offs[i] = prev;
             prev = rp->offs[i];
         }
+        /* Another part's requests: cut like the window's, after the whole
+         * trace was scheduled, so every part keeps the global schedule. */
+        if (rp->mine)
+            for (size_t i = 0; i < n; i++)
+                if (rp->state[i] != SEQ_DONE && !rp->mine[i]) {
+                    rp->state[i] = SEQ_DONE;
+                    rp->job_seq[i] = -1;
+                    rp->done_n++;
+                }
     } else {
         uint64_t want = o->requests ? o->requests : n;
         rp->nseq = (size_t)want;
@@ -1035,14 +1093,53 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
                 return (int)got;
             rp->nseq = rp->total = (size_t)got;
         }
+        /* Keep this part's seqs of the global sequence (open loop: with
+         * their global arrival times). */
+        if (rp->mine) {
+            size_t k = 0;
+            for (size_t i = 0; i < rp->nseq; i++)
+                if (rp->mine[rp->order[i]]) {
+                    rp->order[k] = rp->order[i];
+                    if (rp->mode == LT_REPLAY_MODE_RATE)
+                        rp->offs[k] = rp->offs[i];
+                    k++;
+                }
+            rp->nseq = rp->total = k;
+        }
     }
+    rp->planned = rp->total - rp->done_n;
 
     memset(rp->attempts, 0, rp->nseq);
     memset(rp->job_launched, 0, rp->njobs * sizeof *rp->job_launched);
     memset(rp->job_done, 0, rp->njobs * sizeof *rp->job_done);
     char start[32];
+    struct lt_extra extra = {0};
     rp->origin = lt_mono_add_ns(lt_mono_now(), 1000000); /* 1 ms to get going */
+    /* A start agreed with other processes, when there are any. */
+    if (o->run_origin)
+        LT_TRY(o->run_origin(o->run_origin_ud, rp->run_id, &rp->origin, &extra, err));
     lt_wall_rfc3339(start);
+    if (o->parts > 1) {
+        /* Which part this is, and what it meant to send: what a merge of
+         * the parts needs to say which requests a lost part took along. */
+        lt_buf_reset(&rp->run_extra);
+        uint8_t kv[64];
+        size_t kl = 0;
+        kl += mp_str(kv + kl, "rank");
+        kl += mp_uint(kv + kl, o->part);
+        kl += mp_str(kv + kl, "ranks");
+        kl += mp_uint(kv + kl, o->parts);
+        kl += mp_str(kv + kl, "planned");
+        kl += mp_uint(kv + kl, rp->planned);
+        if (lt_buf_append(&rp->run_extra, kv, kl) < 0 ||
+            (extra.len && lt_buf_append(&rp->run_extra, extra.data, extra.len) < 0)) {
+            rc = lt_errset(err, LT_ENOMEM, "out of memory");
+            goto out;
+        }
+        extra.data = (const uint8_t *)rp->run_extra.p;
+        extra.len = rp->run_extra.len;
+        extra.n += 3;
+    }
     struct lt_run run = {
         .id = rp->run_id,
         .mode = rp->mode == LT_REPLAY_MODE_TRACE         ? "trace"
@@ -1058,6 +1155,7 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
         .start = start,
         .version = LT_VERSION,
         .warmup = (uint32_t)(o->warmup < UINT32_MAX ? o->warmup : UINT32_MAX),
+        .extra = extra,
     };
     if (rp->mode == LT_REPLAY_MODE_TRACE && run.speed == 0 && run.rate == 0)
         run.speed = 1;
@@ -1411,6 +1509,9 @@ static int check_opts(const struct lt_replay_opts *o, struct lt_err *err)
         return lt_errset(err, LT_EINVAL, "a trace, an output file and a target are needed");
     if (o->mode == LT_REPLAY_MODE_CONCURRENCY && !o->n_levels)
         return lt_errset(err, LT_EINVAL, "closed loop needs at least one concurrency level");
+    if (o->parts > LT_REPLAY_MAX_PARTS || (o->parts > 1 && o->part >= o->parts))
+        return lt_errset(err, LT_EINVAL, "part %u of %u: at most %u parts", o->part, o->parts,
+                         LT_REPLAY_MAX_PARTS);
     for (size_t i = 0; i < o->n_levels; i++)
         if (!o->levels[i])
             return lt_errset(err, LT_EINVAL, "a concurrency level must be at least 1");
@@ -1439,6 +1540,7 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     rp->o = *opts;
     rp->mode = opts->mode;
     rp->head.next = rp->head.prev = &rp->head;
+    lt_buf_init(&rp->run_extra, 1 << 16);
     curl_global_init(CURL_GLOBAL_DEFAULT);
 
     /* base URL without a trailing slash or /v1 */
@@ -1499,6 +1601,19 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
         !rp->attempts || !rp->job_seq || !rp->job_end || !rp->job_launched || !rp->job_done) {
         rc = lt_errset(err, LT_ENOMEM, "out of memory");
         goto out;
+    }
+    if (opts->parts > 1) {
+        uint32_t *part = malloc(rp->njobs * sizeof *part);
+        rp->mine = malloc(rp->njobs);
+        if (!part || !rp->mine) {
+            free(part);
+            rc = lt_errset(err, LT_ENOMEM, "out of memory");
+            goto out;
+        }
+        lt_replay_split(rp->jobs, rp->njobs, opts->parts, part);
+        for (size_t j = 0; j < rp->njobs; j++)
+            rp->mine[j] = part[j] == opts->part;
+        free(part);
     }
 
     LT_TRY(find_model(rp, err));
@@ -1625,5 +1740,7 @@ void lt_replay_free(struct lt_replay *rp)
     free(rp->job_launched);
     free(rp->job_done);
     free(rp->chunkbuf);
+    free(rp->mine);
+    lt_buf_release(&rp->run_extra);
     free(rp);
 }

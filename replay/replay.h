@@ -35,6 +35,7 @@
 #include "replay/replay_prompt.h"
 #include "replay/replay_sched.h"
 #include "traces/lt_err.h"
+#include "traces/lt_time.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,6 +63,7 @@ enum lt_replay_mode {
 
 #define LT_REPLAY_MAX_LEVELS 64
 #define LT_REPLAY_MAX_HEADERS 32
+#define LT_REPLAY_MAX_PARTS 4096 /* processes a replay may be split over */
 
 /* What a progress callback is told, about the run in progress. */
 struct lt_replay_progress {
@@ -144,7 +146,36 @@ struct lt_replay_opts {
 
     void (*progress)(void *ud, const struct lt_replay_progress *p);
     void *progress_ud;
+
+    /* One part of a replay split over several processes (the MPI job of
+     * cli/replay_mpi.c; replay itself knows nothing of MPI). parts > 1: this
+     * process sends only part `part`'s requests, chosen by
+     * lt_replay_split. Every part computes the whole run's schedule (trace
+     * time, or open-loop arrivals from the same seed) and keeps its own
+     * requests, so together the parts send exactly the single-process
+     * schedule. Closed-loop levels and max_concurrency are per part: the
+     * caller splits them. Run records then carry the extra keys "rank",
+     * "ranks" and "planned" (requests this part meant to send in the run). */
+    uint32_t part, parts;
+    /* Called before each run, may be NULL: sets *origin, the run's time 0
+     * (CLOCK_MONOTONIC; the caller makes it common to all parts), and may
+     * add raw msgpack key/value pairs to the run record (*extra, valid
+     * until the next call; e.g. the measured clock offset). Returns 0 or a
+     * negative code with err filled. */
+    int (*run_origin)(void *ud, uint32_t run, lt_mono *origin, struct lt_extra *extra,
+                      struct lt_err *err);
+    void *run_origin_ud;
 };
+
+/* The deterministic split of a trace over `parts` processes: out[j] gets
+ * the part (0..parts-1) of the j-th of the n jobs. A session (equal
+ * `session` ids; a request without one is a session of its own) goes
+ * whole to one part, so a conversation never spans parts. Sessions are
+ * dealt in the order of their first request, each to the part whose load
+ * so far is least (ties: the lowest part), a request weighing
+ * 1024 + in + out tokens: balanced in request count and tokens, and over
+ * time as well, since the deal follows arrival order. */
+void lt_replay_split(const struct lt_replay_job *jobs, size_t n, uint32_t parts, uint32_t *out);
 
 struct lt_replay;
 

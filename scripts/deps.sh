@@ -5,7 +5,8 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config libzstd-dev libmsgpack-dev libcurl4-openssl-dev \
-libmicrohttpd-dev libjansson-dev libcmocka-dev gnuplot-nox zstd curl gawk"
+libmicrohttpd-dev libjansson-dev libcmocka-dev gnuplot-nox zstd curl gawk \
+libopenmpi-dev openmpi-bin"
 if [ "${1:-}" = "--ci" ]; then
     # What the sanitizer and fuzz runs of .ci/run need on top.
     PKGS="$PKGS clang libclang-rt-14-dev"

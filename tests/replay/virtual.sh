@@ -18,7 +18,7 @@
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
-S=10
+S=4  # small, so the client's own lag (S times larger in model time) stays well inside 5 %
 
 "$L" synth --arrivals poisson --rate 2 --requests 300 --in lognormal:200,0.6 \
     --out lognormal:200,0.5 --seed 5 -q -o "$T/t.lt.zst" || fail "synth"

@@ -1,0 +1,148 @@
+#!/bin/sh
+# Replay as an MPI job (docs/replay-mpi.md): `mpirun -n 3 loadtrace replay`
+# on loopback against one `loadtrace sim`, checked against the sim's --log
+# and against figures computed with jq from the per-rank parts:
+#   - the merged results hold every request exactly once, a session on one rank;
+#   - the sim's arrivals follow the trace's schedule across the ranks;
+#   - the merged summary equals the same requests' figures from the parts;
+#   - a closed-loop sweep splits each level over the ranks;
+#   - a rank killed mid-run (mpirun --enable-recovery): the others finish and
+#     the merged run record names the rank and the requests missing; without
+#     --enable-recovery mpirun ends the job and `replay --merge` rebuilds it.
+# Registered only when MPI is built; mpirun missing then is a failure.
+. "$LT_SRC/tests/cli/lib.sh"
+. "$LT_SRC/tests/replay/simlib.sh"
+L=$LOADTRACE
+MPIRUN=${MPIRUN:-mpirun}
+command -v "$MPIRUN" >/dev/null 2>&1 ||
+    { echo "FAIL: loadtrace was built with MPI but $MPIRUN is not installed (apt-get install openmpi-bin)" >&2; exit 1; }
+ROOT=
+[ "$(id -u)" = 0 ] && ROOT=--allow-run-as-root
+# Under -DLT_SANITIZE=ON: Open MPI's own lifetime allocations are not ours
+# (tests/replay/lsan-openmpi.supp says which are suppressed, and why).
+LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$LT_SRC/tests/replay/lsan-openmpi.supp:fast_unwind_on_malloc=0"
+export LSAN_OPTIONS
+mpi() { # ranks, then the loadtrace arguments; bounded
+    _n=$1
+    shift
+    timeout 120 "$MPIRUN" --oversubscribe $ROOT -x LSAN_OPTIONS -n "$_n" "$L" "$@"
+}
+
+# 30 sessions of 3 turns (90 requests), a new session every 50 ms
+"$L" synth --arrivals constant --rate 20 --requests 90 --turns fixed:3 --think 100ms \
+    --in fixed:32 --out fixed:8 -q -o "$T/t.lt.zst" || fail "synth"
+"$L" cat --no-header "$T/t.lt.zst" | jq -c '{t, session}' > "$T/trace.jsonl"
+
+# ---- trace time over 3 ranks ----
+start_sim trace --profile fast
+mpi 3 replay "$T/t.lt.zst" --target "$SIM_URL" -o "$T/r.lt.zst" -q > "$T/out.txt"
+expect_status 0 $? "mpirun -n 3 replay"
+stop_sim
+for k in 0 1 2; do
+    [ -s "$T/r.lt.zst.rank$k" ] || fail "rank $k's part is missing"
+done
+expect_eq 90 "$(results "$T/r.lt.zst" | jq -s '[.[].i] | unique | length')" "distinct requests merged"
+expect_eq 90 "$(results "$T/r.lt.zst" | wc -l)" "results merged (each request once)"
+expect_eq 1 "$(runs "$T/r.lt.zst" | wc -l)" "run records merged"
+expect_eq '3 [] 0' "$(runs "$T/r.lt.zst" | jq -r '"\(.ranks) \(.missing_ranks|tojson) \(.missing_requests)"')" "merged run record"
+# a session never spans ranks; every rank got a fair share (30 +- 6)
+for k in 0 1 2; do
+    results "$T/r.lt.zst.rank$k" | jq -c --argjson k $k '{i, k: $k}'
+done > "$T/where.jsonl"
+jq -n -r --slurpfile w "$T/where.jsonl" --slurpfile tr "$T/trace.jsonl" \
+    '($w | map({key: (.i|tostring), value: .k}) | from_entries) as $m |
+     $tr | to_entries | map({s: .value.session, k: $m[(.key|tostring)]}) |
+     group_by(.s) | map(map(.k) | unique | length) | max' > "$T/span.txt"
+expect_eq 1 "$(cat "$T/span.txt")" "ranks a session spans (at most)"
+for k in 0 1 2; do
+    c=$(results "$T/r.lt.zst.rank$k" | wc -l)
+    [ "$c" -ge 24 ] && [ "$c" -le 36 ] || fail "rank $k sent $c of 90 requests: unbalanced"
+done
+# the server-side schedule: arrival k - arrival 0 against the trace's
+# t_k - t_0 (both sorted), within 60 ms, across the ranks
+streams "$SIM_LOG" > "$T/s.jsonl"
+expect_eq 90 "$(wc -l < "$T/s.jsonl")" "requests the sim saw"
+jq -s -r 'map(.arrival_us) | sort | (.[0]) as $a | map(. - $a)[]' "$T/s.jsonl" > "$T/arr.txt"
+jq -s -r 'map(.t) | sort | (.[0]) as $a | map(. - $a)[]' "$T/trace.jsonl" > "$T/want.txt"
+paste "$T/want.txt" "$T/arr.txt" |
+    awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 60000) { print "off: " $0; bad = 1 } }
+         END { exit bad }' || fail "the sim's arrivals do not follow the trace's schedule"
+# the merged summary against the same requests' figures from the parts (jq)
+for k in 0 1 2; do results "$T/r.lt.zst.rank$k"; done | jq -s -c '
+    map(select(.err == null and .status == 200 and .out >= 1)) as $ok |
+    ($ok | map((.ft - .sent) / 1000)) as $ttft | (map(select(.sent != null) | (.sent - .sched) / 1000)) as $lag |
+    {results: length, ok: ($ok | length), tokens: ($ok | map(.out) | add),
+     ttft_mean: ($ttft | add / length), ttft_max: ($ttft | max),
+     lag_max: ($lag | max)}' > "$T/parts.json"
+"$L" analyze --json "$T/r.lt.zst" | jq -c '.runs[0] | {results, ok, tokens,
+    ttft_mean: .latency_ms.ttft.mean, ttft_max: .latency_ms.ttft.max,
+    lag_max: .latency_ms.lag.max}' > "$T/merged.json"
+jq -n -r --slurpfile a "$T/parts.json" --slurpfile b "$T/merged.json" '
+    $a[0] as $a | $b[0] as $b |
+    [($a.results == $b.results), ($a.ok == $b.ok), ($a.tokens == $b.tokens),
+     (($a.ttft_mean - $b.ttft_mean) | fabs) <= 0.002 * $a.ttft_mean + 0.001,
+     (($a.ttft_max - $b.ttft_max) | fabs) <= 0.002 * $a.ttft_max + 0.001,
+     (($a.lag_max - $b.lag_max) | fabs) <= 0.002 * $a.lag_max + 0.001] | all' > "$T/same.txt"
+[ "$(cat "$T/same.txt")" = true ] ||
+    fail "merged summary $(cat "$T/merged.json") differs from the parts' $(cat "$T/parts.json")"
+# analyze over the three parts sees the same requests as the merged file
+expect_eq 90 "$("$L" analyze --json "$T/r.lt.zst.rank0" "$T/r.lt.zst.rank1" "$T/r.lt.zst.rank2" |
+    jq '[.runs[].results] | add')" "results analyze finds in the parts"
+expect_grep 'merged 3 ranks' "$T/out.txt"
+expect_grep 'lag p99 ms' "$T/out.txt"
+
+# ---- a closed-loop sweep, no sessions: the levels split over the ranks ----
+"$L" synth --arrivals constant --rate 50 --requests 30 --in fixed:32 --out fixed:64 -q \
+    -o "$T/flat.lt.zst" || fail "synth flat"
+start_sim sweep --profile default --time-scale 20
+mpi 3 replay "$T/flat.lt.zst" --target "$SIM_URL" --concurrency 3,7 -o "$T/c.lt.zst" -q --no-summary
+expect_status 0 $? "mpirun -n 3 replay --concurrency 3,7"
+stop_sim
+expect_eq '0:3 1:7' "$(runs "$T/c.lt.zst" | jq -r '"\(.run):\(.concurrency)"' | tr '\n' ' ' | sed 's/ $//')" "merged sweep levels"
+expect_eq '30 30' "$(results "$T/c.lt.zst" | jq -s -r '[group_by(.run)[] | map(.i) | unique | length] | map(tostring) | join(" ")')" "distinct requests per run"
+expect_eq 4 "$(runs "$T/c.lt.zst.rank0" | jq -s -r '[.[].concurrency] | add')" "rank 0's share of 3 and 7 (1 + 3)"
+expect_eq 60 "$(streams "$SIM_LOG" | wc -l)" "requests the sim saw in the sweep"
+# every rank's closed loop starts at the common origin, not before it
+expect_eq 0 "$(results "$T/c.lt.zst" | jq -s '[.[] | select(.sched < 0 or .sent < 0)] | length')" "requests sent before the origin"
+ov=$(streams "$SIM_LOG" | max_overlap)
+[ "$ov" -le 7 ] || fail "the sim saw $ov requests at once, more than the level 7"
+
+# ---- a rank killed mid-run ----
+kill_rank2() { # after $1 s, SIGKILL the rank-2 process writing $2
+    sleep "$1"
+    for d in /proc/[0-9]*; do
+        tr '\0' '\n' < "$d/cmdline" 2>/dev/null | grep -qx "$2" || continue
+        tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=2 || continue
+        kill -9 "${d#/proc/}"
+        return 0
+    done
+    echo "FAIL: no rank 2 to kill" >&2
+}
+start_sim kill --profile fast
+kill_rank2 2 "$T/k.lt.zst" &
+KP=$!
+timeout 120 "$MPIRUN" --oversubscribe $ROOT -x LSAN_OPTIONS --enable-recovery -n 3 "$L" replay "$T/t.lt.zst" \
+    --target "$SIM_URL" -o "$T/k.lt.zst" -q > "$T/kout.txt" 2> "$T/kerr.txt"
+wait $KP
+stop_sim
+[ -s "$T/k.lt.zst" ] || fail "no merged result after rank 2 died"
+got=$(results "$T/k.lt.zst" | jq -s '[.[].i] | unique | length')
+expect_eq "$got" "$(results "$T/k.lt.zst" | wc -l)" "results after the kill (each request once)"
+expect_eq '[2]' "$(runs "$T/k.lt.zst" | jq -c .missing_ranks)" "missing ranks in the merged run record"
+miss=$(runs "$T/k.lt.zst" | jq .missing_requests)
+expect_eq 90 "$((got + miss))" "results + missing requests"
+[ "$miss" -gt 0 ] || fail "rank 2 was killed but nothing is missing"
+# ranks 0 and 1 finished: all their requests ended ok
+expect_eq 0 "$(for k in 0 1; do results "$T/k.lt.zst.rank$k"; done | jq -s '[.[] | select(.err != null)] | length')" "errors of the surviving ranks"
+expect_grep "INCOMPLETE: $miss requests missing, of rank 2" "$T/kout.txt"
+# the same parts merged after the fact say the same
+"$L" replay --merge -o "$T/k2.lt.zst" --no-summary "$T/k.lt.zst.rank0" "$T/k.lt.zst.rank1" \
+    "$T/k.lt.zst.rank2" > "$T/m.txt"
+expect_status 1 $? "replay --merge of a partial job"
+expect_eq "[2] $miss" "$(runs "$T/k2.lt.zst" | jq -r '"\(.missing_ranks|tojson) \(.missing_requests)"')" "--merge's run record"
+# a rank that left no file at all: all of its requests missing, count unknown
+"$L" replay --merge -o "$T/k3.lt.zst" --no-summary "$T/k.lt.zst.rank0" "$T/k.lt.zst.rank1" \
+    "$T/nothing.rank2" > "$T/m3.txt"
+expect_status 1 $? "replay --merge without rank 2's file"
+expect_eq '[2] -1' "$(runs "$T/k3.lt.zst" | jq -r '"\(.missing_ranks|tojson) \(.missing_requests)"')" "run record without rank 2's file"
+finish
