@@ -16,6 +16,7 @@
 #include "traces/lt_buf.h"
 #include "traces/lt_rng.h"
 #include "traces/lt_u64map.h"
+#include "traces/trace_lengths.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 
@@ -50,8 +51,8 @@ static void vtrace_release(struct vtrace *tr)
     free(tr->jobs);
 }
 
-/* Read the trace. Lengths follow lt_replay_build_body: `in`, else the sum
- * of the messages, else 1; `out`, else max_tokens, else default_out. */
+/* Read the trace, with the lengths the live replay asks for
+ * (lt_record_lengths). */
 static int load_trace(struct vtrace *tr, const char *path, uint32_t default_out, struct lt_err *err)
 {
     int rc = 0;
@@ -80,16 +81,7 @@ static int load_trace(struct vtrace *tr, const char *path, uint32_t default_out,
         memset(j, 0, sizeof *j);
         j->index = it->index;
         j->t = rec->t;
-        uint32_t in = rec->has & LT_HAS_IN ? rec->in : 0;
-        if (!in)
-            for (uint32_t m = 0; m < rec->n_msgs; m++)
-                in += rec->msgs[m].tokens;
-        j->in = in ? in : 1;
-        j->out = (rec->has & LT_HAS_OUT) && rec->out                 ? rec->out
-                 : (rec->has & LT_HAS_MAX_TOKENS) && rec->max_tokens ? rec->max_tokens
-                                                                     : default_out;
-        if (!j->out)
-            j->out = 1;
+        lt_record_lengths(rec, default_out, &j->in, &j->out);
         j->think = rec->has & LT_HAS_THINK ? rec->think : -1;
         j->prev = -1;
         tr->n++;

@@ -5,6 +5,7 @@
  * name) go through lt_json_str, which escapes them.
  */
 #include "replay/replay_prompt.h"
+#include "traces/trace_lengths.h"
 
 #include "traces/lt_rng.h"
 #include "traces/trace_json.h"
@@ -207,17 +208,13 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
 {
     int rc = 0;
     lt_buf_reset(out);
-    uint32_t in = job->has & LT_HAS_IN ? job->in : 0;
-    if (!in && job->n_msgs)
-        for (uint32_t m = 0; m < job->n_msgs; m++)
-            in += job->msgs[m].tokens;
-    if (!in)
-        in = 1;
-    uint32_t wout = (job->has & LT_HAS_OUT) && job->out                 ? job->out
-                    : (job->has & LT_HAS_MAX_TOKENS) && job->max_tokens ? job->max_tokens
-                                                                        : b->default_out;
-    if (!wout)
-        wout = 1;
+    /* The job holds the record's fields; view them as a record for the
+     * shared length rule. */
+    const struct lt_record view = {.has = job->has, .in = job->in, .msgs = job->msgs,
+                                   .n_msgs = job->n_msgs, .out = job->out,
+                                   .max_tokens = job->max_tokens};
+    uint32_t in, wout;
+    lt_record_lengths(&view, b->default_out, &in, &wout);
     *want_out = wout;
     *want_in = in;
     const char *corpus = NULL;
