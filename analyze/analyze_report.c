@@ -8,6 +8,7 @@
  * Latencies are kept in microseconds and shown in milliseconds.
  */
 #include "analyze/analyze.h"
+#include "analyze/analyze_json.h"
 
 #include <errno.h>
 #include <math.h>
@@ -362,8 +363,7 @@ int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *
 
 /* ---- JSON -------------------------------------------------------------- */
 
-/* JSON has no NaN or infinity: print null for them. */
-static void jnum(FILE *out, double v)
+void lt_analyze_jnum(FILE *out, double v)
 {
     if (isfinite(v))
         fprintf(out, "%.10g", v);
@@ -371,7 +371,7 @@ static void jnum(FILE *out, double v)
         fputs("null", out);
 }
 
-static void jstr(FILE *out, const char *s)
+void lt_analyze_jstr(FILE *out, const char *s)
 {
     fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -388,14 +388,14 @@ static void jstr(FILE *out, const char *s)
 static void jdist(FILE *out, const struct lt_hist *h)
 {
     fprintf(out, "{\"n\": %llu, \"mean\": ", (unsigned long long)lt_hist_count(h));
-    jnum(out, ms(lt_hist_mean(h)));
+    lt_analyze_jnum(out, ms(lt_hist_mean(h)));
     static const char *const names[] = {"p50", "p90", "p95", "p99"};
     for (size_t p = 0; p < sizeof pcts / sizeof pcts[0]; p++) {
         fprintf(out, ", \"%s\": ", names[p]);
-        jnum(out, ms(lt_analyze_pct(h, pcts[p])));
+        lt_analyze_jnum(out, ms(lt_analyze_pct(h, pcts[p])));
     }
     fprintf(out, ", \"max\": ");
-    jnum(out, ms((double)lt_hist_max(h)));
+    lt_analyze_jnum(out, ms((double)lt_hist_max(h)));
     fputc('}', out);
 }
 
@@ -403,40 +403,40 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
 {
 #define U(x) ((unsigned long long)(x))
     fprintf(out, "    {\"file\": %u, \"id\": %u, \"mode\": ", r->file, r->id);
-    jstr(out, r->mode);
+    lt_analyze_jstr(out, r->mode);
     fprintf(out, ", \"concurrency\": %u, \"rate\": ", r->concurrency);
-    jnum(out, r->rate);
+    lt_analyze_jnum(out, r->rate);
     fprintf(out, ", \"speed\": ");
-    jnum(out, r->speed);
+    lt_analyze_jnum(out, r->speed);
     fprintf(out, ", \"target\": ");
-    jstr(out, r->target);
+    lt_analyze_jstr(out, r->target);
     fprintf(out, ", \"model\": ");
-    jstr(out, r->model);
+    lt_analyze_jstr(out, r->model);
     fprintf(out,
             ",\n     \"results\": %llu, \"warmup\": %llu, \"measured\": %llu, \"sent\": %llu, "
             "\"ok\": %llu, \"late\": %llu, \"tokens\": %llu, \"in_tokens\": %llu, \"wall_s\": ",
             U(r->results), U(r->warmup), U(r->measured), U(r->sent), U(r->ok), U(r->late),
             U(r->tokens), U(r->in_tokens));
-    jnum(out, r->wall_s);
+    lt_analyze_jnum(out, r->wall_s);
     fprintf(out, ", \"agg_tps\": ");
-    jnum(out, r->agg_tps);
+    lt_analyze_jnum(out, r->agg_tps);
     fprintf(out, ", \"perreq_tps\": {\"decode\": ");
-    jnum(out, r->perreq_decode);
+    lt_analyze_jnum(out, r->perreq_decode);
     fprintf(out, ", \"decode_n\": %llu, \"e2e\": ", U(r->n_perreq_decode));
-    jnum(out, r->perreq_e2e);
+    lt_analyze_jnum(out, r->perreq_e2e);
     fprintf(out, ", \"e2e_n\": %llu},\n     \"latency_ms\": {", U(r->n_perreq_e2e));
     for (int m = 0; m < LT_AM_COUNT; m++) {
         fprintf(out, "%s\n       \"%s\": ", m ? "," : "", lt_analyze_metric_name(m));
         jdist(out, r->h[m]);
     }
     fprintf(out, "},\n     \"goodput\": {\"good\": %llu, \"per_s\": ", U(r->good));
-    jnum(out, r->goodput);
+    lt_analyze_jnum(out, r->goodput);
     fprintf(out, ", \"good_sched\": %llu, \"per_s_sched\": ", U(r->good_sched));
-    jnum(out, r->goodput_sched);
+    lt_analyze_jnum(out, r->goodput_sched);
     fprintf(out, "},\n     \"errors\": {");
     for (uint32_t e = 0; e < r->n_errs; e++) {
         fprintf(out, "%s", e ? ", " : "");
-        jstr(out, r->errs[e].name);
+        lt_analyze_jstr(out, r->errs[e].name);
         fprintf(out, ": %llu", U(r->errs[e].n));
     }
     if (r->errs_other)
@@ -446,9 +446,9 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
         "},\n     \"tokens_split\": {\"reasoning\": %llu, \"content\": %llu, \"with_reasoning\": "
         "%llu, \"tool_call_requests\": %llu, \"reasoning_tps\": ",
         U(r->reasoning), U(r->content), U(r->with_reasoning), U(r->tool_calls));
-    jnum(out, r->reason_tps);
+    lt_analyze_jnum(out, r->reason_tps);
     fprintf(out, ", \"content_tps\": ");
-    jnum(out, r->content_tps);
+    lt_analyze_jnum(out, r->content_tps);
     fprintf(out, ", \"count\": {\"usage\": %llu, \"chunks\": %llu, \"unknown\": %llu}},\n",
             U(r->count_usage), U(r->count_chunks), U(r->count_unknown));
     fprintf(out,
@@ -456,18 +456,18 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
             "\"prompt_tokens\": %llu},\n",
             U(r->cache_reported), U(r->cache_hits), U(r->cached_tokens), U(r->cache_in_tokens));
     fprintf(out, "     \"lengths\": {\"in\": {\"n\": %llu, \"mean_dev\": ", U(r->n_want_in));
-    jnum(out, r->n_want_in ? r->sum_in_dev / r->n_want_in : 0);
+    lt_analyze_jnum(out, r->n_want_in ? r->sum_in_dev / r->n_want_in : 0);
     fprintf(out, ", \"mean_absdev\": ");
-    jnum(out, r->n_want_in ? r->sum_in_absdev / r->n_want_in : 0);
+    lt_analyze_jnum(out, r->n_want_in ? r->sum_in_absdev / r->n_want_in : 0);
     fprintf(out, ", \"off\": %llu}, \"out\": {\"n\": %llu, \"mean_dev\": ", U(r->in_off),
             U(r->n_want_out));
-    jnum(out, r->n_want_out ? r->sum_out_dev / r->n_want_out : 0);
+    lt_analyze_jnum(out, r->n_want_out ? r->sum_out_dev / r->n_want_out : 0);
     fprintf(out, ", \"mean_absdev\": ");
-    jnum(out, r->n_want_out ? r->sum_out_absdev / r->n_want_out : 0);
+    lt_analyze_jnum(out, r->n_want_out ? r->sum_out_absdev / r->n_want_out : 0);
     fprintf(out, ", \"off\": %llu}},\n", U(r->out_off));
     double w = r->ts.width_us / 1e6;
     fprintf(out, "     \"timeseries\": {\"bucket_s\": ");
-    jnum(out, w);
+    lt_analyze_jnum(out, w);
     const char *cols[] = {"tokens_per_s", "in_flight",  "ok",          "errors",
                           "e2e_p50_ms",   "e2e_p99_ms", "ttft_p50_ms", "ttft_p99_ms"};
     for (int c = 0; c < 8; c++) {
@@ -504,7 +504,7 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
                 break;
             }
             fprintf(out, "%s", k ? ", " : "");
-            jnum(out, v);
+            lt_analyze_jnum(out, v);
         }
         fputc(']', out);
     }
@@ -517,17 +517,17 @@ int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err 
 {
     const struct lt_analyze_opts *o = &a->opts;
     fprintf(out, "{\n  \"schema\": \"loadtrace-analyze/1\",\n  \"file\": ");
-    jstr(out, a->path);
+    lt_analyze_jstr(out, a->path);
     fprintf(out, ",\n  \"files\": %u,\n  \"source\": ", a->n_files);
-    jstr(out, a->source);
+    lt_analyze_jstr(out, a->source);
     fprintf(out, ",\n  \"histogram\": {\"bits\": %d, \"relative_error\": ", o->hist_bits);
-    jnum(out, ldexp(1.0, -o->hist_bits));
+    lt_analyze_jnum(out, ldexp(1.0, -o->hist_bits));
     fprintf(out, "},\n  \"slo_ms\": {\"ttft\": ");
-    jnum(out, o->slo_ttft_us ? ms((double)o->slo_ttft_us) : NAN);
+    lt_analyze_jnum(out, o->slo_ttft_us ? ms((double)o->slo_ttft_us) : NAN);
     fprintf(out, ", \"tpot\": ");
-    jnum(out, o->slo_tpot_us ? ms((double)o->slo_tpot_us) : NAN);
+    lt_analyze_jnum(out, o->slo_tpot_us ? ms((double)o->slo_tpot_us) : NAN);
     fprintf(out, ", \"e2e\": ");
-    jnum(out, o->slo_e2e_us ? ms((double)o->slo_e2e_us) : NAN);
+    lt_analyze_jnum(out, o->slo_e2e_us ? ms((double)o->slo_e2e_us) : NAN);
     fprintf(out, "},\n  \"warmup_excluded\": %s,\n  \"runs\": [\n",
             o->include_warmup ? "false" : "true");
     for (uint32_t i = 0; i < a->n_runs; i++) {
@@ -539,29 +539,29 @@ int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err 
         fprintf(out, "null");
     } else {
         fprintf(out, "{\"axis\": \"%s\", \"knee_fraction\": ", a->sweep_axis);
-        jnum(out, a->knee_fraction);
+        lt_analyze_jnum(out, a->knee_fraction);
         fprintf(out, ", \"knee\": ");
         if (a->knee >= 0)
-            jnum(out, a->points[a->knee].x);
+            lt_analyze_jnum(out, a->points[a->knee].x);
         else
             fprintf(out, "null");
         fprintf(out, ", \"points\": [");
         for (uint32_t i = 0; i < a->n_points; i++) {
             const struct lt_analyze_run *r = a->runs[a->points[i].run];
             fprintf(out, "%s\n    {\"run\": %u, \"x\": ", i ? "," : "", a->points[i].run);
-            jnum(out, a->points[i].x);
+            lt_analyze_jnum(out, a->points[i].x);
             fprintf(out, ", \"agg_tps\": ");
-            jnum(out, r->agg_tps);
+            lt_analyze_jnum(out, r->agg_tps);
             fprintf(out, ", \"perreq_decode_tps\": ");
-            jnum(out, r->perreq_decode);
+            lt_analyze_jnum(out, r->perreq_decode);
             fprintf(out, ", \"perreq_e2e_tps\": ");
-            jnum(out, r->perreq_e2e);
+            lt_analyze_jnum(out, r->perreq_e2e);
             static const enum lt_analyze_metric ms_[] = {LT_AM_TTFT, LT_AM_TPOT, LT_AM_E2E};
             for (int m = 0; m < 3; m++) {
                 fprintf(out, ", \"%s_p50_ms\": ", lt_analyze_metric_name(ms_[m]));
-                jnum(out, ms(lt_analyze_pct(r->h[ms_[m]], 50)));
+                lt_analyze_jnum(out, ms(lt_analyze_pct(r->h[ms_[m]], 50)));
                 fprintf(out, ", \"%s_p99_ms\": ", lt_analyze_metric_name(ms_[m]));
-                jnum(out, ms(lt_analyze_pct(r->h[ms_[m]], 99)));
+                lt_analyze_jnum(out, ms(lt_analyze_pct(r->h[ms_[m]], 99)));
             }
             fputc('}', out);
         }
@@ -572,7 +572,7 @@ int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err 
     fprintf(out, ",\n  \"warnings\": [");
     for (int i = 0; i < nw; i++) {
         fprintf(out, "%s\n    ", i ? "," : "");
-        jstr(out, w[i]);
+        lt_analyze_jstr(out, w[i]);
     }
     fprintf(out, "]\n}\n");
     if (ferror(out))

@@ -7,6 +7,7 @@
  */
 #include "analyze/compare.h"
 #include "analyze/analyze.h"
+#include "analyze/analyze_json.h"
 #include "analyze/analyze_plot.h"
 #include "traces/lt_buf.h"
 #include "traces/lt_hist.h"
@@ -285,28 +286,6 @@ static void fmt_num(char *buf, size_t n, double v)
         snprintf(buf, n, "%.3g", v);
 }
 
-static void jnum(FILE *out, double v)
-{
-    if (isfinite(v))
-        fprintf(out, "%.10g", v);
-    else
-        fputs("null", out);
-}
-
-static void jstr(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
 static void base_word(char *dst, size_t n, const char *path, const char *fallback)
 {
     const char *b = strrchr(path, '/');
@@ -470,50 +449,50 @@ static void trace_json(FILE *out, const struct tside *A, const struct tside *B,
                        const struct prop *props, int np, int overall)
 {
     fprintf(out, "{\n  \"schema\": \"loadtrace-compare/1\",\n  \"kind\": \"traces\",\n  \"a\": ");
-    jstr(out, A->path);
+    lt_analyze_jstr(out, A->path);
     fprintf(out, ",\n  \"b\": ");
-    jstr(out, B->path);
+    lt_analyze_jstr(out, B->path);
     fprintf(out, ",\n  \"records\": [%llu, %llu],\n  \"properties\": [",
             (unsigned long long)A->info.records, (unsigned long long)B->info.records);
     for (int i = 0; i < np; i++) {
         const struct prop *p = &props[i];
         fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
-        jstr(out, p->name);
+        lt_analyze_jstr(out, p->name);
         fprintf(out, ", \"unit\": ");
-        jstr(out, p->unit);
+        lt_analyze_jstr(out, p->unit);
         fprintf(out, ", \"verdict\": \"%s\"", trace_words[p->verdict]);
         if (p->kind == P_DIST) {
             fprintf(out, ", \"n_a\": %llu, \"n_b\": %llu, \"ks\": ", (unsigned long long)p->na,
                     (unsigned long long)p->nb);
-            jnum(out, p->ks);
+            lt_analyze_jnum(out, p->ks);
             fprintf(out, ", \"p_value\": ");
-            jnum(out, p->na && p->nb ? p->p : NAN);
+            lt_analyze_jnum(out, p->na && p->nb ? p->p : NAN);
             fprintf(out, ", \"w1_normalized\": ");
-            jnum(out, p->na && p->nb ? p->w1n : NAN);
+            lt_analyze_jnum(out, p->na && p->nb ? p->w1n : NAN);
             fprintf(out, ", \"ks_threshold\": ");
-            jnum(out, p->na && p->nb ? p->ks_tol : NAN);
+            lt_analyze_jnum(out, p->na && p->nb ? p->ks_tol : NAN);
             fprintf(out, ", \"w1_threshold\": ");
-            jnum(out, p->na && p->nb ? p->w1_tol : NAN);
+            lt_analyze_jnum(out, p->na && p->nb ? p->w1_tol : NAN);
             static const char *const qn[3] = {"p50", "p90", "p99"};
             for (int q = 0; q < 3; q++) {
                 fprintf(out, ", \"%s\": [", qn[q]);
-                jnum(out, p->qa[q]);
+                lt_analyze_jnum(out, p->qa[q]);
                 fprintf(out, ", ");
-                jnum(out, p->qb[q]);
+                lt_analyze_jnum(out, p->qb[q]);
                 fprintf(out, "]");
             }
         } else {
             fprintf(out, ", \"a\": ");
-            jnum(out, p->va);
+            lt_analyze_jnum(out, p->va);
             fprintf(out, ", \"b\": ");
-            jnum(out, p->vb);
+            lt_analyze_jnum(out, p->vb);
             fprintf(out, ", \"difference\": ");
-            jnum(out, p->diff);
+            lt_analyze_jnum(out, p->diff);
             fprintf(out, ", \"difference_kind\": \"%s\"",
                     p->kind == P_REL ? "relative" : "absolute");
             if (p->kind == P_ABS && isfinite(p->p)) {
                 fprintf(out, ", \"p_value\": ");
-                jnum(out, p->p);
+                lt_analyze_jnum(out, p->p);
             }
         }
         fprintf(out, "}");
@@ -1070,27 +1049,27 @@ static int compare_run_pair(const struct rside *A, uint32_t ia, const struct rsi
     if (o->json) {
         fprintf(out, "%s\n    {\"a_run\": %u, \"b_run\": %u, \"a_label\": ", first ? "" : ",",
                 ra->id, rb->id);
-        jstr(out, la);
+        lt_analyze_jstr(out, la);
         fprintf(out, ", \"b_label\": ");
-        jstr(out, lb);
+        lt_analyze_jstr(out, lb);
         fprintf(out, ", \"a_ok\": %llu, \"b_ok\": %llu, \"metrics\": [", (unsigned long long)ra->ok,
                 (unsigned long long)rb->ok);
         for (int i = 0; i < nm; i++) {
             const struct rmetric *x = &ms[i];
             fprintf(out, "%s\n      {\"name\": ", i ? "," : "");
-            jstr(out, x->name);
+            lt_analyze_jstr(out, x->name);
             fprintf(out, ", \"unit\": \"%s\", \"a\": ", x->unit);
-            jnum(out, x->a);
+            lt_analyze_jnum(out, x->a);
             fprintf(out, ", \"b\": ");
-            jnum(out, x->b);
+            lt_analyze_jnum(out, x->b);
             fprintf(out, ", \"diff\": ");
-            jnum(out, x->verdict == 3 ? NAN : x->diff);
+            lt_analyze_jnum(out, x->verdict == 3 ? NAN : x->diff);
             fprintf(out, ", \"ci\": [");
-            jnum(out, x->verdict == 3 ? NAN : x->lo);
+            lt_analyze_jnum(out, x->verdict == 3 ? NAN : x->lo);
             fprintf(out, ", ");
-            jnum(out, x->verdict == 3 ? NAN : x->hi);
+            lt_analyze_jnum(out, x->verdict == 3 ? NAN : x->hi);
             fprintf(out, "], \"relative\": ");
-            jnum(out, x->verdict == 3 ? NAN : x->rel);
+            lt_analyze_jnum(out, x->verdict == 3 ? NAN : x->rel);
             fprintf(out, ", \"verdict\": \"%s\"}", result_words[x->verdict]);
         }
         fprintf(out, "],\n     \"paired\": ");
@@ -1100,15 +1079,15 @@ static int compare_run_pair(const struct rside *A, uint32_t ia, const struct rsi
             fprintf(out, "{\"pairs\": %zu", pairs);
             for (int f = 0; f < 3; f++) {
                 fprintf(out, ", \"%s\": {\"n\": %zu, \"mean_ms\": ", pn[f], np3[f]);
-                jnum(out, pmean[f]);
+                lt_analyze_jnum(out, pmean[f]);
                 fprintf(out, ", \"median_ms\": ");
-                jnum(out, pmed[f]);
+                lt_analyze_jnum(out, pmed[f]);
                 fprintf(out, ", \"ci\": [");
-                jnum(out, plo[f]);
+                lt_analyze_jnum(out, plo[f]);
                 fprintf(out, ", ");
-                jnum(out, phi[f]);
+                lt_analyze_jnum(out, phi[f]);
                 fprintf(out, "], \"b_faster\": ");
-                jnum(out, np3[f] ? (double)faster[f] / np3[f] : NAN);
+                lt_analyze_jnum(out, np3[f] ? (double)faster[f] / np3[f] : NAN);
                 fprintf(out, "}");
             }
             fprintf(out, "}}");
@@ -1207,13 +1186,13 @@ static int compare_results(const char *pa, const char *pb, const struct lt_compa
     if (o->json) {
         fprintf(out, "{\n  \"schema\": \"loadtrace-compare/1\",\n  \"kind\": \"results\",\n  "
                      "\"a\": ");
-        jstr(out, pa);
+        lt_analyze_jstr(out, pa);
         fprintf(out, ",\n  \"b\": ");
-        jstr(out, pb);
+        lt_analyze_jstr(out, pb);
         fprintf(out, ",\n  \"confidence\": ");
-        jnum(out, o->confidence);
+        lt_analyze_jnum(out, o->confidence);
         fprintf(out, ", \"bootstrap\": %u, \"sample\": %u, \"margin\": ", o->bootstrap, o->sample);
-        jnum(out, o->margin);
+        lt_analyze_jnum(out, o->margin);
         fprintf(out, ",\n  \"runs\": [");
     } else {
         fprintf(out,
