@@ -12,9 +12,19 @@ LT=$(cd "$B" && pwd)/loadtrace
 WRAP="$OUT/sim-on-core0.sh"
 printf '#!/bin/sh\nexec taskset -c 0 "%s" "$@"\n' "$LT" >"$WRAP"
 chmod +x "$WRAP"
+# --threads 2, not pinned: the sim's two network threads get both cores
+# (one shared with the client).
+WRAP2="$OUT/sim-threads2.sh"
+printf '#!/bin/sh\nexec "%s" "$@" --threads 2\n' "$LT" >"$WRAP2"
+chmod +x "$WRAP2"
 run() {
     echo "### $*"
     taskset -c 1 "$B/bench/sim_bench" "$WRAP" "$@" --dir "$OUT" --max-seconds 120 2>&1 |
+        grep -v 'serving'
+}
+run2() {
+    echo "### --threads 2: $*"
+    taskset -c 1 "$B/bench/sim_bench" "$WRAP2" "$@" --dir "$OUT" --max-seconds 120 2>&1 |
         grep -v 'serving'
 }
 echo "#### throughput: fast profile, 5000 streams x 1000 tokens"
@@ -26,6 +36,7 @@ echo "#### timing: default profile (max_running 256), 100 tokens per stream"
 for c in 100 1000; do
     run streams --profile default --streams $c --out 100 --prompt 10
 done
+run2 streams --profile default --streams 1000 --out 100 --prompt 10
 echo "#### timing: 1000 streams all in one batch (paced profile)"
 run streams --profile "$SRC/bench/sim-paced.profile" --streams 1000 --out 250 --prompt 10
 echo "#### calibration, live at --time-scale 20 (4 x C requests of 1000 tokens per level)"

@@ -287,7 +287,7 @@ static void timing_vs_log(const char *log_file, struct req *rs, int n)
     }
     if (ns) {
         qsort(sd, ns, sizeof *sd, cmp_i64);
-        printf("timing: in the sim, hand-off to the network - model emission time: p50 %.3f ms, "
+        printf("timing: in the sim, written to the socket - model emission time: p50 %.3f ms, "
                "p99 %.3f ms, p99.9 %.3f ms, max %.3f ms\n",
                sd[ns / 2] / 1e6, sd[(size_t)(ns * 0.99)] / 1e6, sd[(size_t)(ns * 0.999)] / 1e6,
                sd[ns - 1] / 1e6);

@@ -50,6 +50,10 @@ static const char sim_usage[] =
     "  --seed N              seed of output lengths and faults (default 1)\n"
     "  --max-body BYTES      request body limit (default 4194304)\n"
     "  --max-connections N   open connections limit (default 16384)\n"
+    "  --threads N           network threads (default 1): a step's tokens are\n"
+    "                        written by N threads at once, which keeps their\n"
+    "                        times closer to the model's when batches are large\n"
+    "                        and the machine has the cores"
     "  -q, --quiet           no startup and summary lines on stderr\n"
     "  -h, --help            this text\n";
 
@@ -87,6 +91,7 @@ static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
         {"seed", required_argument, NULL, 's'},
         {"max-body", required_argument, NULL, 'b'},
         {"max-connections", required_argument, NULL, 'c'},
+        {"threads", required_argument, NULL, 'T'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
@@ -144,6 +149,13 @@ static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
                 return 2;
             }
             o->sim.max_connections = (unsigned)u;
+            break;
+        case 'T':
+            if (!cli_parse_u64(optarg, &u) || u < 1 || u > 256) {
+                cli_error("sim", "--threads wants 1 to 256, got '%s'", optarg);
+                return 2;
+            }
+            o->sim.threads = (unsigned)u;
             break;
         case 'q':
             o->quiet = true;

@@ -5,10 +5,11 @@
  * exactly as they would to vLLM or SGLang; it can also be embedded: replay
  * and demo start one inside their own process on a free loopback port.
  *
- * Threads: one. It runs libmicrohttpd (external epoll mode), advances the
- * model in real time, wakes suspended streams when their tokens are due
- * and runs the fault timers. A mutex guards the state only so that
- * lt_sim_stats and lt_sim_stop may be called from any thread.
+ * Threads: libmicrohttpd's network threads (one by default, or a pool:
+ * opts.threads) parse requests and write streams; one more thread keeps
+ * time: it advances the model in real time, resumes suspended streams when
+ * their tokens are due and runs the fault timers. One mutex guards the
+ * state, so lt_sim_stats and lt_sim_stop may be called from any thread.
  */
 #ifndef LT_SIM_H
 #define LT_SIM_H
@@ -31,6 +32,7 @@ struct lt_sim_opts {
     uint64_t seed;                             /* output lengths and faults */
     size_t max_body;                           /* request body limit, bytes; 0 = 4 MiB */
     unsigned max_connections;                  /* 0 = 16384 */
+    unsigned threads;                          /* network threads; 0 = 1 */
 };
 
 struct lt_sim;
@@ -51,7 +53,7 @@ struct lt_sim_stats {
     uint64_t streams_peak;
     uint64_t chunks;       /* token chunks handed to the network */
     uint64_t late_samples; /* chunks measured for lateness */
-    double late_p50_us;    /* hand-off time minus model emission time */
+    double late_p50_us;    /* socket write time minus model emission time */
     double late_p99_us;
     double late_max_us;
     uint64_t faults; /* requests that got a fault */

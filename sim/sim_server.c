@@ -6,13 +6,17 @@
  * emitted, so an open stream costs a few hundred bytes plus one timestamp
  * per token, whatever the profile's speed.
  *
- * One thread does everything: it runs libmicrohttpd in "external epoll"
- * mode, advances the model, and sleeps in epoll_wait until the next model
- * event (a timerfd, for nanosecond wake-ups), a network event, or a call
- * from another thread (an eventfd). Every connection that waits (for its
- * next token, a stall, a slow first byte, a whole non-streamed answer) is
- * suspended in libmicrohttpd and resumed when it is due, so nothing polls,
- * and a burst of tokens for many streams costs no thread switches.
+ * Threads: libmicrohttpd's own (one, or a pool of --threads, each with its
+ * share of the connections) do the network: parse requests, render and
+ * write streams. One loop thread of ours keeps time: it advances the model,
+ * sleeps on a timerfd until the next model event or fault timer, and
+ * resumes the connections whose tokens are due. Every connection that waits
+ * (for its next token, a stall, a slow first byte, a whole non-streamed
+ * answer) is suspended in libmicrohttpd and resumed when it is due, so
+ * nothing polls. A step of a batch of b requests emits b tokens at one
+ * instant, and each is a write of its own on its own socket (~7-10 us of
+ * kernel time on loopback): with a pool, those writes run on several cores
+ * at once instead of one after another. All of our state is under s->mu.
  *
  * One request's life (struct sreq, all fields under s->mu):
  *
@@ -76,8 +80,8 @@ struct sreq {
     char id[40];
     struct lt_sim_mreq *mreq;
     int64_t *rel;     /* when each token may be sent (real ns since start) */
-    int64_t *sent_at; /* when it was handed to the network (only with --log) */
-    uint32_t avail, sent;
+    int64_t *sent_at; /* when it was written to the socket (only with --log) */
+    uint32_t avail, sent, written; /* tokens emitted, rendered, written to the socket */
     bool model_done, head_sent, tail_sent, suspended, cut_due, cut, started;
     struct lt_buf out;
     size_t heap_idx;
@@ -94,10 +98,11 @@ struct lt_sim {
     pthread_mutex_t mu;
     pthread_t loop;
     bool loop_started, stopping;
-    int ep;           /* our epoll set: daemons' epoll fds, the timer, the waker */
-    int tfd;          /* timerfd: the next model event or fault timer */
-    int wfd;          /* eventfd: another thread wants attention (stop) */
-    uint64_t resumed; /* connections resumed since the loop last ran MHD */
+    int ep;        /* the loop's epoll set: the timer and the waker */
+    int tfd;       /* timerfd: the next model event or fault timer */
+    int wfd;       /* eventfd: another thread changed what is due next */
+    int64_t armed; /* real time the loop wakes at next (INT64_MAX: never) */
+    unsigned threads;
     struct lt_sim_profile prof;
     struct lt_sim_dialect dia;
     struct lt_sim_faults faults;
@@ -192,9 +197,21 @@ static void timer_cancel(struct lt_sim *s, struct sreq *r)
     }
 }
 
+/* Tell the loop thread that something is due before it planned to wake. */
+static void poke(struct lt_sim *s, int64_t at)
+{
+    if (at < s->armed) {
+        uint64_t one = 1;
+        s->armed = at; /* one poke is enough until the loop re-plans */
+        if (write(s->wfd, &one, sizeof one) < 0)
+            one = 0; /* the counter is already non-zero: the loop wakes anyway */
+    }
+}
+
 /* Wake r at real time at. Returns false only when memory ran out. */
 static bool timer_set(struct lt_sim *s, struct sreq *r, int64_t at)
 {
+    poke(s, at);
     if (r->heap_idx != NO_TIMER) {
         r->timer_at = at;
         heap_fix(s, r->heap_idx);
@@ -229,7 +246,6 @@ static void wake(struct sreq *r)
 {
     if (r->suspended) {
         r->suspended = false;
-        r->s->resumed++;
         MHD_resume_connection(r->conn);
     }
 }
@@ -340,6 +356,18 @@ static ssize_t on_read(void *cls, uint64_t pos, char *buf, size_t max)
         goto out;
     }
     int64_t now = now_ns(s);
+    /* libmicrohttpd asks for more only once everything it was given has
+     * been written to the socket, so a call that finds nothing of ours left
+     * over is the moment the tokens rendered before were sent: that, not
+     * the rendering, is when the client could first see them. */
+    if (!r->out.len && r->written < r->sent) {
+        for (uint32_t i = r->written; i < r->sent; i++) {
+            hist_add(s, now - r->rel[i]);
+            if (r->sent_at)
+                r->sent_at[i] = now;
+        }
+        r->written = r->sent;
+    }
     while (r->out.len < max) {
         if (!r->head_sent) {
             lt_sim_render_head(&r->out, &r->resp);
@@ -363,9 +391,8 @@ static ssize_t on_read(void *cls, uint64_t pos, char *buf, size_t max)
             bool bad = r->fault == LT_SIM_FAULT_MALFORMED && r->sent == s->faults.malformed_after;
             if (lt_sim_render_token(&r->out, &r->resp, r->sent, bad) < 0)
                 break;
-            hist_add(s, now - r->rel[r->sent]);
             if (r->sent_at)
-                r->sent_at[r->sent] = now;
+                r->sent_at[r->sent] = now; /* until the write is confirmed */
             s->st.chunks++;
             r->sent++;
         } else if (r->model_done && r->sent == r->resp.out && !r->tail_sent) {
@@ -463,6 +490,7 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
     r->mreq = lt_sim_model_add(s->model, to_model(s, now), &q, err);
     if (!r->mreq)
         return LT_ENOMEM;
+    poke(s, to_real(s, lt_sim_model_next(s->model)));
     r->started = true;
     return 0;
 }
@@ -538,6 +566,7 @@ static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
     case LT_SIM_FAULT_REFUSE:
         pthread_mutex_lock(&s->mu);
         s->refuse_req = true;
+        poke(s, now_ns(s));
         pthread_mutex_unlock(&s->mu);
         r->status = 0;
         return MHD_NO;
@@ -791,22 +820,18 @@ static int start_daemon(struct lt_sim *s, struct lt_err *err)
     int fd = open_listener(s, err);
     if (fd < 0)
         return fd;
-    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+    /* A pool of one is not a pool: libmicrohttpd wants at least two. */
+    unsigned pool = s->threads > 1 ? s->threads : 0;
     struct MHD_Daemon *d =
         MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
                          MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
                          s->max_conn, MHD_OPTION_CONNECTION_TIMEOUT, 600u,
-                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_END);
+                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+                         MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_END);
     if (!d) {
         close(fd);
         return lt_errset(err, LT_EIO, "libmicrohttpd could not start on port %u", s->port);
-    }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
-    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = 2 + (uint32_t)s->ndm};
-    if (!info || epoll_ctl(s->ep, EPOLL_CTL_ADD, info->epoll_fd, &ev) < 0) {
-        MHD_stop_daemon(d);
-        close(fd);
-        return lt_errset(err, LT_EIO, "cannot watch libmicrohttpd's epoll descriptor");
     }
     s->dm[s->ndm].d = d;
     s->dm[s->ndm].fd = fd;
@@ -875,8 +900,8 @@ static int64_t tick(struct lt_sim *s, int64_t now)
 static void *loop_main(void *arg)
 {
     struct lt_sim *s = arg;
-    struct epoll_event evs[16];
-    int64_t armed = -1;
+    struct epoll_event evs[2];
+    int64_t timer_at = -1;
     for (;;) {
         pthread_mutex_lock(&s->mu);
         if (s->stopping) {
@@ -884,34 +909,24 @@ static void *loop_main(void *arg)
             break;
         }
         int64_t now = now_ns(s), next = tick(s, now);
-        /* libmicrohttpd only notices a resume outside its own callbacks
-         * when it next runs, so run it now rather than sleep. */
-        bool resumed = s->resumed != 0;
-        s->resumed = 0;
+        /* Whoever makes something due earlier than this (a new request, a
+         * stream's next token, a fault timer) pokes the eventfd. */
+        s->armed = next;
         pthread_mutex_unlock(&s->mu);
-        int timeout = -1;
-        if (next <= now || resumed) {
-            timeout = 0;
-        } else if (next != armed) {
+        if (next <= now)
+            continue;
+        if (next != timer_at) {
             arm_timer(s, next);
-            armed = next;
+            timer_at = next;
         }
-        for (int i = 0; i < s->ndm; i++) {
-            MHD_UNSIGNED_LONG_LONG ms;
-            if (timeout != 0 && MHD_get_timeout(s->dm[i].d, &ms) == MHD_YES &&
-                (timeout < 0 || ms < (MHD_UNSIGNED_LONG_LONG)timeout))
-                timeout = ms > 60000 ? 60000 : (int)ms;
-        }
-        int n = epoll_wait(s->ep, evs, 16, timeout);
+        int n = epoll_wait(s->ep, evs, 2, -1);
         for (int i = 0; i < n; i++) {
             uint64_t v;
             if (evs[i].data.u32 == 0 && read(s->tfd, &v, sizeof v) == sizeof v)
-                armed = -1;
+                timer_at = -1;
             else if (evs[i].data.u32 == 1 && read(s->wfd, &v, sizeof v) < 0)
-                v = 0;
+                v = 0; /* already drained */
         }
-        for (int i = 0; i < s->ndm; i++)
-            MHD_run(s->dm[i].d);
     }
     return NULL;
 }
@@ -961,6 +976,8 @@ struct lt_sim *lt_sim_start(const struct lt_sim_opts *o, struct lt_err *err)
         goto out;
     }
     s->scale = o->time_scale > 0 ? o->time_scale : 1;
+    s->threads = o->threads ? o->threads : 1;
+    s->armed = INT64_MIN; /* no pokes until the loop's first plan, which sees everything */
     s->seed = o->seed;
     s->max_body = o->max_body ? o->max_body : (size_t)4 << 20;
     s->max_conn = o->max_connections ? o->max_connections : 16384;
@@ -1048,15 +1065,12 @@ int lt_sim_stop_err(struct lt_sim *s, struct lt_err *err)
         one = 0;
     if (s->loop_started)
         pthread_join(s->loop, NULL);
-    /* The loop thread is gone: libmicrohttpd is ours to drive. Let every
-     * suspended request see that the sim stops, then close everything. */
+    /* Let every suspended request see that the sim stops (its reader or
+     * handler gives up), then close everything. */
     pthread_mutex_lock(&s->mu);
     for (struct sreq *r = s->live; r; r = r->next)
         wake(r);
     pthread_mutex_unlock(&s->mu);
-    for (int k = 0; k < 4; k++)
-        for (int i = 0; i < s->ndm; i++)
-            MHD_run(s->dm[i].d);
     for (int i = s->ndm - 1; i >= 0; i--) {
         MHD_stop_daemon(s->dm[i].d);
         close(s->dm[i].fd);

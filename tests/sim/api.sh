@@ -10,13 +10,15 @@ set -u
 "$LOADTRACE" sim --help >"$T/help"
 expect_status 0 $? "sim --help"
 for opt in --listen --port-file --profile --dialect --faults --log --time-scale --seed \
-    --max-body --max-connections --quiet --help; do
+    --max-body --max-connections --threads --quiet --help; do
     expect_grep "$opt" "$T/help"
 done
 "$LOADTRACE" sim --bogus >/dev/null 2>&1
 expect_status 2 $? "unknown option"
 "$LOADTRACE" sim --listen nonsense >/dev/null 2>&1
 expect_status 2 $? "bad --listen"
+"$LOADTRACE" sim --threads 0 >/dev/null 2>&1
+expect_status 2 $? "--threads 0"
 "$LOADTRACE" sim --listen 127.0.0.1:0 --profile nosuch >/dev/null 2>"$T/err"
 expect_status 1 $? "unknown profile"
 expect_grep "unknown profile" "$T/err"
@@ -107,6 +109,20 @@ post /v1/completions "{\"prompt\":\"$LONG\",\"max_tokens\":2}" >/dev/null
 post /v1/completions "{\"prompt\":\"$LONG\",\"max_tokens\":2}" >"$T/c"
 expect_eq 256 "$(jq .usage.prompt_tokens_details.cached_tokens "$T/c")" "cached tokens (4 blocks of 64)"
 
+# Streams at once (with SIM_THREADS, spread over the pool's threads): each
+# ends with [DONE] after exactly its tokens.
+for i in 1 2 3 4 5 6 7 8; do
+    curl -sS -N --max-time 20 -H 'Content-Type: application/json' \
+        -d "{\"prompt\":\"p $i\",\"max_tokens\":$((20 + i)),\"ignore_eos\":true,\"stream\":true}" \
+        "$URL/v1/completions" >"$T/par$i" 2>&1 &
+    PAR="${PAR:-} $!"
+done
+for p in $PAR; do wait "$p"; done # not a bare wait: the sim runs in the background too
+for i in 1 2 3 4 5 6 7 8; do
+    expect_eq $((20 + i)) "$(grep -c '"text"' "$T/par$i")" "parallel stream $i tokens"
+    expect_grep 'data: \[DONE\]' "$T/par$i"
+done
+
 stop_sim INT
 # The log: one line per request, inference lines with their tokens' times.
 expect_eq 0 "$(grep -vc '^{' "$T/api.log")" "every log line is JSON"
@@ -115,4 +131,10 @@ expect_eq true "$(cat "$T/x")" "one time per token"
 expect_eq 16 "$(jq -r 'select(.path == "/v1/chat/completions") | .prompt_tokens' "$T/api.log" | head -1)" "log prompt tokens"
 jq -e 'select(.api and .status == 200) | .tokens_us[0] >= .arrival_us' "$T/api.log" | sort -u >"$T/x"
 expect_eq true "$(cat "$T/x")" "tokens after arrival"
+# Ground truth for timing: a chunk is written to the socket at or after the
+# model emitted its token, and the writes of a stream are in order.
+jq -e 'select(.api and .stream and .complete) | . as $r | [range(0; $r.sent)] |
+    all(.[]; $r.sent_us[.] >= $r.tokens_us[.]) and
+    all(.[1:][]; $r.sent_us[.] >= $r.sent_us[. - 1])' "$T/api.log" | sort -u >"$T/x"
+expect_eq true "$(cat "$T/x")" "every chunk written after its token, in order"
 finish

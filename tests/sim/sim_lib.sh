@@ -10,13 +10,15 @@ sim_cleanup() {
 trap sim_cleanup EXIT
 trap 'sim_cleanup; exit 1' INT TERM
 
-# start_sim NAME [sim options...]: sets SIM_PID, PORT, URL; log in $T/NAME.log
+# start_sim NAME [sim options...]: sets SIM_PID, PORT, URL; log in $T/NAME.log.
+# SIM_THREADS=N in the environment runs every sim with a pool of N threads.
 start_sim() {
     sim_name=$1
     shift
     rm -f "$T/$sim_name.port"
     "$LOADTRACE" sim --listen 127.0.0.1:0 --port-file "$T/$sim_name.port" \
-        --log "$T/$sim_name.log" "$@" 2>"$T/$sim_name.err" &
+        --log "$T/$sim_name.log" ${SIM_THREADS:+--threads "$SIM_THREADS"} "$@" \
+        2>"$T/$sim_name.err" &
     SIM_PID=$!
     SIM_PIDS="$SIM_PIDS $SIM_PID"
     i=0
