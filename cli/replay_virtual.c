@@ -10,14 +10,12 @@
 
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
+#include "replay/replay_prompt.h"
 #include "replay/replay_sched.h"
 #include "sim/sim_profile.h"
 #include "sim/sim_virtual.h"
 #include "traces/lt_buf.h"
 #include "traces/lt_rng.h"
-#include "traces/lt_u64map.h"
-#include "traces/trace_lengths.h"
-#include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 
 #include <stdio.h>
@@ -25,122 +23,31 @@
 #include <string.h>
 #include <time.h>
 
-/* One trace record, as much of it as the model needs. */
-struct vjob {
-    uint64_t index;
-    int64_t t;
-    uint32_t in, out;
-    uint32_t nblocks;
-    uint64_t *blocks;
-    bool has_session;
-    uint64_t session;
-    int64_t think; /* -1: none */
-    int64_t prev;  /* job index of the session's previous turn, or -1 */
-};
-
-struct vtrace {
-    struct vjob *jobs;
-    size_t n;
-    uint32_t block_tokens;
-};
-
-static void vtrace_release(struct vtrace *tr)
+static struct lt_sim_vreq vreq_of(const struct lt_replay_job *j, uint32_t default_out,
+                                  int64_t sched_us)
 {
-    for (size_t i = 0; i < tr->n; i++)
-        free(tr->jobs[i].blocks);
-    free(tr->jobs);
-}
-
-/* Read the trace, with the lengths the live replay asks for
- * (lt_record_lengths). */
-static int load_trace(struct vtrace *tr, const char *path, uint32_t default_out, struct lt_err *err)
-{
-    int rc = 0;
-    size_t cap = 0;
-    struct lt_u64map last;
-    lt_u64map_init(&last);
-    struct lt_reader *r = lt_reader_open_kind(path, LT_KIND_TRACE, NULL, err);
-    if (!r)
-        return err ? err->code : LT_EIO;
-    tr->block_tokens = lt_reader_header(r)->block_tokens;
-    const struct lt_item *it;
-    int got;
-    while ((got = lt_reader_next(r, &it, err)) == 1) {
-        if (it->type != LT_ITEM_RECORD)
-            continue;
-        if (tr->n == cap) {
-            size_t nc = cap ? cap * 2 : 1024;
-            struct vjob *j = realloc(tr->jobs, nc * sizeof *j);
-            if (!j)
-                goto oom;
-            tr->jobs = j;
-            cap = nc;
-        }
-        const struct lt_record *rec = &it->rec;
-        struct vjob *j = &tr->jobs[tr->n];
-        memset(j, 0, sizeof *j);
-        j->index = it->index;
-        j->t = rec->t;
-        lt_record_lengths(rec, default_out, &j->in, &j->out);
-        j->think = rec->has & LT_HAS_THINK ? rec->think : -1;
-        j->prev = -1;
-        tr->n++;
-        if (rec->n_blocks) {
-            j->blocks = malloc(rec->n_blocks * sizeof *j->blocks);
-            if (!j->blocks)
-                goto oom;
-            memcpy(j->blocks, rec->blocks, rec->n_blocks * sizeof *j->blocks);
-            j->nblocks = rec->n_blocks;
-        }
-        if (rec->has & LT_HAS_SESSION) {
-            j->has_session = true;
-            j->session = rec->session;
-            bool added;
-            uint64_t *v = lt_u64map_upsert(&last, rec->session, &added);
-            if (!v)
-                goto oom;
-            if (!added)
-                j->prev = (int64_t)*v - 1;
-            *v = tr->n; /* job index + 1 */
-        }
-    }
-    if (got < 0) {
-        rc = got;
-        goto out;
-    }
-    if (tr->n == 0)
-        rc = lt_errset(err, LT_EFORMAT, "%s: the trace holds no requests", path);
-    goto out;
-oom:
-    rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
-out:
-    lt_u64map_release(&last);
-    lt_reader_free(r);
-    return rc;
-}
-
-static struct lt_sim_vreq vreq_of(const struct vjob *j, int64_t sched_us)
-{
-    return (struct lt_sim_vreq){
+    struct lt_sim_vreq q = {
         .index = j->index,
         .sched_us = sched_us,
-        .in = j->in,
-        .out = j->out,
         .blocks = j->blocks,
-        .nblocks = j->nblocks,
-        .has_session = j->has_session,
+        .nblocks = j->n_blocks,
+        .has_session = (j->has & LT_HAS_SESSION) != 0,
         .session = j->session,
         .prev = -1,
     };
+    /* The same lengths the live replay asks for. */
+    lt_replay_job_lengths(j, default_out, &q.in, &q.out);
+    return q;
 }
 
 /* Trace time: the kept requests in trace order with their transformed
  * times; a session's later turn waits for the previous one (when that one
  * was kept) plus its think time, scaled by --speed as the live replay does. */
-static int trace_run(const struct vtrace *tr, const struct lt_replay_opts *o,
+static int trace_run(const struct lt_replay_jobs *tr, const struct lt_replay_opts *o,
                      struct lt_sim_vreq *reqs, size_t *nreq, struct lt_err *err)
 {
     int rc = 0;
+    uint32_t default_out = o->default_out ? o->default_out : LT_REPLAY_DEFAULT_OUT;
     size_t n = tr->n;
     int64_t *t = malloc(n * sizeof *t), *offs = malloc(n * sizeof *offs),
             *pos = malloc(n * sizeof *pos);
@@ -149,7 +56,7 @@ static int trace_run(const struct vtrace *tr, const struct lt_replay_opts *o,
         goto out;
     }
     for (size_t i = 0; i < n; i++)
-        t[i] = tr->jobs[i].t;
+        t[i] = tr->v[i].t;
     int64_t kept = lt_replay_sched_trace(t, n, &o->tt, offs, err);
     if (kept < 0) {
         rc = (int)kept;
@@ -161,11 +68,12 @@ static int trace_run(const struct vtrace *tr, const struct lt_replay_opts *o,
         pos[i] = -1;
         if (offs[i] < 0)
             continue;
-        const struct vjob *j = &tr->jobs[i];
-        reqs[k] = vreq_of(j, offs[i]);
+        const struct lt_replay_job *j = &tr->v[i];
+        reqs[k] = vreq_of(j, default_out, offs[i]);
         if (j->prev >= 0 && pos[j->prev] >= 0) {
+            int64_t think = j->has & LT_HAS_THINK ? j->think : 0;
             reqs[k].prev = pos[j->prev];
-            reqs[k].think_us = j->think > 0 ? (int64_t)((double)j->think * scale) : 0;
+            reqs[k].think_us = think > 0 ? (int64_t)((double)think * scale) : 0;
         }
         pos[i] = (int64_t)k++;
     }
@@ -178,9 +86,11 @@ out:
 }
 
 static int write_all(const struct lt_replay_opts *o, const struct lt_sim_profile *p,
-                     const struct vtrace *tr, struct lt_sim_vstats *tot, struct lt_err *err)
+                     const struct lt_replay_jobs *tr, struct lt_sim_vstats *tot,
+                     struct lt_err *err)
 {
     int rc = 0;
+    uint32_t default_out = o->default_out ? o->default_out : LT_REPLAY_DEFAULT_OUT;
     struct lt_writer *w = NULL;
     struct lt_sim_vreq *reqs = NULL;
     int64_t *offs = NULL;
@@ -250,7 +160,7 @@ static int write_all(const struct lt_replay_opts *o, const struct lt_sim_profile
                     offs[i] = 0;
             }
             for (size_t i = 0; i < nreq; i++)
-                reqs[i] = vreq_of(&tr->jobs[i % tr->n], offs[i]);
+                reqs[i] = vreq_of(&tr->v[i % tr->n], default_out, offs[i]);
         }
         struct lt_sim_vstats st;
         LT_TRY(lt_sim_virtual_run(p, reqs, nreq, &run, w, &st, err));
@@ -315,16 +225,16 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
     }
     if (cli_dry_run())
         return 0;
-    struct vtrace tr = {0};
+    struct lt_replay_jobs tr = {0};
     double cpu0 = cpu_seconds();
-    if (load_trace(&tr, o->trace_path, o->default_out ? o->default_out : 128, &err) < 0) {
+    if (lt_replay_jobs_load(&tr, o->trace_path, &err) < 0) {
         cli_error("replay", "%s", err.msg);
-        vtrace_release(&tr);
+        lt_replay_jobs_release(&tr);
         return 1;
     }
     struct lt_sim_vstats tot = {0};
     int rc = write_all(o, &p, &tr, &tot, &err);
-    vtrace_release(&tr);
+    lt_replay_jobs_release(&tr);
     double cpu = cpu_seconds() - cpu0;
     if (rc < 0) {
         cli_error("replay", "%s", err.msg);

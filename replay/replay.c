@@ -96,9 +96,7 @@ struct heap_item {
 
 struct lt_replay {
     struct lt_replay_opts o;
-    struct lt_replay_job *jobs;
-    size_t njobs;
-    uint32_t block_tokens;
+    struct lt_replay_jobs trace;
     struct lt_replay_build build;
     struct lt_replay_corpus corpus;
     struct lt_replay_http http;
@@ -385,7 +383,7 @@ static void req_destroy(struct req *q)
 static int put_result(struct lt_replay *rp, size_t seq, const struct req *q, const char *err,
                       lt_mono end_t, struct lt_err *e)
 {
-    const struct lt_replay_job *job = &rp->jobs[rp->order[seq]];
+    const struct lt_replay_job *job = &rp->trace.v[rp->order[seq]];
     struct lt_result r = {0};
     r.run = rp->run_id;
     r.index = job->index;
@@ -576,7 +574,7 @@ static int launch(struct lt_replay *rp, size_t seq, struct lt_err *err)
     struct req *q = req_get(rp);
     if (!q)
         return lt_errset(err, LT_ENOMEM, "out of memory starting a request");
-    const struct lt_replay_job *job = &rp->jobs[rp->order[seq]];
+    const struct lt_replay_job *job = &rp->trace.v[rp->order[seq]];
     q->seq = seq;
     q->state = RS_IN_CURL;
     q->retry_after_us = -1;
@@ -624,7 +622,7 @@ static int due(struct lt_replay *rp, size_t seq, int64_t at, struct lt_err *err)
  * later. */
 static int64_t turn_time(const struct lt_replay *rp, size_t seq, int64_t prev_end)
 {
-    const struct lt_replay_job *job = &rp->jobs[rp->order[seq]];
+    const struct lt_replay_job *job = &rp->trace.v[rp->order[seq]];
     double scale = rp->o.tt.speed > 0 ? 1.0 / rp->o.tt.speed : 1.0;
     int64_t think = job->has & LT_HAS_THINK ? (int64_t)((double)job->think * scale) : 0;
     int64_t t = prev_end + (think > 0 ? think : 0);
@@ -637,7 +635,7 @@ static int64_t turn_time(const struct lt_replay *rp, size_t seq, int64_t prev_en
 static bool turn_ready(const struct lt_replay *rp, size_t seq)
 {
     uint32_t j = rp->order[seq];
-    int64_t p = rp->jobs[j].prev;
+    int64_t p = rp->trace.v[j].prev;
     return p < 0 || rp->job_launched[j] < rp->job_done[p];
 }
 
@@ -701,7 +699,7 @@ static int pump(struct lt_replay *rp, struct lt_err *err)
         size_t k = rp->cursor++;
         if (rp->state[k] == SEQ_DONE)
             continue; /* cut by the window or duration */
-        const struct lt_replay_job *job = &rp->jobs[rp->order[k]];
+        const struct lt_replay_job *job = &rp->trace.v[rp->order[k]];
         if (rp->mode == LT_REPLAY_MODE_TRACE && job->prev >= 0 && rp->job_seq[job->prev] >= 0) {
             int64_t pe = rp->job_end[job->prev];
             if (pe < 0) {
@@ -805,7 +803,7 @@ static int finish(struct lt_replay *rp, struct req *q, const char *errclass, lt_
         rp->job_end[job] = end_us;
         /* Release the session's next turn if it was waiting for this one
          * (in trace mode, seq k sends job k). */
-        int64_t nx = rp->jobs[job].next;
+        int64_t nx = rp->trace.v[job].next;
         if (nx >= 0 && rp->state[nx] == SEQ_WAITING)
             heap_push(rp, turn_time(rp, (size_t)nx, end_us), (size_t)nx);
     }
@@ -1028,7 +1026,7 @@ static size_t mp_uint(uint8_t *p, uint64_t v)
 static int run_one(struct lt_replay *rp, struct lt_err *err)
 {
     int rc = 0;
-    size_t n = rp->njobs;
+    size_t n = rp->trace.n;
     const struct lt_replay_opts *o = &rp->o;
     rp->cursor = rp->started = rp->done_n = 0;
     rp->inflight = rp->errors_run = rp->out_run = 0;
@@ -1046,7 +1044,7 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
         if (!t)
             return lt_errset(err, LT_ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++)
-            t[i] = rp->jobs[i].t;
+            t[i] = rp->trace.v[i].t;
         int64_t kept = lt_replay_sched_trace(t, n, &o->tt, rp->offs, err);
         free(t);
         if (kept < 0)
@@ -1110,8 +1108,8 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
     rp->planned = rp->total - rp->done_n;
 
     memset(rp->attempts, 0, rp->nseq);
-    memset(rp->job_launched, 0, rp->njobs * sizeof *rp->job_launched);
-    memset(rp->job_done, 0, rp->njobs * sizeof *rp->job_done);
+    memset(rp->job_launched, 0, rp->trace.n * sizeof *rp->job_launched);
+    memset(rp->job_done, 0, rp->trace.n * sizeof *rp->job_done);
     char start[32];
     struct lt_extra extra = {0};
     rp->origin = lt_mono_add_ns(lt_mono_now(), 1000000); /* 1 ms to get going */
@@ -1194,97 +1192,6 @@ int lt_replay_run(struct lt_replay *rp, struct lt_err *err)
 }
 
 /* ---- setup: trace, model, calibration ---- */
-
-static int load_trace(struct lt_replay *rp, struct lt_err *err)
-{
-    int rc = 0;
-    size_t cap = 0;
-    struct lt_u64map last;
-    lt_u64map_init(&last);
-    struct lt_reader *r = lt_reader_open_kind(rp->o.trace_path, LT_KIND_TRACE, NULL, err);
-    if (!r)
-        return err ? err->code : LT_EIO;
-    rp->block_tokens = lt_reader_header(r)->block_tokens;
-    const struct lt_item *it;
-    int n;
-    while ((n = lt_reader_next(r, &it, err)) == 1) {
-        if (it->type != LT_ITEM_RECORD)
-            continue;
-        if (rp->njobs == cap) {
-            size_t nc = cap ? cap * 2 : 1024;
-            struct lt_replay_job *j = realloc(rp->jobs, nc * sizeof *j);
-            if (!j) {
-                rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
-                goto out;
-            }
-            rp->jobs = j;
-            cap = nc;
-        }
-        const struct lt_record *rec = &it->rec;
-        struct lt_replay_job *j = &rp->jobs[rp->njobs];
-        memset(j, 0, sizeof *j);
-        j->index = it->index;
-        j->t = rec->t;
-        j->has = rec->has;
-        j->session = rec->session;
-        j->turn = rec->turn;
-        j->think = rec->think;
-        j->in = rec->in;
-        j->out = rec->out;
-        j->reasoning = rec->reasoning;
-        j->max_tokens = rec->max_tokens;
-        j->tools_count = rec->tools_count;
-        j->tools_tokens = rec->tools_tokens;
-        j->prev = j->next = -1;
-        rp->njobs++;
-        if (rec->n_msgs) {
-            j->msgs = malloc(rec->n_msgs * sizeof *j->msgs);
-            if (!j->msgs)
-                goto oom;
-            memcpy(j->msgs, rec->msgs, rec->n_msgs * sizeof *j->msgs);
-            j->n_msgs = rec->n_msgs;
-        }
-        if (rec->n_blocks) {
-            j->blocks = malloc(rec->n_blocks * sizeof *j->blocks);
-            if (!j->blocks)
-                goto oom;
-            memcpy(j->blocks, rec->blocks, rec->n_blocks * sizeof *j->blocks);
-            j->n_blocks = rec->n_blocks;
-        }
-        if (rec->text) {
-            j->text = malloc(rec->text_len + 1);
-            if (!j->text)
-                goto oom;
-            memcpy(j->text, rec->text, rec->text_len);
-            j->text[rec->text_len] = '\0';
-            j->text_len = rec->text_len;
-        }
-        if (rec->has & LT_HAS_SESSION) {
-            bool added;
-            uint64_t *v = lt_u64map_upsert(&last, rec->session, &added);
-            if (!v)
-                goto oom;
-            if (!added) {
-                j->prev = (int64_t)*v - 1;
-                rp->jobs[j->prev].next = (int64_t)rp->njobs - 1;
-            }
-            *v = rp->njobs; /* job index + 1 */
-        }
-    }
-    if (n < 0) {
-        rc = n;
-        goto out;
-    }
-    if (rp->njobs == 0)
-        rc = lt_errset(err, LT_EFORMAT, "%s: the trace holds no requests", rp->o.trace_path);
-    goto out;
-oom:
-    rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
-out:
-    lt_u64map_release(&last);
-    lt_reader_free(r);
-    return rc;
-}
 
 int lt_replay_list_models(const char *base, const char *api_key, bool insecure, char (*names)[128],
                           int max, struct lt_err *err)
@@ -1573,10 +1480,10 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     LT_TRY(lt_replay_http_headers(&rp->http.headers, opts->api_key, opts->headers, opts->n_headers,
                                   err));
 
-    LT_TRY(load_trace(rp, err));
+    LT_TRY(lt_replay_jobs_load(&rp->trace, rp->o.trace_path, err));
     if (opts->prompts_path)
         LT_TRY(lt_replay_corpus_load(&rp->corpus, opts->prompts_path, err));
-    size_t maxseq = rp->njobs;
+    size_t maxseq = rp->trace.n;
     if (opts->mode != LT_REPLAY_MODE_TRACE && opts->requests > maxseq)
         maxseq = (size_t)opts->requests;
     if (opts->mode == LT_REPLAY_MODE_RATE && !opts->requests && opts->duration_us > 0) {
@@ -1593,25 +1500,25 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     rp->heap = malloc(maxseq * sizeof *rp->heap);
     rp->rheap = malloc(maxseq * sizeof *rp->rheap);
     rp->attempts = calloc(maxseq, 1);
-    rp->job_seq = malloc(rp->njobs * sizeof *rp->job_seq);
-    rp->job_end = malloc(rp->njobs * sizeof *rp->job_end);
-    rp->job_launched = malloc(rp->njobs * sizeof *rp->job_launched);
-    rp->job_done = malloc(rp->njobs * sizeof *rp->job_done);
+    rp->job_seq = malloc(rp->trace.n * sizeof *rp->job_seq);
+    rp->job_end = malloc(rp->trace.n * sizeof *rp->job_end);
+    rp->job_launched = malloc(rp->trace.n * sizeof *rp->job_launched);
+    rp->job_done = malloc(rp->trace.n * sizeof *rp->job_done);
     if (!rp->order || !rp->offs || !rp->state || !rp->waitq || !rp->heap || !rp->rheap ||
         !rp->attempts || !rp->job_seq || !rp->job_end || !rp->job_launched || !rp->job_done) {
         rc = lt_errset(err, LT_ENOMEM, "out of memory");
         goto out;
     }
     if (opts->parts > 1) {
-        uint32_t *part = malloc(rp->njobs * sizeof *part);
-        rp->mine = malloc(rp->njobs);
+        uint32_t *part = malloc(rp->trace.n * sizeof *part);
+        rp->mine = malloc(rp->trace.n);
         if (!part || !rp->mine) {
             free(part);
             rc = lt_errset(err, LT_ENOMEM, "out of memory");
             goto out;
         }
-        lt_replay_split(rp->jobs, rp->njobs, opts->parts, part);
-        for (size_t j = 0; j < rp->njobs; j++)
+        lt_replay_split(rp->trace.v, rp->trace.n, opts->parts, part);
+        for (size_t j = 0; j < rp->trace.n; j++)
             rp->mine[j] = part[j] == opts->part;
         free(part);
     }
@@ -1626,8 +1533,8 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
         .chunk_usage = opts->chunk_usage,
         .token_ids = !opts->no_token_ids,
         .synthetic = opts->synthetic_prompts,
-        .block_tokens = rp->block_tokens ? rp->block_tokens : LT_DEFAULT_BLOCK_TOKENS,
-        .default_out = opts->default_out ? opts->default_out : 128,
+        .block_tokens = rp->trace.block_tokens ? rp->trace.block_tokens : LT_DEFAULT_BLOCK_TOKENS,
+        .default_out = opts->default_out ? opts->default_out : LT_REPLAY_DEFAULT_OUT,
         .reasoning_effort = opts->reasoning_effort,
         .thinking = opts->thinking,
         .corpus = rp->corpus.n ? &rp->corpus : NULL,
@@ -1656,7 +1563,7 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     struct lt_header h = {
         .kind = LT_KIND_RESULTS,
         .source = "replay",
-        .block_tokens = rp->block_tokens,
+        .block_tokens = rp->trace.block_tokens,
         .meta = (const uint8_t *)meta.p,
         .meta_len = meta.len,
     };
@@ -1721,12 +1628,7 @@ void lt_replay_free(struct lt_replay *rp)
         if (fds[i] >= 0)
             close(fds[i]);
     curl_slist_free_all(rp->http.headers);
-    for (size_t i = 0; i < rp->njobs; i++) {
-        free(rp->jobs[i].msgs);
-        free(rp->jobs[i].blocks);
-        free(rp->jobs[i].text);
-    }
-    free(rp->jobs);
+    lt_replay_jobs_release(&rp->trace);
     lt_replay_corpus_release(&rp->corpus);
     free(rp->order);
     free(rp->offs);

@@ -41,6 +41,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Output tokens asked for when a record says neither out nor max_tokens. */
+#define LT_REPLAY_DEFAULT_OUT 128
+
 enum lt_replay_mode {
     LT_REPLAY_MODE_TRACE = 0,
     LT_REPLAY_MODE_CONCURRENCY = 1,
@@ -133,7 +136,7 @@ struct lt_replay_opts {
     const char *prompts_path;
     const char *reasoning_effort;
     int thinking;         /* LT_REPLAY_THINK_* of replay_prompt.h */
-    uint32_t default_out; /* 0 = 128 */
+    uint32_t default_out; /* 0 = LT_REPLAY_DEFAULT_OUT */
 
     int64_t timeout_us;             /* per request; 0 = 10 minutes */
     int64_t first_token_timeout_us; /* 0 = none */

@@ -208,13 +208,8 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
 {
     int rc = 0;
     lt_buf_reset(out);
-    /* The job holds the record's fields; view them as a record for the
-     * shared length rule. */
-    const struct lt_record view = {.has = job->has, .in = job->in, .msgs = job->msgs,
-                                   .n_msgs = job->n_msgs, .out = job->out,
-                                   .max_tokens = job->max_tokens};
     uint32_t in, wout;
-    lt_record_lengths(&view, b->default_out, &in, &wout);
+    lt_replay_job_lengths(job, b->default_out, &in, &wout);
     *want_out = wout;
     *want_in = in;
     const char *corpus = NULL;

@@ -51,7 +51,7 @@ struct lt_sim_stats {
     uint64_t requests;     /* HTTP requests answered or aborted */
     uint64_t streams_open; /* HTTP requests open now (streams included) */
     uint64_t streams_peak;
-    uint64_t chunks;       /* token chunks handed to the network */
+    uint64_t chunks;       /* token chunks rendered for the network */
     uint64_t late_samples; /* chunks measured for lateness */
     double late_p50_us;    /* socket write time minus model emission time */
     double late_p99_us;

@@ -1,0 +1,129 @@
+/*
+ * A trace's requests, loaded for a replay: every record copied out of the
+ * reader (messages, blocks and text included), with each session's turns
+ * linked (prev/next), so the live replay and the virtual one read a trace
+ * the same way.
+ */
+#include "replay/replay_prompt.h"
+#include "traces/lt_u64map.h"
+#include "traces/trace_lengths.h"
+#include "traces/trace_reader.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int lt_replay_jobs_load(struct lt_replay_jobs *js, const char *path, struct lt_err *err)
+{
+    int rc = 0;
+    size_t cap = 0;
+    memset(js, 0, sizeof *js);
+    struct lt_u64map last;
+    lt_u64map_init(&last);
+    struct lt_reader *r = lt_reader_open_kind(path, LT_KIND_TRACE, NULL, err);
+    if (!r)
+        return err ? err->code : LT_EIO;
+    js->block_tokens = lt_reader_header(r)->block_tokens;
+    const struct lt_item *it;
+    int n;
+    while ((n = lt_reader_next(r, &it, err)) == 1) {
+        if (it->type != LT_ITEM_RECORD)
+            continue;
+        if (js->n == cap) {
+            size_t nc = cap ? cap * 2 : 1024;
+            struct lt_replay_job *j = realloc(js->v, nc * sizeof *j);
+            if (!j) {
+                rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
+                goto out;
+            }
+            js->v = j;
+            cap = nc;
+        }
+        const struct lt_record *rec = &it->rec;
+        struct lt_replay_job *j = &js->v[js->n];
+        memset(j, 0, sizeof *j);
+        j->index = it->index;
+        j->t = rec->t;
+        j->has = rec->has;
+        j->session = rec->session;
+        j->turn = rec->turn;
+        j->think = rec->think;
+        j->in = rec->in;
+        j->out = rec->out;
+        j->reasoning = rec->reasoning;
+        j->max_tokens = rec->max_tokens;
+        j->tools_count = rec->tools_count;
+        j->tools_tokens = rec->tools_tokens;
+        j->prev = j->next = -1;
+        js->n++;
+        if (rec->n_msgs) {
+            j->msgs = malloc(rec->n_msgs * sizeof *j->msgs);
+            if (!j->msgs)
+                goto oom;
+            memcpy(j->msgs, rec->msgs, rec->n_msgs * sizeof *j->msgs);
+            j->n_msgs = rec->n_msgs;
+        }
+        if (rec->n_blocks) {
+            j->blocks = malloc(rec->n_blocks * sizeof *j->blocks);
+            if (!j->blocks)
+                goto oom;
+            memcpy(j->blocks, rec->blocks, rec->n_blocks * sizeof *j->blocks);
+            j->n_blocks = rec->n_blocks;
+        }
+        if (rec->text) {
+            j->text = malloc(rec->text_len + 1);
+            if (!j->text)
+                goto oom;
+            memcpy(j->text, rec->text, rec->text_len);
+            j->text[rec->text_len] = '\0';
+            j->text_len = rec->text_len;
+        }
+        if (rec->has & LT_HAS_SESSION) {
+            bool added;
+            uint64_t *v = lt_u64map_upsert(&last, rec->session, &added);
+            if (!v)
+                goto oom;
+            if (!added) {
+                j->prev = (int64_t)*v - 1;
+                js->v[j->prev].next = (int64_t)js->n - 1;
+            }
+            *v = js->n; /* job index + 1 */
+        }
+    }
+    if (n < 0) {
+        rc = n;
+        goto out;
+    }
+    if (js->n == 0)
+        rc = lt_errset(err, LT_EFORMAT, "%s: the trace holds no requests", path);
+    goto out;
+oom:
+    rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
+out:
+    lt_u64map_release(&last);
+    lt_reader_free(r);
+    if (rc < 0)
+        lt_replay_jobs_release(js);
+    return rc;
+}
+
+void lt_replay_jobs_release(struct lt_replay_jobs *js)
+{
+    for (size_t i = 0; i < js->n; i++) {
+        free(js->v[i].msgs);
+        free(js->v[i].blocks);
+        free(js->v[i].text);
+    }
+    free(js->v);
+    memset(js, 0, sizeof *js);
+}
+
+void lt_replay_job_lengths(const struct lt_replay_job *job, uint32_t default_out,
+                           uint32_t *want_in, uint32_t *want_out)
+{
+    /* The job holds the record's fields; view them as a record for the
+     * shared length rule. */
+    const struct lt_record view = {.has = job->has, .in = job->in, .msgs = job->msgs,
+                                   .n_msgs = job->n_msgs, .out = job->out,
+                                   .max_tokens = job->max_tokens};
+    lt_record_lengths(&view, default_out, want_in, want_out);
+}
