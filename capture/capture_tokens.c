@@ -131,19 +131,15 @@ static void piece(struct lt_capture_blocks *b, const void *p, size_t n, unsigned
         close_block(b);
 }
 
+static void text_piece(void *ud, const char *p, size_t n)
+{
+    piece(ud, p, n, 0x00);
+}
+
 uint32_t lt_capture_blocks_text(struct lt_capture_blocks *b, const char *s, size_t len)
 {
     uint32_t before = b->total;
-    size_t i = 0;
-    while (i < len) {
-        while (i < len && lt_tokens_is_space((unsigned char)s[i]))
-            i++;
-        size_t w = i;
-        while (i < len && !lt_tokens_is_space((unsigned char)s[i]))
-            i++;
-        for (size_t k = w; k < i; k += 4)
-            piece(b, s + k, i - k < 4 ? i - k : 4, 0x00);
-    }
+    lt_tokens_each(s, len, text_piece, b);
     return b->total - before;
 }
 

@@ -57,18 +57,14 @@ void lt_sim_toks_id(struct lt_sim_toks *t, uint32_t id)
     t->blocks[t->nblocks++] = t->h;
 }
 
+static void text_piece(void *ud, const char *p, size_t n)
+{
+    lt_sim_toks_id(ud, piece_id(p, n));
+}
+
 void lt_sim_toks_text(struct lt_sim_toks *t, const char *s, size_t len)
 {
-    size_t i = 0;
-    while (i < len) {
-        while (i < len && lt_tokens_is_space((unsigned char)s[i]))
-            i++;
-        size_t w = i;
-        while (i < len && !lt_tokens_is_space((unsigned char)s[i]))
-            i++;
-        for (size_t p = w; p < i; p += 4)
-            lt_sim_toks_id(t, piece_id(s + p, i - p < 4 ? i - p : 4));
-    }
+    lt_tokens_each(s, len, text_piece, t);
 }
 
 uint32_t lt_sim_count_text(const char *s, size_t len)

@@ -21,4 +21,10 @@ static inline int lt_tokens_is_space(unsigned char c)
 /* Tokens of s[0..len) by the rule above; saturates at UINT32_MAX. */
 uint32_t lt_tokens_estimate(const char *s, size_t len);
 
+/* Cut s[0..len) into the rule's tokens and call fn with each one's bytes
+ * (1 to 4 of them, in order): the sim names its tokens and capture hashes
+ * prefix blocks from exactly the pieces the estimate counts. */
+void lt_tokens_each(const char *s, size_t len, void (*fn)(void *ud, const char *p, size_t n),
+                    void *ud);
+
 #endif
