@@ -108,6 +108,9 @@ struct lt_analyze_bucket {
 
 struct lt_analyze_ts {
     int64_t width_us;
+    double inv_width; /* private: 1 / width_us (a division per lookup cost more), */
+    int64_t last_lo;  /* and the last bucket looked up, from last_lo */
+    uint32_t last_k;
     uint32_t n; /* buckets in use */
     struct lt_analyze_bucket b[LT_ANALYZE_TS_MAX];
 };
@@ -201,6 +204,9 @@ struct lt_analysis {
     struct lt_analyze_point points[LT_ANALYZE_RUNS_MAX];
     int knee; /* index into points of the knee, or -1 */
     double knee_fraction;
+    /* Private: the run each result names, by id & 63, looked up before the
+     * list (results of several runs may alternate). */
+    struct lt_analyze_run *run_cache[64];
 };
 
 /* Read the results file at path and compute everything. opts may be NULL

@@ -95,6 +95,7 @@ void lt_analysis_release(struct lt_analysis *a)
     for (uint32_t i = 0; i < a->n_runs; i++)
         run_free(a->runs[i]);
     a->n_runs = 0;
+    memset(a->run_cache, 0, sizeof a->run_cache);
 }
 
 static uint32_t cur_file(const struct lt_analysis *a)
@@ -108,9 +109,14 @@ static int get_run(struct lt_analysis *a, uint32_t id, struct lt_analyze_run **o
                    struct lt_err *err)
 {
     uint32_t file = cur_file(a);
+    struct lt_analyze_run *c = a->run_cache[id & 63];
+    if (c && c->id == id && c->file == file) {
+        *out = c;
+        return 0;
+    }
     for (uint32_t i = a->n_runs; i-- > 0;) {
         if (a->runs[i]->id == id && a->runs[i]->file == file) {
-            *out = a->runs[i];
+            *out = a->run_cache[id & 63] = a->runs[i];
             return 0;
         }
     }
@@ -124,6 +130,8 @@ static int get_run(struct lt_analysis *a, uint32_t id, struct lt_analyze_run **o
     r->first_sent = INT64_MAX;
     r->last_end = INT64_MIN;
     r->ts.width_us = a->opts.bucket_us;
+    r->ts.inv_width = 1.0 / (double)r->ts.width_us;
+    r->ts.last_lo = INT64_MIN / 2;
     for (int m = 0; m < LT_AM_COUNT; m++) {
         r->h[m] = lt_hist_new(HIST_HIGHEST, a->opts.hist_bits, err);
         if (!r->h[m]) {
@@ -132,7 +140,7 @@ static int get_run(struct lt_analysis *a, uint32_t id, struct lt_analyze_run **o
         }
     }
     a->runs[a->n_runs++] = r;
-    *out = r;
+    *out = a->run_cache[id & 63] = r;
     return 0;
 }
 
@@ -195,17 +203,23 @@ static void ts_coarsen(struct lt_analyze_ts *ts)
         memset(&ts->b[j], 0, sizeof ts->b[j]);
     ts->n = n;
     ts->width_us *= 2;
+    ts->inv_width = 1.0 / (double)ts->width_us;
+    ts->last_lo = INT64_MIN / 2; /* forget the last lookup */
 }
 
 static struct lt_analyze_bucket *ts_at(struct lt_analyze_ts *ts, int64_t t)
 {
+    /* Most times of a result, and of the next, fall in the bucket the
+     * last lookup found. */
+    if (t >= ts->last_lo && t < ts->last_lo + ts->width_us && ts->last_k < ts->n)
+        return &ts->b[ts->last_k];
     if (t < 0)
         t = 0;
     while (t >= ts->width_us * LT_ANALYZE_TS_MAX)
         ts_coarsen(ts);
     /* A multiplication instead of a 64-bit division (this runs several
      * times per result), corrected for rounding at bucket edges. */
-    int64_t k = (int64_t)((double)t * (1.0 / (double)ts->width_us));
+    int64_t k = (int64_t)((double)t * ts->inv_width);
     if (k * ts->width_us > t)
         k--;
     else if ((k + 1) * ts->width_us <= t)
@@ -214,6 +228,10 @@ static struct lt_analyze_bucket *ts_at(struct lt_analyze_ts *ts, int64_t t)
         k = LT_ANALYZE_TS_MAX - 1;
     if ((uint32_t)k >= ts->n)
         ts->n = (uint32_t)k + 1;
+    if (k < LT_ANALYZE_TS_MAX - 1) { /* the last bucket also takes what is past it */
+        ts->last_k = (uint32_t)k;
+        ts->last_lo = k * ts->width_us;
+    }
     return &ts->b[k];
 }
 
@@ -294,13 +312,16 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
     r->tokens += res->out;
     if (has & LT_RHAS_IN)
         r->in_tokens += res->in;
-    if (res->count && !strcmp(res->count, "usage"))
+    /* First bytes before strcmp: this runs for every result. */
+    if (res->count && res->count[0] == 'u' && !strcmp(res->count, "usage"))
         r->count_usage++;
     else if (res->count && !strcmp(res->count, "chunks"))
         r->count_chunks++;
     else
         r->count_unknown++;
 
+    /* Rates are written x * 1e6 / dt, one division where x / (dt / 1e6)
+     * made two in a row (this pass makes several per result). */
     const int64_t s = res->sent, q = res->sched;
     bool h_ft = has & LT_RHAS_FIRST_TOKEN, h_fc = has & LT_RHAS_FIRST_CONTENT,
          h_end = has & LT_RHAS_END;
@@ -318,7 +339,7 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
         rec(r, LT_AM_E2E, e2e);
         rec(r, LT_AM_E2E_S, res->end - q);
         if (e2e > 0) {
-            r->sum_e2e_rate += res->out / (e2e / SEC_US);
+            r->sum_e2e_rate += res->out * SEC_US / e2e;
             r->n_perreq_e2e++;
         }
     }
@@ -328,7 +349,7 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
         tpot = (double)(e2e - ttft) / (res->out - 1);
         rec(r, LT_AM_TPOT, llround(tpot));
         if (e2e > ttft) {
-            r->sum_dec_rate += (res->out - 1) / ((e2e - ttft) / SEC_US);
+            r->sum_dec_rate += (res->out - 1) * SEC_US / (e2e - ttft);
             r->n_perreq_decode++;
         }
     }
@@ -350,15 +371,15 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
     if (reasoning > 0) {
         r->with_reasoning++;
         if (h_ft && h_fc && res->first_content > res->first_token) {
-            r->sum_reason_rate += reasoning / ((res->first_content - res->first_token) / SEC_US);
+            r->sum_reason_rate += reasoning * SEC_US / (res->first_content - res->first_token);
             r->n_reason_rate++;
         }
     }
     if (h_fc && h_end && content >= 2 && res->end > res->first_content) {
-        r->sum_content_rate += (content - 1) / ((res->end - res->first_content) / SEC_US);
+        r->sum_content_rate += (content - 1) * SEC_US / (res->end - res->first_content);
         r->n_content_rate++;
     }
-    if (res->finish && !strcmp(res->finish, "tool_calls"))
+    if (res->finish && res->finish[0] == 't' && !strcmp(res->finish, "tool_calls"))
         r->tool_calls++;
 
     if (has & LT_RHAS_CACHED) {

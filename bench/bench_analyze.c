@@ -1,9 +1,12 @@
 /*
  * Benchmark: loadtrace analyze's streaming pass on one core, and its memory.
  *
- *   bench_analyze gen FILE N CHUNKS   write N result records (4 runs of a
+ *   bench_analyze gen FILE N CHUNKS [v1]
+ *                                     write N result records (4 runs of a
  *                                     concurrency sweep), each with CHUNKS
- *                                     token-bearing chunks (0 = none)
+ *                                     token-bearing chunks (0 = none), in
+ *                                     result blocks (format version 2) or,
+ *                                     with v1, one map per result
  *   bench_analyze run FILE            analyze FILE (read, decompress, unpack,
  *                                     summarize) and print records per
  *                                     second and the process's peak RSS
@@ -36,11 +39,12 @@ static double cpu_s(void)
            (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-static int gen(const char *path, long n, int nchunks)
+static int gen(const char *path, long n, int nchunks, bool v1)
 {
     struct lt_err err = {0};
     struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "bench"};
-    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    struct lt_writer_opts o = {.results_v1 = v1};
+    struct lt_writer *w = lt_writer_open(path, &h, &o, &err);
     if (!w)
         goto fail;
     static const uint32_t levels[] = {1, 4, 16, 32};
@@ -194,10 +198,11 @@ int main(int argc, char **argv)
         return mem(strtol(argv[2], NULL, 10), (int)strtol(argv[3], NULL, 10));
     if (argc == 3 && !strcmp(argv[1], "read"))
         return read_only(argv[2]);
-    if (argc == 5 && !strcmp(argv[1], "gen"))
-        return gen(argv[2], strtol(argv[3], NULL, 10), (int)strtol(argv[4], NULL, 10));
+    if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "v1"))) && !strcmp(argv[1], "gen"))
+        return gen(argv[2], strtol(argv[3], NULL, 10), (int)strtol(argv[4], NULL, 10), argc == 6);
     if (argc == 3 && !strcmp(argv[1], "run"))
         return run(argv[2]);
-    fprintf(stderr, "usage: bench_analyze gen FILE N CHUNKS | run FILE\n");
+    fprintf(stderr, "usage: bench_analyze gen FILE N CHUNKS [v1] | run FILE | read FILE | mem N "
+                    "CHUNKS\n");
     return 2;
 }

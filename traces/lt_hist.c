@@ -18,6 +18,16 @@
  * 10-20 % with 8 chunks per result and stayed within the noise without:
  * what recording mostly waits on is the cache miss of counts[i] (analyze
  * keeps 9 histograms of ~230 KiB per run).
+ *
+ * So each counter is split: `lo`, the array recording touches, holds 16
+ * bits of it, and `hi` (64 bits) the rest, touched only when a bucket's lo
+ * passes 65535 (then all of lo moves to hi), so once per 65536 values of a
+ * bucket at most. Recording's cache footprint is a quarter of that of 64-bit
+ * counters: analyze's 4-run benchmark touched ~1.1 MiB of counters, more
+ * than the L2 cache, and now ~280 KiB. Counts stay exact up to 2^64. `hi` is
+ * allocated with `lo` (so recording never allocates) but mostly never
+ * written: in a large histogram, calloc's fresh pages cost no memory until
+ * then.
  */
 #include "traces/lt_hist.h"
 
@@ -29,7 +39,9 @@ struct lt_hist {
     int bits;
     uint64_t highest;
     size_t n; /* counters */
-    uint64_t *counts;
+    uint16_t *lo; /* each bucket's count is lo[i] + hi[i] */
+    uint64_t *hi;
+    bool wide; /* some hi[i] is not 0 */
     uint64_t total;
     uint64_t min, max;
     uint64_t clamped;
@@ -75,11 +87,22 @@ static inline int msb_of(uint64_t v)
     return n + (int)(v >> 1);
 }
 
+/* The same for 0 < v < 2^53, without branches: the exponent of the
+ * double, which holds v exactly. The binary search's branches depend on
+ * the value, and latencies are random enough for them to mispredict. */
+static inline int msb_small(uint64_t v)
+{
+    double d = (double)v;
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    return (int)(b >> 52) - 1023;
+}
+
 static inline size_t index_of(int bits, uint64_t v)
 {
     if (v < (UINT64_C(2) << bits))
         return (size_t)v;
-    int msb = msb_of(v);
+    int msb = v < (UINT64_C(1) << 53) ? msb_small(v) : msb_of(v);
     int shift = msb - bits;
     return ((size_t)shift << bits) + (size_t)(v >> shift);
 }
@@ -170,8 +193,13 @@ struct lt_hist *lt_hist_new(uint64_t highest, int bits, struct lt_err *err)
     h->bits = bits;
     h->highest = highest;
     h->n = index_of(bits, highest) + 1;
-    h->counts = calloc(h->n, sizeof *h->counts);
-    if (!h->counts) {
+    /* One block, hi after lo: a large one is mapped fresh, so the pages
+     * of hi stay untouched (no memory) until a count passes 2^32. */
+    size_t lo_bytes = (h->n * sizeof *h->lo + 7) & ~(size_t)7;
+    char *mem = calloc(1, lo_bytes + h->n * sizeof *h->hi);
+    h->lo = (uint16_t *)(void *)mem;
+    h->hi = mem ? (uint64_t *)(void *)(mem + lo_bytes) : NULL;
+    if (!mem) {
         free(h);
         lt_errset(err, LT_ENOMEM, "histogram: out of memory");
         return NULL;
@@ -184,19 +212,40 @@ void lt_hist_free(struct lt_hist *h)
 {
     if (!h)
         return;
-    free(h->counts);
+    free(h->lo);
     free(h);
 }
 
 void lt_hist_reset(struct lt_hist *h)
 {
-    memset(h->counts, 0, h->n * sizeof *h->counts);
+    memset(h->lo, 0, h->n * sizeof *h->lo);
+    if (h->wide)
+        memset(h->hi, 0, h->n * sizeof *h->hi);
+    h->wide = false;
     h->total = 0;
     h->min = UINT64_MAX;
     h->max = 0;
     h->clamped = 0;
     memset(h->sum, 0, sizeof h->sum);
     memset(h->sumsq, 0, sizeof h->sumsq);
+}
+
+static inline uint64_t count_at(const struct lt_hist *h, size_t i)
+{
+    return h->hi[i] + h->lo[i];
+}
+
+/* counts[i] += n (a bucket's count never passes 2^64). */
+static inline void add_count(struct lt_hist *h, size_t i, uint64_t n)
+{
+    uint64_t s = h->lo[i] + n;
+    if (s <= 0xffff && n <= 0xffff) {
+        h->lo[i] = (uint16_t)s;
+        return;
+    }
+    h->hi[i] += n + h->lo[i];
+    h->lo[i] = 0;
+    h->wide = true;
 }
 
 void lt_hist_record_n(struct lt_hist *h, uint64_t v, uint64_t n)
@@ -210,7 +259,7 @@ void lt_hist_record_n(struct lt_hist *h, uint64_t v, uint64_t n)
     } else {
         i = index_of(h->bits, v);
     }
-    h->counts[i] += n;
+    add_count(h, i, n);
     if (v < h->min)
         h->min = v;
     if (v > h->max)
@@ -239,9 +288,31 @@ void lt_hist_record_n(struct lt_hist *h, uint64_t v, uint64_t n)
     add_limbs(h->sumsq, 3, sqn, 3);
 }
 
+/* The commonest call, recording one value below 2^32, without the
+ * general case's multiplications. */
 void lt_hist_record(struct lt_hist *h, uint64_t v)
 {
-    lt_hist_record_n(h, v, 1);
+    if (v > h->highest || v > UINT32_MAX) {
+        lt_hist_record_n(h, v, 1);
+        return;
+    }
+    size_t i = index_of(h->bits, v);
+    uint16_t c = h->lo[i];
+    if (c != 0xffff)
+        h->lo[i] = (uint16_t)(c + 1);
+    else
+        add_count(h, i, 1);
+    if (v < h->min)
+        h->min = v;
+    if (v > h->max)
+        h->max = v;
+    h->total++;
+    uint64_t sq = v * v;
+    h->sum[0] += v;
+    h->sum[1] += h->sum[0] < v;
+    h->sumsq[0] += sq;
+    if (h->sumsq[0] < sq && ++h->sumsq[1] == 0)
+        h->sumsq[2]++;
 }
 
 void lt_hist_record_corrected(struct lt_hist *h, uint64_t v, uint64_t interval)
@@ -263,8 +334,13 @@ int lt_hist_merge(struct lt_hist *dst, const struct lt_hist *src, struct lt_err 
                          (unsigned long long)src->highest);
     if (src->total == 0)
         return 0;
-    for (size_t i = 0; i < dst->n; i++)
-        dst->counts[i] += src->counts[i];
+    for (size_t i = 0; i < dst->n; i++) {
+        uint32_t lo = (uint32_t)dst->lo[i] + src->lo[i];
+        if (lo <= 0xffff && !src->wide) /* the common case: no hi to touch */
+            dst->lo[i] = (uint16_t)lo;
+        else
+            add_count(dst, i, count_at(src, i));
+    }
     add_limbs(dst->sum, 2, src->sum, 2);
     add_limbs(dst->sumsq, 3, src->sumsq, 3);
     dst->total += src->total;
@@ -329,7 +405,7 @@ int lt_hist_bits(const struct lt_hist *h)
 
 size_t lt_hist_memory(const struct lt_hist *h)
 {
-    return sizeof *h + h->n * sizeof *h->counts;
+    return sizeof *h + h->n * (sizeof *h->lo + sizeof *h->hi);
 }
 
 void lt_hist_bucket_of(const struct lt_hist *h, uint64_t v, uint64_t *lo, uint64_t *hi)
@@ -365,7 +441,7 @@ uint64_t lt_hist_value_at(const struct lt_hist *h, double p)
     if (want == h->total)
         return h->max;
     for (size_t i = 0; i < h->n; i++) {
-        cum += h->counts[i];
+        cum += count_at(h, i);
         if (cum >= want) {
             uint64_t lo, hi;
             bounds_of(h->bits, i, &lo, &hi);
@@ -388,7 +464,7 @@ void lt_hist_iter_init(struct lt_hist_iter *it, const struct lt_hist *h)
 bool lt_hist_iter_next(struct lt_hist_iter *it)
 {
     const struct lt_hist *h = it->h;
-    while (it->next < h->n && h->counts[it->next] == 0)
+    while (it->next < h->n && count_at(h, it->next) == 0)
         it->next++;
     if (it->next >= h->n)
         return false;
@@ -398,7 +474,7 @@ bool lt_hist_iter_next(struct lt_hist_iter *it)
         it->hi = h->max;
     if (it->lo < h->min)
         it->lo = h->min;
-    it->count = h->counts[i];
+    it->count = count_at(h, i);
     it->cum += it->count;
     return true;
 }

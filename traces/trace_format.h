@@ -1,11 +1,13 @@
 /*
- * The loadtrace file format, version 1, in memory. docs/trace-format.md is
+ * The loadtrace file format, version 2, in memory. docs/trace-format.md is
  * the normative description of the bytes; this header is its C mirror.
  *
  * A file is a sequence of zstd frames whose concatenated content is a stream
  * of msgpack maps: one header, then either trace records (kind "trace") or
- * run records and result records (kind "results"). A frame always holds
- * whole values, so every intact frame of a damaged file can be read.
+ * run records and result records (kind "results"); results may be packed as
+ * columns into result blocks (version 2), which the reader expands, so a
+ * caller sees one struct lt_result per result either way. A frame always
+ * holds whole values, so every intact frame of a damaged file can be read.
  *
  * Optional fields are present when their LT_HAS_* bit is set in `has`;
  * strings and arrays are NULL when absent. Keys a reader does not know are
@@ -20,7 +22,9 @@
 #include <stdint.h>
 
 #define LT_FORMAT_NAME "loadtrace"
-#define LT_FORMAT_VERSION 1
+/* The newest format version this loadtrace reads (and writes, for results
+ * files with result blocks; trace files are still written as version 1). */
+#define LT_FORMAT_VERSION 2
 #define LT_DEFAULT_BLOCK_TOKENS 512
 
 enum lt_kind {

@@ -378,7 +378,9 @@ int lt_json_result(struct lt_buf *out, const struct lt_result *r)
         int64_t prev = (h & LT_RHAS_SENT) ? r->sent : r->sched;
         for (uint32_t i = 0; i < r->n_chunks && w.rc == 0; i++) {
             w.rc = lt_buf_printf(out, i ? ",%" PRId64 ",%" PRIu32 : "%" PRId64 ",%" PRIu32,
-                                 r->chunks[i].t - prev, r->chunks[i].tokens);
+                                 /* modulo 2^64, as the reader adds it back */
+                                 (int64_t)((uint64_t)r->chunks[i].t - (uint64_t)prev),
+                                 r->chunks[i].tokens);
             prev = r->chunks[i].t;
         }
         jraw(&w, "]");

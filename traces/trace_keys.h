@@ -1,6 +1,7 @@
 /*
- * The msgpack map keys of format v1, in one place, shared by the writer and
- * the reader (and by nothing else: other modules use the structs).
+ * The msgpack map keys of the format (version 2: version 1's and the result
+ * block's), in one place, shared by the writer and the reader (and by
+ * nothing else: other modules use the structs).
  * Keep in step with docs/trace-format.md.
  */
 #ifndef LT_TRACE_KEYS_H
@@ -64,5 +65,24 @@
 #define K_WANT_OUT "want_out"
 #define K_ERR "err"
 #define K_COUNT "count"
+
+/* result block (has K_REC = "block"; docs/trace-format.md §2.6): the
+ * columns are named by the result keys above */
+#define K_BLOCK "block"
+#define K_N "n"
+
+/* The columns of a result block, in the order the writer writes them, and
+ * the result key each is named by. */
+enum lt_bcol {
+    BC_I, BC_RUN, BC_SCHED, BC_SENT, BC_FB, BC_FT, BC_FC, BC_END, BC_CHUNKS, BC_IN, BC_OUT,
+    BC_REASONING, BC_CACHED, BC_WANT_IN, BC_WANT_OUT, BC_STATUS, BC_ERR, BC_FINISH, BC_COUNT,
+    BC_WARMUP, BC_N
+};
+
+static const char *const lt_bcol_key[BC_N] = {
+    K_I,        K_RUN,    K_SCHED, K_SENT,   K_FB,        K_FT,     K_FC,
+    K_END,      K_CHUNKS, K_IN,    K_OUT,    K_REASONING, K_CACHED, K_WANT_IN,
+    K_WANT_OUT, K_STATUS, K_ERR,   K_FINISH, K_COUNT,     K_WARMUP,
+};
 
 #endif

@@ -7,6 +7,8 @@
  *   read compressed bytes --ZSTD_decompressStream--> frame buffer
  *        (until the frame ends and its checksum is verified)
  *   frame buffer --scan (limits)--> one value's bytes --decode--> struct lt_item
+ *   frame buffer --block_begin (limits, types)--> result block
+ *        --block_next, one result per call--> struct lt_item
  *
  * No value is handed out before its whole frame has been verified, so a
  * damaged frame never yields garbage. Before a value is decoded, a small
@@ -29,11 +31,21 @@
  *   result records with 8 chunks             0.78-0.80 M/s -> 1.35-1.51 M/s
  *   trace records (t, in, out)               4.4-5.2 M/s   -> 5.5-10.3 M/s
  *
- * What remains is mostly zstd (~37 %: a result record is ~140 bytes
+ * What remained was mostly zstd (~37 %: a result record is ~140 bytes
  * decompressed), the scan (~20 %: its cost is the chain from one value's
  * first byte to the next value's address) and the decoder (~30 %).
  * msgpack-c is still what writes (trace_writer.c), renders unknown keys as
  * JSON (trace_json.c), and reads the header, once per file.
+ *
+ * Result blocks (format version 2) are what made results cheap to read:
+ * ~40 bytes of small integers per result instead of ~140 bytes of map, and
+ * no key to dispatch per value. A block is checked in one pass that takes
+ * the scan's place (block_begin: every element's type and range, bounds,
+ * limits, where each column starts, the first bad result); its results are
+ * then built one per call from the columns, unchecked (block_next), so a
+ * block never needs memory in proportion to its results. Same benchmark,
+ * 2026-11-29: reader alone 2.4 M results/s (maps) -> 6.5-6.9 M/s
+ * (blocks); bench/README.md has the tables.
  */
 #include "traces/trace_reader.h"
 #include "traces/lt_buf.h"
@@ -52,6 +64,21 @@
 #define MAX_DEPTH 32
 #define WINDOW_LOG_MAX 24 /* 16 MiB decoder window, whatever the frame asks */
 #define ZSTD_MAGIC 0xFD2FB528u
+
+/* A result block that has been checked and is being handed out, one
+ * result per lt_reader_next(). */
+struct rblock {
+    bool on;
+    uint32_t n;               /* results in the block */
+    uint32_t row;             /* the next one to hand out */
+    uint32_t good;            /* results before the first bad one (n when none is) */
+    struct lt_err bad;        /* what is wrong with result `good` */
+    const uint8_t *col[BC_N]; /* each column's next element; NULL: column absent */
+    uint64_t prev_i;          /* i and sched of the result before */
+    int64_t prev_sched;
+    bool quick_ready;
+    uint8_t quick[8][256]; /* quick_len() by enum bkind and lead byte */
+};
 
 struct lt_reader {
     FILE *f;
@@ -76,6 +103,9 @@ struct lt_reader {
 
     struct lt_header hdr;
     struct lt_item item;
+    struct rblock blk;     /* the result block being handed out */
+    struct lt_buf bstr[3]; /* a block's err, finish, count strings, NUL-terminated */
+    struct lt_buf boff[3]; /* where each starts in bstr (uint32_t each) */
     uint64_t next_index;   /* index of the next value after the header */
     int64_t last_t;        /* trace records must not go back in time */
     struct lt_reader_stats st;
@@ -212,6 +242,7 @@ struct scan {
     size_t n, i;
     uint64_t elems, max_elems;
     uint32_t max_array;
+    int depth0; /* nesting depth of the value scanned (0: a whole value) */
 };
 
 static inline uint64_t be(const uint8_t *p, int k)
@@ -334,7 +365,7 @@ static int scan_value(struct scan *s)
         if (count > (uint64_t)(end - p)) /* every element is at least a byte */
             return LT_ETRUNC;
         if (count) {
-            if (depth + 1 > MAX_DEPTH)
+            if (s->depth0 + depth + 1 > MAX_DEPTH)
                 return LT_ELIMIT;
             left[++depth] = count;
         }
@@ -490,7 +521,7 @@ enum key {
     KX_REC, KX_RUN, KX_MODE, KX_CONCURRENCY, KX_RATE, KX_SPEED, KX_TARGET, KX_START,
     KX_WARMUP, KX_VERSION,
     KX_I, KX_SCHED, KX_SENT, KX_FB, KX_FT, KX_FC, KX_END, KX_CHUNKS, KX_WANT_IN, KX_WANT_OUT,
-    KX_ERR, KX_COUNT,
+    KX_ERR, KX_COUNT, KX_N,
 };
 
 static enum key key_of(const uint8_t *k, uint32_t n)
@@ -504,6 +535,7 @@ static enum key key_of(const uint8_t *k, uint32_t n)
     case 1:
         KEY(K_T, KX_T);
         KEY(K_I, KX_I);
+        KEY(K_N, KX_N);
         break;
     case 2:
         KEY(K_IN, KX_IN);
@@ -586,6 +618,8 @@ struct dec {
 
 /* decode_result() found "rec": "run": decode the value again as a run. */
 #define DEC_IS_RUN 1
+/* decode_result() found "rec": "block": the value is a result block. */
+#define DEC_IS_BLOCK 2
 
 /* Name the value being decoded, for error messages. Formatting it for every
  * value would cost more than decoding one. */
@@ -990,6 +1024,14 @@ static bool is_str_run(const struct cur *c)
     return rd_str(&t, &s, &n) && n == 3 && memcmp(s, "run", 3) == 0;
 }
 
+static bool is_str_block(const struct cur *c)
+{
+    struct cur t = *c;
+    const uint8_t *s;
+    uint32_t n;
+    return rd_str(&t, &s, &n) && n == sizeof K_BLOCK - 1 && memcmp(s, K_BLOCK, n) == 0;
+}
+
 static int decode_chunks(struct dec *d, uint32_t n, struct lt_result *res)
 {
     int rc = 0;
@@ -1104,6 +1146,8 @@ static int decode_result(struct dec *d, uint32_t nkeys, struct lt_result *res)
         case KX_REC:
             if (is_str_run(&d->c))
                 return DEC_IS_RUN;
+            if (is_str_block(&d->c))
+                return DEC_IS_BLOCK;
             LT_TRY(keep_extra(d, key, &res->extra));
             break;
         default: LT_TRY(keep_extra(d, key, &res->extra)); break;
@@ -1127,8 +1171,10 @@ out:
  * find its length. */
 static int scan_at(struct lt_reader *r, size_t *len, struct lt_err *err, const char *what)
 {
-    struct scan s = {(const uint8_t *)r->frame.p + r->pos, r->frame.len - r->pos, 0, 0,
-                     r->max_elems, r->o.max_array};
+    struct scan s = {.p = (const uint8_t *)r->frame.p + r->pos,
+                     .n = r->frame.len - r->pos,
+                     .max_elems = r->max_elems,
+                     .max_array = r->o.max_array};
     int rc = scan_value(&s);
     if (rc == 0 && s.i > r->o.max_record_bytes)
         rc = LT_ELIMIT;
@@ -1162,11 +1208,11 @@ static int arena_prepare(struct lt_reader *r, size_t value_len)
 }
 
 /* Whether every key of the map body at p (n pairs) is a string, and
- * whether one of them is "rec" with the value "run". */
-static bool keys_are_strings(const uint8_t *p, uint32_t n, bool *is_run)
+ * whether one of them is "rec" with the value "run" (or "block"). */
+static bool keys_are_strings(const uint8_t *p, uint32_t n, bool *is_run, bool *is_block)
 {
     struct cur c = {p};
-    *is_run = false;
+    *is_run = *is_block = false;
     for (uint32_t i = 0; i < n; i++) {
         const uint8_t *k;
         uint32_t kn;
@@ -1174,6 +1220,8 @@ static bool keys_are_strings(const uint8_t *p, uint32_t n, bool *is_run)
             return false;
         if (kn == 3 && !memcmp(k, K_REC, 3) && is_str_run(&c))
             *is_run = true;
+        if (kn == 3 && !memcmp(k, K_REC, 3) && is_str_block(&c))
+            *is_block = true;
         skip_value(&c);
     }
     return true;
@@ -1222,10 +1270,12 @@ static int decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *
         rc = decode_as(&d, LT_ITEM_RUN, nkeys, it);
     }
     if (rc < 0) {
-        bool is_run = false;
-        if (!keys_are_strings(body, nkeys, &is_run))
+        bool is_run = false, is_block = false;
+        if (!keys_are_strings(body, nkeys, &is_run, &is_block))
             return lt_errset(err, LT_EFORMAT, "%s: %s has a key that is not a string", r->path,
                              what_of(r, (char[96]){0}));
+        if (results && is_block && !is_run)
+            return DEC_IS_BLOCK;
         if (results && is_run && it->type != LT_ITEM_RUN) {
             d.c.p = body;
             rc = decode_as(&d, LT_ITEM_RUN, nkeys, it);
@@ -1241,6 +1291,669 @@ static int decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *
         r->last_t = it->rec.t;
     }
     return rc;
+}
+
+/* ---- result blocks ---------------------------------------------------- */
+
+/* What a column may hold (docs/trace-format.md §2.6). */
+enum bkind {
+    BK_DELTA,  /* i, sched: an integer, added modulo 2^64 to the result before's */
+    BK_U32R,   /* run: a uint */
+    BK_TIME,   /* sent ... end: nil or an integer, added modulo 2^64 to sched */
+    BK_CHUNKS, /* nil or [dt, tokens, ...] as in a result map */
+    BK_U32,    /* in, out, ...: nil or a uint */
+    BK_STATUS, /* nil or an int32 */
+    BK_STR,    /* nil, a string, or the number of an earlier string of the column */
+    BK_BOOL,   /* nil or a bool */
+    BK_N
+};
+_Static_assert(BK_N <= 8, "struct rblock's quick[] has a row per column kind");
+
+/* What each column may hold. */
+static const enum bkind bcol_kind[BC_N] = {
+    [BC_I] = BK_DELTA,
+    [BC_RUN] = BK_U32R,
+    [BC_SCHED] = BK_DELTA,
+    [BC_SENT] = BK_TIME,
+    [BC_FB] = BK_TIME,
+    [BC_FT] = BK_TIME,
+    [BC_FC] = BK_TIME,
+    [BC_END] = BK_TIME,
+    [BC_CHUNKS] = BK_CHUNKS,
+    [BC_IN] = BK_U32,
+    [BC_OUT] = BK_U32,
+    [BC_REASONING] = BK_U32,
+    [BC_CACHED] = BK_U32,
+    [BC_WANT_IN] = BK_U32,
+    [BC_WANT_OUT] = BK_U32,
+    [BC_STATUS] = BK_STATUS,
+    [BC_ERR] = BK_STR,
+    [BC_FINISH] = BK_STR,
+    [BC_COUNT] = BK_STR,
+    [BC_WARMUP] = BK_BOOL,
+};
+
+static int bcol_of(enum key id)
+{
+    switch (id) {
+    case KX_I: return BC_I;
+    case KX_RUN: return BC_RUN;
+    case KX_SCHED: return BC_SCHED;
+    case KX_SENT: return BC_SENT;
+    case KX_FB: return BC_FB;
+    case KX_FT: return BC_FT;
+    case KX_FC: return BC_FC;
+    case KX_END: return BC_END;
+    case KX_CHUNKS: return BC_CHUNKS;
+    case KX_IN: return BC_IN;
+    case KX_OUT: return BC_OUT;
+    case KX_REASONING: return BC_REASONING;
+    case KX_CACHED: return BC_CACHED;
+    case KX_WANT_IN: return BC_WANT_IN;
+    case KX_WANT_OUT: return BC_WANT_OUT;
+    case KX_STATUS: return BC_STATUS;
+    case KX_ERR: return BC_ERR;
+    case KX_FINISH: return BC_FINISH;
+    case KX_COUNT: return BC_COUNT;
+    case KX_WARMUP: return BC_WARMUP;
+    default: return -1;
+    }
+}
+
+/* A block is checked in one pass over its bytes, which replaces the scan
+ * of scan_value() for it: every read below is bounds-checked against
+ * `end`, every count against the limits. The pass finds where each column
+ * starts, and the first result (row) that is wrong; the results before it
+ * are handed out by block_next() straight from the columns, unchecked. */
+struct bcheck {
+    struct lt_reader *r;
+    const uint8_t *p, *start, *end;
+    struct scan s; /* for values of no known shape; s.elems counts all */
+    struct rblock *b;
+    uint64_t first_index; /* record number of row 0 */
+    uint32_t nstr;        /* string elements so far in the column */
+};
+
+/* An integer at c->p, bounds-checked: 1 with *u (non-negative), -1 with *s
+ * (negative), 0 when it is not one (nothing consumed), LT_ETRUNC. */
+static int ck_int(struct bcheck *c, uint64_t *u, int64_t *s)
+{
+    uint8_t b = *c->p;
+    if (b <= 0x7f || b >= 0xe0 || (b >= 0xcc && b <= 0xd3)) {
+        if ((size_t)(c->end - c->p) < 1 + (size_t)fixed_size[b])
+            return LT_ETRUNC;
+        struct cur k = {c->p};
+        int rc = rd_int(&k, u, s);
+        c->p = k.p;
+        return rc;
+    }
+    return 0;
+}
+
+/* An array (map = false) or map header, bounds-checked: 1 with *n, 0 when
+ * it is not one, LT_ETRUNC. */
+static int ck_coll(struct bcheck *c, bool map, uint32_t *n)
+{
+    uint8_t b = *c->p;
+    size_t need = (b & 0xf0) == (map ? 0x80 : 0x90) ? 1
+                  : b == (map ? 0xde : 0xdc)        ? 3
+                  : b == (map ? 0xdf : 0xdd)        ? 5
+                                                    : 0;
+    if (!need)
+        return 0;
+    if ((size_t)(c->end - c->p) < need)
+        return LT_ETRUNC;
+    struct cur k = {c->p};
+    rd_coll(&k, map, n);
+    c->p = k.p;
+    return 1;
+}
+
+/* A string, bounds-checked: 1 with *s, *n, 0 when it is not one. */
+static int ck_str(struct bcheck *c, const uint8_t **s, uint32_t *n)
+{
+    uint8_t b = *c->p;
+    size_t h = (b & 0xe0) == 0xa0 ? 1 : b == 0xd9 ? 2 : b == 0xda ? 3 : b == 0xdb ? 5 : 0;
+    if (!h)
+        return 0;
+    if ((size_t)(c->end - c->p) < h)
+        return LT_ETRUNC;
+    uint64_t len = h == 1 ? (uint64_t)(b & 0x1f) : be(c->p + 1, (int)h - 1);
+    if ((uint64_t)(c->end - c->p - h) < len)
+        return LT_ETRUNC;
+    *s = c->p + h;
+    *n = (uint32_t)len;
+    c->p += h + len;
+    return 1;
+}
+
+/* Step over the value at c->p, whatever it is, within the limits; depth is
+ * its nesting depth in the block. */
+static int ck_skip(struct bcheck *c, int depth)
+{
+    if (c->p >= c->end)
+        return LT_ETRUNC;
+    c->s.i = (size_t)(c->p - c->s.p);
+    c->s.depth0 = depth;
+    int rc = scan_value(&c->s);
+    c->p = c->s.p + c->s.i;
+    return rc;
+}
+
+static int ck_elems(struct bcheck *c, uint64_t n)
+{
+    c->s.elems += n;
+    return c->s.elems > c->s.max_elems ? LT_ELIMIT : 0;
+}
+
+/* Note that row `row` is wrong (the first such row is what counts). */
+static void ck_bad(struct bcheck *c, uint64_t row, const char *key, const char *why)
+{
+    struct rblock *b = c->b;
+    if (row >= b->good)
+        return;
+    b->good = (uint32_t)row;
+    lt_errset(&b->bad, LT_EFORMAT,
+              "%s: record %llu (frame at byte %llu): key \"%s\" %s (result %llu of a block)",
+              c->r->path, (unsigned long long)(c->first_index + row),
+              (unsigned long long)c->r->frame_off, key, why, (unsigned long long)row);
+}
+
+/* One element of a column: 1 when it is right, 0 when it is wrong (with
+ * *why), negative when the block cannot be delimited. */
+static int ck_elem(struct bcheck *c, enum bkind kind, const char **why)
+{
+    uint64_t u = 0;
+    int64_t sv = 0;
+    int rc;
+    if (c->p >= c->end)
+        return LT_ETRUNC;
+    if (*c->p == 0xc0 && kind != BK_DELTA && kind != BK_U32R) {
+        c->p++;
+        return 1;
+    }
+    switch (kind) {
+    case BK_DELTA:
+    case BK_TIME:
+        if ((rc = ck_int(c, &u, &sv)) != 0)
+            return rc < -1 ? rc : 1;
+        *why = kind == BK_DELTA ? "must hold integers" : "must hold integers or nil";
+        return 0;
+    case BK_N:
+        break;
+    case BK_U32R:
+    case BK_U32:
+        if ((rc = ck_int(c, &u, &sv)) == 1 && u <= UINT32_MAX)
+            return 1;
+        if (rc < -1)
+            return rc;
+        *why = kind == BK_U32R ? "must hold integers from 0 to 4294967295"
+                               : "must hold integers from 0 to 4294967295, or nil";
+        return 0;
+    case BK_STATUS:
+        rc = ck_int(c, &u, &sv);
+        if ((rc == 1 && u <= INT32_MAX) || (rc == -1 && sv >= INT32_MIN))
+            return 1;
+        if (rc < -1)
+            return rc;
+        *why = "must hold 32-bit integers or nil";
+        return 0;
+    case BK_STR: {
+        const uint8_t *str;
+        uint32_t n;
+        if ((rc = ck_str(c, &str, &n)) != 0) {
+            c->nstr += rc == 1;
+            return rc;
+        }
+        if ((rc = ck_int(c, &u, &sv)) == 1 && u < c->nstr)
+            return 1;
+        if (rc < -1)
+            return rc;
+        *why = "must hold strings, nil, or numbers of earlier strings of the column";
+        return 0;
+    }
+    case BK_BOOL:
+        if (*c->p == 0xc2 || *c->p == 0xc3) {
+            c->p++;
+            return 1;
+        }
+        *why = "must hold true, false or nil";
+        return 0;
+    case BK_CHUNKS: {
+        uint32_t n = 0;
+        if ((rc = ck_coll(c, false, &n)) <= 0) {
+            *why = "must hold [dt, tokens, ...] arrays or nil";
+            return rc;
+        }
+        if (n > c->s.max_array)
+            return LT_ELIMIT;
+        if ((rc = ck_elems(c, n)) < 0)
+            return rc;
+        if (n % 2) {
+            *why = "must hold [dt, tokens] pairs";
+            return 0;
+        }
+        for (uint32_t j = 0; j < n; j += 2) {
+            if (c->p >= c->end)
+                return LT_ETRUNC;
+            rc = ck_int(c, &u, &sv);
+            if (rc < -1)
+                return rc;
+            if (rc == 0 || (rc == 1 && u > INT64_MAX)) {
+                *why = "must hold [dt, tokens] pairs of integers";
+                return 0;
+            }
+            if (c->p >= c->end)
+                return LT_ETRUNC;
+            rc = ck_int(c, &u, &sv);
+            if (rc < -1)
+                return rc;
+            if (rc != 1 || u > UINT32_MAX) {
+                *why = "must hold [dt, tokens] pairs of integers";
+                return 0;
+            }
+        }
+        return 1;
+    }
+    }
+    return 0;
+}
+
+/* For a column of this kind, the size of an element that its lead byte b
+ * alone shows to be right, or 0: look closer (ck_elem()). Lead bytes:
+ * 0x00-0x7f positive fixint, 0xc0 nil, 0xc2-0xc3 bools, 0xcc-0xcf uint 8-64,
+ * 0xd0-0xd3 int 8-64, 0xe0-0xff negative fixint. A string column's positive
+ * fixint names an earlier string, which is checked apart; a string itself
+ * goes through ck_elem(), which counts it; so do chunks, and the integers
+ * whose range depends on the value (a uint32 status, a signed uint).
+ * block_begin() looks it up in a table: one lookup per element, since this
+ * loop is the chain from each element to the next. */
+static uint8_t quick_len(enum bkind kind, unsigned b)
+{
+    bool ints = kind != BK_STR && kind != BK_BOOL && kind != BK_CHUNKS;
+    bool nil_ok = kind != BK_DELTA && kind != BK_U32R && kind != BK_CHUNKS;
+    bool neg_ok = kind == BK_DELTA || kind == BK_TIME || kind == BK_STATUS;
+    bool wide = kind == BK_DELTA || kind == BK_TIME; /* 64-bit values */
+    if (b <= 0x7f)
+        return kind != BK_BOOL && kind != BK_CHUNKS;
+    if (b == 0xc0)
+        return nil_ok;
+    if (b == 0xc2 || b == 0xc3)
+        return kind == BK_BOOL;
+    if (!ints)
+        return 0;
+    if (b >= 0xe0)
+        return neg_ok;
+    switch (b) {
+    case 0xcc:
+        return 2;
+    case 0xcd:
+        return 3;
+    case 0xce:
+        return kind == BK_STATUS ? 0 : 5;
+    case 0xcf:
+        return wide ? 9 : 0;
+    case 0xd0:
+        return neg_ok ? 2 : 0;
+    case 0xd1:
+        return neg_ok ? 3 : 0;
+    case 0xd2:
+        return neg_ok ? 5 : 0;
+    case 0xd3:
+        return wide ? 9 : 0;
+    default:
+        return 0;
+    }
+}
+
+/* The error of a block that cannot be delimited or passes a limit. */
+static int block_fail(struct lt_reader *r, const uint8_t *p, int rc, struct lt_err *err)
+{
+    const char *what = rc == LT_ELIMIT   ? "exceeds a reader limit (size, length or depth)"
+                       : rc == LT_ETRUNC ? "is cut short (values never span frames)"
+                                         : "is not valid msgpack";
+    return lt_errset(err, rc == LT_ETRUNC ? LT_EFORMAT : rc,
+                     "%s: record %llu (frame at byte %llu), a result block at offset %zu of the "
+                     "frame's %zu bytes, %s",
+                     r->path, (unsigned long long)r->next_index, (unsigned long long)r->frame_off,
+                     (size_t)(p - (const uint8_t *)r->frame.p), r->frame.len, what);
+}
+
+/* Check the block at p (bounded by end) and get it ready to be handed
+ * out; *len is its size. Returns 0, or a negative code when the block
+ * cannot be delimited or passes a limit (then nothing of it is handed
+ * out). Anything else wrong is kept in r->blk and reported when the
+ * reader reaches the result it concerns. */
+static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end, size_t *len,
+                       struct lt_err *err)
+{
+    struct rblock *b = &r->blk;
+    if (!b->quick_ready) {
+        for (int k = 0; k < BK_N; k++)
+            for (unsigned v = 0; v < 256; v++)
+                b->quick[k][v] = quick_len((enum bkind)k, v);
+        b->quick_ready = true;
+    }
+    memset(b->col, 0, sizeof b->col);
+    lt_err_clear(&b->bad);
+    b->good = UINT32_MAX;
+    b->row = 0;
+    b->prev_i = 0;
+    b->prev_sched = 0;
+    struct bcheck c = {
+        .r = r, .p = p, .start = p, .end = end, .b = b, .first_index = r->next_index};
+    c.s = (struct scan){
+        .p = p, .n = (size_t)(end - p), .max_elems = r->max_elems, .max_array = r->o.max_array};
+    uint32_t collen[BC_N] = {0};
+    uint64_t n = 0;
+    bool have_n = false;
+    uint32_t nkeys = 0;
+    const char *why = NULL;
+    int rc = ck_coll(&c, true, &nkeys);
+    if (rc == 0)
+        rc = LT_EFORMAT;
+    if (rc < 0)
+        goto fail;
+    if (nkeys > r->o.max_array) {
+        rc = LT_ELIMIT;
+        goto fail;
+    }
+    if ((rc = ck_elems(&c, 2 * (uint64_t)nkeys)) < 0)
+        goto fail;
+    for (uint32_t k = 0; k < nkeys; k++) {
+        const uint8_t *key;
+        uint32_t kn;
+        if (c.p >= c.end) {
+            rc = LT_ETRUNC;
+            goto fail;
+        }
+        if ((rc = ck_str(&c, &key, &kn)) <= 0) {
+            if (rc == 0 && (rc = ck_skip(&c, 1)) == 0) {
+                ck_bad(&c, 0, "?", "is not a string");
+                if ((rc = ck_skip(&c, 1)) == 0)
+                    continue;
+            }
+            goto fail;
+        }
+        enum key id = key_of(key, kn);
+        int col = bcol_of(id);
+        if (c.p >= c.end) {
+            rc = LT_ETRUNC;
+            goto fail;
+        }
+        if (id == KX_N) {
+            uint64_t u = 0;
+            int64_t sv = 0;
+            const uint8_t *at = c.p;
+            if ((rc = ck_int(&c, &u, &sv)) < -1)
+                goto fail;
+            if (rc == 1) {
+                n = u;
+                have_n = true;
+                continue;
+            }
+            ck_bad(&c, 0, K_N, "must be a non-negative integer");
+            c.p = at;
+            if ((rc = ck_skip(&c, 1)) < 0)
+                goto fail;
+            continue;
+        }
+        if (col < 0) { /* "rec" (checked by the caller), or a key of a later version */
+            if ((rc = ck_skip(&c, 1)) < 0)
+                goto fail;
+            continue;
+        }
+        uint32_t cnt = 0;
+        if ((rc = ck_coll(&c, false, &cnt)) <= 0) {
+            if (rc == 0 && (rc = ck_skip(&c, 1)) == 0) {
+                ck_bad(&c, 0, lt_bcol_key[col], "must be an array (a column)");
+                continue;
+            }
+            goto fail;
+        }
+        if (cnt > r->o.max_array) {
+            rc = LT_ELIMIT;
+            goto fail;
+        }
+        if ((rc = ck_elems(&c, cnt)) < 0)
+            goto fail;
+        b->col[col] = c.p;
+        collen[col] = cnt;
+        const enum bkind kind = bcol_kind[col];
+        const uint8_t *ok = b->quick[kind];
+        c.nstr = 0;
+        for (uint32_t j = 0; j < cnt; j++) {
+            const uint8_t *at = c.p;
+            if (at < c.end) {
+                size_t l = ok[*at];
+                if (kind == BK_STR && *at <= 0x7f && *at >= c.nstr)
+                    l = 0;
+                if (l && l <= (size_t)(c.end - at)) {
+                    c.p = at + l;
+                    continue;
+                }
+            }
+            if ((rc = ck_elem(&c, kind, &why)) < 0)
+                goto fail;
+            if (rc == 0) {
+                ck_bad(&c, j, lt_bcol_key[col], why);
+                c.p = at;
+                if ((rc = ck_skip(&c, 2)) < 0)
+                    goto fail;
+            }
+        }
+    }
+    *len = (size_t)(c.p - p);
+    if (*len > r->o.max_record_bytes) {
+        rc = LT_ELIMIT;
+        goto fail;
+    }
+    /* Whole-block faults: no result of the block can be trusted. */
+    if (!have_n || n > r->o.max_array) {
+        ck_bad(&c, 0, K_N, have_n ? "is larger than the array limit" : "is missing");
+    } else {
+        for (int col = 0; col < BC_N; col++) {
+            if (!b->col[col] && col <= BC_SCHED) {
+                ck_bad(&c, 0, lt_bcol_key[col], "is missing (a result block needs i, run, sched)");
+            } else if (b->col[col] && collen[col] != n) {
+                char w[64];
+                snprintf(w, sizeof w, "holds %u values, not n = %llu", collen[col],
+                         (unsigned long long)n);
+                ck_bad(&c, 0, lt_bcol_key[col], w);
+            }
+        }
+    }
+    b->n = have_n && n <= r->o.max_array ? (uint32_t)n : 0;
+    if (b->good > b->n)
+        b->good = b->n;
+    /* A block whose whole is wrong still counts as one value lost. */
+    if (b->n == 0 && b->good == 0 && b->bad.code)
+        b->n = 1;
+    b->on = true;
+    for (int k = 0; k < 3; k++) {
+        lt_buf_reset(&r->bstr[k]);
+        lt_buf_reset(&r->boff[k]);
+    }
+    return 0;
+fail:
+    return block_fail(r, p, rc, err);
+}
+
+/* The integer at *pp (checked by block_begin), as 64 bits (two's
+ * complement for a negative one). */
+static inline uint64_t col_int(const uint8_t **pp)
+{
+    const uint8_t *p = *pp;
+    uint8_t b = p[0];
+    if (b <= 0x7f) {
+        *pp = p + 1;
+        return b;
+    }
+    if (b == 0xcd) {
+        *pp = p + 3;
+        return (uint64_t)p[1] << 8 | p[2];
+    }
+    if (b == 0xce) {
+        *pp = p + 5;
+        return (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
+    }
+    if (b == 0xcc) {
+        *pp = p + 2;
+        return p[1];
+    }
+    struct cur c = {p};
+    uint64_t u = 0;
+    int64_t s = 0;
+    int k = rd_int(&c, &u, &s);
+    *pp = c.p;
+    return k == 1 ? u : (uint64_t)s;
+}
+
+/* A string column's element (checked by block_begin): a string is copied,
+ * NUL-terminated, and numbered; a number names a string before it. */
+static const char *col_str(struct lt_buf *strs, struct lt_buf *offs, const uint8_t **pp, int *rc)
+{
+    uint8_t b = **pp;
+    if ((b & 0xe0) != 0xa0 && b != 0xd9 && b != 0xda && b != 0xdb) { /* any integer encoding */
+        uint64_t k = col_int(pp);
+        uint32_t off;
+        memcpy(&off, offs->p + k * sizeof off, sizeof off);
+        return strs->p + off;
+    }
+    struct cur c = {*pp};
+    const uint8_t *s = NULL;
+    uint32_t n = 0;
+    rd_str(&c, &s, &n);
+    *pp = c.p;
+    uint32_t off = (uint32_t)strs->len;
+    if ((*rc = lt_buf_append(strs, s, n)) < 0 || (*rc = lt_buf_append(strs, "", 1)) < 0 ||
+        (*rc = lt_buf_append(offs, &off, sizeof off)) < 0)
+        return NULL;
+    return strs->p + off;
+}
+
+/* Hand out the next result of the block: 1, 0 when the block is done, or
+ * the error kept for a bad result. */
+static int block_next(struct lt_reader *r, struct lt_item *it, struct lt_err *err)
+{
+    struct rblock *b = &r->blk;
+    if (b->row >= b->n)
+        return 0;
+    if (b->row == b->good) {
+        if (err)
+            *err = b->bad;
+        return b->bad.code ? b->bad.code : LT_EFORMAT;
+    }
+    const uint8_t **col = b->col;
+    struct lt_result *res = &it->res;
+    /* Field by field: a memset of the struct costs more than the rest of
+     * the result here. */
+    res->sent = res->first_byte = res->first_token = res->first_content = res->end = 0;
+    res->n_chunks = 0;
+    res->chunks = NULL;
+    res->in = res->out = res->reasoning = res->cached = res->want_in = res->want_out = 0;
+    res->status = 0;
+    res->err = res->finish = res->count = NULL;
+    res->warmup = false;
+    res->extra = (struct lt_extra){NULL, 0, 0};
+    it->type = LT_ITEM_RESULT;
+    it->index = r->next_index++;
+    it->frame_offset = r->frame_off;
+    it->raw = NULL;
+    it->raw_len = 0;
+    b->row++;
+    res->index = b->prev_i += col_int(&col[BC_I]);
+    res->run = (uint32_t)col_int(&col[BC_RUN]);
+    b->prev_sched = (int64_t)((uint64_t)b->prev_sched + col_int(&col[BC_SCHED]));
+    const int64_t q = res->sched = b->prev_sched;
+    uint32_t has = 0;
+#define TIME(c, field, bit)                                                                        \
+    if (col[c]) {                                                                                  \
+        if (*col[c] == 0xc0)                                                                       \
+            col[c]++;                                                                              \
+        else {                                                                                     \
+            res->field = (int64_t)((uint64_t)q + col_int(&col[c]));                                \
+            has |= bit;                                                                            \
+        }                                                                                          \
+    }
+#define U32(c, field, bit)                                                                         \
+    if (col[c]) {                                                                                  \
+        if (*col[c] == 0xc0)                                                                       \
+            col[c]++;                                                                              \
+        else {                                                                                     \
+            res->field = (uint32_t)col_int(&col[c]);                                               \
+            has |= bit;                                                                            \
+        }                                                                                          \
+    }
+    TIME(BC_SENT, sent, LT_RHAS_SENT)
+    TIME(BC_FB, first_byte, LT_RHAS_FIRST_BYTE)
+    TIME(BC_FT, first_token, LT_RHAS_FIRST_TOKEN)
+    TIME(BC_FC, first_content, LT_RHAS_FIRST_CONTENT)
+    TIME(BC_END, end, LT_RHAS_END)
+    U32(BC_IN, in, LT_RHAS_IN)
+    U32(BC_OUT, out, LT_RHAS_OUT)
+    U32(BC_REASONING, reasoning, LT_RHAS_REASONING)
+    U32(BC_CACHED, cached, LT_RHAS_CACHED)
+    U32(BC_WANT_IN, want_in, LT_RHAS_WANT_IN)
+    U32(BC_WANT_OUT, want_out, LT_RHAS_WANT_OUT)
+#undef TIME
+#undef U32
+    if (col[BC_STATUS]) {
+        if (*col[BC_STATUS] == 0xc0) {
+            col[BC_STATUS]++;
+        } else {
+            res->status = (int32_t)col_int(&col[BC_STATUS]);
+            has |= LT_RHAS_STATUS;
+        }
+    }
+    res->has = has;
+    int rc = 0;
+    const char **strs[3] = {&res->err, &res->finish, &res->count};
+    for (int k = 0; k < 3; k++) {
+        const uint8_t **p = &col[BC_ERR + k];
+        if (!*p)
+            continue;
+        if (**p == 0xc0)
+            (*p)++;
+        else if (!(*strs[k] = col_str(&r->bstr[k], &r->boff[k], p, &rc)))
+            return lt_errset(err, rc, "%s: out of memory", r->path);
+    }
+    if (col[BC_WARMUP])
+        res->warmup = *col[BC_WARMUP]++ == 0xc3;
+    if (col[BC_CHUNKS]) {
+        if (*col[BC_CHUNKS] == 0xc0) {
+            col[BC_CHUNKS]++;
+        } else {
+            struct cur c = {col[BC_CHUNKS]};
+            uint32_t n2 = 0;
+            rd_coll(&c, false, &n2);
+            uint32_t n = n2 / 2;
+            lt_buf_reset(&r->arena);
+            if (lt_buf_reserve(&r->arena, (size_t)n * sizeof(struct lt_chunk) + 8) < 0)
+                return lt_errset(err, LT_ENOMEM, "%s: out of memory", r->path);
+            struct lt_chunk *ch = (struct lt_chunk *)(void *)r->arena.p;
+            int64_t prev = (has & LT_RHAS_SENT) ? res->sent : q;
+            for (uint32_t j = 0; j < n; j++) {
+                ch[j].t = prev = (int64_t)((uint64_t)prev + col_int(&c.p));
+                ch[j].tokens = (uint32_t)col_int(&c.p);
+            }
+            col[BC_CHUNKS] = c.p;
+            res->chunks = ch;
+            res->n_chunks = n;
+            res->has |= LT_RHAS_CHUNKS;
+        }
+    }
+    return 1;
+}
+
+/* Whether the value at p starts as the writer begins a block (a map whose
+ * first key is "rec" with the value "block"): then it is checked by
+ * block_begin() alone, with no scan_value() first. */
+static bool looks_like_block(const uint8_t *p, size_t avail)
+{
+    static const uint8_t head[] = {0xa3, 'r', 'e', 'c', 0xa5, 'b', 'l', 'o', 'c', 'k'};
+    size_t h = (p[0] & 0xf0) == 0x80 ? 1 : p[0] == 0xde ? 3 : 0;
+    return h && avail >= h + sizeof head && memcmp(p + h, head, sizeof head) == 0;
 }
 
 /* The header, read once per file, is unpacked with msgpack-c (its meta and
@@ -1396,6 +2109,27 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
     if (r->failed)
         return lt_errset(err, LT_EINVAL, "%s: reading cannot go on after an error", r->path);
     for (;;) {
+        if (r->blk.on) {
+            int rc = block_next(r, &r->item, err);
+            if (rc == 1) {
+                r->st.values++;
+                *itemp = &r->item;
+                return 1;
+            }
+            r->blk.on = false;
+            if (rc == 0)
+                continue;
+            if (!r->o.salvage || rc == LT_ENOMEM) {
+                r->failed = true;
+                return rc;
+            }
+            /* The rest of the block: its columns cannot be trusted. */
+            r->st.skipped_values += r->blk.n - r->blk.row;
+            r->next_index += r->blk.n - r->blk.row;
+            if (r->o.on_skip)
+                r->o.on_skip(r->o.ud, err ? err->msg : "a bad result block");
+            continue;
+        }
         while (r->pos >= r->frame.len) {
             int rc = read_frame(r, err);
             if (rc == 1)
@@ -1421,6 +2155,24 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
         }
 
         size_t len;
+        const uint8_t *at = (const uint8_t *)r->frame.p + r->pos;
+        if (r->hdr.kind == LT_KIND_RESULTS && looks_like_block(at, r->frame.len - r->pos)) {
+            int rc = block_begin(r, at, (const uint8_t *)r->frame.p + r->frame.len, &len, err);
+            if (rc == 0) {
+                r->pos += len;
+                continue;
+            }
+            r->next_index++;
+            if (!r->o.salvage || rc == LT_ENOMEM) {
+                r->failed = true;
+                return rc;
+            }
+            r->st.skipped_values++;
+            if (r->o.on_skip)
+                r->o.on_skip(r->o.ud, err ? err->msg : "a damaged value");
+            r->pos = r->frame.len;
+            continue;
+        }
         r->next_index++; /* what_of() names next_index - 1 */
         int rc = scan_at(r, &len, err, NULL);
         if (rc < 0) {
@@ -1446,6 +2198,12 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
             return lt_errset(err, LT_ENOMEM, "%s: out of memory", r->path);
         }
         rc = decode_value(r, it, err);
+        if (rc == DEC_IS_BLOCK) { /* a block not laid out as the writer does */
+            r->next_index--;
+            if ((rc = block_begin(r, it->raw, it->raw + len, &len, err)) == 0)
+                continue;
+            r->next_index++;
+        }
         if (rc < 0) {
             if (!r->o.salvage || rc == LT_ENOMEM) {
                 r->failed = true;
@@ -1492,6 +2250,10 @@ static struct lt_reader *open_stream(FILE *f, const char *path, bool seekable,
     lt_buf_init(&r->arena, SIZE_MAX);
     lt_buf_init(&r->extra, r->o.max_record_bytes * 2);
     lt_buf_init(&r->hdrbuf, r->o.max_record_bytes * 2 + 64);
+    for (int k = 0; k < 3; k++) {
+        lt_buf_init(&r->bstr[k], r->o.max_record_bytes * 2);
+        lt_buf_init(&r->boff[k], (size_t)r->o.max_array * 4 + 4);
+    }
     if (!r->path || !r->in || !r->dctx) {
         lt_errset(err, LT_ENOMEM, "out of memory");
         lt_reader_free(r);
@@ -1589,5 +2351,9 @@ void lt_reader_free(struct lt_reader *r)
     lt_buf_release(&r->arena);
     lt_buf_release(&r->extra);
     lt_buf_release(&r->hdrbuf);
+    for (int k = 0; k < 3; k++) {
+        lt_buf_release(&r->bstr[k]);
+        lt_buf_release(&r->boff[k]);
+    }
     free(r);
 }

@@ -52,7 +52,8 @@ struct lt_item {
         struct lt_run run;
         struct lt_result res;
     };
-    /* The value's raw msgpack bytes, for tools that copy values unchanged. */
+    /* The value's raw msgpack bytes, for tools that copy values unchanged;
+     * NULL (0) for a result of a result block, which has none of its own. */
     const uint8_t *raw;
     size_t raw_len;
 };
@@ -78,9 +79,10 @@ struct lt_reader *lt_reader_open_mem(const void *data, size_t len,
 
 const struct lt_header *lt_reader_header(const struct lt_reader *r);
 
-/* Read the next value. Returns 1 and sets *item, 0 at the clean end of the
- * file, or a negative LT_E* code with err filled (the reader cannot go on,
- * except in salvage mode where errors become skips). */
+/* Read the next value (or the next result of a result block: one item per
+ * result). Returns 1 and sets *item, 0 at the clean end of the file, or a
+ * negative LT_E* code with err filled (the reader cannot go on, except in
+ * salvage mode where errors become skips). */
 int lt_reader_next(struct lt_reader *r, const struct lt_item **item, struct lt_err *err);
 
 void lt_reader_stats(const struct lt_reader *r, struct lt_reader_stats *st);

@@ -8,6 +8,13 @@
  * asks (lt_writer_flush, lt_writer_tick). A crash therefore loses at most the
  * frame being filled. Memory is bounded by frame_bytes plus one record.
  *
+ * Results go into a result block (docs/trace-format.md §2.6): the results
+ * of the open frame are kept as columns and written as one value when the
+ * frame closes, which makes them several times smaller and faster to read.
+ * A result with unknown keys (extra) is written as its own map, after the
+ * block so far, and so is every result with `results_v1`. The order of runs
+ * and results is kept.
+ *
  * Not thread-safe: one writer, one thread.
  */
 #ifndef LT_TRACE_WRITER_H
@@ -23,12 +30,14 @@ struct lt_writer_opts {
     uint32_t frame_records; /* 0 = default (4096) */
     size_t frame_bytes;     /* 0 = default (4 MiB) */
     int64_t frame_ms;       /* 0 = default (1000) */
+    bool results_v1;        /* every result as its own map (format version 1) */
 };
 
 /* Create path ("-" = standard output) and write the header. The header's
- * strings are copied; `created` defaults to now, `version` to
- * LT_FORMAT_VERSION. opts may be NULL. Returns NULL and fills err on
- * failure. */
+ * strings are copied; `created` defaults to now. `version` is not taken
+ * from hdr: the writer writes the lowest version that describes what it
+ * writes (2 for results files with blocks, 1 otherwise). opts may be NULL.
+ * Returns NULL and fills err on failure. */
 struct lt_writer *lt_writer_open(const char *path, const struct lt_header *hdr,
                                  const struct lt_writer_opts *opts, struct lt_err *err);
 
@@ -49,7 +58,8 @@ int lt_writer_tick(struct lt_writer *w, struct lt_err *err);
  * Returns 0 or a negative code if anything could not be written. */
 int lt_writer_close(struct lt_writer *w, struct lt_err *err);
 
-/* Values written so far (header excluded), and compressed bytes written. */
+/* Values written so far (header excluded; each result of a block counts
+ * as one), and compressed bytes written. */
 uint64_t lt_writer_count(const struct lt_writer *w);
 uint64_t lt_writer_bytes(const struct lt_writer *w);
 

@@ -317,16 +317,18 @@ static void test_missing_header(void **state)
 
 static void test_future_version(void **state)
 {
-    const char *path = tmp_path("v2.lt.zst");
+    /* Version 2 (result blocks) is read; 3 is refused. */
+    const char *path = tmp_path("v3.lt.zst");
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
-    pack_header(&sb, 2, "loadtrace");
+    pack_header(&sb, 3, "loadtrace");
     write_frames(path, &sb, 1);
     msgpack_sbuffer_destroy(&sb);
     struct lt_err err = {0};
     assert_null(lt_reader_open(path, NULL, &err));
     assert_int_equal(err.code, LT_EVERSION);
-    assert_non_null(strstr(err.msg, "version 2"));
+    assert_non_null(strstr(err.msg, "version 3"));
+    assert_non_null(strstr(err.msg, "reads version 2 and older"));
     assert_non_null(strstr(err.msg, "upgrade"));
 }
 
@@ -553,6 +555,389 @@ static void test_frame_closing(void **state)
     assert_int_equal(lt_writer_close(w, &err), 0);
 }
 
+/* ---- result blocks (docs/trace-format.md §2.6) ------------------------- */
+
+/* Result number i of a set that touches every field, absent ones
+ * included: extreme values, negative times, chunks, repeated and distinct
+ * strings (more than the writer's string table holds), warm-up. */
+/* a + b modulo 2^64: the extreme times below must not overflow here. */
+static int64_t wrap_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static struct lt_result block_result(int i, struct lt_chunk *ch, char *sbuf)
+{
+    struct lt_result r = {
+        .run = (uint32_t)(i % 3), .index = (uint64_t)i * 7, .sched = (int64_t)i * 1000 - 5000};
+    if (i == 5)
+        r.sched = INT64_MIN, r.index = UINT64_MAX;
+    if (i == 7)
+        r.sched = INT64_MAX;
+    if (i % 4 != 1) {
+        r.has |= LT_RHAS_SENT;
+        r.sent = wrap_add(r.sched, (i % 9) - 4); /* sometimes before sched */
+    }
+    if (i % 5 != 2) {
+        r.has |= LT_RHAS_FIRST_BYTE | LT_RHAS_FIRST_TOKEN | LT_RHAS_END;
+        r.first_byte = wrap_add(r.sched, 100 + i);
+        r.first_token = wrap_add(r.first_byte, 50);
+        r.end = i == 11 ? INT64_MIN : wrap_add(r.first_token, 100000 + i);
+    }
+    if (i % 3 == 0) {
+        r.has |= LT_RHAS_FIRST_CONTENT;
+        r.first_content = wrap_add(r.first_token, 7);
+    }
+    if (i % 6 == 0) {
+        int n = i % 12 == 0 ? 0 : 1 + i % 4; /* an empty chunk list too */
+        int64_t t = (r.has & LT_RHAS_SENT) ? r.sent : r.sched;
+        for (int k = 0; k < n; k++)
+            ch[k] = (struct lt_chunk){t = wrap_add(t, 10 * k - 5), (uint32_t)(k + 1)};
+        r.has |= LT_RHAS_CHUNKS;
+        r.chunks = ch;
+        r.n_chunks = (uint32_t)n;
+    }
+    static const uint32_t bits[] = {LT_RHAS_IN,     LT_RHAS_OUT,     LT_RHAS_REASONING,
+                                    LT_RHAS_CACHED, LT_RHAS_WANT_IN, LT_RHAS_WANT_OUT};
+    uint32_t *vals[] = {&r.in, &r.out, &r.reasoning, &r.cached, &r.want_in, &r.want_out};
+    for (int k = 0; k < 6; k++) {
+        if ((i + k) % 4 != 0) {
+            r.has |= bits[k];
+            *vals[k] = i == 8 ? UINT32_MAX : (uint32_t)(i * (k + 1));
+        }
+    }
+    if (i % 7 != 3) {
+        r.has |= LT_RHAS_STATUS;
+        r.status = i == 9 ? INT32_MIN : i % 10 == 0 ? 500 : 200;
+    }
+    if (i % 10 == 0)
+        r.err = i % 20 == 0 ? "http" : "timeout";
+    if (i % 2) {
+        snprintf(sbuf, 64, "reason-%d", i % 50); /* 50 distinct: past the table */
+        r.finish = sbuf;
+    } else if (i % 4 == 0) {
+        r.finish = i % 8 ? "" : "stop";
+    }
+    r.count = i % 3 ? "usage" : "chunks";
+    r.warmup = i < 4;
+    return r;
+}
+
+/* The same results written with blocks and as plain maps: the reader
+ * gives back every field, and both files print the same JSON lines. */
+static void test_blocks_roundtrip(void **state)
+{
+    enum { N = 2000 };
+    const char *paths[2] = {tmp_path("blocks.lt.zst"), tmp_path("plain.lt.zst")};
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "test"};
+    for (int v1 = 0; v1 < 2; v1++) {
+        struct lt_writer_opts o = {.frame_records = 300, .results_v1 = v1};
+        struct lt_writer *w = lt_writer_open(paths[v1], &h, &o, &err);
+        assert_non_null(w);
+        for (int i = 0; i < N; i++) {
+            if (i % 700 == 0) { /* runs between results */
+                struct lt_run run = {.id = (uint32_t)i, .mode = "rate", .rate = 2.5};
+                assert_int_equal(lt_writer_put_run(w, &run, &err), 0);
+            }
+            struct lt_chunk ch[8];
+            char sbuf[64];
+            struct lt_result r = block_result(i, ch, sbuf);
+            static const uint8_t x[] = {0xa1, 'x', 0x01}; /* "x": 1 */
+            if (i % 333 == 0) /* unknown keys: written as a map of its own */
+                r.extra = (struct lt_extra){x, sizeof x, 1};
+            assert_int_equal(lt_writer_put_result(w, &r, &err), 0);
+        }
+        assert_int_equal(lt_writer_count(w), N + 3);
+        assert_int_equal(lt_writer_close(w, &err), 0);
+    }
+    struct lt_reader *rd[2];
+    for (int k = 0; k < 2; k++) {
+        rd[k] = lt_reader_open(paths[k], NULL, &err);
+        assert_non_null(rd[k]);
+        assert_int_equal(lt_reader_header(rd[k])->version, k == 0 ? 2 : 1);
+    }
+    struct lt_buf js[2];
+    lt_buf_init(&js[0], 1 << 20);
+    lt_buf_init(&js[1], 1 << 20);
+    int i = 0, values = 0;
+    for (;;) {
+        const struct lt_item *it[2];
+        int rc0 = lt_reader_next(rd[0], &it[0], &err);
+        int rc1 = lt_reader_next(rd[1], &it[1], &err);
+        assert_int_equal(rc0, rc1);
+        if (rc0 != 1)
+            break;
+        for (int k = 0; k < 2; k++) {
+            lt_buf_reset(&js[k]);
+            assert_int_equal(lt_json_item(&js[k], it[k]), 0);
+        }
+        assert_string_equal(js[0].p, js[1].p);
+        assert_int_equal(it[0]->index, it[1]->index);
+        assert_int_equal(it[0]->index, values++);
+        assert_int_equal(it[0]->type, it[1]->type);
+        if (it[0]->type == LT_ITEM_RUN)
+            continue;
+        struct lt_chunk ch[8];
+        char sbuf[64];
+        struct lt_result want = block_result(i, ch, sbuf);
+        const struct lt_result *got = &it[0]->res;
+        assert_int_equal(got->has, want.has);
+        assert_true(got->index == want.index);
+        assert_int_equal(got->run, want.run);
+        assert_true(got->sched == want.sched);
+        assert_true(got->sent == (want.has & LT_RHAS_SENT ? want.sent : 0));
+        assert_true(got->first_byte == want.first_byte);
+        assert_true(got->first_token == want.first_token);
+        assert_true(got->first_content == want.first_content);
+        assert_true(got->end == want.end);
+        assert_int_equal(got->n_chunks, want.n_chunks);
+        for (uint32_t k = 0; k < want.n_chunks; k++) {
+            assert_true(got->chunks[k].t == want.chunks[k].t);
+            assert_int_equal(got->chunks[k].tokens, want.chunks[k].tokens);
+        }
+        assert_int_equal(got->in, want.in);
+        assert_int_equal(got->out, want.out);
+        assert_int_equal(got->reasoning, want.reasoning);
+        assert_int_equal(got->cached, want.cached);
+        assert_int_equal(got->want_in, want.want_in);
+        assert_int_equal(got->want_out, want.want_out);
+        assert_int_equal(got->status, want.status);
+        for (int k = 0; k < 3; k++) {
+            const char *g = k == 0 ? got->err : k == 1 ? got->finish : got->count;
+            const char *e = k == 0 ? want.err : k == 1 ? want.finish : want.count;
+            if (e)
+                assert_string_equal(g, e);
+            else
+                assert_null(g);
+        }
+        assert_int_equal(got->warmup, want.warmup);
+        assert_int_equal(got->extra.n, i % 333 == 0);
+        /* Results of a block have no bytes of their own. */
+        assert_true(i % 333 == 0 ? it[0]->raw != NULL : it[0]->raw == NULL);
+        i++;
+    }
+    assert_int_equal(i, N);
+    lt_buf_release(&js[0]);
+    lt_buf_release(&js[1]);
+    for (int k = 0; k < 2; k++)
+        lt_reader_free(rd[k]);
+    /* Blocks are what make results small. */
+    assert_true(file_size(paths[0]) * 3 < file_size(paths[1]) * 2);
+}
+
+/* A block packed by hand: the given columns (name, then its elements as
+ * raw msgpack, count given), n, in a frame after a results header; then a
+ * plain result. */
+struct col {
+    const char *key;
+    uint32_t count;
+    const char *bytes; /* msgpack elements */
+    size_t len;
+};
+
+static void pack_results_header(msgpack_sbuffer *sb)
+{
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 3);
+    pk_str(&pk, "format");
+    pk_str(&pk, "loadtrace");
+    pk_str(&pk, "version");
+    msgpack_pack_uint32(&pk, 2);
+    pk_str(&pk, "kind");
+    pk_str(&pk, "results");
+}
+
+static void write_block_file(const char *path, uint64_t n, const struct col *cols, int ncols,
+                             bool rec_last)
+{
+    msgpack_sbuffer sb[2];
+    msgpack_sbuffer_init(&sb[0]);
+    msgpack_sbuffer_init(&sb[1]);
+    pack_results_header(&sb[0]);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb[1], msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 2 + ncols);
+    if (!rec_last) {
+        pk_str(&pk, "rec");
+        pk_str(&pk, "block");
+    }
+    pk_str(&pk, "n");
+    msgpack_pack_uint64(&pk, n);
+    for (int c = 0; c < ncols; c++) {
+        pk_str(&pk, cols[c].key);
+        msgpack_pack_array(&pk, cols[c].count);
+        msgpack_sbuffer_write(&sb[1], cols[c].bytes, cols[c].len);
+    }
+    if (rec_last) {
+        pk_str(&pk, "rec");
+        pk_str(&pk, "block");
+    }
+    /* a plain result after the block */
+    msgpack_pack_map(&pk, 3);
+    pk_str(&pk, "i");
+    msgpack_pack_uint32(&pk, 99);
+    pk_str(&pk, "run");
+    msgpack_pack_uint32(&pk, 0);
+    pk_str(&pk, "sched");
+    msgpack_pack_uint32(&pk, 5);
+    write_frames(path, sb, 2);
+    msgpack_sbuffer_destroy(&sb[0]);
+    msgpack_sbuffer_destroy(&sb[1]);
+}
+
+#define COL(k, n, b) {k, n, b, sizeof b - 1} /* b: a string literal */
+
+/* Read a hand-made block file strictly and with salvage: how many results
+ * came out before the error (and which error), and with salvage. */
+static void expect_block(const char *name, uint64_t n, const struct col *cols, int ncols,
+                         int want_rc, int want_before, const char *want_msg, int want_salvaged)
+{
+    const char *path = tmp_path(name);
+    write_block_file(path, n, cols, ncols, false);
+    struct lt_err err = {0};
+    int got;
+    int rc = read_all(path, NULL, &got, &err);
+    if (rc != want_rc || got != want_before || (want_msg && !strstr(err.msg, want_msg)))
+        fail_msg("%s: rc %d, %d results before the error, message: %s", name, rc, got, err.msg);
+    struct lt_reader_opts ro = {.salvage = true};
+    rc = read_all(path, &ro, &got, &err);
+    if (rc != 0 || got != want_salvaged)
+        fail_msg("%s with salvage: rc %d, %d results (%s)", name, rc, got, err.msg);
+}
+
+static void test_blocks_bad(void **state)
+{
+    /* A good block of 3 (then the plain result): 4 results. */
+    struct col good[] = {COL("i", 3, "\x01\x01\x01"), COL("run", 3, "\x00\x00\x00"),
+                         COL("sched", 3, "\x0a\x0a\x0a"), COL("out", 3, "\x05\xc0\x07"),
+                         COL("finish", 3, "\xa4stop\x00\xc0")};
+    expect_block("blk-good.lt.zst", 3, good, 5, 0, 4, NULL, 4);
+    /* The same with "rec" last, which the reader finds on its slower path. */
+    const char *path = tmp_path("blk-reclast.lt.zst");
+    write_block_file(path, 3, good, 5, true);
+    struct lt_err err = {0};
+    struct lt_reader *r = lt_reader_open(path, NULL, &err);
+    assert_non_null(r);
+    const struct lt_item *it;
+    int64_t sched[3] = {10, 20, 30};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(lt_reader_next(r, &it, &err), 1);
+        assert_int_equal(it->index, k);
+        assert_int_equal(it->res.index, k + 1);
+        assert_int_equal(it->res.sched, sched[k]);
+        assert_int_equal(!!(it->res.has & LT_RHAS_OUT), k != 1);
+        if (k == 2)
+            assert_null(it->res.finish);
+        else
+            assert_string_equal(it->res.finish, "stop"); /* k = 1: element 0's string */
+    }
+    assert_int_equal(lt_reader_next(r, &it, &err), 1);
+    assert_int_equal(it->index, 3);
+    assert_int_equal(it->res.index, 99);
+    assert_int_equal(lt_reader_next(r, &it, &err), 0);
+    lt_reader_free(r);
+
+    /* References to earlier strings in any integer encoding (int 8,
+     * uint 64), and a wide string (str 8). */
+    struct col refs[] = {
+        COL("i", 4, "\x01\x01\x01\x01"), COL("run", 4, "\x00\x00\x00\x00"),
+        COL("sched", 4, "\x0a\x0a\x0a\x0a"),
+        COL("count", 4, "\xd9\x05usage\xd0\x00\xcf\x00\x00\x00\x00\x00\x00\x00\x00\x00"),
+        COL("out", 4, "\xd0\x05\xd3\x00\x00\x00\x00\x00\x00\x00\x06\x07\x08")};
+    path = tmp_path("blk-refs.lt.zst");
+    write_block_file(path, 4, refs, 5, false);
+    r = lt_reader_open(path, NULL, &err);
+    assert_non_null(r);
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(lt_reader_next(r, &it, &err), 1);
+        assert_string_equal(it->res.count, "usage");
+        assert_int_equal(it->res.out, 5 + k);
+    }
+    assert_int_equal(lt_reader_next(r, &it, &err), 1); /* the plain result */
+    assert_int_equal(lt_reader_next(r, &it, &err), 0);
+    lt_reader_free(r);
+
+    /* A column shorter than n: nothing of the block is trusted. */
+    struct col short_col[] = {COL("i", 3, "\x01\x01\x01"), COL("run", 3, "\x00\x00\x00"),
+                              COL("sched", 3, "\x0a\x0a\x0a"), COL("sent", 2, "\x01\x02")};
+    expect_block("blk-short.lt.zst", 3, short_col, 4, LT_EFORMAT, 0, "record 0 (frame at byte", 1);
+    expect_block("blk-short2.lt.zst", 3, short_col, 4, LT_EFORMAT, 0,
+                 "key \"sent\" holds 2 values, not n = 3", 1);
+    /* A wrong type at result 2: results 0 and 1 come out first. */
+    struct col bad_type[] = {COL("i", 4, "\x01\x01\x01\x01"), COL("run", 4, "\x00\x00\x00\x00"),
+                             COL("sched", 4, "\x0a\x0a\x0a\x0a"),
+                             COL("out", 4, "\x05\x06\xa1x\x07")};
+    expect_block("blk-type.lt.zst", 4, bad_type, 4, LT_EFORMAT, 2, "record 2", 3);
+    expect_block("blk-type2.lt.zst", 4, bad_type, 4, LT_EFORMAT, 2, "key \"out\" must hold", 3);
+    /* A string column naming a string that is not before it. */
+    struct col bad_ref[] = {COL("i", 2, "\x01\x01"), COL("run", 2, "\x00\x00"),
+                            COL("sched", 2, "\x0a\x0a"), COL("count", 2, "\x00\xa5usage")};
+    expect_block("blk-ref.lt.zst", 2, bad_ref, 4, LT_EFORMAT, 0, "key \"count\"", 1);
+    /* Missing sched; n missing is the same fault. */
+    struct col no_sched[] = {COL("i", 1, "\x01"), COL("run", 1, "\x00")};
+    expect_block("blk-nosched.lt.zst", 1, no_sched, 2, LT_EFORMAT, 0, "\"sched\" is missing", 1);
+    /* Chunks that are not pairs, at result 1. */
+    struct col bad_chunks[] = {COL("i", 2, "\x01\x01"), COL("run", 2, "\x00\x00"),
+                               COL("sched", 2, "\x0a\x0a"),
+                               COL("chunks", 2, "\x92\x05\x01\x93\x05\x01\x05")};
+    expect_block("blk-chunks.lt.zst", 2, bad_chunks, 4, LT_EFORMAT, 1, "[dt, tokens] pairs", 2);
+    /* A hostile n: larger than the array limit, columns of 1. */
+    struct col one[] = {COL("i", 1, "\x01"), COL("run", 1, "\x00"), COL("sched", 1, "\x0a")};
+    expect_block("blk-hugen.lt.zst", UINT64_C(4000000000), one, 3, LT_EFORMAT, 0, "\"n\"", 1);
+    /* A column declaring 2^32 - 1 elements: a limit, before any allocation;
+     * the rest of the frame cannot be delimited (salvage drops it). */
+    struct col huge[] = {COL("i", UINT32_MAX, "\x01")};
+    expect_block("blk-hugecol.lt.zst", 1, huge, 1, LT_ELIMIT, 0, "exceeds a reader limit", 0);
+    /* Cut short: a column runs past the end of the frame. */
+    struct col cut[] = {COL("i", 5, "\x01\x01")};
+    expect_block("blk-cut.lt.zst", 5, cut, 1, LT_EFORMAT, 0, "cut short", 0);
+}
+
+/* A damaged frame of a block-encoded file: salvage keeps every other
+ * frame's results, and strict reading stops at the damaged frame. */
+static void test_blocks_salvage(void **state)
+{
+    const char *path = tmp_path("blk-salvage.lt.zst");
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "test"};
+    struct lt_writer_opts o = {.frame_records = 100};
+    struct lt_writer *w = lt_writer_open(path, &h, &o, &err);
+    assert_non_null(w);
+    for (int i = 0; i < 1000; i++) {
+        struct lt_result r = {.index = (uint64_t)i, .sched = i, .has = LT_RHAS_OUT, .out = 1};
+        assert_int_equal(lt_writer_put_result(w, &r, &err), 0);
+    }
+    assert_int_equal(lt_writer_close(w, &err), 0);
+    size_t len;
+    unsigned char *p = slurp(path, &len);
+    size_t offs[64];
+    assert_int_equal(frame_offsets(p, len, offs, 64), 11); /* header + 10 blocks */
+    size_t at = offs[3] + (offs[4] - offs[3]) / 2;
+    p[at] ^= 0x5a;
+    p[at + 1] ^= 0xa5;
+    const char *cpath = tmp_path("blk-salvage2.lt.zst");
+    spit(cpath, p, len);
+    int n;
+    assert_true(read_all(cpath, NULL, &n, &err) < 0);
+    assert_int_equal(n, 200);
+    struct lt_reader_opts ro = {.salvage = true};
+    struct lt_reader *r = lt_reader_open(cpath, &ro, &err);
+    assert_non_null(r);
+    const struct lt_item *it;
+    int64_t sum = 0;
+    n = 0;
+    int rc;
+    while ((rc = lt_reader_next(r, &it, &err)) == 1)
+        n++, sum += (int64_t)it->res.index;
+    assert_int_equal(rc, 0);
+    assert_int_equal(n, 900);
+    assert_int_equal(sum, 999 * 1000 / 2 - (200 + 299) * 100 / 2); /* 200..299 lost */
+    lt_reader_free(r);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -568,6 +953,9 @@ int main(void)
         cmocka_unit_test(test_results_roundtrip),
         cmocka_unit_test(test_unknown_keys_preserved),
         cmocka_unit_test(test_frame_closing),
+        cmocka_unit_test(test_blocks_roundtrip),
+        cmocka_unit_test(test_blocks_bad),
+        cmocka_unit_test(test_blocks_salvage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
