@@ -207,12 +207,20 @@ static void ts_coarsen(struct lt_analyze_ts *ts)
     ts->last_lo = INT64_MIN / 2; /* forget the last lookup */
 }
 
-static struct lt_analyze_bucket *ts_at(struct lt_analyze_ts *ts, int64_t t)
+static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t);
+
+/* The bucket of time t. Most times of a result, and of the next, fall in
+ * the bucket the last lookup found: that test is inline (it runs several
+ * times per result), the search is not. */
+static inline struct lt_analyze_bucket *ts_at(struct lt_analyze_ts *ts, int64_t t)
 {
-    /* Most times of a result, and of the next, fall in the bucket the
-     * last lookup found. */
     if (t >= ts->last_lo && t < ts->last_lo + ts->width_us && ts->last_k < ts->n)
         return &ts->b[ts->last_k];
+    return ts_find(ts, t);
+}
+
+static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t)
+{
     if (t < 0)
         t = 0;
     while (t >= ts->width_us * LT_ANALYZE_TS_MAX)

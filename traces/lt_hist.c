@@ -41,7 +41,7 @@ struct lt_hist {
     size_t n; /* counters */
     uint16_t *lo; /* each bucket's count is lo[i] + hi[i] */
     uint64_t *hi;
-    bool wide; /* some hi[i] is not 0 */
+    bool wide; /* hi holds counts (false: every hi[i] counts as 0, whatever it holds) */
     uint64_t total;
     uint64_t min, max;
     uint64_t clamped;
@@ -194,9 +194,12 @@ struct lt_hist *lt_hist_new(uint64_t highest, int bits, struct lt_err *err)
     h->highest = highest;
     h->n = index_of(bits, highest) + 1;
     /* One block, hi after lo: a large one is mapped fresh, so the pages
-     * of hi stay untouched (no memory) until a count passes 2^32. */
+     * of hi stay untouched (no memory) until a count passes 2^16. hi is
+     * not cleared before then (add_count() clears it when it is first
+     * needed): analyze makes thousands of small histograms, and clearing
+     * their hi cost more than filling them. */
     size_t lo_bytes = (h->n * sizeof *h->lo + 7) & ~(size_t)7;
-    char *mem = calloc(1, lo_bytes + h->n * sizeof *h->hi);
+    char *mem = malloc(lo_bytes + h->n * sizeof *h->hi);
     h->lo = (uint16_t *)(void *)mem;
     h->hi = mem ? (uint64_t *)(void *)(mem + lo_bytes) : NULL;
     if (!mem) {
@@ -219,9 +222,7 @@ void lt_hist_free(struct lt_hist *h)
 void lt_hist_reset(struct lt_hist *h)
 {
     memset(h->lo, 0, h->n * sizeof *h->lo);
-    if (h->wide)
-        memset(h->hi, 0, h->n * sizeof *h->hi);
-    h->wide = false;
+    h->wide = false; /* hi is cleared when it is next needed */
     h->total = 0;
     h->min = UINT64_MAX;
     h->max = 0;
@@ -232,7 +233,7 @@ void lt_hist_reset(struct lt_hist *h)
 
 static inline uint64_t count_at(const struct lt_hist *h, size_t i)
 {
-    return h->hi[i] + h->lo[i];
+    return h->wide ? h->hi[i] + h->lo[i] : h->lo[i];
 }
 
 /* counts[i] += n (a bucket's count never passes 2^64). */
@@ -243,9 +244,12 @@ static inline void add_count(struct lt_hist *h, size_t i, uint64_t n)
         h->lo[i] = (uint16_t)s;
         return;
     }
+    if (!h->wide) {
+        memset(h->hi, 0, h->n * sizeof *h->hi);
+        h->wide = true;
+    }
     h->hi[i] += n + h->lo[i];
     h->lo[i] = 0;
-    h->wide = true;
 }
 
 void lt_hist_record_n(struct lt_hist *h, uint64_t v, uint64_t n)
@@ -334,7 +338,13 @@ int lt_hist_merge(struct lt_hist *dst, const struct lt_hist *src, struct lt_err 
                          (unsigned long long)src->highest);
     if (src->total == 0)
         return 0;
-    for (size_t i = 0; i < dst->n; i++) {
+    /* Only src's buckets from its min to its max can hold counts (a value
+     * above highest counts in the last): analyze merges many small, sparse
+     * histograms (the time series'), and walking all their counters was
+     * most of the cost of a merge. */
+    size_t first = src->min > src->highest ? src->n - 1 : index_of(src->bits, src->min);
+    size_t last = src->max > src->highest ? src->n - 1 : index_of(src->bits, src->max);
+    for (size_t i = first; i <= last; i++) {
         uint32_t lo = (uint32_t)dst->lo[i] + src->lo[i];
         if (lo <= 0xffff && !src->wide) /* the common case: no hi to touch */
             dst->lo[i] = (uint16_t)lo;
