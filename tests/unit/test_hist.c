@@ -233,6 +233,45 @@ static void test_record_n_and_corrected(void **state)
     lt_hist_free(b);
 }
 
+/* Counts past a 16-bit counter's range: exact, also after a reset (the
+ * overflow part is cleared lazily) and through merges, clamped values
+ * (in the last bucket) included. */
+static uint64_t bucket_count(const struct lt_hist *h, uint64_t v)
+{
+    struct lt_hist_iter it;
+    lt_hist_iter_init(&it, h);
+    while (lt_hist_iter_next(&it))
+        if (it.lo <= v && v <= it.hi)
+            return it.count;
+    return 0;
+}
+
+static void test_wide_counts(void **state)
+{
+    struct lt_err err = {0};
+    struct lt_hist *h = lt_hist_new(1u << 20, 7, &err);
+    struct lt_hist *m = lt_hist_new(1u << 20, 7, &err);
+    assert_true(h && m);
+    for (int i = 0; i < 70000; i++)
+        lt_hist_record(h, 1000);
+    lt_hist_record_n(h, 1000, UINT64_C(1) << 40);
+    assert_true(bucket_count(h, 1000) == 70000 + (UINT64_C(1) << 40));
+    lt_hist_reset(h);
+    for (int i = 0; i < 70000; i++)
+        lt_hist_record(h, 1000);
+    assert_true(bucket_count(h, 1000) == 70000);
+    lt_hist_record(h, 3);
+    lt_hist_record_n(h, 5u << 20, 80000); /* above highest: the last bucket */
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(lt_hist_merge(m, h, &err), 0);
+    assert_true(bucket_count(m, 1000) == 140000);
+    assert_true(bucket_count(m, 3) == 2);
+    assert_true(bucket_count(m, 1u << 20) == 160000); /* the top bucket holds them */
+    assert_true(lt_hist_count(m) == 2 * 150001);
+    lt_hist_free(h);
+    lt_hist_free(m);
+}
+
 static void test_limits(void **state)
 {
     struct lt_err err = {0};
@@ -282,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_percentiles_table),
         cmocka_unit_test(test_merge_lossless),
         cmocka_unit_test(test_record_n_and_corrected),
+        cmocka_unit_test(test_wide_counts),
         cmocka_unit_test(test_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
