@@ -1,6 +1,9 @@
 #include "cli/cli_util.h"
 
+#include "replay/replay.h"
+
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -100,4 +103,28 @@ bool cli_dry_run(void)
 bool cli_progress_wanted(void)
 {
     return isatty(STDERR_FILENO) == 1;
+}
+
+static struct lt_replay *g_replay;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    if (g_replay)
+        lt_replay_stop(g_replay);
+}
+
+int cli_replay_run(struct lt_replay *rp, struct lt_err *err)
+{
+    g_replay = rp;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int rc = lt_replay_run(rp, err);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    g_replay = NULL;
+    return rc;
 }

@@ -29,4 +29,11 @@ bool cli_dry_run(void);
 /* True when progress lines should be drawn (stderr is a terminal). */
 bool cli_progress_wanted(void);
 
+struct lt_replay;
+struct lt_err;
+/* lt_replay_run(), with SIGINT and SIGTERM stopping the replay (it ends
+ * its requests and records every one) instead of killing the process;
+ * the default handlers are back when it returns. */
+int cli_replay_run(struct lt_replay *rp, struct lt_err *err);
+
 #endif

@@ -17,7 +17,6 @@
 #include "sim/sim.h"
 
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,14 +110,6 @@ static const char replay_usage[] =
     "exact, as token ids, with --api completions); the end of the run says how\n"
     "far the server's counts were off.\n";
 
-static struct lt_replay *g_replay;
-
-static void on_signal(int sig)
-{
-    if (g_replay)
-        lt_replay_stop(g_replay);
-}
-
 struct progress_state {
     bool draw;
     bool drawn;
@@ -206,16 +197,7 @@ static int replay_main(struct replay_cli *c)
     if (!c->quiet)
         fprintf(stderr, "loadtrace replay: model %s; prompt lengths: %s\n", st.model, st.calib_how);
 
-    g_replay = rp;
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    int rc = lt_replay_run(rp, &err);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    g_replay = NULL;
+    int rc = cli_replay_run(rp, &err);
     if (ps.drawn)
         fputs("\n", stderr);
     lt_replay_get_stats(rp, &st);

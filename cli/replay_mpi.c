@@ -26,7 +26,6 @@
 #include "cli/replay_merge.h"
 
 #include <mpi.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,15 +55,6 @@ struct mpi_state {
     bool ok;           /* this rank's setup succeeded */
     uint8_t extra[64]; /* run record keys: clock offset, round trip */
 };
-
-static struct lt_replay *g_rp;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    if (g_rp)
-        lt_replay_stop(g_rp);
-}
 
 static int64_t now_ns(void)
 {
@@ -341,16 +331,7 @@ int cli_replay_mpi(struct lt_replay_opts *o, const char *key_env, bool summary, 
         fprintf(stderr, "loadtrace replay: %d ranks; model %s; prompt lengths: %s\n", s.size,
                 st.model, st.calib_how);
     }
-    g_rp = rp;
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    int rc = lt_replay_run(rp, &err);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    g_rp = NULL;
+    int rc = cli_replay_run(rp, &err);
     struct lt_replay_stats st;
     lt_replay_get_stats(rp, &st);
     if (rc < 0)
