@@ -10,7 +10,7 @@
 
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
-#include "replay/replay_prompt.h"
+#include "replay/replay_jobs.h"
 #include "replay/replay_sched.h"
 #include "sim/sim_profile.h"
 #include "sim/sim_virtual.h"

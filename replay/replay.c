@@ -38,6 +38,7 @@
 #include "replay/replay.h"
 
 #include "replay/replay_http.h"
+#include "replay/replay_jobs.h"
 #include "replay/replay_resp.h"
 #include "replay/replay_sse.h"
 #include "traces/lt_buf.h"

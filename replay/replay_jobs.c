@@ -1,10 +1,5 @@
-/*
- * A trace's requests, loaded for a replay: every record copied out of the
- * reader (messages, blocks and text included), with each session's turns
- * linked (prev/next), so the live replay and the virtual one read a trace
- * the same way.
- */
-#include "replay/replay_prompt.h"
+/* A trace's requests, loaded for a replay (replay_jobs.h). */
+#include "replay/replay_jobs.h"
 #include "traces/lt_u64map.h"
 #include "traces/trace_lengths.h"
 #include "traces/trace_reader.h"

@@ -5,7 +5,7 @@
  * name) go through lt_json_str, which escapes them.
  */
 #include "replay/replay_prompt.h"
-#include "traces/trace_lengths.h"
+#include "replay/replay_jobs.h"
 
 #include "traces/lt_rng.h"
 #include "traces/trace_json.h"

@@ -53,22 +53,6 @@ struct lt_replay_job {
     size_t text_len;
 };
 
-/* A trace's requests (replay_jobs.c). */
-struct lt_replay_jobs {
-    struct lt_replay_job *v;
-    size_t n;
-    uint32_t block_tokens; /* the trace header's, 0 if absent */
-};
-
-/* Read every record of the trace at path, sessions linked. Fails on an
- * unreadable trace and on one with no requests. */
-int lt_replay_jobs_load(struct lt_replay_jobs *js, const char *path, struct lt_err *err);
-void lt_replay_jobs_release(struct lt_replay_jobs *js);
-
-/* The prompt and output lengths a replay asks for (traces/trace_lengths.h). */
-void lt_replay_job_lengths(const struct lt_replay_job *job, uint32_t default_out,
-                           uint32_t *want_in, uint32_t *want_out);
-
 enum lt_replay_api {
     LT_REPLAY_API_CHAT = 0,
     LT_REPLAY_API_COMPLETIONS = 1,
