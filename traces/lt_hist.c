@@ -252,6 +252,18 @@ static inline void add_count(struct lt_hist *h, size_t i, uint64_t n)
     h->lo[i] = 0;
 }
 
+/* sum += v, sumsq += v * v, for one v below 2^32: v * v fits in 64 bits,
+ * so no multiplication of limbs is needed. */
+static inline void add_sums_one(struct lt_hist *h, uint64_t v)
+{
+    uint64_t sq = v * v;
+    h->sum[0] += v;
+    h->sum[1] += h->sum[0] < v;
+    h->sumsq[0] += sq;
+    if (h->sumsq[0] < sq && ++h->sumsq[1] == 0)
+        h->sumsq[2]++;
+}
+
 void lt_hist_record_n(struct lt_hist *h, uint64_t v, uint64_t n)
 {
     if (n == 0)
@@ -272,12 +284,7 @@ void lt_hist_record_n(struct lt_hist *h, uint64_t v, uint64_t n)
     /* The sums cannot overflow: with fewer than 2^64 values in all, the
      * sum of v * n stays below 2^128 and that of v * v * n below 2^192. */
     if (n == 1 && v <= UINT32_MAX) {
-        uint64_t sq = v * v;
-        h->sum[0] += v;
-        h->sum[1] += h->sum[0] < v;
-        h->sumsq[0] += sq;
-        if (h->sumsq[0] < sq && ++h->sumsq[1] == 0)
-            h->sumsq[2]++;
+        add_sums_one(h, v);
         return;
     }
     uint64_t vn[2], sq[2], sqn[3], lo[2], hi[2];
@@ -311,12 +318,7 @@ void lt_hist_record(struct lt_hist *h, uint64_t v)
     if (v > h->max)
         h->max = v;
     h->total++;
-    uint64_t sq = v * v;
-    h->sum[0] += v;
-    h->sum[1] += h->sum[0] < v;
-    h->sumsq[0] += sq;
-    if (h->sumsq[0] < sq && ++h->sumsq[1] == 0)
-        h->sumsq[2]++;
+    add_sums_one(h, v);
 }
 
 void lt_hist_record_corrected(struct lt_hist *h, uint64_t v, uint64_t interval)

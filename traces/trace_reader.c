@@ -2102,6 +2102,22 @@ static int header_of(struct lt_reader *r, const msgpack_object *op, size_t len,
     return 0;
 }
 
+/* A value that cannot be delimited (or passes a limit): the reader fails,
+ * or, salvaging, drops the rest of the frame, since nothing after it can be
+ * found either. Returns rc when the reader fails, 0 when it goes on. */
+static int drop_frame_rest(struct lt_reader *r, int rc, struct lt_err *err)
+{
+    if (!r->o.salvage || rc == LT_ENOMEM) {
+        r->failed = true;
+        return rc;
+    }
+    r->st.skipped_values++;
+    if (r->o.on_skip)
+        r->o.on_skip(r->o.ud, err ? err->msg : "a damaged value");
+    r->pos = r->frame.len;
+    return 0;
+}
+
 int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_err *err)
 {
     if (r->failed)
@@ -2161,28 +2177,15 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
                 continue;
             }
             r->next_index++;
-            if (!r->o.salvage || rc == LT_ENOMEM) {
-                r->failed = true;
+            if ((rc = drop_frame_rest(r, rc, err)) < 0)
                 return rc;
-            }
-            r->st.skipped_values++;
-            if (r->o.on_skip)
-                r->o.on_skip(r->o.ud, err ? err->msg : "a damaged value");
-            r->pos = r->frame.len;
             continue;
         }
         r->next_index++; /* what_of() names next_index - 1 */
         int rc = scan_at(r, &len, err, NULL);
         if (rc < 0) {
-            if (!r->o.salvage || rc == LT_ENOMEM) {
-                r->failed = true;
+            if ((rc = drop_frame_rest(r, rc, err)) < 0)
                 return rc;
-            }
-            /* The rest of this frame cannot be delimited: drop it. */
-            r->st.skipped_values++;
-            if (r->o.on_skip)
-                r->o.on_skip(r->o.ud, err ? err->msg : "a damaged value");
-            r->pos = r->frame.len;
             continue;
         }
         struct lt_item *it = &r->item; /* decode_value() clears its struct */
