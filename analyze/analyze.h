@@ -89,6 +89,7 @@ const char *lt_analyze_metric_name(enum lt_analyze_metric m);
 #define LT_ANALYZE_ERR_NAME 32
 #define LT_ANALYZE_TS_MAX 300 /* time-series buckets per run */
 #define LT_ANALYZE_RUNS_MAX 256
+#define LT_ANALYZE_PEND 128 /* values gathered per histogram before recording */
 
 struct lt_analyze_errclass {
     char name[LT_ANALYZE_ERR_NAME]; /* err, or "http_NNN", "no_status", "empty", "not_sent" */
@@ -148,6 +149,11 @@ struct lt_analyze_run {
 
     struct lt_hist *h[LT_AM_COUNT];
     uint64_t negative[LT_AM_COUNT]; /* negative intervals seen (recorded as 0) */
+    /* Private: values not yet in h[]. They are recorded LT_ANALYZE_PEND at
+     * a time, one histogram after another, which keeps each histogram's
+     * counters in the cache; lt_analysis_finish() records the rest. */
+    uint32_t n_pend[LT_AM_COUNT];
+    uint64_t pend[LT_AM_COUNT][LT_ANALYZE_PEND];
 
     /* Goodput: Ok requests meeting every SLO given, from the send time and
      * from the scheduled time; per second of wall. */

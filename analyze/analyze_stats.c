@@ -105,15 +105,10 @@ static uint32_t cur_file(const struct lt_analysis *a)
 
 /* The run (file, id), made on first sight: results may name a run whose
  * record was lost (salvage) and still deserve a place. */
-static int get_run(struct lt_analysis *a, uint32_t id, struct lt_analyze_run **out,
-                   struct lt_err *err)
+static int get_run_slow(struct lt_analysis *a, uint32_t id, struct lt_analyze_run **out,
+                        struct lt_err *err)
 {
     uint32_t file = cur_file(a);
-    struct lt_analyze_run *c = a->run_cache[id & 63];
-    if (c && c->id == id && c->file == file) {
-        *out = c;
-        return 0;
-    }
     for (uint32_t i = a->n_runs; i-- > 0;) {
         if (a->runs[i]->id == id && a->runs[i]->file == file) {
             *out = a->run_cache[id & 63] = a->runs[i];
@@ -142,6 +137,18 @@ static int get_run(struct lt_analysis *a, uint32_t id, struct lt_analyze_run **o
     a->runs[a->n_runs++] = r;
     *out = a->run_cache[id & 63] = r;
     return 0;
+}
+
+/* The run's cache test inline (it runs for every result), the rest not. */
+static inline int get_run(struct lt_analysis *a, uint32_t id, struct lt_analyze_run **out,
+                          struct lt_err *err)
+{
+    struct lt_analyze_run *c = a->run_cache[id & 63];
+    if (c && c->id == id && c->file == cur_file(a)) {
+        *out = c;
+        return 0;
+    }
+    return get_run_slow(a, id, out, err);
 }
 
 int lt_analysis_add_run(struct lt_analysis *a, const struct lt_run *run, struct lt_err *err)
@@ -253,13 +260,27 @@ static void ts_hist(struct lt_hist **h, uint64_t v)
 
 /* ---- results -------------------------------------------------------- */
 
-static void rec(struct lt_analyze_run *r, enum lt_analyze_metric m, int64_t v)
+static inline void rec(struct lt_analyze_run *r, enum lt_analyze_metric m, int64_t v)
 {
     if (v < 0) {
         r->negative[m]++;
         v = 0;
     }
-    lt_hist_record(r->h[m], (uint64_t)v);
+    uint32_t k = r->n_pend[m];
+    r->pend[m][k++] = (uint64_t)v;
+    if (k == LT_ANALYZE_PEND) {
+        lt_hist_record_many(r->h[m], r->pend[m], k);
+        k = 0;
+    }
+    r->n_pend[m] = k;
+}
+
+static void rec_pending(struct lt_analyze_run *r)
+{
+    for (int m = 0; m < LT_AM_COUNT; m++) {
+        lt_hist_record_many(r->h[m], r->pend[m], r->n_pend[m]);
+        r->n_pend[m] = 0;
+    }
 }
 
 static void add_error(struct lt_analyze_run *r, const struct lt_result *res, bool sent)
@@ -300,6 +321,29 @@ static bool result_ok(const struct lt_result *res)
            (res->has & LT_RHAS_OUT) && res->out >= 1;
 }
 
+/* s equals the literal lit (s may be NULL). Inline, where strcmp() is a
+ * call: this runs for every result, on strings of a few bytes. */
+static inline bool str_is(const char *s, const char *lit)
+{
+    if (!s)
+        return false;
+    while (*lit && *s == *lit)
+        s++, lit++;
+    return *s == *lit;
+}
+
+/* x rounded to the nearest integer, halves away from zero, as llround()
+ * but inline for the values a latency takes (0 <= x < 2^62); llround()
+ * for the rest. */
+static inline int64_t round_us(double x)
+{
+    if (x >= 0 && x < 4611686018427387904.0) {
+        int64_t k = (int64_t)x; /* truncation: x - k is in [0, 1) exactly */
+        return x - (double)k >= 0.5 ? k + 1 : k;
+    }
+    return llround(x);
+}
+
 static bool meets_slo(const struct lt_analyze_opts *o, bool has_ttft, int64_t ttft, bool has_tpot,
                       double tpot, bool has_e2e, int64_t e2e)
 {
@@ -320,10 +364,9 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
     r->tokens += res->out;
     if (has & LT_RHAS_IN)
         r->in_tokens += res->in;
-    /* First bytes before strcmp: this runs for every result. */
-    if (res->count && res->count[0] == 'u' && !strcmp(res->count, "usage"))
+    if (str_is(res->count, "usage"))
         r->count_usage++;
-    else if (res->count && !strcmp(res->count, "chunks"))
+    else if (str_is(res->count, "chunks"))
         r->count_chunks++;
     else
         r->count_unknown++;
@@ -355,7 +398,7 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
     double tpot = 0;
     if (h_tpot) {
         tpot = (double)(e2e - ttft) / (res->out - 1);
-        rec(r, LT_AM_TPOT, llround(tpot));
+        rec(r, LT_AM_TPOT, round_us(tpot));
         if (e2e > ttft) {
             r->sum_dec_rate += (res->out - 1) * SEC_US / (e2e - ttft);
             r->n_perreq_decode++;
@@ -387,7 +430,7 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
         r->sum_content_rate += (content - 1) * SEC_US / (res->end - res->first_content);
         r->n_content_rate++;
     }
-    if (res->finish && res->finish[0] == 't' && !strcmp(res->finish, "tool_calls"))
+    if (str_is(res->finish, "tool_calls"))
         r->tool_calls++;
 
     if (has & LT_RHAS_CACHED) {
@@ -513,6 +556,7 @@ int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err)
 {
     bool any_c = false, any_r = false;
     for (uint32_t i = 0; i < a->n_runs; i++) {
+        rec_pending(a->runs[i]);
         finish_run(a, a->runs[i]);
         any_c |= a->runs[i]->concurrency > 0;
         any_r |= a->runs[i]->rate > 0;

@@ -321,6 +321,50 @@ void lt_hist_record(struct lt_hist *h, uint64_t v)
     add_sums_one(h, v);
 }
 
+/* The loop keeps min, max and the sums in registers and adds them to the
+ * histogram once; the values below 2^32 (all of them, as a rule) take the
+ * fast path of lt_hist_record(). The sums of up to 2^32 such values fit
+ * in the local 64-bit sum and 128-bit sum of squares: n is split so. */
+void lt_hist_record_many(struct lt_hist *h, const uint64_t *v, size_t n)
+{
+    const uint64_t lim = h->highest < UINT32_MAX ? h->highest : UINT32_MAX;
+    const int bits = h->bits;
+    uint16_t *lo = h->lo;
+    while (n > 0) {
+        size_t m = n < UINT32_MAX ? n : UINT32_MAX;
+        uint64_t mn = h->min, mx = h->max, cnt = 0, s = 0, q0 = 0, q1 = 0;
+        for (size_t k = 0; k < m; k++) {
+            uint64_t x = v[k];
+            if (x > lim) {
+                lt_hist_record_n(h, x, 1);
+                continue;
+            }
+            size_t i = index_of(bits, x);
+            uint16_t c = lo[i];
+            if (c != 0xffff)
+                lo[i] = (uint16_t)(c + 1);
+            else
+                add_count(h, i, 1);
+            mn = x < mn ? x : mn;
+            mx = x > mx ? x : mx;
+            cnt++;
+            s += x;
+            uint64_t sq = x * x;
+            q0 += sq;
+            q1 += q0 < sq;
+        }
+        /* record_n() above may have moved min and max too */
+        h->min = mn < h->min ? mn : h->min;
+        h->max = mx > h->max ? mx : h->max;
+        h->total += cnt;
+        uint64_t sv[1] = {s}, qv[2] = {q0, q1};
+        add_limbs(h->sum, 2, sv, 1);
+        add_limbs(h->sumsq, 3, qv, 2);
+        v += m;
+        n -= m;
+    }
+}
+
 void lt_hist_record_corrected(struct lt_hist *h, uint64_t v, uint64_t interval)
 {
     lt_hist_record_n(h, v, 1);

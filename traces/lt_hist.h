@@ -60,6 +60,10 @@ void lt_hist_free(struct lt_hist *h);
 void lt_hist_reset(struct lt_hist *h);
 
 void lt_hist_record(struct lt_hist *h, uint64_t v);
+/* Record the n values v[0..n-1]: the same as n calls of lt_hist_record(),
+ * and faster when n is more than a few (analyze gathers each histogram's
+ * values and records them so). */
+void lt_hist_record_many(struct lt_hist *h, const uint64_t *v, size_t n);
 /* Record v n times (n = 0 records nothing). */
 void lt_hist_record_n(struct lt_hist *h, uint64_t v, uint64_t n);
 /* Coordinated-omission correction (HdrHistogram's record_corrected_value):

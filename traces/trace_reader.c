@@ -1722,13 +1722,29 @@ static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end
         const enum bkind kind = bcol_kind[col];
         const uint8_t *ok = b->quick[kind];
         c.nstr = 0;
+        /* The lead byte of the last element that passed the quick test,
+         * and its size: a column mostly repeats one encoding, and the
+         * test "same lead byte" lets the CPU go on to the next element
+         * before this one's byte is loaded, where the table alone makes
+         * a chain of two loads per element. 0xc1 is never valid msgpack,
+         * so it matches nothing. (A string column's reference passes
+         * again: the strings before it only grow in number.) SIZE_MAX:
+         * none yet, and no byte is read past the end. */
+        unsigned lead = 0xc1;
+        size_t lead_len = SIZE_MAX;
         for (uint32_t j = 0; j < cnt; j++) {
             const uint8_t *at = c.p;
+            if (lead_len <= (size_t)(c.end - at) && *at == lead) {
+                c.p = at + lead_len;
+                continue;
+            }
             if (at < c.end) {
                 size_t l = ok[*at];
                 if (kind == BK_STR && *at <= 0x7f && *at >= c.nstr)
                     l = 0;
                 if (l && l <= (size_t)(c.end - at)) {
+                    lead = *at;
+                    lead_len = l;
                     c.p = at + l;
                     continue;
                 }

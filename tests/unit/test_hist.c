@@ -272,6 +272,72 @@ static void test_wide_counts(void **state)
     lt_hist_free(m);
 }
 
+/* Two histograms hold the same values: every bucket, count and sum. */
+static void assert_same_hist(const struct lt_hist *a, const struct lt_hist *b)
+{
+    assert_true(lt_hist_count(a) == lt_hist_count(b));
+    assert_true(lt_hist_min(a) == lt_hist_min(b));
+    assert_true(lt_hist_max(a) == lt_hist_max(b));
+    assert_true(lt_hist_clamped(a) == lt_hist_clamped(b));
+    assert_true(lt_hist_mean(a) == lt_hist_mean(b));
+    assert_true(lt_hist_stddev(a) == lt_hist_stddev(b));
+    struct lt_hist_iter ia, ib;
+    lt_hist_iter_init(&ia, a);
+    lt_hist_iter_init(&ib, b);
+    bool more;
+    while ((more = lt_hist_iter_next(&ia))) {
+        assert_true(lt_hist_iter_next(&ib));
+        assert_true(ia.lo == ib.lo && ia.hi == ib.hi && ia.count == ib.count);
+    }
+    assert_false(lt_hist_iter_next(&ib));
+}
+
+/* lt_hist_record_many() is n calls of lt_hist_record(), whatever the
+ * batch sizes: every case of the table (values past highest and past 2^32
+ * included), a bucket passing 2^16 within one batch, and empty batches. */
+static void test_record_many(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1, 7, 128, 1000000};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            struct lt_rng rng;
+            lt_rng_seed(&rng, 7);
+            uint64_t *v = malloc(cases[c].n * sizeof *v);
+            struct lt_hist *one = lt_hist_new(cases[c].highest, cases[c].bits, NULL);
+            struct lt_hist *many = lt_hist_new(cases[c].highest, cases[c].bits, NULL);
+            assert_true(v && one && many);
+            for (size_t i = 0; i < cases[c].n; i++) {
+                v[i] = draw(cases[c].dist, &rng, i);
+                lt_hist_record(one, v[i]);
+            }
+            for (size_t i = 0; i < cases[c].n; i += sizes[z]) {
+                size_t k = cases[c].n - i < sizes[z] ? cases[c].n - i : sizes[z];
+                lt_hist_record_many(many, v + i, k);
+                lt_hist_record_many(many, v + i, 0);
+            }
+            assert_same_hist(one, many);
+            lt_hist_free(one);
+            lt_hist_free(many);
+            free(v);
+        }
+    }
+    enum { N = 70000 };
+    static uint64_t same[N];
+    struct lt_hist *one = lt_hist_new(1u << 20, 7, NULL);
+    struct lt_hist *many = lt_hist_new(1u << 20, 7, NULL);
+    assert_true(one && many);
+    for (size_t i = 0; i < N; i++) {
+        same[i] = i % 5 ? 1000 : (UINT64_C(3) << 40) + i; /* and some clamped */
+        lt_hist_record(one, same[i]);
+    }
+    lt_hist_record_many(many, same, N);
+    assert_true(bucket_count(many, 1000) == N - N / 5);
+    assert_same_hist(one, many);
+    lt_hist_free(one);
+    lt_hist_free(many);
+}
+
 static void test_limits(void **state)
 {
     struct lt_err err = {0};
@@ -322,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_merge_lossless),
         cmocka_unit_test(test_record_n_and_corrected),
         cmocka_unit_test(test_wide_counts),
+        cmocka_unit_test(test_record_many),
         cmocka_unit_test(test_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
