@@ -114,6 +114,14 @@ struct lt_analyze_ts {
     uint32_t last_k;
     uint32_t n; /* buckets in use */
     struct lt_analyze_bucket b[LT_ANALYZE_TS_MAX];
+    /* Private: E2E [0] and TTFT [1] values not yet in their bucket's
+     * histogram (pend_k: the bucket), recorded in batches; and histograms
+     * emptied by merges, for reuse. */
+    uint32_t n_pend[2];
+    uint32_t pend_k[2][LT_ANALYZE_PEND];
+    uint64_t pend_v[2][LT_ANALYZE_PEND];
+    uint32_t n_spare;
+    struct lt_hist *spare[2 * LT_ANALYZE_TS_MAX];
 };
 
 struct lt_analyze_run {

@@ -87,6 +87,8 @@ static void run_free(struct lt_analyze_run *r)
         lt_hist_free(r->ts.b[i].e2e);
         lt_hist_free(r->ts.b[i].ttft);
     }
+    for (uint32_t i = 0; i < r->ts.n_spare; i++)
+        lt_hist_free(r->ts.spare[i]);
     free(r);
 }
 
@@ -170,7 +172,59 @@ int lt_analysis_add_run(struct lt_analysis *a, const struct lt_run *run, struct 
 
 /* ---- time series ---------------------------------------------------- */
 
-static int merge_into(struct lt_hist **dst, struct lt_hist **src)
+enum { TS_E2E = 0, TS_TTFT = 1 }; /* which histogram of a bucket */
+
+static struct lt_hist **ts_slot(struct lt_analyze_bucket *b, int which)
+{
+    return which == TS_TTFT ? &b->ttft : &b->e2e;
+}
+
+/* A bucket's histogram: one a merge emptied, or a new one. (Coarsening
+ * empties half of them at a time, and making them anew cost more than
+ * filling them.) */
+static struct lt_hist *ts_new_hist(struct lt_analyze_ts *ts)
+{
+    if (ts->n_spare == 0)
+        return lt_hist_new(HIST_HIGHEST, TS_HIST_BITS, NULL);
+    struct lt_hist *h = ts->spare[--ts->n_spare];
+    lt_hist_reset(h);
+    return h;
+}
+
+/* Record the pending values, each run of values of one bucket in one
+ * call. */
+static void ts_flush(struct lt_analyze_ts *ts)
+{
+    for (int w = 0; w < 2; w++) {
+        const uint32_t *k = ts->pend_k[w], n = ts->n_pend[w];
+        const uint64_t *v = ts->pend_v[w];
+        for (uint32_t i = 0, j; i < n; i = j) {
+            for (j = i + 1; j < n && k[j] == k[i]; j++)
+                ;
+            struct lt_hist **h = ts_slot(&ts->b[k[i]], w);
+            if (!*h)
+                *h = ts_new_hist(ts);
+            if (*h) /* out of memory only loses a point of the percentile-over-time chart */
+                lt_hist_record_many(*h, v + i, j - i);
+        }
+        ts->n_pend[w] = 0;
+    }
+}
+
+/* v into histogram `which` of bucket b, in time: before the buckets
+ * change (ts_coarsen()) or the analysis ends (lt_analysis_finish()). */
+static inline void ts_rec(struct lt_analyze_ts *ts, int which, const struct lt_analyze_bucket *b,
+                          uint64_t v)
+{
+    uint32_t n = ts->n_pend[which];
+    ts->pend_k[which][n] = (uint32_t)(b - ts->b);
+    ts->pend_v[which][n] = v;
+    ts->n_pend[which] = ++n;
+    if (n == LT_ANALYZE_PEND)
+        ts_flush(ts);
+}
+
+static int merge_into(struct lt_analyze_ts *ts, struct lt_hist **dst, struct lt_hist **src)
 {
     if (!*src)
         return 0;
@@ -180,7 +234,10 @@ static int merge_into(struct lt_hist **dst, struct lt_hist **src)
         return 0;
     }
     int rc = lt_hist_merge(*dst, *src, NULL);
-    lt_hist_free(*src);
+    if (ts->n_spare < sizeof ts->spare / sizeof ts->spare[0])
+        ts->spare[ts->n_spare++] = *src;
+    else
+        lt_hist_free(*src);
     *src = NULL;
     return rc;
 }
@@ -188,6 +245,7 @@ static int merge_into(struct lt_hist **dst, struct lt_hist **src)
 /* Halve the resolution: bucket j becomes buckets 2j and 2j+1. */
 static void ts_coarsen(struct lt_analyze_ts *ts)
 {
+    ts_flush(ts);
     uint32_t n = 0;
     for (uint32_t j = 0; 2 * j < ts->n; j++) {
         struct lt_analyze_bucket *d = &ts->b[j], *x = &ts->b[2 * j];
@@ -200,8 +258,8 @@ static void ts_coarsen(struct lt_analyze_ts *ts)
             m.ended += y->ended;
             m.ok += y->ok;
             m.errors += y->errors;
-            merge_into(&m.e2e, &y->e2e);
-            merge_into(&m.ttft, &y->ttft);
+            merge_into(ts, &m.e2e, &y->e2e);
+            merge_into(ts, &m.ttft, &y->ttft);
         }
         *d = m;
         n = j + 1;
@@ -250,13 +308,6 @@ static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t)
     return &ts->b[k];
 }
 
-static void ts_hist(struct lt_hist **h, uint64_t v)
-{
-    if (!*h)
-        *h = lt_hist_new(HIST_HIGHEST, TS_HIST_BITS, NULL);
-    if (*h) /* out of memory only loses a point of the percentile-over-time chart */
-        lt_hist_record(*h, v);
-}
 
 /* ---- results -------------------------------------------------------- */
 
@@ -281,6 +332,7 @@ static void rec_pending(struct lt_analyze_run *r)
         lt_hist_record_many(r->h[m], r->pend[m], r->n_pend[m]);
         r->n_pend[m] = 0;
     }
+    ts_flush(&r->ts);
 }
 
 static void add_error(struct lt_analyze_run *r, const struct lt_result *res, bool sent)
@@ -473,11 +525,11 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
     if (h_end) {
         struct lt_analyze_bucket *b = ts_at(&r->ts, res->end);
         b->ok++;
-        ts_hist(&b->e2e, e2e < 0 ? 0 : (uint64_t)e2e);
+        ts_rec(&r->ts, TS_E2E, b, e2e < 0 ? 0 : (uint64_t)e2e);
     }
     if (h_ft) {
         struct lt_analyze_bucket *b = ts_at(&r->ts, res->first_token);
-        ts_hist(&b->ttft, ttft < 0 ? 0 : (uint64_t)ttft);
+        ts_rec(&r->ts, TS_TTFT, b, ttft < 0 ? 0 : (uint64_t)ttft);
     }
 }
 

@@ -1,12 +1,18 @@
 /*
  * Benchmark: loadtrace analyze's streaming pass on one core, and its memory.
  *
- *   bench_analyze gen FILE N CHUNKS [v1]
+ *   bench_analyze gen FILE N CHUNKS [v1|seq]
  *                                     write N result records (4 runs of a
  *                                     concurrency sweep), each with CHUNKS
  *                                     token-bearing chunks (0 = none), in
  *                                     result blocks (format version 2) or,
- *                                     with v1, one map per result
+ *                                     with v1, one map per result. The
+ *                                     runs' results alternate (result i is
+ *                                     of run i mod 4), the hardest case
+ *                                     for the caches; with seq the runs
+ *                                     come one after another, each in the
+ *                                     order its requests ended, as replay
+ *                                     writes a sweep
  *   bench_analyze run FILE            analyze FILE (read, decompress, unpack,
  *                                     summarize) and print records per
  *                                     second and the process's peak RSS
@@ -39,7 +45,7 @@ static double cpu_s(void)
            (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-static int gen(const char *path, long n, int nchunks, bool v1)
+static int gen(const char *path, long n, int nchunks, bool v1, bool seq)
 {
     struct lt_err err = {0};
     struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "bench"};
@@ -60,14 +66,18 @@ static int gen(const char *path, long n, int nchunks, bool v1)
         nchunks = 256;
     int64_t t[4] = {0};
     for (long i = 0; i < n; i++) {
-        uint32_t run = (uint32_t)(i & 3);
-        struct lt_result r = {.run = run, .index = (uint64_t)i, .sched = t[run]};
-        r.sent = r.sched + (int64_t)lt_rng_below(&rng, 200);
+        uint32_t run = seq ? (uint32_t)(i * 4 / n) : (uint32_t)(i & 3);
+        struct lt_result r = {.run = run, .index = (uint64_t)i};
+        int64_t lag = (int64_t)lt_rng_below(&rng, 200);
         int64_t ttft = 20000 + (int64_t)lt_rng_exp(&rng, 30000);
-        r.first_byte = r.sent + ttft - 500;
-        r.first_token = r.first_content = r.sent + ttft;
         uint32_t out = 1 + (uint32_t)lt_rng_exp(&rng, 200);
         int64_t itl = 5000 + 2000 * run;
+        /* In order of schedule, or (seq) of end: then the requests' sched
+         * times go back and forth, as in a file replay wrote. */
+        r.sched = seq ? t[run] - (lag + ttft + itl * out) : t[run];
+        r.sent = r.sched + lag;
+        r.first_byte = r.sent + ttft - 500;
+        r.first_token = r.first_content = r.sent + ttft;
         r.end = r.first_token + itl * out;
         for (int c = 0; c < nchunks; c++)
             ch[c] = (struct lt_chunk){.t = r.first_token + (r.end - r.first_token) * c / nchunks,
@@ -198,11 +208,13 @@ int main(int argc, char **argv)
         return mem(strtol(argv[2], NULL, 10), (int)strtol(argv[3], NULL, 10));
     if (argc == 3 && !strcmp(argv[1], "read"))
         return read_only(argv[2]);
-    if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "v1"))) && !strcmp(argv[1], "gen"))
-        return gen(argv[2], strtol(argv[3], NULL, 10), (int)strtol(argv[4], NULL, 10), argc == 6);
+    if ((argc == 5 || (argc == 6 && (!strcmp(argv[5], "v1") || !strcmp(argv[5], "seq")))) &&
+        !strcmp(argv[1], "gen"))
+        return gen(argv[2], strtol(argv[3], NULL, 10), (int)strtol(argv[4], NULL, 10),
+                   argc == 6 && !strcmp(argv[5], "v1"), argc == 6 && !strcmp(argv[5], "seq"));
     if (argc == 3 && !strcmp(argv[1], "run"))
         return run(argv[2]);
-    fprintf(stderr, "usage: bench_analyze gen FILE N CHUNKS [v1] | run FILE | read FILE | mem N "
+    fprintf(stderr, "usage: bench_analyze gen FILE N CHUNKS [v1|seq] | run FILE | read FILE | mem N "
                     "CHUNKS\n");
     return 2;
 }

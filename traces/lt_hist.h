@@ -13,9 +13,9 @@
  * lt_hist_bits_for_digits().
  *
  * Memory is fixed when the histogram is made, independent of how many values
- * are recorded: at most (log2(highest) - k + 2) * 2^k counters of 10 bytes
- * (bits = 10 up to 2^40: 310 KiB; bits = 7 up to 2^32: 33 KiB), of which
- * recording touches 2 bytes per counter (lt_hist.c says why).
+ * are recorded: at most (log2(highest) - k + 2) * 2^k counters of 9 bytes
+ * (bits = 10 up to 2^40: 288 KiB; bits = 7 up to 2^32: 31 KiB), of which
+ * recording touches 1 byte per counter (lt_hist.c says why).
  * Recording is O(1) and never allocates. Values above `highest` are counted
  * in the top bucket (and in lt_hist_clamped()); min, max, mean and stddev
  * always use the exact values.

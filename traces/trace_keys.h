@@ -70,6 +70,7 @@
  * columns are named by the result keys above */
 #define K_BLOCK "block"
 #define K_N "n"
+#define K_BYTES "bytes" /* the size of each value after it, so columns are found at once */
 
 /* The columns of a result block, in the order the writer writes them, and
  * the result key each is named by. */

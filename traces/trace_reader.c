@@ -46,6 +46,13 @@
  * block never needs memory in proportion to its results. Same benchmark,
  * 2026-11-29: reader alone 2.4 M results/s (maps) -> 6.5-6.9 M/s
  * (blocks); bench/README.md has the tables.
+ *
+ * Checking a column means walking it: where element j + 1 starts is known
+ * only once element j's lead byte is read, a chain of loads. So the writer
+ * states each column's size (`bytes`); block_begin then jumps from column
+ * to column and checks row by row (ck_rows), element j of every column
+ * before element j + 1, chains the CPU runs side by side. Blocks without
+ * `bytes` are walked column by column, as before.
  */
 #include "traces/trace_reader.h"
 #include "traces/lt_buf.h"
@@ -521,7 +528,7 @@ enum key {
     KX_REC, KX_RUN, KX_MODE, KX_CONCURRENCY, KX_RATE, KX_SPEED, KX_TARGET, KX_START,
     KX_WARMUP, KX_VERSION,
     KX_I, KX_SCHED, KX_SENT, KX_FB, KX_FT, KX_FC, KX_END, KX_CHUNKS, KX_WANT_IN, KX_WANT_OUT,
-    KX_ERR, KX_COUNT, KX_N,
+    KX_ERR, KX_COUNT, KX_N, KX_BYTES,
 };
 
 static enum key key_of(const uint8_t *k, uint32_t n)
@@ -572,6 +579,7 @@ static enum key key_of(const uint8_t *k, uint32_t n)
         KEY(K_START, KX_START);
         KEY(K_SCHED, KX_SCHED);
         KEY(K_COUNT, KX_COUNT);
+        KEY(K_BYTES, KX_BYTES);
         break;
     case 6:
         KEY(K_CACHED, KX_CACHED);
@@ -1295,6 +1303,36 @@ static int decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *
 
 /* ---- result blocks ---------------------------------------------------- */
 
+/* The integer at *pp (checked by block_begin), as 64 bits (two's
+ * complement for a negative one). */
+static inline uint64_t col_int(const uint8_t **pp)
+{
+    const uint8_t *p = *pp;
+    uint8_t b = p[0];
+    if (b <= 0x7f) {
+        *pp = p + 1;
+        return b;
+    }
+    if (b == 0xcd) {
+        *pp = p + 3;
+        return (uint64_t)p[1] << 8 | p[2];
+    }
+    if (b == 0xce) {
+        *pp = p + 5;
+        return (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
+    }
+    if (b == 0xcc) {
+        *pp = p + 2;
+        return p[1];
+    }
+    struct cur c = {p};
+    uint64_t u = 0;
+    int64_t s = 0;
+    int k = rd_int(&c, &u, &s);
+    *pp = c.p;
+    return k == 1 ? u : (uint64_t)s;
+}
+
 /* What a column may hold (docs/trace-format.md §2.6). */
 enum bkind {
     BK_DELTA,  /* i, sched: an integer, added modulo 2^64 to the result before's */
@@ -1559,6 +1597,40 @@ static int ck_elem(struct bcheck *c, enum bkind kind, const char **why)
     return 0;
 }
 
+/* The value of `bytes` at c->p: an array of sizes (non-negative integers),
+ * with *at its first element and *n their number; n = 0 when the value is
+ * not one (the block is then wrong, and its columns are walked). Negative:
+ * the block cannot be delimited. */
+static int ck_sizes(struct bcheck *c, const uint8_t **at, uint32_t *n)
+{
+    uint32_t cnt = 0;
+    const uint8_t *start = c->p;
+    int rc = ck_coll(c, false, &cnt);
+    if (rc < 0)
+        return rc;
+    if (rc == 1 && cnt > c->r->o.max_array)
+        return LT_ELIMIT;
+    if (rc == 1 && ck_elems(c, cnt) < 0)
+        return LT_ELIMIT;
+    *at = c->p;
+    *n = cnt;
+    for (uint32_t j = 0; rc == 1 && j < cnt; j++) {
+        uint64_t u;
+        int64_t sv;
+        if (c->p >= c->end)
+            return LT_ETRUNC;
+        if ((rc = ck_int(c, &u, &sv)) < -1)
+            return rc;
+    }
+    if (rc != 1) {
+        ck_bad(c, 0, K_BYTES, "must be an array of sizes (non-negative integers)");
+        *n = 0;
+        c->p = start;
+        return ck_skip(c, 1);
+    }
+    return 0;
+}
+
 /* For a column of this kind, the size of an element that its lead byte b
  * alone shows to be right, or 0: look closer (ck_elem()). Lead bytes:
  * 0x00-0x7f positive fixint, 0xc0 nil, 0xc2-0xc3 bools, 0xcc-0xcf uint 8-64,
@@ -1606,6 +1678,62 @@ static uint8_t quick_len(enum bkind kind, unsigned b)
     }
 }
 
+/* Check the columns found through `bytes` (their elements not yet read),
+ * row by row: element j of every column, then j + 1. The columns are
+ * independent, so the CPU checks several at once, where walking one
+ * column is a chain from each element to the next. A column's elements
+ * must end exactly where its size says. */
+static void ck_rows(struct bcheck *c, const int *cols, int ncols, const uint8_t *const *col_end)
+{
+    struct rblock *b = c->b;
+    const uint8_t *pos[BC_N], *end[BC_N], *ok[BC_N];
+    enum bkind kind[BC_N];
+    uint32_t nstr[BC_N];
+    for (int k = 0; k < ncols; k++) {
+        pos[k] = b->col[cols[k]];
+        end[k] = col_end[cols[k]];
+        kind[k] = bcol_kind[cols[k]];
+        ok[k] = b->quick[kind[k]];
+        nstr[k] = 0;
+    }
+    uint32_t rows = b->good < b->n ? b->good : b->n;
+    for (uint32_t j = 0; j < rows; j++) {
+        for (int k = 0; k < ncols; k++) {
+            const uint8_t *at = pos[k];
+            if (at < end[k]) {
+                size_t l = ok[k][*at];
+                if (kind[k] == BK_STR && *at <= 0x7f && *at >= nstr[k])
+                    l = 0;
+                if (l && l <= (size_t)(end[k] - at)) {
+                    pos[k] = at + l;
+                    continue;
+                }
+            }
+            const char *why = "runs past the size that `bytes` gives its column";
+            int rc = LT_ETRUNC;
+            if (at < end[k]) {
+                const uint8_t *block_end = c->end;
+                c->p = at;
+                c->end = end[k];
+                c->nstr = nstr[k];
+                rc = ck_elem(c, kind[k], &why);
+                c->end = block_end;
+                pos[k] = c->p;
+                nstr[k] = c->nstr;
+            }
+            if (rc == 1)
+                continue;
+            if (rc == LT_ELIMIT)
+                why = "passes a reader limit";
+            ck_bad(c, j, lt_bcol_key[cols[k]], why);
+            return;
+        }
+    }
+    for (int k = 0; k < ncols; k++)
+        if (pos[k] != end[k])
+            ck_bad(c, 0, lt_bcol_key[cols[k]], "has bytes past its n elements");
+}
+
 /* The error of a block that cannot be delimited or passes a limit. */
 static int block_fail(struct lt_reader *r, const uint8_t *p, int rc, struct lt_err *err)
 {
@@ -1617,6 +1745,14 @@ static int block_fail(struct lt_reader *r, const uint8_t *p, int rc, struct lt_e
                      "frame's %zu bytes, %s",
                      r->path, (unsigned long long)r->next_index, (unsigned long long)r->frame_off,
                      (size_t)(p - (const uint8_t *)r->frame.p), r->frame.len, what);
+}
+
+/* Take col off the list of columns found through `bytes`. */
+static void unsize(int *sized, int *n, int col)
+{
+    for (int k = 0; k < *n; k++)
+        if (sized[k] == col)
+            sized[k] = sized[--*n];
 }
 
 /* Check the block at p (bounded by end) and get it ready to be handed
@@ -1649,6 +1785,13 @@ static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end
     bool have_n = false;
     uint32_t nkeys = 0;
     const char *why = NULL;
+    /* `bytes`: the sizes still to be used, one per key that follows it */
+    const uint8_t *size_at = NULL;
+    uint32_t n_sizes = 0;
+    bool have_sizes = false;
+    /* the columns found through their size, checked after the key loop */
+    const uint8_t *col_end[BC_N];
+    int sized[BC_N], n_sized = 0;
     int rc = ck_coll(&c, true, &nkeys);
     if (rc == 0)
         rc = LT_EFORMAT;
@@ -1681,6 +1824,65 @@ static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end
             rc = LT_ETRUNC;
             goto fail;
         }
+        if (id == KX_BYTES && !have_sizes) {
+            if ((rc = ck_sizes(&c, &size_at, &n_sizes)) < 0)
+                goto fail;
+            have_sizes = true;
+            continue;
+        }
+        const uint8_t *val_end = NULL; /* where the value ends, when `bytes` says */
+        if (n_sizes) {
+            uint64_t sz = col_int(&size_at);
+            n_sizes--;
+            if (sz > (uint64_t)(c.end - c.p)) {
+                rc = LT_ETRUNC;
+                goto fail;
+            }
+            val_end = c.p + sz;
+        }
+        if (val_end && col >= 0) {
+            uint32_t cnt = 0;
+            const uint8_t *at = c.p;
+            if ((rc = ck_coll(&c, false, &cnt)) < -1)
+                goto fail;
+            if (rc != 1 || c.p > val_end) {
+                ck_bad(&c, 0, lt_bcol_key[col], "must be an array (a column) of the size given");
+                c.p = val_end;
+                continue;
+            }
+            if (cnt > r->o.max_array) {
+                rc = LT_ELIMIT;
+                goto fail;
+            }
+            if ((rc = ck_elems(&c, cnt)) < 0)
+                goto fail;
+            unsize(sized, &n_sized, col); /* a column given twice: the second one counts */
+            b->col[col] = c.p;
+            collen[col] = cnt;
+            col_end[col] = val_end;
+            sized[n_sized++] = col;
+            (void)at;
+            c.p = val_end;
+            continue;
+        }
+        if (val_end) { /* n, rec, or a key of a later version, with its size */
+            uint64_t u = 0;
+            int64_t sv = 0;
+            if (id == KX_N && (rc = ck_int(&c, &u, &sv)) == 1) {
+                n = u;
+                have_n = true;
+            } else if (id == KX_N && rc >= -1) {
+                ck_bad(&c, 0, K_N, "must be a non-negative integer");
+            } else if (id != KX_N && (rc = ck_skip(&c, 1)) < 0) {
+                goto fail;
+            }
+            if (c.p != val_end)
+                ck_bad(&c, 0, K_BYTES, "gives a size that is not that of the value it is for");
+            c.p = val_end;
+            continue;
+        }
+        if (have_sizes && !n_sizes && id != KX_BYTES)
+            ck_bad(&c, 0, K_BYTES, "gives fewer sizes than keys follow it");
         if (id == KX_N) {
             uint64_t u = 0;
             int64_t sv = 0;
@@ -1717,6 +1919,7 @@ static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end
         }
         if ((rc = ck_elems(&c, cnt)) < 0)
             goto fail;
+        unsize(sized, &n_sized, col);
         b->col[col] = c.p;
         collen[col] = cnt;
         const enum bkind kind = bcol_kind[col];
@@ -1764,6 +1967,8 @@ static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end
         rc = LT_ELIMIT;
         goto fail;
     }
+    if (n_sizes)
+        ck_bad(&c, 0, K_BYTES, "gives more sizes than keys follow it");
     /* Whole-block faults: no result of the block can be trusted. */
     if (!have_n || n > r->o.max_array) {
         ck_bad(&c, 0, K_N, have_n ? "is larger than the array limit" : "is missing");
@@ -1782,6 +1987,8 @@ static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end
     b->n = have_n && n <= r->o.max_array ? (uint32_t)n : 0;
     if (b->good > b->n)
         b->good = b->n;
+    if (n_sized && b->good)
+        ck_rows(&c, sized, n_sized, col_end);
     /* A block whose whole is wrong still counts as one value lost. */
     if (b->n == 0 && b->good == 0 && b->bad.code)
         b->n = 1;
@@ -1793,36 +2000,6 @@ static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end
     return 0;
 fail:
     return block_fail(r, p, rc, err);
-}
-
-/* The integer at *pp (checked by block_begin), as 64 bits (two's
- * complement for a negative one). */
-static inline uint64_t col_int(const uint8_t **pp)
-{
-    const uint8_t *p = *pp;
-    uint8_t b = p[0];
-    if (b <= 0x7f) {
-        *pp = p + 1;
-        return b;
-    }
-    if (b == 0xcd) {
-        *pp = p + 3;
-        return (uint64_t)p[1] << 8 | p[2];
-    }
-    if (b == 0xce) {
-        *pp = p + 5;
-        return (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
-    }
-    if (b == 0xcc) {
-        *pp = p + 2;
-        return p[1];
-    }
-    struct cur c = {p};
-    uint64_t u = 0;
-    int64_t s = 0;
-    int k = rd_int(&c, &u, &s);
-    *pp = c.p;
-    return k == 1 ? u : (uint64_t)s;
 }
 
 /* A string column's element (checked by block_begin): a string is copied,

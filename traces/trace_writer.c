@@ -652,9 +652,17 @@ static int block_emit(struct lt_writer *w, struct lt_err *err)
     for (int c = 0; c < BC_N; c++)
         ncols += c <= BC_SCHED || k->present[c] > 0;
     w->pack_rc = 0;
-    msgpack_pack_map(pk, 2 + ncols);
+    msgpack_pack_map(pk, 3 + ncols);
     pack_kv_str(pk, K_REC, K_BLOCK);
     pack_kv_uint(pk, K_N, k->n);
+    /* Each column's size, its array header included, so that a reader
+     * finds every column without reading the ones before it. */
+    size_t head = k->n <= 15 ? 1 : k->n <= 0xffff ? 3 : 5;
+    pack_key(pk, K_BYTES);
+    msgpack_pack_array(pk, ncols);
+    for (int c = 0; c < BC_N; c++)
+        if (c <= BC_SCHED || k->present[c] > 0)
+            msgpack_pack_uint64(pk, head + k->col[c].len);
     for (int c = 0; c < BC_N; c++) {
         if (c > BC_SCHED && !k->present[c])
             continue;

@@ -749,6 +749,17 @@ static void pack_results_header(msgpack_sbuffer *sb)
     pk_str(&pk, "results");
 }
 
+/* With g_bytes, the block states its columns' sizes (`bytes`, as the
+ * writer does), the column g_lie_col's off by g_lie, and g_extra_sizes
+ * more sizes than keys (negative: fewer). */
+static bool g_bytes;
+static int g_lie_col = -1, g_lie, g_extra_sizes;
+
+static size_t array_head(uint32_t n)
+{
+    return n <= 15 ? 1 : n <= 0xffff ? 3 : 5;
+}
+
 static void write_block_file(const char *path, uint64_t n, const struct col *cols, int ncols,
                              bool rec_last)
 {
@@ -758,13 +769,22 @@ static void write_block_file(const char *path, uint64_t n, const struct col *col
     pack_results_header(&sb[0]);
     msgpack_packer pk;
     msgpack_packer_init(&pk, &sb[1], msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, 2 + ncols);
+    msgpack_pack_map(&pk, 2 + ncols + g_bytes);
     if (!rec_last) {
         pk_str(&pk, "rec");
         pk_str(&pk, "block");
     }
     pk_str(&pk, "n");
     msgpack_pack_uint64(&pk, n);
+    if (g_bytes) {
+        int nsizes = ncols + (rec_last ? 1 : 0) + g_extra_sizes;
+        pk_str(&pk, "bytes");
+        msgpack_pack_array(&pk, (uint32_t)nsizes);
+        for (int c = 0; c < nsizes; c++) {
+            size_t sz = c >= ncols ? 6 /* "block" */ : array_head(cols[c].count) + cols[c].len;
+            msgpack_pack_uint64(&pk, sz + (uint64_t)(c == g_lie_col ? g_lie : 0));
+        }
+    }
     for (int c = 0; c < ncols; c++) {
         pk_str(&pk, cols[c].key);
         msgpack_pack_array(&pk, cols[c].count);
@@ -807,7 +827,7 @@ static void expect_block(const char *name, uint64_t n, const struct col *cols, i
         fail_msg("%s with salvage: rc %d, %d results (%s)", name, rc, got, err.msg);
 }
 
-static void test_blocks_bad(void **state)
+static void blocks_bad(void)
 {
     /* A good block of 3 (then the plain result): 4 results. */
     struct col good[] = {COL("i", 3, "\x01\x01\x01"), COL("run", 3, "\x00\x00\x00"),
@@ -890,9 +910,52 @@ static void test_blocks_bad(void **state)
      * the rest of the frame cannot be delimited (salvage drops it). */
     struct col huge[] = {COL("i", UINT32_MAX, "\x01")};
     expect_block("blk-hugecol.lt.zst", 1, huge, 1, LT_ELIMIT, 0, "exceeds a reader limit", 0);
-    /* Cut short: a column runs past the end of the frame. */
+    /* Cut short: a column runs past the end of the frame. With `bytes`,
+     * the sizes delimit the block: the first two results come out. */
     struct col cut[] = {COL("i", 5, "\x01\x01")};
-    expect_block("blk-cut.lt.zst", 5, cut, 1, LT_EFORMAT, 0, "cut short", 0);
+    if (!g_bytes)
+        expect_block("blk-cut.lt.zst", 5, cut, 1, LT_EFORMAT, 0, "cut short", 0);
+    struct col cut3[] = {COL("i", 5, "\x01\x01"), COL("run", 5, "\x00\x00\x00\x00\x00"),
+                         COL("sched", 5, "\x0a\x0a\x0a\x0a\x0a")};
+    if (g_bytes)
+        expect_block("blk-cut3.lt.zst", 5, cut3, 3, LT_EFORMAT, 2, "\"i\" runs past the size", 3);
+}
+
+/* Every case above, as a block without `bytes` (its columns are walked)
+ * and with (its columns are found by size, then checked row by row);
+ * then what `bytes` itself can get wrong. */
+static void test_blocks_bad(void **state)
+{
+    (void)state;
+    blocks_bad();
+    g_bytes = true;
+    blocks_bad();
+    struct col good[] = {COL("i", 3, "\x01\x01\x01"), COL("run", 3, "\x00\x00\x00"),
+                         COL("sched", 3, "\x0a\x0a\x0a"), COL("out", 3, "\x05\xc0\x07"),
+                         COL("finish", 3, "\xa4stop\x00\xc0")};
+    /* A column's elements end before its size: bytes that belong to no
+     * result, so the whole block is wrong. */
+    struct col stray[] = {COL("i", 3, "\x01\x01\x01"), COL("run", 3, "\x00\x00\x00"),
+                          COL("sched", 3, "\x0a\x0a\x0a"), COL("out", 3, "\x05\xc0\x07\x08")};
+    expect_block("blk-stray.lt.zst", 3, stray, 4, LT_EFORMAT, 0,
+                 "key \"out\" has bytes past its n elements", 1);
+    /* The last column's size one short: its last element runs past it,
+     * so the results before it come out. */
+    g_lie_col = 4;
+    g_lie = -1;
+    expect_block("blk-lie.lt.zst", 3, good, 5, LT_EFORMAT, 2,
+                 "record 2 (frame at byte 49): key \"finish\" runs past the size", 3);
+    /* One too long: past the end of the frame, which cannot be delimited. */
+    g_lie = 1000;
+    expect_block("blk-lie2.lt.zst", 3, good, 5, LT_EFORMAT, 0, "cut short", 0);
+    g_lie_col = -1;
+    g_lie = 0;
+    g_extra_sizes = 1;
+    expect_block("blk-more.lt.zst", 3, good, 5, LT_EFORMAT, 0, "gives more sizes than keys", 1);
+    g_extra_sizes = -1;
+    expect_block("blk-fewer.lt.zst", 3, good, 5, LT_EFORMAT, 0, "gives fewer sizes than keys", 1);
+    g_extra_sizes = 0;
+    g_bytes = false;
 }
 
 /* A damaged frame of a block-encoded file: salvage keeps every other
