@@ -110,8 +110,8 @@ struct lt_analyze_bucket {
 struct lt_analyze_ts {
     int64_t width_us;
     double inv_width; /* private: 1 / width_us (a division per lookup cost more), */
-    int64_t last_lo;  /* and the last bucket looked up, from last_lo */
-    uint32_t last_k;
+    int64_t last_lo[2]; /* and the last two buckets looked up, from last_lo */
+    uint32_t last_k[2];
     uint32_t n; /* buckets in use */
     struct lt_analyze_bucket b[LT_ANALYZE_TS_MAX];
     /* Private: E2E [0] and TTFT [1] values not yet in their bucket's
@@ -157,11 +157,16 @@ struct lt_analyze_run {
 
     struct lt_hist *h[LT_AM_COUNT];
     uint64_t negative[LT_AM_COUNT]; /* negative intervals seen (recorded as 0) */
-    /* Private: values not yet in h[]. They are recorded LT_ANALYZE_PEND at
-     * a time, one histogram after another, which keeps each histogram's
-     * counters in the cache; lt_analysis_finish() records the rest. */
-    uint32_t n_pend[LT_AM_COUNT];
-    uint64_t pend[LT_AM_COUNT][LT_ANALYZE_PEND];
+    /* Private: TTFT and TTFT_S of the results whose first content is
+     * their first token, which are also their TTFC and TTFC_S: recorded
+     * once, added to both at the end (lt_analysis_finish()). */
+    struct lt_hist *same[2];
+    /* Private: values not yet in h[] (and same[], after them). They are
+     * recorded LT_ANALYZE_PEND at a time, one histogram after another,
+     * which keeps each histogram's counters in the cache;
+     * lt_analysis_finish() records the rest. */
+    uint32_t n_pend[LT_AM_COUNT + 2];
+    uint64_t pend[LT_AM_COUNT + 2][LT_ANALYZE_PEND];
 
     /* Goodput: Ok requests meeting every SLO given, from the send time and
      * from the scheduled time; per second of wall. */

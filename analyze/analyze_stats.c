@@ -83,6 +83,8 @@ static void run_free(struct lt_analyze_run *r)
         return;
     for (int m = 0; m < LT_AM_COUNT; m++)
         lt_hist_free(r->h[m]);
+    lt_hist_free(r->same[0]);
+    lt_hist_free(r->same[1]);
     for (uint32_t i = 0; i < LT_ANALYZE_TS_MAX; i++) {
         lt_hist_free(r->ts.b[i].e2e);
         lt_hist_free(r->ts.b[i].ttft);
@@ -128,10 +130,10 @@ static int get_run_slow(struct lt_analysis *a, uint32_t id, struct lt_analyze_ru
     r->last_end = INT64_MIN;
     r->ts.width_us = a->opts.bucket_us;
     r->ts.inv_width = 1.0 / (double)r->ts.width_us;
-    r->ts.last_lo = INT64_MIN / 2;
-    for (int m = 0; m < LT_AM_COUNT; m++) {
-        r->h[m] = lt_hist_new(HIST_HIGHEST, a->opts.hist_bits, err);
-        if (!r->h[m]) {
+    r->ts.last_lo[0] = r->ts.last_lo[1] = INT64_MIN / 2;
+    for (int m = 0; m < LT_AM_COUNT + 2; m++) {
+        struct lt_hist **h = m < LT_AM_COUNT ? &r->h[m] : &r->same[m - LT_AM_COUNT];
+        if (!(*h = lt_hist_new(HIST_HIGHEST, a->opts.hist_bits, err))) {
             run_free(r);
             return LT_ENOMEM;
         }
@@ -269,18 +271,20 @@ static void ts_coarsen(struct lt_analyze_ts *ts)
     ts->n = n;
     ts->width_us *= 2;
     ts->inv_width = 1.0 / (double)ts->width_us;
-    ts->last_lo = INT64_MIN / 2; /* forget the last lookup */
+    ts->last_lo[0] = ts->last_lo[1] = INT64_MIN / 2; /* forget the last lookups */
 }
 
 static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t);
 
 /* The bucket of time t. Most times of a result, and of the next, fall in
- * the bucket the last lookup found: that test is inline (it runs several
- * times per result), the search is not. */
+ * one of the two buckets the last lookups found (a request's start and
+ * its end are often in different ones): that test is inline (it runs
+ * several times per result), the search is not. */
 static inline struct lt_analyze_bucket *ts_at(struct lt_analyze_ts *ts, int64_t t)
 {
-    if (t >= ts->last_lo && t < ts->last_lo + ts->width_us && ts->last_k < ts->n)
-        return &ts->b[ts->last_k];
+    for (int j = 0; j < 2; j++)
+        if (t >= ts->last_lo[j] && t < ts->last_lo[j] + ts->width_us && ts->last_k[j] < ts->n)
+            return &ts->b[ts->last_k[j]];
     return ts_find(ts, t);
 }
 
@@ -302,8 +306,10 @@ static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t)
     if ((uint32_t)k >= ts->n)
         ts->n = (uint32_t)k + 1;
     if (k < LT_ANALYZE_TS_MAX - 1) { /* the last bucket also takes what is past it */
-        ts->last_k = (uint32_t)k;
-        ts->last_lo = k * ts->width_us;
+        ts->last_k[1] = ts->last_k[0];
+        ts->last_lo[1] = ts->last_lo[0];
+        ts->last_k[0] = (uint32_t)k;
+        ts->last_lo[0] = k * ts->width_us;
     }
     return &ts->b[k];
 }
@@ -311,28 +317,63 @@ static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t)
 
 /* ---- results -------------------------------------------------------- */
 
+/* The histogram of pending list m: h[m], or same[] after them. */
+static struct lt_hist *pend_hist(struct lt_analyze_run *r, int m)
+{
+    return m < LT_AM_COUNT ? r->h[m] : r->same[m - LT_AM_COUNT];
+}
+
+static inline void pend(struct lt_analyze_run *r, int m, uint64_t v)
+{
+    uint32_t k = r->n_pend[m];
+    r->pend[m][k++] = v;
+    if (k == LT_ANALYZE_PEND) {
+        lt_hist_record_many(pend_hist(r, m), r->pend[m], k);
+        k = 0;
+    }
+    r->n_pend[m] = k;
+}
+
 static inline void rec(struct lt_analyze_run *r, enum lt_analyze_metric m, int64_t v)
 {
     if (v < 0) {
         r->negative[m]++;
         v = 0;
     }
-    uint32_t k = r->n_pend[m];
-    r->pend[m][k++] = (uint64_t)v;
-    if (k == LT_ANALYZE_PEND) {
-        lt_hist_record_many(r->h[m], r->pend[m], k);
-        k = 0;
-    }
-    r->n_pend[m] = k;
+    pend(r, m, (uint64_t)v);
 }
 
-static void rec_pending(struct lt_analyze_run *r)
+/* TTFT (sched = false) or TTFT_S of a result whose TTFC (TTFC_S) is the
+ * same value. */
+static inline void rec_same(struct lt_analyze_run *r, bool sched, int64_t v)
 {
-    for (int m = 0; m < LT_AM_COUNT; m++) {
-        lt_hist_record_many(r->h[m], r->pend[m], r->n_pend[m]);
+    if (v < 0) {
+        r->negative[sched ? LT_AM_TTFT_S : LT_AM_TTFT]++;
+        r->negative[sched ? LT_AM_TTFC_S : LT_AM_TTFC]++;
+        v = 0;
+    }
+    pend(r, LT_AM_COUNT + sched, (uint64_t)v);
+}
+
+/* Record every pending value, and add same[] to both its metrics. */
+static int rec_pending(struct lt_analyze_run *r, struct lt_err *err)
+{
+    for (int m = 0; m < LT_AM_COUNT + 2; m++) {
+        lt_hist_record_many(pend_hist(r, m), r->pend[m], r->n_pend[m]);
         r->n_pend[m] = 0;
     }
     ts_flush(&r->ts);
+    static const enum lt_analyze_metric to[2][2] = {{LT_AM_TTFT, LT_AM_TTFC},
+                                                    {LT_AM_TTFT_S, LT_AM_TTFC_S}};
+    for (int s = 0; s < 2; s++) {
+        for (int k = 0; k < 2; k++) {
+            int rc = lt_hist_merge(r->h[to[s][k]], r->same[s], err);
+            if (rc < 0)
+                return rc;
+        }
+        lt_hist_reset(r->same[s]); /* so that finishing again adds nothing */
+    }
+    return 0;
 }
 
 static void add_error(struct lt_analyze_run *r, const struct lt_result *res, bool sent)
@@ -430,13 +471,18 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
          h_end = has & LT_RHAS_END;
     int64_t ttft = h_ft ? res->first_token - s : 0;
     int64_t e2e = h_end ? res->end - s : 0;
-    if (h_ft) {
-        rec(r, LT_AM_TTFT, ttft);
-        rec(r, LT_AM_TTFT_S, res->first_token - q);
-    }
-    if (h_fc) {
-        rec(r, LT_AM_TTFC, res->first_content - s);
-        rec(r, LT_AM_TTFC_S, res->first_content - q);
+    if (h_ft && h_fc && res->first_content == res->first_token) { /* no reasoning */
+        rec_same(r, false, ttft);
+        rec_same(r, true, res->first_token - q);
+    } else {
+        if (h_ft) {
+            rec(r, LT_AM_TTFT, ttft);
+            rec(r, LT_AM_TTFT_S, res->first_token - q);
+        }
+        if (h_fc) {
+            rec(r, LT_AM_TTFC, res->first_content - s);
+            rec(r, LT_AM_TTFC_S, res->first_content - q);
+        }
     }
     if (h_end) {
         rec(r, LT_AM_E2E, e2e);
@@ -510,6 +556,7 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
     }
 
     /* Time series: tokens when their chunks arrived. */
+    uint64_t at_end = res->out; /* tokens counted at the end */
     if (res->n_chunks) {
         uint64_t in_chunks = 0;
         for (uint32_t k = 0; k < res->n_chunks; k++) {
@@ -517,13 +564,11 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
             in_chunks += res->chunks[k].tokens;
         }
         /* usage may count more than the chunks showed: put the rest at the end */
-        if (h_end && res->out > in_chunks)
-            ts_at(&r->ts, res->end)->tokens += res->out - in_chunks;
-    } else if (h_end) {
-        ts_at(&r->ts, res->end)->tokens += res->out;
+        at_end = res->out > in_chunks ? res->out - in_chunks : 0;
     }
-    if (h_end) {
+    if (h_end) { /* one lookup: nothing between may move the buckets */
         struct lt_analyze_bucket *b = ts_at(&r->ts, res->end);
+        b->tokens += at_end;
         b->ok++;
         ts_rec(&r->ts, TS_E2E, b, e2e < 0 ? 0 : (uint64_t)e2e);
     }
@@ -608,7 +653,9 @@ int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err)
 {
     bool any_c = false, any_r = false;
     for (uint32_t i = 0; i < a->n_runs; i++) {
-        rec_pending(a->runs[i]);
+        int rc = rec_pending(a->runs[i], err);
+        if (rc < 0)
+            return rc;
         finish_run(a, a->runs[i]);
         any_c |= a->runs[i]->concurrency > 0;
         any_r |= a->runs[i]->rate > 0;

@@ -1683,55 +1683,85 @@ static uint8_t quick_len(enum bkind kind, unsigned b)
  * independent, so the CPU checks several at once, where walking one
  * column is a chain from each element to the next. A column's elements
  * must end exactly where its size says. */
+struct scol {                /* a column checked by ck_rows() */
+    const uint8_t *pos, *end; /* its next element, and where it must end */
+    const uint8_t *ok;        /* quick_len() of its kind */
+    uint32_t nstr;            /* string elements so far */
+    enum bkind kind;
+    int col;
+};
+
+/* Element `row` of column s the long way (ck_elem()): 1 when it is right,
+ * 0 when it is not (then the row is noted bad). */
+static int ck_row_elem(struct bcheck *c, struct scol *s, uint32_t row)
+{
+    const char *why = "runs past the size that `bytes` gives its column";
+    int rc = LT_ETRUNC;
+    if (s->pos < s->end) {
+        const uint8_t *block_end = c->end;
+        c->p = s->pos;
+        c->end = s->end;
+        c->nstr = s->nstr;
+        rc = ck_elem(c, s->kind, &why);
+        c->end = block_end;
+        s->pos = c->p;
+        s->nstr = c->nstr;
+    }
+    if (rc == 1)
+        return 1;
+    if (rc == LT_ELIMIT)
+        why = "passes a reader limit";
+    ck_bad(c, row, lt_bcol_key[s->col], why);
+    return 0;
+}
+
 static void ck_rows(struct bcheck *c, const int *cols, int ncols, const uint8_t *const *col_end)
 {
     struct rblock *b = c->b;
-    const uint8_t *pos[BC_N], *end[BC_N], *ok[BC_N];
-    enum bkind kind[BC_N];
-    uint32_t nstr[BC_N];
-    for (int k = 0; k < ncols; k++) {
-        pos[k] = b->col[cols[k]];
-        end[k] = col_end[cols[k]];
-        kind[k] = bcol_kind[cols[k]];
-        ok[k] = b->quick[kind[k]];
-        nstr[k] = 0;
+    struct scol sc[BC_N];
+    int nplain = 0, nall = 0;
+    /* the string columns last: only they need the test of a reference */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int k = 0; k < ncols; k++) {
+            enum bkind kind = bcol_kind[cols[k]];
+            if ((kind == BK_STR) == (pass == 1))
+                sc[nall++] = (struct scol){.pos = b->col[cols[k]],
+                                           .end = col_end[cols[k]],
+                                           .ok = b->quick[kind],
+                                           .kind = kind,
+                                           .col = cols[k]};
+        }
+        if (pass == 0)
+            nplain = nall;
     }
     uint32_t rows = b->good < b->n ? b->good : b->n;
     for (uint32_t j = 0; j < rows; j++) {
-        for (int k = 0; k < ncols; k++) {
-            const uint8_t *at = pos[k];
-            if (at < end[k]) {
-                size_t l = ok[k][*at];
-                if (kind[k] == BK_STR && *at <= 0x7f && *at >= nstr[k])
-                    l = 0;
-                if (l && l <= (size_t)(end[k] - at)) {
-                    pos[k] = at + l;
+        /* l - 1 < room: 0 < l <= room, one comparison */
+        for (struct scol *s = sc; s < sc + nplain; s++) {
+            const uint8_t *at = s->pos;
+            if (at < s->end) {
+                size_t l = s->ok[*at];
+                if (l - 1 < (size_t)(s->end - at)) {
+                    s->pos = at + l;
                     continue;
                 }
             }
-            const char *why = "runs past the size that `bytes` gives its column";
-            int rc = LT_ETRUNC;
-            if (at < end[k]) {
-                const uint8_t *block_end = c->end;
-                c->p = at;
-                c->end = end[k];
-                c->nstr = nstr[k];
-                rc = ck_elem(c, kind[k], &why);
-                c->end = block_end;
-                pos[k] = c->p;
-                nstr[k] = c->nstr;
-            }
-            if (rc == 1)
+            if (!ck_row_elem(c, s, j))
+                return;
+        }
+        for (struct scol *s = sc + nplain; s < sc + nall; s++) {
+            const uint8_t *at = s->pos;
+            if (at < s->end && (*at == 0xc0 || (*at <= 0x7f && *at < s->nstr))) { /* nil, or a reference */
+                s->pos = at + 1;
                 continue;
-            if (rc == LT_ELIMIT)
-                why = "passes a reader limit";
-            ck_bad(c, j, lt_bcol_key[cols[k]], why);
-            return;
+            }
+            if (!ck_row_elem(c, s, j))
+                return;
         }
     }
-    for (int k = 0; k < ncols; k++)
-        if (pos[k] != end[k])
-            ck_bad(c, 0, lt_bcol_key[cols[k]], "has bytes past its n elements");
+    for (int k = 0; k < nall; k++)
+        if (sc[k].pos != sc[k].end)
+            ck_bad(c, 0, lt_bcol_key[sc[k].col], "has bytes past its n elements");
 }
 
 /* The error of a block that cannot be delimited or passes a limit. */

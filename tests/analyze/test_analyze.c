@@ -134,6 +134,87 @@ static void test_basic_figures(void **state)
     lt_analysis_release(&a);
 }
 
+/* Two histograms hold the same values: every bucket, count and sum. */
+static void assert_same_hist(const struct lt_hist *a, const struct lt_hist *b)
+{
+    assert_true(lt_hist_count(a) == lt_hist_count(b));
+    assert_true(lt_hist_min(a) == lt_hist_min(b));
+    assert_true(lt_hist_max(a) == lt_hist_max(b));
+    assert_true(lt_hist_mean(a) == lt_hist_mean(b));
+    struct lt_hist_iter ia, ib;
+    lt_hist_iter_init(&ia, a);
+    lt_hist_iter_init(&ib, b);
+    while (lt_hist_iter_next(&ia)) {
+        assert_true(lt_hist_iter_next(&ib));
+        assert_true(ia.lo == ib.lo && ia.hi == ib.hi && ia.count == ib.count);
+    }
+    assert_false(lt_hist_iter_next(&ib));
+}
+
+/* TTFT and TTFC, from the send and the scheduled time, for a mix of
+ * answers: first content at the first token (analyze records those once
+ * for both), after it (reasoning), and none; some first tokens before the
+ * send (negative, counted and recorded as 0); more results than analyze
+ * gathers before recording. TPOT rounds halves up as llround() does.
+ * Expected: every value recorded here, one by one, in histograms of the
+ * same precision. */
+static void test_ttft_ttfc_mix(void **state)
+{
+    enum { M = 1000 };
+    struct lt_hist *want[LT_AM_COUNT];
+    for (int m = 0; m < LT_AM_COUNT; m++)
+        assert_non_null(want[m] = lt_hist_new(UINT64_C(1) << 36, 10, NULL));
+    uint64_t neg[LT_AM_COUNT] = {0};
+    struct lt_analysis a;
+    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    for (int64_t k = 0; k < M; k++) {
+        struct lt_result r = {.run = 0, .index = (uint64_t)k, .sched = k * 1000};
+        r.sent = r.sched + k % 7;
+        r.first_token = k % 50 == 0 ? r.sent - 5 : r.sent + 1000 + 37 * k;
+        r.first_content = k % 3 == 1 ? r.first_token + 7 * (k + 1) : r.first_token;
+        r.out = 3;
+        r.end = r.first_token + 2 * k + 1; /* TPOT (2k + 1) / 2: a half */
+        r.status = 200;
+        r.has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END | LT_RHAS_OUT | LT_RHAS_STATUS |
+                (k % 3 != 2 ? LT_RHAS_FIRST_CONTENT : 0);
+        assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+        int64_t v[LT_AM_COUNT] = {0};
+        bool has[LT_AM_COUNT] = {0};
+        v[LT_AM_TTFT] = r.first_token - r.sent;
+        v[LT_AM_TTFT_S] = r.first_token - r.sched;
+        has[LT_AM_TTFT] = has[LT_AM_TTFT_S] = true;
+        if (k % 3 != 2) {
+            v[LT_AM_TTFC] = r.first_content - r.sent;
+            v[LT_AM_TTFC_S] = r.first_content - r.sched;
+            has[LT_AM_TTFC] = has[LT_AM_TTFC_S] = true;
+        }
+        v[LT_AM_TPOT] = llround((double)(r.end - r.first_token) / 2);
+        has[LT_AM_TPOT] = true;
+        for (int m = 0; m < LT_AM_COUNT; m++) {
+            if (!has[m])
+                continue;
+            neg[m] += v[m] < 0;
+            lt_hist_record(want[m], v[m] < 0 ? 0 : (uint64_t)v[m]);
+        }
+    }
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    const struct lt_analyze_run *r = a.runs[0];
+    static const enum lt_analyze_metric ms[] = {LT_AM_TTFT, LT_AM_TTFT_S, LT_AM_TTFC,
+                                                LT_AM_TTFC_S, LT_AM_TPOT};
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+        assert_same_hist(want[ms[i]], r->h[ms[i]]);
+        assert_int_equal(r->negative[ms[i]], neg[ms[i]]);
+    }
+    assert_int_equal(r->negative[LT_AM_TTFT], M / 50);
+    assert_int_equal(lt_hist_count(r->h[LT_AM_TTFC]), M - M / 3);
+    /* Finishing again changes nothing. */
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_same_hist(want[LT_AM_TTFC], r->h[LT_AM_TTFC]);
+    for (int m = 0; m < LT_AM_COUNT; m++)
+        lt_hist_free(want[m]);
+    lt_analysis_release(&a);
+}
+
 static void test_late_sends(void **state)
 {
     struct lt_analysis a;
@@ -383,7 +464,8 @@ static void test_file_summary(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic_figures),         cmocka_unit_test(test_late_sends),
+        cmocka_unit_test(test_basic_figures),         cmocka_unit_test(test_ttft_ttfc_mix),
+        cmocka_unit_test(test_late_sends),
         cmocka_unit_test(test_errors_and_warmup),     cmocka_unit_test(test_knee),
         cmocka_unit_test(test_timeseries_coarsening), cmocka_unit_test(test_file_summary),
     };
