@@ -493,12 +493,13 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
         }
     }
     bool h_tpot = h_ft && h_end && res->out >= 2;
-    double tpot = 0;
+    double tpot = 0, dec_rate = -1;
     if (h_tpot) {
         tpot = (double)(e2e - ttft) / (res->out - 1);
         rec(r, LT_AM_TPOT, round_us(tpot));
         if (e2e > ttft) {
-            r->sum_dec_rate += (res->out - 1) * SEC_US / (e2e - ttft);
+            dec_rate = (res->out - 1) * SEC_US / (e2e - ttft);
+            r->sum_dec_rate += dec_rate;
             r->n_perreq_decode++;
         }
     }
@@ -506,10 +507,15 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
         rec(r, LT_AM_ITL, res->chunks[k].t - res->chunks[k - 1].t);
 
     const struct lt_analyze_opts *o = &a->opts;
-    if (meets_slo(o, h_ft, ttft, h_tpot, tpot, h_end, e2e))
+    if (!o->slo_ttft_us && !o->slo_tpot_us && !o->slo_e2e_us) { /* no SLO: every one is good */
         r->good++;
-    if (meets_slo(o, h_ft, res->first_token - q, h_tpot, tpot, h_end, res->end - q))
         r->good_sched++;
+    } else {
+        if (meets_slo(o, h_ft, ttft, h_tpot, tpot, h_end, e2e))
+            r->good++;
+        if (meets_slo(o, h_ft, res->first_token - q, h_tpot, tpot, h_end, res->end - q))
+            r->good_sched++;
+    }
 
     uint32_t reasoning = (has & LT_RHAS_REASONING) ? res->reasoning : 0;
     if (reasoning > res->out)
@@ -525,7 +531,11 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
         }
     }
     if (h_fc && h_end && content >= 2 && res->end > res->first_content) {
-        r->sum_content_rate += (content - 1) * SEC_US / (res->end - res->first_content);
+        /* Without reasoning the content rate is the decode rate, the same
+         * numbers in the same formula: no second division. */
+        bool same = dec_rate >= 0 && content == res->out && res->first_content == res->first_token;
+        r->sum_content_rate +=
+            same ? dec_rate : (content - 1) * SEC_US / (res->end - res->first_content);
         r->n_content_rate++;
     }
     if (str_is(res->finish, "tool_calls"))
@@ -538,21 +548,26 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
         if (res->cached > 0)
             r->cache_hits++;
     }
+    /* A length as asked adds 0 to the sums: no division for it. */
     if ((has & LT_RHAS_WANT_IN) && (has & LT_RHAS_IN) && res->want_in > 0) {
-        double d = ((double)res->in - res->want_in) / res->want_in;
         r->n_want_in++;
-        r->sum_in_dev += d;
-        r->sum_in_absdev += fabs(d);
-        if (fabs(d) > 0.05)
-            r->in_off++;
+        if (res->in != res->want_in) {
+            double d = ((double)res->in - res->want_in) / res->want_in;
+            r->sum_in_dev += d;
+            r->sum_in_absdev += fabs(d);
+            if (fabs(d) > 0.05)
+                r->in_off++;
+        }
     }
     if ((has & LT_RHAS_WANT_OUT) && res->want_out > 0) {
-        double d = ((double)res->out - res->want_out) / res->want_out;
         r->n_want_out++;
-        r->sum_out_dev += d;
-        r->sum_out_absdev += fabs(d);
-        if (fabs(d) > 0.05)
-            r->out_off++;
+        if (res->out != res->want_out) {
+            double d = ((double)res->out - res->want_out) / res->want_out;
+            r->sum_out_dev += d;
+            r->sum_out_absdev += fabs(d);
+            if (fabs(d) > 0.05)
+                r->out_off++;
+        }
     }
 
     /* Time series: tokens when their chunks arrived. */
