@@ -760,15 +760,12 @@ static size_t array_head(uint32_t n)
     return n <= 15 ? 1 : n <= 0xffff ? 3 : 5;
 }
 
-static void write_block_file(const char *path, uint64_t n, const struct col *cols, int ncols,
-                             bool rec_last)
+/* The block, then a plain result, into sb. */
+static void pack_block(msgpack_sbuffer *sb, uint64_t n, const struct col *cols, int ncols,
+                       bool rec_last)
 {
-    msgpack_sbuffer sb[2];
-    msgpack_sbuffer_init(&sb[0]);
-    msgpack_sbuffer_init(&sb[1]);
-    pack_results_header(&sb[0]);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb[1], msgpack_sbuffer_write);
+    msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
     msgpack_pack_map(&pk, 2 + ncols + g_bytes);
     if (!rec_last) {
         pk_str(&pk, "rec");
@@ -788,7 +785,7 @@ static void write_block_file(const char *path, uint64_t n, const struct col *col
     for (int c = 0; c < ncols; c++) {
         pk_str(&pk, cols[c].key);
         msgpack_pack_array(&pk, cols[c].count);
-        msgpack_sbuffer_write(&sb[1], cols[c].bytes, cols[c].len);
+        msgpack_sbuffer_write(sb, cols[c].bytes, cols[c].len);
     }
     if (rec_last) {
         pk_str(&pk, "rec");
@@ -802,6 +799,16 @@ static void write_block_file(const char *path, uint64_t n, const struct col *col
     msgpack_pack_uint32(&pk, 0);
     pk_str(&pk, "sched");
     msgpack_pack_uint32(&pk, 5);
+}
+
+static void write_block_file(const char *path, uint64_t n, const struct col *cols, int ncols,
+                             bool rec_last)
+{
+    msgpack_sbuffer sb[2];
+    msgpack_sbuffer_init(&sb[0]);
+    msgpack_sbuffer_init(&sb[1]);
+    pack_results_header(&sb[0]);
+    pack_block(&sb[1], n, cols, ncols, rec_last);
     write_frames(path, sb, 2);
     msgpack_sbuffer_destroy(&sb[0]);
     msgpack_sbuffer_destroy(&sb[1]);
@@ -958,6 +965,93 @@ static void test_blocks_bad(void **state)
     g_bytes = false;
 }
 
+/* Compress each buffer as a frame, one after another, into out. */
+static size_t frames_in_memory(const msgpack_sbuffer *bufs, int n, uint8_t *out, size_t cap)
+{
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        size_t zn = ZSTD_compress(out + len, cap - len, bufs[i].data, bufs[i].size, 1);
+        assert_false(ZSTD_isError(zn));
+        len += zn;
+    }
+    return len;
+}
+
+/* Every byte of a block that uses every kind of column, replaced in turn
+ * by values chosen to break lengths and types (and the same without
+ * `bytes`): reading, strictly and with salvage, and printing every result
+ * as JSON must stay inside the block (ASan checks this in CI), and never
+ * hand out more results than there are. */
+static void test_blocks_mutated(void **state)
+{
+    (void)state;
+    struct col all[] = {
+        COL("i", 3, "\x01\x01\x01"),
+        COL("run", 3, "\x00\x00\x00"),
+        COL("sched", 3, "\xcd\x01\x00\xd0\xf0\x0a"),
+        COL("sent", 3, "\x05\xc0\xcc\xc8"),
+        COL("chunks", 3, "\x94\x01\x02\x03\x04\xc0\x92\xcd\x01\x00\x01"),
+        COL("out", 3, "\x05\xc0\xce\x00\x01\x00\x00"),
+        COL("status", 3, "\xcc\xc8\xd1\xff\x00\xc0"),
+        COL("finish", 3, "\xa4stop\x00\xa6length"),
+        COL("warmup", 3, "\xc2\xc3\xc0"),
+    };
+    static const uint8_t with[] = {0x00, 0x01, 0x7f, 0x80, 0x90, 0xa0, 0xc0, 0xc1, 0xc3, 0xcc,
+                                   0xcd, 0xce, 0xcf, 0xd0, 0xd3, 0xd9, 0xdc, 0xdd, 0xde, 0xff};
+    uint8_t *z = malloc(1 << 16);
+    assert_non_null(z);
+    for (int b = 0; b < 2; b++) {
+        g_bytes = b;
+        msgpack_sbuffer sb[2];
+        msgpack_sbuffer_init(&sb[0]);
+        msgpack_sbuffer_init(&sb[1]);
+        pack_results_header(&sb[0]);
+        pack_block(&sb[1], 3, all, (int)(sizeof all / sizeof all[0]), false);
+        size_t len = sb[1].size;
+        /* the good block first: 3 results and the plain one */
+        size_t zn = frames_in_memory(sb, 2, z, 1 << 16);
+        struct lt_err err = {0};
+        struct lt_reader *r = lt_reader_open_mem(z, zn, NULL, &err);
+        assert_non_null(r);
+        const struct lt_item *it;
+        int got = 0;
+        while (lt_reader_next(r, &it, &err) == 1)
+            got++;
+        if (got != 4)
+            fail_msg("the good block (bytes %d) gave %d results: %s", b, got, err.msg);
+        lt_reader_free(r);
+        struct lt_buf js;
+        lt_buf_init(&js, 1 << 20);
+        for (size_t at = 0; at < len; at++) {
+            uint8_t keep = (uint8_t)sb[1].data[at];
+            for (size_t v = 0; v < sizeof with; v++) {
+                sb[1].data[at] = (char)with[v];
+                zn = frames_in_memory(sb, 2, z, 1 << 16);
+                for (int salvage = 0; salvage < 2; salvage++) {
+                    struct lt_reader_opts o = {.salvage = salvage, .max_array = 64};
+                    r = lt_reader_open_mem(z, zn, &o, &err);
+                    assert_non_null(r);
+                    got = 0;
+                    while (lt_reader_next(r, &it, &err) == 1) {
+                        lt_buf_reset(&js);
+                        lt_json_item(&js, it);
+                        got++;
+                    }
+                    if (got > 4)
+                        fail_msg("byte %zu set to 0x%02x: %d results", at, with[v], got);
+                    lt_reader_free(r);
+                }
+            }
+            sb[1].data[at] = (char)keep;
+        }
+        lt_buf_release(&js);
+        msgpack_sbuffer_destroy(&sb[0]);
+        msgpack_sbuffer_destroy(&sb[1]);
+    }
+    g_bytes = false;
+    free(z);
+}
+
 /* A damaged frame of a block-encoded file: salvage keeps every other
  * frame's results, and strict reading stops at the damaged frame. */
 static void test_blocks_salvage(void **state)
@@ -1018,6 +1112,7 @@ int main(void)
         cmocka_unit_test(test_frame_closing),
         cmocka_unit_test(test_blocks_roundtrip),
         cmocka_unit_test(test_blocks_bad),
+        cmocka_unit_test(test_blocks_mutated),
         cmocka_unit_test(test_blocks_salvage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
