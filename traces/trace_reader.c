@@ -1759,7 +1759,7 @@ static void ck_rows(struct bcheck *c, const int *cols, int ncols, const uint8_t 
                 return;
         }
     }
-    for (int k = 0; k < nall; k++)
+    for (int k = 0; k < nall && rows == b->n; k++) /* (only the rows before a bad one were read) */
         if (sc[k].pos != sc[k].end)
             ck_bad(c, 0, lt_bcol_key[sc[k].col], "has bytes past its n elements");
 }
