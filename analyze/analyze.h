@@ -109,7 +109,7 @@ struct lt_analyze_bucket {
 
 struct lt_analyze_ts {
     int64_t width_us;
-    double inv_width; /* private: 1 / width_us (a division per lookup cost more), */
+    double inv_width;   /* private: 1 / width_us (a division per lookup cost more), */
     int64_t last_lo[2]; /* and the last two buckets looked up, from last_lo */
     uint32_t last_k[2];
     uint32_t n; /* buckets in use */

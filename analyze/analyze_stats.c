@@ -314,7 +314,6 @@ static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t)
     return &ts->b[k];
 }
 
-
 /* ---- results -------------------------------------------------------- */
 
 /* The histogram of pending list m: h[m], or same[] after them. */

@@ -214,7 +214,8 @@ int main(int argc, char **argv)
                    argc == 6 && !strcmp(argv[5], "v1"), argc == 6 && !strcmp(argv[5], "seq"));
     if (argc == 3 && !strcmp(argv[1], "run"))
         return run(argv[2]);
-    fprintf(stderr, "usage: bench_analyze gen FILE N CHUNKS [v1|seq] | run FILE | read FILE | mem N "
-                    "CHUNKS\n");
+    fprintf(stderr,
+            "usage: bench_analyze gen FILE N CHUNKS [v1|seq] | run FILE | read FILE | mem N "
+            "CHUNKS\n");
     return 2;
 }

@@ -199,8 +199,8 @@ static void test_ttft_ttfc_mix(void **state)
     }
     assert_int_equal(lt_analysis_finish(&a, NULL), 0);
     const struct lt_analyze_run *r = a.runs[0];
-    static const enum lt_analyze_metric ms[] = {LT_AM_TTFT, LT_AM_TTFT_S, LT_AM_TTFC,
-                                                LT_AM_TTFC_S, LT_AM_TPOT};
+    static const enum lt_analyze_metric ms[] = {LT_AM_TTFT, LT_AM_TTFT_S, LT_AM_TTFC, LT_AM_TTFC_S,
+                                                LT_AM_TPOT};
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
         assert_same_hist(want[ms[i]], r->h[ms[i]]);
         assert_int_equal(r->negative[ms[i]], neg[ms[i]]);
@@ -464,10 +464,10 @@ static void test_file_summary(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic_figures),         cmocka_unit_test(test_ttft_ttfc_mix),
-        cmocka_unit_test(test_late_sends),
-        cmocka_unit_test(test_errors_and_warmup),     cmocka_unit_test(test_knee),
-        cmocka_unit_test(test_timeseries_coarsening), cmocka_unit_test(test_file_summary),
+        cmocka_unit_test(test_basic_figures), cmocka_unit_test(test_ttft_ttfc_mix),
+        cmocka_unit_test(test_late_sends),    cmocka_unit_test(test_errors_and_warmup),
+        cmocka_unit_test(test_knee),          cmocka_unit_test(test_timeseries_coarsening),
+        cmocka_unit_test(test_file_summary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

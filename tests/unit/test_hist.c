@@ -294,7 +294,7 @@ static void assert_same_hist(const struct lt_hist *a, const struct lt_hist *b)
 
 /* lt_hist_record_many() is n calls of lt_hist_record(), whatever the
  * batch sizes: every case of the table (values past highest and past 2^32
- * included), a bucket passing 2^16 within one batch, and empty batches. */
+ * included), a bucket passing 2^8 and 2^16 within one batch, and empty batches. */
 static void test_record_many(void **state)
 {
     (void)state;
