@@ -282,9 +282,11 @@ static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t);
  * several times per result), the search is not. */
 static inline struct lt_analyze_bucket *ts_at(struct lt_analyze_ts *ts, int64_t t)
 {
-    for (int j = 0; j < 2; j++)
-        if (t >= ts->last_lo[j] && t < ts->last_lo[j] + ts->width_us && ts->last_k[j] < ts->n)
-            return &ts->b[ts->last_k[j]];
+    /* t - lo < width as unsigned: lo <= t < lo + width in one test */
+    if ((uint64_t)t - (uint64_t)ts->last_lo[0] < (uint64_t)ts->width_us)
+        return &ts->b[ts->last_k[0]];
+    if ((uint64_t)t - (uint64_t)ts->last_lo[1] < (uint64_t)ts->width_us)
+        return &ts->b[ts->last_k[1]];
     return ts_find(ts, t);
 }
 
@@ -413,15 +415,19 @@ static bool result_ok(const struct lt_result *res)
            (res->has & LT_RHAS_OUT) && res->out >= 1;
 }
 
-/* s equals the literal lit (s may be NULL). Inline, where strcmp() is a
- * call: this runs for every result, on strings of a few bytes. */
-static inline bool str_is(const char *s, const char *lit)
+/* s equals the literal lit (s may be NULL): inline, where strcmp() is a
+ * call, and unrolled, the literal's length being known (this runs for
+ * every result). No byte of s past its end is read: the first one that
+ * differs stops the test. */
+#define str_is(s, lit) str_is_n(s, lit, sizeof lit - 1)
+static inline bool str_is_n(const char *s, const char *lit, size_t n)
 {
     if (!s)
         return false;
-    while (*lit && *s == *lit)
-        s++, lit++;
-    return *s == *lit;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != lit[i])
+            return false;
+    return s[n] == '\0';
 }
 
 /* x rounded to the nearest integer, halves away from zero, as llround()
