@@ -338,6 +338,42 @@ static void test_record_many(void **state)
     lt_hist_free(many);
 }
 
+/* Buckets passing 255 far apart and in any order (the part of the
+ * counters past 8 bits is cleared piece by piece, around them): every
+ * bucket keeps its exact count, the ones never past 255 included, after a
+ * reset too. The histogram is poisoned first: what it held before must
+ * never count. */
+static void test_overflow_pieces(void **state)
+{
+    (void)state;
+    struct lt_hist *h = lt_hist_new(UINT64_C(1) << 40, 10, NULL);
+    assert_non_null(h);
+    static const uint64_t vals[] = {5000000000, 3, 70000, 1000000, 2047, 1u << 20};
+    static const uint64_t many[] = {300, 256, 1000, 70000, 255, 512};
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < 6; k++) /* a few of each first: none past 255 */
+            lt_hist_record_n(h, vals[k] + 1, 7);
+        for (int k = 0; k < 6; k++)
+            for (uint64_t j = 0; j < many[k]; j++)
+                lt_hist_record(h, vals[k]);
+        for (int k = 0; k < 6; k++) {
+            uint64_t lo, hi;
+            lt_hist_bucket_of(h, vals[k], &lo, &hi);
+            uint64_t want = many[k] + (vals[k] + 1 <= hi ? 7 : 0);
+            assert_true(bucket_count(h, vals[k]) == want);
+            if (vals[k] + 1 > hi)
+                assert_true(bucket_count(h, vals[k] + 1) == 7);
+        }
+        assert_true(lt_hist_count(h) == 300 + 256 + 1000 + 70000 + 255 + 512 + 6 * 7);
+        /* poison: large counts everywhere, then start again */
+        for (uint64_t v = 1; v < (UINT64_C(1) << 40); v += v / 3 + 1)
+            lt_hist_record_n(h, v, 100000);
+        lt_hist_reset(h);
+        assert_true(lt_hist_count(h) == 0);
+    }
+    lt_hist_free(h);
+}
+
 static void test_limits(void **state)
 {
     struct lt_err err = {0};
@@ -389,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_record_n_and_corrected),
         cmocka_unit_test(test_wide_counts),
         cmocka_unit_test(test_record_many),
+        cmocka_unit_test(test_overflow_pieces),
         cmocka_unit_test(test_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
