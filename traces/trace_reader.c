@@ -1303,6 +1303,28 @@ static int decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *
 
 /* ---- result blocks ---------------------------------------------------- */
 
+/* col_int() for the encodings other than fixint and uint 8-32: a call
+ * (small enough for col_int() itself to be inlined everywhere), but no
+ * longer rd_int()'s general one. Negative ones are common enough: sched
+ * deltas of results written as their requests end. */
+static uint64_t col_int_rest(const uint8_t **pp)
+{
+    const uint8_t *p = *pp;
+    uint8_t b = p[0];
+    if (b >= 0xe0) {
+        *pp = p + 1;
+        return (uint64_t)((int64_t)b - 256);
+    }
+    switch (b) {
+    case 0xd0: *pp = p + 2; return (uint64_t)(int64_t)(int8_t)p[1];
+    case 0xd1: *pp = p + 3; return (uint64_t)(int64_t)(int16_t)(uint16_t)be(p + 1, 2);
+    case 0xd2: *pp = p + 5; return (uint64_t)(int64_t)(int32_t)(uint32_t)be(p + 1, 4);
+    case 0xcf: /* uint 64 and int 64: the same 8 bytes */
+    case 0xd3: *pp = p + 9; return be(p + 1, 8);
+    default: *pp = p + 1; return 0; /* not an integer: block_begin lets none through */
+    }
+}
+
 /* The integer at *pp (checked by block_begin), as 64 bits (two's
  * complement for a negative one). */
 static inline uint64_t col_int(const uint8_t **pp)
@@ -1325,12 +1347,7 @@ static inline uint64_t col_int(const uint8_t **pp)
         *pp = p + 2;
         return p[1];
     }
-    struct cur c = {p};
-    uint64_t u = 0;
-    int64_t s = 0;
-    int k = rd_int(&c, &u, &s);
-    *pp = c.p;
-    return k == 1 ? u : (uint64_t)s;
+    return col_int_rest(pp);
 }
 
 /* What a column may hold (docs/trace-format.md §2.6). */
