@@ -1347,6 +1347,11 @@ static inline uint64_t col_int(const uint8_t **pp)
         *pp = p + 2;
         return p[1];
     }
+    if (b == 0xd2) { /* int 32: most negative deltas */
+        *pp = p + 5;
+        return (uint64_t)(int64_t)(int32_t)((uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 |
+                                            (uint32_t)p[3] << 8 | p[4]);
+    }
     return col_int_rest(pp);
 }
 
