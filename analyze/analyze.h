@@ -110,7 +110,8 @@ struct lt_analyze_bucket {
 struct lt_analyze_ts {
     int64_t width_us;
     double inv_width;   /* private: 1 / width_us (a division per lookup cost more), */
-    int64_t last_lo[2]; /* and the last two buckets looked up, from last_lo */
+    int64_t last_lo[2]; /* and the last two buckets looked up: [last_lo, */
+    uint64_t last_w[2]; /* last_lo + last_w) is b[last_k]; last_w 0: none */
     uint32_t last_k[2];
     uint32_t n; /* buckets in use */
     struct lt_analyze_bucket b[LT_ANALYZE_TS_MAX];

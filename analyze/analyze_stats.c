@@ -19,6 +19,7 @@
 
 #define HIST_HIGHEST (UINT64_C(1) << 36) /* ~19 hours in us */
 #define TS_HIST_BITS 5                   /* percentile-over-time: 3 % is plenty */
+#define TS_T_MAX (INT64_C(1) << 52)      /* later times count at this one */
 #define SEC_US 1000000.0
 
 static const char *const metric_names[LT_AM_COUNT] = {
@@ -130,7 +131,6 @@ static int get_run_slow(struct lt_analysis *a, uint32_t id, struct lt_analyze_ru
     r->last_end = INT64_MIN;
     r->ts.width_us = a->opts.bucket_us;
     r->ts.inv_width = 1.0 / (double)r->ts.width_us;
-    r->ts.last_lo[0] = r->ts.last_lo[1] = INT64_MIN / 2;
     for (int m = 0; m < LT_AM_COUNT + 2; m++) {
         struct lt_hist **h = m < LT_AM_COUNT ? &r->h[m] : &r->same[m - LT_AM_COUNT];
         if (!(*h = lt_hist_new(HIST_HIGHEST, a->opts.hist_bits, err))) {
@@ -271,7 +271,7 @@ static void ts_coarsen(struct lt_analyze_ts *ts)
     ts->n = n;
     ts->width_us *= 2;
     ts->inv_width = 1.0 / (double)ts->width_us;
-    ts->last_lo[0] = ts->last_lo[1] = INT64_MIN / 2; /* forget the last lookups */
+    ts->last_w[0] = ts->last_w[1] = 0; /* forget the last lookups */
 }
 
 static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t);
@@ -282,18 +282,23 @@ static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t);
  * several times per result), the search is not. */
 static inline struct lt_analyze_bucket *ts_at(struct lt_analyze_ts *ts, int64_t t)
 {
-    /* t - lo < width as unsigned: lo <= t < lo + width in one test */
-    if ((uint64_t)t - (uint64_t)ts->last_lo[0] < (uint64_t)ts->width_us)
+    /* t - lo < w as unsigned: lo <= t < lo + w in one test (none for w = 0) */
+    if ((uint64_t)t - (uint64_t)ts->last_lo[0] < ts->last_w[0])
         return &ts->b[ts->last_k[0]];
-    if ((uint64_t)t - (uint64_t)ts->last_lo[1] < (uint64_t)ts->width_us)
+    if ((uint64_t)t - (uint64_t)ts->last_lo[1] < ts->last_w[1])
         return &ts->b[ts->last_k[1]];
     return ts_find(ts, t);
 }
 
 static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t)
 {
+    /* Times outside [0, 2^52 us] (0 to 142 years) only come from damaged
+     * or hostile files: they count at the nearest end, and the arithmetic
+     * below cannot overflow. */
     if (t < 0)
         t = 0;
+    if (t > TS_T_MAX)
+        t = TS_T_MAX;
     while (t >= ts->width_us * LT_ANALYZE_TS_MAX)
         ts_coarsen(ts);
     /* A multiplication instead of a 64-bit division (this runs several
@@ -310,8 +315,10 @@ static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t)
     if (k < LT_ANALYZE_TS_MAX - 1) { /* the last bucket also takes what is past it */
         ts->last_k[1] = ts->last_k[0];
         ts->last_lo[1] = ts->last_lo[0];
+        ts->last_w[1] = ts->last_w[0];
         ts->last_k[0] = (uint32_t)k;
         ts->last_lo[0] = k * ts->width_us;
+        ts->last_w[0] = (uint64_t)ts->width_us;
     }
     return &ts->b[k];
 }

@@ -1700,44 +1700,64 @@ static uint8_t quick_len(enum bkind kind, unsigned b)
     }
 }
 
-/* Check the columns found through `bytes` (their elements not yet read),
- * row by row: element j of every column, then j + 1. The columns are
- * independent, so the CPU checks several at once, where walking one
- * column is a chain from each element to the next. A column's elements
- * must end exactly where its size says. */
 struct scol {                /* a column checked by ck_rows() */
     const uint8_t *pos, *end; /* its next element, and where it must end */
     const uint8_t *ok;        /* quick_len() of its kind */
     uint32_t nstr;            /* string elements so far */
     enum bkind kind;
     int col;
+    bool dead; /* an element could not be stepped over: the rest is not read */
 };
 
-/* Element `row` of column s the long way (ck_elem()): 1 when it is right,
- * 0 when it is not (then the row is noted bad). */
+/* Element `row` of column s the long way (ck_elem()): 1 when it is right
+ * (or the column is dead), 0 when it is not (the row is noted bad; the
+ * column goes on after it if the element can be stepped over within the
+ * column), or LT_ELIMIT. */
 static int ck_row_elem(struct bcheck *c, struct scol *s, uint32_t row)
 {
+    if (s->dead)
+        return 1;
     const char *why = "runs past the size that `bytes` gives its column";
     int rc = LT_ETRUNC;
-    if (s->pos < s->end) {
+    const uint8_t *at = s->pos;
+    if (at < s->end) {
         const uint8_t *block_end = c->end;
-        c->p = s->pos;
+        c->p = at;
         c->end = s->end;
         c->nstr = s->nstr;
         rc = ck_elem(c, s->kind, &why);
         c->end = block_end;
+        if (rc == 0) { /* wrong: step over it, whatever it is, as a column walk does */
+            c->p = at;
+            int skip = ck_skip(c, 2);
+            if (skip == LT_ELIMIT)
+                return LT_ELIMIT;
+            if (skip < 0 || c->p > s->end)
+                s->dead = true;
+        }
         s->pos = c->p;
         s->nstr = c->nstr;
     }
     if (rc == 1)
         return 1;
     if (rc == LT_ELIMIT)
-        why = "passes a reader limit";
+        return LT_ELIMIT;
+    if (rc < 0)
+        s->dead = true;
+    if (s->dead)
+        s->pos = s->end;
     ck_bad(c, row, lt_bcol_key[s->col], why);
     return 0;
 }
 
-static void ck_rows(struct bcheck *c, const int *cols, int ncols, const uint8_t *const *col_end)
+/* Check the columns found through `bytes` (their elements not yet read),
+ * row by row: element j of every column, then j + 1. The columns are
+ * independent, so the CPU checks several at once, where walking one
+ * column is a chain from each element to the next. Every row is read, as
+ * a walk would (the first bad one is what counts), so that a limit is
+ * found wherever it is passed (LT_ELIMIT: the block fails) and a column's
+ * elements are held to end exactly where its size says. */
+static int ck_rows(struct bcheck *c, const int *cols, int ncols, const uint8_t *const *col_end)
 {
     struct rblock *b = c->b;
     struct scol sc[BC_N];
@@ -1756,8 +1776,7 @@ static void ck_rows(struct bcheck *c, const int *cols, int ncols, const uint8_t 
         if (pass == 0)
             nplain = nall;
     }
-    uint32_t rows = b->good < b->n ? b->good : b->n;
-    for (uint32_t j = 0; j < rows; j++) {
+    for (uint32_t j = 0; j < b->n; j++) {
         /* l - 1 < room: 0 < l <= room, one comparison */
         for (struct scol *s = sc; s < sc + nplain; s++) {
             const uint8_t *at = s->pos;
@@ -1768,22 +1787,23 @@ static void ck_rows(struct bcheck *c, const int *cols, int ncols, const uint8_t 
                     continue;
                 }
             }
-            if (!ck_row_elem(c, s, j))
-                return;
+            if (ck_row_elem(c, s, j) < 0)
+                return LT_ELIMIT;
         }
         for (struct scol *s = sc + nplain; s < sc + nall; s++) {
             const uint8_t *at = s->pos;
-            if (at < s->end && (*at == 0xc0 || (*at <= 0x7f && *at < s->nstr))) { /* nil, or a reference */
-                s->pos = at + 1;
+            if (at < s->end && (*at == 0xc0 || (*at <= 0x7f && *at < s->nstr))) {
+                s->pos = at + 1; /* nil, or a reference */
                 continue;
             }
-            if (!ck_row_elem(c, s, j))
-                return;
+            if (ck_row_elem(c, s, j) < 0)
+                return LT_ELIMIT;
         }
     }
-    for (int k = 0; k < nall && rows == b->n; k++) /* (only the rows before a bad one were read) */
-        if (sc[k].pos != sc[k].end)
+    for (int k = 0; k < nall; k++)
+        if (!sc[k].dead && sc[k].pos != sc[k].end)
             ck_bad(c, 0, lt_bcol_key[sc[k].col], "has bytes past its n elements");
+    return 0;
 }
 
 /* The error of a block that cannot be delimited or passes a limit. */
@@ -1933,7 +1953,7 @@ static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end
             c.p = val_end;
             continue;
         }
-        if (have_sizes && !n_sizes && id != KX_BYTES)
+        if (have_sizes && !n_sizes)
             ck_bad(&c, 0, K_BYTES, "gives fewer sizes than keys follow it");
         if (id == KX_N) {
             uint64_t u = 0;
@@ -2037,10 +2057,11 @@ static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end
         }
     }
     b->n = have_n && n <= r->o.max_array ? (uint32_t)n : 0;
+    /* (not after a fault of the whole block: a column may then be short) */
+    if (n_sized && b->good > 0 && (rc = ck_rows(&c, sized, n_sized, col_end)) < 0)
+        goto fail;
     if (b->good > b->n)
         b->good = b->n;
-    if (n_sized && b->good)
-        ck_rows(&c, sized, n_sized, col_end);
     /* A block whose whole is wrong still counts as one value lost. */
     if (b->n == 0 && b->good == 0 && b->bad.code)
         b->n = 1;

@@ -215,6 +215,58 @@ static void test_ttft_ttfc_mix(void **state)
     lt_analysis_release(&a);
 }
 
+/* Times no replay writes (a damaged or hostile file): one before the
+ * epoch by 2^62 us counts in the first time-series bucket, not in a
+ * bucket a lookup found before, and one near 2^63 us neither overflows
+ * (UBSan checks this in CI) nor loses a request. */
+static void add_at(struct lt_analysis *a, int64_t sent)
+{
+    struct lt_result r = {.run = 0,
+                          .sched = sent,
+                          .sent = sent,
+                          .first_token = sent + 10,
+                          .end = sent + 1000,
+                          .out = 2,
+                          .status = 200};
+    r.has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END | LT_RHAS_OUT | LT_RHAS_STATUS;
+    assert_int_equal(lt_analysis_add_result(a, &r, NULL), 0);
+}
+
+static void test_hostile_times(void **state)
+{
+    (void)state;
+    struct lt_analysis a;
+    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    static const int64_t secs[] = {100, 150, 250};
+    for (int k = 0; k < 3; k++)
+        add_at(&a, secs[k] * 1000000);
+    add_at(&a, INT64_MIN / 2);
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    const struct lt_analyze_ts *ts = &a.runs[0]->ts;
+    assert_int_equal(ts->width_us, 1000000);
+    assert_int_equal(ts->b[0].started, 1);
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(ts->b[secs[k]].started, 1);
+        assert_int_equal(ts->b[secs[k]].ok, 1);
+    }
+    lt_analysis_release(&a);
+
+    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    add_at(&a, 100 * 1000000);
+    add_at(&a, INT64_MAX - 2000);
+    add_at(&a, 6000000000000000000);
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    ts = &a.runs[0]->ts;
+    uint64_t started = 0, ok = 0;
+    for (uint32_t k = 0; k < ts->n; k++) {
+        started += ts->b[k].started;
+        ok += ts->b[k].ok;
+    }
+    assert_int_equal(started, 3);
+    assert_int_equal(ok, 3);
+    lt_analysis_release(&a);
+}
+
 static void test_late_sends(void **state)
 {
     struct lt_analysis a;
@@ -464,9 +516,13 @@ static void test_file_summary(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic_figures), cmocka_unit_test(test_ttft_ttfc_mix),
-        cmocka_unit_test(test_late_sends),    cmocka_unit_test(test_errors_and_warmup),
-        cmocka_unit_test(test_knee),          cmocka_unit_test(test_timeseries_coarsening),
+        cmocka_unit_test(test_basic_figures),
+        cmocka_unit_test(test_ttft_ttfc_mix),
+        cmocka_unit_test(test_late_sends),
+        cmocka_unit_test(test_hostile_times),
+        cmocka_unit_test(test_errors_and_warmup),
+        cmocka_unit_test(test_knee),
+        cmocka_unit_test(test_timeseries_coarsening),
         cmocka_unit_test(test_file_summary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

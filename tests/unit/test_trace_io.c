@@ -97,7 +97,6 @@ static void test_roundtrip_records(void **state)
     lt_reader_free(r);
 }
 
-
 /* ---- helpers to build files by hand ---------------------------------- */
 
 static long file_size(const char *path)
@@ -397,8 +396,8 @@ static void test_hostile_lengths(void **state)
     msgpack_sbuffer_init(&sb[0]);
     msgpack_sbuffer_init(&sb[1]);
     pack_header(&sb[0], 1, "loadtrace");
-    static const unsigned char bomb[] = {0x82, 0xa1, 't', 0x01, 0xa6, 'b', 'l', 'o', 'c', 'k',
-                                         's', 0xdd, 0xff, 0xff, 0xff, 0xff, 0x01};
+    static const unsigned char bomb[] = {0x82, 0xa1, 't',  0x01, 0xa6, 'b',  'l',  'o', 'c',
+                                         'k',  's',  0xdd, 0xff, 0xff, 0xff, 0xff, 0x01};
     msgpack_sbuffer_write(&sb[1], (const char *)bomb, sizeof bomb);
     write_frames(path, sb, 2);
     struct lt_err err = {0};
@@ -447,17 +446,32 @@ static void test_results_roundtrip(void **state)
     struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "replay"};
     struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
     assert_non_null(w);
-    struct lt_run run = {.id = 3, .mode = "concurrency", .concurrency = 16, .target = "sim",
-                         .model = "m", .start = "2026-11-29T00:00:00Z", .version = "0.1.0",
-                         .warmup = 2, .rate = 1.5};
+    struct lt_run run = {.id = 3,
+                         .mode = "concurrency",
+                         .concurrency = 16,
+                         .target = "sim",
+                         .model = "m",
+                         .start = "2026-11-29T00:00:00Z",
+                         .version = "0.1.0",
+                         .warmup = 2,
+                         .rate = 1.5};
     assert_int_equal(lt_writer_put_run(w, &run, &err), 0);
     struct lt_chunk ch[3] = {{1500, 1}, {1700, 2}, {2500, 1}};
     struct lt_result res = {.has = LT_RHAS_SENT | LT_RHAS_FIRST_BYTE | LT_RHAS_FIRST_TOKEN |
                                    LT_RHAS_END | LT_RHAS_CHUNKS | LT_RHAS_OUT | LT_RHAS_STATUS,
-                            .run = 3, .index = 77, .sched = 1000, .sent = 1010,
-                            .first_byte = 1400, .first_token = 1500, .end = 2600,
-                            .chunks = ch, .n_chunks = 3, .out = 4, .status = 200,
-                            .finish = "length", .count = "usage"};
+                            .run = 3,
+                            .index = 77,
+                            .sched = 1000,
+                            .sent = 1010,
+                            .first_byte = 1400,
+                            .first_token = 1500,
+                            .end = 2600,
+                            .chunks = ch,
+                            .n_chunks = 3,
+                            .out = 4,
+                            .status = 200,
+                            .finish = "length",
+                            .count = "usage"};
     assert_int_equal(lt_writer_put_result(w, &res, &err), 0);
     struct lt_record rec = {.t = 0};
     assert_int_equal(lt_writer_put_record(w, &rec, &err), LT_EINVAL);
@@ -815,7 +829,10 @@ static void write_block_file(const char *path, uint64_t n, const struct col *col
     msgpack_sbuffer_destroy(&sb[1]);
 }
 
-#define COL(k, n, b) {k, n, b, sizeof b - 1} /* b: a string literal */
+#define COL(k, n, b)                                                                               \
+    {                                                                                              \
+        k, n, b, sizeof b - 1                                                                      \
+    } /* b: a string literal */
 
 /* Read a hand-made block file strictly and with salvage: how many results
  * came out before the error (and which error), and with salvage. */
@@ -967,12 +984,56 @@ static void test_blocks_bad(void **state)
      * a wrong element at result 2 of a walked column still lets results
      * 0 and 1 out, though the sized columns were read only that far. */
     struct col mixed[] = {COL("i", 4, "\x01\x01\x01\x01"), COL("run", 4, "\x00\x00\x00\x00"),
-                          COL("sched", 4, "\x0a\x0a\x0a\x0a"),
-                          COL("out", 4, "\x05\x06\xa1x\x07"),
+                          COL("sched", 4, "\x0a\x0a\x0a\x0a"), COL("out", 4, "\x05\x06\xa1x\x07"),
                           COL("finish", 4, "\xa4stop\x00\x00\x00")};
     g_walked = 4;
     expect_block("blk-mixed.lt.zst", 4, mixed, 5, LT_EFORMAT, 2, "key \"out\" must hold", 3);
+    /* ... but a sized column with bytes past its elements is a fault of
+     * the whole block, whatever the walked ones hold. */
+    struct col mixed_stray[] = {COL("i", 4, "\x01\x01\x01\x01"), COL("run", 4, "\x00\x00\x00\x00"),
+                                COL("sched", 4, "\x0a\x0a\x0a\x0a"),
+                                COL("out", 4, "\x05\x06\xa1x\x07"),
+                                COL("finish", 4, "\xa4stop\x00\x00\x00\xc0")};
+    expect_block("blk-mixed2.lt.zst", 4, mixed_stray, 5, LT_EFORMAT, 0,
+                 "key \"finish\" has bytes past its n elements", 1);
     g_walked = 0;
+    /* No results: a sized column still ends where its size says. */
+    struct col none[] = {COL("i", 0, ""), COL("run", 0, ""), COL("sched", 0, "\xc0")};
+    expect_block("blk-n0.lt.zst", 0, none, 3, LT_EFORMAT, 0, "key \"sched\" has bytes past", 1);
+    /* A second `bytes` after the sizes ran out is a key without a size. */
+    struct col twice[] = {COL("i", 1, "\x01"), COL("run", 1, "\x00"), COL("sched", 1, "\x0a"),
+                          COL("bytes", 1, "\x05")};
+    g_extra_sizes = -1;
+    expect_block("blk-bytes2.lt.zst", 1, twice, 4, LT_EFORMAT, 0, "gives fewer sizes", 1);
+    g_extra_sizes = 0;
+    g_bytes = false;
+}
+
+/* A limit passed in a column found by size fails the whole block, as in
+ * a walked one: no result of it is handed out. */
+static void test_blocks_limit_sized(void **state)
+{
+    (void)state;
+    struct col cols[] = {COL("i", 3, "\x01\x01\x01"), COL("run", 3, "\x00\x00\x00"),
+                         COL("sched", 3, "\x0a\x0a\x0a"),
+                         COL("chunks", 3,
+                             "\xc0\xc0\xdc\x00\x14\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01"
+                             "\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01")};
+    struct lt_reader_opts ro = {.max_array = 16};
+    for (int b = 0; b < 2; b++) {
+        g_bytes = b;
+        const char *path = tmp_path(b ? "blk-limit-b.lt.zst" : "blk-limit.lt.zst");
+        write_block_file(path, 3, cols, 4, false);
+        struct lt_err err = {0};
+        int got;
+        int rc = read_all(path, &ro, &got, &err);
+        if (rc != LT_ELIMIT || got != 0 || !strstr(err.msg, "limit"))
+            fail_msg("bytes %d: rc %d, %d results: %s", b, rc, got, err.msg);
+        /* within the limits, the block reads whole */
+        rc = read_all(path, NULL, &got, &err);
+        if (rc != 0 || got != 4)
+            fail_msg("bytes %d, default limits: rc %d, %d results: %s", b, rc, got, err.msg);
+    }
     g_bytes = false;
 }
 
@@ -1124,6 +1185,7 @@ int main(void)
         cmocka_unit_test(test_blocks_roundtrip),
         cmocka_unit_test(test_blocks_bad),
         cmocka_unit_test(test_blocks_mutated),
+        cmocka_unit_test(test_blocks_limit_sized),
         cmocka_unit_test(test_blocks_salvage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
