@@ -384,6 +384,25 @@ static int rec_pending(struct lt_analyze_run *r, struct lt_err *err)
     return 0;
 }
 
+/* Times beyond +-2^62 us (146,000 years) only come from damaged or
+ * hostile files. Clamped to that range, no difference of two times can
+ * overflow; the test is one comparison for all the times of a result. */
+#define T_LIM (INT64_C(1) << 62)
+
+static int64_t clamp_t(int64_t t)
+{
+    return t < -T_LIM ? -T_LIM : t >= T_LIM ? T_LIM - 1 : t; /* as times_in_range() */
+}
+
+static inline bool times_in_range(const struct lt_result *res)
+{
+    const uint64_t lim = (uint64_t)T_LIM; /* t + lim < 2^63: -lim <= t < lim */
+    uint64_t all = ((uint64_t)res->sched + lim) | ((uint64_t)res->sent + lim) |
+                   ((uint64_t)res->first_byte + lim) | ((uint64_t)res->first_token + lim) |
+                   ((uint64_t)res->first_content + lim) | ((uint64_t)res->end + lim);
+    return all < UINT64_C(1) << 63;
+}
+
 static void add_error(struct lt_analyze_run *r, const struct lt_result *res, bool sent)
 {
     char name[LT_ANALYZE_ERR_NAME];
@@ -516,7 +535,7 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
         }
     }
     for (uint32_t k = 1; k < res->n_chunks; k++)
-        rec(r, LT_AM_ITL, res->chunks[k].t - res->chunks[k - 1].t);
+        rec(r, LT_AM_ITL, clamp_t(res->chunks[k].t) - clamp_t(res->chunks[k - 1].t));
 
     const struct lt_analyze_opts *o = &a->opts;
     if (!o->slo_ttft_us && !o->slo_tpot_us && !o->slo_e2e_us) { /* no SLO: every one is good */
@@ -607,6 +626,17 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
 
 int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, struct lt_err *err)
 {
+    struct lt_result clamped;
+    if (!times_in_range(res)) {
+        clamped = *res;
+        clamped.sched = clamp_t(res->sched);
+        clamped.sent = clamp_t(res->sent);
+        clamped.first_byte = clamp_t(res->first_byte);
+        clamped.first_token = clamp_t(res->first_token);
+        clamped.first_content = clamp_t(res->first_content);
+        clamped.end = clamp_t(res->end);
+        res = &clamped;
+    }
     struct lt_analyze_run *r;
     int rc = get_run(a, res->run, &r, err);
     if (rc < 0)

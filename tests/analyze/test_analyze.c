@@ -265,6 +265,28 @@ static void test_hostile_times(void **state)
     assert_int_equal(started, 3);
     assert_int_equal(ok, 3);
     lt_analysis_release(&a);
+
+    /* Times at both ends of 64 bits in one result, and in its chunks:
+     * every difference taken is defined (UBSan), and the request counts. */
+    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    struct lt_chunk ch[2] = {{.t = INT64_MIN + 1, .tokens = 1}, {.t = INT64_MAX, .tokens = 1}};
+    struct lt_result r = {.run = 0,
+                          .sched = INT64_MAX,
+                          .sent = INT64_MIN + 5,
+                          .first_token = INT64_MAX - 5,
+                          .first_content = INT64_MIN,
+                          .end = INT64_MAX,
+                          .out = 2,
+                          .status = 200,
+                          .chunks = ch,
+                          .n_chunks = 2};
+    r.has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT | LT_RHAS_END | LT_RHAS_OUT |
+            LT_RHAS_STATUS | LT_RHAS_CHUNKS;
+    assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(a.runs[0]->ok, 1);
+    assert_int_equal(lt_hist_count(a.runs[0]->h[LT_AM_E2E]), 1);
+    lt_analysis_release(&a);
 }
 
 static void test_late_sends(void **state)
