@@ -481,6 +481,21 @@ static bool meets_slo(const struct lt_analyze_opts *o, bool has_ttft, int64_t tt
     return true;
 }
 
+/* A realized length against the one asked (want > 0): counted, and its
+ * relative deviation summed; off when it is more than 5 %. A length as
+ * asked adds 0 to the sums: no division for it. */
+static inline void add_dev(uint32_t got, uint32_t want, uint64_t *n, double *sum, double *abssum,
+                           uint64_t *off)
+{
+    ++*n;
+    if (got == want)
+        return;
+    double d = ((double)got - want) / want;
+    *sum += d;
+    *abssum += fabs(d);
+    *off += fabs(d) > 0.05;
+}
+
 static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct lt_result *res)
 {
     const uint32_t has = res->has;
@@ -579,27 +594,12 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
         if (res->cached > 0)
             r->cache_hits++;
     }
-    /* A length as asked adds 0 to the sums: no division for it. */
-    if ((has & LT_RHAS_WANT_IN) && (has & LT_RHAS_IN) && res->want_in > 0) {
-        r->n_want_in++;
-        if (res->in != res->want_in) {
-            double d = ((double)res->in - res->want_in) / res->want_in;
-            r->sum_in_dev += d;
-            r->sum_in_absdev += fabs(d);
-            if (fabs(d) > 0.05)
-                r->in_off++;
-        }
-    }
-    if ((has & LT_RHAS_WANT_OUT) && res->want_out > 0) {
-        r->n_want_out++;
-        if (res->out != res->want_out) {
-            double d = ((double)res->out - res->want_out) / res->want_out;
-            r->sum_out_dev += d;
-            r->sum_out_absdev += fabs(d);
-            if (fabs(d) > 0.05)
-                r->out_off++;
-        }
-    }
+    if ((has & LT_RHAS_WANT_IN) && (has & LT_RHAS_IN) && res->want_in > 0)
+        add_dev(res->in, res->want_in, &r->n_want_in, &r->sum_in_dev, &r->sum_in_absdev,
+                &r->in_off);
+    if ((has & LT_RHAS_WANT_OUT) && res->want_out > 0)
+        add_dev(res->out, res->want_out, &r->n_want_out, &r->sum_out_dev, &r->sum_out_absdev,
+                &r->out_off);
 
     /* Time series: tokens when their chunks arrived. */
     uint64_t at_end = res->out; /* tokens counted at the end */

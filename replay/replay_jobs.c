@@ -7,6 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A copy of n elements of `size` bytes at p, with `extra` zero bytes
+ * after them (a NUL for text); NULL when out of memory. */
+static void *dup_n(const void *p, size_t n, size_t size, size_t extra)
+{
+    char *d = malloc(n * size + extra);
+    if (d) {
+        memcpy(d, p, n * size);
+        memset(d + n * size, 0, extra);
+    }
+    return d;
+}
+
 int lt_replay_jobs_load(struct lt_replay_jobs *js, const char *path, struct lt_err *err)
 {
     int rc = 0;
@@ -51,25 +63,18 @@ int lt_replay_jobs_load(struct lt_replay_jobs *js, const char *path, struct lt_e
         j->prev = j->next = -1;
         js->n++;
         if (rec->n_msgs) {
-            j->msgs = malloc(rec->n_msgs * sizeof *j->msgs);
-            if (!j->msgs)
+            if (!(j->msgs = dup_n(rec->msgs, rec->n_msgs, sizeof *j->msgs, 0)))
                 goto oom;
-            memcpy(j->msgs, rec->msgs, rec->n_msgs * sizeof *j->msgs);
             j->n_msgs = rec->n_msgs;
         }
         if (rec->n_blocks) {
-            j->blocks = malloc(rec->n_blocks * sizeof *j->blocks);
-            if (!j->blocks)
+            if (!(j->blocks = dup_n(rec->blocks, rec->n_blocks, sizeof *j->blocks, 0)))
                 goto oom;
-            memcpy(j->blocks, rec->blocks, rec->n_blocks * sizeof *j->blocks);
             j->n_blocks = rec->n_blocks;
         }
         if (rec->text) {
-            j->text = malloc(rec->text_len + 1);
-            if (!j->text)
+            if (!(j->text = dup_n(rec->text, rec->text_len, 1, 1)))
                 goto oom;
-            memcpy(j->text, rec->text, rec->text_len);
-            j->text[rec->text_len] = '\0';
             j->text_len = rec->text_len;
         }
         if (rec->has & LT_HAS_SESSION) {

@@ -1917,7 +1917,6 @@ static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end
         }
         if (val_end && col >= 0) {
             uint32_t cnt = 0;
-            const uint8_t *at = c.p;
             if ((rc = ck_coll(&c, false, &cnt)) < -1)
                 goto fail;
             if (rc != 1 || c.p > val_end) {
@@ -1936,7 +1935,6 @@ static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end
             collen[col] = cnt;
             col_end[col] = val_end;
             sized[n_sized++] = col;
-            (void)at;
             c.p = val_end;
             continue;
         }
@@ -2000,29 +1998,15 @@ static int block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end
         const enum bkind kind = bcol_kind[col];
         const uint8_t *ok = b->quick[kind];
         c.nstr = 0;
-        /* The lead byte of the last element that passed the quick test,
-         * and its size: a column mostly repeats one encoding, and the
-         * test "same lead byte" lets the CPU go on to the next element
-         * before this one's byte is loaded, where the table alone makes
-         * a chain of two loads per element. 0xc1 is never valid msgpack,
-         * so it matches nothing. (A string column's reference passes
-         * again: the strings before it only grow in number.) SIZE_MAX:
-         * none yet, and no byte is read past the end. */
-        unsigned lead = 0xc1;
-        size_t lead_len = SIZE_MAX;
+        /* (Blocks the loadtrace writer makes state their sizes; this walk
+         * is for the others, so it stays simple.) */
         for (uint32_t j = 0; j < cnt; j++) {
             const uint8_t *at = c.p;
-            if (lead_len <= (size_t)(c.end - at) && *at == lead) {
-                c.p = at + lead_len;
-                continue;
-            }
             if (at < c.end) {
                 size_t l = ok[*at];
                 if (kind == BK_STR && *at <= 0x7f && *at >= c.nstr)
                     l = 0;
                 if (l && l <= (size_t)(c.end - at)) {
-                    lead = *at;
-                    lead_len = l;
                     c.p = at + l;
                     continue;
                 }
@@ -2374,17 +2358,27 @@ static int header_of(struct lt_reader *r, const msgpack_object *op, size_t len,
 /* A value that cannot be delimited (or passes a limit): the reader fails,
  * or, salvaging, drops the rest of the frame, since nothing after it can be
  * found either. Returns rc when the reader fails, 0 when it goes on. */
-static int drop_frame_rest(struct lt_reader *r, int rc, struct lt_err *err)
+/* After a value or block went wrong: with salvage (and memory), count n
+ * values skipped, tell on_skip (`what` when err is NULL) and go on (0);
+ * otherwise the reader fails (rc). */
+static int skip_or_fail(struct lt_reader *r, int rc, uint64_t n, const char *what,
+                        struct lt_err *err)
 {
     if (!r->o.salvage || rc == LT_ENOMEM) {
         r->failed = true;
         return rc;
     }
-    r->st.skipped_values++;
+    r->st.skipped_values += n;
     if (r->o.on_skip)
-        r->o.on_skip(r->o.ud, err ? err->msg : "a damaged value");
-    r->pos = r->frame.len;
+        r->o.on_skip(r->o.ud, err ? err->msg : what);
     return 0;
+}
+
+static int drop_frame_rest(struct lt_reader *r, int rc, struct lt_err *err)
+{
+    if ((rc = skip_or_fail(r, rc, 1, "a damaged value", err)) == 0)
+        r->pos = r->frame.len;
+    return rc;
 }
 
 int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_err *err)
@@ -2402,15 +2396,11 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
             r->blk.on = false;
             if (rc == 0)
                 continue;
-            if (!r->o.salvage || rc == LT_ENOMEM) {
-                r->failed = true;
-                return rc;
-            }
             /* The rest of the block: its columns cannot be trusted. */
-            r->st.skipped_values += r->blk.n - r->blk.row;
-            r->next_index += r->blk.n - r->blk.row;
-            if (r->o.on_skip)
-                r->o.on_skip(r->o.ud, err ? err->msg : "a bad result block");
+            uint64_t rest = r->blk.n - r->blk.row;
+            if ((rc = skip_or_fail(r, rc, rest, "a bad result block", err)) < 0)
+                return rc;
+            r->next_index += rest;
             continue;
         }
         while (r->pos >= r->frame.len) {
@@ -2475,13 +2465,8 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
             r->next_index++;
         }
         if (rc < 0) {
-            if (!r->o.salvage || rc == LT_ENOMEM) {
-                r->failed = true;
+            if ((rc = skip_or_fail(r, rc, 1, "a bad value", err)) < 0)
                 return rc;
-            }
-            r->st.skipped_values++;
-            if (r->o.on_skip)
-                r->o.on_skip(r->o.ud, err ? err->msg : "a bad value");
             continue;
         }
         r->st.values++;

@@ -15,6 +15,7 @@
 
 #include "analyze/analyze.h"
 #include "traces/trace_writer.h"
+#include "tests/hist_same.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -132,23 +133,6 @@ static void test_basic_figures(void **state)
     assert_int_equal(r->good_sched, r->good);
     assert_int_equal(lt_hist_max(r->h[LT_AM_LAG]), 0);
     lt_analysis_release(&a);
-}
-
-/* Two histograms hold the same values: every bucket, count and sum. */
-static void assert_same_hist(const struct lt_hist *a, const struct lt_hist *b)
-{
-    assert_true(lt_hist_count(a) == lt_hist_count(b));
-    assert_true(lt_hist_min(a) == lt_hist_min(b));
-    assert_true(lt_hist_max(a) == lt_hist_max(b));
-    assert_true(lt_hist_mean(a) == lt_hist_mean(b));
-    struct lt_hist_iter ia, ib;
-    lt_hist_iter_init(&ia, a);
-    lt_hist_iter_init(&ib, b);
-    while (lt_hist_iter_next(&ia)) {
-        assert_true(lt_hist_iter_next(&ib));
-        assert_true(ia.lo == ib.lo && ia.hi == ib.hi && ia.count == ib.count);
-    }
-    assert_false(lt_hist_iter_next(&ib));
 }
 
 /* TTFT and TTFC, from the send and the scheduled time, for a mix of

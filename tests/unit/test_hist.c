@@ -12,6 +12,7 @@
 
 #include "traces/lt_hist.h"
 #include "traces/lt_rng.h"
+#include "tests/hist_same.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -270,26 +271,6 @@ static void test_wide_counts(void **state)
     assert_true(lt_hist_count(m) == 2 * 150001);
     lt_hist_free(h);
     lt_hist_free(m);
-}
-
-/* Two histograms hold the same values: every bucket, count and sum. */
-static void assert_same_hist(const struct lt_hist *a, const struct lt_hist *b)
-{
-    assert_true(lt_hist_count(a) == lt_hist_count(b));
-    assert_true(lt_hist_min(a) == lt_hist_min(b));
-    assert_true(lt_hist_max(a) == lt_hist_max(b));
-    assert_true(lt_hist_clamped(a) == lt_hist_clamped(b));
-    assert_true(lt_hist_mean(a) == lt_hist_mean(b));
-    assert_true(lt_hist_stddev(a) == lt_hist_stddev(b));
-    struct lt_hist_iter ia, ib;
-    lt_hist_iter_init(&ia, a);
-    lt_hist_iter_init(&ib, b);
-    bool more;
-    while ((more = lt_hist_iter_next(&ia))) {
-        assert_true(lt_hist_iter_next(&ib));
-        assert_true(ia.lo == ib.lo && ia.hi == ib.hi && ia.count == ib.count);
-    }
-    assert_false(lt_hist_iter_next(&ib));
 }
 
 /* lt_hist_record_many() is n calls of lt_hist_record(), whatever the
