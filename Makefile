@@ -23,6 +23,8 @@ demo: build
 	./$(BUILD)/loadtrace demo
 
 test: build
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+		echo "note: chromium is not installed, so cli_browser is skipped: the HTML reports are not opened in a browser (apt-get install chromium nodejs)"
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: build

@@ -12,7 +12,7 @@
  * hits, realized vs requested lengths, and a time series; across runs, the
  * sweep curves and the saturation knee.
  *
- * Distributions are log-linear histograms (traces/lt_hist.h) with 2^-bits
+ * Distributions are log-linear histograms (base/lt_hist.h) with 2^-bits
  * relative precision (bits = 10 by default: every percentile within 0.1 % of
  * a recorded value); time series have a bounded number of buckets (the
  * bucket width doubles when a run outlasts them). Memory is therefore fixed
@@ -25,8 +25,8 @@
 #ifndef LT_ANALYZE_H
 #define LT_ANALYZE_H
 
-#include "traces/lt_err.h"
-#include "traces/lt_hist.h"
+#include "base/lt_err.h"
+#include "base/lt_hist.h"
 #include "traces/trace_format.h"
 
 #include <stdbool.h>
@@ -62,6 +62,11 @@ struct lt_analyze_opts {
     double knee_fraction; /* 0 = 0.5, see docs/metrics.md "Saturation knee" */
     int hist_bits;        /* histogram precision; 0 = 10 */
     int64_t lag_warn_us;  /* warn when schedule lag p99 exceeds it; 0 = 10 ms */
+    /* Read every intact frame of a damaged file (the reader's salvage
+     * mode); on_skip (may be NULL) hears of each piece skipped. */
+    bool salvage;
+    void (*on_skip)(void *ud, const char *what);
+    void *skip_ud;
 };
 
 /* Fill opts with the defaults (everything above at its 0 meaning). */
@@ -96,19 +101,37 @@ struct lt_analyze_errclass {
     uint64_t n;
 };
 
+#define LT_ANALYZE_ERR_MSGS 32
+#define LT_ANALYZE_ERR_MSG 160
+
+/* Failures grouped by class, status and the server's message (the
+ * "message" of its error body, else the body's start): what it said. */
+struct lt_analyze_errmsg {
+    char name[LT_ANALYZE_ERR_NAME]; /* the class, as in errs */
+    int32_t status;                 /* HTTP status, 0 when none */
+    char msg[LT_ANALYZE_ERR_MSG];
+    uint64_t n;
+};
+
 /* One time-series bucket: [k * width, (k + 1) * width) of the run's clock. */
 struct lt_analyze_bucket {
-    uint64_t tokens;     /* output tokens that arrived (by chunk time; at end without chunks) */
-    uint64_t started;    /* requests sent */
-    uint64_t ended;      /* requests that ended (any outcome) */
-    uint64_t ok;         /* Ok requests that ended */
-    uint64_t errors;     /* non-Ok requests that ended (or were due, if never sent) */
+    uint64_t tokens;  /* output tokens that arrived (by chunk time; at end without chunks) */
+    uint64_t started; /* requests sent */
+    uint64_t ended;   /* requests that ended (any outcome) */
+    uint64_t ok;      /* Ok requests that ended */
+    uint64_t errors;  /* non-Ok requests that ended (or were due, if never sent) */
+    /* Private: sums of the times (us) of the sends and of the ends counted
+     * in started and ended, which give the time-average of requests in
+     * flight (lt_analyze_ts_point()). A double: one conversion and one add
+     * per result, and no overflow whatever the times. */
+    double start_sum, end_sum;
     struct lt_hist *e2e; /* E2E of the Ok requests that ended here (coarse), or NULL */
     struct lt_hist *ttft;
 };
 
 struct lt_analyze_ts {
     int64_t width_us;
+    int64_t t_last;     /* the latest time counted, us (the last bucket ends there) */
     double inv_width;   /* private: 1 / width_us (a division per lookup cost more), */
     int64_t last_lo[2]; /* and the last two buckets looked up: [last_lo, */
     uint64_t last_w[2]; /* last_lo + last_w) is b[last_k]; last_w 0: none */
@@ -177,6 +200,9 @@ struct lt_analyze_run {
     struct lt_analyze_errclass errs[LT_ANALYZE_ERR_CLASSES];
     uint32_t n_errs;
     uint64_t errs_other; /* classes that did not fit the table */
+    struct lt_analyze_errmsg msgs[LT_ANALYZE_ERR_MSGS];
+    uint32_t n_msgs;
+    uint64_t msgs_other; /* failures with a message that did not fit the table */
 
     /* Token split (Ok requests). content = out - reasoning. */
     uint64_t reasoning, content;
@@ -197,8 +223,31 @@ struct lt_analyze_run {
     uint64_t n_want_out, out_off;
     double sum_out_dev, sum_out_absdev;
 
+    /* A probe of a capacity search (replay --find-max): the run record's
+     * search fields; search[0] == 0 for any other run. */
+    struct lt_analyze_probe {
+        char search[16]; /* "rate" or "concurrency" */
+        char engine[8];  /* "live" or "virtual" */
+        char verdict[12];
+        char slo[96];
+        char why[400]; /* a probe stopped early: why */
+        double load, target, attain, lo, hi;
+    } probe;
     /* Where token counts came from. */
     uint64_t count_usage, count_chunks, count_unknown;
+    /* The server's side (scrape samples; analyze_server.h), NULL without
+     * any; output tokens of every result of the run, warm-up and failed
+     * ones included (what the server generated for it); the prefix-cache
+     * hit rate the trace predicts (the run record's trace_prefix_hit_ppm),
+     * NAN when unknown. */
+    struct lt_analyze_server *srv;
+    uint64_t out_all;
+    double trace_hit;
+    /* The run's self-check (its "check" record, analyze_check.c): the load
+     * delivered and the client's CPU, summed over the ranks of an MPI run
+     * (n_checks of them); n_checks 0 when the file has none. */
+    struct lt_check check;
+    uint32_t n_checks;
 
     struct lt_analyze_ts ts;
 };
@@ -217,6 +266,9 @@ struct lt_analysis {
     uint32_t n_runs;
     struct lt_analyze_run *runs[LT_ANALYZE_RUNS_MAX];
     uint64_t results, values;
+    /* What salvage skipped, over every file: damaged frames (and their
+     * compressed bytes) and bad values inside intact frames. */
+    uint64_t skipped_frames, skipped_bytes, skipped_values;
 
     /* Sweep: runs ordered by x (concurrency if any run has one, else rate). */
     const char *sweep_axis; /* "concurrency", "rate", or NULL (no sweep) */
@@ -245,6 +297,8 @@ int lt_analysis_add_file(struct lt_analysis *a, const char *path, struct lt_err 
 void lt_analysis_next_file(struct lt_analysis *a);
 int lt_analysis_add_run(struct lt_analysis *a, const struct lt_run *run, struct lt_err *err);
 int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, struct lt_err *err);
+int lt_analysis_add_scrape(struct lt_analysis *a, const struct lt_scrape *sc, struct lt_err *err);
+int lt_analysis_add_check(struct lt_analysis *a, const struct lt_check *k, struct lt_err *err);
 int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err);
 /* Free what a holds; safe on a zeroed or released analysis. */
 void lt_analysis_release(struct lt_analysis *a);
@@ -263,6 +317,61 @@ int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err 
  * 0 or a negative LT_E* code with err filled. */
 int lt_analyze_print_summary(const char *results_path, const struct lt_analyze_opts *opts,
                              FILE *out, struct lt_err *err);
+
+/* One bucket of a run's time series as reports show it. Rates are per
+ * second of the bucket's real length: the last bucket ends at the latest
+ * time counted, not at the end of its width (and its tokens/s counts at
+ * least a hundredth of the width, so that a run ending just after a bucket
+ * starts shows no spike). */
+struct lt_analyze_ts_point {
+    double t_s;          /* start, seconds of the run's clock */
+    double len_s;        /* real length, seconds (> 0) */
+    double tokens_per_s; /* output tokens that arrived / len_s (>= width / 100) */
+    double in_flight;    /* requests in flight, averaged over the bucket's time */
+    uint64_t ok, errors; /* requests that ended in the bucket */
+    /* Latency percentiles, ms, of the requests that ended (E2E) or got
+     * their first token (TTFT) in the bucket; NAN when there were none. */
+    double e2e_p50_ms, e2e_p99_ms, ttft_p50_ms, ttft_p99_ms;
+};
+
+/* Bucket k (< r->ts.n) of run r's time series. */
+void lt_analyze_ts_point(const struct lt_analyze_run *r, uint32_t k, struct lt_analyze_ts_point *p);
+
+/* The answer of a capacity search in the file, for one engine ("live" or
+ * "virtual"): the highest load whose probe met the SLO, the lowest that
+ * failed it (0: none), goodput at the former (requests/s meeting the SLO,
+ * from the probe's attainment), and the probes. Returns false when the
+ * file holds no probe of that engine. */
+struct lt_analyze_capacity {
+    const char *axis, *slo;
+    double target;
+    double max_ok, min_fail, goodput;
+    uint32_t probes;
+    int max_run; /* index into lt_analysis.runs of the max_ok probe, -1 = none */
+};
+bool lt_analyze_capacity(const struct lt_analysis *a, const char *engine,
+                         struct lt_analyze_capacity *c);
+/* The capacity section: text (a table of probes and the answer), JSON
+ * (the value of "capacity", null when no probe), CSV (rows of probes). */
+void lt_analyze_capacity_text(const struct lt_analysis *a, FILE *out);
+void lt_analyze_capacity_json(const struct lt_analysis *a, FILE *out);
+
+/* A run's self-check (analyze_check.c). Flagged: its delivered load was
+ * more than 5 % off what was asked, or its client near saturation. */
+#define LT_ANALYZE_FLAG_LEN 300 /* bytes of one flag sentence */
+#define LT_ANALYZE_FLAGS_MAX 16 /* flag sentences shown at the top of a report */
+bool lt_analyze_check_flagged(const struct lt_analyze_run *r);
+/* Up to max sentences "CHECK run N (level): ...", one per flag of each
+ * flagged run, saying which figures it makes doubtful; returns how many. */
+int lt_analyze_check_flags(const struct lt_analysis *a, char (*w)[LT_ANALYZE_FLAG_LEN], int max);
+/* One run's figures: "delivered 49.9 req/s of 50 asked (-0.2 %), ...". */
+void lt_analyze_check_line(const struct lt_analyze_run *r, char *buf, size_t n);
+/* The flags, at the top of the text report (nothing when none). */
+void lt_analyze_check_text(const struct lt_analysis *a, FILE *out);
+/* A run's `, "check": {...}` (null without one), and its CSV columns
+ * (",rate_asked,...,flag"; empty without one). */
+void lt_analyze_check_json(const struct lt_analyze_run *r, FILE *out);
+void lt_analyze_check_csv(const struct lt_analyze_run *r, FILE *out);
 
 /* Percentile helpers on a run's histogram, in microseconds. */
 double lt_analyze_pct(const struct lt_hist *h, double p);

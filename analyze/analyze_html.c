@@ -1,13 +1,24 @@
 /*
  * The HTML report (analyze_plot.h): one self-contained page, so it can be
  * mailed or attached to a ticket as is. Tables are HTML; charts are the SVG
- * files gnuplot rendered, inlined (no external files, no scripts); the full
- * terminal report follows in a <pre> for everything the tables leave out.
+ * files gnuplot rendered, inlined (no external files, no scripts).
+ *
+ * The page answers first: under the title, the table of what each level
+ * gave and cost (throughput, TTFT/TPOT/E2E p50 and p99, goodput when SLOs
+ * are given, Ok) with the knee marked, then the throughput and latency-
+ * against-throughput charts. The distributions follow, then each level's
+ * details in a collapsible section, then the full text report (also
+ * collapsed). It reads on a phone: a viewport, tables that scroll in their
+ * own box, charts that keep a legible size and scroll when the screen is
+ * narrower.
  */
+#include "analyze/analyze_internal.h"
 #include "analyze/analyze_plot.h"
-#include "traces/lt_buf.h"
+#include "analyze/analyze_server.h"
+#include "base/lt_buf.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,49 +44,107 @@ static void esc(FILE *out, const char *s)
     }
 }
 
+/* Charts are drawn 480 px wide with 12 px text (the SVG; the PNG files are
+ * larger): shown up to 700 px wide, and at a phone's width (about 390 px
+ * in a level's section) their text is still drawn at 9.5 px or more. */
 static const char css[] =
-    "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#111;"
-    "padding:0 1em}\n"
-    "table{border-collapse:collapse;margin:0.5em 0 1.5em}\n"
-    "th,td{border:1px solid #bbb;padding:3px 8px;text-align:right}\n"
-    "th{background:#eee}td.l,th.l{text-align:left}\n"
-    "figure{margin:1.5em 0}figcaption{color:#444;font-size:90%}\n"
-    "svg{max-width:100%;height:auto}\n"
+    "*{box-sizing:border-box}\n"
+    "body{font-family:system-ui,sans-serif;max-width:1100px;margin:1em auto;color:#111;"
+    "padding:0 1em;line-height:1.35}\n"
+    "h1{font-size:1.45em;margin:.2em 0}h2{font-size:1.2em;margin:1.4em 0 .4em}\n"
+    /* Titles and captions carry file paths, which have no spaces to break at:
+     * without this a long path widens the whole page on a phone. */
+    "h1,h2,.sub,.note,figcaption,summary{overflow-wrap:anywhere}\n"
+    ".sub{color:#444;margin:.2em 0 .8em}.note{color:#444;font-size:90%}\n"
+    ".scroll{overflow-x:auto;max-width:100%}\n"
+    "table{border-collapse:collapse;margin:.3em 0 .6em;font-variant-numeric:tabular-nums}\n"
+    "th,td{border:1px solid #bbb;padding:3px 7px;text-align:right;white-space:nowrap}\n"
+    "th{background:#eee;vertical-align:bottom}td.l,th.l{text-align:left}\n"
+    "tr.knee td{background:#fff1c2;font-weight:600}\n"
+    "figure{margin:1em 0;overflow-x:auto}figcaption{color:#444;font-size:90%}\n"
+    "figure svg{display:block;width:100%;max-width:700px;height:auto}\n"
+    "details{margin:.5em 0;border:1px solid #ccc;border-radius:4px;padding:.3em .7em}\n"
+    "summary{cursor:pointer;font-weight:600}\n"
     "pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:85%}\n"
-    ".warn{color:#a00}\n";
+    ".warn{color:#a00}\n"
+    "@media (max-width:600px){body{padding:0 .5em}h1{font-size:1.2em}"
+    "th,td{padding:2px 4px;font-size:13px}details{padding:.3em .4em}}\n";
 
-static void run_label(const struct lt_analyze_run *r, char *buf, size_t n)
+/* A latency in ms from microseconds, or a blank cell when there is none. */
+static void cell_ms(FILE *out, const struct lt_hist *h, double p)
 {
-    if (r->concurrency)
-        snprintf(buf, n, "%u", r->concurrency);
-    else if (r->rate > 0)
-        snprintf(buf, n, "rate %g/s", r->rate);
-    else if (r->speed > 0)
-        snprintf(buf, n, "x%g", r->speed);
+    if (lt_hist_count(h))
+        fprintf(out, "<td>%.1f</td>", lt_analyze_pct(h, p) / 1e3);
     else
-        snprintf(buf, n, "run %u", r->id);
+        fprintf(out, "<td></td>");
 }
 
-static void tables(const struct lt_analysis *a, FILE *out)
+/* The summary: one row per level, in the sweep's order, knee marked. */
+static void summary(const struct lt_analysis *a, FILE *out)
 {
-    fprintf(out, "<h2>Runs</h2>\n<table>\n<tr><th>C</th><th>Agg tok/s</th>"
-                 "<th>Per-req tok/s (decode)</th><th>Per-req tok/s (e2e)</th><th>Tokens</th>"
-                 "<th>Wall (s)</th><th>Ok</th><th>Goodput (req/s)</th></tr>\n");
-    for (uint32_t i = 0; i < a->n_runs; i++) {
-        const struct lt_analyze_run *r = a->runs[i];
-        char lab[48];
-        run_label(r, lab, sizeof lab);
-        fprintf(out, "<tr><td>");
-        esc(out, lab);
-        fprintf(out,
-                "</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%llu</td><td>%.2f</td>"
-                "<td>%llu/%llu</td><td>%.3f</td></tr>\n",
-                r->agg_tps, r->perreq_decode, r->perreq_e2e, (unsigned long long)r->tokens,
-                r->wall_s, (unsigned long long)r->ok, (unsigned long long)r->measured, r->goodput);
+    bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
+    const char *axis = !a->sweep_axis ? "Level" : a->sweep_axis[0] == 'c' ? "C" : "Rate (req/s)";
+    char slo[128];
+    lt_analyze_slo_text(&a->opts, slo, sizeof slo);
+    fprintf(out,
+            "<div class=scroll>\n<table id=summary>\n<tr><th class=l rowspan=2>%s</th>"
+            "<th colspan=2>tok/s</th><th colspan=2>TTFT (ms)</th><th colspan=2>TPOT (ms)</th>"
+            "<th colspan=2>E2E (ms)</th>",
+            axis);
+    if (*slo) {
+        fprintf(out, "<th rowspan=2>Goodput (req/s)<br>");
+        esc(out, slo);
+        fprintf(out, "</th>");
     }
-    fprintf(out, "</table>\n<p>Agg tok/s = &Sigma; out over Ok requests / (last end &minus; first "
-                 "send); per-request decode = mean of (out &minus; 1) / (E2E &minus; TTFT); "
-                 "per-request e2e = mean of out / E2E. Definitions: docs/metrics.md.</p>\n");
+    fprintf(out,
+            "<th rowspan=2>Ok</th></tr>\n<tr><th>aggregate</th><th>per req%s</th><th>p50</th>"
+            "<th>p99</th><th>p50</th><th>p99</th><th>p50</th><th>p99</th></tr>\n",
+            dec ? "" : " (e2e)");
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order);
+    for (uint32_t k = 0; k < n; k++) {
+        const struct lt_analyze_run *r = a->runs[order[k]];
+        bool knee = a->knee >= 0 && k == (uint32_t)a->knee && k < a->n_points;
+        char lev[48];
+        if (a->sweep_axis && k < a->n_points)
+            snprintf(lev, sizeof lev, "%g", a->points[k].x);
+        else
+            lt_analyze_level(r, lev, sizeof lev);
+        fprintf(out, "<tr%s><td class=l>", knee ? " class=knee" : "");
+        esc(out, lev);
+        if (lt_analyze_check_flagged(r)) /* its figures are in doubt: said above the table */
+            fprintf(out, " <span class=warn>CHECK</span>");
+        fprintf(out, "%s</td><td>%.1f</td><td>%.1f</td>", knee ? " &#9664; knee" : "", r->agg_tps,
+                dec ? r->perreq_decode : r->perreq_e2e);
+        static const enum lt_analyze_metric m[3] = {LT_AM_TTFT, LT_AM_TPOT, LT_AM_E2E};
+        for (int i = 0; i < 3; i++) {
+            cell_ms(out, r->h[m[i]], 50);
+            cell_ms(out, r->h[m[i]], 99);
+        }
+        if (*slo)
+            fprintf(out, "<td>%.3f</td>", r->goodput);
+        fprintf(out, "<td>%llu/%llu</td></tr>\n", (unsigned long long)r->ok,
+                (unsigned long long)r->measured);
+    }
+    fprintf(out, "</table>\n</div>\n");
+    if (a->sweep_axis) {
+        char knee[300];
+        lt_analyze_knee_text(a, knee, sizeof knee);
+        knee[0] = (char)(knee[0] == 'k' ? 'K' : knee[0] == 'n' ? 'N' : knee[0]);
+        fprintf(out, "<p>");
+        esc(out, knee);
+        fprintf(out, ".</p>\n");
+    }
+    fprintf(out,
+            "<p class=note>Aggregate tok/s = &Sigma; out over Ok requests / (last end &minus; "
+            "first send); per request = mean of %s over Ok requests. Latencies from the send "
+            "time; the details below also give them from the scheduled time. Definitions: "
+            "docs/metrics.md.</p>\n",
+            dec ? "(out &minus; 1) / (E2E &minus; TTFT)" : "out / E2E");
+}
+
+/* One level's latency table: every measure at p50..p99, max. */
+static void latency_table(const struct lt_analyze_run *r, FILE *out)
+{
     static const struct {
         enum lt_analyze_metric m;
         const char *label;
@@ -85,34 +154,23 @@ static void tables(const struct lt_analysis *a, FILE *out)
                 {LT_AM_E2E, "E2E"},         {LT_AM_E2E_S, "E2E from sched"},
                 {LT_AM_LAG, "schedule lag"}};
     static const double ps[] = {50, 90, 95, 99};
-    for (uint32_t i = 0; i < a->n_runs; i++) {
-        const struct lt_analyze_run *r = a->runs[i];
-        char lab[48];
-        run_label(r, lab, sizeof lab);
-        fprintf(out, "<h3>Run %u (C ", r->id);
-        esc(out, lab);
-        fprintf(out, "): latency, ms</h3>\n<table>\n<tr><th class=l>metric</th><th>n</th>"
-                     "<th>mean</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th>"
-                     "</tr>\n");
-        for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
-            const struct lt_hist *h = r->h[rows[k].m];
-            fprintf(out, "<tr><td class=l>%s</td><td>%llu</td><td>%.2f</td>", rows[k].label,
-                    (unsigned long long)lt_hist_count(h), lt_hist_mean(h) / 1e3);
-            for (int p = 0; p < 4; p++)
-                fprintf(out, "<td>%.2f</td>", lt_analyze_pct(h, ps[p]) / 1e3);
-            fprintf(out, "<td>%.2f</td></tr>\n", (double)lt_hist_max(h) / 1e3);
+    fprintf(out, "<div class=scroll>\n<table>\n<tr><th class=l>latency (ms)</th><th>n</th>"
+                 "<th>mean</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th>"
+                 "</tr>\n");
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        const struct lt_hist *h = r->h[rows[k].m];
+        uint64_t n = lt_hist_count(h);
+        fprintf(out, "<tr><td class=l>%s</td><td>%llu</td>", rows[k].label, (unsigned long long)n);
+        if (!n) {
+            fprintf(out, "<td></td><td></td><td></td><td></td><td></td><td></td></tr>\n");
+            continue;
         }
-        fprintf(out, "</table>\n");
-        if (r->n_errs) {
-            fprintf(out, "<p>Errors:");
-            for (uint32_t e = 0; e < r->n_errs; e++) {
-                fprintf(out, " ");
-                esc(out, r->errs[e].name);
-                fprintf(out, " %llu", (unsigned long long)r->errs[e].n);
-            }
-            fprintf(out, "</p>\n");
-        }
+        fprintf(out, "<td>%.2f</td>", lt_hist_mean(h) / 1e3);
+        for (int p = 0; p < 4; p++)
+            fprintf(out, "<td>%.2f</td>", lt_analyze_pct(h, ps[p]) / 1e3);
+        fprintf(out, "<td>%.2f</td></tr>\n", (double)lt_hist_max(h) / 1e3);
     }
+    fprintf(out, "</table>\n</div>\n");
 }
 
 /* Write an SVG with every id (and every reference to one) prefixed, so that
@@ -160,44 +218,212 @@ static int inline_svg(FILE *out, const char *path, const char *prefix, struct lt
     return rc < 0 ? lt_errset(err, rc, "%s is too large to inline", path) : 0;
 }
 
+/* Chart k of ctx as a figure: its SVG inline, or why there is none. */
+static int figure(FILE *out, const struct lt_plot_ctx *ctx, uint32_t k, struct lt_err *err)
+{
+    fprintf(out, "<figure id=\"%s\">\n", ctx->names[k]);
+    if (ctx->rendered[k]) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.svg", ctx->dir, ctx->names[k]);
+        char prefix[24];
+        snprintf(prefix, sizeof prefix, "c%u_", k);
+        int rc = inline_svg(out, path, prefix, err);
+        if (rc < 0)
+            return rc;
+    } else {
+        fprintf(out, "<p class=warn>Not drawn: gnuplot failed. Its data and script are ");
+        esc(out, ctx->dir);
+        fprintf(out, "/%s.dat and .gp.</p>\n", ctx->names[k]);
+    }
+    fprintf(out, "<figcaption>");
+    esc(out, ctx->captions[k]);
+    fprintf(out, "</figcaption>\n</figure>\n");
+    return 0;
+}
+
+/* The charts of ctx that belong to run (index + 1; 0: the whole analysis)
+ * and whose name starts with one of the prefixes (NULL: any). */
+static int figures(FILE *out, const struct lt_plot_ctx *ctx, uint32_t run,
+                   const char *const *prefixes, bool *done, struct lt_err *err)
+{
+    for (uint32_t k = 0; ctx && k < ctx->n; k++) {
+        /* without gnuplot there is no figure: one note says so (missing()) */
+        if (done[k] || ctx->run_of[k] != run || ctx->sparse[k] || ctx->gnuplot == 0)
+            continue;
+        bool match = !prefixes;
+        for (const char *const *p = prefixes; p && *p && !match; p++)
+            match = !strncmp(ctx->names[k], *p, strlen(*p));
+        if (!match)
+            continue;
+        done[k] = true;
+        int rc = figure(out, ctx, k, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Without gnuplot, one note instead of a figure per chart; it names the
+ * chart files only when they are kept (--plots DIR, not a temporary
+ * directory that is gone by the time the page is read). */
+static void missing(FILE *out, const struct lt_plot_ctx *ctx)
+{
+    if (!ctx || !ctx->n || ctx->gnuplot != 0)
+        return;
+    fprintf(out, "<p class=warn>Charts not drawn: gnuplot is not installed (apt-get install "
+                 "gnuplot-nox). ");
+    if (ctx->temp_dir) {
+        fprintf(out, "With --plots DIR, their data and gnuplot scripts are kept.</p>\n");
+    } else {
+        fprintf(out, "Their data and gnuplot scripts are in ");
+        esc(out, ctx->dir);
+        fprintf(out, " (NAME.dat, NAME.gp; e.g. %s.dat and .gp).</p>\n", ctx->names[0]);
+    }
+}
+
+/* Level r's details, collapsed: its latencies, errors and charts over time. */
+/* A capacity search's answer and probes (analyze_capacity.c's text), and
+ * its chart. */
+static int capacity(const struct lt_analysis *a, const struct lt_plot_ctx *ctx, bool *done,
+                    FILE *out, struct lt_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return lt_errset(err, LT_ENOMEM, "out of memory");
+    lt_analyze_capacity_text(a, mem);
+    int rc = fclose(mem) == 0 ? 0 : lt_errset(err, LT_ENOMEM, "out of memory");
+    if (rc == 0 && len > 1) {
+        fprintf(out, "<h2>Capacity</h2>\n<pre>");
+        esc(out, text + 1); /* the text section opens with a blank line */
+        fprintf(out, "</pre>\n");
+        static const char *const names[] = {"capacity", NULL};
+        rc = figures(out, ctx, 0, names, done, err);
+    }
+    free(text);
+    return rc;
+}
+
+static int level_details(const struct lt_analysis *a, uint32_t ri, const struct lt_plot_ctx *ctx,
+                         bool *done, FILE *out, struct lt_err *err)
+{
+    const struct lt_analyze_run *r = a->runs[ri];
+    char lev[48];
+    lt_analyze_level(r, lev, sizeof lev);
+    fprintf(out, "<details>\n<summary>");
+    esc(out, lev);
+    fprintf(out, " &mdash; %llu/%llu Ok", (unsigned long long)r->ok,
+            (unsigned long long)r->measured);
+    if (lt_hist_count(r->h[LT_AM_E2E]))
+        fprintf(out, ", E2E p50 %.0f ms", lt_analyze_pct(r->h[LT_AM_E2E], 50) / 1e3);
+    fprintf(out, "</summary>\n<p class=note>Run %u", r->id);
+    if (a->n_files > 1)
+        fprintf(out, " of file %u", r->file + 1);
+    if (r->mode[0]) {
+        fprintf(out, ", mode ");
+        esc(out, r->mode);
+    }
+    if (r->target[0]) {
+        fprintf(out, ", target ");
+        esc(out, r->target);
+    }
+    fprintf(out, "; %llu requests measured (%llu warm-up excluded), %.1f s of wall time.</p>\n",
+            (unsigned long long)r->measured, (unsigned long long)r->warmup, r->wall_s);
+    latency_table(r, out);
+    if (r->n_errs || r->errs_other) {
+        fprintf(out, "<p>Errors:");
+        for (uint32_t e = 0; e < r->n_errs; e++) {
+            fprintf(out, " ");
+            esc(out, r->errs[e].name);
+            fprintf(out, " %llu", (unsigned long long)r->errs[e].n);
+        }
+        if (r->errs_other)
+            fprintf(out, " other %llu", (unsigned long long)r->errs_other);
+        fprintf(out, "</p>\n");
+    }
+    if (r->srv) { /* the server's side: the text report's section, as it reads there */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (m) {
+            lt_analyze_server_text(r, m);
+            if (fclose(m) == 0 && buf) {
+                fprintf(out, "<pre>");
+                esc(out, buf);
+                fprintf(out, "</pre>\n");
+            }
+            free(buf);
+        }
+    }
+    /* Charts with too few points are not drawn here; say why. */
+    bool short_run = false, few_ends = false;
+    for (uint32_t k = 0; ctx && k < ctx->n; k++)
+        if (ctx->run_of[k] == ri + 1 && ctx->sparse[k]) {
+            short_run |= !strncmp(ctx->names[k], "timeseries", 10);
+            few_ends |= !strncmp(ctx->names[k], "pct_time", 8);
+        }
+    if (short_run)
+        fprintf(out,
+                "<p class=note>The run is too short for charts over time (%u bucket%s of "
+                "%g s); the table above has its figures.</p>\n",
+                r->ts.n, r->ts.n == 1 ? "" : "s", r->ts.width_us / 1e6);
+    else if (few_ends)
+        fprintf(out,
+                "<p class=note>Requests ended in fewer than 3 of "
+                "the %u buckets: too few points for a chart of latency over time; the table "
+                "above has the percentiles.</p>\n",
+                r->ts.n);
+    int rc = figures(out, ctx, ri + 1, NULL, done, err);
+    fprintf(out, "</details>\n");
+    return rc;
+}
+
 int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const char *pre_text,
                           const struct lt_plot_ctx *ctx, FILE *out, struct lt_err *err)
 {
     int rc = 0;
-    fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
+    bool *done = calloc(LT_PLOT_CHARTS_MAX, sizeof *done);
+    if (!done)
+        return lt_errset(err, LT_ENOMEM, "out of memory");
+    fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                 "<title>");
     esc(out, title);
     fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);
     esc(out, title);
     fprintf(out, "</h1>\n");
     if (a) {
-        fprintf(out, "<p>%u run%s, %llu results; warm-up %s; histogram precision %.3g %%.</p>\n",
-                a->n_runs, a->n_runs == 1 ? "" : "s", (unsigned long long)a->results,
-                a->opts.include_warmup ? "included" : "excluded",
-                100.0 / (double)(1u << a->opts.hist_bits));
-        tables(a, out);
-    }
-    if (ctx && ctx->n) {
-        fprintf(out, "<h2>Charts</h2>\n");
-        for (uint32_t k = 0; k < ctx->n; k++) {
-            fprintf(out, "<figure id=\"%s\">\n", ctx->names[k]);
-            if (ctx->rendered[k]) {
-                char path[4096];
-                snprintf(path, sizeof path, "%s/%s.svg", ctx->dir, ctx->names[k]);
-                char prefix[24];
-                snprintf(prefix, sizeof prefix, "c%u_", k);
-                LT_TRY(inline_svg(out, path, prefix, err));
-            } else {
-                fprintf(out,
-                        "<p class=warn>Not rendered (gnuplot is not installed or failed): "
-                        "the data and the script are %s.dat and %s.gp.</p>\n",
-                        ctx->names[k], ctx->names[k]);
-            }
-            fprintf(out, "<figcaption>");
-            esc(out, ctx->captions[k]);
-            fprintf(out, "</figcaption>\n</figure>\n");
+        fprintf(out, "<p class=sub>");
+        esc(out, a->path);
+        if (a->n_files > 1)
+            fprintf(out, " and %u more file%s", a->n_files - 1, a->n_files == 2 ? "" : "s");
+        fprintf(out, ": %u run%s, %llu results; warm-up %s.</p>\n", a->n_runs,
+                a->n_runs == 1 ? "" : "s", (unsigned long long)a->results,
+                a->opts.include_warmup ? "included" : "excluded");
+        char fl[LT_ANALYZE_FLAGS_MAX][LT_ANALYZE_FLAG_LEN];
+        int nf = lt_analyze_check_flags(a, fl, LT_ANALYZE_FLAGS_MAX);
+        for (int i = 0; i < nf; i++) {
+            fprintf(out, "<p class=warn>");
+            esc(out, fl[i]);
+            fprintf(out, "</p>\n");
         }
-    }
-    if (a) {
+        summary(a, out);
+        missing(out, ctx);
+        static const char *const sweep[] = {"throughput", "pareto", NULL};
+        LT_TRY(figures(out, ctx, 0, sweep, done, err));
+        LT_TRY(capacity(a, ctx, done, out, err));
+        bool dist = false;
+        for (uint32_t k = 0; ctx && k < ctx->n; k++)
+            dist |= !done[k] && ctx->run_of[k] == 0 && ctx->gnuplot != 0;
+        if (dist) {
+            fprintf(out, "<h2>Distributions</h2>\n");
+            LT_TRY(figures(out, ctx, 0, NULL, done, err));
+        }
+        fprintf(out, "<h2>Details per level</h2>\n");
+        uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order);
+        for (uint32_t i = 0; i < n; i++)
+            LT_TRY(level_details(a, order[i], ctx, done, out, err));
         char *buf = NULL;
         size_t len = 0;
         FILE *mem = open_memstream(&buf, &len);
@@ -209,18 +435,26 @@ int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const 
         copy.opts.details = true;
         lt_analyze_write_text(&copy, mem, NULL);
         fclose(mem);
-        fprintf(out, "<h2>Full report</h2>\n<pre>");
+        fprintf(out, "<details>\n<summary>Full text report</summary>\n<pre>");
         esc(out, buf ? buf : "");
-        fprintf(out, "</pre>\n");
+        fprintf(out, "</pre>\n</details>\n");
         free(buf);
+    } else {
+        /* compare: its report (the verdicts) first, then the charts */
+        if (pre_text) {
+            fprintf(out, "<pre id=summary>");
+            esc(out, pre_text);
+            fprintf(out, "</pre>\n");
+        }
+        missing(out, ctx);
+        LT_TRY(figures(out, ctx, 0, NULL, done, err));
     }
-    if (pre_text) {
-        fprintf(out, "<pre>");
-        esc(out, pre_text);
-        fprintf(out, "</pre>\n");
-    }
-    fprintf(out, "<p><small>Made by loadtrace %s.</small></p>\n</body>\n</html>\n", LT_VERSION);
+    fprintf(out, "<p><small>Made by loadtrace %s", LT_VERSION);
+    if (a)
+        fprintf(out, "; histogram precision %.3g %%", 100.0 / (double)(1u << a->opts.hist_bits));
+    fprintf(out, ".</small></p>\n</body>\n</html>\n");
 out:
+    free(done);
     if (rc == 0 && ferror(out))
         rc = lt_errset(err, LT_EIO, "writing the HTML report failed");
     return rc;

@@ -8,8 +8,11 @@
  * with a zero exit status, and a chart with a warning is a broken chart.
  */
 #include "analyze/analyze_plot.h"
+#include "analyze/analyze_internal.h"
+#include "analyze/analyze_server.h"
 #include "analyze/plot_templates.h"
-#include "traces/lt_buf.h"
+#include "base/lt_buf.h"
+#include "base/lt_path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,6 +75,50 @@ int lt_plot_range(struct lt_buf *vars, const char *axis, double lo, double hi)
     if (!(lo == hi) || !isfinite(lo))
         return 0;
     double a = lo > 0 ? lo / 1.25 : lo - 1, b = lo > 0 ? lo * 1.25 : lo + 1;
+    return lt_buf_printf(vars, "%smin = %.9g\n%smax = %.9g\n", axis, a, axis, b);
+}
+
+int lt_plot_span(struct lt_buf *vars, const char *axis, double lo, double hi, int flags)
+{
+    if (!isfinite(lo) || !isfinite(hi) || hi < lo)
+        return 0; /* no data: the template's own range */
+    double a, b;
+    if (flags & LT_PLOT_LOG) {
+        if (hi <= 0)
+            return 0;
+        if (lo <= 0)
+            lo = hi / 10;
+        a = lo / 1.4;
+        b = hi * 1.4;
+        if (lo == hi) {
+            a = lo / 2;
+            b = hi * 2;
+        }
+        if ((flags & LT_PLOT_TICKS) && b / a < 100) {
+            static const double step[] = {1, 2, 5};
+            int rc = lt_buf_printf(vars, "%sticks = \"(", axis);
+            const char *sep = "";
+            for (double dec = pow(10, floor(log10(a))); rc == 0 && dec <= b; dec *= 10)
+                for (int i = 0; i < 3 && rc == 0; i++)
+                    if (dec * step[i] >= a && dec * step[i] <= b) {
+                        rc = lt_buf_printf(vars, "%s%.6g", sep, dec * step[i]);
+                        sep = ", ";
+                    }
+            if (rc == 0)
+                rc = lt_buf_puts(vars, ")\"\n");
+            if (rc < 0)
+                return rc;
+        }
+    } else if (flags & LT_PLOT_ZERO) {
+        a = 0;
+        b = hi > 0 ? hi * 1.12 : 1;
+    } else {
+        double span = hi - lo;
+        if (span <= 0)
+            span = lo != 0 ? fabs(lo) * 0.4 : 2;
+        a = lo - 0.06 * span;
+        b = hi + 0.06 * span;
+    }
     return lt_buf_printf(vars, "%smin = %.9g\n%smax = %.9g\n", axis, a, axis, b);
 }
 
@@ -178,6 +225,94 @@ static void note(struct lt_plot_report *rep, const char *msg)
         snprintf(rep->notes[rep->n_notes++], sizeof rep->notes[0], "%s", msg);
 }
 
+/* gnuplot's SVG names the chart "Gnuplot" and every curve "gnuplot_plot_N",
+ * which is what a reader sees on hover. Rewrite those titles: the chart's
+ * caption, and for each curve the text of its key entry, or no title. The
+ * key entry is the first <text> of a group of that id unless it is centred:
+ * key texts are aligned left or right, while a curve without a key entry,
+ * such as the level labels of a chart, has only centred texts. */
+static int svg_titles(const char *path, const char *caption, struct lt_err *err)
+{
+    static const char plot_id[] = "<g id=\"gnuplot_plot_", plot_title[] = "<title>gnuplot_plot_";
+    enum { CURVES = 64 };
+    int rc = 0;
+    struct lt_buf in, o;
+    lt_buf_init(&in, (size_t)1 << 26);
+    lt_buf_init(&o, (size_t)1 << 26);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return lt_errset(err, LT_EIO, "cannot read %s: %s", path, strerror(errno));
+    char tmp[65536];
+    size_t n;
+    while (rc == 0 && (n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        rc = lt_buf_append(&in, tmp, n);
+    fclose(f);
+    if (rc < 0 || !in.p) {
+        rc = rc < 0 ? lt_errset(err, rc, "%s is too large", path) : 0;
+        goto out;
+    }
+    const char *text[CURVES] = {0};
+    size_t tlen[CURVES] = {0};
+    for (const char *g = strstr(in.p, plot_id); g; g = strstr(g + 1, plot_id)) {
+        long id = strtol(g + sizeof plot_id - 1, NULL, 10);
+        if (id < 1 || id >= CURVES || text[id])
+            continue;
+        const char *next = strstr(g + 1, plot_id), *t = strstr(g, "<text>");
+        if (t && (!next || t < next)) {
+            const char *e = strstr(t, "</text>"), *open = t;
+            while (open > g && *open != '<')
+                open--; /* t's enclosing <g ...>, ending just before it */
+            for (open--; open > g && *open != '<'; open--)
+                ;
+            const char *mid = strstr(open, "text-anchor=\"middle\"");
+            bool key = !strncmp(open, "<g ", 3) && !(mid && mid < t);
+            if (e && key) {
+                text[id] = t + 6;
+                tlen[id] = (size_t)(e - t - 6);
+            }
+        }
+    }
+    for (const char *p = in.p; rc == 0 && *p;) {
+        const char *q = strstr(p, "<title>");
+        if (!q) {
+            rc = lt_buf_puts(&o, p);
+            break;
+        }
+        LT_TRY(lt_buf_append(&o, p, (size_t)(q - p)));
+        const char *e = strstr(q, "</title>");
+        if (!e) {
+            rc = lt_buf_puts(&o, q);
+            break;
+        }
+        p = e + 8;
+        if (!strncmp(q, "<title>Gnuplot</title>", 22)) {
+            LT_TRY(lt_buf_puts(&o, "<title>"));
+            for (const char *c = caption; *c; c++)
+                LT_TRY(*c == '<'   ? lt_buf_puts(&o, "&lt;")
+                       : *c == '&' ? lt_buf_puts(&o, "&amp;")
+                                   : lt_buf_append(&o, c, 1));
+            LT_TRY(lt_buf_puts(&o, "</title>"));
+        } else if (!strncmp(q, plot_title, sizeof plot_title - 1)) {
+            long id = strtol(q + sizeof plot_title - 1, NULL, 10);
+            if (id >= 1 && id < CURVES && text[id]) {
+                LT_TRY(lt_buf_puts(&o, "<title>"));
+                LT_TRY(lt_buf_append(&o, text[id], tlen[id]));
+                LT_TRY(lt_buf_puts(&o, "</title>"));
+            }
+        } else {
+            LT_TRY(lt_buf_append(&o, q, (size_t)(p - q)));
+        }
+    }
+    if (rc == 0)
+        rc = write_file(path, o.p, o.len, err);
+    else
+        rc = lt_errset(err, rc, "%s is too large", path);
+out:
+    lt_buf_release(&in);
+    lt_buf_release(&o);
+    return rc;
+}
+
 int lt_plot_chart(struct lt_plot_ctx *ctx, const char *name, const char *tpl, const char *caption,
                   const char *vars, const struct lt_buf *data, struct lt_err *err)
 {
@@ -208,6 +343,8 @@ int lt_plot_chart(struct lt_plot_ctx *ctx, const char *name, const char *tpl, co
     snprintf(ctx->names[k], sizeof ctx->names[k], "%s", name);
     snprintf(ctx->captions[k], sizeof ctx->captions[k], "%s", caption);
     ctx->rendered[k] = false;
+    ctx->run_of[k] = ctx->cur_run;
+    ctx->sparse[k] = ctx->cur_sparse;
     ctx->rep->charts++;
     if (ctx->gnuplot != 0) {
         bool found = true;
@@ -221,6 +358,8 @@ int lt_plot_chart(struct lt_plot_ctx *ctx, const char *name, const char *tpl, co
             note(ctx->rep, gerr.msg);
             rc = lt_errset(err, grc, "%s", gerr.msg);
         } else if (found) {
+            snprintf(path, sizeof path, "%s/%s.svg", ctx->dir, name);
+            LT_TRY(svg_titles(path, caption, err));
             ctx->rendered[k] = true;
             ctx->rep->rendered++;
         }
@@ -232,31 +371,14 @@ out:
 
 /* ---- the charts of an analysis -------------------------------------- */
 
-static void run_word(const struct lt_analyze_run *r, char *buf, size_t n)
+/* The level of run r as a chart's title for its series (title1, title2, ...
+ * in the script, read by the templates with value()). */
+static int set_title(struct lt_buf *v, uint32_t i, const struct lt_analyze_run *r)
 {
-    if (r->concurrency)
-        snprintf(buf, n, "C=%u", r->concurrency);
-    else if (r->rate > 0)
-        snprintf(buf, n, "rate=%g/s", r->rate);
-    else if (r->speed > 0)
-        snprintf(buf, n, "x%g", r->speed);
-    else
-        snprintf(buf, n, "run_%u", r->id);
-}
-
-/* Runs in display order: the sweep's order, then the rest. */
-static uint32_t run_order(const struct lt_analysis *a, uint32_t *order)
-{
-    uint32_t n = 0;
-    bool done[LT_ANALYZE_RUNS_MAX] = {0};
-    for (uint32_t i = 0; i < a->n_points; i++) {
-        order[n++] = a->points[i].run;
-        done[a->points[i].run] = true;
-    }
-    for (uint32_t i = 0; i < a->n_runs; i++)
-        if (!done[i])
-            order[n++] = i;
-    return n;
+    char key[24], lev[48];
+    snprintf(key, sizeof key, "title%u", i);
+    lt_analyze_level(r, lev, sizeof lev);
+    return lt_plot_var(v, key, lev);
 }
 
 static int sweep_charts(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struct lt_err *err)
@@ -267,38 +389,49 @@ static int sweep_charts(const struct lt_analysis *a, struct lt_plot_ctx *ctx, st
     lt_buf_init(&v, (size_t)1 << 20);
     LT_TRY(lt_buf_puts(&d, "# level agg_tps perreq_decode_tps perreq_e2e_tps ttft_p50_ms "
                            "ttft_p99_ms tpot_p50_ms tpot_p99_ms e2e_p50_ms e2e_p99_ms\n"));
+    double tlo = INFINITY, thi = -INFINITY, plo = INFINITY, phi = -INFINITY, rhi = 0;
     for (uint32_t i = 0; i < a->n_points; i++) {
         const struct lt_analyze_run *r = a->runs[a->points[i].run];
-        LT_TRY(lt_buf_printf(
-            &d, "%g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g\n", a->points[i].x, r->agg_tps,
-            r->perreq_decode, r->perreq_e2e, lt_analyze_pct(r->h[LT_AM_TTFT], 50) / 1e3,
-            lt_analyze_pct(r->h[LT_AM_TTFT], 99) / 1e3, lt_analyze_pct(r->h[LT_AM_TPOT], 50) / 1e3,
-            lt_analyze_pct(r->h[LT_AM_TPOT], 99) / 1e3, lt_analyze_pct(r->h[LT_AM_E2E], 50) / 1e3,
-            lt_analyze_pct(r->h[LT_AM_E2E], 99) / 1e3));
+        double lat[6];
+        static const enum lt_analyze_metric m[3] = {LT_AM_TTFT, LT_AM_TPOT, LT_AM_E2E};
+        for (int k = 0; k < 3; k++) {
+            lat[2 * k] = lt_analyze_pct(r->h[m[k]], 50) / 1e3;
+            lat[2 * k + 1] = lt_analyze_pct(r->h[m[k]], 99) / 1e3;
+        }
+        for (int k = 0; k < 6; k++)
+            if (lat[k] > 0) {
+                plo = fmin(plo, lat[k]);
+                phi = fmax(phi, lat[k]);
+            }
+        tlo = fmin(tlo, r->agg_tps);
+        thi = fmax(thi, r->agg_tps);
+        rhi = fmax(rhi, fmax(r->perreq_decode, r->perreq_e2e));
+        LT_TRY(lt_buf_printf(&d, "%g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g\n",
+                             a->points[i].x, r->agg_tps, r->perreq_decode, r->perreq_e2e, lat[0],
+                             lat[1], lat[2], lat[3], lat[4], lat[5]));
     }
     bool conc = a->sweep_axis[0] == 'c';
     double lo = a->points[0].x, hi = a->points[a->n_points - 1].x;
+    bool xlog = hi / lo >= 8;
     LT_TRY(
         lt_plot_var(&v, "chart_title",
                     conc ? "Throughput against concurrency" : "Throughput against request rate"));
     LT_TRY(lt_plot_var(&v, "xlabel",
                        conc ? "Concurrency (requests in flight)"
                             : "Request rate asked for (requests/s)"));
-    LT_TRY(lt_buf_printf(&v, "xlog = %d\nknee = %g\n", hi / lo >= 8 ? 1 : 0,
+    LT_TRY(lt_buf_printf(&v, "xlog = %d\nknee = %g\n", xlog ? 1 : 0,
                          a->knee >= 0 ? a->points[a->knee].x : 0.0));
-    LT_TRY(lt_plot_range(&v, "x", lo, hi));
+    LT_TRY(lt_plot_span(&v, "x", lo, hi, xlog ? LT_PLOT_LOG : 0));
+    LT_TRY(lt_plot_span(&v, "y", 0, thi, LT_PLOT_ZERO));
+    LT_TRY(lt_plot_span(&v, "y2", 0, rhi, LT_PLOT_ZERO));
     LT_TRY(lt_plot_chart(ctx, "throughput", "throughput",
                          "Aggregate and per-request tokens/s against the load level", v.p, &d,
                          err));
     lt_buf_reset(&v);
     LT_TRY(lt_plot_var(&v, "chart_title", "Latency against throughput"));
-    double tlo = INFINITY, thi = -INFINITY;
-    for (uint32_t i = 0; i < a->n_points; i++) {
-        double t = a->runs[a->points[i].run]->agg_tps;
-        tlo = fmin(tlo, t);
-        thi = fmax(thi, t);
-    }
-    LT_TRY(lt_plot_range(&v, "x", tlo, thi));
+    LT_TRY(lt_plot_span(&v, "x", tlo, thi, 0));
+    /* room above the highest point for the level labels over E2E p99 */
+    LT_TRY(lt_plot_span(&v, "y", plo, phi * 3, LT_PLOT_LOG | LT_PLOT_TICKS));
     LT_TRY(lt_plot_chart(ctx, "pareto", "pareto",
                          "Latency percentiles against aggregate throughput, one point per level",
                          v.p, &d, err));
@@ -312,61 +445,67 @@ static int cdf_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, enum 
                      const char *name, const char *title, const char *xlabel, struct lt_err *err)
 {
     int rc = 0;
-    struct lt_buf d, v, words;
+    struct lt_buf d, v;
     lt_buf_init(&d, (size_t)1 << 26);
     lt_buf_init(&v, (size_t)1 << 20);
-    lt_buf_init(&words, (size_t)1 << 16);
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = run_order(a, order), sets = 0;
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order), sets = 0;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint32_t k = 0; k < n && sets < 8; k++) {
         const struct lt_analyze_run *r = a->runs[order[k]];
         if (!lt_hist_count(r->h[m]))
             continue;
         char w[48];
-        run_word(r, w, sizeof w);
+        lt_analyze_level(r, w, sizeof w);
         LT_TRY(lt_buf_printf(&d, "# %s: %s (ms), fraction <= value\n", w, name));
         LT_TRY(lt_plot_cdf_block(&d, r->h[m], 1e-3, 1e-3));
-        LT_TRY(lt_buf_printf(&words, "%s%s", sets ? " " : "", w));
+        LT_TRY(set_title(&v, ++sets, r));
         if (lt_hist_min(r->h[m]) < lo)
             lo = lt_hist_min(r->h[m]);
         if (lt_hist_max(r->h[m]) > hi)
             hi = lt_hist_max(r->h[m]);
-        sets++;
     }
     if (!sets)
         goto out;
     LT_TRY(lt_plot_var(&v, "chart_title", title));
     LT_TRY(lt_plot_var(&v, "xlabel", xlabel));
-    LT_TRY(lt_plot_var(&v, "titles", words.p));
     /* log x when the values span more than two decades */
-    LT_TRY(lt_buf_printf(&v, "nsets = %u\nxlog = %d\n", sets,
-                         (double)hi >= 100.0 * (double)(lo ? lo : 1) ? 1 : 0));
-    LT_TRY(lt_plot_range(&v, "x", fmax((double)lo * 1e-3, 1e-3), fmax((double)hi * 1e-3, 1e-3)));
+    bool xlog = (double)hi >= 100.0 * (double)(lo ? lo : 1);
+    LT_TRY(lt_buf_printf(&v, "nsets = %u\nxlog = %d\n", sets, xlog ? 1 : 0));
+    LT_TRY(lt_plot_span(&v, "x", fmax((double)lo * 1e-3, 1e-3), fmax((double)hi * 1e-3, 1e-3),
+                        xlog ? LT_PLOT_LOG | LT_PLOT_TICKS : 0));
     LT_TRY(lt_plot_chart(ctx, name, "cdf", title, v.p, &d, err));
 out:
     lt_buf_release(&d);
     lt_buf_release(&v);
-    lt_buf_release(&words);
     return rc;
 }
 
+/* The inter-token latency histogram: per run, the fractions of gaps in 20
+ * log-spaced bins per decade (from 1 us). The x range fits the data: from
+ * the lowest, over the runs, of max(0.5th percentile, a tenth of the
+ * median) to the largest gap, where a stall tail is. Gaps far below the
+ * median are chunks that arrived together (often a gap of 0): drawn, they
+ * would stretch the axis over decades where nothing else is, so they are
+ * left of it and the caption says how many. */
 static int itl_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struct lt_err *err)
 {
+    enum { BINS = 200, SETS = 8 };
     int rc = 0;
-    struct lt_buf d, v, words;
+    struct lt_buf d, v;
     lt_buf_init(&d, (size_t)1 << 26);
     lt_buf_init(&v, (size_t)1 << 20);
-    lt_buf_init(&words, (size_t)1 << 16);
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = run_order(a, order), sets = 0;
-    for (uint32_t k = 0; k < n && sets < 8; k++) {
-        const struct lt_analyze_run *r = a->runs[order[k]];
-        const struct lt_hist *h = r->h[LT_AM_ITL];
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order), sets = 0;
+    const struct lt_analyze_run *run[SETS];
+    static double frac[SETS][BINS]; /* not on the stack: 12.8 KB */
+    int bmax[SETS];
+    double xlo = INFINITY, xhi = 0, fmin_ = INFINITY, fmax_ = 0;
+    for (uint32_t k = 0; k < n && sets < SETS; k++) {
+        const struct lt_hist *h = a->runs[order[k]]->h[LT_AM_ITL];
         uint64_t total = lt_hist_count(h);
         if (!total)
             continue;
-        /* Re-bin onto 20 log-spaced bins per decade (from 1 us). */
-        enum { BINS = 200 };
-        double frac[BINS] = {0};
+        double *f = frac[sets];
+        memset(f, 0, sizeof frac[0]);
         struct lt_hist_iter it;
         lt_hist_iter_init(&it, h);
         while (lt_hist_iter_next(&it)) {
@@ -374,112 +513,216 @@ static int itl_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struc
             int bin = mid < 1 ? 0 : (int)floor(20 * log10(mid));
             if (bin >= BINS)
                 bin = BINS - 1;
-            frac[bin] += (double)it.count / total;
+            f[bin] += (double)it.count / total;
         }
-        char w[48];
-        run_word(r, w, sizeof w);
-        /* The outline of the bars, so that even a single bin shows. */
-        int bmin = BINS, bmax = -1;
+        bmax[sets] = 0;
         for (int b = 0; b < BINS; b++)
-            if (frac[b] > 0) {
-                bmin = b < bmin ? b : bmin;
-                bmax = b;
-            }
-        LT_TRY(lt_buf_printf(&d, "# %s: bin edge (ms), fraction of gaps in the bin\n", w));
-        LT_TRY(lt_buf_printf(&d, "%.6g 0\n", pow(10, bmin / 20.0) / 1e3));
-        for (int b = bmin; b <= bmax; b++)
-            LT_TRY(lt_buf_printf(&d, "%.6g %.6g\n%.6g %.6g\n", pow(10, b / 20.0) / 1e3, frac[b],
-                                 pow(10, (b + 1) / 20.0) / 1e3, frac[b]));
-        LT_TRY(lt_buf_printf(&d, "%.6g 0\n\n\n", pow(10, (bmax + 1) / 20.0) / 1e3));
-        LT_TRY(lt_buf_printf(&words, "%s%s", sets ? " " : "", w));
-        sets++;
+            if (f[b] > 0)
+                bmax[sets] = b;
+        double from = fmax(fmax(lt_analyze_pct(h, 0.5), lt_analyze_pct(h, 50) / 10), 1.0);
+        xlo = fmin(xlo, pow(10, floor(20 * log10(from)) / 20.0) / 1e3);
+        xhi = fmax(xhi, pow(10, (bmax[sets] + 1) / 20.0) / 1e3);
+        run[sets++] = a->runs[order[k]];
     }
     if (!sets)
         goto out;
+    int bfrom = (int)floor(20 * log10(xlo * 1e3) + 0.5);
+    double left = 0; /* the largest share of a run's gaps left of the axis */
+    for (uint32_t s = 0; s < sets; s++) {
+        double l = 0;
+        int bmin = -1;
+        for (int b = 0; b < BINS; b++) {
+            if (b < bfrom) {
+                l += frac[s][b];
+            } else if (frac[s][b] > 0) {
+                bmin = bmin < 0 ? b : bmin;
+                fmin_ = fmin(fmin_, frac[s][b]);
+                fmax_ = fmax(fmax_, frac[s][b]);
+            }
+        }
+        left = fmax(left, l);
+        char w[48];
+        lt_analyze_level(run[s], w, sizeof w);
+        LT_TRY(set_title(&v, s + 1, run[s]));
+        /* The outline of the bars (so that even a single bin shows) from
+         * the axis' start; empty bins at 0, which the template draws at
+         * yfloor (a log axis has no 0). */
+        LT_TRY(
+            lt_buf_printf(&d, "# %s: bin edge (ms), fraction of gaps in the bin (0: none)\n", w));
+        if (bmin < 0) { /* every gap of this run is left of the axis */
+            LT_TRY(lt_buf_printf(&d, "%.6g 0\n\n\n", xlo));
+            continue;
+        }
+        LT_TRY(lt_buf_printf(&d, "%.6g 0\n", pow(10, bmin / 20.0) / 1e3));
+        for (int b = bmin; b <= bmax[s]; b++)
+            LT_TRY(lt_buf_printf(&d, "%.6g %.6g\n%.6g %.6g\n", pow(10, b / 20.0) / 1e3, frac[s][b],
+                                 pow(10, (b + 1) / 20.0) / 1e3, frac[s][b]));
+        LT_TRY(lt_buf_printf(&d, "%.6g 0\n\n\n", pow(10, (bmax[s] + 1) / 20.0) / 1e3));
+    }
+    if (!(fmax_ > 0))
+        fmin_ = fmax_ = 1;
     LT_TRY(lt_plot_var(&v, "chart_title", "Inter-token latency"));
-    LT_TRY(lt_plot_var(&v, "titles", words.p));
     LT_TRY(lt_buf_printf(&v, "nsets = %u\n", sets));
-    LT_TRY(lt_plot_chart(ctx, "itl_hist", "itl_hist",
-                         "Histogram of inter-token latency (gaps between token-bearing chunks)",
-                         v.p, &d, err));
+    LT_TRY(lt_plot_span(&v, "x", xlo, xhi, LT_PLOT_LOG | LT_PLOT_TICKS));
+    /* y: down to a fifth of the smallest fraction drawn (empty bins are
+     * drawn there, on the frame: `yfloor`), up with headroom */
+    LT_TRY(lt_plot_span(&v, "y", fmin_ / 3.5, fmax_, LT_PLOT_LOG | LT_PLOT_TICKS));
+    LT_TRY(lt_buf_printf(&v, "yfloor = %.9g\n", fmin_ / 5));
+    char caption[160] = "Histogram of inter-token latency (gaps between token-bearing chunks)";
+    if (left > 0)
+        snprintf(caption, sizeof caption,
+                 "Inter-token latency (gaps between token-bearing chunks); up to %.2g %% of a "
+                 "run's gaps, under %.3g ms (chunks that came together), are left of the axis",
+                 100 * left, xlo);
+    LT_TRY(lt_plot_chart(ctx, "itl_hist", "itl_hist", caption, v.p, &d, err));
 out:
     lt_buf_release(&d);
     lt_buf_release(&v);
-    lt_buf_release(&words);
     return rc;
 }
 
-static int ts_charts(const struct lt_analysis *a, const struct lt_analyze_run *r,
+/* Charts over time need this many buckets with data; with fewer (a run of
+ * a second or two) the HTML shows the table instead, though the files are
+ * still written. */
+#define TS_MIN_BUCKETS 3
+
+static int ts_charts(const struct lt_analysis *a, const struct lt_analyze_run *r, uint32_t ri,
                      struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     int rc = 0;
-    struct lt_buf d, v;
+    struct lt_buf d, pd, v;
     lt_buf_init(&d, (size_t)1 << 26);
+    lt_buf_init(&pd, (size_t)1 << 26);
     lt_buf_init(&v, (size_t)1 << 20);
     if (r->ts.n == 0)
         goto out;
     double w = r->ts.width_us / 1e6;
-    int64_t inflight = 0;
-    bool any_pct = false;
-    double pmin = INFINITY, pmax = -INFINITY, max_tps = 0, max_y2 = 0;
+    uint32_t with_pct = 0, with_e2e = 0;
+    double pmin = INFINITY, pmax = -INFINITY, max_tps = 0, max_y2 = 0, t_end = 0;
     LT_TRY(lt_buf_printf(&d,
-                         "# bucket %g s\n# t_s tokens_per_s in_flight ok errors e2e_p50_ms "
-                         "e2e_p99_ms ttft_p50_ms ttft_p99_ms\n",
+                         "# bucket %g s (the last one ends with the run)\n# t_s tokens_per_s "
+                         "in_flight_avg ok errors\n",
                          w));
+    LT_TRY(lt_buf_printf(&pd,
+                         "# bucket %g s; NaN: no request ended (E2E) or got its first token "
+                         "(TTFT) in the bucket\n# t_mid_s e2e_p50_ms e2e_p99_ms ttft_p50_ms "
+                         "ttft_p99_ms\n",
+                         w));
+    struct lt_analyze_ts_point p = {0};
     for (uint32_t k = 0; k < r->ts.n; k++) {
-        const struct lt_analyze_bucket *b = &r->ts.b[k];
-        inflight += (int64_t)b->started - (int64_t)b->ended;
-        double p[4] = {lt_analyze_pct(b->e2e, 50) / 1e3, lt_analyze_pct(b->e2e, 99) / 1e3,
-                       lt_analyze_pct(b->ttft, 50) / 1e3, lt_analyze_pct(b->ttft, 99) / 1e3};
+        lt_analyze_ts_point(r, k, &p);
+        double q[4] = {p.e2e_p50_ms, p.e2e_p99_ms, p.ttft_p50_ms, p.ttft_p99_ms};
+        bool any = false;
         for (int i = 0; i < 4; i++)
-            if (p[i] > 0) {
-                any_pct = true;
-                pmin = fmin(pmin, p[i]);
-                pmax = fmax(pmax, p[i]);
+            if (isfinite(q[i]) && q[i] > 0) {
+                any = true;
+                pmin = fmin(pmin, q[i]);
+                pmax = fmax(pmax, q[i]);
             }
-        max_tps = fmax(max_tps, b->tokens / w);
-        max_y2 = fmax(max_y2, fmax((double)inflight, (double)b->errors));
-        LT_TRY(lt_buf_printf(&d, "%g %.6g %lld %llu %llu %.6g %.6g %.6g %.6g\n", k * w,
-                             b->tokens / w, (long long)inflight, (unsigned long long)b->ok,
-                             (unsigned long long)b->errors, p[0], p[1], p[2], p[3]));
+        with_pct += any;
+        with_e2e += isfinite(p.e2e_p50_ms);
+        max_tps = fmax(max_tps, p.tokens_per_s);
+        max_y2 = fmax(max_y2, fmax(p.in_flight, (double)p.errors));
+        LT_TRY(lt_buf_printf(&d, "%g %.6g %.6g %llu %llu\n", p.t_s, p.tokens_per_s, p.in_flight,
+                             (unsigned long long)p.ok, (unsigned long long)p.errors));
+        LT_TRY(lt_buf_printf(&pd, "%g", p.t_s + p.len_s / 2));
+        for (int i = 0; i < 4; i++)
+            LT_TRY(isfinite(q[i]) && q[i] > 0 ? lt_buf_printf(&pd, " %.6g", q[i])
+                                              : lt_buf_puts(&pd, " NaN"));
+        LT_TRY(lt_buf_puts(&pd, "\n"));
+        t_end = p.t_s + p.len_s;
     }
-    /* Close the last step at the end of its bucket. */
-    {
-        const struct lt_analyze_bucket *b = &r->ts.b[r->ts.n - 1];
-        LT_TRY(lt_buf_printf(&d, "%g %.6g %lld %llu %llu NaN NaN NaN NaN\n", r->ts.n * w,
-                             b->tokens / w, (long long)inflight, (unsigned long long)b->ok,
-                             (unsigned long long)b->errors));
-    }
-    char word[48], name[LT_PLOT_NAME_LEN], title[160];
-    run_word(r, word, sizeof word);
+    /* Close the last step at the end of the run. */
+    LT_TRY(lt_buf_printf(&d, "%g %.6g %.6g %llu %llu\n", t_end, p.tokens_per_s, p.in_flight,
+                         (unsigned long long)p.ok, (unsigned long long)p.errors));
+    char lev[48], name[LT_PLOT_NAME_LEN], title[160];
+    lt_analyze_level(r, lev, sizeof lev);
     snprintf(name, sizeof name, "timeseries_f%u_run%u", r->file, r->id);
     if (a->n_files <= 1)
         snprintf(name, sizeof name, "timeseries_run%u", r->id);
-    snprintf(title, sizeof title, "Run %u (%s) over time, %g s buckets", r->id, word, w);
+    snprintf(title, sizeof title, "%s over time, %g s buckets", lev, w);
+    ctx->cur_run = ri + 1;
+    ctx->cur_sparse = r->ts.n < TS_MIN_BUCKETS;
     LT_TRY(lt_plot_var(&v, "chart_title", title));
-    LT_TRY(lt_plot_range(&v, "y", 0, max_tps));
-    LT_TRY(lt_plot_range(&v, "y2", 0, max_y2));
+    LT_TRY(lt_buf_printf(&v, "xmin = 0\nxmax = %.9g\n", t_end)); /* the run ends at the frame */
+    LT_TRY(lt_plot_span(&v, "y", 0, max_tps, LT_PLOT_ZERO));
+    LT_TRY(lt_plot_span(&v, "y2", 0, max_y2, LT_PLOT_ZERO));
     LT_TRY(lt_plot_chart(ctx, name, "timeseries", title, v.p, &d, err));
-    if (any_pct) {
+    if (with_pct) {
         lt_buf_reset(&v);
         snprintf(name, sizeof name, "pct_time_f%u_run%u", r->file, r->id);
         if (a->n_files <= 1)
             snprintf(name, sizeof name, "pct_time_run%u", r->id);
-        snprintf(title, sizeof title, "Run %u (%s): latency percentiles over time", r->id, word);
+        snprintf(title, sizeof title, "%s: latency percentiles over time, %g s buckets", lev, w);
+        ctx->cur_sparse = with_e2e < TS_MIN_BUCKETS; /* a line needs points */
         LT_TRY(lt_plot_var(&v, "chart_title", title));
-        LT_TRY(lt_buf_printf(&v, "bucket = %g\n", w));
-        if (r->ts.n == 1)
-            LT_TRY(lt_buf_printf(&v, "xmin = %g\nxmax = %g\n", -w / 2, 1.5 * w));
-        LT_TRY(lt_plot_range(&v, "y", pmin, pmax));
-        LT_TRY(lt_plot_chart(ctx, name, "pct_time", title, v.p, &d, err));
+        LT_TRY(lt_buf_printf(&v, "pint = %u\n", with_pct > 40 ? with_pct / 30 : 1));
+        LT_TRY(lt_buf_printf(&v, "xmin = 0\nxmax = %.9g\n", t_end));
+        LT_TRY(lt_plot_span(&v, "y", pmin, pmax, LT_PLOT_LOG | LT_PLOT_TICKS));
+        LT_TRY(lt_plot_chart(ctx, name, "pct_time", title, v.p, &pd, err));
     }
 out:
+    ctx->cur_run = 0;
+    ctx->cur_sparse = false;
+    lt_buf_release(&d);
+    lt_buf_release(&pd);
+    lt_buf_release(&v);
+    return rc;
+}
+
+/* The client and the server of run r on one time axis (plots/server.gp):
+ * made when the run has scrape samples. */
+static int server_chart(const struct lt_analysis *a, const struct lt_analyze_run *r, uint32_t ri,
+                        struct lt_plot_ctx *ctx, struct lt_err *err)
+{
+    int rc = 0;
+    const struct lt_analyze_server *s = r->srv;
+    struct lt_buf d, v;
+    lt_buf_init(&d, (size_t)1 << 26);
+    lt_buf_init(&v, (size_t)1 << 20);
+    if (!s || s->n == 0 || r->ts.n == 0)
+        goto out;
+    double t_end = 0;
+    LT_TRY(lt_buf_puts(&d, "# client: t_s tokens_per_s in_flight ttft_p99_ms\n"));
+    struct lt_analyze_ts_point p = {0};
+    for (uint32_t k = 0; k < r->ts.n; k++) {
+        lt_analyze_ts_point(r, k, &p);
+        LT_TRY(lt_buf_printf(&d, "%g %.6g %.6g ", p.t_s, p.tokens_per_s, p.in_flight));
+        LT_TRY(isfinite(p.ttft_p99_ms) ? lt_buf_printf(&d, "%.6g\n", p.ttft_p99_ms)
+                                       : lt_buf_puts(&d, "NaN\n"));
+        t_end = p.t_s + p.len_s;
+    }
+    LT_TRY(lt_buf_puts(&d, "\n\n# server: t_s running waiting kv_usage\n"));
+    for (uint32_t i = 0; i < s->n; i++) {
+        const struct lt_analyze_srv_point *q = &s->pts[i];
+        double c[3] = {q->running, q->waiting, q->kv};
+        LT_TRY(lt_buf_printf(&d, "%g", q->t_s));
+        for (int j = 0; j < 3; j++)
+            LT_TRY(isnan(c[j]) ? lt_buf_puts(&d, " NaN") : lt_buf_printf(&d, " %.6g", c[j]));
+        LT_TRY(lt_buf_puts(&d, "\n"));
+        t_end = fmax(t_end, q->t_s);
+    }
+    char lev[48], name[LT_PLOT_NAME_LEN], title[160];
+    lt_analyze_level(r, lev, sizeof lev);
+    snprintf(name, sizeof name, "server_f%u_run%u", r->file, r->id);
+    if (a->n_files <= 1)
+        snprintf(name, sizeof name, "server_run%u", r->id);
+    snprintf(title, sizeof title, "%s: client and server over time (%s)", lev,
+             s->server[0] ? s->server : "server metrics");
+    ctx->cur_run = ri + 1;
+    ctx->cur_sparse = s->n < 2;
+    LT_TRY(lt_plot_var(&v, "chart_title", title));
+    LT_TRY(lt_buf_printf(&v, "xmin = 0\nxmax = %.9g\n", t_end > 0 ? t_end : 1));
+    LT_TRY(lt_plot_chart(ctx, name, "server", title, v.p, &d, err));
+out:
+    ctx->cur_run = 0;
+    ctx->cur_sparse = false;
     lt_buf_release(&d);
     lt_buf_release(&v);
     return rc;
 }
 
-static int make_dir(const char *dir, struct lt_err *err)
+int lt_plot_make_dir(const char *dir, struct lt_err *err)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return lt_errset(err, LT_EIO, "cannot create the directory %s: %s", dir, strerror(errno));
@@ -490,7 +733,7 @@ static int make_dir(const char *dir, struct lt_err *err)
 }
 
 /* Remove what a temporary chart directory holds, then the directory. */
-static void remove_charts(const struct lt_plot_ctx *ctx)
+void lt_plot_remove_charts(const struct lt_plot_ctx *ctx)
 {
     static const char *const ext[] = {"dat", "gp", "png", "svg"};
     char path[4096];
@@ -502,11 +745,53 @@ static void remove_charts(const struct lt_plot_ctx *ctx)
     rmdir(ctx->dir);
 }
 
+/* SLO attainment against load, each probe with its interval (a capacity
+ * search's file only). */
+static int capacity_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struct lt_err *err)
+{
+    int rc = 0;
+    struct lt_analyze_capacity live, virt;
+    bool have_live = lt_analyze_capacity(a, "live", &live);
+    bool have_virt = lt_analyze_capacity(a, "virtual", &virt);
+    if (!have_live && !have_virt)
+        return 0;
+    const struct lt_analyze_capacity *c = have_live ? &live : &virt;
+    struct lt_buf d, v;
+    lt_buf_init(&d, (size_t)1 << 20);
+    lt_buf_init(&v, (size_t)1 << 16);
+    LT_TRY(lt_buf_puts(&d, "# load attain attain_lo attain_hi live\n"));
+    double lo = INFINITY, hi = 0;
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        const struct lt_analyze_probe *p = &a->runs[i]->probe;
+        if (!p->search[0])
+            continue;
+        lo = fmin(lo, p->load);
+        hi = fmax(hi, p->load);
+        LT_TRY(lt_buf_printf(&d, "%.6g %.6g %.6g %.6g %d\n", p->load, p->attain, p->lo, p->hi,
+                             !strcmp(p->engine, "live")));
+    }
+    bool conc = !strcmp(c->axis, "concurrency");
+    LT_TRY(lt_plot_var(&v, "chart_title", "SLO attainment against load"));
+    LT_TRY(lt_plot_var(&v, "xlabel",
+                       conc ? "Concurrency (requests in flight)"
+                            : "Request rate (requests/s, the trace's arrivals rescaled)"));
+    LT_TRY(lt_buf_printf(&v, "target = %g\nfound = %g\n", c->target, c->max_ok));
+    LT_TRY(lt_plot_span(&v, "x", lo, hi, 0));
+    LT_TRY(lt_plot_chart(ctx, "capacity", "capacity",
+                         "Share of requests meeting the SLO at each probe of the capacity "
+                         "search, with its 95 % interval; the target and the maximum found",
+                         v.p, &d, err));
+out:
+    lt_buf_release(&d);
+    lt_buf_release(&v);
+    return rc;
+}
+
 int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *html_path,
                      struct lt_plot_report *rep, struct lt_err *err)
 {
     int rc = 0;
-    char tmpdir[] = "/tmp/loadtrace-plots-XXXXXX";
+    char tmpdir[4096];
     struct lt_plot_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return lt_errset(err, LT_ENOMEM, "out of memory");
@@ -514,14 +799,12 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
     ctx->rep = rep;
     ctx->gnuplot = -1;
     if (dir) {
-        LT_TRY(make_dir(dir, err));
+        LT_TRY(lt_plot_make_dir(dir, err));
         ctx->dir = dir;
     } else {
-        if (!mkdtemp(tmpdir)) {
-            rc = lt_errset(err, LT_EIO, "cannot create a temporary directory: %s", strerror(errno));
-            goto out;
-        }
+        LT_TRY(lt_path_tempdir(tmpdir, sizeof tmpdir, "loadtrace-plots", err));
         ctx->dir = tmpdir;
+        ctx->temp_dir = true;
     }
     /* A chart that fails is noted; the others are still made. */
     int first = 0;
@@ -537,14 +820,17 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
     } while (0)
     if (a->sweep_axis)
         CHART(sweep_charts(a, ctx, err));
+    CHART(capacity_chart(a, ctx, err));
     CHART(cdf_chart(a, ctx, LT_AM_TTFT, "ttft_cdf", "TTFT distribution", "Time to first token (ms)",
                     err));
     CHART(cdf_chart(a, ctx, LT_AM_E2E, "e2e_cdf", "E2E latency distribution",
                     "End-to-end latency (ms)", err));
     CHART(itl_chart(a, ctx, err));
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = run_order(a, order);
-    for (uint32_t k = 0; k < n && k < TS_CHART_RUNS; k++)
-        CHART(ts_charts(a, a->runs[order[k]], ctx, err));
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order);
+    for (uint32_t k = 0; k < n && k < TS_CHART_RUNS; k++) {
+        CHART(ts_charts(a, a->runs[order[k]], order[k], ctx, err));
+        CHART(server_chart(a, a->runs[order[k]], order[k], ctx, err));
+    }
     if (n > TS_CHART_RUNS)
         note(rep, "time-series charts were made for the first 16 runs only");
 #undef CHART
@@ -555,7 +841,7 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
             goto out;
         }
         char title[600];
-        snprintf(title, sizeof title, "loadtrace analyze: %s", a->path);
+        lt_analyze_title(a, title, sizeof title);
         int hrc = lt_analyze_write_html(a, title, NULL, ctx, f, err);
         if (fclose(f) != 0 && hrc == 0)
             hrc = lt_errset(err, LT_EIO, "cannot write %s: %s", html_path, strerror(errno));
@@ -567,7 +853,7 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
     rc = first;
 out:
     if (ctx->dir == tmpdir)
-        remove_charts(ctx);
+        lt_plot_remove_charts(ctx);
     free(ctx);
     return rc;
 }

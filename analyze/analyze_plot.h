@@ -49,12 +49,21 @@ struct lt_buf;
  * charts in this order). */
 struct lt_plot_ctx {
     const char *dir;
+    bool temp_dir; /* dir is removed after the HTML is written */
     struct lt_plot_report *rep;
     int gnuplot; /* -1 not tried yet, 0 missing, 1 found */
+    /* Set before lt_plot_chart() and copied into the chart's slot: the run
+     * a chart belongs to (index into lt_analysis.runs, plus 1; 0: the whole
+     * analysis), and whether it has too few points to be worth a figure in
+     * the HTML (its files are still written). */
+    uint32_t cur_run;
+    bool cur_sparse;
     uint32_t n;
     char names[LT_PLOT_CHARTS_MAX][LT_PLOT_NAME_LEN];
     char captions[LT_PLOT_CHARTS_MAX][160];
     bool rendered[LT_PLOT_CHARTS_MAX];
+    uint32_t run_of[LT_PLOT_CHARTS_MAX];
+    bool sparse[LT_PLOT_CHARTS_MAX];
 };
 
 /* Write dir/NAME.dat (data), dir/NAME.gp (vars, then the template tpl) and,
@@ -63,6 +72,12 @@ struct lt_plot_ctx {
  * ctx->rep and an LT_EIO return. */
 int lt_plot_chart(struct lt_plot_ctx *ctx, const char *name, const char *tpl, const char *caption,
                   const char *vars, const struct lt_buf *data, struct lt_err *err);
+/* Create the chart directory dir if it is missing; LT_EIO when it cannot
+ * be created or is not a directory. */
+int lt_plot_make_dir(const char *dir, struct lt_err *err);
+/* Remove the charts of ctx (every extension) from ctx->dir, then the
+ * directory: the end of a temporary chart directory. */
+void lt_plot_remove_charts(const struct lt_plot_ctx *ctx);
 /* Append `key = "value"\n` with value quoted for gnuplot. */
 int lt_plot_var(struct lt_buf *vars, const char *key, const char *value);
 /* Append one data block of a histogram's CDF (value * scale, fraction <=
@@ -73,11 +88,25 @@ int lt_plot_cdf_block(struct lt_buf *b, const struct lt_hist *h, double scale, d
  * and `AXISmax = ..` (axis "x", "y" or "y2") so the template sets an
  * explicit range instead of gnuplot warning about an empty one. */
 int lt_plot_range(struct lt_buf *vars, const char *axis, double lo, double hi);
+/* Append `AXISmin = ..` and `AXISmax = ..`: the data's range [lo, hi] with
+ * headroom, so that no line lies on the frame. LT_PLOT_ZERO: the axis
+ * starts at 0; LT_PLOT_LOG: a log axis (headroom by factors; lo > 0);
+ * LT_PLOT_TICKS (with LOG): also `AXISticks = "(1, 2, 5, 10, ...)"` when
+ * the range spans less than two decades, where gnuplot would label one
+ * decade or none (the templates apply it with eval). */
+#define LT_PLOT_ZERO 1
+#define LT_PLOT_LOG 2
+#define LT_PLOT_TICKS 4
+int lt_plot_span(struct lt_buf *vars, const char *axis, double lo, double hi, int flags);
 /* A word for gnuplot's word(): spaces and quotes replaced by '_'. */
 void lt_plot_word(char *dst, size_t n, const char *src);
 
-/* The HTML report: title, the analysis' tables, then every chart of ctx
- * inline (its SVG). a may be NULL (compare), then pre_text is the body. */
+/* The HTML report. With an analysis: the title, the summary (a table per
+ * level with the knee marked, then the throughput and latency-against-
+ * throughput charts), the distributions, then each level's details in a
+ * collapsible section (latencies, errors, its charts over time) and the
+ * full text report. a may be NULL (compare): the charts of ctx, then
+ * pre_text. Charts are the SVGs of ctx inline. */
 int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const char *pre_text,
                           const struct lt_plot_ctx *ctx, FILE *out, struct lt_err *err);
 

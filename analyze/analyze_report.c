@@ -8,7 +8,9 @@
  * Latencies are kept in microseconds and shown in milliseconds.
  */
 #include "analyze/analyze.h"
+#include "analyze/analyze_internal.h"
 #include "analyze/analyze_json.h"
+#include "analyze/analyze_server.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,7 +18,7 @@
 #include <string.h>
 
 #define WARN_MAX 64
-#define WARN_LEN 300
+#define WARN_LEN LT_ANALYZE_WARN_LEN
 
 static const double pcts[] = {50, 90, 95, 99};
 
@@ -53,6 +55,91 @@ static void run_label(const struct lt_analyze_run *r, char *buf, size_t n)
 static double share(uint64_t part, uint64_t whole)
 {
     return whole ? (double)part / whole : 0.0;
+}
+
+void lt_analyze_level(const struct lt_analyze_run *r, char *buf, size_t n)
+{
+    if (r->concurrency)
+        snprintf(buf, n, "C=%u", r->concurrency);
+    else if (r->rate > 0)
+        snprintf(buf, n, "rate %g/s", r->rate);
+    else if (r->speed > 0)
+        snprintf(buf, n, "speed x%g", r->speed);
+    else
+        snprintf(buf, n, "run %u", r->id);
+}
+
+uint32_t lt_analyze_run_order(const struct lt_analysis *a, uint32_t *order)
+{
+    uint32_t n = 0;
+    bool done[LT_ANALYZE_RUNS_MAX] = {0};
+    for (uint32_t i = 0; i < a->n_points; i++) {
+        order[n++] = a->points[i].run;
+        done[a->points[i].run] = true;
+    }
+    for (uint32_t i = 0; i < a->n_runs; i++)
+        if (!done[i])
+            order[n++] = i;
+    return n;
+}
+
+void lt_analyze_title(const struct lt_analysis *a, char *buf, size_t n)
+{
+    size_t len = 0;
+    if (a->sweep_axis && a->sweep_axis[0] == 'c')
+        len = (size_t)snprintf(buf, n, "Concurrency sweep, C=%g to %g", a->points[0].x,
+                               a->points[a->n_points - 1].x);
+    else if (a->sweep_axis)
+        len = (size_t)snprintf(buf, n, "Request-rate sweep, %g to %g req/s", a->points[0].x,
+                               a->points[a->n_points - 1].x);
+    else if (a->n_runs == 1) {
+        char lev[48];
+        lt_analyze_level(a->runs[0], lev, sizeof lev);
+        len = (size_t)snprintf(buf, n, "One run at %s", lev);
+        if (!a->runs[0]->concurrency && !(a->runs[0]->rate > 0) && !(a->runs[0]->speed > 0))
+            len = (size_t)snprintf(buf, n, "One run");
+    } else
+        len = (size_t)snprintf(buf, n, "%u runs", a->n_runs);
+    if (len >= n || a->n_runs == 0)
+        return;
+    /* model and target, when every run names the same */
+    const char *model = a->runs[0]->model, *target = a->runs[0]->target;
+    for (uint32_t i = 1; i < a->n_runs; i++) {
+        if (strcmp(a->runs[i]->model, model))
+            model = "";
+        if (strcmp(a->runs[i]->target, target))
+            target = "";
+    }
+    if (*model && *target)
+        snprintf(buf + len, n - len, ": %s at %s", model, target);
+    else if (*model || *target)
+        snprintf(buf + len, n - len, ": %s", *model ? model : target);
+}
+
+void lt_analyze_slo_text(const struct lt_analyze_opts *o, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    const int64_t v[3] = {o->slo_ttft_us, o->slo_tpot_us, o->slo_e2e_us};
+    static const char *const name[3] = {"TTFT", "TPOT", "E2E"};
+    for (int i = 0; i < 3 && len < n; i++)
+        if (v[i])
+            len += (size_t)snprintf(buf + len, n - len, "%s%s<=%gms", len ? ", " : "", name[i],
+                                    (double)v[i] / 1000.0);
+}
+
+void lt_analyze_knee_text(const struct lt_analysis *a, char *buf, size_t n)
+{
+    if (a->knee >= 0)
+        snprintf(buf, n,
+                 "knee at %s %g: beyond it aggregate tok/s grew by less than %.0f %% of the "
+                 "relative load increase while E2E p50 kept growing",
+                 a->sweep_axis, a->points[a->knee].x, 100 * a->knee_fraction);
+    else
+        snprintf(buf, n,
+                 "no knee: aggregate tok/s kept growing by at least %.0f %% of the load "
+                 "increase (or latency did not grow)",
+                 100 * a->knee_fraction);
 }
 
 /* Every warning of the analysis, one sentence each. */
@@ -103,6 +190,8 @@ static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], in
                  r->id, lab, (unsigned long long)neg);
         if (r->measured && r->ok == 0)
             WARN("run %u (C %s): no request was Ok", r->id, lab);
+        if (n < max)
+            n += lt_analyze_server_warnings(r, w + n, max - n);
     }
 #undef WARN
     return n;
@@ -117,15 +206,7 @@ static void text_seed(const struct lt_analysis *a, FILE *out)
             "Tokens", "Wall(s)", "Ok");
     fprintf(out, "---------+------------+---------------+------------+----------+------------\n");
     /* Sweep runs in order of their level, then the others in file order. */
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = 0;
-    bool done[LT_ANALYZE_RUNS_MAX] = {0};
-    for (uint32_t i = 0; i < a->n_points; i++) {
-        order[n++] = a->points[i].run;
-        done[a->points[i].run] = true;
-    }
-    for (uint32_t i = 0; i < a->n_runs; i++)
-        if (!done[i])
-            order[n++] = i;
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order);
     for (uint32_t k = 0; k < n; k++) {
         const struct lt_analyze_run *r = a->runs[order[k]];
         char lab[32], okb[48];
@@ -143,6 +224,26 @@ static void text_seed(const struct lt_analysis *a, FILE *out)
                   "out / E2E)"
                 : "mean over Ok requests of out / E2E (--per-req decode: (out - 1) / (E2E - "
                   "TTFT))");
+}
+
+/* The k most frequent failure messages of r, most frequent first (ties in
+ * the order first seen): their indices in r->msgs. Returns how many. */
+static uint32_t top_messages(const struct lt_analyze_run *r, uint32_t *idx, uint32_t k)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->n_msgs; i++) {
+        uint32_t j = n < k ? n++ : k;
+        if (j == k && r->msgs[i].n <= r->msgs[idx[k - 1]].n)
+            continue;
+        if (j == k)
+            j = k - 1;
+        while (j > 0 && r->msgs[idx[j - 1]].n < r->msgs[i].n) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = i;
+    }
+    return n;
 }
 
 static void text_latency(const struct lt_analyze_run *r, FILE *out)
@@ -164,18 +265,26 @@ static void text_latency(const struct lt_analyze_run *r, FILE *out)
 
 static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r, FILE *out)
 {
-    char lab[32];
-    run_label(r, lab, sizeof lab);
-    fprintf(out, "\nrun %u  C %s", r->id, lab);
+    char lev[48];
+    lt_analyze_level(r, lev, sizeof lev);
+    fprintf(out, "\n%s  (run %u", lev, r->id);
     if (a->n_files > 1)
-        fprintf(out, "  (file %u)", r->file + 1);
+        fprintf(out, " of file %u", r->file + 1);
+    fprintf(out, ")");
     if (r->mode[0])
         fprintf(out, "  mode %s", r->mode);
     if (r->target[0])
         fprintf(out, "  target %s", r->target);
-    fprintf(out, "\n  %llu requests measured (%llu warm-up excluded), %llu Ok, %llu sent >1 ms late\n",
+    fprintf(out,
+            "\n  %llu requests measured (%llu warm-up excluded), %llu Ok, %llu sent >1 ms late\n",
             (unsigned long long)r->measured, (unsigned long long)r->warmup,
             (unsigned long long)r->ok, (unsigned long long)r->late);
+    if (r->n_checks) {
+        char chk[400];
+        lt_analyze_check_line(r, chk, sizeof chk);
+        fprintf(out, "  self-check: %s%s\n", chk,
+                lt_analyze_check_flagged(r) ? "  <- CHECK (see the top)" : "");
+    }
     text_latency(r, out);
     if (r->measured > r->ok) {
         fprintf(out, "  errors:");
@@ -184,21 +293,20 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
         if (r->errs_other)
             fprintf(out, " other %llu", (unsigned long long)r->errs_other);
         fprintf(out, "  (%.1f %% of measured)\n", 100 * share(r->measured - r->ok, r->measured));
+        uint32_t idx[5], n = top_messages(r, idx, 5);
+        for (uint32_t i = 0; i < n; i++) {
+            const struct lt_analyze_errmsg *m = &r->msgs[idx[i]];
+            fprintf(out, "    %6llu  %s", (unsigned long long)m->n, m->name);
+            if (m->status && strncmp(m->name, "http_", 5))
+                fprintf(out, " (HTTP %d)", (int)m->status);
+            fprintf(out, ": %s\n", m->msg);
+        }
     }
     const struct lt_analyze_opts *o = &a->opts;
-    if (o->slo_ttft_us || o->slo_tpot_us || o->slo_e2e_us) {
-        fprintf(out, "  goodput (");
-        const char *sep = "";
-        if (o->slo_ttft_us) {
-            fprintf(out, "TTFT<=%gms", ms((double)o->slo_ttft_us));
-            sep = ", ";
-        }
-        if (o->slo_tpot_us) {
-            fprintf(out, "%sTPOT<=%gms", sep, ms((double)o->slo_tpot_us));
-            sep = ", ";
-        }
-        if (o->slo_e2e_us)
-            fprintf(out, "%sE2E<=%gms", sep, ms((double)o->slo_e2e_us));
+    char slo[128];
+    lt_analyze_slo_text(o, slo, sizeof slo);
+    if (*slo) {
+        fprintf(out, "  goodput (%s", slo);
         fprintf(out,
                 "): %.3f req/s, %llu of %llu measured requests; from sched: %.3f req/s, %llu\n",
                 r->goodput, (unsigned long long)r->good, (unsigned long long)r->measured,
@@ -237,62 +345,83 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
                     100 * share(r->out_off, r->n_want_out));
         fprintf(out, "\n");
     }
+    lt_analyze_server_text(r, out);
 }
 
 static void text_timeseries(const struct lt_analyze_run *r, FILE *out)
 {
-    double w = r->ts.width_us / 1e6;
-    fprintf(out, "  time series (bucket %g s): t(s)  tok/s  in-flight  Ok  errors  E2E-p50(ms)\n",
-            w);
-    int64_t inflight = 0;
+    fprintf(out,
+            "  time series (bucket %g s; in flight: time-average; E2E p50 of the requests that "
+            "ended):\n  %10s %8s %9s %6s %6s %11s\n",
+            r->ts.width_us / 1e6, "t(s)", "tok/s", "in-flight", "Ok", "errors", "E2E-p50(ms)");
     for (uint32_t k = 0; k < r->ts.n; k++) {
-        const struct lt_analyze_bucket *b = &r->ts.b[k];
-        inflight += (int64_t)b->started - (int64_t)b->ended;
-        fprintf(out, "  %10.1f %8.1f %8lld %6llu %6llu %9.1f\n", k * w, b->tokens / w,
-                (long long)inflight, (unsigned long long)b->ok, (unsigned long long)b->errors,
-                ms(lt_analyze_pct(b->e2e, 50)));
+        struct lt_analyze_ts_point p;
+        lt_analyze_ts_point(r, k, &p);
+        fprintf(out, "  %10.1f %8.1f %9.1f %6llu %6llu", p.t_s, p.tokens_per_s, p.in_flight,
+                (unsigned long long)p.ok, (unsigned long long)p.errors);
+        /* no request ended here: no latency, not a latency of 0 */
+        if (isfinite(p.e2e_p50_ms))
+            fprintf(out, " %11.1f", p.e2e_p50_ms);
+        fprintf(out, "\n");
     }
 }
 
+/* The sweep's summary: per level, throughput, the latencies that say what
+ * the level costs (p50 and p99), goodput when SLOs are given, and the knee. */
 static void text_sweep(const struct lt_analysis *a, FILE *out)
 {
-    fprintf(out, "\nsweep over %s:\n  %10s %10s %12s %12s %10s %10s %10s\n", a->sweep_axis,
-            a->sweep_axis[0] == 'c' ? "C" : "rate", "agg tok/s", "per-req dec", "per-req e2e",
-            "TTFT p50", "TPOT p50", "E2E p50");
+    bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
+    char slo[128], knee[300];
+    lt_analyze_slo_text(&a->opts, slo, sizeof slo);
+    fprintf(out, "\nsweep over %s (latencies in ms; per-req tok/s %s%s%s):\n", a->sweep_axis,
+            dec ? "decode" : "end to end", *slo ? "; goodput: Ok requests/s meeting " : "", slo);
+    fprintf(out, "  %8s %10s %8s %9s %9s %9s %9s %9s %9s", a->sweep_axis[0] == 'c' ? "C" : "rate",
+            "agg tok/s", "per-req", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "E2E p50",
+            "E2E p99");
+    if (*slo)
+        fprintf(out, " %9s", "goodput");
+    fprintf(out, " %11s\n", "Ok");
     for (uint32_t i = 0; i < a->n_points; i++) {
         const struct lt_analyze_run *r = a->runs[a->points[i].run];
-        fprintf(out, "  %10g %10.1f %12.1f %12.1f %10.2f %10.2f %10.2f%s\n", a->points[i].x,
-                r->agg_tps, r->perreq_decode, r->perreq_e2e,
-                ms(lt_analyze_pct(r->h[LT_AM_TTFT], 50)), ms(lt_analyze_pct(r->h[LT_AM_TPOT], 50)),
-                ms(lt_analyze_pct(r->h[LT_AM_E2E], 50)), (int)i == a->knee ? "  <- knee" : "");
+        fprintf(out, "  %8g %10.1f %8.1f", a->points[i].x, r->agg_tps,
+                dec ? r->perreq_decode : r->perreq_e2e);
+        static const enum lt_analyze_metric m[3] = {LT_AM_TTFT, LT_AM_TPOT, LT_AM_E2E};
+        for (int k = 0; k < 3; k++)
+            fprintf(out, " %9.2f %9.2f", ms(lt_analyze_pct(r->h[m[k]], 50)),
+                    ms(lt_analyze_pct(r->h[m[k]], 99)));
+        if (*slo)
+            fprintf(out, " %9.3f", r->goodput);
+        char okb[48];
+        snprintf(okb, sizeof okb, "%llu/%llu", (unsigned long long)r->ok,
+                 (unsigned long long)r->measured);
+        fprintf(out, " %11s%s\n", okb, (int)i == a->knee ? "  <- knee" : "");
     }
-    if (a->knee >= 0)
-        fprintf(out,
-                "  knee at %s %g: beyond it aggregate tok/s grew by less than %.0f %% of the "
-                "relative load increase while E2E p50 kept growing\n",
-                a->sweep_axis, a->points[a->knee].x, 100 * a->knee_fraction);
-    else
-        fprintf(out,
-                "  no knee: aggregate tok/s kept growing by at least %.0f %% of the load "
-                "increase (or latency did not grow)\n",
-                100 * a->knee_fraction);
+    lt_analyze_knee_text(a, knee, sizeof knee);
+    fprintf(out, "  %s\n", knee);
 }
 
 int lt_analyze_write_text(const struct lt_analysis *a, FILE *out, struct lt_err *err)
 {
-    fprintf(out, "%s: %u run%s, %llu results", a->path, a->n_runs, a->n_runs == 1 ? "" : "s",
-            (unsigned long long)a->results);
+    /* The answer first (what was measured, the table per level, the
+     * knee), then each run's details, then the warnings. */
+    char title[400];
+    lt_analyze_title(a, title, sizeof title);
+    fprintf(out, "%s\n%s: %u run%s, %llu results", title, a->path, a->n_runs,
+            a->n_runs == 1 ? "" : "s", (unsigned long long)a->results);
     if (a->n_files > 1)
         fprintf(out, " from %u files", a->n_files);
     fprintf(out, "\n\n");
+    lt_analyze_check_text(a, out); /* a flagged run, before the figures it makes doubtful */
     text_seed(a, out);
-    for (uint32_t i = 0; i < a->n_runs; i++) {
-        text_run(a, a->runs[i], out);
-        if (a->opts.details)
-            text_timeseries(a->runs[i], out);
-    }
     if (a->sweep_axis)
         text_sweep(a, out);
+    lt_analyze_capacity_text(a, out);
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order);
+    for (uint32_t i = 0; i < n; i++) {
+        text_run(a, a->runs[order[i]], out);
+        if (a->opts.details)
+            text_timeseries(a->runs[order[i]], out);
+    }
     char w[WARN_MAX][WARN_LEN];
     int nw = collect_warnings(a, w, WARN_MAX);
     if (nw)
@@ -327,7 +456,11 @@ int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *
         fprintf(out, ",%s_n,%s_mean_ms,%s_p50_ms,%s_p90_ms,%s_p95_ms,%s_p99_ms,%s_max_ms", nm, nm,
                 nm, nm, nm, nm, nm);
     }
-    fputc('\n', out);
+    /* the run's self-check (empty without one), then a capacity search's
+     * probe (empty for other runs) */
+    fprintf(out, ",check_rate_asked,check_rate_got,check_inflight_asked,check_inflight_got,"
+                 "check_cpu_share,check_cpu_us_request,check_cpu_us_token,check");
+    fprintf(out, ",search,engine,load,attain,attain_lo,attain_hi,verdict\n");
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_run *r = a->runs[i];
         fprintf(out, "%u,%u,", r->file, r->id);
@@ -342,10 +475,19 @@ int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *
                 r->perreq_e2e, r->goodput, r->goodput_sched, (unsigned long long)r->reasoning,
                 (unsigned long long)r->content, (unsigned long long)r->cache_hits,
                 (unsigned long long)r->cached_tokens);
+        /* One quoted field; an error class comes from the file (a server's
+         * words), so its quotes are doubled like any other. */
         fputc('"', out);
-        for (uint32_t e = 0; e < r->n_errs; e++)
-            fprintf(out, "%s%s:%llu", e ? ";" : "", r->errs[e].name,
-                    (unsigned long long)r->errs[e].n);
+        for (uint32_t e = 0; e < r->n_errs; e++) {
+            if (e)
+                fputc(';', out);
+            for (const char *c = r->errs[e].name; *c; c++) {
+                if (*c == '"')
+                    fputc('"', out);
+                fputc(*c, out);
+            }
+            fprintf(out, ":%llu", (unsigned long long)r->errs[e].n);
+        }
         fputc('"', out);
         for (int m = 0; m < LT_AM_COUNT; m++) {
             const struct lt_hist *h = r->h[m];
@@ -354,7 +496,13 @@ int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *
                 fprintf(out, ",%.3f", ms(lt_analyze_pct(h, pcts[p])));
             fprintf(out, ",%.3f", ms((double)lt_hist_max(h)));
         }
-        fputc('\n', out);
+        lt_analyze_check_csv(r, out);
+        const struct lt_analyze_probe *p = &r->probe;
+        if (p->search[0])
+            fprintf(out, ",%s,%s,%.6g,%.6f,%.6f,%.6f,%s\n", p->search, p->engine, p->load,
+                    p->attain, p->lo, p->hi, p->verdict);
+        else
+            fprintf(out, ",,,,,,,\n");
     }
     if (ferror(out))
         return lt_errset(err, LT_EIO, "analyze: writing CSV failed: %s", strerror(errno));
@@ -362,28 +510,6 @@ int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *
 }
 
 /* ---- JSON -------------------------------------------------------------- */
-
-void lt_analyze_jnum(FILE *out, double v)
-{
-    if (isfinite(v))
-        fprintf(out, "%.10g", v);
-    else
-        fputs("null", out);
-}
-
-void lt_analyze_jstr(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
 
 static void jdist(FILE *out, const struct lt_hist *h)
 {
@@ -441,9 +567,21 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
     }
     if (r->errs_other)
         fprintf(out, "%s\"other\": %llu", r->n_errs ? ", " : "", U(r->errs_other));
+    fprintf(out, "},\n     \"error_messages\": [");
+    uint32_t top[5], n_top = top_messages(r, top, 5);
+    for (uint32_t i = 0; i < n_top; i++) {
+        const struct lt_analyze_errmsg *m = &r->msgs[top[i]];
+        fprintf(out, "%s{\"class\": ", i ? ", " : "");
+        lt_analyze_jstr(out, m->name);
+        fprintf(out, ", \"status\": %d, \"message\": ", (int)m->status);
+        lt_analyze_jstr(out, m->msg);
+        fprintf(out, ", \"n\": %llu}", U(m->n));
+    }
+    fprintf(out, "]");
+    fprintf(out, ",\n     \"error_messages_other\": %llu", U(r->msgs_other));
     fprintf(
         out,
-        "},\n     \"tokens_split\": {\"reasoning\": %llu, \"content\": %llu, \"with_reasoning\": "
+        ",\n     \"tokens_split\": {\"reasoning\": %llu, \"content\": %llu, \"with_reasoning\": "
         "%llu, \"tool_call_requests\": %llu, \"reasoning_tps\": ",
         U(r->reasoning), U(r->content), U(r->with_reasoning), U(r->tool_calls));
     lt_analyze_jnum(out, r->reason_tps);
@@ -465,50 +603,26 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
     fprintf(out, ", \"mean_absdev\": ");
     lt_analyze_jnum(out, r->n_want_out ? r->sum_out_absdev / r->n_want_out : 0);
     fprintf(out, ", \"off\": %llu}},\n", U(r->out_off));
-    double w = r->ts.width_us / 1e6;
     fprintf(out, "     \"timeseries\": {\"bucket_s\": ");
-    lt_analyze_jnum(out, w);
+    lt_analyze_jnum(out, r->ts.width_us / 1e6);
     const char *cols[] = {"tokens_per_s", "in_flight",  "ok",          "errors",
                           "e2e_p50_ms",   "e2e_p99_ms", "ttft_p50_ms", "ttft_p99_ms"};
     for (int c = 0; c < 8; c++) {
         fprintf(out, ", \"%s\": [", cols[c]);
-        int64_t inflight = 0;
         for (uint32_t k = 0; k < r->ts.n; k++) {
-            const struct lt_analyze_bucket *b = &r->ts.b[k];
-            inflight += (int64_t)b->started - (int64_t)b->ended;
-            double v = 0;
-            switch (c) {
-            case 0:
-                v = b->tokens / w;
-                break;
-            case 1:
-                v = (double)inflight;
-                break;
-            case 2:
-                v = (double)b->ok;
-                break;
-            case 3:
-                v = (double)b->errors;
-                break;
-            case 4:
-                v = ms(lt_analyze_pct(b->e2e, 50));
-                break;
-            case 5:
-                v = ms(lt_analyze_pct(b->e2e, 99));
-                break;
-            case 6:
-                v = ms(lt_analyze_pct(b->ttft, 50));
-                break;
-            default:
-                v = ms(lt_analyze_pct(b->ttft, 99));
-                break;
-            }
+            struct lt_analyze_ts_point p;
+            lt_analyze_ts_point(r, k, &p);
+            double v[] = {p.tokens_per_s, p.in_flight,  (double)p.ok,  (double)p.errors,
+                          p.e2e_p50_ms,   p.e2e_p99_ms, p.ttft_p50_ms, p.ttft_p99_ms};
             fprintf(out, "%s", k ? ", " : "");
-            lt_analyze_jnum(out, v);
+            lt_analyze_jnum(out, v[c]); /* NAN (nothing ended in the bucket): null */
         }
         fputc(']', out);
     }
-    fprintf(out, "}}");
+    fprintf(out, "}");
+    lt_analyze_server_json(r, out);
+    lt_analyze_check_json(r, out);
+    fprintf(out, "}");
     (void)a;
 #undef U
 }
@@ -520,6 +634,15 @@ int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err 
     lt_analyze_jstr(out, a->path);
     fprintf(out, ",\n  \"files\": %u,\n  \"source\": ", a->n_files);
     lt_analyze_jstr(out, a->source);
+    /* Flagged runs first, as in the text: their figures are in doubt. */
+    char fl[LT_ANALYZE_FLAGS_MAX][LT_ANALYZE_FLAG_LEN];
+    int nf = lt_analyze_check_flags(a, fl, LT_ANALYZE_FLAGS_MAX);
+    fprintf(out, ",\n  \"flagged\": [");
+    for (int i = 0; i < nf; i++) {
+        fprintf(out, "%s\n    ", i ? "," : "");
+        lt_analyze_jstr(out, fl[i]);
+    }
+    fprintf(out, "]");
     fprintf(out, ",\n  \"histogram\": {\"bits\": %d, \"relative_error\": ", o->hist_bits);
     lt_analyze_jnum(out, ldexp(1.0, -o->hist_bits));
     fprintf(out, "},\n  \"slo_ms\": {\"ttft\": ");
@@ -567,6 +690,8 @@ int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err 
         }
         fprintf(out, "]}");
     }
+    fprintf(out, ",\n  \"capacity\": ");
+    lt_analyze_capacity_json(a, out);
     char w[WARN_MAX][WARN_LEN];
     int nw = collect_warnings(a, w, WARN_MAX);
     fprintf(out, ",\n  \"warnings\": [");

@@ -11,6 +11,8 @@
  * window spans every measured request that was sent.
  */
 #include "analyze/analyze.h"
+#include "analyze/analyze_internal.h"
+#include "analyze/analyze_server.h"
 #include "traces/trace_reader.h"
 
 #include <math.h>
@@ -92,6 +94,7 @@ static void run_free(struct lt_analyze_run *r)
     }
     for (uint32_t i = 0; i < r->ts.n_spare; i++)
         lt_hist_free(r->ts.spare[i]);
+    lt_analyze_server_free(r->srv);
     free(r);
 }
 
@@ -129,6 +132,7 @@ static int get_run_slow(struct lt_analysis *a, uint32_t id, struct lt_analyze_ru
     r->file = file;
     r->first_sent = INT64_MAX;
     r->last_end = INT64_MIN;
+    r->trace_hit = NAN;
     r->ts.width_us = a->opts.bucket_us;
     r->ts.inv_width = 1.0 / (double)r->ts.width_us;
     for (int m = 0; m < LT_AM_COUNT + 2; m++) {
@@ -169,6 +173,43 @@ int lt_analysis_add_run(struct lt_analysis *a, const struct lt_run *run, struct 
     copy_str(r->target, sizeof r->target, run->target);
     copy_str(r->model, sizeof r->model, run->model);
     r->warmup_declared = run->warmup;
+    if (run->search) {
+        struct lt_analyze_probe *pr = &r->probe;
+        copy_str(pr->search, sizeof pr->search, run->search);
+        copy_str(pr->engine, sizeof pr->engine, run->engine);
+        copy_str(pr->verdict, sizeof pr->verdict, run->verdict);
+        copy_str(pr->slo, sizeof pr->slo, run->slo);
+        copy_str(pr->why, sizeof pr->why, run->why);
+        pr->load = run->load;
+        pr->target = run->attain_target;
+        pr->attain = run->attain;
+        pr->lo = run->attain_lo;
+        pr->hi = run->attain_hi;
+    }
+    int64_t ppm;
+    if (lt_extra_get_int(&run->extra, "trace_prefix_hit_ppm", &ppm) && ppm >= 0 && ppm <= 1000000)
+        r->trace_hit = (double)ppm / 1e6;
+    return 0;
+}
+
+int lt_analysis_add_scrape(struct lt_analysis *a, const struct lt_scrape *sc, struct lt_err *err)
+{
+    struct lt_analyze_run *r;
+    int rc = get_run(a, sc->run, &r, err);
+    if (rc < 0)
+        return rc;
+    if (!r->srv && !(r->srv = calloc(1, sizeof *r->srv)))
+        return lt_errset(err, LT_ENOMEM, "analyze: out of memory");
+    return lt_analyze_server_add(r->srv, sc, err);
+}
+
+int lt_analysis_add_check(struct lt_analysis *a, const struct lt_check *k, struct lt_err *err)
+{
+    struct lt_analyze_run *r;
+    int rc = get_run(a, k->run, &r, err);
+    if (rc < 0)
+        return rc;
+    lt_analyze_check_add(r, k);
     return 0;
 }
 
@@ -260,6 +301,8 @@ static void ts_coarsen(struct lt_analyze_ts *ts)
             m.ended += y->ended;
             m.ok += y->ok;
             m.errors += y->errors;
+            m.start_sum += y->start_sum;
+            m.end_sum += y->end_sum;
             merge_into(ts, &m.e2e, &y->e2e);
             merge_into(ts, &m.ttft, &y->ttft);
         }
@@ -282,6 +325,8 @@ static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t);
  * several times per result), the search is not. */
 static inline struct lt_analyze_bucket *ts_at(struct lt_analyze_ts *ts, int64_t t)
 {
+    if (t > ts->t_last)
+        ts->t_last = t;
     /* t - lo < w as unsigned: lo <= t < lo + w in one test (none for w = 0) */
     if ((uint64_t)t - (uint64_t)ts->last_lo[0] < ts->last_w[0])
         return &ts->b[ts->last_k[0]];
@@ -321,6 +366,48 @@ static struct lt_analyze_bucket *ts_find(struct lt_analyze_ts *ts, int64_t t)
         ts->last_w[0] = (uint64_t)ts->width_us;
     }
     return &ts->b[k];
+}
+
+void lt_analyze_ts_point(const struct lt_analyze_run *r, uint32_t k, struct lt_analyze_ts_point *p)
+{
+    const struct lt_analyze_ts *ts = &r->ts;
+    const struct lt_analyze_bucket *b = &ts->b[k];
+    double w = (double)ts->width_us, lo = (double)k * w;
+    /* In flight at the bucket's start, then each request's share of it:
+     * one sent at offset o adds (w - o), one that ended at o removes
+     * (w - o). The integral over the bucket, divided by its length. */
+    int64_t before = 0;
+    for (uint32_t j = 0; j < k; j++)
+        before += (int64_t)ts->b[j].started - (int64_t)ts->b[j].ended;
+    double len = w;
+    if (k + 1 == ts->n && (double)ts->t_last - lo < w) {
+        len = (double)ts->t_last - lo;
+        if (len < 1)
+            len = 1; /* a bucket of an instant: the run ended at its start */
+    }
+    /* The offsets' sums from the times' sums; times outside the bucket (the
+     * last one takes later times, hostile files earlier ones) count at its
+     * edges, as ts_find() counts them. */
+    double start_off =
+        fmin(fmax(b->start_sum - (double)b->started * lo, 0), (double)b->started * w);
+    double end_off = fmin(fmax(b->end_sum - (double)b->ended * lo, 0), (double)b->ended * w);
+    double busy = (double)before * len + (double)b->started * len - start_off -
+                  (double)b->ended * len + end_off;
+    p->t_s = lo / SEC_US;
+    p->len_s = len / SEC_US;
+    /* Tokens over at least a hundredth of the width: the last few chunks of a
+     * run that ends just after a bucket starts are no burst of speed. */
+    p->tokens_per_s = (double)b->tokens / (fmax(len, w / 100) / SEC_US);
+    p->in_flight = busy > 0 ? busy / len : 0;
+    p->ok = b->ok;
+    p->errors = b->errors;
+    const struct lt_hist *h[2] = {b->e2e, b->ttft};
+    double *out[2][2] = {{&p->e2e_p50_ms, &p->e2e_p99_ms}, {&p->ttft_p50_ms, &p->ttft_p99_ms}};
+    for (int i = 0; i < 2; i++) {
+        bool any = h[i] && lt_hist_count(h[i]);
+        *out[i][0] = any ? lt_analyze_pct(h[i], 50) / 1e3 : NAN;
+        *out[i][1] = any ? lt_analyze_pct(h[i], 99) / 1e3 : NAN;
+    }
 }
 
 /* ---- results -------------------------------------------------------- */
@@ -403,6 +490,60 @@ static inline bool times_in_range(const struct lt_result *res)
     return all < UINT64_C(1) << 63;
 }
 
+/* The server's message in an error body: the string value of its first
+ * "message" (OpenAI's and vLLM's {"error": {"message": ...}}), "detail"
+ * (FastAPI's) or "error" key, unescaped; else the body's start. */
+static void err_message(const char *body, char *out, size_t cap)
+{
+    static const char *const keys[] = {"\"message\"", "\"detail\"", "\"error\""};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        const char *p = strstr(body, keys[k]);
+        if (!p)
+            continue;
+        p += strlen(keys[k]);
+        while (*p == ' ')
+            p++;
+        if (*p++ != ':')
+            continue;
+        while (*p == ' ')
+            p++;
+        if (*p++ != '"')
+            continue;
+        size_t n = 0;
+        for (; *p && *p != '"' && n + 1 < cap; p++) {
+            if (*p == '\\' && p[1])
+                p++;
+            out[n++] = *p;
+        }
+        out[n] = '\0';
+        return;
+    }
+    copy_str(out, cap, body);
+}
+
+static void add_message(struct lt_analyze_run *r, const char *name, const struct lt_result *res)
+{
+    char msg[LT_ANALYZE_ERR_MSG];
+    err_message(res->err_body, msg, sizeof msg);
+    int32_t status = (res->has & LT_RHAS_STATUS) ? res->status : 0;
+    for (uint32_t i = 0; i < r->n_msgs; i++) {
+        struct lt_analyze_errmsg *m = &r->msgs[i];
+        if (m->status == status && !strcmp(m->name, name) && !strcmp(m->msg, msg)) {
+            m->n++;
+            return;
+        }
+    }
+    if (r->n_msgs == LT_ANALYZE_ERR_MSGS) {
+        r->msgs_other++;
+        return;
+    }
+    struct lt_analyze_errmsg *m = &r->msgs[r->n_msgs++];
+    copy_str(m->name, sizeof m->name, name);
+    memcpy(m->msg, msg, sizeof msg);
+    m->status = status;
+    m->n = 1;
+}
+
 static void add_error(struct lt_analyze_run *r, const struct lt_result *res, bool sent)
 {
     char name[LT_ANALYZE_ERR_NAME];
@@ -418,6 +559,8 @@ static void add_error(struct lt_analyze_run *r, const struct lt_result *res, boo
         snprintf(name, sizeof name, "http_%d", (int)res->status);
     else
         copy_str(name, sizeof name, "empty");
+    if (res->err_body)
+        add_message(r, name, res);
     for (uint32_t i = 0; i < r->n_errs; i++) {
         if (!strcmp(r->errs[i].name, name)) {
             r->errs[i].n++;
@@ -643,6 +786,8 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, s
         return rc;
     a->results++;
     r->results++;
+    if (res->has & LT_RHAS_OUT)
+        r->out_all += res->out;
     if (res->warmup && !a->opts.include_warmup) {
         r->warmup++;
         return 0;
@@ -662,14 +807,18 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, s
          * would call a client that kept up "late". */
         if (res->sent - res->sched > LT_ANALYZE_LATE_US)
             r->late++;
-        ts_at(&r->ts, res->sent)->started++;
+        struct lt_analyze_bucket *b = ts_at(&r->ts, res->sent);
+        b->started++;
+        b->start_sum += (double)res->sent;
         /* A request recorded without `end` (aborted) leaves the flight at
          * the last time known of it, or it would stay in flight forever. */
         int64_t gone = (res->has & LT_RHAS_END)           ? res->end
                        : (res->has & LT_RHAS_FIRST_TOKEN) ? res->first_token
                        : (res->has & LT_RHAS_FIRST_BYTE)  ? res->first_byte
                                                           : res->sent;
-        ts_at(&r->ts, gone)->ended++;
+        b = ts_at(&r->ts, gone);
+        b->ended++;
+        b->end_sum += (double)gone;
     }
     if (ok) {
         add_ok(a, r, res);
@@ -751,10 +900,44 @@ int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err)
     return 0;
 }
 
+/* What a file must hold for its figures to mean anything (issue 20, item
+ * 6): each run once, in a mode analyze knows, and no result that ends
+ * before it was sent. (Results added one by one, as the library allows,
+ * are not held to this.) */
+static int file_check(struct lt_analysis *a, const char *path, const struct lt_item *it,
+                      struct lt_err *err)
+{
+    if (it->type == LT_ITEM_RESULT) {
+        const struct lt_result *res = &it->res;
+        if ((res->has & LT_RHAS_SENT) && (res->has & LT_RHAS_END) && res->end < res->sent)
+            return lt_errset(
+                err, LT_EFORMAT, "%s: record %llu: \"end\" (%lld us) is before \"sent\" (%lld us)",
+                path, (unsigned long long)it->index, (long long)res->end, (long long)res->sent);
+        return 0;
+    }
+    if (it->type != LT_ITEM_RUN)
+        return 0;
+    const struct lt_run *run = &it->run;
+    const char *m = run->mode ? run->mode : "";
+    if (strcmp(m, "trace") && strcmp(m, "concurrency") && strcmp(m, "rate"))
+        return lt_errset(err, LT_EFORMAT,
+                         "%s: record %llu: run %u has mode \"%.32s\", which is not trace, "
+                         "concurrency or rate",
+                         path, (unsigned long long)it->index, run->id, m);
+    for (uint32_t i = 0; i < a->n_runs; i++)
+        if (a->runs[i]->file == cur_file(a) && a->runs[i]->id == run->id && a->runs[i]->have_record)
+            return lt_errset(err, LT_EFORMAT,
+                             "%s: record %llu: a second run record for run %u (run ids are "
+                             "unique in a file)",
+                             path, (unsigned long long)it->index, run->id);
+    return 0;
+}
+
 int lt_analysis_add_file(struct lt_analysis *a, const char *path, struct lt_err *err)
 {
     int rc = 0;
-    struct lt_reader *rd = lt_reader_open_kind(path, LT_KIND_RESULTS, NULL, err);
+    struct lt_reader *rd = lt_analyze_open(path, LT_KIND_RESULTS, a->opts.salvage, a->opts.on_skip,
+                                           a->opts.skip_ud, err);
     if (!rd)
         return err && err->code < 0 ? err->code : LT_EIO;
     lt_analysis_next_file(a);
@@ -766,14 +949,41 @@ int lt_analysis_add_file(struct lt_analysis *a, const char *path, struct lt_err 
     int n;
     while ((n = lt_reader_next(rd, &it, err)) == 1) {
         a->values++;
+        if ((rc = file_check(a, path, it, err)) < 0)
+            goto out;
         if (it->type == LT_ITEM_RUN)
             LT_TRY(lt_analysis_add_run(a, &it->run, err));
         else if (it->type == LT_ITEM_RESULT)
             LT_TRY(lt_analysis_add_result(a, &it->res, err));
+        else if (it->type == LT_ITEM_SCRAPE)
+            LT_TRY(lt_analysis_add_scrape(a, &it->scr, err));
+        else if (it->type == LT_ITEM_CHECK)
+            LT_TRY(lt_analysis_add_check(a, &it->chk, err));
     }
-    if (n < 0)
+    if (n < 0) {
         rc = n;
-out:
+        goto out;
+    }
+    /* A run record salvage skipped is damage it reports, not a file
+     * that names runs it never had; so is one that a repaired copy (`cat
+     * --salvage -o`, whose header counts what was skipped) lacks. */
+    int64_t lost = 0;
+    const struct lt_extra *hx = &lt_reader_header(rd)->extra;
+    bool repaired = (lt_extra_get_int(hx, "salvaged_frames", &lost) && lost > 0) ||
+                    (lt_extra_get_int(hx, "salvaged_values", &lost) && lost > 0);
+    for (uint32_t i = 0; i < a->n_runs && !a->opts.salvage && !repaired; i++)
+        if (a->runs[i]->file == cur_file(a) && !a->runs[i]->have_record) {
+            rc = lt_errset(err, LT_EFORMAT,
+                           "%s: results name run %u, but the file has no run record for it", path,
+                           a->runs[i]->id);
+            goto out;
+        }
+out:;
+    struct lt_reader_stats st;
+    lt_reader_stats(rd, &st);
+    a->skipped_frames += st.skipped_frames;
+    a->skipped_bytes += st.skipped_bytes;
+    a->skipped_values += st.skipped_values;
     lt_reader_free(rd);
     return rc;
 }

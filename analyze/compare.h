@@ -2,40 +2,59 @@
  * loadtrace compare: two traces (is B representative of A?) or two results
  * files (did B beat A?), with the evidence for every verdict.
  *
- * Traces: per property (inter-arrival times, burstiness, input and output
- * lengths, reasoning share, tool-call rate, turns per session, prefix
- * reuse), the two-sample Kolmogorov-Smirnov statistic D with its asymptotic
- * p-value, the Wasserstein-1 distance normalized by A's mean, the difference
- * of p50/p90/p99, and a verdict against the thresholds of docs/compare.md;
- * the overall verdict is the worst one. Distributions are the log-linear
- * histograms of traces/trace_info.h (exact counts, 0.1 % value precision),
- * so memory does not grow with the number of records, except for
- * trace_info's sets of distinct prefix blocks and sessions.
+ * Each comparison computes a result struct, which the renderings lay out
+ * (text, JSON, charts); lt_compare_files is both steps for the command.
  *
- * Results: per matched run (same concurrency or rate), the difference B - A
- * of p50 and p99 of TTFT, TPOT and E2E, of Agg and per-request tok/s and of
- * the mean output length, each with a bootstrap confidence interval; when
- * both replayed the same trace, per-request paired differences. The
- * bootstrap and the pairing use a bottom-k sample of each run (the k
- * requests with the smallest hash of their trace index: the same requests
- * in both files when they replayed the same trace), so memory is bounded by
- * k whatever the number of requests.
+ * Traces (compare_traces.c): per property (inter-arrival times, burstiness,
+ * input and output lengths, reasoning share, tool-call rate, turns per
+ * session, prefix reuse), the two-sample Kolmogorov-Smirnov statistic D
+ * with its asymptotic p-value, the Wasserstein-1 distance normalized by A's
+ * mean, the difference of p50/p90/p99, and a verdict against the thresholds
+ * of docs/compare.md; the overall verdict is the worst one. Distributions
+ * are the log-linear histograms of workload/trace_info.h (exact counts,
+ * 0.1 % value precision), so memory does not grow with the number of
+ * records, except for trace_info's sets of distinct prefix blocks and
+ * sessions.
+ *
+ * Results (compare_results.c): per matched run (same concurrency or rate),
+ * the difference B - A of p50 and p99 of TTFT, TPOT and E2E, of Agg and
+ * per-request tok/s and of the mean output length, each with a bootstrap
+ * confidence interval; when both replayed the same trace, per-request
+ * paired differences. The bootstrap and the pairing use a bottom-k sample
+ * of each run (the k requests with the smallest hash of their trace index:
+ * the same requests in both files when they replayed the same trace), so
+ * memory is bounded by k whatever the number of requests.
+ *
+ * Rendering: compare_render.c (text and JSON, schema loadtrace-compare/1)
+ * and compare_plot.c (CDF overlays and QQ plots through analyze_plot.h).
  */
 #ifndef LT_COMPARE_H
 #define LT_COMPARE_H
 
-#include "traces/lt_err.h"
+#include "analyze/analyze.h"
+#include "base/lt_err.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+/* Every verdict of both comparisons; lt_compare_verdict_name gives the word
+ * the reports print. */
 enum lt_compare_verdict {
-    LT_CMP_SAME = 0,      /* traces: representative; results: no difference that matters */
-    LT_CMP_CLOSE = 1,     /* traces: close; results: B better */
-    LT_CMP_DIFFERENT = 2, /* traces: not representative; results: B worse */
-    LT_CMP_NODATA = 3,    /* a side has no data for it */
+    LT_CMP_NODATA = 0,     /* a side has no data for it */
+    LT_CMP_REPRESENTATIVE, /* traces: within the "same" thresholds */
+    LT_CMP_CLOSE,          /* traces: within the "close" thresholds */
+    LT_CMP_DIFFERENT,      /* traces: beyond them; results: a difference, neither side better */
+    LT_CMP_SAME,           /* results: no difference that matters */
+    LT_CMP_BETTER,         /* results: B better */
+    LT_CMP_WORSE,          /* results: B worse */
+    LT_CMP_VERDICTS
 };
+
+/* "no data", "representative", "close", "different", "same", "B better",
+ * "B worse". */
+const char *lt_compare_verdict_name(enum lt_compare_verdict v);
 
 struct lt_compare_opts {
     bool json;             /* JSON instead of the terminal report */
@@ -46,18 +65,22 @@ struct lt_compare_opts {
     uint64_t seed;         /* bootstrap random seed; 0 = 1 */
     double confidence;     /* results: CI level; 0 = 0.95 */
     double margin;         /* results: relative difference that matters; 0 = 0.05 */
+    bool salvage;          /* read every intact frame of a damaged file */
+    void (*on_skip)(void *ud, const char *what); /* salvage: each piece skipped; may be NULL */
+    void *skip_ud;
 };
 
 /* What a comparison found, for the command to choose its exit code. */
 struct lt_compare_summary {
-    bool traces;          /* true: traces were compared; false: results */
-    int overall;          /* enum lt_compare_verdict: the worst per property (traces) */
-    uint32_t properties;  /* properties (traces) or metrics (results) compared */
-    uint32_t different;   /* of them, different (traces) or worse (results) */
-    uint32_t better;      /* results: metrics where B is better */
-    uint32_t charts;      /* charts written */
-    bool gnuplot_missing; /* charts asked for but gnuplot is not installed */
-    char notes[8][512];   /* gnuplot warnings and other notes for the user */
+    bool traces;                     /* true: traces were compared; false: results */
+    enum lt_compare_verdict overall; /* traces: the worst per property */
+    uint32_t properties;             /* properties (traces) or metrics (results) compared */
+    uint32_t different;              /* of them, different (traces); worse or different (results) */
+    uint32_t better;                 /* results: metrics where B is better */
+    uint32_t charts;                 /* charts written */
+    bool gnuplot_missing;            /* charts asked for but gnuplot is not installed */
+    uint64_t skipped[2];             /* salvage: frames plus values skipped in A and in B */
+    char notes[8][512];              /* gnuplot warnings and other notes for the user */
     uint32_t n_notes;
 };
 
@@ -67,7 +90,152 @@ struct lt_compare_summary {
 int lt_compare_files(const char *path_a, const char *path_b, const struct lt_compare_opts *opts,
                      FILE *out, struct lt_compare_summary *sum, struct lt_err *err);
 
-/* The statistics, exposed for tests. */
+/* Options with every 0 replaced by its default (see lt_compare_opts). */
+void lt_compare_opts_defaults(struct lt_compare_opts *o);
+
+/* ---- traces ------------------------------------------------------------- */
+
+/* The properties compared, in the order the reports list them. */
+enum lt_compare_prop {
+    LT_CMPP_INTERARRIVAL,
+    LT_CMPP_IN,
+    LT_CMPP_OUT,
+    LT_CMPP_REASONING,
+    LT_CMPP_TURNS,
+    LT_CMPP_GAP_CV,
+    LT_CMPP_PEAK,
+    LT_CMPP_TOOL_RATE,
+    LT_CMPP_PREFIX_REUSE,
+    LT_CMPP_COUNT
+};
+
+/* How a property is judged: two distributions, or two scalars by their
+ * relative or absolute difference. */
+enum lt_compare_kind { LT_CMP_DIST, LT_CMP_REL, LT_CMP_ABS };
+
+struct lt_compare_prop_result {
+    const char *name;
+    const char *unit; /* of the values shown (after scale) */
+    enum lt_compare_kind kind;
+    /* distributions; ha, hb belong to the comparison */
+    const struct lt_hist *ha, *hb;
+    double scale; /* histogram unit -> shown unit */
+    bool w1_abs;  /* W1 in absolute shown units (shares), not / mean(A) */
+    uint64_t na, nb;
+    double ks, p, w1n;
+    double ks_tol, w1_tol; /* the thresholds used for "representative" */
+    double qa[3], qb[3];   /* p50, p90, p99 (shown units) */
+    /* scalars (p: the tool-call rate's two-proportion p-value) */
+    double va, vb, diff; /* diff: relative (LT_CMP_REL) or absolute (LT_CMP_ABS) */
+    enum lt_compare_verdict verdict;
+    const char *chart; /* chart name stem, or NULL */
+};
+
+/* One side's figures for the report's header. */
+struct lt_compare_trace_side {
+    const char *path;
+    uint64_t records;
+    double rate, span_s;
+};
+
+struct lt_compare_tside;
+
+struct lt_compare_traces {
+    struct lt_compare_trace_side a, b;
+    struct lt_compare_prop_result props[LT_CMPP_COUNT];
+    enum lt_compare_verdict overall;  /* the worst of the properties */
+    uint32_t compared, different;     /* properties with data; of them, different */
+    uint64_t skipped_a, skipped_b;    /* salvage: frames and values skipped in A, in B */
+    struct lt_compare_tside *sa, *sb; /* private: what the histograms live in */
+};
+
+/* Read both traces (paths are kept, not copied) and judge every property;
+ * opts (may be NULL) says whether to salvage damaged files. Returns 0 or a
+ * negative LT_E* code with err filled; release t in both cases. */
+int lt_compare_traces_compute(struct lt_compare_traces *t, const char *path_a, const char *path_b,
+                              const struct lt_compare_opts *opts, struct lt_err *err);
+void lt_compare_traces_release(struct lt_compare_traces *t);
+
+/* ---- results ------------------------------------------------------------ */
+
+/* The figures compared per matched run, in the order the reports list them. */
+enum lt_compare_metric {
+    LT_CMPM_TTFT_P50,
+    LT_CMPM_TTFT_P99,
+    LT_CMPM_TPOT_P50,
+    LT_CMPM_TPOT_P99,
+    LT_CMPM_E2E_P50,
+    LT_CMPM_E2E_P99,
+    LT_CMPM_AGG_TPS,
+    LT_CMPM_DECODE_TPS,
+    LT_CMPM_OUT_MEAN,
+    LT_CMPM_COUNT
+};
+
+/* Name ("TTFT p50") and unit ("ms") of a metric. */
+const char *lt_compare_metric_name(enum lt_compare_metric m);
+const char *lt_compare_metric_unit(enum lt_compare_metric m);
+
+struct lt_compare_metric_result {
+    double a, b, diff, rel, lo, hi; /* diff = b - a; rel = diff / a; [lo, hi]: its CI */
+    uint64_t na, nb;
+    enum lt_compare_verdict verdict; /* same, B better, B worse, different, no data */
+};
+
+/* Per-request differences B - A of TTFT, TPOT and E2E (ms) over the
+ * requests both samples hold. */
+enum { LT_CMP_PAIRED_TTFT, LT_CMP_PAIRED_TPOT, LT_CMP_PAIRED_E2E, LT_CMP_PAIRED_COUNT };
+struct lt_compare_paired {
+    bool paired;  /* at least half of the smaller sample is in both */
+    size_t pairs; /* requests Ok in both */
+    size_t n[LT_CMP_PAIRED_COUNT];
+    double mean[LT_CMP_PAIRED_COUNT], median[LT_CMP_PAIRED_COUNT];
+    double lo[LT_CMP_PAIRED_COUNT], hi[LT_CMP_PAIRED_COUNT]; /* CI of the mean */
+    uint64_t faster[LT_CMP_PAIRED_COUNT];                    /* requests where B was faster */
+};
+
+struct lt_compare_pair {
+    const struct lt_analyze_run *ra, *rb; /* belong to the comparison */
+    char la[48], lb[48];                  /* "C 16", "rate 2/s", "run 3" */
+    struct lt_compare_metric_result m[LT_CMPM_COUNT];
+    struct lt_compare_paired paired;
+    /* TPOT p50, Agg tok/s and mean output length the same: B performs as
+     * A (the synthetic-prompts question) */
+    bool same_performance;
+};
+
+struct lt_compare_rside;
+
+struct lt_compare_results {
+    const char *path_a, *path_b;
+    uint32_t runs_a, runs_b;
+    struct lt_compare_opts o; /* with the defaults filled in */
+    /* For each run of A in order: its pair, or -1 when B has no run at the
+     * same level. */
+    int32_t pair_of[LT_ANALYZE_RUNS_MAX];
+    uint32_t id_a[LT_ANALYZE_RUNS_MAX]; /* the run ids of A */
+    struct lt_compare_pair *pairs;
+    uint32_t n_pairs;
+    uint32_t compared, better, worse; /* metrics with data; B better; B worse or different */
+    uint64_t skipped_a, skipped_b;    /* salvage: frames and values skipped in A, in B */
+    struct lt_compare_rside *sa, *sb; /* private: the analyses and samples */
+};
+
+/* Read both results files (paths kept, not copied), match their runs and
+ * compare every pair. Returns 0 or a negative LT_E* code with err filled;
+ * release r in both cases. */
+int lt_compare_results_compute(struct lt_compare_results *r, const char *path_a, const char *path_b,
+                               const struct lt_compare_opts *opts, struct lt_err *err);
+void lt_compare_results_release(struct lt_compare_results *r);
+
+/* ---- rendering ---------------------------------------------------------- */
+
+void lt_compare_traces_write_text(const struct lt_compare_traces *t, FILE *out);
+void lt_compare_traces_write_json(const struct lt_compare_traces *t, FILE *out);
+void lt_compare_results_write_text(const struct lt_compare_results *r, FILE *out);
+void lt_compare_results_write_json(const struct lt_compare_results *r, FILE *out);
+
+/* ---- statistics, exposed for tests --------------------------------------- */
 
 /* Two-sample Kolmogorov-Smirnov statistic of two histograms made with the
  * same bits and highest (LT_EINVAL otherwise), with the Wasserstein-1

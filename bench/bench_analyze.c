@@ -25,8 +25,8 @@
  * lt_analyze_file(), file I/O included (the file sits in the page cache).
  */
 #include "analyze/analyze.h"
-#include "traces/lt_rng.h"
-#include "traces/lt_time.h"
+#include "base/lt_rng.h"
+#include "base/lt_time.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 

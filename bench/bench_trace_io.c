@@ -10,8 +10,8 @@
  *
  * usage: bench_trace_io [N] [DIR]
  */
-#include "traces/lt_rng.h"
-#include "traces/lt_time.h"
+#include "base/lt_rng.h"
+#include "base/lt_time.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 

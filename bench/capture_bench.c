@@ -10,21 +10,32 @@
  *      through capture, each on a kept-alive connection; p50 and p99 of
  *      the time to the first content chunk, both ways;
  *   2. aggregate streamed tok/s at --streams concurrent streams, direct
- *      and through capture, alternating runs; and capture's CPU time per
- *      relayed chunk (utime + stime from /proc, over the capture runs).
+ *      and through capture, alternating runs; capture's CPU time per
+ *      relayed chunk (utime + stime from /proc, over the capture runs);
+ *      and its memory per open stream (peak RSS during a run minus its
+ *      RSS before, over the streams) and threads at the peak;
+ *   3. --idle N client connections, each having made one keep-alive
+ *      request (GET /healthz) and then idle: how many capture holds,
+ *      and its threads and RSS while it holds them.
  *
  *   capture_bench LOADTRACE [--requests N] [--streams N] [--out N]
- *                 [--runs N] [--profile FILE] [--dir DIR]
+ *                 [--runs N] [--profile FILE] [--dir DIR] [--idle N]
  */
-#include "traces/lt_time.h"
+#include "base/lt_time.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -120,6 +131,24 @@ static double cpu_s(pid_t pid)
     return 0;
 }
 
+/* A "Key:" line of /proc/PID/status (kB for memory), 0 if none. */
+static long proc_status(pid_t pid, const char *key)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long v = 0;
+    size_t kl = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, kl) && line[kl] == ':') {
+            v = strtol(line + kl + 1, NULL, 10);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return v;
+}
+
 static void setup(struct stream *s, const char *url, const char *body, struct curl_slist *hdr)
 {
     if (!s->h)
@@ -149,8 +178,10 @@ static double pct_ms(int64_t *v, int n, double p)
     return (double)v[i] / 1e6;
 }
 
-/* N concurrent streams against url; returns aggregate content tok/s. */
-static double run_streams(const char *url, int n, int out, uint64_t *chunks, int *ok)
+/* N concurrent streams against url; returns aggregate content tok/s.
+ * With watch > 0, the peak RSS (kB) and threads of that process. */
+static double run_streams(const char *url, int n, int out, uint64_t *chunks, int *ok, pid_t watch,
+                          long *peak_kb, long *peak_threads)
 {
     char body[256];
     snprintf(body, sizeof body,
@@ -182,6 +213,13 @@ static double run_streams(const char *url, int n, int out, uint64_t *chunks, int
         }
         if (running)
             curl_multi_poll(m, NULL, 0, 100, NULL);
+        if (watch > 0) {
+            long kb = proc_status(watch, "VmRSS"), th = proc_status(watch, "Threads");
+            if (kb > *peak_kb)
+                *peak_kb = kb;
+            if (th > *peak_threads)
+                *peak_threads = th;
+        }
     }
     uint64_t tokens = 0;
     *chunks = 0;
@@ -199,6 +237,54 @@ static double run_streams(const char *url, int n, int out, uint64_t *chunks, int
     return (double)tokens / ((double)(tend - t0) / 1e9);
 }
 
+/* n connections to 127.0.0.1:port, each making one keep-alive request
+ * and then idle; how many are still open once all are made. */
+static void run_idle(int port, int n, pid_t cap)
+{
+    int *fd = malloc((size_t)n * sizeof *fd);
+    int held = 0, answered = 0;
+    long kb0 = proc_status(cap, "VmRSS"), th0 = proc_status(cap, "Threads");
+    static const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    int64_t t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        fd[i] = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (fd[i] < 0 || connect(fd[i], (struct sockaddr *)&a, sizeof a) < 0 ||
+            send(fd[i], req, sizeof req - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof req - 1)) {
+            if (fd[i] >= 0)
+                close(fd[i]);
+            fd[i] = -1;
+            continue;
+        }
+        struct pollfd p = {fd[i], POLLIN, 0};
+        char buf[2048];
+        if (poll(&p, 1, 2000) == 1 && recv(fd[i], buf, sizeof buf, 0) > 0)
+            answered++;
+    }
+    double open_s = (double)(now_ns() - t0) / 1e9;
+    struct timespec ts = {1, 0};
+    nanosleep(&ts, NULL);
+    /* Still open: nothing to read, or not the end of the stream. */
+    for (int i = 0; i < n; i++) {
+        if (fd[i] < 0)
+            continue;
+        char b;
+        ssize_t r = recv(fd[i], &b, 1, MSG_DONTWAIT | MSG_PEEK);
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            held++;
+    }
+    long kb = proc_status(cap, "VmRSS"), th = proc_status(cap, "Threads");
+    printf("Idle keep-alive connections (%d asked, each after one GET /healthz)\n", n);
+    printf("  answered %d, still held after 1 s %d (opened in %.1f s)\n", answered, held, open_s);
+    printf("  capture threads %ld -> %ld, RSS %.1f -> %.1f MiB (%.1f KiB per held connection)\n",
+           th0, th, kb0 / 1024.0, kb / 1024.0, held ? (double)(kb - kb0) / held : 0.0);
+    for (int i = 0; i < n; i++)
+        if (fd[i] >= 0)
+            close(fd[i]);
+    free(fd);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -207,7 +293,7 @@ int main(int argc, char **argv)
         return 2;
     }
     char *lt = argv[1];
-    int requests = 2000, streams = 256, out = 300, runs = 2;
+    int requests = 2000, streams = 256, out = 300, runs = 2, idle = 0;
     const char *profile = "bench/sim-paced.profile", *dir = "/tmp";
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--requests"))
@@ -222,9 +308,17 @@ int main(int argc, char **argv)
             profile = argv[i + 1];
         else if (!strcmp(argv[i], "--dir"))
             dir = argv[i + 1];
+        else if (!strcmp(argv[i], "--idle"))
+            idle = (int)strtol(argv[i + 1], NULL, 10);
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
     char pf[4][512], url[4][128], trace[2][512], sport[16];
+    int cap_port[2] = {0, 0};
     pid_t pid[4];
     const char *profiles[2] = {"fast", profile};
     for (int k = 0; k < 2; k++) {
@@ -247,7 +341,7 @@ int main(int argc, char **argv)
         char *ca[] = {lt,           "capture", "--listen", "127.0.0.1:0", "--port-file", pf[k + 2],
                       "--upstream", up,        "-o",       trace[k],      "-q",          NULL};
         pid[k + 2] = spawn(ca);
-        port = wait_port(pf[k + 2], pid[k + 2]);
+        port = cap_port[k] = wait_port(pf[k + 2], pid[k + 2]);
         if (port < 0) {
             fprintf(stderr, "capture_bench: capture did not start\n");
             return 1;
@@ -283,12 +377,14 @@ int main(int argc, char **argv)
     double sum[2] = {0, 0};
     uint64_t cap_chunks = 0;
     double cap_cpu = 0;
+    long rss0 = proc_status(pid[3], "VmRSS"), peak_kb = 0, peak_th = 0;
     for (int r = 0; r < runs; r++) {
         for (int w = 0; w < 2; w++) {
             uint64_t chunks;
             int ok;
             double c0 = cpu_s(pid[3]);
-            double tps = run_streams(url[w == 0 ? 1 : 3], streams, out, &chunks, &ok);
+            double tps = run_streams(url[w == 0 ? 1 : 3], streams, out, &chunks, &ok,
+                                     w ? pid[3] : 0, &peak_kb, &peak_th);
             double c1 = cpu_s(pid[3]);
             if (w == 1) {
                 cap_chunks += chunks;
@@ -303,6 +399,12 @@ int main(int argc, char **argv)
     printf("  capture CPU per relayed chunk: %.1f us (%.2f s for %llu chunks)\n",
            cap_chunks ? 1e6 * cap_cpu / (double)cap_chunks : 0.0, cap_cpu,
            (unsigned long long)cap_chunks);
+    printf("  capture memory: RSS %.1f MiB before, %.1f MiB at the peak: %.1f KiB per open "
+           "stream; %ld threads at the peak\n",
+           rss0 / 1024.0, peak_kb / 1024.0, streams ? (double)(peak_kb - rss0) / streams : 0.0,
+           peak_th);
+    if (idle > 0)
+        run_idle(cap_port[1], idle, pid[3]);
     for (int k = 0; k < 4; k++)
         kill(pid[k], SIGTERM);
     for (int k = 0; k < 4; k++)

@@ -16,7 +16,7 @@
  *          --streams N  --out N  --prompt N  --profile P  --time-scale X
  *          --dir DIR (scratch files)  --max-seconds S (give up after S)
  */
-#include "traces/lt_time.h"
+#include "base/lt_time.h"
 
 #include <curl/curl.h>
 #include <errno.h>

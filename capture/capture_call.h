@@ -10,6 +10,9 @@
  * (prompt, output, reasoning, cached tokens), the finish reason and each
  * tool call's argument size. Text is kept only when asked (keep_content).
  * Headers are never looked at here, so no secret can reach a record.
+ * Responses and Messages prompts are read as the chat turns they are
+ * (instructions or system, user and assistant turns, tool calls and their
+ * results), so a trace has one shape of prompt whatever the API.
  *
  * Ownership: the call owns every string and array it points to; the record
  * lt_capture_call_record() fills points into the call and is valid until
@@ -18,7 +21,7 @@
 #ifndef LT_CAPTURE_CALL_H
 #define LT_CAPTURE_CALL_H
 
-#include "traces/lt_buf.h"
+#include "base/lt_buf.h"
 #include "traces/trace_format.h"
 
 #include <stdbool.h>
@@ -29,9 +32,12 @@ enum lt_capture_api {
     LT_CAPTURE_API_NONE = 0, /* passed through, not recorded */
     LT_CAPTURE_API_CHAT = 1,
     LT_CAPTURE_API_COMPLETIONS = 2,
+    LT_CAPTURE_API_RESPONSES = 3, /* OpenAI Responses (/v1/responses) */
+    LT_CAPTURE_API_MESSAGES = 4,  /* Anthropic Messages (/v1/messages) */
 };
 
-/* Which API a request path is ("/v1/chat/completions" -> CHAT); the query
+/* Which API a request path is ("/v1/chat/completions" -> CHAT,
+ * "/v1/responses" -> RESPONSES, "/v1/messages" -> MESSAGES); the query
  * string, if any, is ignored. */
 enum lt_capture_api lt_capture_api_of(const char *method, const char *path);
 
@@ -50,6 +56,20 @@ enum {
 };
 
 #define LT_CAPTURE_MAX_CALLS 128
+#define LT_CAPTURE_MAX_CHANGES 8
+
+/* Where kept text (`text`, `out_text`) was cut to keep the record within
+ * the reader's limit, this ends it (and `changed` says how long it was). */
+#define LT_CAPTURE_CUT_MARK "\n[... cut by loadtrace capture]"
+
+/* A value the record does not hold as it was sent (the extra key
+ * `changed`, field -> what was sent: a number, or why when it was not
+ * one). */
+struct lt_capture_change {
+    const char *field; /* static */
+    int64_t sent;
+    const char *why; /* static, or NULL: `sent` is the value */
+};
 
 struct lt_capture_call {
     struct lt_capture_call_opts o;
@@ -79,6 +99,8 @@ struct lt_capture_call {
     uint32_t n_blocks;
     char *text; /* keep_content: the prompt */
     size_t text_len;
+    size_t msgs_bytes; /* msgs as packed, at most */
+    bool in_unknown;   /* the prompt could not be read: no estimate of `in` */
     /* Filled from the response. */
     bool usage; /* the server's usage was seen */
     uint32_t u_in, u_out, u_reasoning, u_cached;
@@ -87,8 +109,13 @@ struct lt_capture_call {
     uint32_t out_est, reason_est;       /* estimated from text (whole bodies) */
     struct lt_buf *args; /* tool-call arguments by index (LT_CAPTURE_MAX_CALLS), lazily */
     uint32_t n_calls;
+    bool in_tool_block;  /* Responses, Messages: a tool call's deltas are being read */
+    uint32_t tool_block; /* ... of this output item or content block */
     char finish[24];
     struct lt_buf out_text; /* keep_content: the answer */
+    size_t out_text_sent;   /* ... and its bytes as sent (more when cut) */
+    struct lt_capture_change changed[LT_CAPTURE_MAX_CHANGES];
+    uint32_t n_changed;
     /* What happened. */
     int status;        /* HTTP status the client got (0: none) */
     int64_t ttft, e2e; /* us, -1 when unknown */
@@ -96,6 +123,11 @@ struct lt_capture_call {
     /* Storage for lt_capture_call_record. */
     uint32_t *calls_tok;
     struct lt_buf extra;
+    struct lt_buf scratch; /* a decoded string of the answer */
+    /* The recorder's, while the request runs (lt_capture_recorder_started). */
+    int64_t started_ns;
+    bool begun_written;
+    struct lt_capture_call *run_prev, *run_next;
 };
 
 /* Allocate an empty call; NULL when out of memory. */
@@ -113,14 +145,31 @@ int lt_capture_call_request_json(struct lt_capture_call *c, struct json_t *req);
 /* One SSE data payload of a streamed response; returns LT_CAPTURE_CHUNK_*
  * bits. */
 unsigned lt_capture_call_chunk(struct lt_capture_call *c, const char *data, size_t len);
-/* A whole (non-streamed) response body, or its parsed tree. */
+/* A whole (non-streamed) response body, or its parsed tree. A chunk or a
+ * body with an error object sets err to "upstream_error". */
 int lt_capture_call_body(struct lt_capture_call *c, const char *body, size_t len);
 int lt_capture_call_body_json(struct lt_capture_call *c, struct json_t *resp);
 /* Take usage from a usage object (also used by the log importer). */
 void lt_capture_call_usage(struct lt_capture_call *c, struct json_t *usage);
 
-/* Fill rec from the call (pointers into c). Returns 0 or LT_ENOMEM. */
+/* Note that field is not recorded as sent (sent, or why when not a
+ * number); a second note of the same field replaces the first. */
+void lt_capture_call_changed(struct lt_capture_call *c, const char *field, int64_t sent,
+                             const char *why);
+
+/* Fill rec from the call (pointers into c). A record that would pass the
+ * trace reader's limits has its kept text, then its answer text, then its
+ * message list cut to fit, each cut noted in `changed`. Returns 0 or
+ * LT_ENOMEM. */
 int lt_capture_call_record(struct lt_capture_call *c, struct lt_record *rec);
+
+/* The record of a request that has not finished (`err: "unfinished"`,
+ * failed): what the request said, nothing of the answer. Reads only what
+ * lt_capture_call_request set, so it may run while the answer is being
+ * read on another thread; its extra keys go to extra. Returns 0 or
+ * LT_ENOMEM. */
+int lt_capture_call_record_unfinished(const struct lt_capture_call *c, struct lt_record *r,
+                                      struct lt_buf *extra);
 
 /* The request body with `"stream_options":{"include_usage":true}` added at
  * the front of its top-level object, into out. Returns 0, or LT_EINVAL when

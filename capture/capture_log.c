@@ -7,9 +7,10 @@
 #include "capture/capture_call.h"
 #include "capture/capture_proxy.h"
 #include "capture/capture_session.h"
-#include "traces/lt_lines.h"
-#include "traces/lt_time.h"
+#include "base/lt_lines.h"
+#include "base/lt_time.h"
 #include "traces/trace_writer.h"
+#include "wire/wire_sse.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -35,17 +36,30 @@ static json_t *first_of(json_t *o, const char *const *keys)
     return NULL;
 }
 
-/* A time value to us since the epoch; false if it is none. */
-static bool time_us(const json_t *v, int64_t *us)
+/* The latest time or longest duration a log line may give: the year 9999
+ * (253402300800 s since the epoch), in µs. Checked before any arithmetic,
+ * so no sum or difference of two of them can overflow. */
+#define MAX_TIME_US 253402300800000000.0
+
+/* A time value to us since the epoch; false if it is none. A number past
+ * MAX_TIME_US is out of range: false, with bad set to it. 0 is none (a
+ * field some gateways leave at zero); a negative number or a string that
+ * is no date is not a time (bad_time says which). */
+static bool time_us(const json_t *v, int64_t *us, double *bad)
 {
     if (json_is_number(v)) {
         double d = json_number_value(v);
         if (!(d > 0) || !isfinite(d))
             return false;
+        double raw = d;
         if (d < 1e11)
             d *= 1e6; /* seconds */
         else if (d < 1e14)
             d *= 1e3; /* milliseconds */
+        if (!(d <= MAX_TIME_US)) {
+            *bad = raw;
+            return false;
+        }
         *us = (int64_t)llround(d);
         return true;
     }
@@ -67,7 +81,8 @@ static bool duration_us(json_t *o, const char *ms_key, const char *s_key, int64_
         v = json_object_get(o, s_key);
         scale = 1e6;
     }
-    if (!json_is_number(v) || json_number_value(v) < 0)
+    if (!json_is_number(v) || !(json_number_value(v) >= 0) ||
+        !(json_number_value(v) * scale <= MAX_TIME_US))
         return false;
     *us = (int64_t)llround(json_number_value(v) * scale);
     return true;
@@ -83,20 +98,47 @@ static json_t *as_object(json_t *v)
     return NULL;
 }
 
-/* The SSE text of a logged stream: every data line, as the proxy reads them. */
+/* A time field that is there but is no time: the line is refused with
+ * the key and the value, rather than read as having no such time. */
+static bool bad_time(json_t *line, const char *const *keys, char *why, size_t whysz)
+{
+    for (; *keys; keys++) {
+        json_t *v = json_object_get(line, *keys);
+        if (!v || json_is_null(v))
+            continue;
+        int64_t us;
+        double bad = 0;
+        if (time_us(v, &us, &bad) || bad != 0)
+            return false; /* a time, or one out of range (said apart) */
+        if (json_is_number(v) && json_number_value(v) == 0)
+            return false;
+        char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        snprintf(why, whysz,
+                 "%s %.64s is not a time (epoch seconds, milliseconds or microseconds after "
+                 "1970, or an RFC 3339 date)",
+                 *keys, text ? text : "?");
+        free(text);
+        return true;
+    }
+    return false;
+}
+
+static int log_event(void *ud, const char *data, size_t len)
+{
+    lt_capture_call_chunk(ud, data, len);
+    return 0;
+}
+
+/* The SSE text of a logged stream: every event, as the proxy reads them
+ * (the same framer; the text is in memory already, so its length bounds
+ * every line and event). */
 static void read_sse_text(struct lt_capture_call *c, const char *s, size_t n)
 {
-    while (n) {
-        const char *nl = memchr(s, '\n', n);
-        size_t l = nl ? (size_t)(nl - s) : n;
-        size_t ll = l && s[l - 1] == '\r' ? l - 1 : l;
-        if (ll >= 5 && !memcmp(s, "data:", 5)) {
-            size_t off = ll > 5 && s[5] == ' ' ? 6 : 5;
-            lt_capture_call_chunk(c, s + off, ll - off);
-        }
-        s += nl ? l + 1 : l;
-        n -= nl ? l + 1 : l;
-    }
+    struct lt_wire_sse sse;
+    lt_wire_sse_init(&sse, n + 1, n + 1);
+    if (lt_wire_sse_feed(&sse, s, n, log_event, c) == 0)
+        (void)lt_wire_sse_finish(&sse, log_event, c);
+    lt_wire_sse_release(&sse);
 }
 
 static const char *header_value(json_t *line, const char *name)
@@ -142,6 +184,8 @@ static int read_line(json_t *line, const struct lt_capture_call_opts *co, struct
         api = LT_CAPTURE_API_CHAT;
     if (api == LT_CAPTURE_API_NONE && json_object_get(req, "prompt"))
         api = LT_CAPTURE_API_COMPLETIONS;
+    if (api == LT_CAPTURE_API_NONE && json_object_get(req, "input"))
+        api = LT_CAPTURE_API_RESPONSES;
     if (api == LT_CAPTURE_API_NONE) {
         snprintf(why, whysz, "not a chat or completions request");
         rc = LT_EFORMAT;
@@ -169,9 +213,7 @@ static int read_line(json_t *line, const struct lt_capture_call_opts *co, struct
         c->stream = true;
         read_sse_text(c, json_string_value(rv), json_string_length(rv));
     } else if ((resp = as_object(rv))) {
-        lt_capture_call_body_json(c, resp);
-        if (json_object_get(resp, "error") && !json_object_get(resp, "choices"))
-            c->err = "upstream_error";
+        lt_capture_call_body_json(c, resp); /* an error body sets c->err */
     }
     if (!c->usage)
         lt_capture_call_usage(c, json_object_get(line, "usage"));
@@ -181,9 +223,20 @@ static int read_line(json_t *line, const struct lt_capture_call_opts *co, struct
         status = c->err || !rv ? 0 : 200;
     c->status = status;
     int64_t start = 0, end = 0, ft = 0, d;
-    bool has_start = time_us(first_of(line, start_k), &start);
-    bool has_end = time_us(first_of(line, end_k), &end);
-    bool has_ft = time_us(first_of(line, ft_k), &ft);
+    double bad = 0;
+    bool has_start = time_us(first_of(line, start_k), &start, &bad);
+    bool has_end = time_us(first_of(line, end_k), &end, &bad);
+    bool has_ft = time_us(first_of(line, ft_k), &ft, &bad);
+    if (bad != 0) {
+        snprintf(why, whysz, "time %g is out of range (after the year 9999)", bad);
+        rc = LT_EFORMAT;
+        goto out;
+    }
+    if (bad_time(line, start_k, why, whysz) || bad_time(line, end_k, why, whysz) ||
+        bad_time(line, ft_k, why, whysz)) {
+        rc = LT_EFORMAT;
+        goto out;
+    }
     if (!has_start && has_end && duration_us(line, "latency_ms", "latency", &d)) {
         start = end - d;
         has_start = true;

@@ -32,7 +32,7 @@
 #ifndef LT_CAPTURE_LOG_H
 #define LT_CAPTURE_LOG_H
 
-#include "traces/lt_err.h"
+#include "base/lt_err.h"
 
 #include <stdbool.h>
 #include <stddef.h>

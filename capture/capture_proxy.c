@@ -1,11 +1,18 @@
 /*
- * The capture proxy (capture_proxy.h): libmicrohttpd in thread-per-
- * connection mode in front, one libcurl multi handle per client connection
- * behind. Each connection's thread drives its own upstream transfer from
- * inside MHD's callbacks (waiting in curl_multi_poll, with the client's
- * socket among the polled descriptors so a client that leaves is noticed
- * even while the upstream is silent). Nothing is shared between
- * connections but the recorder, the session table and a few counters.
+ * The capture proxy (capture_proxy.h): event loops, a fixed number of
+ * threads whatever the connections. In front, libmicrohttpd's own epoll
+ * loop (--threads of them); behind, one thread ("the loop") drives every
+ * upstream transfer on one libcurl multi handle. MHD's threads never wait:
+ * a connection that needs the upstream (its status, or the next bytes of
+ * its body) is suspended, and the loop resumes it when curl has news.
+ * MHD's threads hand the loop commands (add a transfer, remove it, undo a
+ * pause) through a queue and an eventfd; what both sides touch of
+ * a connection is guarded by its mutex. Backpressure both ways: past
+ * PENDING_SOFT bytes the client has not taken, the transfer is paused
+ * (curl holds the rest, TCP holds the upstream), and resumed when the
+ * client has taken them; a client is never read faster than it sends.
+ * MHD does not watch a suspended connection's socket, so the loop peeks
+ * at them every POLL_MS: a client that left cancels its transfer.
  *
  * One request on a connection goes through these states:
  *
@@ -13,21 +20,23 @@
  *   IDLE ------------> NEW --first call--> BODY --------------+
  *     ^                 |                    |                |
  *     |                 | Content-Length     | body over      | forward: curl
- *     |                 | over the limit     | the limit      | transfer started
- *     |                 v                    v                v
- *     |               LOCAL <---------------------------- WAIT_HEADERS
- *     |    (413, or 502 when the upstream    upstream failed  |
+ *     |                 | over the limit     | the limit      | transfer handed to
+ *     |                 v                    v                v the loop
+ *     |               LOCAL <---------------------------- WAIT_HEADERS (suspended
+ *     |    (413, or 502 when the upstream    upstream failed  | until the loop has
  *     |     could not be reached)            before a status  | status + headers:
- *     |                 |                                     | response queued
+ *     |                 |                                     | response queued)
  *     |                 |                                     v
  *     |                 |                                   RELAY
- *     |                 |                  reader callback: bytes as they come;
+ *     |                 |                  reader callback: bytes as they come,
+ *     |                 |                  suspended when there are none yet;
  *     |                 |                  upstream cut -> client connection cut;
  *     |                 |                  client gone / stop -> upstream cancelled
  *     |                 v                                     |
  *     +------------- (MHD: request completed, or connection closed) <--+
- *                    finalize: cancel curl if still running, stamp the
- *                    outcome, hand the call to the recorder
+ *                    finalize: the loop removes the transfer (cancelling
+ *                    it if still running), stamp the outcome, hand the
+ *                    call to the recorder
  *
  * A request leaves WAIT_HEADERS or RELAY early when its client disconnects
  * or capture stops; finalize records why (`err`).
@@ -37,13 +46,14 @@
 #include "capture/capture_recorder.h"
 #include "capture/capture_session.h"
 #include "capture/capture_sse.h"
-#include "traces/lt_buf.h"
-#include "traces/lt_time.h"
+#include "base/lt_buf.h"
+#include "base/lt_time.h"
 #include "traces/trace_writer.h"
 
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -52,7 +62,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define URI_MAX ((size_t)64 << 10)
@@ -62,7 +75,7 @@
 #define RESP_BODY_MAX ((size_t)32 << 20) /* non-streamed bodies parsed for the record */
 #define POLL_MS 100
 
-enum conn_state { ST_IDLE, ST_NEW, ST_BODY, ST_WAIT_HEADERS, ST_RELAY, ST_LOCAL };
+enum conn_state { ST_IDLE, ST_NEW, ST_BODY, ST_WAIT_HEADERS, ST_RELAY, ST_LOCAL, ST_HEALTH };
 
 struct lt_capture {
     struct lt_capture_opts o;
@@ -75,18 +88,49 @@ struct lt_capture {
     pthread_mutex_t sess_mu;
     struct lt_capture_sessions sess;
     atomic_bool stopping;
-    bool curl_on; /* curl_global_init done */
+    atomic_bool draining;          /* lt_capture_quiesce: no new connections */
+    atomic_uint_fast64_t n_active; /* requests begun and not finished */
+    bool curl_on;                  /* curl_global_init done */
     uint16_t port;
     atomic_uint_fast64_t n_requests, n_chunks, n_client_gone, n_upstream_failed, n_too_large;
+    /* The upstream loop: one thread, one multi handle for every transfer;
+     * MHD's threads hand it commands (add, remove, unpause). */
+    CURLM *multi;
+    int ep;              /* epoll set of curl's sockets and wake_fd */
+    int wake_fd;         /* eventfd: commands are queued, or stop */
+    int64_t timer_at_ns; /* curl's timeout (CLOCK_MONOTONIC), -1: none */
+    pthread_t loop;
+    bool loop_on;
+    atomic_bool loop_stop;
+    pthread_mutex_t q_mu;
+    struct conn *q; /* connections with commands for the loop (q_next) */
+    /* Every connection, for the departure check and the stop. */
+    pthread_mutex_t conns_mu;
+    struct conn *conns;
 };
+
+/* Commands for the loop, bits of conn.q_ops: run in this order, which is
+ * the only order one request can ask them in. */
+enum cmd_op { CMD_ADD = 1, CMD_UNPAUSE = 2, CMD_REMOVE = 4 };
 
 struct conn {
     struct lt_capture *cap;
     struct MHD_Connection *mc;
     int fd;
-    CURLM *multi;
+    struct conn *prev, *next; /* cap->conns */
+    /* mu guards what the upstream loop and MHD's thread share: the
+     * transfer's state, pending bytes and `suspended`. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool suspended; /* MHD_suspend_connection called, no resume yet */
+    bool parked;    /* suspended, or resumed and MHD has not called back yet */
+    bool removed;   /* the loop acknowledged CMD_REMOVE */
+    unsigned q_ops; /* commands for the loop (cap->q_mu) ... */
+    bool queued;    /* ... and c is on cap->q */
+    struct conn *q_next;
+    bool in_multi; /* the loop's own view (loop thread only) */
     CURL *easy;
-    bool easy_added;
+    bool easy_added; /* handed to the loop and not yet removed (MHD side) */
     /* The request in progress. */
     enum conn_state st;
     bool begun; /* finalize is owed */
@@ -120,7 +164,6 @@ struct conn {
     bool paused;
     bool curl_done;
     CURLcode curl_rc;
-    bool watch_client;
     bool client_gone;
     bool bad_chunk;
     const char *err;
@@ -185,9 +228,46 @@ static bool client_left(struct conn *c)
         return true;
     if (r < 0)
         return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
-    /* Pipelined bytes of a next request: stop watching, or poll would spin. */
-    c->watch_client = false;
-    return false;
+    return false; /* pipelined bytes of a next request */
+}
+
+/* c->mu held: hand the connection back to MHD if it waits for us. */
+static void resume_locked(struct conn *c)
+{
+    if (c->suspended) {
+        c->suspended = false;
+        MHD_resume_connection(c->mc);
+    }
+}
+
+/* c->mu held, from an MHD callback: nothing to do until the loop has
+ * news (the callback returns as if waiting, and is called again). */
+static void suspend_locked(struct conn *c)
+{
+    c->suspended = c->parked = true;
+    MHD_suspend_connection(c->mc);
+}
+
+static void wake(struct lt_capture *cap)
+{
+    uint64_t one = 1;
+    ssize_t w = write(cap->wake_fd, &one, sizeof one);
+    (void)w; /* a full counter wakes the loop as well */
+}
+
+/* A command for the loop: a bit on the connection, and the connection on
+ * the loop's queue (nothing to allocate, so posting cannot fail). */
+static void post(struct lt_capture *cap, struct conn *c, enum cmd_op op)
+{
+    pthread_mutex_lock(&cap->q_mu);
+    c->q_ops |= (unsigned)op;
+    if (!c->queued) {
+        c->queued = true;
+        c->q_next = cap->q;
+        cap->q = c;
+    }
+    pthread_mutex_unlock(&cap->q_mu);
+    wake(cap);
 }
 
 /* ---- curl callbacks --------------------------------------------------- */
@@ -207,9 +287,8 @@ static bool on_sse_data(void *ud, const char *data, size_t len)
     return c->injected && (bits & LT_CAPTURE_CHUNK_USAGE_ONLY);
 }
 
-static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+static size_t header_locked(struct conn *c, char *p, size_t size, size_t nmemb)
 {
-    struct conn *c = ud;
     size_t n = size * nmemb, len = n;
     while (len && (p[len - 1] == '\n' || p[len - 1] == '\r'))
         len--;
@@ -258,9 +337,19 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 {
     struct conn *c = ud;
+    pthread_mutex_lock(&c->mu);
+    size_t r = header_locked(c, p, size, nmemb);
+    if (c->headers_done)
+        resume_locked(c);
+    pthread_mutex_unlock(&c->mu);
+    return r;
+}
+
+static size_t write_locked(struct conn *c, char *p, size_t size, size_t nmemb)
+{
     size_t n = size * nmemb;
     if (c->pending_off == c->pending.len) {
         lt_buf_reset(&c->pending);
@@ -291,30 +380,157 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
     return rc < 0 ? 0 : n;
 }
 
-/* ---- driving the upstream -------------------------------------------- */
+static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
+{
+    struct conn *c = ud;
+    pthread_mutex_lock(&c->mu);
+    size_t r = write_locked(c, p, size, nmemb);
+    resume_locked(c); /* bytes for the client, or a pause it must undo */
+    pthread_mutex_unlock(&c->mu);
+    return r;
+}
 
-static void check_done(struct conn *c)
+/* ---- the upstream loop ------------------------------------------------ */
+
+static void check_done(struct lt_capture *cap)
 {
     CURLMsg *m;
     int q;
-    while ((m = curl_multi_info_read(c->multi, &q)))
+    while ((m = curl_multi_info_read(cap->multi, &q)))
         if (m->msg == CURLMSG_DONE) {
+            struct conn *c = NULL;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&c);
+            CURLcode rc = m->data.result;
+            curl_multi_remove_handle(cap->multi, m->easy_handle);
+            c->in_multi = false;
+            pthread_mutex_lock(&c->mu);
             c->curl_done = true;
-            c->curl_rc = m->data.result;
+            c->curl_rc = rc;
+            resume_locked(c);
+            pthread_mutex_unlock(&c->mu);
         }
 }
 
-/* Wait a little for the upstream (or the client's departure) and move the
- * transfer on. */
-static void pump(struct conn *c)
+static void run_commands(struct lt_capture *cap)
 {
-    int running, n;
-    struct curl_waitfd wfd = {.fd = c->fd, .events = CURL_WAIT_POLLIN};
-    curl_multi_poll(c->multi, c->watch_client ? &wfd : NULL, c->watch_client ? 1 : 0, POLL_MS, &n);
-    if (c->watch_client && (wfd.revents & CURL_WAIT_POLLIN) && client_left(c))
-        c->client_gone = true;
-    curl_multi_perform(c->multi, &running);
-    check_done(c);
+    pthread_mutex_lock(&cap->q_mu);
+    struct conn *list = cap->q;
+    cap->q = NULL;
+    pthread_mutex_unlock(&cap->q_mu);
+    while (list) {
+        struct conn *c = list;
+        pthread_mutex_lock(&cap->q_mu);
+        list = c->q_next;
+        unsigned ops = c->q_ops;
+        c->q_ops = 0;
+        c->queued = false;
+        pthread_mutex_unlock(&cap->q_mu);
+        if ((ops & CMD_ADD) && curl_multi_add_handle(cap->multi, c->easy) == CURLM_OK) {
+            c->in_multi = true;
+        } else if (ops & CMD_ADD) {
+            pthread_mutex_lock(&c->mu);
+            c->curl_done = true;
+            c->curl_rc = CURLE_FAILED_INIT;
+            resume_locked(c);
+            pthread_mutex_unlock(&c->mu);
+        }
+        if ((ops & CMD_UNPAUSE) && c->in_multi)
+            curl_easy_pause(c->easy, CURLPAUSE_CONT);
+        if (ops & CMD_REMOVE) {
+            /* Removing a running transfer closes its connection: this is
+             * how a departed client's request is cancelled upstream. */
+            if (c->in_multi)
+                curl_multi_remove_handle(cap->multi, c->easy);
+            c->in_multi = false;
+            pthread_mutex_lock(&c->mu);
+            c->removed = true;
+            pthread_cond_signal(&c->cv);
+            pthread_mutex_unlock(&c->mu);
+        }
+    }
+}
+
+/* Clients that left while their connection waits for the upstream: MHD
+ * does not watch a suspended connection's socket, so the loop does. */
+static void check_clients(struct lt_capture *cap)
+{
+    pthread_mutex_lock(&cap->conns_mu);
+    for (struct conn *c = cap->conns; c; c = c->next) {
+        pthread_mutex_lock(&c->mu);
+        if (c->suspended && client_left(c)) {
+            c->client_gone = true;
+            resume_locked(c);
+        }
+        pthread_mutex_unlock(&c->mu);
+    }
+    pthread_mutex_unlock(&cap->conns_mu);
+}
+
+/* curl's sockets, in the loop's epoll set: one system call per event
+ * instead of a poll over every transfer. */
+static int on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *sockp)
+{
+    struct lt_capture *cap = ud;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(cap->ep, EPOLL_CTL_DEL, s, NULL);
+        return 0;
+    }
+    struct epoll_event ev = {.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) |
+                                       ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u),
+                             .data.fd = s};
+    if (epoll_ctl(cap->ep, EPOLL_CTL_MOD, s, &ev) < 0 && errno == ENOENT)
+        epoll_ctl(cap->ep, EPOLL_CTL_ADD, s, &ev);
+    return 0;
+}
+
+static int on_timer(CURLM *m, long timeout_ms, void *ud)
+{
+    struct lt_capture *cap = ud;
+    cap->timer_at_ns = timeout_ms < 0 ? -1 : lt_mono_now().ns + (int64_t)timeout_ms * 1000000;
+    return 0;
+}
+
+static void *loop_main(void *arg)
+{
+    struct lt_capture *cap = arg;
+    lt_mono last_check = lt_mono_now();
+    struct epoll_event ev[256];
+    int running;
+    while (!atomic_load(&cap->loop_stop)) {
+        run_commands(cap);
+        int64_t now = lt_mono_now().ns;
+        int wait = POLL_MS;
+        if (cap->timer_at_ns >= 0)
+            wait = cap->timer_at_ns <= now ? 0
+                   : cap->timer_at_ns - now < (int64_t)POLL_MS * 1000000
+                       ? (int)((cap->timer_at_ns - now + 999999) / 1000000)
+                       : POLL_MS;
+        int n = epoll_wait(cap->ep, ev, 256, wait);
+        for (int i = 0; i < n; i++) {
+            if (ev[i].data.fd == cap->wake_fd) {
+                uint64_t v;
+                ssize_t r = read(cap->wake_fd, &v, sizeof v);
+                (void)r;
+                continue;
+            }
+            int flags = ((ev[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) |
+                        ((ev[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                        ((ev[i].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+            curl_multi_socket_action(cap->multi, ev[i].data.fd, flags, &running);
+        }
+        if (cap->timer_at_ns >= 0 && cap->timer_at_ns <= lt_mono_now().ns) {
+            cap->timer_at_ns = -1;
+            curl_multi_socket_action(cap->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        }
+        check_done(cap);
+        lt_mono t = lt_mono_now();
+        if (lt_mono_diff_us(t, last_check) >= POLL_MS * 1000) {
+            check_clients(cap);
+            last_check = t;
+        }
+    }
+    run_commands(cap);
+    return NULL;
 }
 
 static bool must_leave(struct conn *c)
@@ -343,9 +559,10 @@ static enum MHD_Result local_reply(struct conn *c, unsigned status, const char *
     return ok;
 }
 
-static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
+/* MHD asks for the next bytes: what the loop has queued, or the end; with
+ * nothing yet, the connection is suspended until the loop has some. */
+static ssize_t reader_locked(struct conn *c, char *buf, size_t max)
 {
-    struct conn *c = cls;
     for (;;) {
         size_t avail = c->pending.len - c->pending_off;
         if (avail) {
@@ -355,9 +572,9 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
             return (ssize_t)n;
         }
         if (c->paused) {
+            /* The client took everything: let the upstream go on. */
             c->paused = false;
-            curl_easy_pause(c->easy, CURLPAUSE_CONT);
-            continue;
+            post(c->cap, c, CMD_UNPAUSE);
         }
         if (c->curl_done) {
             if (c->curl_rc != CURLE_OK) {
@@ -373,8 +590,19 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
         }
         if (must_leave(c))
             return MHD_CONTENT_READER_END_WITH_ERROR;
-        pump(c);
+        suspend_locked(c);
+        return 0;
     }
+}
+
+static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct conn *c = cls;
+    pthread_mutex_lock(&c->mu);
+    c->parked = false;
+    ssize_t r = reader_locked(c, buf, max);
+    pthread_mutex_unlock(&c->mu);
+    return r;
 }
 
 static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -461,11 +689,12 @@ static int start_upstream(struct conn *c)
     }
     lt_buf_release(&url); /* curl copied the URL */
     c->content_length = -1;
+    curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)c);
     c->sent = lt_mono_now();
-    if (curl_multi_add_handle(c->multi, e) != CURLM_OK)
-        return LT_ENOMEM;
-    c->easy_added = true;
     c->st = ST_WAIT_HEADERS;
+    c->removed = false;
+    c->easy_added = true;
+    post(cap, c, CMD_ADD);
     return 0;
 }
 
@@ -491,6 +720,8 @@ static enum MHD_Result queue_upstream_response(struct conn *c)
     return ok;
 }
 
+static enum MHD_Result upstream_answer(struct conn *c);
+
 /* The whole request is in: record its shape and send it upstream. */
 static enum MHD_Result forward(struct conn *c)
 {
@@ -504,6 +735,8 @@ static enum MHD_Result forward(struct conn *c)
         (void)lt_capture_sessions_assign(&cap->sess, c->call,
                                          c->has_sess_hdr ? c->sess_hdr.p : NULL, c->sess_hdr.len);
         pthread_mutex_unlock(&cap->sess_mu);
+        if (c->recorded)
+            lt_capture_recorder_started(cap->rec, c->call);
         struct lt_capture_call *k = c->call;
         if (!cap->o.no_usage && k->req_json && k->stream && !k->usage_asked &&
             !k->has_stream_options &&
@@ -514,9 +747,24 @@ static enum MHD_Result forward(struct conn *c)
         c->err = "internal";
         return local_reply(c, 500, "server_error", "capture could not start the upstream request");
     }
-    while (!c->headers_done && !c->curl_done && !must_leave(c))
-        pump(c);
-    if (c->headers_done)
+    return upstream_answer(c);
+}
+
+/* In WAIT_HEADERS: the upstream's status and headers, its failure, or
+ * (suspended) a wait for either. */
+static enum MHD_Result upstream_answer(struct conn *c)
+{
+    struct lt_capture *cap = c->cap;
+    pthread_mutex_lock(&c->mu);
+    c->parked = false;
+    bool headers = c->headers_done, done = c->curl_done;
+    if (!headers && !done && !must_leave(c)) {
+        suspend_locked(c);
+        pthread_mutex_unlock(&c->mu);
+        return MHD_YES;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (headers)
         return queue_upstream_response(c);
     if (c->curl_done) {
         /* Nothing came back: the client gets the proxy's 502, as from any
@@ -531,11 +779,37 @@ static enum MHD_Result forward(struct conn *c)
     return MHD_NO;
 }
 
+/* GET /healthz is capture's own (never forwarded): 200 while it serves,
+ * 503 once it drains, with its counters. */
+static enum MHD_Result healthz(struct conn *c)
+{
+    struct lt_capture *cap = c->cap;
+    bool draining = atomic_load(&cap->draining) || atomic_load(&cap->stopping);
+    char body[512];
+    int n = snprintf(body, sizeof body,
+                     "{\"status\":\"%s\",\"requests\":%" PRIu64 ",\"active\":%" PRIu64
+                     ",\"chunks\":%" PRIu64 ",\"upstream_failed\":%" PRIu64 "}\n",
+                     draining ? "draining" : "ok", (uint64_t)atomic_load(&cap->n_requests),
+                     (uint64_t)atomic_load(&cap->n_active), (uint64_t)atomic_load(&cap->n_chunks),
+                     (uint64_t)atomic_load(&cap->n_upstream_failed));
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer((size_t)n, body, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    enum MHD_Result ok = MHD_queue_response(c->mc, draining ? 503 : 200, r);
+    MHD_destroy_response(r);
+    c->st = ST_LOCAL;
+    return ok;
+}
+
 static void begin_request(struct conn *c, const char *method)
 {
     struct lt_capture *cap = c->cap;
     atomic_fetch_add(&cap->n_requests, 1);
     c->begun = true;
+    atomic_fetch_add(&cap->n_active, 1);
     snprintf(c->method, sizeof c->method, "%s", method);
     enum lt_capture_api api = lt_capture_api_of(method, c->uri.p ? c->uri.p : "/");
     if (api != LT_CAPTURE_API_NONE) {
@@ -548,7 +822,6 @@ static void begin_request(struct conn *c, const char *method)
         }
     }
     lt_buf_init(&c->body, cap->o.max_body);
-    c->watch_client = true;
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *mc, const char *url,
@@ -559,6 +832,16 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *mc, const cha
     if (!c)
         return MHD_NO;
     struct lt_capture *cap = c->cap;
+    if (c->st == ST_NEW && !strcmp(method, "GET") && c->uri.p && !strcmp(c->uri.p, "/healthz")) {
+        /* Answered on the next call, once the request is read: a response
+         * queued on the first call makes MHD close the connection. */
+        c->st = ST_HEALTH;
+        return MHD_YES;
+    }
+    if (c->st == ST_HEALTH) {
+        *upload_size = 0;
+        return healthz(c);
+    }
     if (c->st == ST_NEW) {
         begin_request(c, method);
         c->st = ST_BODY;
@@ -573,6 +856,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *mc, const cha
         }
         return MHD_YES;
     }
+    if (c->st == ST_WAIT_HEADERS) /* resumed by the loop */
+        return upstream_answer(c);
     if (c->st != ST_BODY)
         return MHD_YES;
     if (*upload_size) {
@@ -599,10 +884,15 @@ static void finalize(struct conn *c, bool completed_ok)
         return;
     c->begun = false;
     struct lt_capture *cap = c->cap;
+    atomic_fetch_sub(&cap->n_active, 1);
     if (c->easy_added) {
-        /* Removing a running transfer closes its connection: this is how
-         * a departed client's request is cancelled upstream. */
-        curl_multi_remove_handle(c->multi, c->easy);
+        /* The loop removes the transfer (cancelling it upstream if it
+         * still runs); after its answer it never touches c again. */
+        post(cap, c, CMD_REMOVE);
+        pthread_mutex_lock(&c->mu);
+        while (!c->removed)
+            pthread_cond_wait(&c->cv, &c->mu);
+        pthread_mutex_unlock(&c->mu);
         c->easy_added = false;
     }
     if (!completed_ok && !c->err)
@@ -716,15 +1006,18 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
         c->fd = ci ? ci->connect_fd : -1;
-        c->multi = curl_multi_init();
+        pthread_mutex_init(&c->mu, NULL);
+        pthread_cond_init(&c->cv, NULL);
         lt_buf_init(&c->uri, URI_MAX);
         lt_buf_init(&c->resp_hdrs, RESP_HDRS_MAX);
         lt_buf_init(&c->sess_hdr, 4096);
         c->st = ST_IDLE;
-        if (!c->multi) {
-            free(c);
-            return;
-        }
+        pthread_mutex_lock(&cap->conns_mu);
+        c->next = cap->conns;
+        if (cap->conns)
+            cap->conns->prev = c;
+        cap->conns = c;
+        pthread_mutex_unlock(&cap->conns_mu);
         *socket_context = c;
         return;
     }
@@ -734,7 +1027,16 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
     finalize(c, false);
     if (c->easy)
         curl_easy_cleanup(c->easy);
-    curl_multi_cleanup(c->multi);
+    pthread_mutex_lock(&cap->conns_mu);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        cap->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    pthread_mutex_unlock(&cap->conns_mu);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
     lt_buf_release(&c->uri);
     lt_buf_release(&c->resp_hdrs);
     lt_buf_release(&c->sess_hdr);
@@ -796,7 +1098,11 @@ static int open_trace(struct lt_capture *cap, struct lt_err *err)
                           .block_tokens = cap->o.block_tokens,
                           .meta = (const uint8_t *)meta.p,
                           .meta_len = meta.len};
-    cap->w = lt_writer_open(cap->o.output, &h, NULL, err);
+    /* Each record goes out when its request finishes (capture_recorder.h).
+     * The recorder ticks every 250 ms: a frame closed once 750 ms old is on
+     * disk within a second of its first record. */
+    struct lt_writer_opts wo = {.completion_order = true, .frame_ms = 750};
+    cap->w = lt_writer_open(cap->o.output, &h, &wo, err);
     lt_buf_release(&meta);
     return cap->w ? 0 : LT_EIO;
 }
@@ -809,6 +1115,7 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
         lt_errset(err, LT_ENOMEM, "out of memory");
         return NULL;
     }
+    cap->ep = cap->wake_fd = -1;
     cap->o = *o;
     if (!cap->o.listen)
         cap->o.listen = "127.0.0.1:8080";
@@ -817,14 +1124,24 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
     if (!cap->o.block_tokens)
         cap->o.block_tokens = 512;
     if (!cap->o.max_connections)
-        cap->o.max_connections = 4096;
+        cap->o.max_connections = 16384;
     if (!cap->o.connect_timeout_us)
         cap->o.connect_timeout_us = 10000000;
     pthread_mutex_init(&cap->sess_mu, NULL);
+    pthread_mutex_init(&cap->q_mu, NULL);
+    pthread_mutex_init(&cap->conns_mu, NULL);
     atomic_init(&cap->stopping, false);
     if (!o->upstream ||
         (strncmp(o->upstream, "http://", 7) && strncmp(o->upstream, "https://", 8))) {
         rc = lt_errset(err, LT_EINVAL, "the upstream must be an http:// or https:// URL");
+        goto out;
+    }
+    if (strpbrk(o->upstream, "?#")) {
+        /* The client's path and query are appended to the upstream URL:
+         * one of its own would misroute every request. */
+        rc = lt_errset(err, LT_EINVAL,
+                       "the upstream URL %s has a %s; give scheme://host[:port][/path] only",
+                       o->upstream, strchr(o->upstream, '?') ? "query string" : "fragment");
         goto out;
     }
     size_t ul = strlen(o->upstream);
@@ -847,6 +1164,24 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
         goto out;
     }
     cap->curl_on = true;
+    if (!(cap->multi = curl_multi_init())) {
+        rc = lt_errset(err, LT_ENOMEM, "libcurl failed to initialize");
+        goto out;
+    }
+    cap->timer_at_ns = -1;
+    cap->ep = epoll_create1(EPOLL_CLOEXEC);
+    cap->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    struct epoll_event wev = {.events = EPOLLIN};
+    wev.data.fd = cap->wake_fd;
+    if (cap->ep < 0 || cap->wake_fd < 0 ||
+        epoll_ctl(cap->ep, EPOLL_CTL_ADD, cap->wake_fd, &wev) < 0) {
+        rc = lt_errset(err, LT_EIO, "cannot set up the upstream loop: %s", strerror(errno));
+        goto out;
+    }
+    curl_multi_setopt(cap->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(cap->multi, CURLMOPT_SOCKETDATA, cap);
+    curl_multi_setopt(cap->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(cap->multi, CURLMOPT_TIMERDATA, cap);
     LT_TRY(open_trace(cap, err));
     cap->start = lt_mono_now();
     cap->rec = lt_capture_recorder_new(cap->w, cap->start, cap->o.max_held, err);
@@ -854,17 +1189,27 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
         rc = LT_ENOMEM;
         goto out;
     }
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_POLL | MHD_USE_SUPPRESS_DATE_NO_CLOCK;
+    int e = pthread_create(&cap->loop, NULL, loop_main, cap);
+    if (e) {
+        rc = lt_errset(err, LT_EIO, "cannot start the upstream thread: %s", strerror(e));
+        goto out;
+    }
+    cap->loop_on = true;
+    /* A fixed number of event-loop threads, whatever the connections:
+     * a connection waiting for the upstream is suspended, not blocking. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_SUPPRESS_DATE_NO_CLOCK | MHD_USE_ITC | MHD_USE_TURBO;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     cap->mhd = MHD_start_daemon(
         flags, 0, NULL, NULL, on_access, cap, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_CONNECTION_LIMIT, cap->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)600, MHD_OPTION_NOTIFY_COMPLETED, on_completed, cap, MHD_OPTION_NOTIFY_CONNECTION,
-        on_connection, cap, MHD_OPTION_URI_LOG_CALLBACK, on_uri, cap, MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)1 << 20, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)128 << 10, MHD_OPTION_END);
+        on_connection, cap, MHD_OPTION_URI_LOG_CALLBACK, on_uri, cap, MHD_OPTION_THREAD_POOL_SIZE,
+        cap->o.threads > 1 ? cap->o.threads : 0u, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+        /* What every connection costs, idle or not (MHD touches all of
+         * it): the request line and headers must fit, about 20 KiB. */
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 << 10, MHD_OPTION_END);
     if (!cap->mhd) {
         rc = lt_errset(err, LT_EIO, "cannot listen on %s (in use, or not an address of this host)",
                        cap->o.listen);
@@ -874,6 +1219,19 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
     cap->port = di ? di->port : 0;
 out:
     if (rc < 0) {
+        if (cap->loop_on) {
+            atomic_store(&cap->loop_stop, true);
+            wake(cap);
+            pthread_join(cap->loop, NULL);
+        }
+        if (cap->multi)
+            curl_multi_cleanup(cap->multi);
+        if (cap->ep >= 0)
+            close(cap->ep);
+        if (cap->wake_fd >= 0)
+            close(cap->wake_fd);
+        pthread_mutex_destroy(&cap->q_mu);
+        pthread_mutex_destroy(&cap->conns_mu);
         if (cap->rec)
             lt_capture_recorder_close(cap->rec, NULL, NULL);
         if (cap->w) {
@@ -896,6 +1254,20 @@ uint16_t lt_capture_port(const struct lt_capture *c)
     return c->port;
 }
 
+void lt_capture_quiesce(struct lt_capture *c)
+{
+    if (atomic_exchange(&c->draining, true))
+        return;
+    MHD_socket s = MHD_quiesce_daemon(c->mhd);
+    if (s != MHD_INVALID_SOCKET)
+        close(s);
+}
+
+uint64_t lt_capture_active(const struct lt_capture *c)
+{
+    return atomic_load(&c->n_active);
+}
+
 void lt_capture_get_stats(const struct lt_capture *c, struct lt_capture_stats *st)
 {
     memset(st, 0, sizeof *st);
@@ -911,9 +1283,36 @@ int lt_capture_stop(struct lt_capture *c, struct lt_capture_stats *st, struct lt
     if (!c)
         return 0;
     atomic_store(&c->stopping, true);
-    /* Joins every connection thread; each sees `stopping` within POLL_MS,
-     * cuts its request and hands its record over. */
+    /* MHD must not stop with a suspended connection: each is resumed, and
+     * sees `stopping` (under its mutex, so it cannot suspend again). A
+     * resume takes effect when MHD's loop gets to it: wait until every
+     * one has called back (and so cut its request), 5 s at most. */
+    for (int tries = 0; tries < 1000; tries++) {
+        bool parked = false;
+        pthread_mutex_lock(&c->conns_mu);
+        for (struct conn *k = c->conns; k; k = k->next) {
+            pthread_mutex_lock(&k->mu);
+            resume_locked(k);
+            parked |= k->parked;
+            pthread_mutex_unlock(&k->mu);
+        }
+        pthread_mutex_unlock(&c->conns_mu);
+        if (!parked)
+            break;
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    /* Cuts every request left (the loop still answers removals) and hands
+     * its record over. */
     MHD_stop_daemon(c->mhd);
+    atomic_store(&c->loop_stop, true);
+    wake(c);
+    pthread_join(c->loop, NULL);
+    curl_multi_cleanup(c->multi);
+    close(c->ep);
+    close(c->wake_fd);
+    pthread_mutex_destroy(&c->q_mu);
+    pthread_mutex_destroy(&c->conns_mu);
     struct lt_capture_recorder_stats rs = {0};
     int rc = lt_capture_recorder_close(c->rec, &rs, err);
     struct lt_err werr = {0};
@@ -928,6 +1327,7 @@ int lt_capture_stop(struct lt_capture *c, struct lt_capture_stats *st, struct lt
         st->recorded = rs.written;
         st->dropped = rs.dropped;
         st->lost = rs.lost;
+        st->changed = rs.changed;
     }
     lt_capture_sessions_release(&c->sess);
     pthread_mutex_destroy(&c->sess_mu);

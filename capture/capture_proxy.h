@@ -19,7 +19,7 @@
 #ifndef LT_CAPTURE_PROXY_H
 #define LT_CAPTURE_PROXY_H
 
-#include "traces/lt_err.h"
+#include "base/lt_err.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,7 +27,8 @@
 
 struct lt_capture_opts {
     const char *listen;         /* "HOST:PORT" or "[V6]:PORT"; NULL: 127.0.0.1:8080; port 0: any */
-    const char *upstream;       /* base URL, http:// or https:// (TLS is always verified) */
+    const char *upstream;       /* base URL, http:// or https:// (TLS is always verified); a
+                                 * path is a prefix; no query or fragment */
     const char *output;         /* the trace file */
     const char *session_header; /* header naming the session; NULL: inferred */
     const char *cacert;         /* CA bundle for an https upstream; NULL: the system's */
@@ -35,7 +36,8 @@ struct lt_capture_opts {
     bool no_usage;              /* never ask the upstream for usage the client did not ask for */
     size_t max_body;            /* request body limit (413 beyond); 0: 32 MiB */
     uint32_t block_tokens;      /* prefix block size in estimated tokens; 0: 512 */
-    unsigned max_connections;   /* 0: 4096 */
+    unsigned max_connections;   /* 0: 16384 */
+    unsigned threads;           /* event-loop threads for clients; 0: 1 */
     int64_t connect_timeout_us; /* upstream connect timeout; 0: 10 s */
     uint32_t max_held;          /* finished records held for ordering; 0: 65536 */
 };
@@ -49,6 +51,7 @@ struct lt_capture_stats {
     uint64_t client_gone;     /* clients that left before their response ended */
     uint64_t upstream_failed; /* upstream unreachable or cut */
     uint64_t too_large;       /* 413 answers */
+    uint64_t changed;         /* records with values not as sent, or text cut (`changed`) */
 };
 
 struct lt_capture;
@@ -60,6 +63,11 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
 uint16_t lt_capture_port(const struct lt_capture *c);
 /* Counters so far. */
 void lt_capture_get_stats(const struct lt_capture *c, struct lt_capture_stats *st);
+/* Drain: stop accepting connections (the listening socket is closed;
+ * connections already open are still served) and answer /healthz with
+ * 503. Requests in flight go on; lt_capture_active says how many. */
+void lt_capture_quiesce(struct lt_capture *c);
+uint64_t lt_capture_active(const struct lt_capture *c);
 /* Stop: requests in progress are cut (and recorded as such), every finished
  * record is written, the file is closed and c is freed. Returns 0 or the
  * first error writing the trace. */

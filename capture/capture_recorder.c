@@ -1,8 +1,8 @@
 /*
- * The arrival-order recorder (capture_recorder.h): a ring of places, one
- * mutex, one condition variable and one writer thread. Compression and
- * file writes happen on the writer thread only, so the threads that relay
- * streams never wait for the disk.
+ * The completion-order recorder (capture_recorder.h): a ring of finished
+ * calls, one mutex, one condition variable and one writer thread.
+ * Compression and file writes happen on the writer thread only, so the
+ * threads that relay streams never wait for the disk.
  */
 #include "capture/capture_recorder.h"
 
@@ -14,11 +14,7 @@
 #include <time.h>
 
 #define BATCH 256
-
-struct place {
-    struct lt_capture_call *call;
-    bool done;
-};
+#define UNFINISHED_AFTER_NS (500 * 1000000LL) /* a request running longer is written */
 
 struct lt_capture_recorder {
     struct lt_writer *w;
@@ -26,11 +22,14 @@ struct lt_capture_recorder {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t thread;
-    struct place *ring;
+    struct lt_capture_call **ring; /* finished, waiting for the writer */
     uint32_t cap;
-    uint64_t head; /* next place to write */
-    uint64_t tail; /* next place to hand out */
+    uint64_t head, tail; /* ring[head % cap] is the oldest; tail - head queued */
+    uint64_t open;       /* arrived and not yet finished */
+    uint64_t next_seq;
     int64_t last_t;
+    struct lt_capture_call *running; /* started and not done */
+    struct lt_buf extra;             /* the unfinished records' extra keys */
     bool stop;
     struct lt_capture_recorder_stats st;
     int wrc; /* first write error */
@@ -41,13 +40,13 @@ static void write_calls(struct lt_capture_recorder *r, struct lt_capture_call **
 {
     for (size_t i = 0; i < n; i++) {
         struct lt_capture_call *c = calls[i];
-        if (!c)
-            continue;
         struct lt_record rec;
         struct lt_err err = {0};
         int rc = lt_capture_call_record(c, &rec);
         if (rc == 0)
             rc = lt_writer_put_record(r->w, &rec, &err);
+        if (rc == 0 && c->n_changed)
+            r->st.changed++;
         if (rc < 0) {
             r->st.lost++;
             if (r->wrc == 0) {
@@ -61,22 +60,40 @@ static void write_calls(struct lt_capture_recorder *r, struct lt_capture_call **
     }
 }
 
-/* Take the run of finished places at the head; the caller holds mu. */
-static size_t take_ready(struct lt_capture_recorder *r, struct lt_capture_call **out, bool all)
+/* Take up to BATCH queued calls, oldest first; the caller holds mu. */
+static size_t take_queued(struct lt_capture_recorder *r, struct lt_capture_call **out)
 {
     size_t n = 0;
     while (r->head < r->tail && n < BATCH) {
-        struct place *p = &r->ring[r->head % r->cap];
-        if (!p->done && !all)
-            break;
-        if (!p->done)
-            r->st.lost++;
-        out[n++] = p->call;
-        p->call = NULL;
-        p->done = false;
+        out[n++] = r->ring[r->head % r->cap];
+        r->ring[r->head % r->cap] = NULL;
         r->head++;
     }
     return n;
+}
+
+/* Requests running for more than UNFINISHED_AFTER_NS that have no
+ * unfinished record yet get one; the caller holds mu (so none is handed
+ * over and freed meanwhile). */
+static void write_unfinished(struct lt_capture_recorder *r)
+{
+    int64_t now = lt_mono_now().ns;
+    for (struct lt_capture_call *c = r->running; c; c = c->run_next) {
+        if (c->begun_written || now - c->started_ns < UNFINISHED_AFTER_NS)
+            continue;
+        c->begun_written = true;
+        struct lt_record rec;
+        struct lt_err err = {0};
+        int rc = lt_capture_call_record_unfinished(c, &rec, &r->extra);
+        if (rc == 0)
+            rc = lt_writer_put_record(r->w, &rec, &err);
+        if (rc == 0)
+            r->st.unfinished++;
+        else if (r->wrc == 0) {
+            r->wrc = rc;
+            r->werr = err;
+        }
+    }
 }
 
 static void *writer_main(void *arg)
@@ -85,7 +102,7 @@ static void *writer_main(void *arg)
     struct lt_capture_call *batch[BATCH];
     pthread_mutex_lock(&r->mu);
     for (;;) {
-        size_t n = take_ready(r, batch, false);
+        size_t n = take_queued(r, batch);
         if (n == 0) {
             if (r->stop)
                 break;
@@ -107,6 +124,7 @@ static void *writer_main(void *arg)
             r->werr = err;
         }
         pthread_mutex_lock(&r->mu);
+        write_unfinished(r);
     }
     pthread_mutex_unlock(&r->mu);
     return NULL;
@@ -123,6 +141,7 @@ struct lt_capture_recorder *lt_capture_recorder_new(struct lt_writer *w, lt_mono
     r->w = w;
     r->start = start;
     r->cap = max_held ? max_held : 65536;
+    lt_buf_init(&r->extra, 4096);
     r->ring = calloc(r->cap, sizeof *r->ring);
     if (!r->ring) {
         free(r);
@@ -147,32 +166,57 @@ int lt_capture_recorder_arrive(struct lt_capture_recorder *r, uint64_t *seq, int
 {
     int rc = 0;
     pthread_mutex_lock(&r->mu);
-    if (r->tail - r->head >= r->cap) {
+    if (r->open + (r->tail - r->head) >= r->cap) {
         r->st.dropped++;
         rc = LT_ELIMIT;
     } else {
-        /* Stamped under the lock, so places and times agree in order. */
+        /* Stamped under the lock, and each a microsecond after the last
+         * at least: records are written in completion order, and a reader
+         * sorts them back by t alone. */
         int64_t now = lt_mono_diff_us(lt_mono_now(), r->start);
-        if (now < r->last_t)
-            now = r->last_t;
+        if (r->next_seq && now <= r->last_t)
+            now = r->last_t + 1;
         r->last_t = now;
         *t = now;
-        *seq = r->tail++;
+        *seq = r->next_seq++;
+        r->open++;
     }
     pthread_mutex_unlock(&r->mu);
     return rc;
 }
 
+void lt_capture_recorder_started(struct lt_capture_recorder *r, struct lt_capture_call *c)
+{
+    pthread_mutex_lock(&r->mu);
+    c->started_ns = lt_mono_now().ns;
+    c->run_prev = NULL;
+    c->run_next = r->running;
+    if (r->running)
+        r->running->run_prev = c;
+    r->running = c;
+    pthread_mutex_unlock(&r->mu);
+}
+
 void lt_capture_recorder_done(struct lt_capture_recorder *r, uint64_t seq,
                               struct lt_capture_call *c)
 {
+    (void)seq; /* the record carries its own arrival time */
     pthread_mutex_lock(&r->mu);
-    struct place *p = &r->ring[seq % r->cap];
-    p->call = c;
-    p->done = true;
-    bool wake = seq == r->head;
+    r->open--;
+    if (c && (c->run_prev || r->running == c)) {
+        if (c->run_prev)
+            c->run_prev->run_next = c->run_next;
+        else
+            r->running = c->run_next;
+        if (c->run_next)
+            c->run_next->run_prev = c->run_prev;
+        c->run_prev = c->run_next = NULL;
+    }
+    /* open + queued never passes cap (arrive's check), so there is room. */
+    if (c)
+        r->ring[r->tail++ % r->cap] = c;
     pthread_mutex_unlock(&r->mu);
-    if (wake)
+    if (c)
         pthread_cond_signal(&r->cv);
 }
 
@@ -186,11 +230,11 @@ int lt_capture_recorder_close(struct lt_capture_recorder *r, struct lt_capture_r
     pthread_mutex_unlock(&r->mu);
     pthread_cond_signal(&r->cv);
     pthread_join(r->thread, NULL);
-    /* Whatever is left waits behind a place that never finished. */
     struct lt_capture_call *batch[BATCH];
     size_t n;
-    while ((n = take_ready(r, batch, true)) > 0)
+    while ((n = take_queued(r, batch)) > 0)
         write_calls(r, batch, n);
+    r->st.lost += r->open; /* never finished */
     int rc = r->wrc;
     if (rc < 0 && err)
         *err = r->werr;
@@ -198,6 +242,7 @@ int lt_capture_recorder_close(struct lt_capture_recorder *r, struct lt_capture_r
         *st = r->st;
     pthread_cond_destroy(&r->cv);
     pthread_mutex_destroy(&r->mu);
+    lt_buf_release(&r->extra);
     free(r->ring);
     free(r);
     return rc;

@@ -4,7 +4,7 @@
  */
 #include "capture/capture_session.h"
 #include "capture/capture_tokens.h"
-#include "traces/lt_err.h"
+#include "base/lt_err.h"
 
 #include <string.h>
 

@@ -17,7 +17,7 @@
 #define LT_CAPTURE_SESSION_H
 
 #include "capture/capture_call.h"
-#include "traces/lt_u64map.h"
+#include "base/lt_u64map.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * says the rule and why the hashes are keyed).
  */
 #include "capture/capture_tokens.h"
-#include "traces/lt_tokens.h"
+#include "base/lt_tokens.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -19,7 +19,7 @@
 #ifndef LT_CAPTURE_TOKENS_H
 #define LT_CAPTURE_TOKENS_H
 
-#include "traces/lt_buf.h"
+#include "base/lt_buf.h"
 
 #include <stddef.h>
 #include <stdint.h>

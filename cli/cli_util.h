@@ -1,7 +1,7 @@
 /*
  * Small helpers every subcommand shares: reporting errors the same way,
- * parsing the numbers, durations and lists users type, and knowing whether
- * a progress line belongs on stderr.
+ * parsing the numbers, durations and lists users type, writing port files,
+ * and knowing whether a progress line belongs on stderr.
  */
 #ifndef LT_CLI_UTIL_H
 #define LT_CLI_UTIL_H
@@ -12,14 +12,45 @@
 /* Print "loadtrace CMD: message" to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Parse SLOs "ttft=500ms,tpot=50ms,e2e=10s" (any of them; analyze's
+ * --slo) into limits in microseconds (untouched when not given). With
+ * pct non-NULL, the percentile form "ttft:p99<=2s" is accepted too: the
+ * limit, and *pct = 0.99, the share of requests that must meet it (every
+ * percentile form of one spec must name the same percentile); *pct is 0
+ * when the spec has none. */
+bool cli_parse_slo(const char *s, int64_t *ttft_us, int64_t *tpot_us, int64_t *e2e_us, double *pct);
+
 /* Parse a whole string; false on any trailing garbage or overflow. */
 bool cli_parse_u64(const char *s, uint64_t *v);
 bool cli_parse_double(const char *s, double *v);
-/* A duration such as "500ms", "2s", "1.5m", "1h", "250us"; a bare number
- * is seconds. Result in microseconds. */
+/* A duration in the one grammar (base/lt_dur.h: "500ms", "2s", "1.5m",
+ * "1h", "250us"); a bare number is seconds. Result in microseconds. */
 bool cli_parse_duration_us(const char *s, int64_t *us);
+
+/* An option's value: parse text for option opt of command cmd and check its
+ * range; on failure print one line naming the option, the text and what
+ * was expected ("loadtrace CMD: OPT 'TEXT': expected ...") and return
+ * false, so that an option case reads
+ *     if (!cli_parse_u64_in("sim", "--threads", optarg, 1, 256, &u))
+ *         return 2;
+ * *out is written only on success. */
+/* A whole number lo <= v <= hi (hi = UINT64_MAX: no upper bound). */
+bool cli_parse_u64_in(const char *cmd, const char *opt, const char *text, uint64_t lo, uint64_t hi,
+                      uint64_t *out);
+/* A finite number lo < v < hi, both bounds excluded (hi = INFINITY: none). */
+bool cli_parse_double_in(const char *cmd, const char *opt, const char *text, double lo, double hi,
+                         double *out);
+/* A duration (as cli_parse_duration_us) of at least lo_us microseconds. */
+bool cli_parse_duration_in(const char *cmd, const char *opt, const char *text, int64_t lo_us,
+                           int64_t *out);
+
 /* A comma-separated list of positive integers ("1,4,16,32"); at most max. */
 int cli_parse_u32_list(const char *s, uint32_t *out, int max);
+
+/* Write "PORT\n" to path for scripts that start a server on port 0 and
+ * need the one it got (capture, sim --port-file): written to PATH.tmp and
+ * renamed into place. Returns 0 or -1. */
+int cli_write_port_file(const char *path, unsigned port);
 
 /* True when LOADTRACE_DRY_RUN is set: a command parses and checks its
  * options, then returns 0 without doing the work. The README test runs
@@ -35,5 +66,18 @@ struct lt_err;
  * its requests and records every one) instead of killing the process;
  * the default handlers are back when it returns. */
 int cli_replay_run(struct lt_replay *rp, struct lt_err *err);
+
+/* The exit status of a replay that ran to its end or was stopped
+ * (docs/cli.md): 128 + the signal that stopped it (130 SIGINT, 143
+ * SIGTERM); 3 when none of its requests was ok; 1 when some failed; 0 when
+ * every one was ok. */
+int cli_replay_status(bool stopped, uint64_t requests, uint64_t ok);
+
+/* The API key from the environment: the variable key_env names, else
+ * ANTHROPIC_API_KEY (when anthropic: the Messages API) and then
+ * OPENAI_API_KEY. NULL when unset or empty. *openai_style: it did not come
+ * from ANTHROPIC_API_KEY (so the server may be an OpenAI-style one that
+ * reads only a bearer token). */
+const char *cli_api_key(const char *key_env, bool anthropic, bool *openai_style);
 
 #endif

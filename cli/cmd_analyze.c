@@ -7,7 +7,9 @@
  */
 #include "analyze/analyze.h"
 #include "analyze/analyze_plot.h"
+#include "analyze/analyze_server.h"
 #include "cli/cli_util.h"
+#include "base/lt_path.h"
 #include "cli/commands.h"
 
 #include <getopt.h>
@@ -34,7 +36,12 @@ static const char analyze_usage[] =
     "                        PNG and SVG (needs gnuplot; without it, data and\n"
     "                        scripts only)\n"
     "  --html FILE           one self-contained HTML report with tables and charts\n"
+    "  --server-csv FILE     every series of the server's metrics, one row per sample\n"
+    "                        (docs/server-metrics.md §7)\n"
     "  --include-warmup      count warm-up results too\n"
+    "  --salvage             read every intact frame of a damaged file (say on\n"
+    "                        stderr what was skipped) instead of stopping at the\n"
+    "                        first bad one\n"
     "  --digits N            histogram precision in significant digits, 1..4\n"
     "                        (default 3: percentiles within 0.1 %)\n"
     "  -h, --help            this text\n"
@@ -54,30 +61,9 @@ static const char analyze_usage[] =
     "  Knee           first level past which agg tok/s grows by less than F times\n"
     "                 the relative load increase while E2E p50 still grows\n";
 
-/* "ttft=500ms,tpot=50ms,e2e=10s" */
-static bool parse_slo(const char *s, struct lt_analyze_opts *o)
+static void on_skip(void *ud, const char *what)
 {
-    char buf[256];
-    if (strlen(s) >= sizeof buf)
-        return false;
-    memcpy(buf, s, strlen(s) + 1);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        int64_t us;
-        if (!eq || !cli_parse_duration_us(eq + 1, &us) || us <= 0)
-            return false;
-        *eq = '\0';
-        if (!strcmp(tok, "ttft"))
-            o->slo_ttft_us = us;
-        else if (!strcmp(tok, "tpot"))
-            o->slo_tpot_us = us;
-        else if (!strcmp(tok, "e2e"))
-            o->slo_e2e_us = us;
-        else
-            return false;
-    }
-    return true;
+    cli_error("analyze", "skipped: %s", what);
 }
 
 int cmd_analyze(int argc, char **argv)
@@ -93,7 +79,9 @@ int cmd_analyze(int argc, char **argv)
         O_PLOTS,
         O_HTML,
         O_WARMUP,
-        O_DIGITS
+        O_DIGITS,
+        O_SALVAGE,
+        O_SERVER_CSV
     };
     static const struct option longopts[] = {{"slo", required_argument, NULL, O_SLO},
                                              {"per-req", required_argument, NULL, O_PERREQ},
@@ -106,17 +94,19 @@ int cmd_analyze(int argc, char **argv)
                                              {"html", required_argument, NULL, O_HTML},
                                              {"include-warmup", no_argument, NULL, O_WARMUP},
                                              {"digits", required_argument, NULL, O_DIGITS},
+                                             {"salvage", no_argument, NULL, O_SALVAGE},
+                                             {"server-csv", required_argument, NULL, O_SERVER_CSV},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     struct lt_analyze_opts o;
     lt_analyze_opts_init(&o);
-    const char *plots = NULL, *html = NULL;
+    const char *plots = NULL, *html = NULL, *server_csv = NULL;
     uint64_t u;
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_SLO:
-            if (!parse_slo(optarg, &o)) {
+            if (!cli_parse_slo(optarg, &o.slo_ttft_us, &o.slo_tpot_us, &o.slo_e2e_us, NULL)) {
                 cli_error("analyze",
                           "--slo wants ttft=DUR,tpot=DUR,e2e=DUR (any of them), "
                           "not '%s'",
@@ -144,21 +134,18 @@ int cmd_analyze(int argc, char **argv)
             o.details = true;
             break;
         case O_BUCKET:
-            if (!cli_parse_duration_us(optarg, &o.bucket_us) || o.bucket_us <= 0) {
-                cli_error("analyze", "--bucket wants a duration such as 1s or 500ms, not '%s'",
-                          optarg);
+            if (!cli_parse_duration_in("analyze", "--bucket", optarg, 1, &o.bucket_us))
                 return 2;
-            }
             break;
         case O_KNEE:
-            if (!cli_parse_double(optarg, &o.knee_fraction) || o.knee_fraction <= 0 ||
-                o.knee_fraction >= 1) {
-                cli_error("analyze", "--knee wants a fraction between 0 and 1, not '%s'", optarg);
+            if (!cli_parse_double_in("analyze", "--knee", optarg, 0, 1, &o.knee_fraction))
                 return 2;
-            }
             break;
         case O_PLOTS:
             plots = optarg;
+            break;
+        case O_SERVER_CSV:
+            server_csv = optarg;
             break;
         case O_HTML:
             html = optarg;
@@ -166,11 +153,13 @@ int cmd_analyze(int argc, char **argv)
         case O_WARMUP:
             o.include_warmup = true;
             break;
+        case O_SALVAGE:
+            o.salvage = true;
+            o.on_skip = on_skip;
+            break;
         case O_DIGITS:
-            if (!cli_parse_u64(optarg, &u) || u < 1 || u > 4) {
-                cli_error("analyze", "--digits wants 1..4, not '%s'", optarg);
+            if (!cli_parse_u64_in("analyze", "--digits", optarg, 1, 4, &u))
                 return 2;
-            }
             o.hist_bits = lt_hist_bits_for_digits((int)u);
             break;
         case 'h':
@@ -188,6 +177,19 @@ int cmd_analyze(int argc, char **argv)
     if (cli_dry_run())
         return 0;
     struct lt_err err = {0};
+    /* The report must not take the place of a results file (`--html
+     * a.lt.zst b.lt.zst`, the report's name forgotten) or of any file that
+     * is not a report. */
+    if (html && (lt_path_not_input(html, (const char *const *)argv + optind,
+                                   (size_t)(argc - optind), &err) < 0 ||
+                 lt_path_html_ok(html, &err) < 0)) {
+        cli_error("analyze", "--html %s", err.msg);
+        return 2;
+    }
+    if (plots && lt_path_dir_ok(plots, &err) < 0) {
+        cli_error("analyze", "--plots %s", err.msg);
+        return 2;
+    }
     struct lt_analysis a;
     int rc = lt_analysis_init(&a, &o, &err);
     for (int i = optind; rc == 0 && i < argc; i++)
@@ -204,10 +206,27 @@ int cmd_analyze(int argc, char **argv)
             return 1;
         }
     }
+    if (a.skipped_frames || a.skipped_values)
+        status = 1; /* figures were given, but from part of the data */
+    if (a.skipped_frames || a.skipped_values)
+        cli_error("analyze",
+                  "salvaged: skipped %llu damaged frames (%llu bytes) and %llu bad values; the "
+                  "figures cover the %llu results that were intact",
+                  (unsigned long long)a.skipped_frames, (unsigned long long)a.skipped_bytes,
+                  (unsigned long long)a.skipped_values, (unsigned long long)a.results);
     lt_analysis_finish(&a, &err);
     if (lt_analyze_write(&a, stdout, &err) < 0) {
         cli_error("analyze", "%s", err.msg);
         status = 1;
+    }
+    if (server_csv) {
+        FILE *f = fopen(server_csv, "w");
+        if (f)
+            lt_analyze_server_csv(&a, f);
+        if (!f || ferror(f) | (fclose(f) != 0)) {
+            cli_error("analyze", "--server-csv %s: cannot write it", server_csv);
+            status = 1;
+        }
     }
     struct lt_plot_report pr = {0};
     if (plots || html) {

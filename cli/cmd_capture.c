@@ -8,6 +8,7 @@
 #include "capture/capture_proxy.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "base/lt_time.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #define MAX_REDACT 64
 
@@ -29,6 +31,7 @@ struct capture_opts {
     int n_redact;
     bool skip_bad;
     bool quiet;
+    int64_t grace_us; /* how long SIGTERM lets requests in flight finish */
 };
 
 static const char capture_usage[] =
@@ -39,9 +42,11 @@ static const char capture_usage[] =
     "and every streamed byte passes through unchanged, and each chat or\n"
     "completions request is recorded (arrival, model, message shape, tools,\n"
     "tool calls, token usage, finish reason, status, TTFT and E2E as seen at the\n"
-    "proxy, prefix block hashes, session) in arrival order. Stops on SIGINT or\n"
-    "SIGTERM, writing every finished record; the file is readable at any time\n"
-    "(frames are closed at least every second).\n"
+    "proxy, prefix block hashes, session) as each request finishes (readers see\n"
+    "arrival order). SIGINT or SIGTERM drains: no new connections, requests in\n"
+    "flight may finish within --grace, then the rest are cut and recorded as\n"
+    "such; a second signal cuts at once. The file is readable at any time\n"
+    "(frames are closed at least every second). GET /healthz is capture's own.\n"
     "\n"
     "Never recorded: any header (Authorization, api-key, cookies included) and,\n"
     "unless --keep-content, any prompt or answer text. Block hashes and session\n"
@@ -69,8 +74,12 @@ static const char capture_usage[] =
     "  --max-body SIZE        request body limit, bytes with optional k, M or G\n"
     "                         (default 32M); larger bodies get a 413\n"
     "  --block-tokens N       prefix block size in estimated tokens (default 512)\n"
-    "  --max-connections N    concurrent client connections (default 4096)\n"
+    "  --max-connections N    concurrent client connections (default 16384)\n"
+    "  --threads N            event-loop threads serving clients (default 1; one\n"
+    "                         more drives every upstream transfer)\n"
     "  --connect-timeout DUR  upstream connect timeout (default 10s)\n"
+    "  --grace DUR            on SIGINT or SIGTERM, how long requests in flight\n"
+    "                         may take to finish (default 30s; 0: cut at once)\n"
     "  --cacert FILE          CA certificates for an https upstream\n"
     "  --from-log LOG         read a gateway's JSON-lines request log instead of\n"
     "                         proxying (- for standard input; keys: see\n"
@@ -100,20 +109,6 @@ static bool parse_size(const char *s, size_t *v)
         return false;
     *v = (size_t)(d * mul);
     return true;
-}
-
-static int write_port_file(const char *path, unsigned port)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "%u\n", port);
-    if (fclose(f) != 0)
-        return -1;
-    /* Renamed into place, so a reader never sees a half-written number. */
-    return rename(tmp, path);
 }
 
 static void on_skip(void *ud, const char *msg)
@@ -171,7 +166,7 @@ static int run_proxy(const struct capture_opts *o)
         return 1;
     }
     unsigned port = lt_capture_port(cap);
-    if (o->port_file && write_port_file(o->port_file, port) != 0) {
+    if (o->port_file && cli_write_port_file(o->port_file, port) < 0) {
         cli_error("capture", "cannot write the port file %s", o->port_file);
         lt_capture_stop(cap, NULL, NULL);
         return 1;
@@ -184,15 +179,32 @@ static int run_proxy(const struct capture_opts *o)
                 port, origin, o->lib.output);
     int sig = 0;
     sigwait(&set, &sig);
+    /* Drain: nothing new, the requests in flight get the grace period; a
+     * second signal ends it. */
+    lt_capture_quiesce(cap);
+    uint64_t at_signal = lt_capture_active(cap);
+    lt_mono deadline = lt_mono_add_ns(lt_mono_now(), o->grace_us * 1000);
+    while (lt_capture_active(cap) > 0 && lt_mono_diff_us(deadline, lt_mono_now()) > 0) {
+        struct timespec ts = {0, 50 * 1000000L};
+        if (sigtimedwait(&set, NULL, &ts) > 0)
+            break;
+    }
+    uint64_t cut = lt_capture_active(cap);
     struct lt_capture_stats st;
     int rc = lt_capture_stop(cap, &st, &err);
     if (!o->quiet)
         fprintf(stderr,
+                "loadtrace capture: drained: %" PRIu64 " requests in flight at the signal, %" PRIu64
+                " cut after the grace period\n",
+                at_signal, cut);
+    if (!o->quiet)
+        fprintf(stderr,
                 "loadtrace capture: %s: %" PRIu64 " requests, %" PRIu64 " recorded, %" PRIu64
                 " not recorded (too many held), %" PRIu64 " clients gone, %" PRIu64
-                " upstream failures, %" PRIu64 " too large\n",
+                " upstream failures, %" PRIu64 " too large, %" PRIu64
+                " with values not as sent or text cut (their key `changed`)\n",
                 sig == SIGINT ? "interrupted" : "terminated", st.requests, st.recorded, st.dropped,
-                st.client_gone, st.upstream_failed, st.too_large);
+                st.client_gone, st.upstream_failed, st.too_large, st.changed);
     if (rc < 0) {
         cli_error("capture", "%s", err.msg);
         return 1;
@@ -216,7 +228,9 @@ int cmd_capture(int argc, char **argv)
         O_CONNECT,
         O_CACERT,
         O_FROM_LOG,
-        O_SKIP_BAD
+        O_SKIP_BAD,
+        O_GRACE,
+        O_THREADS
     };
     static const struct option longopts[] = {
         {"upstream", required_argument, NULL, O_UPSTREAM},
@@ -234,10 +248,12 @@ int cmd_capture(int argc, char **argv)
         {"cacert", required_argument, NULL, O_CACERT},
         {"from-log", required_argument, NULL, O_FROM_LOG},
         {"skip-bad", no_argument, NULL, O_SKIP_BAD},
+        {"grace", required_argument, NULL, O_GRACE},
+        {"threads", required_argument, NULL, O_THREADS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    struct capture_opts o = {.lib = {.listen = "127.0.0.1:8080"}};
+    struct capture_opts o = {.lib = {.listen = "127.0.0.1:8080"}, .grace_us = 30000000};
     uint64_t u;
     int c;
     while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
@@ -277,24 +293,32 @@ int cmd_capture(int argc, char **argv)
             }
             break;
         case O_BLOCK:
-            if (!cli_parse_u64(optarg, &u) || u == 0 || u > 1000000) {
-                cli_error("capture", "--block-tokens %s: expected 1 to 1000000", optarg);
+            if (!cli_parse_u64_in("capture", "--block-tokens", optarg, 1, 1000000, &u))
                 return 2;
-            }
             o.lib.block_tokens = (uint32_t)u;
             break;
         case O_MAX_CONN:
-            if (!cli_parse_u64(optarg, &u) || u == 0 || u > 1000000) {
-                cli_error("capture", "--max-connections %s: expected 1 to 1000000", optarg);
+            if (!cli_parse_u64_in("capture", "--max-connections", optarg, 1, 1000000, &u))
                 return 2;
-            }
             o.lib.max_connections = (unsigned)u;
             break;
         case O_CONNECT:
-            if (!cli_parse_duration_us(optarg, &o.lib.connect_timeout_us) ||
-                o.lib.connect_timeout_us < 1000) {
-                cli_error("capture", "--connect-timeout %s: expected a duration such as 10s",
-                          optarg);
+            if (!cli_parse_duration_in("capture", "--connect-timeout", optarg, 1000,
+                                       &o.lib.connect_timeout_us))
+                return 2;
+            break;
+        case O_THREADS:
+            if (!cli_parse_u64(optarg, &u) || u == 0 || u > 64) {
+                cli_error("capture", "--threads %s: expected 1 to 64", optarg);
+                return 2;
+            }
+            o.lib.threads = (unsigned)u;
+            break;
+        case O_GRACE:
+            if (!strcmp(optarg, "0")) {
+                o.grace_us = 0;
+            } else if (!cli_parse_duration_us(optarg, &o.grace_us) || o.grace_us < 0) {
+                cli_error("capture", "--grace %s: expected a duration such as 30s", optarg);
                 return 2;
             }
             break;

@@ -1,12 +1,17 @@
 /*
  * loadtrace cat: every value of a trace or results file as JSON lines,
- * the header first, so `cat | import --from jsonl` restores the file.
+ * the header first, so `cat | import --from jsonl` restores the file. The
+ * lines are workload/trace_export.c's (lt_export_jsonl, also `export --to
+ * jsonl`); this file parses options, reads with or without salvage and
+ * reports. With -o it writes a loadtrace file instead (lt_export_copy):
+ * `cat --salvage -o fixed.lt.zst broken.lt.zst` is how a damaged file's
+ * intact values go back into a file that every command reads whole.
  */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "traces/lt_buf.h"
-#include "traces/trace_json.h"
+#include "base/lt_path.h"
 #include "traces/trace_reader.h"
+#include "workload/trace_export.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -14,29 +19,67 @@
 
 struct cat_opts {
     const char *path;
+    const char *out; /* -o: a loadtrace file, not JSON lines */
     bool header;
     bool salvage;
 };
 
 static const char cat_usage[] =
     "usage: loadtrace cat [--no-header] [--salvage] FILE.lt.zst\n"
+    "       loadtrace cat --salvage -o REPAIRED.lt.zst FILE.lt.zst\n"
     "\n"
     "Print the file as JSON lines: the header, then every record (trace files)\n"
     "or every run and result record (results files), with the keys and units\n"
     "of docs/trace-format.md. FILE may be - for standard input.\n"
     "\n"
-    "  --no-header  leave out the header line\n"
-    "  --salvage    read every intact frame of a damaged file; say on stderr\n"
-    "               what was skipped\n"
-    "  -h, --help   this text\n";
+    "  --no-header    leave out the header line\n"
+    "  --salvage      read every intact frame of a damaged file; say on stderr\n"
+    "                 what was skipped\n"
+    "  -o, --output F write a loadtrace file F (- = standard output) of the same\n"
+    "                 kind and header instead of JSON lines: with --salvage, a\n"
+    "                 repaired copy that analyze, compare and replay read whole.\n"
+    "                 F must not be FILE; it is kept when parts were skipped\n"
+    "                 (exit status 1 says so) and removed on an error\n"
+    "  -h, --help     this text\n";
 
 static void on_skip(void *ud, const char *what)
 {
     fprintf(stderr, "loadtrace cat: skipped: %s\n", what);
 }
 
+/* cat -o: a loadtrace file instead of JSON lines (with --salvage, the
+ * repaired copy of a damaged file). */
+static int cat_copy(const struct cat_opts *o)
+{
+    struct lt_err err = {0};
+    struct lt_reader_opts ro = {.salvage = o->salvage, .on_skip = on_skip};
+    struct lt_export_stats xs;
+    struct lt_reader_stats st;
+    if (lt_export_copy(o->path, &ro, o->out, &xs, &st, &err) < 0) {
+        cli_error("cat", "%s", err.msg);
+        if (xs.fault == LT_EXPORT_FAULT_READ && !strcmp(o->out, "-"))
+            cli_error("cat", "standard output has the %llu values read before the error",
+                      (unsigned long long)xs.records);
+        else if (xs.records)
+            cli_error("cat", "nothing written (%llu values had been copied)",
+                      (unsigned long long)xs.records);
+        return 1;
+    }
+    if (st.skipped_frames || st.skipped_values) {
+        cli_error("cat",
+                  "salvaged %llu values into %s; skipped %llu damaged frames (%llu bytes) and "
+                  "%llu bad values",
+                  (unsigned long long)xs.records, o->out, (unsigned long long)st.skipped_frames,
+                  (unsigned long long)st.skipped_bytes, (unsigned long long)st.skipped_values);
+        return 1;
+    }
+    return 0;
+}
+
 static int cat_run(const struct cat_opts *o)
 {
+    if (o->out)
+        return cat_copy(o);
     struct lt_err err = {0};
     struct lt_reader_opts ro = {.salvage = o->salvage, .on_skip = on_skip};
     struct lt_reader *r = lt_reader_open(o->path, &ro, &err);
@@ -44,51 +87,35 @@ static int cat_run(const struct cat_opts *o)
         cli_error("cat", "%s", err.msg);
         return 1;
     }
-    struct lt_buf line;
-    lt_buf_init(&line, (size_t)1 << 30);
-    int rc = 0;
-    if (o->header) {
-        rc = lt_json_header(&line, lt_reader_header(r));
-        lt_buf_append(&line, "\n", 1);
-    }
-    const struct lt_item *it;
-    int n;
-    while (rc == 0 && (n = lt_reader_next(r, &it, &err)) == 1) {
-        rc = lt_json_item(&line, it);
-        if (rc == 0)
-            rc = lt_buf_append(&line, "\n", 1);
-        if (line.len >= 1 << 16) {
-            fwrite(line.p, 1, line.len, stdout);
-            lt_buf_reset(&line);
-        }
-    }
-    if (line.len)
-        fwrite(line.p, 1, line.len, stdout);
+    struct lt_export_stats xs;
     struct lt_reader_stats st;
-    lt_reader_stats(r, &st);
     int status = 0;
-    if (rc < 0) {
+    int rc = lt_export_jsonl(r, o->header, o->path, stdout, "standard output", &xs, &err);
+    lt_reader_stats(r, &st);
+    /* A write error is reported once, below, as for every command. */
+    if (rc < 0 && xs.fault == LT_EXPORT_FAULT_ENCODE) {
         cli_error("cat", "%s: cannot print record %llu as JSON", o->path,
                   (unsigned long long)st.values);
         status = 1;
-    } else if (n < 0) {
+    } else if (rc < 0 && xs.fault == LT_EXPORT_FAULT_READ) {
         cli_error("cat", "%s", err.msg);
         cli_error("cat", "%llu records before the error were printed",
                   (unsigned long long)st.values);
         status = 1;
     }
     if (o->salvage && (st.skipped_frames || st.skipped_values)) {
-        cli_error("cat", "salvaged %llu records; skipped %llu damaged frames (%llu bytes) and "
+        cli_error("cat",
+                  "salvaged %llu records; skipped %llu damaged frames (%llu bytes) and "
                   "%llu bad records",
                   (unsigned long long)st.values, (unsigned long long)st.skipped_frames,
                   (unsigned long long)st.skipped_bytes, (unsigned long long)st.skipped_values);
         status = 1;
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_error("cat", "writing to standard output failed");
+    if (rc < 0 || fflush(stdout) != 0 || ferror(stdout)) {
+        if (rc >= 0 || xs.fault == LT_EXPORT_FAULT_WRITE)
+            cli_error("cat", "writing to standard output failed");
         status = 1;
     }
-    lt_buf_release(&line);
     lt_reader_free(r);
     return status;
 }
@@ -97,16 +124,28 @@ int cmd_cat(int argc, char **argv)
 {
     static const struct option longopts[] = {{"no-header", no_argument, NULL, 'H'},
                                              {"salvage", no_argument, NULL, 's'},
+                                             {"output", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     struct cat_opts o = {.header = true};
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
         switch (c) {
-        case 'H': o.header = false; break;
-        case 's': o.salvage = true; break;
-        case 'h': fputs(cat_usage, stdout); return 0;
-        default: fputs(cat_usage, stderr); return 2;
+        case 'H':
+            o.header = false;
+            break;
+        case 's':
+            o.salvage = true;
+            break;
+        case 'o':
+            o.out = optarg;
+            break;
+        case 'h':
+            fputs(cat_usage, stdout);
+            return 0;
+        default:
+            fputs(cat_usage, stderr);
+            return 2;
         }
     }
     if (optind != argc - 1) {
@@ -114,6 +153,21 @@ int cmd_cat(int argc, char **argv)
         return 2;
     }
     o.path = argv[optind];
+    if (o.out && o.salvage && !strcmp(o.path, "-")) {
+        cli_error("cat", "--salvage -o reads the file twice (to count what it skips, then to "
+                         "copy): give a file, not standard input");
+        return 2;
+    }
+    if (o.out && !o.header) {
+        cli_error("cat", "--no-header is for JSON lines; -o writes a loadtrace file, header first");
+        return 2;
+    }
+    struct lt_err err = {0};
+    const char *const in[] = {o.path};
+    if (o.out && lt_path_not_input(o.out, in, 1, &err) < 0) {
+        cli_error("cat", "%s", err.msg);
+        return 2;
+    }
     if (cli_dry_run())
         return 0;
     return cat_run(&o);

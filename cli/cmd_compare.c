@@ -1,15 +1,21 @@
 /*
  * loadtrace compare A B: two traces (is B representative of A?) or two
- * results files (did B beat A?). The statistics are in analyze/compare.c;
- * this file parses options and chooses the exit code.
+ * results files (did B beat A?). The statistics and the reports are in
+ * analyze/compare*.c; this file parses options and chooses the exit code.
  */
 #include "analyze/compare.h"
+#include "workload/servegen.h"
 #include "cli/cli_util.h"
+#include "base/lt_path.h"
 #include "cli/commands.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char compare_usage[] =
     "usage: loadtrace compare [options] A.lt.zst B.lt.zst\n"
@@ -29,6 +35,10 @@ static const char compare_usage[] =
     "the same trace. A difference counts when its CI excludes 0 and it exceeds\n"
     "the margin.\n"
     "\n"
+    "A ServeGen folder and a trace `synth --servegen` made from it: B against\n"
+    "a fresh draw (another seed) of the same slice of the folder, i.e. against\n"
+    "its windows' rates, gap CVs and length distributions (docs/synth.md).\n"
+    "\n"
     "  --json            JSON (schema loadtrace-compare/1, docs/compare.md)\n"
     "  --plots DIR       CDF overlays and QQ plots (data, gnuplot script, PNG, SVG)\n"
     "  --html FILE       one self-contained HTML page with the report and charts\n"
@@ -37,15 +47,33 @@ static const char compare_usage[] =
     "  --bootstrap N     bootstrap resamples (default 1000)\n"
     "  --sample K        requests sampled per run for the bootstrap (default 20000)\n"
     "  --seed S          bootstrap seed (default 1)\n"
+    "  --salvage         read every intact frame of damaged files (say on stderr\n"
+    "                    what was skipped) instead of stopping at the first bad one\n"
     "  --check           exit 3 when B is not representative (traces) or is worse\n"
     "                    on some figure (results)\n"
     "  -h, --help        this text\n"
     "\n"
     "Definitions and thresholds: docs/compare.md; metrics: docs/metrics.md.\n";
 
+static void on_skip(void *ud, const char *what)
+{
+    cli_error("compare", "skipped: %s", what);
+}
+
 int cmd_compare(int argc, char **argv)
 {
-    enum { O_JSON = 256, O_PLOTS, O_HTML, O_CONF, O_MARGIN, O_BOOT, O_SAMPLE, O_SEED, O_CHECK };
+    enum {
+        O_JSON = 256,
+        O_PLOTS,
+        O_HTML,
+        O_CONF,
+        O_MARGIN,
+        O_BOOT,
+        O_SAMPLE,
+        O_SEED,
+        O_CHECK,
+        O_SALVAGE
+    };
     static const struct option longopts[] = {{"json", no_argument, NULL, O_JSON},
                                              {"plots", required_argument, NULL, O_PLOTS},
                                              {"html", required_argument, NULL, O_HTML},
@@ -54,6 +82,7 @@ int cmd_compare(int argc, char **argv)
                                              {"bootstrap", required_argument, NULL, O_BOOT},
                                              {"sample", required_argument, NULL, O_SAMPLE},
                                              {"seed", required_argument, NULL, O_SEED},
+                                             {"salvage", no_argument, NULL, O_SALVAGE},
                                              {"check", no_argument, NULL, O_CHECK},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
@@ -73,40 +102,33 @@ int cmd_compare(int argc, char **argv)
             o.html_path = optarg;
             break;
         case O_CONF:
-            if (!cli_parse_double(optarg, &o.confidence) || o.confidence <= 0.5 ||
-                o.confidence >= 1) {
-                cli_error("compare", "--confidence wants a level such as 0.95, not '%s'", optarg);
+            if (!cli_parse_double_in("compare", "--confidence", optarg, 0.5, 1, &o.confidence))
                 return 2;
-            }
             break;
         case O_MARGIN:
-            if (!cli_parse_double(optarg, &o.margin) || o.margin <= 0 || o.margin >= 1) {
-                cli_error("compare", "--margin wants a fraction such as 0.05, not '%s'", optarg);
+            if (!cli_parse_double_in("compare", "--margin", optarg, 0, 1, &o.margin))
                 return 2;
-            }
             break;
         case O_BOOT:
-            if (!cli_parse_u64(optarg, &u) || u < 100 || u > 100000) {
-                cli_error("compare", "--bootstrap wants 100..100000, not '%s'", optarg);
+            if (!cli_parse_u64_in("compare", "--bootstrap", optarg, 100, 100000, &u))
                 return 2;
-            }
             o.bootstrap = (uint32_t)u;
             break;
         case O_SAMPLE:
-            if (!cli_parse_u64(optarg, &u) || u < 100 || u > 10000000) {
-                cli_error("compare", "--sample wants 100..10000000, not '%s'", optarg);
+            if (!cli_parse_u64_in("compare", "--sample", optarg, 100, 10000000, &u))
                 return 2;
-            }
             o.sample = (uint32_t)u;
             break;
         case O_SEED:
-            if (!cli_parse_u64(optarg, &o.seed)) {
-                cli_error("compare", "--seed wants a number, not '%s'", optarg);
+            if (!cli_parse_u64_in("compare", "--seed", optarg, 0, UINT64_MAX, &o.seed))
                 return 2;
-            }
             break;
         case O_CHECK:
             check = true;
+            break;
+        case O_SALVAGE:
+            o.salvage = true;
+            o.on_skip = on_skip;
             break;
         case 'h':
             fputs(compare_usage, stdout);
@@ -123,8 +145,49 @@ int cmd_compare(int argc, char **argv)
     if (cli_dry_run())
         return 0;
     struct lt_err err = {0};
+    if (o.html_path &&
+        (lt_path_not_input(o.html_path, (const char *const *)argv + optind, 2, &err) < 0 ||
+         lt_path_html_ok(o.html_path, &err) < 0)) {
+        cli_error("compare", "--html %s", err.msg);
+        return 2;
+    }
+    if (o.plots_dir && lt_path_dir_ok(o.plots_dir, &err) < 0) {
+        cli_error("compare", "--plots %s", err.msg);
+        return 2;
+    }
+    /* A ServeGen folder as A: B is compared with a fresh draw of the same
+     * slice of the folder (another seed), i.e. with the windows' own rates
+     * and distributions. */
+    const char *path_a = argv[optind];
+    char ref[64] = "";
+    struct stat sa;
+    if (stat(path_a, &sa) == 0 && S_ISDIR(sa.st_mode)) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(ref, sizeof ref, "%.40s/lt-servegen-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        int fd = mkstemp(ref);
+        if (fd < 0) {
+            cli_error("compare", "cannot make a temporary file: %s", strerror(errno));
+            return 1;
+        }
+        close(fd);
+        if (lt_servegen_reference(path_a, argv[optind + 1], ref, o.seed ^ UINT64_C(0x5e47e), &err) <
+            0) {
+            unlink(ref);
+            cli_error("compare", "%s", err.msg);
+            return err.code == LT_EINVAL ? 2 : 1;
+        }
+        path_a = ref;
+    }
     struct lt_compare_summary sum;
-    int rc = lt_compare_files(argv[optind], argv[optind + 1], &o, stdout, &sum, &err);
+    int rc = lt_compare_files(path_a, argv[optind + 1], &o, stdout, &sum, &err);
+    if (ref[0])
+        unlink(ref);
+    for (int k = 0; k < 2; k++)
+        if (sum.skipped[k])
+            cli_error("compare",
+                      "salvaged: skipped %llu damaged frames or values of %s; its figures cover "
+                      "what was intact",
+                      (unsigned long long)sum.skipped[k], argv[optind + k]);
     for (uint32_t i = 0; i < sum.n_notes; i++)
         cli_error("compare", "%s", sum.notes[i]);
     if (sum.gnuplot_missing)
@@ -139,7 +202,8 @@ int cmd_compare(int argc, char **argv)
         cli_error("compare", "%s", err.msg);
         return 1;
     }
-    if (check && (sum.traces ? sum.overall == 2 : sum.different > 0))
+    if (check && (sum.traces ? sum.overall == LT_CMP_DIFFERENT : sum.different > 0))
         return 3;
-    return 0;
+    /* Salvaged files gave figures, but from part of the data. */
+    return sum.skipped[0] || sum.skipped[1] ? 1 : 0;
 }

@@ -21,9 +21,9 @@
 #include "cli/commands.h"
 #include "replay/replay.h"
 #include "sim/sim.h"
-#include "traces/lt_time.h"
-#include "traces/trace_import.h"
-#include "traces/trace_synth.h"
+#include "base/lt_time.h"
+#include "workload/trace_import.h"
+#include "workload/trace_synth.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -70,12 +70,12 @@ static const uint32_t levels[] = {1, 4, 16, 32};
 static const double pub_req[] = {176, 159, 120, 81}, pub_agg[] = {172, 542, 1647, 2156};
 #define NLEVELS (sizeof levels / sizeof levels[0])
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested; /* the signal that stopped the demo */
 static struct lt_replay *volatile g_replay;
 
 static void on_signal(int sig)
 {
-    stop_requested = 1;
+    stop_requested = sig;
     if (g_replay)
         lt_replay_stop(g_replay);
 }
@@ -137,6 +137,10 @@ static int run_replay(struct lt_replay_opts *ro, const char *url)
     ro->target = url;
     ro->target_label = "sim";
     struct lt_replay *rp = lt_replay_new(ro, &err);
+    if (rp && lt_replay_prepare(rp, &err) < 0) {
+        lt_replay_free(rp);
+        rp = NULL;
+    }
     if (!rp) {
         cli_error("demo", "%s", err.msg);
         return -1;
@@ -296,9 +300,8 @@ static int demo_run(const struct demo_opts *o)
     snprintf(azure_trace, sizeof azure_trace, "%s/azure-conv.lt.zst", o->out);
     snprintf(azure_res, sizeof azure_res, "%s/azure-results.lt.zst", o->out);
     struct lt_import_opts io = {.format = LT_IMPORT_AZURE, .name = azure_csv};
-    struct lt_writer_opts wo = {.frame_ms = 1000000000};
     struct lt_import_stats ist;
-    if (lt_import_file(azure_csv, azure_trace, &io, &wo, &ist, &err) < 0) {
+    if (lt_import_file(azure_csv, azure_trace, &io, NULL, &ist, &err) < 0) {
         cli_error("demo", "%s", err.msg);
         goto out;
     }
@@ -347,8 +350,8 @@ out:
         cli_error("demo", "%s", err.msg);
         status = 1;
     }
-    if (stop_requested)
-        status = 130;
+    if (stop_requested) /* 128 + the signal, as replay exits (docs/cli.md) */
+        status = 128 + (int)stop_requested;
     return status;
 }
 
@@ -369,18 +372,13 @@ int cmd_demo(int argc, char **argv)
         case 'o': o.out = optarg; break;
         case 's': o.samples = optarg; break;
         case 't':
-            if (!cli_parse_u64(optarg, &u) || u < 2 || u > 100000) {
-                cli_error("demo", "--tokens %s: a whole number from 2 to 100000", optarg);
+            if (!cli_parse_u64_in("demo", "--tokens", optarg, 2, 100000, &u))
                 return 2;
-            }
             o.tokens = (uint32_t)u;
             break;
         case 'S':
-            if (!cli_parse_duration_us(optarg, &o.azure_window_us) ||
-                o.azure_window_us < 1000000) {
-                cli_error("demo", "--slice %s: a duration of at least 1 s", optarg);
+            if (!cli_parse_duration_in("demo", "--slice", optarg, 1000000, &o.azure_window_us))
                 return 2;
-            }
             break;
         case 'h': fputs(demo_usage, stdout); return 0;
         default: fputs(demo_usage, stderr); return 2;

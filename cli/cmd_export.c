@@ -1,19 +1,18 @@
 /*
  * loadtrace export: write a trace in another tool's format (Mooncake JSON
  * lines, or loadtrace's own JSON lines). The work is in
- * traces/trace_export.c; this file parses options and reports.
+ * workload/trace_export.c (with the file handling: the output is not the
+ * input, a failed export leaves no file); this file parses options and
+ * reports.
  */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "traces/trace_export.h"
+#include "workload/trace_export.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 struct export_opts {
     const char *in;
@@ -44,30 +43,13 @@ static int export_run(const struct export_opts *o)
 {
     struct lt_err err = {0};
     struct lt_export_stats st;
-    const char *out_name = o->out ? o->out : "standard output";
-    FILE *f = stdout;
-    struct stat si, so;
-    if (o->out && strcmp(o->in, "-") && stat(o->in, &si) == 0 && stat(o->out, &so) == 0 &&
-        si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-        cli_error("export", "%s: the output is the input file", o->out);
-        return 1;
-    }
-    if (o->out && !(f = fopen(o->out, "wb"))) {
-        cli_error("export", "%s: cannot create: %s", o->out, strerror(errno));
-        return 1;
-    }
-    int rc = lt_export_file(o->in, o->format, f, out_name, &st, &err);
-    if (f != stdout && fclose(f) != 0 && rc == 0)
-        rc = lt_errset(&err, LT_EIO, "%s: close failed: %s", o->out, strerror(errno));
-    if (rc < 0) {
+    if (lt_export_path(o->in, o->format, o->out, &st, &err) < 0) {
         cli_error("export", "%s", err.msg);
-        if (o->out)
-            unlink(o->out); /* half a file would look like a whole one */
         return 1;
     }
     if (!o->quiet) {
         fprintf(stderr, "loadtrace export: %s: %" PRIu64 " records written to %s", o->in,
-                st.records, out_name);
+                st.records, o->out ? o->out : "standard output");
         if (o->format == LT_EXPORT_MOONCAKE)
             fprintf(stderr,
                     "; %" PRIu64 " without blocks got fresh hash_ids, %" PRIu64

@@ -1,11 +1,11 @@
 /*
  * loadtrace import: convert a public trace (Azure, BurstGPT, Mooncake) or
  * JSON lines of loadtrace records into a .lt.zst trace. The work is in
- * traces/trace_import.c; this file parses options and reports.
+ * workload/trace_import.c; this file parses options and reports.
  */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "traces/trace_import.h"
+#include "workload/trace_import.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -21,7 +21,7 @@ struct import_opts {
 };
 
 static const char import_usage[] =
-    "usage: loadtrace import --from azure|burstgpt|mooncake|jsonl FILE -o OUT.lt.zst\n"
+    "usage: loadtrace import --from FORMAT FILE -o OUT.lt.zst [--map KEY=EXPR,...]\n"
     "\n"
     "Convert a trace into a loadtrace file. FILE may be - for standard input,\n"
     "OUT may be - for standard output. docs/import.md says how each format's\n"
@@ -35,12 +35,27 @@ static const char import_usage[] =
     "                    mooncake  Mooncake JSON lines (timestamp in ms,\n"
     "                              input_length, output_length, hash_ids)\n"
     "                    jsonl     loadtrace records as JSON lines, as `loadtrace\n"
-    "                              cat` prints them (header line optional)\n"
+    "                              cat` prints them (header line optional);\n"
+    "                              with --map, any JSON lines\n"
+    "                    csv       any CSV with a header line, by --map\n"
+    "                    tracelab  TraceLab's multi-round agent CSV (session_id,\n"
+    "                              arrival_time, round_idx, prefix_len, input_len,\n"
+    "                              output_len, tool_wait_after_ms)\n"
+    "                    tracelab-jsonl  TraceLab's per-round agent JSON lines\n"
+    "  --map KEY=EXPR,.. csv, jsonl: which column or field (a.b.c) gives which\n"
+    "                    record key: in=prefix_len+input_len, t=ts:s (units s,\n"
+    "                    ms, us, iso), session=conv_id (any name), ...\n"
     "  -o, --output OUT  the trace to write\n"
     "  --sort            sort the input by arrival in memory (default: input out\n"
     "                    of time order is an error)\n"
     "  --skip-bad        skip rows that cannot be parsed, reporting each one\n"
     "                    (default: the first bad row is an error)\n"
+    "  --infer-sessions  requests with prefix blocks and no session: link each to\n"
+    "                    the earlier request whose blocks it extends (its previous\n"
+    "                    turn), so replay keeps each conversation's turns in order\n"
+    "  --max-context N   clip each request's prompt plus output to N tokens (a\n"
+    "                    server's context): the output first; the summary says how\n"
+    "                    many were clipped and by how much\n"
     "  --block-tokens N  jsonl without a header line: tokens per block of the\n"
     "                    records' \"blocks\" (needed when they have blocks)\n"
     "  --level N         zstd compression level, 1-19 (default 19: import runs\n"
@@ -60,14 +75,18 @@ static int import_run(const struct import_opts *o)
 {
     struct lt_err err = {0};
     struct lt_import_stats st;
-    /* Frames close by count and size only, not by the clock: that rule
-     * bounds what a crash loses while capturing, and here it would only
-     * make the output differ from run to run. */
-    struct lt_writer_opts wo = {.frame_ms = 1000000000, .level = o->level};
+    struct lt_writer_opts wo = {.level = o->level};
     int rc = lt_import_file(o->in, o->out, &o->lib, &wo, &st, &err);
     if (rc < 0) {
         cli_error("import", "%s", err.msg);
-        if (st.records || st.skipped)
+        /* A file is removed on failure; standard output cannot be taken
+         * back, and it holds a readable trace of what was read. */
+        if (!strcmp(o->out, "-"))
+            cli_error("import",
+                      "standard output has the %" PRIu64 " records read before the error, "
+                      "as a readable trace cut at the error",
+                      st.records);
+        else if (st.records || st.skipped)
             cli_error("import", "nothing written (%" PRIu64 " records had been read)", st.records);
         return 1;
     }
@@ -79,6 +98,16 @@ static int import_run(const struct import_opts *o)
                 " .. %" PRId64 " us); tokens in %" PRIu64 ", out %" PRIu64 "\n",
                 o->in, st.records, o->out, st.failed, st.skipped, st.records ? span : 0.0,
                 st.first_t, st.last_t, st.in_sum, st.out_sum);
+        if (o->lib.max_context)
+            fprintf(stderr,
+                    "loadtrace import: --max-context %u: %" PRIu64 " records clipped, by %" PRIu64
+                    " prompt and %" PRIu64 " output tokens\n",
+                    o->lib.max_context, st.clipped, st.clipped_in, st.clipped_out);
+        if (o->lib.infer_sessions)
+            fprintf(stderr,
+                    "loadtrace import: inferred %" PRIu64 " sessions from prefix blocks; %" PRIu64
+                    " requests continue an earlier turn\n",
+                    st.chains, st.chained);
     }
     return 0;
 }
@@ -90,6 +119,9 @@ int cmd_import(int argc, char **argv)
                                              {"sort", no_argument, NULL, 's'},
                                              {"skip-bad", no_argument, NULL, 'k'},
                                              {"block-tokens", required_argument, NULL, 'b'},
+                                             {"map", required_argument, NULL, 'm'},
+                                             {"infer-sessions", no_argument, NULL, 'I'},
+                                             {"max-context", required_argument, NULL, 'C'},
                                              {"level", required_argument, NULL, 'L'},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"help", no_argument, NULL, 'h'},
@@ -104,7 +136,7 @@ int cmd_import(int argc, char **argv)
             if (lt_import_format_parse(optarg, &o.lib.format) < 0) {
                 cli_error("import",
                           "--from %s: not a format (azure, burstgpt, mooncake, "
-                          "jsonl)",
+                          "jsonl, csv, tracelab, tracelab-jsonl)",
                           optarg);
                 return 2;
             }
@@ -120,17 +152,24 @@ int cmd_import(int argc, char **argv)
             o.lib.skip_bad = true;
             break;
         case 'b':
-            if (!cli_parse_u64(optarg, &u) || u == 0 || u > UINT32_MAX) {
-                cli_error("import", "--block-tokens %s: not a positive whole number", optarg);
+            if (!cli_parse_u64_in("import", "--block-tokens", optarg, 1, UINT32_MAX, &u))
                 return 2;
-            }
             o.lib.block_tokens = (uint32_t)u;
             break;
-        case 'L':
-            if (!cli_parse_u64(optarg, &u) || u < 1 || u > 19) {
-                cli_error("import", "--level %s: not a level from 1 to 19", optarg);
+        case 'C':
+            if (!cli_parse_u64_in("import", "--max-context", optarg, 1, UINT32_MAX, &u))
                 return 2;
-            }
+            o.lib.max_context = (uint32_t)u;
+            break;
+        case 'I':
+            o.lib.infer_sessions = true;
+            break;
+        case 'm':
+            o.lib.map = optarg;
+            break;
+        case 'L':
+            if (!cli_parse_u64_in("import", "--level", optarg, 1, 19, &u))
+                return 2;
             o.level = (int)u;
             break;
         case 'q':
@@ -150,6 +189,18 @@ int cmd_import(int argc, char **argv)
                   : !o.out   ? "-o OUT.lt.zst is required"
                              : "one input FILE is required");
         fputs(import_usage, stderr);
+        return 2;
+    }
+    struct lt_err err = {0};
+    if (o.lib.map &&
+        (lt_import_map_check(o.lib.map, &err) < 0 ||
+         (o.lib.format != LT_IMPORT_CSV && o.lib.format != LT_IMPORT_JSONL &&
+          lt_errset(&err, LT_EINVAL, "--map goes with --from csv or --from jsonl") < 0))) {
+        cli_error("import", "%s", err.msg);
+        return 2;
+    }
+    if (o.lib.format == LT_IMPORT_CSV && !o.lib.map) {
+        cli_error("import", "--from csv needs --map KEY=EXPR,... (docs/import.md)");
         return 2;
     }
     o.in = argv[optind];

@@ -8,15 +8,19 @@
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/replay_merge.h"
+#include "base/lt_path.h"
+#include "replay/replay_merge.h"
 #ifdef LT_MPI
 #include "cli/replay_mpi.h"
+#include "replay/replay_mpi.h"
 #endif
+#include "cli/replay_search.h"
 #include "cli/replay_virtual.h"
 #include "replay/replay.h"
 #include "sim/sim.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +40,15 @@ static const char replay_usage[] =
     "                          simulated server in this process on a free port\n"
     "  --model NAME            model to ask for (default: the one GET /v1/models\n"
     "                          lists; a name the server does not serve is an error)\n"
-    "  --api chat|completions|sglang-generate   (default chat)\n"
+    "  --api chat|completions|responses|messages|sglang-generate   (default chat);\n"
+    "                          responses: OpenAI Responses (/v1/responses), messages:\n"
+    "                          Anthropic Messages (/v1/messages, key sent as x-api-key)\n"
     "  --api-key-env NAME      take the API key from this environment variable\n"
-    "                          (default OPENAI_API_KEY); never give it as an argument\n"
+    "                          (default OPENAI_API_KEY; with --api messages\n"
+    "                          ANTHROPIC_API_KEY, sent as x-api-key, else\n"
+    "                          OPENAI_API_KEY, sent as x-api-key and as a bearer token,\n"
+    "                          which vLLM's /v1/messages reads); never give it as an\n"
+    "                          argument\n"
     "  --header 'Name: value'  extra request header (repeatable)\n"
     "  --insecure              do not verify TLS certificates (DANGEROUS)\n"
     "  --sim-profile P, --sim-dialect D, --sim-faults SPEC, --sim-log FILE,\n"
@@ -84,6 +94,32 @@ static const char replay_usage[] =
     "                          after Retry-After or 1 s doubling (default 0: off); the\n"
     "                          scheduled time stays, so latency from it includes retries\n"
     "\n"
+    "Capacity (docs/replay.md \"Finding the capacity\"):\n"
+    "  --find-max rate|concurrency   search the highest load that meets --slo: rate\n"
+    "                          rescales the trace's arrivals (its bursts kept, as\n"
+    "                          --rate does), concurrency is the closed loop; grows\n"
+    "                          the load until a probe fails, then bisects; every probe\n"
+    "                          is a run of the results file, the answer its meta\n"
+    "  --slo SPEC              ttft=D,tpot=D,e2e=D (analyze's), or ttft:p99<=D,...\n"
+    "                          (the percentile sets --attain)\n"
+    "  --attain P              share of requests that must meet the SLO (0.9)\n"
+    "  --precision F           stop when the bracket is within F (0.05; concurrency: 1)\n"
+    "  --virtual-first[=PROF]  search the sim's model in virtual time first (the\n"
+    "                          profile PROF, or the sim's) to place the live probes\n"
+    "  --max-probes N          probes per search (20)\n"
+    "  --max-time D            bound the whole search: no live probe is scheduled past\n"
+    "                          D, and none starts that would likely end past it\n"
+    "\n"
+    "Server metrics (docs/server-metrics.md):\n"
+    "  --server-metrics[=URL,...]  scrape the target's /metrics (on by default when it\n"
+    "                          serves Prometheus text) and these other exporters\n"
+    "  --no-server-metrics     scrape nothing\n"
+    "  --metrics-interval D    time between scrapes (default 250ms, at least 10ms)\n"
+    "  --server-metrics-keep REGEX  also record the raw series of matching families\n"
+    "  --server-metrics-map FILE    a mapping file of metric names (added to the table)\n"
+    "  --reset-prefix-cache    reset the server's prefix cache before each run (vLLM\n"
+    "                          POST /reset_prefix_cache, SGLang POST /flush_cache)\n"
+    "\n"
     "Output:\n"
     "  -o, --output FILE       results file (required)\n"
     "  --merge PART...         merge the per-rank parts of an MPI replay (RESULTS.rankN,\n"
@@ -96,6 +132,8 @@ static const char replay_usage[] =
     "Metrics (docs/metrics.md): TTFT = first token-bearing chunk - sent;\n"
     "E2E = last byte - sent; TPOT = (E2E - TTFT) / (out - 1); schedule lag =\n"
     "sent - scheduled. Ctrl-C stops: requests in flight are recorded as aborted.\n"
+    "Exit status: 0 every request ok, 1 some failed, 3 none ok, 130 SIGINT,\n"
+    "143 SIGTERM, 2 bad usage (docs/cli.md).\n"
     "\n"
     "Several machines: mpirun -n N loadtrace replay ... splits the trace by session\n"
     "over N ranks on a common start, and --concurrency levels over the ranks; rank\n"
@@ -104,7 +142,9 @@ static const char replay_usage[] =
     "Error classes (results' err): connect, tls, timeout, first_token_timeout,\n"
     "http (an error status), ratelimit (429), malformed (a chunk or body that is\n"
     "not valid), stream_error (an error object in the stream), incomplete (no\n"
-    "[DONE] nor finish reason), short (fewer tokens than forced), aborted.\n"
+    "[DONE] nor finish reason), short (fewer tokens than forced), aborted,\n"
+    "request_too_large (a record whose request cannot be built: never sent),\n"
+    "bad_usage (usage the chunks received disprove; docs/metrics.md).\n"
     "Prompts are synthesized to the recorded lengths, calibrated against the\n"
     "server's /tokenize, or with three one-token requests where it has none (or\n"
     "exact, as token ids, with --api completions); the end of the run says how\n"
@@ -144,6 +184,8 @@ struct replay_cli {
     bool target_sim;
     struct lt_sim_opts sim;
     bool summary, quiet;
+    char metrics_urls[4096]; /* --server-metrics's lists, split in place */
+    size_t metrics_used;
 };
 
 static bool parse_window(const char *s, int64_t *a, int64_t *b)
@@ -155,6 +197,40 @@ static bool parse_window(const char *s, int64_t *a, int64_t *b)
     memcpy(first, s, (size_t)(comma - s));
     first[comma - s] = '\0';
     return cli_parse_duration_us(first, a) && cli_parse_duration_us(comma + 1, b) && *b > *a;
+}
+
+/* A run's self-check (struct lt_check, traces/trace_format.h): the load it
+ * delivered against what was asked, and the client's own CPU. */
+static void print_check(const struct lt_check *k)
+{
+    fprintf(stderr, "loadtrace replay: run %u delivered ", (unsigned)k->run);
+    if (k->rate_asked > 0)
+        fprintf(stderr, "%.2f req/s of %.2f asked (%+.1f %%), ", k->rate_got, k->rate_asked,
+                100.0 * (k->rate_got / k->rate_asked - 1));
+    else if (k->rate_got > 0)
+        fprintf(stderr, "%.2f req/s, ", k->rate_got);
+    if (k->inflight_asked > 0)
+        fprintf(stderr, "%.2f in flight of %.0f asked (%+.1f %%); ", k->inflight_got,
+                k->inflight_asked, 100.0 * (k->inflight_got / k->inflight_asked - 1));
+    else
+        fprintf(stderr, "%.2f in flight on average; ", k->inflight_got);
+    double share = k->wall_s > 0 ? k->cpu_s / k->wall_s : 0;
+    fprintf(stderr, "client CPU %.1f %% of a core", 100.0 * share);
+    if (k->requests)
+        fprintf(stderr, ", %.0f us a request", 1e6 * k->cpu_s / (double)k->requests);
+    if (k->out_tokens)
+        fprintf(stderr, ", %.2f us a token", 1e6 * k->cpu_s / (double)k->out_tokens);
+    fputs("\n", stderr);
+    if (k->off)
+        fprintf(stderr,
+                "loadtrace replay: CHECK run %u: the load delivered is more than 5 %% off what "
+                "was asked\n",
+                (unsigned)k->run);
+    if (k->saturated)
+        fprintf(stderr,
+                "loadtrace replay: CHECK run %u: the client was near saturation (%.0f %% of a "
+                "core): its own delays are in these figures\n",
+                (unsigned)k->run, 100.0 * share);
 }
 
 static int replay_main(struct replay_cli *c)
@@ -174,12 +250,12 @@ static int replay_main(struct replay_cli *c)
         c->o.target = url;
         c->o.target_label = "sim";
     }
-    const char *key = getenv(c->key_env ? c->key_env : "OPENAI_API_KEY");
-    if (c->key_env && !key) {
+    if (c->key_env && !getenv(c->key_env)) {
         cli_error("replay", "--api-key-env %s: that environment variable is not set", c->key_env);
         goto out;
     }
-    c->o.api_key = key && *key ? key : NULL;
+    c->o.api_key =
+        cli_api_key(c->key_env, c->o.api == LT_REPLAY_API_MESSAGES, &c->o.api_key_bearer_too);
     if (c->o.insecure)
         cli_error("replay", "WARNING: --insecure: TLS certificates are NOT verified; anyone on "
                             "the path can read the prompts and the API key");
@@ -188,6 +264,10 @@ static int replay_main(struct replay_cli *c)
     c->o.progress = on_progress;
     c->o.progress_ud = &ps;
     rp = lt_replay_new(&c->o, &err);
+    if (rp && lt_replay_prepare(rp, &err) < 0) {
+        lt_replay_free(rp);
+        rp = NULL;
+    }
     if (!rp) {
         cli_error("replay", "%s", err.msg);
         goto out;
@@ -196,6 +276,8 @@ static int replay_main(struct replay_cli *c)
     lt_replay_get_stats(rp, &st);
     if (!c->quiet)
         fprintf(stderr, "loadtrace replay: model %s; prompt lengths: %s\n", st.model, st.calib_how);
+    if (!c->quiet)
+        fprintf(stderr, "loadtrace replay: server metrics: %s\n", st.scrape_how);
 
     int rc = cli_replay_run(rp, &err);
     if (ps.drawn)
@@ -215,8 +297,7 @@ static int replay_main(struct replay_cli *c)
                 (unsigned long long)st.requests, (unsigned long long)st.ok,
                 (unsigned long long)st.errors, (unsigned long long)st.aborted,
                 (unsigned long long)st.ratelimited, (unsigned long long)st.retries,
-                (unsigned long long)st.out_tokens, (unsigned long long)st.connects,
-                c->o.out_path);
+                (unsigned long long)st.out_tokens, (unsigned long long)st.connects, c->o.out_path);
         if (st.len_checked)
             fprintf(stderr,
                     "loadtrace replay: prompt lengths vs the server's usage: mean |error| "
@@ -224,8 +305,16 @@ static int replay_main(struct replay_cli *c)
                     st.len_abs_err / (double)st.len_checked,
                     st.len_want > 0 ? 100.0 * st.len_abs_err / st.len_want : 0.0,
                     100.0 * st.len_max_rel, (unsigned long long)st.len_checked);
+        for (uint32_t i = 0; i < st.n_checks; i++)
+            print_check(&st.checks[i]);
+        if (st.scrapes)
+            fprintf(stderr, "loadtrace replay: %llu server-metrics scrapes, %llu failed\n",
+                    (unsigned long long)st.scrapes, (unsigned long long)st.scrape_errors);
+        if (c->o.reset_prefix_cache)
+            fprintf(stderr, "loadtrace replay: prefix cache reset before %llu of %u runs (%s)\n",
+                    (unsigned long long)st.resets, st.runs, st.reset_how);
     }
-    status = lt_replay_stopped(rp) ? 130 : 0;
+    status = cli_replay_status(lt_replay_stopped(rp), st.requests, st.ok);
     if (c->summary && strcmp(c->o.out_path, "-") != 0) {
         struct lt_analyze_opts ao;
         lt_analyze_opts_init(&ao);
@@ -286,6 +375,19 @@ enum {
     O_THINKING,
     O_VIRTUAL,
     O_MERGE,
+    O_FINDMAX,
+    O_SLO,
+    O_ATTAIN,
+    O_VFIRST,
+    O_MAXPROBES,
+    O_MAXTIME,
+    O_PRECISION,
+    O_SMETRICS,
+    O_NOSMETRICS,
+    O_MINTERVAL,
+    O_MKEEP,
+    O_MMAP,
+    O_RESETPC,
 };
 
 static int bad(const char *opt, const char *val)
@@ -336,6 +438,19 @@ int cmd_replay(int argc, char **argv)
         {"thinking", required_argument, NULL, O_THINKING},
         {"virtual", no_argument, NULL, O_VIRTUAL},
         {"merge", no_argument, NULL, O_MERGE},
+        {"find-max", required_argument, NULL, O_FINDMAX},
+        {"slo", required_argument, NULL, O_SLO},
+        {"attain", required_argument, NULL, O_ATTAIN},
+        {"virtual-first", optional_argument, NULL, O_VFIRST},
+        {"max-probes", required_argument, NULL, O_MAXPROBES},
+        {"max-time", required_argument, NULL, O_MAXTIME},
+        {"precision", required_argument, NULL, O_PRECISION},
+        {"server-metrics", optional_argument, NULL, O_SMETRICS},
+        {"no-server-metrics", no_argument, NULL, O_NOSMETRICS},
+        {"metrics-interval", required_argument, NULL, O_MINTERVAL},
+        {"server-metrics-keep", required_argument, NULL, O_MKEEP},
+        {"server-metrics-map", required_argument, NULL, O_MMAP},
+        {"reset-prefix-cache", no_argument, NULL, O_RESETPC},
         {"profile", required_argument, NULL, O_SPROFILE},
         {"output", required_argument, NULL, 'o'},
         {"no-summary", no_argument, NULL, O_NOSUMMARY},
@@ -346,7 +461,9 @@ int cmd_replay(int argc, char **argv)
     struct lt_replay_opts *o = &c.o;
     o->seed = 1;
     c.sim.seed = 1;
-    bool have_arrivals = false, virt = false, merge = false;
+    bool have_arrivals = false, virt = false, merge = false, find_max = false;
+    struct cli_search_opts so = {0};
+    double slo_pct = 0;
     double rate = 0;
     uint64_t u;
     int64_t us;
@@ -370,6 +487,10 @@ int cmd_replay(int argc, char **argv)
                 o->api = LT_REPLAY_API_COMPLETIONS;
             else if (!strcmp(optarg, "sglang-generate"))
                 o->api = LT_REPLAY_API_SGLANG;
+            else if (!strcmp(optarg, "responses"))
+                o->api = LT_REPLAY_API_RESPONSES;
+            else if (!strcmp(optarg, "messages"))
+                o->api = LT_REPLAY_API_MESSAGES;
             else
                 return bad("--api", optarg);
             break;
@@ -397,33 +518,34 @@ int cmd_replay(int argc, char **argv)
             c.sim.log_path = optarg;
             break;
         case O_SSCALE:
-            if (!cli_parse_double(optarg, &c.sim.time_scale) || !(c.sim.time_scale > 0))
-                return bad("--sim-time-scale", optarg);
+            if (!cli_parse_double_in("replay", "--sim-time-scale", optarg, 0, INFINITY,
+                                     &c.sim.time_scale))
+                return 2;
             break;
         case O_SPEED:
-            if (!cli_parse_double(optarg, &o->tt.speed) || !(o->tt.speed > 0))
-                return bad("--speed", optarg);
+            if (!cli_parse_double_in("replay", "--speed", optarg, 0, INFINITY, &o->tt.speed))
+                return 2;
             break;
         case O_RATE:
-            if (!cli_parse_double(optarg, &rate) || !(rate > 0))
-                return bad("--rate", optarg);
+            if (!cli_parse_double_in("replay", "--rate", optarg, 0, INFINITY, &rate))
+                return 2;
             break;
         case O_MAXGAP:
-            if (!cli_parse_duration_us(optarg, &o->tt.max_gap_us) || o->tt.max_gap_us <= 0)
-                return bad("--max-gap", optarg);
+            if (!cli_parse_duration_in("replay", "--max-gap", optarg, 1, &o->tt.max_gap_us))
+                return 2;
             break;
         case O_WINDOW:
             if (!parse_window(optarg, &o->tt.win_start_us, &o->tt.win_end_us))
                 return bad("--window", optarg);
             break;
         case O_DURATION:
-            if (!cli_parse_duration_us(optarg, &us) || us <= 0)
-                return bad("--duration", optarg);
+            if (!cli_parse_duration_in("replay", "--duration", optarg, 1, &us))
+                return 2;
             o->duration_us = o->tt.duration_us = us;
             break;
         case O_SPREAD:
-            if (!cli_parse_duration_us(optarg, &o->tt.spread_us) || o->tt.spread_us <= 0)
-                return bad("--spread", optarg);
+            if (!cli_parse_duration_in("replay", "--spread", optarg, 1, &o->tt.spread_us))
+                return 2;
             break;
         case O_CONC: {
             int n = cli_parse_u32_list(optarg, o->levels, LT_REPLAY_MAX_LEVELS);
@@ -434,28 +556,28 @@ int cmd_replay(int argc, char **argv)
             break;
         }
         case O_REQUESTS:
-            if (!cli_parse_u64(optarg, &o->requests) || !o->requests || o->requests > 100000000)
-                return bad("--requests", optarg);
+            if (!cli_parse_u64_in("replay", "--requests", optarg, 1, 100000000, &o->requests))
+                return 2;
             break;
         case O_WARMUP:
-            if (!cli_parse_u64(optarg, &o->warmup))
-                return bad("--warmup", optarg);
+            if (!cli_parse_u64_in("replay", "--warmup", optarg, 0, UINT64_MAX, &o->warmup))
+                return 2;
             break;
         case O_ARRIVALS:
-            if (lt_replay_parse_arrivals(optarg, &o->arrivals, &o->cv, &err) < 0) {
+            if (lt_plan_parse_arrivals(optarg, &o->arrivals, &o->cv, &err) < 0) {
                 cli_error("replay", "%s", err.msg);
                 return 2;
             }
             have_arrivals = true;
             break;
         case O_MAXCONC:
-            if (!cli_parse_u64(optarg, &u) || !u || u > 1000000)
-                return bad("--max-concurrency", optarg);
+            if (!cli_parse_u64_in("replay", "--max-concurrency", optarg, 1, 1000000, &u))
+                return 2;
             o->max_concurrency = (uint32_t)u;
             break;
         case O_SEED:
-            if (!cli_parse_u64(optarg, &o->seed))
-                return bad("--seed", optarg);
+            if (!cli_parse_u64_in("replay", "--seed", optarg, 0, UINT64_MAX, &o->seed))
+                return 2;
             c.sim.seed = o->seed;
             break;
         case O_SYNTH:
@@ -480,30 +602,30 @@ int cmd_replay(int argc, char **argv)
             o->reasoning_effort = optarg;
             break;
         case O_DEFOUT:
-            if (!cli_parse_u64(optarg, &u) || !u || u > 10000000)
-                return bad("--default-out", optarg);
+            if (!cli_parse_u64_in("replay", "--default-out", optarg, 1, 10000000, &u))
+                return 2;
             o->default_out = (uint32_t)u;
             break;
         case O_NOCALIB:
             o->no_calibrate = true;
             break;
         case O_TIMEOUT:
-            if (!cli_parse_duration_us(optarg, &o->timeout_us) || o->timeout_us <= 0)
-                return bad("--timeout", optarg);
+            if (!cli_parse_duration_in("replay", "--timeout", optarg, 1, &o->timeout_us))
+                return 2;
             break;
         case O_FTT:
-            if (!cli_parse_duration_us(optarg, &o->first_token_timeout_us) ||
-                o->first_token_timeout_us <= 0)
-                return bad("--first-token-timeout", optarg);
+            if (!cli_parse_duration_in("replay", "--first-token-timeout", optarg, 1,
+                                       &o->first_token_timeout_us))
+                return 2;
             break;
         case O_CTIMEOUT:
-            if (!cli_parse_duration_us(optarg, &o->connect_timeout_us) ||
-                o->connect_timeout_us <= 0)
-                return bad("--connect-timeout", optarg);
+            if (!cli_parse_duration_in("replay", "--connect-timeout", optarg, 1,
+                                       &o->connect_timeout_us))
+                return 2;
             break;
         case O_RETRY:
-            if (!cli_parse_u64(optarg, &u) || u > 100)
-                return bad("--retry", optarg);
+            if (!cli_parse_u64_in("replay", "--retry", optarg, 0, 100, &u))
+                return 2;
             o->retries = (uint32_t)u;
             break;
         case O_THINKING:
@@ -519,8 +641,84 @@ int cmd_replay(int argc, char **argv)
         case O_VIRTUAL:
             virt = true;
             break;
+        case O_SMETRICS:
+            o->server_metrics = 1;
+            if (optarg && *optarg) {
+                /* Split into the buffer: each URL NUL-terminated after the last. */
+                size_t have = c.metrics_used, len = strlen(optarg);
+                if (have + len + 1 > sizeof c.metrics_urls)
+                    return bad("--server-metrics", optarg);
+                char *list = c.metrics_urls + have;
+                memcpy(list, optarg, len + 1);
+                c.metrics_used += len + 1;
+                for (char *url = list, *end; *url; url = end) {
+                    end = strchr(url, ',');
+                    if (end)
+                        *end++ = '\0';
+                    else
+                        end = url + strlen(url);
+                    if (!*url)
+                        continue;
+                    if (o->n_metrics_urls == LT_REPLAY_MAX_METRICS_URLS)
+                        return bad("--server-metrics", optarg);
+                    o->metrics_urls[o->n_metrics_urls++] = url;
+                }
+            }
+            break;
+        case O_NOSMETRICS:
+            o->server_metrics = -1;
+            break;
+        case O_MINTERVAL:
+            if (!cli_parse_duration_in("replay", "--metrics-interval", optarg, 10000,
+                                       &o->metrics_interval_us))
+                return 2;
+            break;
+        case O_MKEEP:
+            o->metrics_keep = optarg;
+            break;
+        case O_MMAP:
+            o->metrics_map = optarg;
+            break;
+        case O_RESETPC:
+            o->reset_prefix_cache = true;
+            break;
         case O_MERGE:
             merge = true;
+            break;
+        case O_FINDMAX:
+            if (!strcmp(optarg, "rate"))
+                so.concurrency = false;
+            else if (!strcmp(optarg, "concurrency"))
+                so.concurrency = true;
+            else
+                return bad("--find-max", optarg);
+            find_max = true;
+            break;
+        case O_SLO:
+            if (!cli_parse_slo(optarg, &so.slo_ttft_us, &so.slo_tpot_us, &so.slo_e2e_us, &slo_pct))
+                return bad("--slo", optarg);
+            so.slo = optarg;
+            break;
+        case O_ATTAIN:
+            if (!cli_parse_double_in("replay", "--attain", optarg, 0.01, 0.9999, &so.attain))
+                return 2;
+            break;
+        case O_VFIRST:
+            so.virtual_first = true;
+            so.vprofile = optarg;
+            break;
+        case O_MAXPROBES:
+            if (!cli_parse_u64_in("replay", "--max-probes", optarg, 1, 64, &u))
+                return 2;
+            so.max_probes = (uint32_t)u;
+            break;
+        case O_MAXTIME:
+            if (!cli_parse_duration_in("replay", "--max-time", optarg, 1, &so.max_time_us))
+                return 2;
+            break;
+        case O_PRECISION:
+            if (!cli_parse_double_in("replay", "--precision", optarg, 0.001, 1, &so.precision))
+                return 2;
             break;
         case 'o':
             o->out_path = optarg;
@@ -545,10 +743,15 @@ int cmd_replay(int argc, char **argv)
             cli_error("replay", "--merge needs -o RESULTS.lt.zst and the parts, in rank order");
             return 2;
         }
+        if (lt_path_not_input(o->out_path, (const char *const *)argv + optind,
+                              (size_t)(argc - optind), &err) < 0) {
+            cli_error("replay", "%s", err.msg);
+            return 2;
+        }
         if (cli_dry_run())
             return 0;
-        int m = cli_replay_merge(o->out_path, (const char *const *)argv + optind,
-                                 (size_t)(argc - optind), stdout, &err);
+        int m = lt_replay_merge(o->out_path, (const char *const *)argv + optind,
+                                (size_t)(argc - optind), stdout, &err);
         if (m < 0) {
             cli_error("replay", "merge: %s", err.msg);
             return 1;
@@ -574,6 +777,60 @@ int cmd_replay(int argc, char **argv)
     }
     if (!o->target && !c.target_sim) {
         cli_error("replay", "--target URL|sim is required");
+        return 2;
+    }
+    /* Nothing written may be an input: the results, nor the sim's log. */
+    const char *inputs[3];
+    size_t n_in = 0;
+    inputs[n_in++] = o->trace_path;
+    if (o->prompts_path)
+        inputs[n_in++] = o->prompts_path;
+    bool clash = lt_path_not_input(o->out_path, inputs, n_in, &err) < 0;
+    if (!clash && c.sim.log_path) {
+        inputs[n_in++] = o->out_path;
+        clash = lt_path_not_input(c.sim.log_path, inputs, n_in, &err) < 0;
+    }
+    if (clash) {
+        cli_error("replay", "%s", err.msg);
+        return 2;
+    }
+    if (find_max) {
+        /* The search chooses the load: a load of the user's own would be
+         * overruled, so it is refused. */
+        if (!so.slo) {
+            cli_error("replay", "--find-max needs --slo (e.g. ttft=2s,tpot=100ms)");
+            return 2;
+        }
+        if (slo_pct > 0 && so.attain > 0 && so.attain != slo_pct) {
+            cli_error("replay", "--slo %s names p%g but --attain says %g", so.slo, 100 * slo_pct,
+                      so.attain);
+            return 2;
+        }
+        if (slo_pct > 0)
+            so.attain = slo_pct;
+        if (have_arrivals || rate > 0 || o->tt.speed > 0 || o->n_levels || o->max_concurrency) {
+            cli_error("replay", "--find-max chooses the load: drop --rate, --speed, "
+                                "--concurrency, --arrivals and --max-concurrency");
+            return 2;
+        }
+        if (virt && !c.target_sim) {
+            cli_error("replay", "--virtual runs the sim's model: it needs --target sim");
+            return 2;
+        }
+        if (virt && (c.sim.faults || c.sim.time_scale > 0)) {
+            cli_error("replay", "--virtual: faults and --sim-time-scale need a live sim");
+            return 2;
+        }
+        so.virtual_only = virt;
+        so.target_sim = c.target_sim;
+        so.sim = &c.sim;
+        so.key_env = c.key_env;
+        so.quiet = c.quiet;
+        return cli_replay_search(o, &so);
+    } else if (so.slo || so.attain > 0 || so.virtual_first || so.max_probes || so.max_time_us ||
+               so.precision > 0) {
+        cli_error("replay", "--slo, --attain, --precision, --virtual-first, --max-probes and "
+                            "--max-time belong to --find-max");
         return 2;
     }
     if (have_arrivals) {
@@ -612,7 +869,7 @@ int cmd_replay(int argc, char **argv)
         return 0;
 #ifdef LT_MPI
     /* Started by mpirun: one rank of a split replay (docs/replay-mpi.md). */
-    if (cli_replay_mpi_wanted()) {
+    if (lt_replay_mpi_wanted()) {
         if (c.target_sim) {
             cli_error("replay", "under mpirun, give --target URL (start one `loadtrace sim` "
                                 "for all ranks), not --target sim");

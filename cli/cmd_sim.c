@@ -7,8 +7,10 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "sim/sim.h"
+#include "sim/sim_fit.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,11 @@ struct sim_cli_opts {
     char host[256];
     const char *port_file;
     bool quiet;
+    bool fit; /* sim --fit RESULTS... -o PROFILE */
+    const char *fit_out;
+    double step_gap_ms;
+    char **files;
+    int nfiles;
 };
 
 static const char sim_usage[] =
@@ -28,8 +35,19 @@ static const char sim_usage[] =
     "\n"
     "Serve a simulated OpenAI-compatible LLM whose tokens stream at the times a\n"
     "continuous-batching model says (docs/sim.md): GET /health, GET /v1/models,\n"
-    "POST /v1/chat/completions, POST /v1/completions, POST /tokenize.\n"
+    "POST /v1/chat/completions, POST /v1/completions, POST /v1/responses (OpenAI\n"
+    "Responses), POST /v1/messages (Anthropic Messages), POST /tokenize, GET /metrics\n"
+    "(vLLM's names, the model's true values), POST /reset_prefix_cache.\n"
     "Stops cleanly on SIGINT or SIGTERM.\n"
+    "\n"
+    "       loadtrace sim --fit RESULTS.lt.zst [...] -o FILE [--profile BASE]\n"
+    "                     [--time-scale X] [--step-gap MS]\n"
+    "\n"
+    "Fit a profile's step costs to live replays of a server (every token's time):\n"
+    "prints each cost with its standard error, the ones the data cannot identify\n"
+    "and what load would, and the residuals; writes a profile file. --time-scale:\n"
+    "the server was a sim run that much faster than real time. Keys the fit does\n"
+    "not touch come from --profile (default: default).\n"
     "\n"
     "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 =\n"
     "                        any free port, see --port-file)\n"
@@ -39,7 +57,8 @@ static const char sim_usage[] =
     "  --dialect LIST        stream variations, comma-separated: vllm (default),\n"
     "                        no-role-chunk, usage-in-last, reasoning (field name\n"
     "                        instead of reasoning_content), close (close the\n"
-    "                        connection after every response)\n"
+    "                        connection after every response), no-tokenize\n"
+    "                        (no /tokenize, as servers without one)\n"
     "  --faults SPEC         inject failures, e.g. 500=0.01,429=0.05:2,refuse=0.01:1s,\n"
     "                        disconnect=0.02:10,stall=0.02:2s:5,malformed=0.01:3,\n"
     "                        slow=0.05:1s,seed=7 (probabilities; see docs/sim.md)\n"
@@ -49,12 +68,18 @@ static const char sim_usage[] =
     "                        times stay real)\n"
     "  --seed N              seed of output lengths and faults (default 1)\n"
     "  --max-body BYTES      request body limit (default 4194304)\n"
+    "  --max-pending BYTES   all request bodies in memory at once; beyond, a 503\n"
+    "                        (default 268435456, or 4 x --max-body if more)\n"
     "  --max-connections N   open connections limit (default 16384)\n"
     "  --threads N           network threads (default 1): a step's tokens are\n"
     "                        written by N threads at once, which keeps their\n"
     "                        times closer to the model's when batches are large\n"
-    "                        and the machine has the cores"
+    "                        and the machine has the cores\n"
     "  -q, --quiet           no startup and summary lines on stderr\n"
+    "  --fit                 fit a profile to the results files given (see above)\n"
+    "  -o FILE               with --fit: the profile file to write\n"
+    "  --step-gap MS         with --fit: tokens closer than this share a step\n"
+    "                        (default 0.1)\n"
     "  -h, --help            this text\n";
 
 static int parse_listen(struct sim_cli_opts *o, const char *arg)
@@ -90,10 +115,13 @@ static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
         {"time-scale", required_argument, NULL, 't'},
         {"seed", required_argument, NULL, 's'},
         {"max-body", required_argument, NULL, 'b'},
+        {"max-pending", required_argument, NULL, 'B'},
         {"max-connections", required_argument, NULL, 'c'},
         {"threads", required_argument, NULL, 'T'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
+        {"fit", no_argument, NULL, 'F'},
+        {"step-gap", required_argument, NULL, 'G'},
         {0, 0, 0, 0},
     };
     o->sim.host = "127.0.0.1";
@@ -101,7 +129,7 @@ static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
     o->sim.seed = 1;
     int c;
     uint64_t u;
-    while ((c = getopt_long(argc, argv, "qh", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qho:", longs, NULL)) != -1) {
         switch (c) {
         case 'l':
             if (parse_listen(o, optarg) < 0) {
@@ -125,40 +153,49 @@ static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
             o->sim.log_path = optarg;
             break;
         case 't':
-            if (!cli_parse_double(optarg, &o->sim.time_scale) || o->sim.time_scale <= 0) {
-                cli_error("sim", "--time-scale wants a number > 0, got '%s'", optarg);
+            if (!cli_parse_double_in("sim", "--time-scale", optarg, 0, INFINITY,
+                                     &o->sim.time_scale))
                 return 2;
-            }
             break;
         case 's':
-            if (!cli_parse_u64(optarg, &o->sim.seed)) {
-                cli_error("sim", "--seed wants a whole number, got '%s'", optarg);
+            if (!cli_parse_u64_in("sim", "--seed", optarg, 0, UINT64_MAX, &o->sim.seed))
                 return 2;
-            }
             break;
         case 'b':
-            if (!cli_parse_u64(optarg, &u) || u < 1024 || u > ((uint64_t)1 << 31)) {
-                cli_error("sim", "--max-body wants 1024 to 2147483648 bytes, got '%s'", optarg);
+            if (!cli_parse_u64_in("sim", "--max-body", optarg, 1024, (uint64_t)1 << 31, &u))
                 return 2;
-            }
             o->sim.max_body = (size_t)u;
             break;
-        case 'c':
-            if (!cli_parse_u64(optarg, &u) || u < 1 || u > 1000000) {
-                cli_error("sim", "--max-connections wants 1 to 1000000, got '%s'", optarg);
+        case 'B':
+            if (!cli_parse_u64(optarg, &u) || u < 1024 || u > ((uint64_t)1 << 40)) {
+                cli_error("sim", "--max-pending wants 1024 to 1099511627776 bytes, got '%s'",
+                          optarg);
                 return 2;
             }
+            o->sim.max_pending = (size_t)u;
+            break;
+        case 'c':
+            if (!cli_parse_u64_in("sim", "--max-connections", optarg, 1, 1000000, &u))
+                return 2;
             o->sim.max_connections = (unsigned)u;
             break;
         case 'T':
-            if (!cli_parse_u64(optarg, &u) || u < 1 || u > 256) {
-                cli_error("sim", "--threads wants 1 to 256, got '%s'", optarg);
+            if (!cli_parse_u64_in("sim", "--threads", optarg, 1, 256, &u))
                 return 2;
-            }
             o->sim.threads = (unsigned)u;
             break;
         case 'q':
             o->quiet = true;
+            break;
+        case 'F':
+            o->fit = true;
+            break;
+        case 'o':
+            o->fit_out = optarg;
+            break;
+        case 'G':
+            if (!cli_parse_double_in("sim", "--step-gap", optarg, 0, 1e6, &o->step_gap_ms))
+                return 2;
             break;
         case 'h':
             fputs(sim_usage, stdout);
@@ -167,6 +204,19 @@ static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
             fputs(sim_usage, stderr);
             return 2;
         }
+    }
+    if (o->fit) {
+        if (optind == argc || !o->fit_out) {
+            cli_error("sim", "--fit wants results files and -o PROFILE");
+            return 2;
+        }
+        o->files = argv + optind;
+        o->nfiles = argc - optind;
+        return -1;
+    }
+    if (o->fit_out || o->step_gap_ms > 0) {
+        cli_error("sim", "-o and --step-gap go with --fit");
+        return 2;
     }
     if (optind != argc) {
         cli_error("sim", "unexpected argument '%s'", argv[optind]);
@@ -186,19 +236,68 @@ static void raise_fd_limit(void)
     }
 }
 
-static int write_port_file(const char *path, uint16_t port)
+static void print_resid(const char *what, const struct lt_sim_fit_resid *r)
 {
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return -1;
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -1;
-    int bad = fprintf(f, "%u\n", port) < 0;
-    bad |= fclose(f) != 0;
-    /* Renamed into place so a reader never sees a half-written number. */
-    if (bad || rename(tmp, path) != 0)
-        return -1;
+    if (!r->n) {
+        printf("  %-28s no steps\n", what);
+        return;
+    }
+    printf("  %-28s %8llu rows  mean %9.3f ms  rms %8.3f ms  |err| p50 %5.1f%%  p90 %5.1f%%\n",
+           what, (unsigned long long)r->n, r->mean_ms, r->rms_ms, 100 * r->p50_rel,
+           100 * r->p90_rel);
+}
+
+/* sim --fit: the library fits; this prints what it found. */
+static int run_fit(const struct sim_cli_opts *o)
+{
+    struct lt_err err = {0};
+    struct lt_sim_fit_opts fo = {.time_scale = o->sim.time_scale, .step_gap_ms = o->step_gap_ms};
+    if (lt_sim_profile_load(&fo.base, o->sim.profile ? o->sim.profile : "default", &err) < 0) {
+        cli_error("sim", "%s", err.msg);
+        return 2;
+    }
+    struct lt_sim_fit *f = malloc(sizeof *f);
+    if (!f) {
+        cli_error("sim", "out of memory");
+        return 1;
+    }
+    int rc = lt_sim_fit_files((const char *const *)o->files, o->nfiles, &fo, f, &err);
+    if (rc >= 0)
+        rc = lt_sim_fit_write(f, o->fit_out, &err);
+    if (rc < 0) {
+        cli_error("sim", "%s", err.msg);
+        free(f);
+        return 1;
+    }
+    printf("fitted %llu requests (%llu tokens) in %llu runs of %llu files: %llu steps, %llu "
+           "used\n",
+           (unsigned long long)f->requests, (unsigned long long)f->tokens,
+           (unsigned long long)f->runs, (unsigned long long)f->files, (unsigned long long)f->steps,
+           (unsigned long long)f->steps_used);
+    printf("\n  %-24s %12s %12s\n", "cost (ms)", "value", "std error");
+    for (int c = 0; c < LT_SIM_FIT_NCOST; c++) {
+        const struct lt_sim_fit_param *p = &f->cost[c];
+        if (p->identified)
+            printf("  %-24s %12.6g %12.2g%s\n", p->key, p->value, p->se,
+                   p->value < 0 ? "  (negative: written as 0)" : "");
+        else
+            printf("  %-24s %12.6g %12s  not identified (%s); needs %s\n", p->key, p->value, "-",
+                   p->kept ? "kept from the base profile" : "0, folded into the others", p->needs);
+    }
+    printf("\n  max_running %u: %s\n", f->profile.max_running,
+           f->max_running_identified
+               ? "requests queued behind a batch this size"
+               : "not identified (nothing queued behind the largest batch seen; a load beyond "
+                 "it would identify it)");
+    printf("  prefill_seqs %u (most prompts finished in one step: %u)\n", f->profile.prefill_seqs,
+           f->max_prefill);
+    printf("  kv_tokens, batch_tokens, cache: not identified from timelines (kept); server "
+           "metrics would\n");
+    printf("\nresiduals (observed - fitted, model time, per request):\n");
+    print_resid("decode time (E2E - TTFT)", &f->decode);
+    print_resid("TTFT at an idle server", &f->prefill);
+    printf("\nwrote %s\n", o->fit_out);
+    free(f);
     return 0;
 }
 
@@ -210,6 +309,8 @@ int cmd_sim(int argc, char **argv)
         return pr;
     if (cli_dry_run())
         return 0;
+    if (o.fit)
+        return run_fit(&o);
     raise_fd_limit();
     signal(SIGPIPE, SIG_IGN);
     /* Block the stop signals before any thread exists, so every thread
@@ -226,7 +327,7 @@ int cmd_sim(int argc, char **argv)
         return 1;
     }
     uint16_t port = lt_sim_port(s);
-    if (o.port_file && write_port_file(o.port_file, port) < 0) {
+    if (o.port_file && cli_write_port_file(o.port_file, port) < 0) {
         cli_error("sim", "cannot write the port to %s", o.port_file);
         lt_sim_stop(s);
         return 1;

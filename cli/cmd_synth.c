@@ -1,11 +1,13 @@
 /*
  * loadtrace synth: write a synthetic trace from distributions, or fitted to
  * a real trace (--fit) at any rate and length. Parsing only; the work is
- * traces/trace_synth.c, and docs/synth.md explains every option.
+ * workload/trace_synth.c, and docs/synth.md explains every option.
  */
 #include "cli/cli_util.h"
+#include "base/lt_path.h"
 #include "cli/commands.h"
-#include "traces/trace_synth.h"
+#include "workload/servegen.h"
+#include "workload/trace_synth.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +20,7 @@
 static const char synth_usage[] =
     "usage: loadtrace synth [options] -o OUT.lt.zst\n"
     "       loadtrace synth --fit REAL.lt.zst [--rate R] [--duration D | --requests N] -o OUT\n"
+    "       loadtrace synth --servegen DIR [--window S] [--duration D] [--rate R] -o OUT\n"
     "\n"
     "Write a synthetic trace. The same options and --seed give the same bytes.\n"
     "\n"
@@ -58,6 +61,12 @@ static const char synth_usage[] =
     "                   blocks with their reuse structure)\n"
     "  --fit-sample N   keep at most N records of FILE in memory (default 100000)\n"
     "other:\n"
+    "  --servegen DIR   draw from a ServeGen workload folder (alibaba/ServeGen, e.g.\n"
+    "                   data/reason/deepseek-r1): its clients' per-window rates, gap\n"
+    "                   families and CVs, and length distributions (docs/synth.md)\n"
+    "  --window S       with --servegen: start the slice at S seconds of the day\n"
+    "                   (default: the first window with traffic); --duration is its\n"
+    "                   length (default 600 s), --rate scales it to R req/s\n"
     "  --seed N         random seed (default 1)\n"
     "  -o, --output F   the trace to write (- = standard output)\n"
     "  -q, --quiet      no summary line on stderr\n"
@@ -112,7 +121,9 @@ int cmd_synth(int argc, char **argv)
         O_API,
         O_FIT,
         O_FITN,
-        O_SEED
+        O_SEED,
+        O_SERVEGEN,
+        O_WINDOW
     };
     static const struct option longopts[] = {{"arrivals", required_argument, NULL, O_ARR},
                                              {"rate", required_argument, NULL, O_RATE},
@@ -132,6 +143,8 @@ int cmd_synth(int argc, char **argv)
                                              {"fit", required_argument, NULL, O_FIT},
                                              {"fit-sample", required_argument, NULL, O_FITN},
                                              {"seed", required_argument, NULL, O_SEED},
+                                             {"servegen", required_argument, NULL, O_SERVEGEN},
+                                             {"window", required_argument, NULL, O_WINDOW},
                                              {"output", required_argument, NULL, 'o'},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"help", no_argument, NULL, 'h'},
@@ -142,7 +155,8 @@ int cmd_synth(int argc, char **argv)
                               .reasoning_frac = 0.5,
                               .round_us = -1};
     struct lt_err err = {0};
-    const char *out = NULL;
+    const char *out = NULL, *servegen = NULL;
+    int64_t window_us = -1;
     bool quiet = false, round_set = false;
     uint64_t u;
     double v[3];
@@ -154,24 +168,24 @@ int cmd_synth(int argc, char **argv)
                 return bad("--arrivals", optarg);
             break;
         case O_RATE:
-            if (!cli_parse_double(optarg, &o.rate) || !(o.rate > 0))
-                return bad("--rate", optarg);
+            if (!cli_parse_double_in("synth", "--rate", optarg, 0, INFINITY, &o.rate))
+                return 2;
             break;
         case O_DUR:
-            if (!cli_parse_duration_us(optarg, &o.duration_us) || o.duration_us <= 0)
-                return bad("--duration", optarg);
+            if (!cli_parse_duration_in("synth", "--duration", optarg, 1, &o.duration_us))
+                return 2;
             break;
         case O_REQ:
-            if (!cli_parse_u64(optarg, &o.requests) || o.requests == 0)
-                return bad("--requests", optarg);
+            if (!cli_parse_u64_in("synth", "--requests", optarg, 1, UINT64_MAX, &o.requests))
+                return 2;
             break;
         case O_SHAPE:
             if (lt_shape_parse(optarg, &o.shape, &o.shape_a, &o.shape_b, &err) < 0)
                 return bad("--shape", optarg);
             break;
         case O_ROUND:
-            if (!cli_parse_duration_us(optarg, &o.round_us))
-                return bad("--round", optarg);
+            if (!cli_parse_duration_in("synth", "--round", optarg, 0, &o.round_us))
+                return 2;
             round_set = true;
             break;
         case O_IN:
@@ -195,8 +209,8 @@ int cmd_synth(int argc, char **argv)
                 return bad("--turns", optarg);
             break;
         case O_THINK:
-            if (!cli_parse_duration_us(optarg, &o.think_us))
-                return bad("--think", optarg);
+            if (!cli_parse_duration_in("synth", "--think", optarg, 0, &o.think_us))
+                return 2;
             break;
         case O_PREFIX:
             n = parse_doubles(optarg, v, 3);
@@ -208,8 +222,8 @@ int cmd_synth(int argc, char **argv)
             o.prefix_count = n == 3 ? (uint32_t)v[2] : 1;
             break;
         case O_BT:
-            if (!cli_parse_u64(optarg, &u) || u > 1u << 24)
-                return bad("--block-tokens", optarg);
+            if (!cli_parse_u64_in("synth", "--block-tokens", optarg, 0, 1u << 24, &u))
+                return 2;
             o.block_tokens = (uint32_t)u;
             break;
         case O_MODEL:
@@ -222,12 +236,19 @@ int cmd_synth(int argc, char **argv)
             o.fit = optarg;
             break;
         case O_FITN:
-            if (!cli_parse_u64(optarg, &o.fit_sample) || o.fit_sample == 0)
-                return bad("--fit-sample", optarg);
+            if (!cli_parse_u64_in("synth", "--fit-sample", optarg, 1, UINT64_MAX, &o.fit_sample))
+                return 2;
             break;
         case O_SEED:
-            if (!cli_parse_u64(optarg, &o.seed))
-                return bad("--seed", optarg);
+            if (!cli_parse_u64_in("synth", "--seed", optarg, 0, UINT64_MAX, &o.seed))
+                return 2;
+            break;
+        case O_SERVEGEN:
+            servegen = optarg;
+            break;
+        case O_WINDOW:
+            if (!cli_parse_duration_in("synth", "--window", optarg, 0, &window_us))
+                return 2;
             break;
         case 'o':
             out = optarg;
@@ -250,6 +271,11 @@ int cmd_synth(int argc, char **argv)
     }
     if (!round_set)
         o.round_us = o.fit ? -1 : 0;
+    struct lt_err perr = {0};
+    if (lt_path_not_input(out, &o.fit, 1, &perr) < 0) {
+        cli_error("synth", "%s", perr.msg);
+        return 2;
+    }
 
     char created[32];
     const char *sde = getenv("SOURCE_DATE_EPOCH");
@@ -278,6 +304,34 @@ int cmd_synth(int argc, char **argv)
 
     if (cli_dry_run())
         return 0;
+    if (servegen || window_us >= 0) {
+        if (!servegen || o.fit) {
+            cli_error("synth", "%s",
+                      !servegen ? "--window goes with --servegen"
+                                : "--servegen or --fit, not both");
+            return 2;
+        }
+        struct lt_servegen_opts so = {.dir = servegen,
+                                      .start_s = window_us >= 0 ? window_us / 1000000 : -1,
+                                      .duration_s = o.duration_us / 1000000,
+                                      .rate = o.rate,
+                                      .seed = o.seed,
+                                      .created = o.created,
+                                      .command = command};
+        struct lt_servegen_stats sst;
+        if (lt_servegen_run(&so, out, &sst, &err) < 0) {
+            cli_error("synth", "%s", err.msg);
+            return err.code == LT_EINVAL ? 2 : 1;
+        }
+        if (!quiet)
+            fprintf(stderr,
+                    "loadtrace synth: servegen %s: %u clients (%u with traffic), %lld s from "
+                    "%lld s; recorded %.4g req/s, scaled x%.4g; wrote %llu records to %s\n",
+                    servegen, sst.clients, sst.active, (long long)sst.duration_s,
+                    (long long)sst.start_s, sst.recorded_rate, sst.scale,
+                    (unsigned long long)sst.records, out);
+        return 0;
+    }
     struct lt_synth_stats st;
     if (lt_synth_run(&o, out, &st, &err) < 0) {
         cli_error("synth", "%s", err.msg);

@@ -1,417 +1,105 @@
 /*
- * Replay as an MPI job: every rank runs its own replay engine on its part
- * of the trace (lt_replay_split: whole sessions, balanced), all ranks start
- * each run at one common instant, each writes its own results file
- * (RESULTS.rankR), and rank 0 merges them into RESULTS and prints one
- * report (docs/replay-mpi.md).
- *
- * MPI is used only here, and only point to point with rank 0, never a
- * collective after the start: a collective with a dead rank blocks for
- * ever, while rank 0 polling with MPI_Iprobe can notice that a rank has
- * gone silent (no heartbeat for DEAD_AFTER) and finish without it. That
- * needs `mpirun --enable-recovery`; without it Open MPI kills the whole job
- * when one rank dies, and `loadtrace replay --merge` rebuilds the partial
- * result from the parts on disk.
- *
- * Common start: once, after MPI_Init, each rank measures its CLOCK_MONOTONIC
- * offset to rank 0's by ping-pong (8 rounds, the one with the shortest round
- * trip kept: offset = t0 - (t1 + t2) / 2). Before each run the ranks report
- * ready to rank 0, which picks an origin START_AHEAD ahead on its clock and
- * sends it; each rank turns it into its own clock with its offset.
+ * `mpirun -n N loadtrace replay ...`: one rank of a replay split over an
+ * MPI job (docs/replay-mpi.md). The job's bookkeeping is replay/replay_mpi.c;
+ * here are the messages and the summary. Compiled only with -DLT_MPI=ON.
  */
 #include "cli/replay_mpi.h"
 
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
-#include "cli/replay_merge.h"
+#include "replay/replay_mpi.h"
 
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#define TAG_HB 1      /* heartbeat, rank -> 0 */
-#define TAG_READY 2   /* {run, ok}, rank -> 0 */
-#define TAG_GO 3      /* origin on rank 0's clock (ns), or -1: give up; 0 -> rank */
-#define TAG_DONE 4    /* {requests}, rank -> 0 */
-#define TAG_VERDICT 5 /* {ranks missing}, 0 -> rank */
-#define TAG_CLK 6     /* clock ping-pong */
-
-#define CLOCK_ROUNDS 8
-#define START_AHEAD_NS 200000000LL    /* origin ahead of "go": covers message latency */
-#define DEAD_AFTER_NS 15000000000LL   /* a rank silent this long is taken for dead */
-#define FIRST_READY_NS 300000000000LL /* setup (trace loading, calibration) may take long */
-#define HB_EVERY_NS 1000000000LL
-
-struct mpi_state {
-    int rank, size;
-    int64_t offset_ns; /* rank 0's clock minus ours */
-    int64_t rtt_ns;
-    bool *alive;       /* rank 0: ranks still taken for alive */
-    int64_t *last_ns;  /* rank 0: last message from each rank */
-    int64_t last_hb;   /* others: last heartbeat sent */
-    bool ok;           /* this rank's setup succeeded */
-    uint8_t extra[64]; /* run record keys: clock offset, round trip */
-};
-
-static int64_t now_ns(void)
+static void on_note(void *ud, const char *msg)
 {
-    return lt_mono_now().ns;
+    (void)ud;
+    fprintf(stderr, "loadtrace replay: %s\n", msg);
 }
 
-static void nap(void)
+/* Rank 0, after the merge: the merged file's summary. */
+static int summarize(const char *path)
 {
-    struct timespec ts = {0, 1000000}; /* 1 ms: polling, not a hot spin */
-    nanosleep(&ts, NULL);
-}
-
-bool cli_replay_mpi_wanted(void)
-{
-    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
-}
-
-static void heartbeat(struct mpi_state *s)
-{
-    int64_t t = now_ns();
-    if (s->rank == 0 || t - s->last_hb < HB_EVERY_NS)
-        return;
-    s->last_hb = t;
-    int x = 0;
-    MPI_Send(&x, 1, MPI_INT, 0, TAG_HB, MPI_COMM_WORLD); /* errors: rank 0 is gone */
-}
-
-/* Rank 0: take the heartbeats waiting. */
-static void drain_hb(struct mpi_state *s)
-{
-    int flag = 1;
-    while (flag) {
-        MPI_Status st;
-        if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_HB, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS)
-            return;
-        if (flag) {
-            int x;
-            MPI_Recv(&x, 1, MPI_INT, st.MPI_SOURCE, TAG_HB, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            s->last_ns[st.MPI_SOURCE] = now_ns();
-        }
+    struct lt_err err = {0};
+    struct lt_analyze_opts ao;
+    lt_analyze_opts_init(&ao);
+    if (lt_analyze_print_summary(path, &ao, stdout, &err) < 0) {
+        cli_error("replay", "summary: %s", err.msg);
+        return 1;
     }
-}
-
-/* Rank 0: one message `tag` of two int64 from every rank still alive;
- * vals[2k..2k+1] for rank k. A rank silent for `silence` is marked dead. */
-static void gather(struct mpi_state *s, int tag, int64_t *vals, int64_t silence)
-{
-    bool *got = calloc((size_t)s->size, sizeof *got);
-    int64_t t0 = now_ns();
-    for (int k = 1; k < s->size; k++)
-        if (s->last_ns[k] < t0)
-            s->last_ns[k] = t0; /* the silence counts from now */
-    for (;;) {
-        int pending = 0;
-        drain_hb(s);
-        for (int k = 1; k < s->size; k++) {
-            if (!s->alive[k] || (got && got[k]))
-                continue;
-            int flag = 0;
-            MPI_Iprobe(k, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-            if (flag) {
-                MPI_Recv(vals + 2 * k, 2, MPI_INT64_T, k, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                if (got)
-                    got[k] = true;
-                continue;
-            }
-            /* A rank stopped (Ctrl-C) between runs reports done instead of
-             * ready: it is left out of this run without holding it up; its
-             * DONE stays queued for the final gather. */
-            if (tag != TAG_DONE &&
-                MPI_Iprobe(k, TAG_DONE, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
-                flag) {
-                vals[2 * k + 1] = 1;
-                if (got)
-                    got[k] = true;
-                continue;
-            }
-            if (now_ns() - s->last_ns[k] > silence) {
-                s->alive[k] = false;
-                fprintf(stderr, "loadtrace replay: rank %d silent for %.0f s: taken for dead\n", k,
-                        (double)silence / 1e9);
-                continue;
-            }
-            pending++;
-        }
-        if (!pending || !got)
-            break;
-        nap();
-    }
-    free(got);
-}
-
-/* Others: wait for rank 0's two-int64 message `tag`, heartbeating. */
-static void await0(struct mpi_state *s, int tag, int64_t *v)
-{
-    for (;;) {
-        int flag = 0;
-        if (MPI_Iprobe(0, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-            v[0] = -1;
-            return;
-        }
-        if (flag) {
-            MPI_Recv(v, 2, MPI_INT64_T, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            return;
-        }
-        heartbeat(s);
-        nap();
-    }
-}
-
-static void measure_clock(struct mpi_state *s)
-{
-    if (s->rank == 0) {
-        for (int k = 1; k < s->size; k++)
-            for (int i = 0; i < CLOCK_ROUNDS; i++) {
-                int64_t t1, t0;
-                MPI_Recv(&t1, 1, MPI_INT64_T, k, TAG_CLK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                t0 = now_ns();
-                MPI_Send(&t0, 1, MPI_INT64_T, k, TAG_CLK, MPI_COMM_WORLD);
-            }
-        return;
-    }
-    s->rtt_ns = INT64_MAX;
-    for (int i = 0; i < CLOCK_ROUNDS; i++) {
-        int64_t t1 = now_ns(), t0;
-        MPI_Send(&t1, 1, MPI_INT64_T, 0, TAG_CLK, MPI_COMM_WORLD);
-        MPI_Recv(&t0, 1, MPI_INT64_T, 0, TAG_CLK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        int64_t t2 = now_ns();
-        if (t2 - t1 < s->rtt_ns) {
-            s->rtt_ns = t2 - t1;
-            s->offset_ns = t0 - (t1 + (t2 - t1) / 2);
-        }
-    }
-}
-
-/* msgpack: fixstr key, int64 value (run record extra keys). */
-static size_t pack_kv(uint8_t *p, const char *k, int64_t v)
-{
-    size_t n = strlen(k), l = 0;
-    p[l++] = (uint8_t)(0xa0u | n);
-    memcpy(p + l, k, n);
-    l += n;
-    p[l++] = 0xd3;
-    for (int i = 0; i < 8; i++)
-        p[l++] = (uint8_t)((uint64_t)v >> (56 - 8 * i));
-    return l;
-}
-
-/* Ready for run `run` (ok: this rank can go on); returns the origin on
- * rank 0's clock, or -1 when the job gives up. */
-static int64_t sync_run(struct mpi_state *s, uint32_t run, bool ok)
-{
-    int64_t v[2] = {(int64_t)run, ok};
-    if (s->rank != 0) {
-        MPI_Send(v, 2, MPI_INT64_T, 0, TAG_READY, MPI_COMM_WORLD);
-        await0(s, TAG_GO, v);
-        return v[0];
-    }
-    int64_t *vals = calloc(2 * (size_t)s->size, sizeof *vals);
-    if (!vals)
-        return -1;
-    gather(s, TAG_READY, vals, run == 0 ? FIRST_READY_NS : DEAD_AFTER_NS);
-    bool all_ok = ok;
-    for (int k = 1; k < s->size; k++)
-        if (s->alive[k] && !vals[2 * k + 1])
-            all_ok = false;
-    free(vals);
-    int64_t go[2] = {all_ok ? now_ns() + START_AHEAD_NS : -1, 0};
-    for (int k = 1; k < s->size; k++)
-        if (s->alive[k])
-            MPI_Send(go, 2, MPI_INT64_T, k, TAG_GO, MPI_COMM_WORLD);
-    return go[0];
-}
-
-static int on_run_origin(void *ud, uint32_t run, lt_mono *origin, struct lt_extra *extra,
-                         struct lt_err *err)
-{
-    struct mpi_state *s = ud;
-    int64_t o0 = sync_run(s, run, true);
-    if (o0 < 0)
-        return lt_errset(err, LT_EINVAL, "run %u: another rank failed; the job gives up", run);
-    origin->ns = o0 - s->offset_ns;
-    size_t l = pack_kv(s->extra, "clock_offset_us", s->offset_ns / 1000);
-    l += pack_kv(s->extra + l, "clock_rtt_us", s->rank ? s->rtt_ns / 1000 : 0);
-    *extra = (struct lt_extra){.data = s->extra, .len = l, .n = 2};
     return 0;
-}
-
-static void on_progress(void *ud, const struct lt_replay_progress *p)
-{
-    (void)p;
-    struct mpi_state *s = ud;
-    if (s->rank == 0)
-        drain_hb(s);
-    else
-        heartbeat(s);
 }
 
 int cli_replay_mpi(struct lt_replay_opts *o, const char *key_env, bool summary, bool quiet)
 {
-    struct mpi_state s = {0};
     struct lt_err err = {0};
     struct lt_replay *rp = NULL;
     int status = 1;
-    char *path = NULL, **parts = NULL;
-    if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
-        cli_error("replay", "MPI_Init failed");
+    struct lt_replay_mpi *m = lt_replay_mpi_start(on_note, NULL, &err);
+    if (!m) {
+        cli_error("replay", "%s", err.msg);
+        lt_replay_mpi_abort();
         return 1;
     }
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &s.size);
-    s.alive = calloc((size_t)s.size, sizeof *s.alive);
-    s.last_ns = calloc((size_t)s.size, sizeof *s.last_ns);
-    size_t plen = strlen(o->out_path) + 32;
-    path = malloc(plen);
-    if (!s.alive || !s.last_ns || !path) {
-        cli_error("replay", "out of memory");
-        goto fail_early;
-    }
-    for (int k = 0; k < s.size; k++)
-        s.alive[k] = true;
-    measure_clock(&s);
-
-    /* Every rank checks the same things and so comes to the same verdict;
-     * only rank 0 says it. */
-    const char *why = NULL;
-    if (s.size > LT_REPLAY_MAX_PARTS)
-        why = "too many ranks";
-    if (!strcmp(o->out_path, "-"))
-        why = "-o - (standard output) cannot be merged: give a file";
-    for (size_t i = 0; i < o->n_levels && !why; i++)
-        if (o->levels[i] < (uint32_t)s.size)
-            why = "every --concurrency level must be at least the number of ranks (each rank "
-                  "keeps at least one request in flight)";
-    if (o->max_concurrency && o->max_concurrency < (uint32_t)s.size)
-        why = "--max-concurrency must be at least the number of ranks";
-    if (why) {
-        if (s.rank == 0)
-            cli_error("replay", "under mpirun: %s", why);
-        MPI_Finalize();
-        free(s.alive);
-        free(s.last_ns);
-        free(path);
-        return 2;
-    }
-    /* The concurrency is split: rank r gets L / N, and one more if r < L % N. */
-    uint32_t n = (uint32_t)s.size, r = (uint32_t)s.rank;
-    for (size_t i = 0; i < o->n_levels; i++)
-        o->levels[i] = o->levels[i] / n + (r < o->levels[i] % n);
-    if (o->max_concurrency)
-        o->max_concurrency = o->max_concurrency / n + (r < o->max_concurrency % n);
+    int rank = lt_replay_mpi_rank(m);
     const char *final_path = o->out_path;
-    snprintf(path, plen, "%s.rank%d", final_path, s.rank);
-    o->out_path = path;
-    o->part = r;
-    o->parts = n;
-    o->run_origin = on_run_origin;
-    o->run_origin_ud = &s;
-    o->progress = on_progress;
-    o->progress_ud = &s;
-    const char *key = getenv(key_env ? key_env : "OPENAI_API_KEY");
-    o->api_key = key && *key ? key : NULL;
-
-    rp = lt_replay_new(o, &err);
-    if (!rp) {
-        cli_error("replay", "rank %d: %s", s.rank, err.msg);
-        sync_run(&s, 0, false); /* tell rank 0, which tells everyone */
-        goto done;
+    if (lt_replay_mpi_part(m, o, &err) < 0) {
+        if (rank == 0 || err.code != LT_EINVAL)
+            cli_error("replay", "%s", err.msg);
+        lt_replay_mpi_stop(m);
+        return err.code == LT_EINVAL ? 2 : 1;
     }
-    if (!quiet && s.rank == 0) {
+    o->api_key = cli_api_key(key_env, o->api == LT_REPLAY_API_MESSAGES, &o->api_key_bearer_too);
+
+    bool ok = false;
+    rp = lt_replay_new(o, &err);
+    if (rp && lt_replay_prepare(rp, &err) < 0) {
+        lt_replay_free(rp);
+        rp = NULL;
+    }
+    if (!rp) {
+        cli_error("replay", "rank %d: %s", rank, err.msg);
+        lt_replay_mpi_failed(m);
+    } else {
+        if (!quiet && rank == 0) {
+            struct lt_replay_stats st;
+            lt_replay_get_stats(rp, &st);
+            fprintf(stderr, "loadtrace replay: %d ranks; model %s; prompt lengths: %s\n",
+                    lt_replay_mpi_size(m), st.model, st.calib_how);
+        }
+        int rc = cli_replay_run(rp, &err);
         struct lt_replay_stats st;
         lt_replay_get_stats(rp, &st);
-        fprintf(stderr, "loadtrace replay: %d ranks; model %s; prompt lengths: %s\n", s.size,
-                st.model, st.calib_how);
+        if (rc < 0)
+            cli_error("replay", "rank %d: %s", rank, err.msg);
+        if (!quiet)
+            fprintf(stderr,
+                    "loadtrace replay: rank %d: %llu requests, %llu ok, %llu errors -> %s\n", rank,
+                    (unsigned long long)st.requests, (unsigned long long)st.ok,
+                    (unsigned long long)st.errors, lt_replay_mpi_path(m));
+        ok = rc == 0;
+        status = rc < 0 ? 1 : cli_replay_status(lt_replay_stopped(rp), st.requests, st.ok);
     }
-    int rc = cli_replay_run(rp, &err);
-    struct lt_replay_stats st;
-    lt_replay_get_stats(rp, &st);
-    if (rc < 0)
-        cli_error("replay", "rank %d: %s", s.rank, err.msg);
-    if (!quiet)
-        fprintf(stderr, "loadtrace replay: rank %d: %llu requests, %llu ok, %llu errors -> %s\n",
-                s.rank, (unsigned long long)st.requests, (unsigned long long)st.ok,
-                (unsigned long long)st.errors, path);
-    s.ok = rc == 0;
-    status = rc < 0 ? 1 : lt_replay_stopped(rp) ? 130 : 0;
 
-done:;
-    /* The end: everyone reports to rank 0, which merges what it has. */
-    int64_t v[2] = {s.ok, 0};
-    bool missing = false;
-    if (s.rank != 0) {
-        MPI_Send(v, 2, MPI_INT64_T, 0, TAG_DONE, MPI_COMM_WORLD);
-        await0(&s, TAG_VERDICT, v);
-        missing = v[0] != 0;
-    } else {
-        int64_t *vals = calloc(2 * (size_t)s.size, sizeof *vals);
-        if (vals)
-            gather(&s, TAG_DONE, vals, DEAD_AFTER_NS);
-        free(vals);
-        parts = calloc((size_t)s.size, sizeof *parts);
-        for (int k = 0; parts && k < s.size; k++) {
-            parts[k] = malloc(plen);
-            if (parts[k])
-                snprintf(parts[k], plen, "%s.rank%d", final_path, k);
-        }
-        int dead = 0;
-        for (int k = 1; k < s.size; k++)
-            dead += !s.alive[k];
-        if (rp) { /* else setup failed: nothing to merge */
-            int m = parts ? cli_replay_merge(final_path, (const char *const *)parts, (size_t)s.size,
-                                             summary ? stdout : NULL, &err)
-                          : LT_ENOMEM;
-            if (m < 0) {
-                cli_error("replay", "merge: %s", err.msg);
+    int merged = lt_replay_mpi_end(m, ok, rp != NULL, summary ? stdout : NULL, &err);
+    if (rank == 0 && rp) {
+        if (merged < 0) {
+            cli_error("replay", "merge: %s", err.msg);
+            status = 1;
+        } else {
+            if (merged == 1 && status == 0)
+                status = 1; /* a partial result is not a success */
+            if (summary && summarize(final_path) != 0)
                 status = 1;
-            } else {
-                if (m == 1 && status == 0)
-                    status = 1; /* a partial result is not a success */
-                if (summary) {
-                    struct lt_analyze_opts ao;
-                    lt_analyze_opts_init(&ao);
-                    if (lt_analyze_print_summary(final_path, &ao, stdout, &err) < 0) {
-                        cli_error("replay", "summary: %s", err.msg);
-                        status = 1;
-                    }
-                }
-            }
         }
-        missing = dead > 0;
-        int64_t verdict[2] = {dead, 0};
-        for (int k = 1; k < s.size; k++)
-            if (s.alive[k])
-                MPI_Send(verdict, 2, MPI_INT64_T, k, TAG_VERDICT, MPI_COMM_WORLD);
     }
     lt_replay_free(rp);
-    if (parts)
-        for (int k = 0; k < s.size; k++)
-            free(parts[k]);
-    free(parts);
-    free(s.alive);
-    free(s.last_ns);
-    free(path);
-    if (missing) {
-        /* MPI_Finalize waits for every rank, the dead one too: leave
-         * without it (mpirun --enable-recovery accepts that). */
+    if (lt_replay_mpi_stop(m)) {
         fflush(NULL);
         _exit(status);
     }
-    MPI_Finalize();
     return status;
-
-fail_early:
-    free(s.alive);
-    free(s.last_ns);
-    free(path);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    return 1;
 }

@@ -1,7 +1,6 @@
 /*
  * `mpirun -n N loadtrace replay ...`: replay as an MPI job (docs/replay-mpi.md).
- * Compiled only with -DLT_MPI=ON; replay/ knows nothing of MPI, it only
- * takes a part of a split, a run origin and extra run-record keys.
+ * Compiled only with -DLT_MPI=ON; the job's bookkeeping is replay/replay_mpi.h.
  */
 #ifndef LT_CLI_REPLAY_MPI_H
 #define LT_CLI_REPLAY_MPI_H
@@ -9,10 +8,6 @@
 #include "replay/replay.h"
 
 #include <stdbool.h>
-
-/* True when this process was started by mpirun (Open MPI's or PMIx's
- * environment variables are set). */
-bool cli_replay_mpi_wanted(void);
 
 /* Run o as one rank of the job: split the trace, agree on each run's start,
  * write RESULTS.rankR, and on rank 0 merge the parts into o->out_path and

@@ -2,7 +2,7 @@
  * The virtual-time replay (see replay_virtual.h). It reads the trace the
  * way the live replay does (the same prompt and output length rules as
  * lt_replay_build_body, the same session links), computes each run's send
- * times with replay/replay_sched.h, and hands each run to the sim's
+ * times with plan/plan_sched.h, and hands each run to the sim's
  * virtual driver, which writes the same run and result records as a live
  * replay. No thread, no socket, no clock: the CPU time is the only cost.
  */
@@ -10,178 +10,14 @@
 
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
-#include "replay/replay_jobs.h"
-#include "replay/replay_sched.h"
+#include "plan/plan_jobs.h"
 #include "sim/sim_profile.h"
 #include "sim/sim_virtual.h"
-#include "traces/lt_buf.h"
-#include "traces/lt_rng.h"
-#include "traces/trace_writer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static struct lt_sim_vreq vreq_of(const struct lt_replay_job *j, uint32_t default_out,
-                                  int64_t sched_us)
-{
-    struct lt_sim_vreq q = {
-        .index = j->index,
-        .sched_us = sched_us,
-        .blocks = j->blocks,
-        .nblocks = j->n_blocks,
-        .has_session = (j->has & LT_HAS_SESSION) != 0,
-        .session = j->session,
-        .prev = -1,
-    };
-    /* The same lengths the live replay asks for. */
-    lt_replay_job_lengths(j, default_out, &q.in, &q.out);
-    return q;
-}
-
-/* Trace time: the kept requests in trace order with their transformed
- * times; a session's later turn waits for the previous one (when that one
- * was kept) plus its think time, scaled by --speed as the live replay does. */
-static int trace_run(const struct lt_replay_jobs *tr, const struct lt_replay_opts *o,
-                     struct lt_sim_vreq *reqs, size_t *nreq, struct lt_err *err)
-{
-    int rc = 0;
-    uint32_t default_out = o->default_out ? o->default_out : LT_REPLAY_DEFAULT_OUT;
-    size_t n = tr->n;
-    int64_t *t = malloc(n * sizeof *t), *offs = malloc(n * sizeof *offs),
-            *pos = malloc(n * sizeof *pos);
-    if (!t || !offs || !pos) {
-        rc = lt_errset(err, LT_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++)
-        t[i] = tr->v[i].t;
-    int64_t kept = lt_replay_sched_trace(t, n, &o->tt, offs, err);
-    if (kept < 0) {
-        rc = (int)kept;
-        goto out;
-    }
-    double scale = o->tt.speed > 0 ? 1.0 / o->tt.speed : 1.0;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        pos[i] = -1;
-        if (offs[i] < 0)
-            continue;
-        const struct lt_replay_job *j = &tr->v[i];
-        reqs[k] = vreq_of(j, default_out, offs[i]);
-        if (j->prev >= 0 && pos[j->prev] >= 0) {
-            int64_t think = j->has & LT_HAS_THINK ? j->think : 0;
-            reqs[k].prev = pos[j->prev];
-            reqs[k].think_us = think > 0 ? (int64_t)((double)think * scale) : 0;
-        }
-        pos[i] = (int64_t)k++;
-    }
-    *nreq = k;
-out:
-    free(t);
-    free(offs);
-    free(pos);
-    return rc;
-}
-
-static int write_all(const struct lt_replay_opts *o, const struct lt_sim_profile *p,
-                     const struct lt_replay_jobs *tr, struct lt_sim_vstats *tot,
-                     struct lt_err *err)
-{
-    int rc = 0;
-    uint32_t default_out = o->default_out ? o->default_out : LT_REPLAY_DEFAULT_OUT;
-    struct lt_writer *w = NULL;
-    struct lt_sim_vreq *reqs = NULL;
-    int64_t *offs = NULL;
-    uint64_t per_run = o->mode == LT_REPLAY_MODE_TRACE ? tr->n : o->requests ? o->requests : tr->n;
-    reqs = malloc((size_t)per_run * sizeof *reqs);
-    offs = malloc((size_t)per_run * sizeof *offs);
-    if (!reqs || !offs) {
-        rc = lt_errset(err, LT_ENOMEM, "out of memory for %llu requests",
-                       (unsigned long long)per_run);
-        goto out;
-    }
-
-    const char *mk[] = {"trace", "target", "profile"};
-    const char *mv[] = {o->trace_path, "sim:virtual", p->name};
-    struct lt_buf meta;
-    lt_buf_init(&meta, 1 << 16);
-    lt_meta_pack(&meta, mk, mv, 3);
-    struct lt_header h = {
-        .kind = LT_KIND_RESULTS,
-        .source = "replay",
-        .block_tokens = tr->block_tokens,
-        .meta = (const uint8_t *)meta.p,
-        .meta_len = meta.len,
-    };
-    w = lt_writer_open(o->out_path, &h, NULL, err);
-    lt_buf_release(&meta);
-    if (!w) {
-        rc = err ? err->code : LT_EIO;
-        goto out;
-    }
-
-    size_t runs = o->mode == LT_REPLAY_MODE_CONCURRENCY ? o->n_levels : 1;
-    for (size_t ri = 0; ri < runs; ri++) {
-        struct lt_sim_vrun run = {
-            .id = (uint32_t)ri,
-            .warmup = o->warmup,
-            .block_tokens = tr->block_tokens ? tr->block_tokens : LT_DEFAULT_BLOCK_TOKENS,
-        };
-        size_t nreq = 0;
-        if (o->mode == LT_REPLAY_MODE_TRACE) {
-            run.mode = "trace";
-            run.rate = o->tt.rate;
-            run.speed = o->tt.speed > 0 ? o->tt.speed : 0;
-            if (run.speed == 0 && run.rate == 0)
-                run.speed = 1;
-            LT_TRY(trace_run(tr, o, reqs, &nreq, err));
-        } else {
-            nreq = (size_t)per_run;
-            if (o->mode == LT_REPLAY_MODE_RATE) {
-                run.mode = "rate";
-                run.rate = o->rate;
-                run.max_concurrency = o->max_concurrency;
-                /* The same seed as the live replay's run 0: the same arrivals. */
-                int64_t got =
-                    lt_replay_sched_open(o->arrivals, o->rate, o->cv, lt_mix64(o->seed + ri),
-                                         o->duration_us, offs, nreq, err);
-                if (got < 0) {
-                    rc = (int)got;
-                    goto out;
-                }
-                nreq = (size_t)got;
-            } else {
-                run.mode = "concurrency";
-                run.concurrency = o->levels[ri];
-                run.duration_us = o->duration_us;
-                for (size_t i = 0; i < nreq; i++)
-                    offs[i] = 0;
-            }
-            for (size_t i = 0; i < nreq; i++)
-                reqs[i] = vreq_of(&tr->v[i % tr->n], default_out, offs[i]);
-        }
-        struct lt_sim_vstats st;
-        LT_TRY(lt_sim_virtual_run(p, reqs, nreq, &run, w, &st, err));
-        tot->requests += st.requests;
-        tot->ok += st.ok;
-        tot->out_tokens += st.out_tokens;
-        tot->steps += st.steps;
-        tot->cached_tokens += st.cached_tokens;
-        tot->model_end_us += st.model_end_us;
-    }
-out:
-    if (w) {
-        struct lt_err e2 = {0};
-        int crc = lt_writer_close(w, rc < 0 ? &e2 : err);
-        if (rc == 0 && crc < 0)
-            rc = crc;
-    }
-    free(reqs);
-    free(offs);
-    return rc;
-}
 
 static double cpu_seconds(void)
 {
@@ -225,16 +61,29 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
     }
     if (cli_dry_run())
         return 0;
-    struct lt_replay_jobs tr = {0};
+    struct lt_plan_jobs tr = {0};
     double cpu0 = cpu_seconds();
-    if (lt_replay_jobs_load(&tr, o->trace_path, &err) < 0) {
+    if (lt_plan_jobs_load(&tr, o->trace_path, &err) < 0) {
         cli_error("replay", "%s", err.msg);
-        lt_replay_jobs_release(&tr);
+        lt_plan_jobs_release(&tr);
         return 1;
     }
+    struct lt_sim_vreplay vo = {
+        .trace_path = o->trace_path,
+        .out_path = o->out_path,
+        .levels = o->levels,
+        .n_levels = o->n_levels,
+        .warmup = o->warmup,
+        .default_out = o->default_out,
+        /* the model's values, as the live sim's /metrics would be scraped */
+        .metrics_interval_us = o->server_metrics < 0    ? 0
+                               : o->metrics_interval_us ? o->metrics_interval_us
+                                                        : 250000,
+    };
+    lt_replay_plan_opts(o, &vo.plan);
     struct lt_sim_vstats tot = {0};
-    int rc = write_all(o, &p, &tr, &tot, &err);
-    lt_replay_jobs_release(&tr);
+    int rc = lt_sim_virtual_replay(&p, &tr, &vo, &tot, &err);
+    lt_plan_jobs_release(&tr);
     double cpu = cpu_seconds() - cpu0;
     if (rc < 0) {
         cli_error("replay", "%s", err.msg);
@@ -250,7 +99,7 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
                 p.name, (unsigned long long)tot.requests, (unsigned long long)tot.ok,
                 (unsigned long long)tot.out_tokens, (unsigned long long)tot.cached_tokens,
                 (double)tot.model_end_us / 1e6, cpu, o->out_path);
-    int status = 0;
+    int status = cli_replay_status(false, tot.requests, tot.ok);
     if (summary && strcmp(o->out_path, "-") != 0) {
         struct lt_analyze_opts ao;
         lt_analyze_opts_init(&ao);

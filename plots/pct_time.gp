@@ -1,9 +1,12 @@
 # Latency percentiles over time within one run, per time bucket (by the time
 # the request ended, or its first token for TTFT). Log scale: latency often
 # spans decades when a server saturates.
-# loadtrace analyze sets above: data, out, chart_title, bucket (s); points sit
-# at the middle of their bucket.
-# Columns of data: as in timeseries.gp (E2E p50, p99, TTFT p50, p99 in ms in 6..9).
+# loadtrace analyze sets above: data, out, chart_title, the ranges, and pint
+# (a point on every pint-th bucket: a long run would be a wall of points).
+# Columns of data: middle of the bucket (s), E2E p50, E2E p99, TTFT p50,
+# TTFT p99 (ms); NaN where no request ended (E2E) or got its first token
+# (TTFT) in the bucket, which breaks the line: no line joins points across
+# buckets without data.
 # Line styles: colour-blind-safe colours, and each line also differs by
 # dash pattern and point shape, so the chart stays readable in black and white.
 set style line 1 lc rgb "#000000" lw 2 dt 1 pt 7 ps 1.1
@@ -17,28 +20,34 @@ set style line 8 lc rgb "#666666" lw 2 dt (12,4) pt 8 ps 1.1
 set style increment user
 set grid back lc rgb "#dddddd" lw 1 dt 1
 set border lw 1.2
-set key box opaque samplen 3 spacing 1.1
-set title chart_title
+# The key sits above the plot, outside it and without a box: it never covers
+# data or an axis label, and a browser's wider font cannot spill out of a box.
+set key outside top center horizontal nobox noopaque samplen 2.5 spacing 1.1 width 1 Left reverse
+# The chart's title heads the key, so the two never overlap.
+set key title chart_title font ",13"
 set xlabel "Time since the run's origin (s)"
 set ylabel "Latency (ms, log scale)"
 set logscale y
-set key top left
-set datafile missing "NaN"
-# When every value on an axis is the same, loadtrace sets an explicit range
-# (gnuplot would warn about an empty one).
+set format y "%g"
+# loadtrace sets each axis' range from the data, with headroom, so that no
+# line lies on the frame (and an axis where every value is the same is not
+# empty, which gnuplot would warn about).
 if (exists("xmin")) { set xrange [xmin:xmax] }
 if (exists("ymin")) { set yrange [ymin:ymax] }
 if (exists("y2min")) { set y2range [y2min:y2max] }
+if (exists("xticks")) { eval("set xtics ".xticks) }
+if (exists("yticks")) { eval("set ytics ".yticks) }
+if (!exists("pint")) { pint = 1 }
 do for [fmt in "png svg"] {
     if (fmt eq "png") {
-        set terminal pngcairo size 960,600 noenhanced font "Sans,11" dashed
+        set terminal pngcairo size 800,500 noenhanced font "Sans,13" dashed
     } else {
-        set terminal svg size 960,600 noenhanced font "Sans,11" dashed background rgb "white"
+        set terminal svg size 480,350 noenhanced font "Sans,12" dashed background rgb "white"
     }
     set output out.".".fmt
-    plot data using ($1 + bucket / 2):($6 > 0 ? $6 : NaN) with linespoints ls 1 title "E2E p50", \
-         data using ($1 + bucket / 2):($7 > 0 ? $7 : NaN) with linespoints ls 2 title "E2E p99", \
-         data using ($1 + bucket / 2):($8 > 0 ? $8 : NaN) with linespoints ls 3 title "TTFT p50", \
-         data using ($1 + bucket / 2):($9 > 0 ? $9 : NaN) with linespoints ls 4 title "TTFT p99"
+    plot data using 1:2 with linespoints ls 1 pi pint title "E2E p50", \
+         data using 1:3 with linespoints ls 2 pi pint title "E2E p99", \
+         data using 1:4 with linespoints ls 3 pi pint title "TTFT p50", \
+         data using 1:5 with linespoints ls 4 pi pint title "TTFT p99"
     unset output
 }

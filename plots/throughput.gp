@@ -16,8 +16,11 @@ set style line 8 lc rgb "#666666" lw 2 dt (12,4) pt 8 ps 1.1
 set style increment user
 set grid back lc rgb "#dddddd" lw 1 dt 1
 set border lw 1.2
-set key box opaque samplen 3 spacing 1.1
-set title chart_title
+# The key sits above the plot, outside it and without a box: it never covers
+# data or an axis label, and a browser's wider font cannot spill out of a box.
+set key outside top center horizontal nobox noopaque samplen 2.5 spacing 1.1 width 1 Left reverse
+# The chart's title heads the key, so the two never overlap.
+set key title chart_title font ",13"
 set xlabel xlabel
 set ylabel "Aggregate throughput (tokens/s)"
 set y2label "Per-request throughput (tokens/s)"
@@ -25,22 +28,24 @@ set ytics nomirror
 set y2tics
 set yrange [0:*]
 set y2range [0:*]
-set key below
 if (xlog) { set logscale x 2 }
 if (knee > 0) {
     set arrow 1 from knee, graph 0 to knee, graph 1 nohead dt 3 lw 1.5 lc rgb "#777777"
     set label 1 "knee" at knee, graph 0.95 offset 0.6, 0
 }
-# When every value on an axis is the same, loadtrace sets an explicit range
-# (gnuplot would warn about an empty one).
+# loadtrace sets each axis' range from the data, with headroom, so that no
+# line lies on the frame (and an axis where every value is the same is not
+# empty, which gnuplot would warn about).
 if (exists("xmin")) { set xrange [xmin:xmax] }
 if (exists("ymin")) { set yrange [ymin:ymax] }
 if (exists("y2min")) { set y2range [y2min:y2max] }
+if (exists("xticks")) { eval("set xtics ".xticks) }
+if (exists("yticks")) { eval("set ytics ".yticks) }
 do for [fmt in "png svg"] {
     if (fmt eq "png") {
-        set terminal pngcairo size 960,600 noenhanced font "Sans,11" dashed
+        set terminal pngcairo size 800,500 noenhanced font "Sans,13" dashed
     } else {
-        set terminal svg size 960,600 noenhanced font "Sans,11" dashed background rgb "white"
+        set terminal svg size 480,350 noenhanced font "Sans,12" dashed background rgb "white"
     }
     set output out.".".fmt
     plot data using 1:2 with linespoints ls 1 title "aggregate (left axis)", \

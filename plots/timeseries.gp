@@ -1,8 +1,10 @@
 # One run over time: output tokens/s (left axis), requests in flight and
 # errors per bucket (right axis), to show warm-up, steady state and collapse.
 # loadtrace analyze sets above: data, out, chart_title.
-# Columns of data: bucket start (s), tokens/s, in flight (end of bucket),
-# Ok requests ended, errors, E2E p50, E2E p99, TTFT p50, TTFT p99 (ms).
+# Columns of data: bucket start (s), tokens/s, requests in flight (the
+# time-average over the bucket), Ok requests ended, errors. Rates are per
+# second of the bucket's real length (the last bucket ends with the run), and
+# a last row closes the last step at the end of the run.
 # Line styles: colour-blind-safe colours, and each line also differs by
 # dash pattern and point shape, so the chart stays readable in black and white.
 set style line 1 lc rgb "#000000" lw 2 dt 1 pt 7 ps 1.1
@@ -16,8 +18,11 @@ set style line 8 lc rgb "#666666" lw 2 dt (12,4) pt 8 ps 1.1
 set style increment user
 set grid back lc rgb "#dddddd" lw 1 dt 1
 set border lw 1.2
-set key box opaque samplen 3 spacing 1.1
-set title chart_title
+# The key sits above the plot, outside it and without a box: it never covers
+# data or an axis label, and a browser's wider font cannot spill out of a box.
+set key outside top center horizontal nobox noopaque samplen 2.5 spacing 1.1 width 1 Left reverse
+# The chart's title heads the key, so the two never overlap.
+set key title chart_title font ",13"
 set xlabel "Time since the run's origin (s)"
 set ylabel "Output tokens/s"
 set y2label "Requests (in flight; errors per bucket)"
@@ -25,21 +30,23 @@ set ytics nomirror
 set y2tics
 set yrange [0:*]
 set y2range [0:*]
-set key below
-# When every value on an axis is the same, loadtrace sets an explicit range
-# (gnuplot would warn about an empty one).
+# loadtrace sets each axis' range from the data, with headroom, so that no
+# line lies on the frame (and an axis where every value is the same is not
+# empty, which gnuplot would warn about).
 if (exists("xmin")) { set xrange [xmin:xmax] }
 if (exists("ymin")) { set yrange [ymin:ymax] }
 if (exists("y2min")) { set y2range [y2min:y2max] }
+if (exists("xticks")) { eval("set xtics ".xticks) }
+if (exists("yticks")) { eval("set ytics ".yticks) }
 do for [fmt in "png svg"] {
     if (fmt eq "png") {
-        set terminal pngcairo size 960,600 noenhanced font "Sans,11" dashed
+        set terminal pngcairo size 800,500 noenhanced font "Sans,13" dashed
     } else {
-        set terminal svg size 960,600 noenhanced font "Sans,11" dashed background rgb "white"
+        set terminal svg size 480,350 noenhanced font "Sans,12" dashed background rgb "white"
     }
     set output out.".".fmt
     plot data using 1:2 with steps ls 1 title "tokens/s (left axis)", \
-         data using 1:3 axes x1y2 with steps ls 2 title "in flight (right)", \
+         data using 1:3 axes x1y2 with steps ls 2 title "in flight, average (right)", \
          data using 1:5 axes x1y2 with impulses lc rgb "#D55E00" lw 4 dt 1 title "errors per bucket (right)"
     unset output
 }

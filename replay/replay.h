@@ -20,9 +20,10 @@
  *                (the time spent waiting for a slot is recorded, as
  *                sent - sched, not hidden).
  *
- * Usage: lt_replay_new (reads the trace, checks the target and the model,
- * calibrates prompt lengths), lt_replay_run (every run, writing the results
- * file as it goes), lt_replay_free. lt_replay_stop may be called from a
+ * Usage: lt_replay_new (checks the options, reads the trace; no network),
+ * lt_replay_prepare (asks the target for its model and calibrates prompt
+ * lengths against it, then starts the results file), lt_replay_run (every
+ * run, writing the results file as it goes), lt_replay_free. lt_replay_stop may be called from a
  * signal handler: in-flight requests are then recorded as aborted, requests
  * never sent are recorded too, and the file is closed properly.
  *
@@ -33,21 +34,22 @@
 #define LT_REPLAY_H
 
 #include "replay/replay_prompt.h"
-#include "replay/replay_sched.h"
-#include "traces/lt_err.h"
-#include "traces/lt_time.h"
+#include "plan/plan.h"
+#include "base/lt_err.h"
+#include "base/lt_time.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* Output tokens asked for when a record says neither out nor max_tokens. */
-#define LT_REPLAY_DEFAULT_OUT 128
+#define LT_REPLAY_DEFAULT_OUT LT_PLAN_DEFAULT_OUT
 
+/* The load modes, the plan's (plan/plan.h). */
 enum lt_replay_mode {
-    LT_REPLAY_MODE_TRACE = 0,
-    LT_REPLAY_MODE_CONCURRENCY = 1,
-    LT_REPLAY_MODE_RATE = 2,
+    LT_REPLAY_MODE_TRACE = LT_PLAN_TRACE,
+    LT_REPLAY_MODE_CONCURRENCY = LT_PLAN_CONCURRENCY,
+    LT_REPLAY_MODE_RATE = LT_PLAN_RATE,
 };
 
 /* Error classes written in results' `err`. */
@@ -62,11 +64,16 @@ enum lt_replay_mode {
 #define LT_REPLAY_ERR_INCOMPLETE "incomplete"    /* ended without [DONE] or a finish reason */
 #define LT_REPLAY_ERR_SHORT "short"              /* fewer tokens than forced */
 #define LT_REPLAY_ERR_ABORTED "aborted"          /* stopped by the user (Ctrl-C, SIGTERM) */
-#define LT_REPLAY_ERR_TRANSFER "transfer"        /* any other transfer failure */
+#define LT_REPLAY_ERR_BAD_USAGE "bad_usage"      /* usage the chunks received disprove */
+#define LT_REPLAY_ERR_TOO_LARGE "request_too_large" /* its body could not be built: never sent */
+#define LT_REPLAY_ERR_TRANSFER "transfer"           /* any other transfer failure */
+
+/* Bytes of a failed request's answer kept in its result (err_body). */
+#define LT_REPLAY_ERR_BODY 512
 
 #define LT_REPLAY_MAX_LEVELS 64
 #define LT_REPLAY_MAX_HEADERS 32
-#define LT_REPLAY_MAX_PARTS 4096 /* processes a replay may be split over */
+#define LT_REPLAY_MAX_METRICS_URLS 7
 
 /* What a progress callback is told, about the run in progress. */
 struct lt_replay_progress {
@@ -79,6 +86,8 @@ struct lt_replay_progress {
     uint64_t inflight;
     uint64_t out_tokens; /* output tokens received */
     double elapsed_s;    /* since the run's origin */
+    double lag_s;        /* how late the next due send is now (0: on time, or none due) */
+    double waiting;      /* the target's waiting queue at its last scrape; < 0: unknown */
 };
 
 /* Totals over the whole replay. */
@@ -93,9 +102,18 @@ struct lt_replay_stats {
     uint64_t len_checked;
     double len_abs_err, len_want, len_max_rel;
     struct lt_replay_calib calib; /* as used */
-    char calib_how[96];           /* how the calibration was obtained */
+    char calib_how[160];          /* how the calibration was obtained */
     char model[128];              /* model name used */
     uint32_t runs;
+    /* What each run delivered and what the client cost (replay_check.c;
+     * also written at the run's end as its "check" record): the first 64. */
+    struct lt_check checks[LT_REPLAY_MAX_LEVELS];
+    uint32_t n_checks;
+    /* server metrics (replay_scrape.c) */
+    char scrape_how[512]; /* what is scraped, or why nothing is */
+    uint64_t scrapes, scrape_errors;
+    char reset_how[128]; /* how --reset-prefix-cache reset the cache */
+    uint64_t resets;
 };
 
 struct lt_replay_opts {
@@ -105,13 +123,14 @@ struct lt_replay_opts {
     const char *target_label; /* written in run records; NULL = target */
     const char *model;        /* NULL: discovered from GET /v1/models */
     const char *api_key;      /* NULL = none; never written anywhere */
+    bool api_key_bearer_too;  /* Messages: the key also as a bearer token (vLLM's /v1/messages) */
     const char *headers[LT_REPLAY_MAX_HEADERS]; /* extra "Name: value" headers */
     size_t n_headers;
     bool insecure; /* TLS verification off */
 
     enum lt_replay_mode mode;
     /* trace time */
-    struct lt_replay_tt tt;
+    struct lt_plan_tt tt;
     /* closed loop */
     uint32_t levels[LT_REPLAY_MAX_LEVELS];
     size_t n_levels;
@@ -119,7 +138,7 @@ struct lt_replay_opts {
     uint64_t warmup;   /* leading requests recorded but excluded */
     /* open loop */
     double rate;
-    enum lt_replay_arrivals arrivals;
+    enum lt_plan_arrivals arrivals;
     double cv;
     uint32_t max_concurrency; /* 0 = no cap */
     int64_t duration_us;      /* open loop / closed loop time limit; 0 = none */
@@ -147,13 +166,23 @@ struct lt_replay_opts {
     size_t max_line;  /* 0 = 1 MiB: longest SSE line */
     size_t max_body;  /* 0 = 16 MiB: longest non-streamed body */
 
+    /* Server metrics (docs/server-metrics.md §6). */
+    int server_metrics; /* 0: scrape the target's /metrics when it serves Prometheus text;
+                           1: scrape it (and metrics_urls); -1: scrape nothing */
+    const char *metrics_urls[LT_REPLAY_MAX_METRICS_URLS]; /* other exporters */
+    size_t n_metrics_urls;
+    int64_t metrics_interval_us; /* 0 = 250 ms; at least 10 ms */
+    const char *metrics_keep;    /* regex of raw families kept in samples; NULL = none */
+    const char *metrics_map;     /* a mapping file (prom_map.h); NULL = the built-in table */
+    bool reset_prefix_cache;     /* POST /reset_prefix_cache (or /flush_cache) before each run */
+
     void (*progress)(void *ud, const struct lt_replay_progress *p);
     void *progress_ud;
 
     /* One part of a replay split over several processes (the MPI job of
      * cli/replay_mpi.c; replay itself knows nothing of MPI). parts > 1: this
      * process sends only part `part`'s requests, chosen by
-     * lt_replay_split. Every part computes the whole run's schedule (trace
+     * lt_plan_split. Every part computes the whole run's schedule (trace
      * time, or open-loop arrivals from the same seed) and keeps its own
      * requests, so together the parts send exactly the single-process
      * schedule. Closed-loop levels and max_concurrency are per part: the
@@ -170,24 +199,25 @@ struct lt_replay_opts {
     void *run_origin_ud;
 };
 
-/* The deterministic split of a trace over `parts` processes: out[j] gets
- * the part (0..parts-1) of the j-th of the n jobs. A session (equal
- * `session` ids; a request without one is a session of its own) goes
- * whole to one part, so a conversation never spans parts. Sessions are
- * dealt in the order of their first request, each to the part whose load
- * so far is least (ties: the lowest part), a request weighing
- * 1024 + in + out tokens: balanced in request count and tokens, and over
- * time as well, since the deal follows arrival order. */
-void lt_replay_split(const struct lt_replay_job *jobs, size_t n, uint32_t parts, uint32_t *out);
+/* The plan options of o (its load mode, schedule, cap, retries and part),
+ * for lt_plan_init: the live replay and the virtual one plan alike. */
+void lt_replay_plan_opts(const struct lt_replay_opts *o, struct lt_plan_opts *po);
 
 struct lt_replay;
 
-/* Read the trace, check the options, prepare the HTTP machinery, find the
- * model and calibrate prompt lengths against the target. Returns NULL and
- * fills err on failure (a wrong model name is such a failure). */
+/* Check the options, read the trace, size the plan, prepare the HTTP
+ * machinery and the event loop. No network call. Returns NULL and fills
+ * err on failure. */
 struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err *err);
 
-/* Run every run, writing the results file. Returns 0 (also when stopped:
+/* The steps that ask the target, run before lt_replay_run: find the model
+ * (GET /v1/models: opts.model must be served, or the target must serve
+ * exactly one; a wrong model name is a failure), calibrate prompt lengths
+ * (its /tokenize, or three one-token requests; never fails), then start
+ * the results file. Returns 0 or a negative code with err filled. */
+int lt_replay_prepare(struct lt_replay *rp, struct lt_err *err);
+
+/* Run every run, writing the results file (after lt_replay_prepare). Returns 0 (also when stopped:
  * everything is recorded) or a negative code with err filled. */
 int lt_replay_run(struct lt_replay *r, struct lt_err *err);
 

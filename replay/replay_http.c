@@ -7,9 +7,17 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 int lt_replay_http_headers(struct curl_slist **out, const char *api_key, const char *const *user,
                            size_t n, struct lt_err *err)
+{
+    return lt_replay_http_headers_for(out, false, true, api_key, user, n, err);
+}
+
+int lt_replay_http_headers_for(struct curl_slist **out, bool anthropic, bool bearer_too,
+                               const char *api_key, const char *const *user, size_t n,
+                               struct lt_err *err)
 {
     struct curl_slist *l = NULL, *t;
     int rc = 0;
@@ -29,9 +37,20 @@ int lt_replay_http_headers(struct curl_slist **out, const char *api_key, const c
             rc = lt_errset(err, LT_EINVAL, "the API key is too long or contains a line break");
             goto out;
         }
-        snprintf(auth, sizeof auth, "Authorization: Bearer %s", api_key);
-        ADD(auth);
+        if (anthropic) {
+            snprintf(auth, sizeof auth, "x-api-key: %s", api_key);
+            ADD(auth);
+        }
+        if (!anthropic || bearer_too) {
+            snprintf(auth, sizeof auth, "Authorization: Bearer %s", api_key);
+            ADD(auth);
+        }
     }
+    bool version = false;
+    for (size_t i = 0; i < n; i++)
+        version |= !strncasecmp(user[i], "anthropic-version:", 18);
+    if (anthropic && !version)
+        ADD("anthropic-version: 2023-06-01");
     for (size_t i = 0; i < n; i++) {
         const char *c = strchr(user[i], ':');
         if (!c || c == user[i] || strpbrk(user[i], "\r\n")) {

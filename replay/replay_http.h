@@ -6,8 +6,8 @@
 #ifndef LT_REPLAY_HTTP_H
 #define LT_REPLAY_HTTP_H
 
-#include "traces/lt_buf.h"
-#include "traces/lt_err.h"
+#include "base/lt_buf.h"
+#include "base/lt_err.h"
 
 #include <curl/curl.h>
 #include <stdbool.h>
@@ -26,6 +26,13 @@ struct lt_replay_http {
  * "Name: value"). Returns 0, LT_EINVAL (a malformed header) or LT_ENOMEM. */
 int lt_replay_http_headers(struct curl_slist **out, const char *api_key, const char *const *user,
                            size_t n, struct lt_err *err);
+/* The same for a target that speaks Anthropic's Messages API when
+ * anthropic: the key as "x-api-key" (and also as a bearer token when
+ * bearer_too: vLLM's /v1/messages reads only that) and an
+ * "anthropic-version" header (unless the user gave one). */
+int lt_replay_http_headers_for(struct curl_slist **out, bool anthropic, bool bearer_too,
+                               const char *api_key, const char *const *user, size_t n,
+                               struct lt_err *err);
 
 /* Apply the shared settings to an easy handle. */
 void lt_replay_http_setup(CURL *e, const struct lt_replay_http *h);

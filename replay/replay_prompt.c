@@ -5,9 +5,9 @@
  * name) go through lt_json_str, which escapes them.
  */
 #include "replay/replay_prompt.h"
-#include "replay/replay_jobs.h"
+#include "plan/plan_jobs.h"
 
-#include "traces/lt_rng.h"
+#include "base/lt_rng.h"
 #include "traces/trace_json.h"
 
 #include <jansson.h>
@@ -41,6 +41,10 @@ const char *lt_replay_api_path(enum lt_replay_api api)
         return "/v1/completions";
     case LT_REPLAY_API_SGLANG:
         return "/generate";
+    case LT_REPLAY_API_RESPONSES:
+        return "/v1/responses";
+    case LT_REPLAY_API_MESSAGES:
+        return "/v1/messages";
     case LT_REPLAY_API_CHAT:
         break;
     }
@@ -48,7 +52,7 @@ const char *lt_replay_api_path(enum lt_replay_api api)
 }
 
 /* Seed of prompt position pos (in words or token ids). */
-static uint64_t seed_at(const struct lt_replay_build *b, const struct lt_replay_job *job,
+static uint64_t seed_at(const struct lt_replay_build *b, const struct lt_plan_job *job,
                         uint32_t pos)
 {
     if (job->n_blocks) {
@@ -67,7 +71,7 @@ static uint64_t seed_at(const struct lt_replay_build *b, const struct lt_replay_
 }
 
 int lt_replay_words(struct lt_buf *out, const struct lt_replay_build *b,
-                    const struct lt_replay_job *job, uint32_t pos, uint32_t n)
+                    const struct lt_plan_job *job, uint32_t pos, uint32_t n)
 {
     int rc = lt_buf_reserve(out, (size_t)n * 5 + 1);
     if (rc < 0)
@@ -85,15 +89,41 @@ int lt_replay_words(struct lt_buf *out, const struct lt_replay_build *b,
     return 0;
 }
 
-static int ids(struct lt_buf *out, const struct lt_replay_build *b, const struct lt_replay_job *job,
+const char *lt_replay_word(unsigned i)
+{
+    return words[i & (LT_REPLAY_N_WORDS - 1)];
+}
+
+unsigned lt_replay_word_at(const struct lt_replay_build *b, const struct lt_plan_job *job,
+                           uint32_t pos)
+{
+    return (unsigned)(lt_mix64(seed_at(b, job, pos) + (uint64_t)pos * 0x9e3779b97f4a7c15u) & 127);
+}
+
+/* n token ids, each drawn from those the server's tokenizer produced. */
+static int ids(struct lt_buf *out, const struct lt_replay_build *b, const struct lt_plan_job *job,
                uint32_t n)
 {
     int rc = lt_buf_puts(out, "[");
     for (uint32_t j = 0; j < n && rc == 0; j++) {
         uint64_t h = lt_mix64(seed_at(b, job, j) + (uint64_t)j * 0x9e3779b97f4a7c15u);
-        rc = lt_buf_printf(out, j ? ",%u" : "%u", (unsigned)(1000 + h % 30000));
+        rc = lt_buf_printf(out, j ? ",%u" : "%u", (unsigned)b->ids[h % b->n_ids]);
     }
     return rc ? rc : lt_buf_puts(out, "]");
+}
+
+void lt_replay_prompt_learn(struct lt_replay_build *b, uint32_t want, uint32_t got)
+{
+    if (!b->calib.closed_loop || !want || !got)
+        return;
+    /* The error of a prompt sent with adjustment a is e0 - a for a true
+     * offset e0: a += g (got - want) converges on e0 without overshoot even
+     * with many requests in flight on an older a; a tokenizer's scatter
+     * (several tokens a word) only jitters it. Bounded, so one odd answer
+     * cannot empty the prompts. */
+    double a = b->calib.adjust + 0.25 * ((double)got - (double)want);
+    double lim = 0.5 * (double)want;
+    b->calib.adjust = a > lim ? lim : a < -lim ? -lim : a;
 }
 
 /* Words for `tokens` tokens at the calibrated rate. */
@@ -106,13 +136,112 @@ static uint32_t words_for(const struct lt_replay_build *b, double tokens)
 
 /* A JSON string of n synthesized words starting at word position *pos. */
 static int words_str(struct lt_buf *out, const struct lt_replay_build *b,
-                     const struct lt_replay_job *job, uint32_t *pos, uint32_t n)
+                     const struct lt_plan_job *job, uint32_t *pos, uint32_t n)
 {
     int rc = lt_buf_puts(out, "\"");
     if (rc == 0)
         rc = lt_replay_words(out, b, job, *pos, n);
     *pos += n;
     return rc ? rc : lt_buf_puts(out, "\"");
+}
+
+/* Can r tokens be made of whole words, given the set of word costs
+ * (bit c of mask: some word costs c)? Looked at up to `depth` words deep;
+ * deeper, some mix will do. */
+static bool fillable(uint32_t mask, uint32_t r, int depth)
+{
+    if (r == 0 || depth == 0)
+        return true;
+    for (uint32_t c = 1; c < 32 && c <= r; c++)
+        if ((mask >> c & 1u) && fillable(mask, r - c, depth - 1))
+            return true;
+    return false;
+}
+
+static bool fits(uint32_t mask, uint8_t c, uint32_t r)
+{
+    return c && c <= r && (r - c >= 64 || fillable(mask, r - c, 4));
+}
+
+/* The share nearest above s (rounded) that whole words of the measured
+ * costs can make; s itself without measured costs. */
+static double fit_share(const struct lt_replay_build *b, double s)
+{
+    if (!b->calib.exact_words)
+        return s;
+    uint32_t mask = 0;
+    for (unsigned k = 0; k < LT_REPLAY_N_WORDS; k++)
+        if (b->calib.word_cost[k] < 32)
+            mask |= 1u << b->calib.word_cost[k];
+    mask &= ~1u;
+    double r = floor(s + 0.5);
+    if (r < 1)
+        r = 1;
+    for (int i = 0; i < 32 && r < 64 && !fillable(mask, (uint32_t)r, 4); i++)
+        r++;
+    return r;
+}
+
+/* A JSON string of synthesized words costing exactly `tokens` tokens by
+ * the measured word costs, from word position *pos: the hashed word at
+ * each position, except where it would overshoot or leave a remainder no
+ * word fits; there the first word (from the hashed one on) whose cost
+ * leaves a remainder that can be filled. Without measured costs, the mean
+ * tokens per word (words_for). */
+static int fill_str(struct lt_buf *out, const struct lt_replay_build *b,
+                    const struct lt_plan_job *job, uint32_t *pos, double tokens, double *spent)
+{
+    if (!b->calib.exact_words) {
+        uint32_t n = words_for(b, tokens);
+        if (spent)
+            *spent = n * (b->calib.tok_per_word > 0 ? b->calib.tok_per_word : 1.0);
+        return words_str(out, b, job, pos, n);
+    }
+    double t = floor(tokens + 0.5);
+    uint32_t r = t < 1 ? 1 : t > 16e6 ? 16000000u : (uint32_t)t;
+    double total = 0;
+    int rc = lt_buf_reserve(out, (size_t)r * 5 + 3);
+    if (rc < 0)
+        return rc;
+    uint32_t mask = 0;
+    for (unsigned k = 0; k < LT_REPLAY_N_WORDS; k++)
+        if (b->calib.word_cost[k] < 32)
+            mask |= 1u << b->calib.word_cost[k];
+    mask &= ~1u;
+    out->p[out->len++] = '"';
+    bool first = true;
+    while (r > 0) {
+        unsigned w = lt_replay_word_at(b, job, *pos);
+        uint8_t c = b->calib.word_cost[w];
+        if (!fits(mask, c, r)) {
+            unsigned k = 0;
+            for (; k < LT_REPLAY_N_WORDS; k++)
+                if (fits(mask, b->calib.word_cost[(w + k) & (LT_REPLAY_N_WORDS - 1)], r))
+                    break;
+            if (k == LT_REPLAY_N_WORDS) { /* r tokens no word fits: the cheapest word */
+                for (unsigned x = 0; x < LT_REPLAY_N_WORDS; x++)
+                    if (b->calib.word_cost[x] && b->calib.word_cost[x] < b->calib.word_cost[w])
+                        w = x;
+            } else {
+                w = (w + k) & (LT_REPLAY_N_WORDS - 1);
+            }
+            c = b->calib.word_cost[w];
+        }
+        size_t len = strlen(words[w]); /* room reserved: a word costs a token or more */
+        if (!first)
+            out->p[out->len++] = ' ';
+        memcpy(out->p + out->len, words[w], len);
+        out->len += len;
+        first = false;
+        total += c;
+        r -= c < r ? c : r;
+        (*pos)++;
+    }
+    out->p[out->len++] = '"';
+    out->p[out->len] = '\0';
+    if (spent)
+        *spent = total;
+    return 0;
 }
 
 /* A corpus text cut to about `tokens` tokens (4 bytes a token, at a word
@@ -131,27 +260,34 @@ static int corpus_str(struct lt_buf *out, const char *s, double tokens)
 }
 
 static int tools_json(struct lt_buf *out, const struct lt_replay_build *b,
-                      const struct lt_replay_job *job, uint32_t *pos)
+                      const struct lt_plan_job *job, uint32_t *pos)
 {
     /* Structure costs about 24 tokens a tool; the description fills the
      * rest of the recorded size. */
     int rc = lt_buf_puts(out, ",\"tools\":[");
     uint32_t each = job->tools_tokens / job->tools_count;
+    /* Chat nests the function; Responses and Messages name it flat. */
+    const char *open = b->api == LT_REPLAY_API_MESSAGES ? "{"
+                       : b->api == LT_REPLAY_API_RESPONSES
+                           ? "{\"type\":\"function\","
+                           : "{\"type\":\"function\",\"function\":{";
+    const char *close =
+        b->api == LT_REPLAY_API_MESSAGES ? ",\"input_schema\":" : ",\"parameters\":";
+    bool chat = b->api == LT_REPLAY_API_CHAT;
     for (uint32_t k = 0; k < job->tools_count && rc == 0; k++) {
-        rc = lt_buf_printf(out,
-                           "%s{\"type\":\"function\",\"function\":{\"name\":\"tool_%u\","
-                           "\"description\":",
-                           k ? "," : "", (unsigned)k);
+        rc = lt_buf_printf(out, "%s%s\"name\":\"tool_%u\",\"description\":", k ? "," : "", open,
+                           (unsigned)k);
         if (rc == 0)
-            rc = words_str(out, b, job, pos, words_for(b, each > 24 ? each - 24 : 1));
+            rc = fill_str(out, b, job, pos, each > 24 ? each - 24 : 1, NULL);
         if (rc == 0)
-            rc = lt_buf_puts(out, ",\"parameters\":{\"type\":\"object\",\"properties\":{}}}}");
+            rc = lt_buf_printf(out, "%s{\"type\":\"object\",\"properties\":{}}}%s", close,
+                               chat ? "}" : "");
     }
     return rc ? rc : lt_buf_puts(out, "]");
 }
 
 static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
-                         const struct lt_replay_job *job, double budget, uint32_t *pos)
+                         const struct lt_plan_job *job, double budget, uint32_t *pos)
 {
     int rc = lt_buf_puts(out, "\"messages\":[");
     if (rc < 0)
@@ -159,7 +295,7 @@ static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
     if (job->n_msgs == 0) {
         rc = lt_buf_puts(out, "{\"role\":\"user\",\"content\":");
         if (rc == 0)
-            rc = words_str(out, b, job, pos, words_for(b, budget - b->calib.per_message));
+            rc = fill_str(out, b, job, pos, budget - b->calib.per_message, NULL);
         return rc ? rc : lt_buf_puts(out, "}]");
     }
     double recorded = 0;
@@ -168,6 +304,24 @@ static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
     double content = budget - b->calib.per_message * job->n_msgs;
     double scale = recorded > 0 && content > 0 ? content / recorded : 1.0;
     uint32_t call = 0;
+    /* Each message's share of the content, rounded so that they sum to it.
+     * A share no whole words can make (1 token where no word costs 1) is
+     * raised to one they can, and the largest message gives up what that
+     * took; and each message is asked for what its planned total leaves
+     * after what the ones before it spent: the prompt's total stays exact. */
+    double cum = 0, prev = 0, deficit = 0, big_raw = -1;
+    uint32_t big = 0;
+    for (uint32_t m = 0; m < job->n_msgs; m++) {
+        cum += job->msgs[m].tokens * scale;
+        double raw = floor(cum + 0.5) - prev;
+        prev += raw;
+        deficit += fit_share(b, raw) - raw;
+        if (raw > big_raw)
+            big_raw = raw, big = m;
+    }
+    deficit -= fit_share(b, big_raw) - big_raw;
+    double done = 0, planned = 0;
+    cum = prev = 0;
     for (uint32_t m = 0; m < job->n_msgs && rc == 0; m++) {
         const char *role = job->msgs[m].role;
         bool tool = !strcmp(role, "tool");
@@ -195,21 +349,147 @@ static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
         }
         if (rc == 0)
             rc = lt_buf_puts(out, ",\"content\":");
-        if (rc == 0)
-            rc = words_str(out, b, job, pos, words_for(b, job->msgs[m].tokens * scale));
+        if (rc == 0) {
+            cum += job->msgs[m].tokens * scale;
+            double raw = floor(cum + 0.5) - prev, spent = 0;
+            prev += raw;
+            planned += fit_share(b, m == big ? raw - deficit : raw);
+            rc = fill_str(out, b, job, pos, planned - done, &spent);
+            done += spent;
+        }
         if (rc == 0)
             rc = lt_buf_puts(out, "}");
     }
     return rc ? rc : lt_buf_puts(out, "]");
 }
 
+/* The Responses API's input: messages as chat's, an assistant's tool calls
+ * as function_call items after it, a tool's answer as a
+ * function_call_output item. */
+static int responses_input(struct lt_buf *out, const struct lt_replay_build *b,
+                           const struct lt_plan_job *job, double scale, uint32_t *pos)
+{
+    int rc = lt_buf_puts(out, "\"input\":[");
+    uint32_t call = 0, answered = 0;
+    for (uint32_t m = 0; m < job->n_msgs && rc == 0; m++) {
+        const char *role = job->msgs[m].role;
+        uint32_t n = words_for(b, job->msgs[m].tokens * scale);
+        if (!strcmp(role, "tool") && answered < call) {
+            rc = lt_buf_printf(out,
+                               "%s{\"type\":\"function_call_output\",\"call_id\":\"call_%u\","
+                               "\"output\":",
+                               m ? "," : "", (unsigned)answered++);
+        } else {
+            if (strcmp(role, "system") && strcmp(role, "developer") && strcmp(role, "assistant"))
+                role = "user"; /* a tool message with no call before it, or another role */
+            rc = lt_buf_printf(out, "%s{\"role\":\"%s\",\"content\":", m ? "," : "", role);
+        }
+        if (rc == 0)
+            rc = words_str(out, b, job, pos, n);
+        if (rc == 0)
+            rc = lt_buf_puts(out, "}");
+        if (rc == 0 && !strcmp(role, "assistant"))
+            for (uint32_t k = m + 1;
+                 rc == 0 && k < job->n_msgs && !strcmp(job->msgs[k].role, "tool"); k++)
+                rc = lt_buf_printf(out,
+                                   ",{\"type\":\"function_call\",\"call_id\":\"call_%u\","
+                                   "\"name\":\"tool_0\",\"arguments\":\"{}\"}",
+                                   (unsigned)call++);
+    }
+    return rc ? rc : lt_buf_puts(out, "]");
+}
+
+/* The Messages API's system (the system messages, joined) and messages:
+ * user and assistant turns; an assistant's tool calls are tool_use blocks
+ * after its text, and the tools' answers one user turn of tool_result
+ * blocks (Anthropic wants every result of a turn's calls in the next turn). */
+static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
+                         const struct lt_plan_job *job, double scale, uint32_t *pos)
+{
+    int rc = 0;
+    bool sys = false;
+    for (uint32_t m = 0; m < job->n_msgs && rc == 0; m++) {
+        if (strcmp(job->msgs[m].role, "system") && strcmp(job->msgs[m].role, "developer"))
+            continue;
+        if (sys)
+            rc = lt_buf_puts(out, ",");
+        else
+            rc = lt_buf_puts(out, "\"system\":[");
+        sys = true;
+        if (rc == 0)
+            rc = lt_buf_puts(out, "{\"type\":\"text\",\"text\":");
+        if (rc == 0)
+            rc = words_str(out, b, job, pos, words_for(b, job->msgs[m].tokens * scale));
+        if (rc == 0)
+            rc = lt_buf_puts(out, "}");
+    }
+    if (rc == 0)
+        rc = lt_buf_puts(out, sys ? "],\"messages\":[" : "\"messages\":[");
+    uint32_t call = 0, answered = 0, k = 0;
+    bool results = false; /* a user turn of tool results is open */
+    for (uint32_t m = 0; m < job->n_msgs && rc == 0; m++) {
+        const char *role = job->msgs[m].role;
+        if (!strcmp(role, "system") || !strcmp(role, "developer"))
+            continue;
+        uint32_t n = words_for(b, job->msgs[m].tokens * scale);
+        bool asst = !strcmp(role, "assistant");
+        if (!strcmp(role, "tool") && answered < call) {
+            rc = results ? lt_buf_puts(out, ",")
+                         : lt_buf_printf(out, "%s{\"role\":\"user\",\"content\":[", k++ ? "," : "");
+            results = true;
+            if (rc == 0)
+                rc = lt_buf_printf(out,
+                                   "{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_%u\","
+                                   "\"content\":",
+                                   (unsigned)answered++);
+            if (rc == 0)
+                rc = words_str(out, b, job, pos, n);
+            if (rc == 0)
+                rc = lt_buf_puts(out, "}");
+            continue;
+        }
+        if (results) {
+            rc = lt_buf_puts(out, "]}");
+            results = false;
+        }
+        if (rc == 0)
+            rc = lt_buf_printf(out, "%s{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":",
+                               k++ ? "," : "", asst ? "assistant" : "user");
+        if (rc == 0)
+            rc = words_str(out, b, job, pos, n);
+        if (rc == 0)
+            rc = lt_buf_puts(out, "}");
+        for (uint32_t t = m + 1;
+             asst && rc == 0 && t < job->n_msgs && !strcmp(job->msgs[t].role, "tool"); t++)
+            rc = lt_buf_printf(out,
+                               ",{\"type\":\"tool_use\",\"id\":\"toolu_%u\",\"name\":\"tool_0\","
+                               "\"input\":{}}",
+                               (unsigned)call++);
+        if (rc == 0)
+            rc = lt_buf_puts(out, "]}");
+    }
+    if (rc == 0 && results)
+        rc = lt_buf_puts(out, "]}");
+    return rc ? rc : lt_buf_puts(out, "]");
+}
+
+/* The opening of a prompt of one user turn (recorded text, a corpus text,
+ * or words) in the API's envelope: chat's and Messages' messages,
+ * Responses' input. */
+static int one_turn_open(struct lt_buf *out, enum lt_replay_api api)
+{
+    if (api == LT_REPLAY_API_RESPONSES)
+        return lt_buf_puts(out, "\"input\":[{\"role\":\"user\",\"content\":");
+    return lt_buf_puts(out, "\"messages\":[{\"role\":\"user\",\"content\":");
+}
+
 int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
-                         const struct lt_replay_job *job, uint32_t *want_in, uint32_t *want_out)
+                         const struct lt_plan_job *job, uint32_t *want_in, uint32_t *want_out)
 {
     int rc = 0;
     lt_buf_reset(out);
     uint32_t in, wout;
-    lt_replay_job_lengths(job, b->default_out, &in, &wout);
+    lt_plan_job_lengths(job, b->default_out, &in, &wout);
     *want_out = wout;
     *want_in = in;
     const char *corpus = NULL;
@@ -220,7 +500,7 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
         corpus_msgs = b->corpus->is_messages[k];
     }
     const char *text = !b->synthetic && !corpus && job->text ? job->text : NULL;
-    bool use_ids = b->token_ids && !text && !corpus && b->api != LT_REPLAY_API_CHAT;
+    bool use_ids = b->token_ids && b->n_ids && !text && !corpus && lt_replay_api_takes_ids(b->api);
     uint32_t pos = 0;
 
     LT_TRY(lt_buf_puts(out, "{"));
@@ -229,22 +509,43 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
         LT_TRY(lt_json_str(out, b->model ? b->model : "", b->model ? strlen(b->model) : 0));
         LT_TRY(lt_buf_puts(out, ","));
     }
-    if (b->api == LT_REPLAY_API_CHAT) {
-        double budget = (double)in - b->calib.per_request;
+    if (lt_replay_api_chat_like(b->api)) {
+        double budget = (double)in - b->calib.per_request - b->calib.adjust;
         if ((job->has & LT_HAS_TOOLS) && job->tools_count && !text && !corpus)
             budget -= job->tools_tokens;
         if (corpus_msgs) {
-            LT_TRY(lt_buf_puts(out, "\"messages\":"));
+            /* Chat-shaped messages: Responses takes them as input items,
+             * and Messages as its messages when they hold no system. */
+            LT_TRY(lt_buf_puts(out,
+                               b->api == LT_REPLAY_API_RESPONSES ? "\"input\":" : "\"messages\":"));
             LT_TRY(lt_buf_puts(out, corpus));
         } else if (corpus || text) {
-            LT_TRY(lt_buf_puts(out, "\"messages\":[{\"role\":\"user\",\"content\":"));
+            LT_TRY(one_turn_open(out, b->api));
             if (corpus)
                 LT_TRY(corpus_str(out, corpus, budget - b->calib.per_message));
             else
                 LT_TRY(lt_json_str(out, text, job->text_len));
             LT_TRY(lt_buf_puts(out, "}]"));
+        } else if (b->api == LT_REPLAY_API_CHAT || job->n_msgs == 0) {
+            if (b->api == LT_REPLAY_API_CHAT)
+                LT_TRY(chat_messages(out, b, job, budget, &pos));
+            else {
+                LT_TRY(one_turn_open(out, b->api));
+                LT_TRY(words_str(out, b, job, &pos, words_for(b, budget - b->calib.per_message)));
+                LT_TRY(lt_buf_puts(out, "}]"));
+            }
+            if ((job->has & LT_HAS_TOOLS) && job->tools_count)
+                LT_TRY(tools_json(out, b, job, &pos));
         } else {
-            LT_TRY(chat_messages(out, b, job, budget, &pos));
+            double recorded = 0;
+            for (uint32_t m = 0; m < job->n_msgs; m++)
+                recorded += job->msgs[m].tokens;
+            double content = budget - b->calib.per_message * job->n_msgs;
+            double scale = recorded > 0 && content > 0 ? content / recorded : 1.0;
+            if (b->api == LT_REPLAY_API_RESPONSES)
+                LT_TRY(responses_input(out, b, job, scale, &pos));
+            else
+                LT_TRY(messages_list(out, b, job, scale, &pos));
             if ((job->has & LT_HAS_TOOLS) && job->tools_count)
                 LT_TRY(tools_json(out, b, job, &pos));
         }
@@ -259,7 +560,8 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
         else if (text)
             LT_TRY(lt_json_str(out, text, job->text_len));
         else
-            LT_TRY(words_str(out, b, job, &pos, words_for(b, in)));
+            LT_TRY(fill_str(out, b, job, &pos, (double)in - b->calib.per_request - b->calib.adjust,
+                            NULL));
     }
     if (b->api == LT_REPLAY_API_SGLANG) {
         LT_TRY(lt_buf_printf(out, ",\"sampling_params\":{\"max_new_tokens\":%u", (unsigned)wout));
@@ -269,22 +571,35 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
         LT_TRY(lt_buf_printf(out, "},\"stream\":%s}", b->stream ? "true" : "false"));
         return 0;
     }
-    LT_TRY(lt_buf_printf(out, ",\"max_tokens\":%u", (unsigned)wout));
-    if (b->force_length)
+    LT_TRY(lt_buf_printf(out, ",\"%s\":%u",
+                         b->api == LT_REPLAY_API_RESPONSES ? "max_output_tokens" : "max_tokens",
+                         (unsigned)wout));
+    if (b->force_length) /* vLLM's extensions, on every API it serves */
         LT_TRY(lt_buf_printf(out, ",\"min_tokens\":%u,\"ignore_eos\":true", (unsigned)wout));
-    if (b->api == LT_REPLAY_API_CHAT && b->thinking != LT_REPLAY_THINK_UNSET) {
-        int on = b->thinking == LT_REPLAY_THINK_ON;
-        if (b->thinking == LT_REPLAY_THINK_TRACE)
-            on = (job->has & LT_HAS_REASONING) ? job->reasoning > 0 : -1;
-        if (on >= 0)
-            LT_TRY(lt_buf_printf(out, ",\"chat_template_kwargs\":{\"enable_thinking\":%s}",
-                                 on ? "true" : "false"));
-    }
-    if (b->reasoning_effort) {
+    int on = b->thinking == LT_REPLAY_THINK_ON;
+    if (b->thinking == LT_REPLAY_THINK_TRACE)
+        on = (job->has & LT_HAS_REASONING) ? job->reasoning > 0 : -1;
+    if (b->thinking == LT_REPLAY_THINK_UNSET)
+        on = -1;
+    if (b->api == LT_REPLAY_API_CHAT && on >= 0)
+        LT_TRY(lt_buf_printf(out, ",\"chat_template_kwargs\":{\"enable_thinking\":%s}",
+                             on ? "true" : "false"));
+    if (b->api == LT_REPLAY_API_MESSAGES && on >= 0) /* Anthropic's least budget is 1024 */
+        LT_TRY(lt_buf_printf(out,
+                             on ? ",\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":%u}"
+                                : ",\"thinking\":{\"type\":\"disabled\"}",
+                             (unsigned)(wout > 1025 ? wout - 1 : 1024)));
+    if (b->reasoning_effort && b->api == LT_REPLAY_API_RESPONSES) {
+        LT_TRY(lt_buf_puts(out, ",\"reasoning\":{\"effort\":"));
+        LT_TRY(lt_json_str(out, b->reasoning_effort, strlen(b->reasoning_effort)));
+        LT_TRY(lt_buf_puts(out, "}"));
+    } else if (b->reasoning_effort && b->api != LT_REPLAY_API_MESSAGES) {
         LT_TRY(lt_buf_puts(out, ",\"reasoning_effort\":"));
         LT_TRY(lt_json_str(out, b->reasoning_effort, strlen(b->reasoning_effort)));
     }
-    if (b->stream)
+    if (b->stream && !lt_replay_api_takes_ids(b->api) && b->api != LT_REPLAY_API_CHAT)
+        LT_TRY(lt_buf_puts(out, ",\"stream\":true")); /* usage always ends the stream */
+    else if (b->stream)
         LT_TRY(lt_buf_printf(out, ",\"stream\":true,\"stream_options\":{\"include_usage\":true%s}",
                              b->chunk_usage ? ",\"continuous_usage_stats\":true" : ""));
     LT_TRY(lt_buf_puts(out, "}"));

@@ -1,7 +1,10 @@
 /*
  * Request building: turning a trace record's shape (prompt length, message
  * roles and sizes, tools, prefix blocks, output length) into the JSON body
- * a server is sent.
+ * a server is sent, in the envelope of its API: chat's messages,
+ * completions' prompt, SGLang's /generate, OpenAI Responses' input items,
+ * Anthropic Messages' system and messages (the prompt's words are the
+ * same in all).
  *
  * Prompt text, in order of preference: a prompt from --prompts FILE (cut to
  * the recorded length), the record's own `text` (unless synthetic prompts
@@ -27,37 +30,34 @@
 #ifndef LT_REPLAY_PROMPT_H
 #define LT_REPLAY_PROMPT_H
 
-#include "traces/lt_buf.h"
-#include "traces/lt_err.h"
+#include "plan/plan_jobs.h"
+#include "base/lt_buf.h"
+#include "base/lt_err.h"
 #include "traces/trace_format.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* One request of the trace, copied out of the reader. */
-struct lt_replay_job {
-    uint64_t index; /* record number in the trace */
-    int64_t t;      /* trace arrival, µs */
-    uint64_t session;
-    int64_t think;
-    uint32_t has; /* LT_HAS_* bits of the record */
-    uint32_t turn;
-    uint32_t in, out, reasoning, max_tokens;
-    uint32_t n_msgs, n_blocks;
-    uint32_t tools_count, tools_tokens;
-    int64_t prev; /* job index of the same session's previous turn, -1 if none */
-    int64_t next; /* ... and of its next turn */
-    struct lt_msg *msgs;
-    uint64_t *blocks;
-    char *text; /* NUL-terminated, or NULL */
-    size_t text_len;
-};
-
 enum lt_replay_api {
     LT_REPLAY_API_CHAT = 0,
     LT_REPLAY_API_COMPLETIONS = 1,
-    LT_REPLAY_API_SGLANG = 2, /* SGLang's native /generate */
+    LT_REPLAY_API_SGLANG = 2,    /* SGLang's native /generate */
+    LT_REPLAY_API_RESPONSES = 3, /* OpenAI Responses (/v1/responses; vLLM, SGLang) */
+    LT_REPLAY_API_MESSAGES = 4,  /* Anthropic Messages (/v1/messages) */
 };
+
+/* The API's prompt is a list of messages under a chat template (chat,
+ * Responses, Messages), not a bare prompt. */
+static inline bool lt_replay_api_chat_like(enum lt_replay_api api)
+{
+    return api != LT_REPLAY_API_COMPLETIONS && api != LT_REPLAY_API_SGLANG;
+}
+
+/* The API can take the prompt as token ids (completions, /generate). */
+static inline bool lt_replay_api_takes_ids(enum lt_replay_api api)
+{
+    return !lt_replay_api_chat_like(api);
+}
 
 /* Tokens a synthesized prompt costs on the target server. */
 struct lt_replay_calib {
@@ -65,6 +65,17 @@ struct lt_replay_calib {
     double per_request;  /* template tokens a chat request adds */
     double per_message;  /* template tokens each message adds */
     bool calibrated;
+    /* Tokens of each synthesized word (lt_replay_word_cost order), learned
+     * from the server's /tokenize or usage: prompts are then filled to an
+     * exact count (exact_words), a word at a time, instead of by the mean
+     * tokens per word. */
+    uint8_t word_cost[128];
+    bool exact_words;
+    /* Closed loop (no /tokenize): tokens the server was seen to add beyond
+     * what was asked, learned from each response's usage and taken off the
+     * next prompts' budget (lt_replay_prompt_learn). */
+    bool closed_loop;
+    double adjust;
 };
 
 /* A user corpus (--prompts FILE): texts, or chat message arrays as raw
@@ -96,20 +107,37 @@ struct lt_replay_build {
     } thinking;
     struct lt_replay_calib calib;
     const struct lt_replay_corpus *corpus; /* or NULL */
+    /* Token ids the server's tokenizer produced (its /tokenize of the
+     * synthesized words): id prompts are drawn from these only, never from
+     * ids it has not shown valid. Owned by the caller; NULL: no id prompts. */
+    const uint32_t *ids;
+    size_t n_ids;
 };
 
 /* Write the JSON body for job into out (reset first). *want_in and
  * *want_out receive the lengths asked for (0 when unknown).
  * Returns 0, LT_ENOMEM or LT_ELIMIT. */
 int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
-                         const struct lt_replay_job *job, uint32_t *want_in, uint32_t *want_out);
+                         const struct lt_plan_job *job, uint32_t *want_in, uint32_t *want_out);
 
 /* Append n synthesized words (space-separated, each preceded by a space
  * except the first when at_start) for positions [pos, pos + n) of a prompt
  * whose seeds are given by the blocks/session/index rule. Exposed for
  * calibration and tests. */
 int lt_replay_words(struct lt_buf *out, const struct lt_replay_build *b,
-                    const struct lt_replay_job *job, uint32_t pos, uint32_t n);
+                    const struct lt_plan_job *job, uint32_t pos, uint32_t n);
+
+/* The synthesized words (128) and their count: what calibration measures. */
+#define LT_REPLAY_N_WORDS 128
+const char *lt_replay_word(unsigned i);
+/* Index of the synthesized word at prompt position pos. */
+unsigned lt_replay_word_at(const struct lt_replay_build *b, const struct lt_plan_job *job,
+                           uint32_t pos);
+
+/* Closed loop: the server counted got prompt tokens for a request that
+ * asked for want; move calib.adjust towards the difference (only with
+ * calib.closed_loop). */
+void lt_replay_prompt_learn(struct lt_replay_build *b, uint32_t want, uint32_t got);
 
 /* The URL path of an API ("/v1/chat/completions", ...). */
 const char *lt_replay_api_path(enum lt_replay_api api);

@@ -5,11 +5,13 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config libzstd-dev libmsgpack-dev libcurl4-openssl-dev \
-libmicrohttpd-dev libjansson-dev libcmocka-dev gnuplot-nox zstd curl gawk \
+libmicrohttpd-dev libjansson-dev libcmocka-dev gnuplot-nox zstd curl gawk jq python3 \
 libopenmpi-dev openmpi-bin"
 if [ "${1:-}" = "--ci" ]; then
-    # What the sanitizer and fuzz runs of .ci/run need on top.
-    PKGS="$PKGS clang libclang-rt-14-dev"
+    # What the sanitizer and fuzz runs of .ci/run need on top, and the
+    # browser the HTML reports are opened in (tests/analyze/browser.sh,
+    # driven by node; skipped, and said so, where they are missing).
+    PKGS="$PKGS clang libclang-rt-14-dev chromium nodejs"
 fi
 
 missing=""

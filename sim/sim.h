@@ -15,7 +15,7 @@
 #define LT_SIM_H
 
 #include "sim/sim_profile.h"
-#include "traces/lt_err.h"
+#include "base/lt_err.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -31,8 +31,9 @@ struct lt_sim_opts {
     double time_scale;                         /* model runs this many times faster; 0 = 1 */
     uint64_t seed;                             /* output lengths and faults */
     size_t max_body;                           /* request body limit, bytes; 0 = 4 MiB */
-    unsigned max_connections;                  /* 0 = 16384 */
-    unsigned threads;                          /* network threads; 0 = 1 */
+    size_t max_pending;       /* all bodies in memory at once; 0 = 256 MiB or 4 x max_body */
+    unsigned max_connections; /* 0 = 16384 */
+    unsigned threads;         /* network threads; 0 = 1 */
 };
 
 struct lt_sim;
@@ -53,8 +54,8 @@ struct lt_sim_stats {
     uint64_t streams_peak;
     uint64_t chunks;       /* token chunks rendered for the network */
     uint64_t late_samples; /* chunks measured for lateness */
-    double late_p50_us;    /* socket write time minus model emission time */
-    double late_p99_us;
+    double late_p50_us;    /* socket write time minus model emission time: */
+    double late_p99_us;    /* percentiles as base/lt_hist.h defines them */
     double late_max_us;
     uint64_t faults; /* requests that got a fault */
 };

@@ -1,13 +1,15 @@
 /*
  * Request parsing (jansson) and response rendering for the sim's OpenAI
- * surface; see sim_api.h. Rendering writes straight into a bounded buffer
- * with printf-style appends: a streamed chunk is rendered once per token
- * per stream, so it must be cheap, and the generated words never need
- * escaping (the model name and tool name are escaped once per request).
+ * surface and its Responses and Messages APIs; see sim_api.h. The API
+ * changes only the envelope: the same tokens, timing and counts. Rendering writes straight into a
+ * bounded buffer with printf-style appends: a streamed chunk is rendered once per token per stream,
+ * so it must be cheap, and the generated words never need escaping (the model name and tool name
+ * are escaped once per request).
  */
 #include "sim/sim_api.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,11 +46,15 @@ int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_e
             d->close = true;
         else if (!strcmp(w, "keep-alive"))
             d->close = false;
+        else if (!strcmp(w, "no-tokenize"))
+            d->no_tokenize = true;
+        else if (!strcmp(w, "tokenize"))
+            d->no_tokenize = false;
         else
             return lt_errset(err, LT_EFORMAT,
                              "unknown dialect item '%s' (vllm, role-chunk, no-role-chunk, "
                              "usage-separate, usage-in-last, reasoning, reasoning_content, "
-                             "close, keep-alive)",
+                             "close, keep-alive, no-tokenize, tokenize)",
                              w);
         p += n;
         if (*p == ',')
@@ -66,9 +72,9 @@ __attribute__((format(printf, 3, 4))) static int bad(char *msg, size_t msgsz, co
     return 400;
 }
 
-static char *json_literal(const char *s)
+static char *json_literal(const char *s, size_t len)
 {
-    json_t *j = json_string(s);
+    json_t *j = json_stringn(s, len);
     if (!j)
         return NULL;
     char *out = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
@@ -95,9 +101,9 @@ static int count_chat(struct lt_sim_toks *t, const json_t *messages, const json_
         return bad(msg, msgsz, "'messages' must be a non-empty array");
     if (tools)
         toks_json(t, tools);
-    uint32_t im_start = lt_sim_special_id("<|im_start|>");
-    uint32_t im_end = lt_sim_special_id("<|im_end|>");
-    uint32_t nl = lt_sim_special_id("\n");
+    uint32_t im_start = lt_sim_special_id("<|im_start|>") % t->vocab;
+    uint32_t im_end = lt_sim_special_id("<|im_end|>") % t->vocab;
+    uint32_t nl = lt_sim_special_id("\n") % t->vocab;
     size_t i;
     const json_t *m;
     json_array_foreach(messages, i, m)
@@ -112,7 +118,7 @@ static int count_chat(struct lt_sim_toks *t, const json_t *messages, const json_
             strcmp(rs, "tool") && strcmp(rs, "developer") && strcmp(rs, "function"))
             return bad(msg, msgsz, "messages[%zu].role '%.40s' is not a known role", i, rs);
         lt_sim_toks_id(t, im_start);
-        lt_sim_toks_id(t, lt_sim_special_id(rs));
+        lt_sim_toks_id(t, lt_sim_special_id(rs) % t->vocab);
         lt_sim_toks_id(t, nl);
         const json_t *content = json_object_get(m, "content");
         if (json_is_string(content)) {
@@ -145,8 +151,104 @@ static int count_chat(struct lt_sim_toks *t, const json_t *messages, const json_
         lt_sim_toks_id(t, im_end);
     }
     lt_sim_toks_id(t, im_start);
-    lt_sim_toks_id(t, lt_sim_special_id("assistant"));
+    lt_sim_toks_id(t, lt_sim_special_id("assistant") % t->vocab);
     lt_sim_toks_id(t, nl);
+    return 0;
+}
+
+/* The text of a Responses item or a Messages block, wherever it is: a
+ * string, a list of parts, or a part's text, thinking, arguments, output,
+ * nested content, or a tool's input (counted as its JSON). */
+static void count_content(struct lt_sim_toks *t, const json_t *v, int depth)
+{
+    if (depth > 8)
+        return;
+    if (json_is_string(v)) {
+        lt_sim_toks_text(t, json_string_value(v), json_string_length(v));
+    } else if (json_is_array(v)) {
+        size_t i;
+        const json_t *e;
+        json_array_foreach(v, i, e) count_content(t, e, depth + 1);
+    } else if (json_is_object(v)) {
+        static const char *const keys[] = {"text", "thinking", "arguments", "output", "content"};
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            const json_t *x = json_object_get(v, keys[k]);
+            if (x)
+                count_content(t, x, depth + 1);
+        }
+        const json_t *input = json_object_get(v, "input");
+        if (json_is_object(input))
+            toks_json(t, input);
+    }
+}
+
+/* One message of a Responses or Messages prompt, framed as chat's are. */
+static void count_one(struct lt_sim_toks *t, const char *role, const json_t *content)
+{
+    lt_sim_toks_id(t, lt_sim_special_id("<|im_start|>") % t->vocab);
+    lt_sim_toks_id(t, lt_sim_special_id(role) % t->vocab);
+    lt_sim_toks_id(t, lt_sim_special_id("\n") % t->vocab);
+    count_content(t, content, 0);
+    lt_sim_toks_id(t, lt_sim_special_id("<|im_end|>") % t->vocab);
+}
+
+static bool role_in(const char *r, const char *const *roles)
+{
+    for (; *roles; roles++)
+        if (!strcmp(r, *roles))
+            return true;
+    return false;
+}
+
+/* Count a Responses prompt (instructions, then input: a string or a list
+ * of items) or a Messages prompt (system, then messages) by chat's rule. */
+static int count_items(struct lt_sim_toks *t, enum lt_sim_api api, const json_t *root,
+                       const json_t *tools, char *msg, size_t msgsz)
+{
+    static const char *const resp_roles[] = {"system", "developer", "user", "assistant", NULL};
+    static const char *const msg_roles[] = {"user", "assistant", NULL};
+    bool responses = api == LT_SIM_RESPONSES;
+    const json_t *sys = json_object_get(root, responses ? "instructions" : "system");
+    const json_t *list = json_object_get(root, responses ? "input" : "messages");
+    if (tools)
+        toks_json(t, tools);
+    if (sys && !json_is_null(sys)) {
+        if (!json_is_string(sys) && !(json_is_array(sys) && !responses))
+            return bad(msg, msgsz, "'%s' must be a string%s", responses ? "instructions" : "system",
+                       responses ? "" : " or a list of text blocks");
+        count_one(t, "system", sys);
+    }
+    if (responses && json_is_string(list)) {
+        count_one(t, "user", list);
+    } else {
+        const char *name = responses ? "input" : "messages";
+        if (!json_is_array(list) || json_array_size(list) == 0)
+            return bad(msg, msgsz, "'%s' must be %sa non-empty list", name,
+                       responses ? "a string or " : "");
+        size_t i;
+        const json_t *m;
+        json_array_foreach(list, i, m)
+        {
+            if (!json_is_object(m))
+                return bad(msg, msgsz, "%s[%zu] must be an object", name, i);
+            const char *role = json_string_value(json_object_get(m, "role"));
+            const char *type = json_string_value(json_object_get(m, "type"));
+            if (responses && !role && type && !strcmp(type, "function_call"))
+                role = "assistant";
+            else if (responses && !role && type && !strcmp(type, "function_call_output"))
+                role = "tool";
+            else if (!role || !role_in(role, responses ? resp_roles : msg_roles))
+                return bad(msg, msgsz, "%s[%zu].role must be one of %s", name, i,
+                           responses ? "system, developer, user, assistant" : "user, assistant");
+            const json_t *content = json_object_get(m, "content");
+            if (!responses && !json_is_string(content) && !json_is_array(content))
+                return bad(msg, msgsz, "messages[%zu].content must be a string or a list", i);
+            count_one(t, role, content ? content : m);
+        }
+    }
+    lt_sim_toks_id(t, lt_sim_special_id("<|im_start|>") % t->vocab);
+    lt_sim_toks_id(t, lt_sim_special_id("assistant") % t->vocab);
+    lt_sim_toks_id(t, lt_sim_special_id("\n") % t->vocab);
     return 0;
 }
 
@@ -166,10 +268,13 @@ static int count_prompt(struct lt_sim_toks *t, const json_t *prompt, char *msg, 
         const json_t *v;
         json_array_foreach(prompt, i, v)
         {
+            /* The words of llama.cpp's server, which refuses ids outside its
+             * vocabulary, then which id and the range. */
             if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-                json_integer_value(v) >= (json_int_t)LT_SIM_VOCAB)
-                return bad(msg, msgsz, "prompt[%zu] is not a token id (0..%u)", i,
-                           LT_SIM_VOCAB - 1);
+                json_integer_value(v) >= (json_int_t)t->vocab)
+                return bad(msg, msgsz,
+                           "Prompt contains invalid tokens: prompt[%zu] is not a token id (0..%u)",
+                           i, t->vocab - 1);
             lt_sim_toks_id(t, (uint32_t)json_integer_value(v));
         }
     } else if (!prompt) {
@@ -209,9 +314,22 @@ static int get_bool(const json_t *root, const char *key, bool *out, char *msg, s
     return 0;
 }
 
+/* A tool's name: chat's {"type":"function","function":{"name":N}}, or
+ * Responses' and Messages' flat {"name":N, ...}. */
+static const char *tool_name(enum lt_sim_api api, const json_t *tl)
+{
+    if (api == LT_SIM_CHAT)
+        return json_string_value(json_object_get(json_object_get(tl, "function"), "name"));
+    return json_string_value(json_object_get(tl, "name"));
+}
+
 /* tool_choice: "none" and "auto" never force a call here; "required" calls
- * the first tool, {"type":"function","function":{"name":N}} calls N. */
-static int parse_tools(struct lt_sim_call *c, const json_t *root, char *msg, size_t msgsz)
+ * the first tool, {"type":"function","function":{"name":N}} calls N.
+ * Responses: the same strings, {"type":"function","name":N}. Messages:
+ * {"type":"auto"|"none"}, {"type":"any"} (the first tool),
+ * {"type":"tool","name":N}. */
+static int parse_tools(struct lt_sim_call *c, enum lt_sim_api api, const json_t *root, char *msg,
+                       size_t msgsz)
 {
     const json_t *tools = json_object_get(root, "tools");
     const json_t *choice = json_object_get(root, "tool_choice");
@@ -222,56 +340,80 @@ static int parse_tools(struct lt_sim_call *c, const json_t *root, char *msg, siz
         const json_t *tl;
         json_array_foreach(tools, i, tl)
         {
-            const json_t *fn = json_object_get(tl, "function");
-            if (!json_is_object(tl) || !json_is_string(json_object_get(fn, "name")))
-                return bad(msg, msgsz,
-                           "tools[%zu] must be {\"type\":\"function\","
-                           "\"function\":{\"name\":...}}",
-                           i);
+            if (!json_is_object(tl) || !tool_name(api, tl))
+                return bad(msg, msgsz, "tools[%zu] must be %s", i,
+                           api == LT_SIM_CHAT
+                               ? "{\"type\":\"function\",\"function\":{\"name\":...}}"
+                               : "an object with a \"name\"");
         }
     }
     if (!choice || json_is_null(choice))
         return 0;
     size_t ntools = json_is_array(tools) ? json_array_size(tools) : 0;
     const char *name = NULL;
-    if (json_is_string(choice)) {
+    bool first = false;
+    const char *kind = json_string_value(json_object_get(choice, "type"));
+    if (json_is_string(choice) && api != LT_SIM_MESSAGES) {
         const char *s = json_string_value(choice);
         if (!strcmp(s, "none") || !strcmp(s, "auto"))
             return 0;
         if (strcmp(s, "required"))
             return bad(msg, msgsz, "'tool_choice' must be none, auto, required or a function");
-        if (ntools == 0)
-            return bad(msg, msgsz, "tool_choice 'required' needs 'tools'");
-        name = json_string_value(
-            json_object_get(json_object_get(json_array_get(tools, 0), "function"), "name"));
-    } else if (json_is_object(choice)) {
-        const json_t *n = json_object_get(json_object_get(choice, "function"), "name");
-        if (!json_is_string(n))
+        first = true;
+    } else if (api == LT_SIM_MESSAGES && kind) {
+        if (!strcmp(kind, "none") || !strcmp(kind, "auto"))
+            return 0;
+        first = !strcmp(kind, "any");
+        name = !strcmp(kind, "tool") ? json_string_value(json_object_get(choice, "name")) : NULL;
+        if (!first && !name)
+            return bad(msg, msgsz, "'tool_choice' must be auto, any, none or a named tool");
+    } else if (json_is_object(choice) && api != LT_SIM_MESSAGES) {
+        name = tool_name(api, choice); /* chat's choice is shaped as its tools */
+        if (!name)
             return bad(msg, msgsz, "'tool_choice' must name a function");
-        name = json_string_value(n);
+    } else {
+        return bad(msg, msgsz, "'tool_choice' must be %s",
+                   api == LT_SIM_MESSAGES ? "an object" : "a string or an object");
+    }
+    if (first) {
+        if (ntools == 0)
+            return bad(msg, msgsz, "tool_choice '%s' needs 'tools'",
+                       api == LT_SIM_MESSAGES ? "any" : "required");
+        name = tool_name(api, json_array_get(tools, 0));
+    } else {
         size_t i;
         const json_t *tl;
         bool found = false;
         json_array_foreach(tools, i, tl)
         {
-            const char *tn =
-                json_string_value(json_object_get(json_object_get(tl, "function"), "name"));
+            const char *tn = tool_name(api, tl);
             if (tn && !strcmp(tn, name))
                 found = true;
         }
         if (!found)
             return bad(msg, msgsz, "tool_choice names '%.60s', which is not in 'tools'", name);
-    } else {
-        return bad(msg, msgsz, "'tool_choice' must be a string or an object");
     }
     c->tool_call = true;
-    c->tool_name_json = json_literal(name);
+    c->tool_name_json = json_literal(name, strlen(name));
     return c->tool_name_json ? 0 : bad(msg, msgsz, "out of memory");
 }
 
 static int parse_reasoning(struct lt_sim_call *c, const json_t *root, char *msg, size_t msgsz)
 {
     const json_t *eff = json_object_get(root, "reasoning_effort");
+    const json_t *reasoning = json_object_get(root, "reasoning"); /* Responses */
+    if (c->api == LT_SIM_RESPONSES && reasoning && !json_is_null(reasoning)) {
+        if (!json_is_object(reasoning))
+            return bad(msg, msgsz, "'reasoning' must be an object");
+        eff = json_object_get(reasoning, "effort");
+    }
+    const json_t *thinking = json_object_get(root, "thinking"); /* Messages */
+    if (c->api == LT_SIM_MESSAGES && thinking && !json_is_null(thinking)) {
+        const char *type = json_string_value(json_object_get(thinking, "type"));
+        if (!type || (strcmp(type, "enabled") && strcmp(type, "disabled")))
+            return bad(msg, msgsz, "'thinking.type' must be enabled or disabled");
+        c->reasoning = !strcmp(type, "enabled");
+    }
     if (eff && !json_is_null(eff)) {
         const char *s = json_string_value(eff);
         if (!s)
@@ -308,9 +450,10 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
     c->api = api;
     c->reasoning = -1;
     lt_sim_toks_init(&c->toks, p->block_tokens);
+    lt_sim_toks_tokenizer(&c->toks, p->vocab, p->piece_bytes);
     int rc = 0;
     json_error_t jerr;
-    json_t *root = json_loadb(body, len, 0, &jerr);
+    json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
     if (!root) {
         rc = bad(msg, msgsz, "invalid JSON in request body: %s (line %d, column %d)", jerr.text,
                  jerr.line, jerr.column);
@@ -325,10 +468,14 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
         rc = bad(msg, msgsz, "'model' must be a string");
         goto out;
     }
-    c->model_json = json_literal(json_is_string(model) ? json_string_value(model) : p->model);
+    c->model_json = json_is_string(model)
+                        ? json_literal(json_string_value(model), json_string_length(model))
+                        : json_literal(p->model, strlen(p->model));
     if ((rc = get_bool(root, "stream", &c->stream, msg, msgsz)))
         goto out;
-    const json_t *so = json_object_get(root, "stream_options");
+    bool typed = api == LT_SIM_RESPONSES || api == LT_SIM_MESSAGES;
+    c->include_usage = typed; /* their streams always end with usage */
+    const json_t *so = typed ? NULL : json_object_get(root, "stream_options");
     if (so && !json_is_null(so)) {
         if (!c->stream) {
             rc = bad(msg, msgsz, "'stream_options' may only be given when 'stream' is true");
@@ -348,15 +495,28 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
         rc = bad(msg, msgsz, "n > 1 is not supported");
         goto out;
     }
-    if ((rc = get_uint(root, "max_tokens", 1, &mx, msg, msgsz)) ||
+    if ((rc = get_uint(root, api == LT_SIM_RESPONSES ? "max_output_tokens" : "max_tokens", 1, &mx,
+                       msg, msgsz)) ||
         (rc = get_uint(root, "max_completion_tokens", 1, &mxc, msg, msgsz)) ||
         (rc = get_uint(root, "min_tokens", 0, &mn, msg, msgsz)) ||
         (rc = get_bool(root, "ignore_eos", &c->ignore_eos, msg, msgsz)))
         goto out;
-    if (mx < 0)
+    if (mx < 0 && !typed)
         mx = mxc;
-    if (api == LT_SIM_CHAT) {
-        if ((rc = parse_tools(c, root, msg, msgsz)) || (rc = parse_reasoning(c, root, msg, msgsz)))
+    if (mx < 0 && api == LT_SIM_MESSAGES) {
+        rc = bad(msg, msgsz, "max_tokens: Field required");
+        goto out;
+    }
+    if (typed) {
+        if ((rc = parse_tools(c, api, root, msg, msgsz)) ||
+            (rc = parse_reasoning(c, root, msg, msgsz)))
+            goto out;
+        const json_t *tools = json_object_get(root, "tools");
+        rc = count_items(&c->toks, api, root,
+                         json_is_array(tools) && json_array_size(tools) ? tools : NULL, msg, msgsz);
+    } else if (api == LT_SIM_CHAT) {
+        if ((rc = parse_tools(c, api, root, msg, msgsz)) ||
+            (rc = parse_reasoning(c, root, msg, msgsz)))
             goto out;
         const json_t *tools = json_object_get(root, "tools");
         rc = count_chat(&c->toks, json_object_get(root, "messages"),
@@ -407,9 +567,10 @@ int lt_sim_tokenize(struct lt_buf *out, const char *body, size_t len,
 {
     struct lt_sim_toks t;
     lt_sim_toks_init(&t, p->block_tokens);
+    lt_sim_toks_tokenizer(&t, p->vocab, p->piece_bytes);
     int rc = 0;
     json_error_t jerr;
-    json_t *root = json_loadb(body, len, 0, &jerr);
+    json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
     if (!json_is_object(root)) {
         rc = bad(msg, msgsz, "the request body must be a JSON object");
         goto out;
@@ -468,7 +629,7 @@ static const char *error_type(int status)
 
 int lt_sim_error_body(struct lt_buf *out, int status, const char *msg)
 {
-    char *lit = json_literal(msg);
+    char *lit = json_literal(msg, strlen(msg));
     int rc = lt_buf_printf(out,
                            "{\"error\":{\"message\":%s,\"type\":\"%s\",\"param\":null,"
                            "\"code\":%d}}",
@@ -477,14 +638,71 @@ int lt_sim_error_body(struct lt_buf *out, int status, const char *msg)
     return rc;
 }
 
+static const char *messages_error_type(int status)
+{
+    switch (status) {
+    case 400:
+    case 405:
+        return "invalid_request_error";
+    case 404:
+        return "not_found_error";
+    case 413:
+        return "request_too_large";
+    case 429:
+        return "rate_limit_error";
+    case 503:
+        return "overloaded_error";
+    default:
+        return "api_error";
+    }
+}
+
+int lt_sim_error_body_messages(struct lt_buf *out, int status, const char *msg)
+{
+    char *lit = json_literal(msg, strlen(msg));
+    int rc = lt_buf_printf(out, "{\"type\":\"error\",\"error\":{\"type\":\"%s\",\"message\":%s}}",
+                           messages_error_type(status), lit ? lit : "\"error\"");
+    free(lit);
+    return rc;
+}
+
+const char *lt_sim_api_name(enum lt_sim_api api)
+{
+    switch (api) {
+    case LT_SIM_COMPLETIONS:
+        return "completions";
+    case LT_SIM_RESPONSES:
+        return "responses";
+    case LT_SIM_MESSAGES:
+        return "messages";
+    case LT_SIM_CHAT:
+        break;
+    }
+    return "chat";
+}
+
+/* The output tokens usage reports: the true count, or the badusage
+ * fault's claim; and the total with the prompt (a claim near 2^64 stops
+ * at 2^64-1 rather than wrapping). */
+static unsigned long long usage_out(const struct lt_sim_resp *r)
+{
+    return r->claim ? (unsigned long long)r->claimed_out : r->out;
+}
+
+static unsigned long long usage_total(const struct lt_sim_resp *r)
+{
+    unsigned long long o = usage_out(r);
+    return o > ULLONG_MAX - r->prompt_tokens ? ULLONG_MAX : o + r->prompt_tokens;
+}
+
 static int put_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 {
     return lt_buf_printf(b,
                          "\"usage\":{\"prompt_tokens\":%u,\"total_tokens\":%llu,"
-                         "\"completion_tokens\":%u,\"prompt_tokens_details\":{\"cached_tokens\":"
+                         "\"completion_tokens\":%llu,\"prompt_tokens_details\":{\"cached_tokens\":"
                          "%u},\"completion_tokens_details\":{\"reasoning_tokens\":%u}}",
-                         r->prompt_tokens, (unsigned long long)r->prompt_tokens + r->out, r->out,
-                         r->cached_tokens, r->reasoning);
+                         r->prompt_tokens, usage_total(r), usage_out(r), r->cached_tokens,
+                         r->reasoning);
 }
 
 static const char *rkey(const struct lt_sim_resp *r)
@@ -505,8 +723,284 @@ static int chunk_open(struct lt_buf *b, const struct lt_sim_resp *r)
                          r->id, r->created, r->model_json);
 }
 
+/* ---- Responses and Messages ---- */
+
+static bool typed(const struct lt_sim_resp *r)
+{
+    return r->api == LT_SIM_RESPONSES || r->api == LT_SIM_MESSAGES;
+}
+
+/* Output items (Responses) or content blocks (Messages): the reasoning
+ * one (when there is reasoning), then the answer or the tool call. */
+static uint32_t block_of(const struct lt_sim_resp *r, uint32_t i)
+{
+    return r->reasoning && i >= r->reasoning ? 1 : 0;
+}
+
+/* Responses' sequence_number of token i's delta: the head is 0, and an
+ * output_item.added event goes before the first delta of each item. */
+static uint32_t seq_of(const struct lt_sim_resp *r, uint32_t i)
+{
+    return 2 + i + block_of(r, i);
+}
+
+static const char *stop_reason(const struct lt_sim_resp *r)
+{
+    if (!strcmp(r->finish, "length"))
+        return "max_tokens";
+    if (!strcmp(r->finish, "tool_calls"))
+        return "tool_use";
+    return "end_turn";
+}
+
+static int put_words(struct lt_buf *b, uint32_t from, uint32_t to)
+{
+    int rc = 0;
+    for (uint32_t i = from; rc == 0 && i < to; i++)
+        rc = lt_buf_puts(b, lt_sim_word(i));
+    return rc;
+}
+
+/* The piece of the tool call's arguments carried by token i. */
+static const char *tool_piece(const struct lt_sim_resp *r, uint32_t i);
+
+/* The tool call's arguments as a JSON object (Messages' input), the
+ * unescaped concatenation of the pieces. */
+static int put_tool_object(struct lt_buf *b, const struct lt_sim_resp *r)
+{
+    if (r->out - r->reasoning == 1)
+        return lt_buf_puts(b, "{}");
+    int rc = lt_buf_puts(b, "{\"q\": \"");
+    if (rc == 0)
+        rc = put_words(b, r->reasoning + 1, r->out - 1);
+    return rc ? rc : lt_buf_puts(b, "\"}");
+}
+
+/* The whole Responses object: response.completed's, and the body. */
+static int put_response(struct lt_buf *b, const struct lt_sim_resp *r)
+{
+    bool cut = !strcmp(r->finish, "length");
+    unsigned long long q = (unsigned long long)r->seq;
+    int rc = lt_buf_printf(b,
+                           "{\"id\":\"%s\",\"object\":\"response\",\"created_at\":%lld,"
+                           "\"status\":\"%s\",\"incomplete_details\":%s,\"error\":null,"
+                           "\"model\":%s,\"output\":[",
+                           r->id, r->created, cut ? "incomplete" : "completed",
+                           cut ? "{\"reason\":\"max_output_tokens\"}" : "null", r->model_json);
+    if (rc == 0 && r->reasoning) {
+        rc = lt_buf_printf(b,
+                           "{\"id\":\"rs_%llu\",\"type\":\"reasoning\",\"summary\":[],"
+                           "\"content\":[{\"type\":\"reasoning_text\",\"text\":\"",
+                           q);
+        if (rc == 0)
+            rc = put_words(b, 0, r->reasoning);
+        if (rc == 0)
+            rc = lt_buf_puts(b, "\"}]},");
+    }
+    if (rc == 0 && r->tool_call) {
+        rc = lt_buf_printf(b,
+                           "{\"id\":\"fc_%llu\",\"type\":\"function_call\",\"status\":"
+                           "\"completed\",\"call_id\":\"call_%llu\",\"name\":%s,"
+                           "\"arguments\":\"",
+                           q, q, r->tool_name_json);
+        for (uint32_t i = r->reasoning; rc == 0 && i < r->out; i++)
+            rc = lt_buf_puts(b, tool_piece(r, i));
+        if (rc == 0)
+            rc = lt_buf_puts(b, "\"}");
+    } else if (rc == 0) {
+        rc = lt_buf_printf(b,
+                           "{\"id\":\"msg_%llu\",\"type\":\"message\",\"status\":"
+                           "\"completed\",\"role\":\"assistant\",\"content\":[{\"type\":"
+                           "\"output_text\",\"annotations\":[],\"text\":\"",
+                           q);
+        if (rc == 0)
+            rc = put_words(b, r->reasoning, r->out);
+        if (rc == 0)
+            rc = lt_buf_puts(b, "\"}]}");
+    }
+    if (rc == 0)
+        rc = lt_buf_printf(b,
+                           "],\"usage\":{\"input_tokens\":%u,\"input_tokens_details\":{"
+                           "\"cached_tokens\":%u},\"output_tokens\":%llu,"
+                           "\"output_tokens_details\":{\"reasoning_tokens\":%u},"
+                           "\"total_tokens\":%llu}}",
+                           r->prompt_tokens, r->cached_tokens, usage_out(r), r->reasoning,
+                           usage_total(r));
+    return rc;
+}
+
+/* The whole Messages body. */
+static int put_message(struct lt_buf *b, const struct lt_sim_resp *r)
+{
+    unsigned long long q = (unsigned long long)r->seq;
+    int rc = lt_buf_printf(b,
+                           "{\"id\":\"%s\",\"type\":\"message\",\"role\":\"assistant\","
+                           "\"model\":%s,\"content\":[",
+                           r->id, r->model_json);
+    if (rc == 0 && r->reasoning) {
+        rc = lt_buf_puts(b, "{\"type\":\"thinking\",\"signature\":\"\",\"thinking\":\"");
+        if (rc == 0)
+            rc = put_words(b, 0, r->reasoning);
+        if (rc == 0)
+            rc = lt_buf_puts(b, "\"},");
+    }
+    if (rc == 0 && r->tool_call) {
+        rc = lt_buf_printf(b,
+                           "{\"type\":\"tool_use\",\"id\":\"toolu_%llu\",\"name\":%s,\"input\":", q,
+                           r->tool_name_json);
+        if (rc == 0)
+            rc = put_tool_object(b, r);
+        if (rc == 0)
+            rc = lt_buf_puts(b, "}");
+    } else if (rc == 0) {
+        rc = lt_buf_puts(b, "{\"type\":\"text\",\"text\":\"");
+        if (rc == 0)
+            rc = put_words(b, r->reasoning, r->out);
+        if (rc == 0)
+            rc = lt_buf_puts(b, "\"}");
+    }
+    if (rc == 0)
+        rc = lt_buf_printf(b,
+                           "],\"stop_reason\":\"%s\",\"stop_sequence\":null,\"usage\":{"
+                           "\"input_tokens\":%u,\"cache_read_input_tokens\":%u,"
+                           "\"output_tokens\":%llu}}",
+                           stop_reason(r), r->prompt_tokens, r->cached_tokens, usage_out(r));
+    return rc;
+}
+
+static int typed_head(struct lt_buf *b, const struct lt_sim_resp *r)
+{
+    if (r->api == LT_SIM_RESPONSES)
+        return lt_buf_printf(b,
+                             "event: response.created\ndata: {\"type\":\"response.created\","
+                             "\"sequence_number\":0,\"response\":{\"id\":\"%s\",\"object\":"
+                             "\"response\",\"created_at\":%lld,\"status\":\"in_progress\","
+                             "\"model\":%s,\"output\":[],\"usage\":null}}\n\n",
+                             r->id, r->created, r->model_json);
+    return lt_buf_printf(b,
+                         "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{"
+                         "\"id\":\"%s\",\"type\":\"message\",\"role\":\"assistant\","
+                         "\"model\":%s,\"content\":[],\"stop_reason\":null,"
+                         "\"stop_sequence\":null,\"usage\":{\"input_tokens\":%u,"
+                         "\"cache_read_input_tokens\":%u,\"output_tokens\":0}}}\n\n",
+                         r->id, r->model_json, r->prompt_tokens, r->cached_tokens);
+}
+
+/* Token i of a Responses stream: the item's announcement when it is the
+ * item's first, then its delta. */
+static int responses_token(struct lt_buf *b, const struct lt_sim_resp *r, uint32_t i)
+{
+    unsigned long long q = (unsigned long long)r->seq;
+    uint32_t k = block_of(r, i), sn = seq_of(r, i);
+    bool reasoning = i < r->reasoning, tool = !reasoning && r->tool_call;
+    int rc = 0;
+    if (i == 0 || i == r->reasoning) {
+        rc = lt_buf_printf(b,
+                           "event: response.output_item.added\ndata: {\"type\":"
+                           "\"response.output_item.added\",\"sequence_number\":%u,"
+                           "\"output_index\":%u,\"item\":",
+                           sn - 1, k);
+        if (rc == 0 && reasoning)
+            rc = lt_buf_printf(b, "{\"id\":\"rs_%llu\",\"type\":\"reasoning\",\"summary\":[]}}\n\n",
+                               q);
+        else if (rc == 0 && tool)
+            rc = lt_buf_printf(b,
+                               "{\"id\":\"fc_%llu\",\"type\":\"function_call\",\"status\":"
+                               "\"in_progress\",\"call_id\":\"call_%llu\",\"name\":%s,"
+                               "\"arguments\":\"\"}}\n\n",
+                               q, q, r->tool_name_json);
+        else if (rc == 0)
+            rc = lt_buf_printf(b,
+                               "{\"id\":\"msg_%llu\",\"type\":\"message\",\"status\":"
+                               "\"in_progress\",\"role\":\"assistant\",\"content\":[]}}\n\n",
+                               q);
+    }
+    const char *ev = reasoning ? "response.reasoning_text.delta"
+                     : tool    ? "response.function_call_arguments.delta"
+                               : "response.output_text.delta";
+    if (rc == 0)
+        rc = lt_buf_printf(b,
+                           "event: %s\ndata: {\"type\":\"%s\",\"sequence_number\":%u,"
+                           "\"item_id\":\"%s_%llu\",\"output_index\":%u,%s\"delta\":\"%s\"}\n\n",
+                           ev, ev, sn,
+                           reasoning ? "rs"
+                           : tool    ? "fc"
+                                     : "msg",
+                           q, k, tool ? "" : "\"content_index\":0,",
+                           tool ? tool_piece(r, i) : lt_sim_word(i));
+    return rc;
+}
+
+/* Token i of a Messages stream: the block's start when it is the block's
+ * first (after the stop of the block before), then its delta. */
+static int messages_token(struct lt_buf *b, const struct lt_sim_resp *r, uint32_t i)
+{
+    uint32_t k = block_of(r, i);
+    bool reasoning = i < r->reasoning, tool = !reasoning && r->tool_call;
+    int rc = 0;
+    if (i && i == r->reasoning)
+        rc = lt_buf_puts(b, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\","
+                            "\"index\":0}\n\n");
+    if (rc == 0 && (i == 0 || i == r->reasoning)) {
+        rc = lt_buf_printf(b,
+                           "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+                           "\"index\":%u,\"content_block\":",
+                           k);
+        if (rc == 0 && reasoning)
+            rc =
+                lt_buf_puts(b, "{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}\n\n");
+        else if (rc == 0 && tool)
+            rc = lt_buf_printf(b,
+                               "{\"type\":\"tool_use\",\"id\":\"toolu_%llu\",\"name\":%s,"
+                               "\"input\":{}}}\n\n",
+                               (unsigned long long)r->seq, r->tool_name_json);
+        else if (rc == 0)
+            rc = lt_buf_puts(b, "{\"type\":\"text\",\"text\":\"\"}}\n\n");
+    }
+    if (rc == 0)
+        rc = lt_buf_printf(b,
+                           "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+                           "\"index\":%u,\"delta\":{\"type\":\"%s\",\"%s\":\"%s\"}}\n\n",
+                           k,
+                           reasoning ? "thinking_delta"
+                           : tool    ? "input_json_delta"
+                                     : "text_delta",
+                           reasoning ? "thinking"
+                           : tool    ? "partial_json"
+                                     : "text",
+                           tool ? tool_piece(r, i) : lt_sim_word(i));
+    return rc;
+}
+
+static int typed_tail(struct lt_buf *b, const struct lt_sim_resp *r)
+{
+    int rc;
+    if (r->api == LT_SIM_RESPONSES) {
+        const char *ev =
+            !strcmp(r->finish, "length") ? "response.incomplete" : "response.completed";
+        rc = lt_buf_printf(b,
+                           "event: %s\ndata: {\"type\":\"%s\",\"sequence_number\":%u,"
+                           "\"response\":",
+                           ev, ev, seq_of(r, r->out));
+        if (rc == 0)
+            rc = put_response(b, r);
+        return rc ? rc : lt_buf_puts(b, "}\n\n");
+    }
+    return lt_buf_printf(b,
+                         "event: content_block_stop\ndata: {\"type\":\"content_block_stop\","
+                         "\"index\":%u}\n\nevent: message_delta\ndata: {\"type\":"
+                         "\"message_delta\",\"delta\":{\"stop_reason\":\"%s\","
+                         "\"stop_sequence\":null},\"usage\":{\"output_tokens\":%llu}}\n\n"
+                         "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+                         block_of(r, r->out - 1), stop_reason(r), usage_out(r));
+}
+
+/* ---- chat and completions ---- */
+
 int lt_sim_render_head(struct lt_buf *b, const struct lt_sim_resp *r)
 {
+    if (typed(r))
+        return typed_head(b, r);
     if (r->api != LT_SIM_CHAT || !r->d->role_chunk)
         return 0;
     int rc = chunk_open(b, r);
@@ -529,6 +1023,22 @@ static const char *tool_piece(const struct lt_sim_resp *r, uint32_t i)
 
 int lt_sim_render_token(struct lt_buf *b, const struct lt_sim_resp *r, uint32_t i, bool malformed)
 {
+    if (typed(r) && malformed)
+        return lt_buf_printf(b, "data: {\"type\":\"%s\",\"delta\":\"%s\"\n\n",
+                             r->api == LT_SIM_RESPONSES ? "response.output_text.delta"
+                                                        : "content_block_delta",
+                             lt_sim_word(i));
+    if (r->api == LT_SIM_RESPONSES)
+        return responses_token(b, r, i);
+    if (r->api == LT_SIM_MESSAGES)
+        return messages_token(b, r, i);
+    if (r->bad_choices && i == r->bad_choices_at)
+        return lt_buf_printf(b,
+                             "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,"
+                             "\"model\":%s,\"choices\":\"nope\"}\n\n",
+                             r->id,
+                             r->api == LT_SIM_CHAT ? "chat.completion.chunk" : "text_completion",
+                             r->created, r->model_json);
     int rc = chunk_open(b, r);
     if (rc < 0)
         return rc;
@@ -575,6 +1085,8 @@ int lt_sim_render_token(struct lt_buf *b, const struct lt_sim_resp *r, uint32_t 
 
 int lt_sim_render_tail(struct lt_buf *b, const struct lt_sim_resp *r)
 {
+    if (typed(r))
+        return typed_tail(b, r);
     int rc = 0;
     if (r->include_usage && !r->d->usage_in_last) {
         rc = chunk_open(b, r);
@@ -590,18 +1102,20 @@ int lt_sim_render_tail(struct lt_buf *b, const struct lt_sim_resp *r)
     return rc;
 }
 
-static int put_words(struct lt_buf *b, uint32_t from, uint32_t to)
-{
-    int rc = 0;
-    for (uint32_t i = from; rc == 0 && i < to; i++)
-        rc = lt_buf_puts(b, lt_sim_word(i));
-    return rc;
-}
-
 int lt_sim_render_full(struct lt_buf *b, const struct lt_sim_resp *r)
 {
     int rc;
-    if (r->api == LT_SIM_COMPLETIONS) {
+    if (r->api == LT_SIM_RESPONSES)
+        return put_response(b, r);
+    if (r->api == LT_SIM_MESSAGES)
+        return put_message(b, r);
+    if (r->bad_choices) {
+        rc = lt_buf_printf(b,
+                           "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":%s,"
+                           "\"choices\":\"nope\",",
+                           r->id, r->api == LT_SIM_CHAT ? "chat.completion" : "text_completion",
+                           r->created, r->model_json);
+    } else if (r->api == LT_SIM_COMPLETIONS) {
         rc = lt_buf_printf(b,
                            "{\"id\":\"%s\",\"object\":\"text_completion\",\"created\":%lld,"
                            "\"model\":%s,\"choices\":[{\"index\":0,\"text\":\"",

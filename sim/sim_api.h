@@ -1,5 +1,6 @@
 /*
- * The OpenAI-compatible surface of the sim, without any HTTP: parsing and
+ * The OpenAI-compatible surface of the sim (chat, completions, and the
+ * Responses and Anthropic Messages APIs), without any HTTP: parsing and
  * validating request bodies into a struct lt_sim_call, and rendering the
  * answers (SSE chunks, whole JSON bodies, error bodies) in the chosen
  * dialect. Kept apart from the server so it can be unit tested and so the
@@ -10,12 +11,18 @@
 
 #include "sim/sim_profile.h"
 #include "sim/sim_tokens.h"
-#include "traces/lt_buf.h"
+#include "base/lt_buf.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-enum lt_sim_api { LT_SIM_CHAT, LT_SIM_COMPLETIONS };
+/* Chat and completions (OpenAI), Responses (OpenAI's, as vLLM and SGLang
+ * serve it at /v1/responses) and Messages (Anthropic's, /v1/messages). */
+enum lt_sim_api { LT_SIM_CHAT, LT_SIM_COMPLETIONS, LT_SIM_RESPONSES, LT_SIM_MESSAGES };
+
+/* The API's name in the sim's log ("chat", "completions", "responses",
+ * "messages"). */
+const char *lt_sim_api_name(enum lt_sim_api api);
 
 /* The variations real servers have in their streams (docs/sim.md). */
 struct lt_sim_dialect {
@@ -23,11 +30,12 @@ struct lt_sim_dialect {
     bool usage_in_last; /* usage rides on the last token chunk, not its own */
     bool reasoning_key; /* "reasoning" instead of "reasoning_content" */
     bool close;         /* Connection: close after every response */
+    bool no_tokenize;   /* no /tokenize (404), as servers without one */
 };
 
 /* Parse "vllm" or a comma list of vllm, role-chunk, no-role-chunk,
  * usage-separate, usage-in-last, reasoning, reasoning_content, close,
- * keep-alive (later items override). Returns 0 or LT_EFORMAT. */
+ * keep-alive, no-tokenize, tokenize (later items override). Returns 0 or LT_EFORMAT. */
 int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_err *err);
 
 struct lt_sim_call {
@@ -56,6 +64,8 @@ int lt_sim_tokenize(struct lt_buf *out, const char *body, size_t len,
 
 /* The error body real servers send: {"error":{"message":..,"type":..,..}}. */
 int lt_sim_error_body(struct lt_buf *out, int status, const char *msg);
+/* Anthropic's: {"type":"error","error":{"type":..,"message":..}}. */
+int lt_sim_error_body_messages(struct lt_buf *out, int status, const char *msg);
 
 /* Everything the renderer needs to know about one response. */
 struct lt_sim_resp {
@@ -71,7 +81,22 @@ struct lt_sim_resp {
     const char *tool_name_json;
     const char *finish; /* "stop", "length" or "tool_calls" */
     bool include_usage;
+    /* Faults that keep the JSON valid but make it untrue (sim_faults.h):
+     * chat and completions put "choices":"nope" in token chunk
+     * bad_choices_at, or in the whole answer; usage claims claimed_out
+     * output tokens instead of out (every API). */
+    bool bad_choices, claim;
+    uint32_t bad_choices_at;
+    uint64_t claimed_out;
 };
+
+/* Responses and Messages streams carry named events (event: lines) and
+ * always end with usage; their first event (response.created,
+ * message_start) is the head, a new output item or content block is
+ * announced with the first token of its block, and the tail is
+ * response.completed (or response.incomplete) with the whole response, or
+ * content_block_stop, message_delta with usage and message_stop. The .done
+ * events of Responses are left out: no reader needs them. */
 
 /* SSE: the chunk before any token (role only; chat with role_chunk). */
 int lt_sim_render_head(struct lt_buf *b, const struct lt_sim_resp *r);

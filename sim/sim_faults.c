@@ -4,7 +4,8 @@
  * generator's state, so concurrent arrivals cannot change who fails.
  */
 #include "sim/sim_faults.h"
-#include "traces/lt_rng.h"
+#include "base/lt_dur.h"
+#include "base/lt_rng.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,7 +13,8 @@
 #include <string.h>
 
 static const char *const names[LT_SIM_FAULT_COUNT] = {
-    "none", "500", "503", "429", "refuse", "disconnect", "stall", "malformed", "slow",
+    "none",  "500",       "503",  "429",     "refuse",     "disconnect",
+    "stall", "malformed", "slow", "bighead", "badchoices", "badusage",
 };
 
 const char *lt_sim_fault_name(enum lt_sim_fault k)
@@ -20,49 +22,54 @@ const char *lt_sim_fault_name(enum lt_sim_fault k)
     return (unsigned)k < LT_SIM_FAULT_COUNT ? names[k] : "?";
 }
 
-int lt_sim_parse_duration_us(const char *s, int64_t *us)
+/* Durations in fault items follow the one grammar; a bare number is
+ * seconds. The error names the fault and the field. */
+static int parse_dur(const char *fault, const char *what, const char *s, int64_t *us,
+                     struct lt_err *err)
+{
+    struct lt_err e = {0};
+    if (lt_dur_parse(s, LT_DUR_BARE_S, us, &e) == 0 && *us >= 0)
+        return 0;
+    return lt_errset(err, LT_EFORMAT, "fault '%s': the %s '%s' is not a duration (%s)", fault, what,
+                     s, LT_DUR_UNITS);
+}
+
+/* A whole number of at most max. */
+static int parse_uint(const char *fault, const char *what, const char *s, uint64_t max, uint64_t *v,
+                      struct lt_err *err)
 {
     char *end;
     errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || !isfinite(v) || v < 0)
-        return LT_EFORMAT;
-    double mul;
-    if (!*end || !strcmp(end, "s"))
-        mul = 1e6;
-    else if (!strcmp(end, "ms"))
-        mul = 1e3;
-    else if (!strcmp(end, "us"))
-        mul = 1;
-    else if (!strcmp(end, "m"))
-        mul = 60e6;
-    else
-        return LT_EFORMAT;
-    if (v * mul > 1e15)
-        return LT_EFORMAT;
-    *us = (int64_t)llround(v * mul);
+    unsigned long long x = 0;
+    if (*s >= '0' && *s <= '9')
+        x = strtoull(s, &end, 10);
+    if (*s < '0' || *s > '9' || *end || errno)
+        return lt_errset(err, LT_EFORMAT, "fault '%s': the %s '%s' is not a whole number", fault,
+                         what, s);
+    if (x > max)
+        return lt_errset(err, LT_EFORMAT, "fault '%s': the %s '%s' is more than %llu", fault, what,
+                         s, (unsigned long long)max);
+    *v = x;
     return 0;
 }
 
-static int parse_u32(const char *s, uint32_t *v)
+static int parse_u32(const char *fault, const char *what, const char *s, uint32_t *v,
+                     struct lt_err *err)
 {
-    char *end;
-    errno = 0;
-    if (*s < '0' || *s > '9')
-        return LT_EFORMAT;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (*end || errno || x > UINT32_MAX)
-        return LT_EFORMAT;
-    *v = (uint32_t)x;
-    return 0;
+    uint64_t x;
+    int rc = parse_uint(fault, what, s, UINT32_MAX, &x, err);
+    if (rc == 0)
+        *v = (uint32_t)x;
+    return rc;
 }
 
-/* Split "a:b:c" in place into at most 3 fields; returns the count. */
-static int split(char *s, char **f)
+/* Split "a:b:c" in place into at most max + 2 fields (the probability, max
+ * values and one too many, so that it is seen); returns the count. */
+static int split(char *s, char **f, int max)
 {
     int n = 0;
     f[n++] = s;
-    for (char *p = s; *p && n < 3; p++)
+    for (char *p = s; *p && n < max + 2; p++)
         if (*p == ':') {
             *p = '\0';
             f[n++] = p + 1;
@@ -70,64 +77,103 @@ static int split(char *s, char **f)
     return n;
 }
 
-static int parse_item(struct lt_sim_faults *f, char *name, char *val)
+/* What the fields after the probability mean, per fault (NULL: none). */
+static const char *const extra[LT_SIM_FAULT_COUNT][2] = {
+    [LT_SIM_FAULT_503] = {"Retry-After seconds", NULL},
+    [LT_SIM_FAULT_429] = {"Retry-After seconds", NULL},
+    [LT_SIM_FAULT_REFUSE] = {"refusal time", NULL},
+    [LT_SIM_FAULT_DISCONNECT] = {"tokens before the cut", NULL},
+    [LT_SIM_FAULT_STALL] = {"stall time", "tokens before the stall"},
+    [LT_SIM_FAULT_MALFORMED] = {"chunks before the bad one", NULL},
+    [LT_SIM_FAULT_SLOW] = {"delay", NULL},
+    [LT_SIM_FAULT_BIGHEAD] = {"header bytes", NULL},
+    [LT_SIM_FAULT_BADCHOICES] = {"chunks before the bad one", NULL},
+    [LT_SIM_FAULT_BADUSAGE] = {"tokens claimed", NULL},
+};
+
+static int parse_item(struct lt_sim_faults *f, char *name, char *val, struct lt_err *err)
 {
-    char *fld[3] = {0};
+    char *fld[4] = {0};
     if (!strcmp(name, "seed")) {
         char *end;
         errno = 0;
         f->seed = strtoull(val, &end, 10);
         f->seed_set = true;
-        return (*val && !*end && !errno) ? 0 : LT_EFORMAT;
+        if (*val >= '0' && *val <= '9' && !*end && !errno)
+            return 0;
+        return lt_errset(err, LT_EFORMAT, "fault 'seed': '%s' is not a whole number", val);
     }
     int k;
     for (k = 1; k < LT_SIM_FAULT_COUNT; k++)
         if (!strcmp(name, names[k]))
             break;
     if (k == LT_SIM_FAULT_COUNT)
-        return LT_EINVAL;
-    int n = split(val, fld);
+        return lt_errset(err, LT_EFORMAT,
+                         "unknown fault '%s' (500, 503, 429, refuse, disconnect, stall, "
+                         "malformed, slow, bighead, badchoices, badusage, seed)",
+                         name);
+    int max = extra[k][1] ? 2 : extra[k][0] ? 1 : 0;
+    int n = split(val, fld, max);
+    if (n > max + 1)
+        return max ? lt_errset(err, LT_EFORMAT, "fault '%s': at most %d values after ':'", name,
+                               max)
+                   : lt_errset(err, LT_EFORMAT, "fault '%s' takes only a probability", name);
     char *end;
     errno = 0;
     double p = strtod(fld[0], &end);
     if (end == fld[0] || *end || errno || !(p >= 0 && p <= 1))
-        return LT_EFORMAT;
+        return lt_errset(err, LT_EFORMAT, "fault '%s': the probability '%s' is not 0 to 1", name,
+                         fld[0]);
     f->p[k] = p;
     int rc = 0;
     switch (k) {
     case LT_SIM_FAULT_503:
         if (n > 1)
-            rc = parse_u32(fld[1], &f->retry_after_503);
+            rc = parse_u32(name, extra[k][0], fld[1], &f->retry_after_503, err);
         break;
     case LT_SIM_FAULT_429:
         if (n > 1)
-            rc = parse_u32(fld[1], &f->retry_after_429);
+            rc = parse_u32(name, extra[k][0], fld[1], &f->retry_after_429, err);
         break;
     case LT_SIM_FAULT_REFUSE:
         if (n > 1)
-            rc = lt_sim_parse_duration_us(fld[1], &f->refuse_us);
+            rc = parse_dur(name, extra[k][0], fld[1], &f->refuse_us, err);
         break;
     case LT_SIM_FAULT_DISCONNECT:
         if (n > 1)
-            rc = parse_u32(fld[1], &f->disconnect_after);
+            rc = parse_u32(name, extra[k][0], fld[1], &f->disconnect_after, err);
         break;
     case LT_SIM_FAULT_STALL:
         if (n > 1)
-            rc = lt_sim_parse_duration_us(fld[1], &f->stall_us);
+            rc = parse_dur(name, extra[k][0], fld[1], &f->stall_us, err);
         if (!rc && n > 2)
-            rc = parse_u32(fld[2], &f->stall_after);
+            rc = parse_u32(name, extra[k][1], fld[2], &f->stall_after, err);
         break;
     case LT_SIM_FAULT_MALFORMED:
         if (n > 1)
-            rc = parse_u32(fld[1], &f->malformed_after);
+            rc = parse_u32(name, extra[k][0], fld[1], &f->malformed_after, err);
         break;
     case LT_SIM_FAULT_SLOW:
         if (n > 1)
-            rc = lt_sim_parse_duration_us(fld[1], &f->slow_us);
+            rc = parse_dur(name, extra[k][0], fld[1], &f->slow_us, err);
+        break;
+    case LT_SIM_FAULT_BIGHEAD:
+        if (n > 1) {
+            uint64_t b;
+            rc = parse_uint(name, extra[k][0], fld[1], LT_SIM_FAULT_BIGHEAD_MAX, &b, err);
+            if (rc == 0)
+                f->bighead_bytes = (uint32_t)b;
+        }
+        break;
+    case LT_SIM_FAULT_BADCHOICES:
+        if (n > 1)
+            rc = parse_u32(name, extra[k][0], fld[1], &f->badchoices_after, err);
+        break;
+    case LT_SIM_FAULT_BADUSAGE:
+        if (n > 1)
+            rc = parse_uint(name, extra[k][0], fld[1], UINT64_MAX, &f->badusage_tokens, err);
         break;
     default:
-        if (n > 1)
-            rc = LT_EFORMAT;
         break;
     }
     return rc;
@@ -144,6 +190,9 @@ int lt_sim_faults_parse(struct lt_sim_faults *f, const char *spec, struct lt_err
     f->stall_after = 5;
     f->malformed_after = 3;
     f->slow_us = 1000000;
+    f->bighead_bytes = 2u << 20;
+    f->badchoices_after = 3;
+    f->badusage_tokens = UINT64_MAX;
     if (!spec || !*spec)
         return 0;
     char buf[1024];
@@ -156,14 +205,9 @@ int lt_sim_faults_parse(struct lt_sim_faults *f, const char *spec, struct lt_err
         if (!eq)
             return lt_errset(err, LT_EFORMAT, "fault '%s': expected NAME=VALUE", item);
         *eq = '\0';
-        int rc = parse_item(f, item, eq + 1);
-        if (rc == LT_EINVAL)
-            return lt_errset(err, LT_EFORMAT,
-                             "unknown fault '%s' (500, 503, 429, refuse, disconnect, stall, "
-                             "malformed, slow, seed)",
-                             item);
+        int rc = parse_item(f, item, eq + 1, err);
         if (rc < 0)
-            return lt_errset(err, LT_EFORMAT, "fault '%s': bad value '%s'", item, eq + 1);
+            return rc;
     }
     double sum = 0;
     for (int k = 1; k < LT_SIM_FAULT_COUNT; k++)

@@ -15,12 +15,24 @@
  *                           tokens (default 5)
  *   malformed=P[:N]         token chunk N (default 3) is broken JSON
  *   slow=P[:DUR]            first byte only DUR (default 1s) after arrival
+ *   bighead=P[:BYTES]       the answer's headers carry BYTES (default 2 MiB)
+ *                           of padding, then the answer as usual
+ *   badchoices=P[:N]        token chunk N (default 3), or a whole answer, has
+ *                           "choices":"nope" (valid JSON, wrong shape)
+ *   badusage=P[:N]          usage claims N output tokens (default 2^64-1)
+ *                           whatever was sent
  *   seed=N                  generator seed (default: the sim's seed)
+ *
+ * New faults go at the end of the enum, so that a spec without them draws
+ * the same faults for the same seed as before.
  */
 #ifndef LT_SIM_FAULTS_H
 #define LT_SIM_FAULTS_H
 
-#include "traces/lt_err.h"
+/* The most padding bighead may add to an answer's headers. */
+#define LT_SIM_FAULT_BIGHEAD_MAX (64u << 20)
+
+#include "base/lt_err.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,6 +47,9 @@ enum lt_sim_fault {
     LT_SIM_FAULT_STALL,
     LT_SIM_FAULT_MALFORMED,
     LT_SIM_FAULT_SLOW,
+    LT_SIM_FAULT_BIGHEAD,
+    LT_SIM_FAULT_BADCHOICES,
+    LT_SIM_FAULT_BADUSAGE,
     LT_SIM_FAULT_COUNT
 };
 
@@ -47,6 +62,9 @@ struct lt_sim_faults {
     uint32_t stall_after;
     uint32_t malformed_after;
     int64_t slow_us;
+    uint32_t bighead_bytes;
+    uint32_t badchoices_after;
+    uint64_t badusage_tokens;
     uint64_t seed;
     bool seed_set;
     bool any;
@@ -59,11 +77,8 @@ int lt_sim_faults_parse(struct lt_sim_faults *f, const char *spec, struct lt_err
 /* The fault for inference request number seq. */
 enum lt_sim_fault lt_sim_faults_pick(const struct lt_sim_faults *f, uint64_t seq);
 
-/* "none", "500", "503", "429", "refuse", "disconnect", "stall", "malformed", "slow". */
+/* "none", "500", "503", "429", "refuse", "disconnect", "stall", "malformed", "slow",
+ * "bighead", "badchoices", "badusage". */
 const char *lt_sim_fault_name(enum lt_sim_fault k);
-
-/* Parse a duration such as "250ms", "2s", "1500us", "1m"; bare = seconds.
- * Returns 0 or LT_EFORMAT. */
-int lt_sim_parse_duration_us(const char *s, int64_t *us);
 
 #endif

@@ -6,7 +6,7 @@
  * open-addressing table, so lookups stay O(1) at any capacity.
  */
 #include "sim/sim_model.h"
-#include "traces/lt_rng.h"
+#include "base/lt_rng.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -19,11 +19,14 @@ struct lt_sim_mreq {
     void *user;
     int64_t arrival, admitted;
     uint32_t prompt, out_target, out_done;
+    uint32_t need; /* tokens to prefill: the prompt, or prompt + output so far after a preemption */
     uint32_t prefilled, cached;
+    uint64_t kv;    /* KV tokens this request holds while running */
     uint32_t chunk; /* prompt tokens prefilled in the current step */
     bool decode;    /* emits a token at the end of the current step */
     bool charged;   /* the cached tokens' cost was paid */
     bool cancelled;
+    bool entered; /* admitted once (admitted holds when) */
     enum mstate state;
     uint32_t nblocks;
     uint64_t blocks[];
@@ -213,93 +216,173 @@ static void queue_unlink(struct lt_sim_model *m, struct lt_sim_mreq *q)
     m->nqueued--;
 }
 
-static uint64_t kv_need(const struct lt_sim_mreq *q)
+/* The KV a request takes on admission: its whole prompt + output reserved
+ * (no preemption ever needed), or, when the profile preempts, only the
+ * tokens it prefills; decoding then grows it a token a step. */
+static uint64_t kv_admit(const struct lt_sim_model *m, const struct lt_sim_mreq *q)
 {
+    if (m->p.preempt)
+        return q->need;
     return (uint64_t)q->prompt + q->out_target;
 }
 
-/* Drop cancelled requests from the batch and admit queued ones. */
-static int admit(struct lt_sim_model *m, int64_t now)
+static int run_grow(struct lt_sim_model *m)
+{
+    if (m->nrun < m->runcap)
+        return 0;
+    uint32_t nc = m->runcap ? 2 * m->runcap : 64;
+    struct lt_sim_mreq **nr = realloc(m->run, nc * sizeof *nr);
+    if (!nr)
+        return LT_ENOMEM;
+    m->run = nr;
+    m->runcap = nc;
+    return 0;
+}
+
+static void drop_cancelled(struct lt_sim_model *m)
 {
     uint32_t k = 0;
     for (uint32_t i = 0; i < m->nrun; i++) {
         struct lt_sim_mreq *q = m->run[i];
         if (q->cancelled) {
-            m->kv_used -= kv_need(q);
+            m->kv_used -= q->kv;
             free(q);
         } else {
             m->run[k++] = q;
         }
     }
     m->nrun = k;
-    while (m->qhead && m->nrun < m->p.max_running) {
-        struct lt_sim_mreq *q = m->qhead;
-        /* A request bigger than the whole cache still runs alone, so the
-         * engine never deadlocks on it. */
-        if (m->kv_used + kv_need(q) > m->p.kv_tokens && m->nrun > 0)
-            break;
-        if (m->nrun == m->runcap) {
-            uint32_t nc = m->runcap ? 2 * m->runcap : 64;
-            struct lt_sim_mreq **nr = realloc(m->run, nc * sizeof *nr);
-            if (!nr)
-                return LT_ENOMEM;
-            m->run = nr;
-            m->runcap = nc;
-        }
-        queue_unlink(m, q);
-        uint32_t hits = 0;
-        while (hits < q->nblocks && lru_contains(&m->lru, q->blocks[hits]))
-            hits++;
-        for (uint32_t b = 0; b < q->nblocks; b++)
-            lru_touch(&m->lru, q->blocks[b]);
-        uint64_t cached = (uint64_t)hits * m->p.block_tokens;
-        if (cached >= q->prompt)
-            cached = q->prompt - 1; /* the last token is always computed */
-        q->cached = (uint32_t)cached;
-        q->prefilled = q->cached;
-        q->state = Q_RUNNING;
-        q->admitted = now;
-        m->kv_used += kv_need(q);
-        m->run[m->nrun++] = q;
+}
+
+/* Recompute preemption, as vLLM does when the KV cache cannot hold the
+ * next token of every decoder: the most recently admitted request gives
+ * its KV back and goes to the head of the queue; when admitted again it
+ * prefills its prompt and the tokens it had generated, then goes on. */
+static void preempt_for(struct lt_sim_model *m, uint64_t grow)
+{
+    while (m->nrun > 1 && m->kv_used + grow > m->p.kv_tokens) {
+        struct lt_sim_mreq *q = m->run[--m->nrun];
+        if (q->prefilled == q->need && grow > 0)
+            grow--;
+        m->kv_used -= q->kv;
+        q->kv = 0;
+        q->need = q->prompt + q->out_done;
+        q->prefilled = q->cached = 0;
+        q->charged = false;
+        q->state = Q_QUEUED;
+        q->prev = NULL;
+        q->next = m->qhead;
+        if (m->qhead)
+            m->qhead->prev = q;
+        else
+            m->qtail = q;
+        m->qhead = q;
+        m->nqueued++;
+        m->st.preemptions++;
     }
-    return 0;
+}
+
+/* Admit the queue's head if the step's limits allow it: a slot, KV for it,
+ * prompt tokens left in the step's budget and fewer than prefill_seqs
+ * prompts started in this step. Returns 1 if admitted, 0 if not, <0. */
+static int admit_one(struct lt_sim_model *m, int64_t now, uint64_t budget, uint32_t started)
+{
+    struct lt_sim_mreq *q = m->qhead;
+    if (!q || m->nrun >= m->p.max_running || budget == 0 || started >= m->p.prefill_seqs)
+        return 0;
+    /* A request bigger than the whole cache still runs alone, so the
+     * engine never deadlocks on it. */
+    if (m->kv_used + kv_admit(m, q) > m->p.kv_tokens && m->nrun > 0)
+        return 0;
+    if (run_grow(m) < 0)
+        return LT_ENOMEM;
+    queue_unlink(m, q);
+    uint32_t hits = 0;
+    while (hits < q->nblocks && lru_contains(&m->lru, q->blocks[hits]))
+        hits++;
+    for (uint32_t b = 0; b < q->nblocks; b++)
+        lru_touch(&m->lru, q->blocks[b]);
+    uint64_t cached = (uint64_t)hits * m->p.block_tokens;
+    if (cached >= q->prompt)
+        cached = q->prompt - 1; /* the last token is always computed */
+    q->cached = (uint32_t)cached;
+    q->prefilled = q->cached;
+    q->state = Q_RUNNING;
+    if (!q->entered)
+        q->admitted = now;
+    q->entered = true;
+    q->kv = kv_admit(m, q);
+    m->kv_used += q->kv;
+    m->run[m->nrun++] = q;
+    return 1;
+}
+
+/* Give q the next chunk of its prompt from the step's budget; counts the
+ * request as starting its prefill (and pays its cached tokens) once. */
+static void give_chunk(struct lt_sim_mreq *q, uint64_t *budget, uint64_t *prefill, uint64_t *cached,
+                       uint32_t *starting)
+{
+    uint32_t rest = q->need - q->prefilled;
+    q->chunk = rest < *budget ? rest : (uint32_t)*budget;
+    *budget -= q->chunk;
+    *prefill += q->chunk;
+    if (q->chunk && !q->charged) {
+        *cached += q->cached;
+        (*starting)++;
+        q->charged = true;
+    }
 }
 
 /* Plan one step starting at now and set its end. */
 static void start_step(struct lt_sim_model *m, int64_t now)
 {
-    if (admit(m, now) < 0 || m->nrun == 0) {
+    drop_cancelled(m);
+    if (m->p.preempt) {
+        uint64_t grow = 0;
+        for (uint32_t i = 0; i < m->nrun; i++)
+            grow += m->run[i]->prefilled == m->run[i]->need;
+        preempt_for(m, grow);
+    }
+    uint32_t decoders = 0;
+    uint64_t ctx = 0;
+    for (uint32_t i = 0; i < m->nrun; i++) {
+        struct lt_sim_mreq *q = m->run[i];
+        q->chunk = 0;
+        q->decode = q->prefilled == q->need;
+        if (q->decode) {
+            decoders++;
+            ctx += (uint64_t)q->prompt + q->out_done;
+            if (m->p.preempt) {
+                q->kv++; /* the KV of the token this step computes */
+                m->kv_used++;
+            }
+        }
+    }
+    uint64_t budget = m->p.batch_tokens > decoders ? m->p.batch_tokens - decoders : 0;
+    if (decoders == 0 && budget == 0)
+        budget = 1;
+    uint64_t prefill = 0, cached = 0;
+    uint32_t starting = 0;
+    for (uint32_t i = 0; i < m->nrun && budget > 0; i++)
+        if (!m->run[i]->decode)
+            give_chunk(m->run[i], &budget, &prefill, &cached, &starting);
+    /* New prompts join only while the budget lasts: short prompts cannot
+     * pile hundreds of prefills into one step and stall every decoder. */
+    int rc;
+    while ((rc = admit_one(m, now, budget, starting)) > 0) {
+        struct lt_sim_mreq *q = m->run[m->nrun - 1];
+        q->chunk = 0;
+        q->decode = false;
+        give_chunk(q, &budget, &prefill, &cached, &starting);
+    }
+    if (m->nrun == 0) {
         /* Out of memory while growing the batch leaves the queue waiting
          * for the next arrival rather than losing requests. */
         m->busy = false;
         return;
     }
-    uint32_t decoders = 0;
-    for (uint32_t i = 0; i < m->nrun; i++) {
-        struct lt_sim_mreq *q = m->run[i];
-        q->chunk = 0;
-        q->decode = q->prefilled == q->prompt;
-        decoders += q->decode;
-    }
-    uint64_t budget = m->p.batch_tokens > decoders ? m->p.batch_tokens - decoders : 0;
-    if (decoders == 0 && budget == 0)
-        budget = 1;
-    uint64_t prefill = 0, cached = 0, starting = 0;
-    for (uint32_t i = 0; i < m->nrun && budget > 0; i++) {
-        struct lt_sim_mreq *q = m->run[i];
-        if (q->decode)
-            continue;
-        uint32_t rest = q->prompt - q->prefilled;
-        q->chunk = rest < budget ? rest : (uint32_t)budget;
-        budget -= q->chunk;
-        prefill += q->chunk;
-        if (!q->charged) {
-            cached += q->cached;
-            starting++;
-            q->charged = true;
-        }
-    }
-    double ms = m->p.step_ms + m->p.step_ms_per_seq * decoders;
+    double ms =
+        m->p.step_ms + m->p.step_ms_per_seq * decoders + m->p.decode_ms_per_kv_token * (double)ctx;
     if (prefill > 0)
         ms += m->p.prefill_step_ms + m->p.prefill_ms_per_seq * (double)starting +
               m->p.prefill_ms_per_token * (double)prefill;
@@ -323,6 +406,7 @@ struct lt_sim_mreq *lt_sim_model_add(struct lt_sim_model *m, int64_t now,
     q->arrival = now;
     q->prompt = r->prompt_tokens ? r->prompt_tokens : 1;
     q->out_target = r->out_tokens ? r->out_tokens : 1;
+    q->need = q->prompt;
     q->nblocks = r->blocks ? r->nblocks : 0;
     if (q->nblocks)
         memcpy(q->blocks, r->blocks, (size_t)q->nblocks * sizeof q->blocks[0]);
@@ -370,7 +454,7 @@ uint64_t lt_sim_model_advance(struct lt_sim_model *m, int64_t t, lt_sim_emit_fn 
                     emit = true;
                 } else if (q->chunk) {
                     q->prefilled += q->chunk;
-                    emit = q->prefilled == q->prompt;
+                    emit = q->prefilled == q->need;
                 }
             }
             if (emit) {
@@ -387,7 +471,7 @@ uint64_t lt_sim_model_advance(struct lt_sim_model *m, int64_t t, lt_sim_emit_fn 
                 if (fn)
                     fn(ud, &e);
                 if (e.last) {
-                    m->kv_used -= kv_need(q);
+                    m->kv_used -= q->kv;
                     free(q);
                     continue;
                 }
@@ -409,4 +493,13 @@ void lt_sim_model_stats(const struct lt_sim_model *m, struct lt_sim_model_stats 
     st->running = m->nrun;
     st->queued = m->nqueued;
     st->kv_used = m->kv_used;
+}
+
+void lt_sim_model_reset_prefix(struct lt_sim_model *m)
+{
+    struct lru *l = &m->lru;
+    if (l->cap)
+        memset(l->table, 0, ((size_t)l->mask + 1) * sizeof *l->table);
+    l->used = 0;
+    l->head = l->tail = NONE;
 }

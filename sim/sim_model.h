@@ -10,17 +10,20 @@
  * The model, step by step (docs/sim.md has the full text):
  *   - a step starts when the previous one ends, or when a request arrives
  *     at an idle engine;
- *   - at its start, queued requests are admitted in arrival order while the
- *     batch has fewer than max_running requests and the KV cache can hold
- *     the request's prompt + output; the prefix cache says how many of its
- *     prompt tokens need no prefill;
+ *   - with preempt on, the newest requests are preempted (recompute) until
+ *     the KV cache holds one more token for every decoder;
  *   - every decoding request gets one token in the step; the remaining
- *     token budget (batch_tokens - decoders) is given to prompt chunks, in
- *     admission order (chunked prefill);
- *   - the step lasts step_ms + step_ms_per_seq * decoders, plus
+ *     token budget (batch_tokens - decoders) goes to prompt chunks of
+ *     requests already prefilling, then to queued requests admitted in
+ *     arrival order while the budget lasts, the batch has fewer than
+ *     max_running, fewer than prefill_seqs prompts start in the step and
+ *     the KV cache holds the request; the prefix cache says how many of its
+ *     prompt tokens need no prefill;
+ *   - the step lasts step_ms + step_ms_per_seq * decoders +
+ *     decode_ms_per_kv_token * the decoders' context tokens, plus
  *     prefill_step_ms + prefill_ms_per_seq * requests starting their prefill
- *     + prefill_ms_per_token * chunk tokens (+ the cached
- *     tokens' cost) when it prefills anything;
+ *     + prefill_ms_per_token * chunk tokens (+ the cached tokens' cost) when
+ *     it prefills anything;
  *   - at its end each decoder emits a token and each request whose prompt
  *     is complete emits its first token; finished requests leave the batch.
  *
@@ -35,7 +38,7 @@
 #define LT_SIM_MODEL_H
 
 #include "sim/sim_profile.h"
-#include "traces/lt_err.h"
+#include "base/lt_err.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -72,6 +75,7 @@ struct lt_sim_model_stats {
     uint32_t running;
     uint32_t queued;
     uint64_t kv_used;
+    uint64_t preemptions; /* requests sent back to the queue for KV (preempt = on) */
 };
 
 /* A new idle engine with a copy of the profile. NULL with err on failure. */
@@ -99,5 +103,9 @@ int64_t lt_sim_model_next(const struct lt_sim_model *m);
 uint64_t lt_sim_model_advance(struct lt_sim_model *m, int64_t t, lt_sim_emit_fn fn, void *ud);
 
 void lt_sim_model_stats(const struct lt_sim_model *m, struct lt_sim_model_stats *st);
+
+/* Empty the prefix cache (vLLM's POST /reset_prefix_cache): later
+ * requests find none of the blocks of earlier ones. */
+void lt_sim_model_reset_prefix(struct lt_sim_model *m);
 
 #endif

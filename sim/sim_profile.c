@@ -6,6 +6,7 @@
  * key is one line here and one in docs/sim.md.
  */
 #include "sim/sim_profile.h"
+#include "sim/sim_tokens.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -22,38 +23,46 @@ struct key {
     enum ktype type;
     size_t off;
     size_t size; /* for strings */
+    double max;  /* for numbers: the largest value accepted */
 };
 
-#define KD(n, f)                                                                                   \
+/* A cost of one unit (a step, a request, a token) above a minute describes no
+ * server; the whole step is bounded again in lt_sim_profile_check. */
+#define MAX_MS 60000.0
+
+#define KD(n, f, hi)                                                                               \
     {                                                                                              \
-        n, K_DOUBLE, offsetof(struct lt_sim_profile, f), 0                                         \
+        n, K_DOUBLE, offsetof(struct lt_sim_profile, f), 0, hi                                     \
     }
 #define KU(n, f)                                                                                   \
     {                                                                                              \
-        n, K_U32, offsetof(struct lt_sim_profile, f), 0                                            \
+        n, K_U32, offsetof(struct lt_sim_profile, f), 0, 0                                         \
     }
 #define KL(n, f)                                                                                   \
     {                                                                                              \
-        n, K_U64, offsetof(struct lt_sim_profile, f), 0                                            \
+        n, K_U64, offsetof(struct lt_sim_profile, f), 0, 0                                         \
     }
 #define KB(n, f)                                                                                   \
     {                                                                                              \
-        n, K_BOOL, offsetof(struct lt_sim_profile, f), 0                                           \
+        n, K_BOOL, offsetof(struct lt_sim_profile, f), 0, 0                                        \
     }
 #define KS(n, f)                                                                                   \
     {                                                                                              \
-        n, K_STR, offsetof(struct lt_sim_profile, f), sizeof(((struct lt_sim_profile *)0)->f)      \
+        n, K_STR, offsetof(struct lt_sim_profile, f), sizeof(((struct lt_sim_profile *)0)->f), 0   \
     }
 
 static const struct key keys[] = {
     KS("name", name),
     KS("model", model),
-    KD("step_ms", step_ms),
-    KD("step_ms_per_seq", step_ms_per_seq),
-    KD("prefill_step_ms", prefill_step_ms),
-    KD("prefill_ms_per_seq", prefill_ms_per_seq),
-    KD("prefill_ms_per_token", prefill_ms_per_token),
-    KD("cached_ms_per_token", cached_ms_per_token),
+    KD("step_ms", step_ms, MAX_MS),
+    KD("step_ms_per_seq", step_ms_per_seq, MAX_MS),
+    KD("prefill_step_ms", prefill_step_ms, MAX_MS),
+    KD("prefill_ms_per_seq", prefill_ms_per_seq, MAX_MS),
+    KD("prefill_ms_per_token", prefill_ms_per_token, MAX_MS),
+    KD("cached_ms_per_token", cached_ms_per_token, MAX_MS),
+    KD("decode_ms_per_kv_token", decode_ms_per_kv_token, MAX_MS),
+    KU("prefill_seqs", prefill_seqs),
+    KB("preempt", preempt),
     KU("max_running", max_running),
     KL("kv_tokens", kv_tokens),
     KU("batch_tokens", batch_tokens),
@@ -61,8 +70,10 @@ static const struct key keys[] = {
     KU("cache_blocks", cache_blocks),
     KU("max_model_len", max_model_len),
     KU("eos_tokens", eos_tokens),
-    KD("reasoning_fraction", reasoning_fraction),
+    KD("reasoning_fraction", reasoning_fraction, 1),
     KB("reasoning", reasoning),
+    KU("vocab", vocab),
+    KU("piece_bytes", piece_bytes),
 };
 
 /* The default profile: Qwen3.5-397B on 8x RTX PRO 6000 (PCIe). The step
@@ -78,6 +89,9 @@ static const struct lt_sim_profile default_profile = {
     .prefill_ms_per_seq = 85.0,
     .prefill_ms_per_token = 0.05,
     .cached_ms_per_token = 0.05,
+    .decode_ms_per_kv_token = 0,
+    .prefill_seqs = 16,
+    .preempt = 0,
     .max_running = 256,
     .kv_tokens = 1000000,
     .batch_tokens = 8192,
@@ -87,6 +101,8 @@ static const struct lt_sim_profile default_profile = {
     .eos_tokens = 400,
     .reasoning_fraction = 0.5,
     .reasoning = 0,
+    .vocab = LT_SIM_VOCAB,
+    .piece_bytes = 4,
 };
 
 int lt_sim_profile_builtin(struct lt_sim_profile *p, const char *name, struct lt_err *err)
@@ -99,7 +115,8 @@ int lt_sim_profile_builtin(struct lt_sim_profile *p, const char *name, struct lt
         snprintf(p->model, sizeof p->model, "loadtrace-sim-fast");
         p->step_ms = p->step_ms_per_seq = 0;
         p->prefill_step_ms = p->prefill_ms_per_seq = p->prefill_ms_per_token = 0;
-        p->cached_ms_per_token = 0;
+        p->cached_ms_per_token = p->decode_ms_per_kv_token = 0;
+        p->prefill_seqs = 1000000;
         p->max_running = 1000000;
         p->kv_tokens = UINT64_MAX / 4;
         p->batch_tokens = 1u << 30;
@@ -137,6 +154,9 @@ int lt_sim_profile_set(struct lt_sim_profile *p, const char *key, const char *va
             double d = strtod(value, &end);
             if (end == value || *end || errno || !isfinite(d) || d < 0)
                 return lt_errset(err, LT_EFORMAT, "%s: '%s' is not a number >= 0", key, value);
+            if (d > k->max)
+                return lt_errset(err, LT_EFORMAT, "%s: '%s' is above the largest value, %g", key,
+                                 value, k->max);
             memcpy(base, &d, sizeof d);
             return 0;
         }
@@ -228,10 +248,62 @@ out:
     return rc;
 }
 
+int lt_sim_profile_save(const struct lt_sim_profile *p, const char *path, const char *note,
+                        struct lt_err *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return lt_errset(err, LT_EIO, "%s: cannot write profile: %s", path, strerror(errno));
+    for (const char *l = note; l && *l;) {
+        const char *nl = strchr(l, '\n');
+        int n = nl ? (int)(nl - l) : (int)strlen(l);
+        fprintf(f, "# %.*s\n", n, l);
+        l += n + (nl != NULL);
+    }
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const struct key *k = &keys[i];
+        const char *base = (const char *)p + k->off;
+        switch (k->type) {
+        case K_STR:
+            fprintf(f, "%s = %s\n", k->name, base);
+            break;
+        case K_DOUBLE: {
+            double d;
+            memcpy(&d, base, sizeof d);
+            fprintf(f, "%s = %.9g\n", k->name, d);
+            break;
+        }
+        case K_U32: {
+            uint32_t u;
+            memcpy(&u, base, sizeof u);
+            fprintf(f, "%s = %u\n", k->name, u);
+            break;
+        }
+        case K_U64: {
+            uint64_t u;
+            memcpy(&u, base, sizeof u);
+            fprintf(f, "%s = %llu\n", k->name, (unsigned long long)u);
+            break;
+        }
+        case K_BOOL: {
+            int b;
+            memcpy(&b, base, sizeof b);
+            fprintf(f, "%s = %s\n", k->name, b ? "on" : "off");
+            break;
+        }
+        }
+    }
+    if (fclose(f) != 0)
+        return lt_errset(err, LT_EIO, "%s: cannot write profile: %s", path, strerror(errno));
+    return 0;
+}
+
 int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err)
 {
     if (p->max_running == 0)
         return lt_errset(err, LT_EINVAL, "max_running must be at least 1");
+    if (p->prefill_seqs == 0)
+        return lt_errset(err, LT_EINVAL, "prefill_seqs must be at least 1");
     if (p->batch_tokens == 0)
         return lt_errset(err, LT_EINVAL, "batch_tokens must be at least 1");
     if (p->block_tokens == 0)
@@ -244,5 +316,34 @@ int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err)
         return lt_errset(err, LT_EINVAL, "reasoning_fraction must be below 1");
     if (p->eos_tokens == 0)
         return lt_errset(err, LT_EINVAL, "eos_tokens must be at least 1");
+    if (p->vocab < 16)
+        return lt_errset(err, LT_EINVAL, "vocab must be at least 16");
+    if (p->piece_bytes < 1 || p->piece_bytes > 4)
+        return lt_errset(err, LT_EINVAL, "piece_bytes must be 1 to 4");
+    /* Values set in code (lt_sim_profile_set is not the only way in) get
+     * the file's ranges too. */
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        double d;
+        if (keys[i].type != K_DOUBLE)
+            continue;
+        memcpy(&d, (const char *)p + keys[i].off, sizeof d);
+        if (!isfinite(d) || d < 0 || d > keys[i].max)
+            return lt_errset(err, LT_EINVAL, "%s must be 0 to %g", keys[i].name, keys[i].max);
+    }
+    /* The longest step the limits allow: every running request decoding and
+     * starting, a full prefill budget and every prompt token of the batch
+     * found in the cache. Times are kept in integer nanoseconds, so it must
+     * stay far from their range; an hour is already no server. */
+    double cached = fmin((double)p->kv_tokens, (double)p->max_running * p->max_model_len);
+    double worst = p->step_ms + p->step_ms_per_seq * p->max_running + p->prefill_step_ms +
+                   p->prefill_ms_per_seq * fmin(p->max_running, p->prefill_seqs) +
+                   p->prefill_ms_per_token * p->batch_tokens + p->cached_ms_per_token * cached +
+                   p->decode_ms_per_kv_token * cached;
+    if (worst > 3600e3)
+        return lt_errset(err, LT_EINVAL,
+                         "a step could last %.3g s (step_ms + step_ms_per_seq x max_running + "
+                         "prefill costs x prefill_seqs and batch_tokens + cached_ms_per_token "
+                         "and decode_ms_per_kv_token x tokens of the batch); at most an hour",
+                         worst / 1e3);
     return 0;
 }

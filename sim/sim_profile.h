@@ -9,28 +9,33 @@
 #ifndef LT_SIM_PROFILE_H
 #define LT_SIM_PROFILE_H
 
-#include "traces/lt_err.h"
+#include "base/lt_err.h"
 
 #include <stdint.h>
 
 struct lt_sim_profile {
     char name[64];
-    char model[128];             /* model id served on /v1/models */
-    double step_ms;              /* a: fixed cost of every engine step */
-    double step_ms_per_seq;      /* k: added per decoding request in the step */
-    double prefill_step_ms;      /* added once to a step that prefills anything */
-    double prefill_ms_per_seq;   /* per request whose prefill starts in the step */
-    double prefill_ms_per_token; /* per prompt token prefilled */
-    double cached_ms_per_token;  /* per prompt token found in the prefix cache */
-    uint32_t max_running;        /* most requests in the batch; the rest queue */
-    uint64_t kv_tokens;          /* KV capacity; a request reserves prompt + max output */
-    uint32_t batch_tokens;       /* token budget of a step (chunked prefill) */
-    uint32_t block_tokens;       /* prefix cache block size, tokens */
-    uint32_t cache_blocks;       /* prefix cache capacity (LRU), blocks; 0 = off */
-    uint32_t max_model_len;      /* prompt + output limit; longer is a 400 */
-    uint32_t eos_tokens;         /* mean natural output length when EOS is honoured */
-    double reasoning_fraction;   /* share of the output that is reasoning when on */
-    int reasoning;               /* 1: reason unless the request says not to */
+    char model[128];               /* model id served on /v1/models */
+    double step_ms;                /* a: fixed cost of every engine step */
+    double step_ms_per_seq;        /* k: added per decoding request in the step */
+    double prefill_step_ms;        /* added once to a step that prefills anything */
+    double prefill_ms_per_seq;     /* per request whose prefill starts in the step */
+    double prefill_ms_per_token;   /* per prompt token prefilled */
+    double cached_ms_per_token;    /* per prompt token found in the prefix cache */
+    double decode_ms_per_kv_token; /* per token of context of each decoder (attention) */
+    uint32_t prefill_seqs;         /* most prompts starting their prefill in one step */
+    int preempt;                   /* 1: KV grows as tokens are made, preempt when full */
+    uint32_t max_running;          /* most requests in the batch; the rest queue */
+    uint64_t kv_tokens;            /* KV capacity; a request reserves prompt + max output */
+    uint32_t batch_tokens;         /* token budget of a step (chunked prefill) */
+    uint32_t block_tokens;         /* prefix cache block size, tokens */
+    uint32_t cache_blocks;         /* prefix cache capacity (LRU), blocks; 0 = off */
+    uint32_t max_model_len;        /* prompt + output limit; longer is a 400 */
+    uint32_t eos_tokens;           /* mean natural output length when EOS is honoured */
+    double reasoning_fraction;     /* share of the output that is reasoning when on */
+    uint32_t vocab;                /* token ids are 0..vocab-1; other ids are refused */
+    uint32_t piece_bytes;          /* a word of L bytes is ceil(L / piece_bytes) tokens */
+    int reasoning;                 /* 1: reason unless the request says not to */
 };
 
 /* Fill p with the built-in profile called name ("default" or "fast").
@@ -46,6 +51,12 @@ int lt_sim_profile_load(struct lt_sim_profile *p, const char *name_or_path, stru
  * Returns 0, LT_EINVAL (unknown key) or LT_EFORMAT (bad value). */
 int lt_sim_profile_set(struct lt_sim_profile *p, const char *key, const char *value,
                        struct lt_err *err);
+
+/* Write p as a profile file holding every key, so it reads back the same
+ * whatever the default is; note (may be NULL) goes first as # comments,
+ * one per line. Returns 0 or LT_EIO. */
+int lt_sim_profile_save(const struct lt_sim_profile *p, const char *path, const char *note,
+                        struct lt_err *err);
 
 /* Check that the numbers make sense together. Returns 0 or LT_EINVAL. */
 int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err);

@@ -35,10 +35,13 @@
 #include "sim/sim.h"
 #include "sim/sim_api.h"
 #include "sim/sim_faults.h"
+#include "sim/sim_metrics.h"
 #include "sim/sim_model.h"
-#include "traces/lt_buf.h"
-#include "traces/lt_rng.h"
-#include "traces/lt_time.h"
+#include "base/lt_buf.h"
+#include "base/lt_heap.h"
+#include "base/lt_hist.h"
+#include "base/lt_rng.h"
+#include "base/lt_time.h"
 
 #include <errno.h>
 #include <microhttpd.h>
@@ -48,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -56,8 +60,10 @@
 #include <unistd.h>
 
 #define MAX_DAEMONS 64
-#define HIST_FINE 10000 /* 1 us buckets up to 10 ms, then 1 ms buckets */
-#define HIST_N (HIST_FINE + 10000)
+/* Chunk lateness is kept to 3 significant digits up to an hour (values
+ * above count as an hour): about 220 KiB, whatever the run's length. */
+#define LATE_BITS 10
+#define LATE_HIGHEST_US UINT64_C(3600000000)
 #define NO_TIMER SIZE_MAX
 
 enum phase { P_BODY, P_DELAYED, P_WAITING, P_STREAMING, P_DONE };
@@ -68,7 +74,11 @@ struct sreq {
     struct MHD_Connection *conn;
     enum phase phase;
     struct lt_buf body;
+    size_t counted; /* bytes of body added to the server's pending total */
     bool too_big, inference, logged_arrival;
+    bool busy;       /* the bodies in memory reached max_pending: 503 */
+    bool two_length; /* Content-Length headers that disagree: 400 */
+    bool anthropic;  /* /v1/messages: errors in Anthropic's shape */
     const char *path;
     const char *method;
     uint64_t seq;
@@ -79,8 +89,8 @@ struct sreq {
     struct lt_sim_resp resp;
     char id[40];
     struct lt_sim_mreq *mreq;
-    int64_t *rel;     /* when each token may be sent (real ns since start) */
-    int64_t *sent_at; /* when it was written to the socket (only with --log) */
+    int64_t *rel;                  /* when each token may be sent (real ns since start) */
+    int64_t *sent_at;              /* when it was written to the socket (only with --log) */
     uint32_t avail, sent, written; /* tokens emitted, rendered, written to the socket */
     bool model_done, head_sent, tail_sent, suspended, cut_due, cut, started;
     struct lt_buf out;
@@ -109,6 +119,8 @@ struct lt_sim {
     double scale;
     uint64_t seed;
     size_t max_body;
+    size_t max_pending; /* all request bodies in memory at once, bytes */
+    size_t pending;     /* what they hold now (under mu) */
     unsigned max_conn;
     struct lt_sim_model *model;
     lt_mono t0;
@@ -121,11 +133,11 @@ struct lt_sim {
     bool refuse_req;
     int64_t refuse_until; /* real ns; 0 = not refusing */
     struct sreq *live;
-    struct sreq **heap;
-    size_t nheap, heapcap;
+    struct lt_heap timers; /* of struct sreq *, by timer_at */
     uint64_t next_seq;
     struct lt_sim_stats st;
-    uint64_t *hist;
+    struct lt_sim_metrics met; /* /metrics histograms (under mu) */
+    struct lt_hist *late;      /* chunk lateness, us */
     pthread_mutex_t log_mu;
     FILE *log;
     bool log_failed;
@@ -150,51 +162,31 @@ static int64_t to_real(const struct lt_sim *s, int64_t model)
 
 /* ---- timers: a binary min-heap of requests, each with at most one ---- */
 
-static bool heap_less(struct lt_sim *s, size_t a, size_t b)
+static bool timer_less(const void *a, const void *b, void *ctx)
 {
-    return s->heap[a]->timer_at < s->heap[b]->timer_at;
+    (void)ctx;
+    return (*(struct sreq *const *)a)->timer_at < (*(struct sreq *const *)b)->timer_at;
 }
 
-static void heap_swap(struct lt_sim *s, size_t a, size_t b)
+static void timer_moved(void *item, size_t idx, void *ctx)
 {
-    struct sreq *t = s->heap[a];
-    s->heap[a] = s->heap[b];
-    s->heap[b] = t;
-    s->heap[a]->heap_idx = a;
-    s->heap[b]->heap_idx = b;
+    (void)ctx;
+    (*(struct sreq **)item)->heap_idx = idx;
 }
 
-static void heap_fix(struct lt_sim *s, size_t i)
+/* The request whose timer is due first, or NULL. */
+static struct sreq *timer_first(const struct lt_sim *s)
 {
-    while (i > 0 && heap_less(s, i, (i - 1) / 2)) {
-        heap_swap(s, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < s->nheap && heap_less(s, l, m))
-            m = l;
-        if (r < s->nheap && heap_less(s, r, m))
-            m = r;
-        if (m == i)
-            return;
-        heap_swap(s, i, m);
-        i = m;
-    }
+    struct sreq **top = lt_heap_top(&s->timers);
+    return top ? *top : NULL;
 }
 
 static void timer_cancel(struct lt_sim *s, struct sreq *r)
 {
-    size_t i = r->heap_idx;
-    if (i == NO_TIMER)
+    if (r->heap_idx == NO_TIMER)
         return;
+    lt_heap_remove(&s->timers, r->heap_idx, NULL);
     r->heap_idx = NO_TIMER;
-    s->nheap--;
-    if (i != s->nheap) {
-        s->heap[i] = s->heap[s->nheap];
-        s->heap[i]->heap_idx = i;
-        heap_fix(s, i);
-    }
 }
 
 /* Tell the loop thread that something is due before it planned to wake. */
@@ -214,21 +206,15 @@ static bool timer_set(struct lt_sim *s, struct sreq *r, int64_t at)
     poke(s, at);
     if (r->heap_idx != NO_TIMER) {
         r->timer_at = at;
-        heap_fix(s, r->heap_idx);
+        lt_heap_fix(&s->timers, r->heap_idx);
         return true;
     }
-    if (s->nheap == s->heapcap) {
-        size_t nc = s->heapcap ? 2 * s->heapcap : 256;
-        struct sreq **nh = realloc(s->heap, nc * sizeof *nh);
-        if (!nh)
-            return false;
-        s->heap = nh;
-        s->heapcap = nc;
-    }
+    int64_t was = r->timer_at;
     r->timer_at = at;
-    r->heap_idx = s->nheap;
-    s->heap[s->nheap++] = r;
-    heap_fix(s, r->heap_idx);
+    if (lt_heap_push(&s->timers, &r) < 0) {
+        r->timer_at = was;
+        return false;
+    }
     return true;
 }
 
@@ -267,6 +253,14 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     r->rel[e->index] = rel;
     r->avail = e->index + 1;
     if (e->index == 0)
+        lt_sim_metrics_observe(&s->met.ttft, (double)(rel - r->arrival) / 1e9);
+    else
+        lt_sim_metrics_observe(&s->met.itl, (double)(rel - r->rel[e->index - 1]) / 1e9);
+    if (e->last) {
+        lt_sim_metrics_observe(&s->met.e2e, (double)(rel - r->arrival) / 1e9);
+        s->met.success++;
+    }
+    if (e->index == 0)
         r->resp.cached_tokens = e->cached_tokens;
     if (e->last) {
         r->model_done = true;
@@ -280,31 +274,39 @@ static void advance(struct lt_sim *s, int64_t now)
     lt_sim_model_advance(s->model, to_model(s, now), on_emit, s);
 }
 
-static void hist_add(struct lt_sim *s, int64_t late_ns)
+static void late_add(struct lt_sim *s, int64_t late_ns)
 {
     int64_t us = late_ns > 0 ? late_ns / 1000 : 0;
-    size_t b =
-        us < HIST_FINE ? (size_t)us : HIST_FINE + (size_t)(us / 1000 < 9999 ? us / 1000 : 9999);
-    s->hist[b]++;
+    lt_hist_record(s->late, (uint64_t)us);
     s->st.late_samples++;
     if ((double)us > s->st.late_max_us)
         s->st.late_max_us = (double)us;
 }
 
-static double hist_q(const struct lt_sim *s, double q)
-{
-    uint64_t n = s->st.late_samples, want = (uint64_t)(q * (double)n), acc = 0;
-    if (!n)
-        return 0;
-    for (size_t b = 0; b < HIST_N; b++) {
-        acc += s->hist[b];
-        if (acc > want)
-            return b < HIST_FINE ? (double)b : (double)(b - HIST_FINE) * 1000.0;
-    }
-    return s->st.late_max_us;
-}
-
 /* ---- answers ---- */
+
+/* The bighead fault: header lines "X-Pad-N: ppp..." of 8000 bytes of value
+ * each until their bytes reach the fault's size, as a server (or a proxy in
+ * front of it) gone wrong might send; the answer itself is unchanged. */
+static void pad_headers(const struct sreq *r, struct MHD_Response *resp)
+{
+    if (r->fault != LT_SIM_FAULT_BIGHEAD)
+        return;
+    char value[8001]; /* on the stack: network threads pad at once */
+    memset(value, 'p', sizeof value - 1);
+    value[sizeof value - 1] = '\0';
+    char name[32];
+    uint64_t left = r->s->faults.bighead_bytes;
+    for (unsigned i = 0; left > 0; i++) {
+        int nl = snprintf(name, sizeof name, "X-Pad-%u", i);
+        uint64_t line = (uint64_t)nl + 4; /* ": " and CRLF */
+        size_t vl = sizeof value - 1;
+        if (left < line + vl)
+            vl = left > line ? (size_t)(left - line) : 1;
+        MHD_add_response_header(resp, name, value + (sizeof value - 1 - vl));
+        left = left > line + vl ? left - line - vl : 0;
+    }
+}
 
 static enum MHD_Result queue_body(struct sreq *r, int status, const char *ctype, const char *body,
                                   size_t len)
@@ -316,6 +318,8 @@ static enum MHD_Result queue_body(struct sreq *r, int status, const char *ctype,
     MHD_add_response_header(resp, "Content-Type", ctype);
     if (r->s->dia.close)
         MHD_add_response_header(resp, "Connection", "close");
+    if (status == 200)
+        pad_headers(r, resp);
     if (status == 429 || status == 503) {
         char ra[16];
         snprintf(ra, sizeof ra, "%u",
@@ -338,7 +342,10 @@ static enum MHD_Result queue_error(struct sreq *r, int status, const char *msg)
 {
     struct lt_buf b;
     lt_buf_init(&b, 1 << 16);
-    lt_sim_error_body(&b, status, msg);
+    if (r->anthropic)
+        lt_sim_error_body_messages(&b, status, msg);
+    else
+        lt_sim_error_body(&b, status, msg);
     enum MHD_Result ret = queue_json(r, status, &b);
     lt_buf_release(&b);
     return ret;
@@ -362,7 +369,7 @@ static ssize_t on_read(void *cls, uint64_t pos, char *buf, size_t max)
      * the rendering, is when the client could first see them. */
     if (!r->out.len && r->written < r->sent) {
         for (uint32_t i = r->written; i < r->sent; i++) {
-            hist_add(s, now - r->rel[i]);
+            late_add(s, now - r->rel[i]);
             if (r->sent_at)
                 r->sent_at[i] = now;
         }
@@ -440,7 +447,7 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         out = 1;
     bool hit_limit = out == c->max_tokens && (c->ignore_eos || natural >= c->max_tokens);
     uint32_t reasoning = 0;
-    if (c->api == LT_SIM_CHAT) {
+    if (c->api != LT_SIM_COMPLETIONS) {
         int on = c->reasoning >= 0 ? c->reasoning : s->prof.reasoning;
         double frac =
             c->reasoning_fraction > 0 ? c->reasoning_fraction : s->prof.reasoning_fraction;
@@ -459,8 +466,8 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         r->sent_at = malloc((size_t)out * sizeof *r->sent_at);
     if (!r->rel || (s->log && !r->sent_at))
         return lt_errset(err, LT_ENOMEM, "out of memory for %u tokens", out);
-    snprintf(r->id, sizeof r->id, "%s-%llu", c->api == LT_SIM_CHAT ? "chatcmpl" : "cmpl",
-             (unsigned long long)r->seq);
+    static const char *const id_prefix[] = {"chatcmpl-", "cmpl-", "resp_", "msg_"};
+    snprintf(r->id, sizeof r->id, "%s%llu", id_prefix[c->api], (unsigned long long)r->seq);
     r->resp = (struct lt_sim_resp){
         .d = &s->dia,
         .api = c->api,
@@ -477,6 +484,10 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
                   : hit_limit  ? "length"
                                : "stop",
         .include_usage = c->include_usage,
+        .bad_choices = r->fault == LT_SIM_FAULT_BADCHOICES,
+        .bad_choices_at = s->faults.badchoices_after,
+        .claim = r->fault == LT_SIM_FAULT_BADUSAGE,
+        .claimed_out = s->faults.badusage_tokens,
     };
     int64_t now = now_ns(s);
     advance(s, now);
@@ -522,6 +533,7 @@ static enum MHD_Result start_answer(struct sreq *r)
     MHD_add_response_header(resp, "Cache-Control", "no-cache");
     if (s->dia.close)
         MHD_add_response_header(resp, "Connection", "close");
+    pad_headers(r, resp);
     enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
     MHD_destroy_response(resp);
     r->status = 200;
@@ -607,10 +619,54 @@ static enum MHD_Result answer_tokenize(struct sreq *r)
     return ret;
 }
 
+/* GET /metrics: the model's state now, in vLLM's names (sim_metrics.h). */
+static enum MHD_Result answer_metrics(struct sreq *r)
+{
+    struct lt_sim *s = r->s;
+    struct lt_buf b;
+    struct lt_sim_model_stats st;
+    lt_buf_init(&b, 1 << 20);
+    pthread_mutex_lock(&s->mu);
+    advance(s, now_ns(s));
+    lt_sim_model_stats(s->model, &st);
+    int rc = lt_sim_metrics_render(&b, &s->met, &st, &s->prof);
+    pthread_mutex_unlock(&s->mu);
+    enum MHD_Result ret = rc < 0 ? queue_error(r, 500, "metrics page too large")
+                                 : queue_body(r, 200, "text/plain; version=0.0.4; charset=utf-8",
+                                              b.p ? b.p : "", b.len);
+    lt_buf_release(&b);
+    return ret;
+}
+
+/* POST /reset_prefix_cache, as vLLM answers it: the cache is emptied. */
+static enum MHD_Result answer_reset_prefix(struct sreq *r)
+{
+    struct lt_sim *s = r->s;
+    pthread_mutex_lock(&s->mu);
+    advance(s, now_ns(s));
+    lt_sim_model_reset_prefix(s->model);
+    s->met.resets++;
+    pthread_mutex_unlock(&s->mu);
+    return queue_body(r, 200, "text/plain", "", 0);
+}
+
 static enum MHD_Result route(struct sreq *r, const char *url, const char *method)
 {
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
     r->arrival = now_ns(r->s);
+    r->anthropic = !strcmp(url, "/v1/messages");
+    /* Two lengths are the opening of request smuggling: which one a proxy
+     * in front believed is unknown, so neither is. */
+    if (r->two_length)
+        return queue_error(r, 400, "Content-Length is given twice with different values");
+    if (r->busy) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "the request bodies being received hold more than the server's limit of %zu "
+                 "bytes; retry later",
+                 r->s->max_pending);
+        return queue_error(r, 503, msg);
+    }
     if (r->too_big) {
         char msg[128];
         snprintf(msg, sizeof msg, "request body larger than the limit of %zu bytes",
@@ -622,20 +678,72 @@ static enum MHD_Result route(struct sreq *r, const char *url, const char *method
                    : queue_error(r, 405, "use GET");
     if (!strcmp(url, "/v1/models"))
         return get ? answer_models(r) : queue_error(r, 405, "use GET");
-    if (!strcmp(url, "/tokenize"))
+    if (!strcmp(url, "/metrics"))
+        return get ? answer_metrics(r) : queue_error(r, 405, "use GET");
+    if (!strcmp(url, "/reset_prefix_cache"))
+        return post ? answer_reset_prefix(r) : queue_error(r, 405, "use POST");
+    if (!strcmp(url, "/tokenize") && !r->s->dia.no_tokenize)
         return post ? answer_tokenize(r) : queue_error(r, 405, "use POST");
     if (!strcmp(url, "/v1/chat/completions"))
         return post ? route_inference(r, LT_SIM_CHAT) : queue_error(r, 405, "use POST");
     if (!strcmp(url, "/v1/completions"))
         return post ? route_inference(r, LT_SIM_COMPLETIONS) : queue_error(r, 405, "use POST");
+    if (!strcmp(url, "/v1/responses"))
+        return post ? route_inference(r, LT_SIM_RESPONSES) : queue_error(r, 405, "use POST");
+    if (!strcmp(url, "/v1/messages"))
+        return post ? route_inference(r, LT_SIM_MESSAGES) : queue_error(r, 405, "use POST");
     char msg[160];
     snprintf(msg, sizeof msg, "no route for %.100s", url);
     return queue_error(r, 404, msg);
 }
 
+/* Take a piece of r's body if the limits allow: the request's own
+ * (--max-body, a 413) and all bodies in memory together (max_pending, a 503,
+ * so that many half-sent bodies cannot hold unbounded memory). */
+static void take_body(struct sreq *r, const char *data, size_t n)
+{
+    struct lt_sim *s = r->s;
+    if (r->too_big || r->busy || r->two_length)
+        return;
+    pthread_mutex_lock(&s->mu);
+    bool room = s->pending <= s->max_pending && n <= s->max_pending - s->pending;
+    if (room)
+        s->pending += n;
+    pthread_mutex_unlock(&s->mu);
+    if (!room) {
+        r->busy = true;
+    } else {
+        r->counted += n;
+        if (lt_buf_append(&r->body, data, n) < 0)
+            r->too_big = true;
+    }
+    if (r->too_big || r->busy) { /* what was taken is of no more use */
+        pthread_mutex_lock(&s->mu);
+        s->pending -= r->counted;
+        pthread_mutex_unlock(&s->mu);
+        r->counted = 0;
+        lt_buf_release(&r->body);
+    }
+}
+
+static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    const char **first = cls;
+    if (strcasecmp(key, "Content-Length"))
+        return MHD_YES;
+    if (!first[0])
+        first[0] = value;
+    else if (strcmp(first[0], value))
+        first[1] = value;
+    return MHD_YES;
+}
+
 /* Known paths, so the log can name a request's path after the URL is gone. */
 static const char *const routes[] = {
-    "/health", "/v1/models", "/tokenize", "/v1/chat/completions", "/v1/completions",
+    "/health",      "/v1/models",           "/metrics",        "/reset_prefix_cache",
+    "/tokenize",    "/v1/chat/completions", "/v1/completions", "/v1/responses",
+    "/v1/messages",
 };
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -658,6 +766,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 r->path = routes[i];
         lt_buf_init(&r->body, s->max_body);
         lt_buf_init(&r->out, (size_t)1 << 20);
+        const char *lengths[2] = {NULL, NULL};
+        MHD_get_connection_values(conn, MHD_HEADER_KIND, count_length, lengths);
+        r->two_length = lengths[1] != NULL;
         pthread_mutex_lock(&s->mu);
         r->next = s->live;
         if (s->live)
@@ -673,12 +784,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     switch (r->phase) {
     case P_BODY:
         if (*upload_data_size) {
-            if (!r->too_big && lt_buf_append(&r->body, upload_data, *upload_data_size) < 0)
-                r->too_big = true;
+            take_body(r, upload_data, *upload_data_size);
             *upload_data_size = 0;
             return MHD_YES;
         }
-        return route(r, url, method);
+        enum MHD_Result ret = route(r, url, method);
+        /* The body has been parsed; the answer needs it no more. */
+        pthread_mutex_lock(&s->mu);
+        s->pending -= r->counted;
+        pthread_mutex_unlock(&s->mu);
+        r->counted = 0;
+        lt_buf_release(&r->body);
+        return ret;
     case P_DELAYED: {
         pthread_mutex_lock(&s->mu);
         bool stop = s->stopping, early = now_ns(s) < r->arrival + s->faults.slow_us * 1000;
@@ -714,12 +831,12 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
                   r->method, r->path ? r->path : "", r->status, (long long)(r->arrival / 1000),
                   (long long)(r->end / 1000));
     if (r->inference) {
-        lt_buf_printf(
-            &b,
-            ",\"seq\":%llu,\"api\":\"%s\",\"stream\":%s,\"fault\":\"%s\","
-            "\"prompt_tokens\":%u",
-            (unsigned long long)r->seq, r->call.api == LT_SIM_CHAT ? "chat" : "completions",
-            r->call.stream ? "true" : "false", lt_sim_fault_name(r->fault), r->call.toks.n);
+        lt_buf_printf(&b,
+                      ",\"seq\":%llu,\"api\":\"%s\",\"stream\":%s,\"fault\":\"%s\","
+                      "\"prompt_tokens\":%u",
+                      (unsigned long long)r->seq, lt_sim_api_name(r->call.api),
+                      r->call.stream ? "true" : "false", lt_sim_fault_name(r->fault),
+                      r->call.toks.n);
         if (r->started) {
             lt_buf_printf(&b,
                           ",\"id\":\"%s\",\"cached_tokens\":%u,\"max_tokens\":%u,\"out\":%u,"
@@ -771,6 +888,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         r->next->prev = r->prev;
     s->st.streams_open--;
     s->st.requests++;
+    s->pending -= r->counted;
     if (r->fault != LT_SIM_FAULT_NONE)
         s->st.faults++;
     pthread_mutex_unlock(&s->mu);
@@ -823,12 +941,17 @@ static int start_daemon(struct lt_sim *s, struct lt_err *err)
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     /* A pool of one is not a pool: libmicrohttpd wants at least two. */
     unsigned pool = s->threads > 1 ? s->threads : 0;
-    struct MHD_Daemon *d =
-        MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
-                         s->max_conn, MHD_OPTION_CONNECTION_TIMEOUT, 600u,
-                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
-                         MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_END);
+    /* Each connection's memory pool holds the answer's headers, so the
+     * bighead fault needs room for its padding (the pool's pages are only
+     * touched as they are used). */
+    size_t mem = 16384;
+    if (s->faults.p[LT_SIM_FAULT_BIGHEAD] > 0)
+        mem += (size_t)s->faults.bighead_bytes + 65536;
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT, s->max_conn,
+        MHD_OPTION_CONNECTION_TIMEOUT, 600u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, mem,
+        MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_END);
     if (!d) {
         close(fd);
         return lt_errset(err, LT_EIO, "libmicrohttpd could not start on port %u", s->port);
@@ -871,8 +994,8 @@ static void arm_timer(struct lt_sim *s, int64_t at)
 static int64_t tick(struct lt_sim *s, int64_t now)
 {
     advance(s, now);
-    while (s->nheap && s->heap[0]->timer_at <= now) {
-        struct sreq *r = s->heap[0];
+    struct sreq *r;
+    while ((r = timer_first(s)) && r->timer_at <= now) {
         timer_cancel(s, r);
         wake(r);
     }
@@ -890,8 +1013,8 @@ static int64_t tick(struct lt_sim *s, int64_t now)
             s->refuse_until = now + 100 * 1000000LL; /* try again soon */
     }
     int64_t next = to_real(s, lt_sim_model_next(s->model));
-    if (s->nheap && s->heap[0]->timer_at < next)
-        next = s->heap[0]->timer_at;
+    if ((r = timer_first(s)) && r->timer_at < next)
+        next = r->timer_at;
     if (!s->listening && s->refuse_until && s->refuse_until < next)
         next = s->refuse_until;
     return next;
@@ -959,8 +1082,10 @@ struct lt_sim *lt_sim_start(const struct lt_sim_opts *o, struct lt_err *err)
         return NULL;
     }
     s->ep = s->tfd = s->wfd = -1;
+    lt_heap_init(&s->timers, sizeof(struct sreq *), timer_less, timer_moved, NULL);
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->log_mu, NULL);
+    lt_sim_metrics_init(&s->met);
     s->ep = epoll_create1(EPOLL_CLOEXEC);
     s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     s->wfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -980,6 +1105,12 @@ struct lt_sim *lt_sim_start(const struct lt_sim_opts *o, struct lt_err *err)
     s->armed = INT64_MIN; /* no pokes until the loop's first plan, which sees everything */
     s->seed = o->seed;
     s->max_body = o->max_body ? o->max_body : (size_t)4 << 20;
+    /* 256 MiB, or room for 4 bodies of the largest size when that is more */
+    s->max_pending = s->max_body > SIZE_MAX / 4 ? SIZE_MAX : s->max_body * 4;
+    if (s->max_pending < (size_t)256 << 20)
+        s->max_pending = (size_t)256 << 20;
+    if (o->max_pending)
+        s->max_pending = o->max_pending;
     s->max_conn = o->max_connections ? o->max_connections : 16384;
     if (o->profile_data) {
         s->prof = *o->profile_data;
@@ -991,9 +1122,9 @@ struct lt_sim *lt_sim_start(const struct lt_sim_opts *o, struct lt_err *err)
     LT_TRY(lt_sim_faults_parse(&s->faults, o->faults, err));
     if (!s->faults.seed_set)
         s->faults.seed = o->seed;
-    s->hist = calloc(HIST_N, sizeof *s->hist);
-    s->model = lt_sim_model_new(&s->prof, err);
-    if (!s->hist || !s->model) {
+    s->late = lt_hist_new(LATE_HIGHEST_US, LATE_BITS, err);
+    s->model = s->late ? lt_sim_model_new(&s->prof, err) : NULL;
+    if (!s->late || !s->model) {
         rc = lt_errf(err, LT_ENOMEM, "cannot start the sim");
         goto out;
     }
@@ -1047,8 +1178,8 @@ void lt_sim_stats(struct lt_sim *s, struct lt_sim_stats *st)
 {
     pthread_mutex_lock(&s->mu);
     *st = s->st;
-    st->late_p50_us = hist_q(s, 0.5);
-    st->late_p99_us = hist_q(s, 0.99);
+    st->late_p50_us = (double)lt_hist_value_at(s->late, 50);
+    st->late_p99_us = (double)lt_hist_value_at(s->late, 99);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -1086,8 +1217,8 @@ int lt_sim_stop_err(struct lt_sim *s, struct lt_err *err)
             rc = lt_errset(err, LT_EIO, "the sim's log could not be written completely");
     }
     lt_sim_model_free(s->model);
-    free(s->heap);
-    free(s->hist);
+    lt_heap_release(&s->timers);
+    lt_hist_free(s->late);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->log_mu);
     free(s);

@@ -4,29 +4,37 @@
  * sim's counts checkable, which is what replay's calibration needs.
  */
 #include "sim/sim_tokens.h"
-#include "traces/lt_tokens.h"
-#include "traces/lt_rng.h"
+#include "base/lt_tokens.h"
+#include "base/lt_rng.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t piece_id(const char *s, size_t n)
+static uint64_t piece_hash(const char *s, size_t n)
 {
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return (uint32_t)(lt_mix64(h) % LT_SIM_VOCAB);
+    return lt_mix64(h);
 }
 
 uint32_t lt_sim_special_id(const char *name)
 {
-    return piece_id(name, strlen(name));
+    return (uint32_t)(piece_hash(name, strlen(name)) % LT_SIM_VOCAB);
 }
 
 void lt_sim_toks_init(struct lt_sim_toks *t, uint32_t block_tokens)
 {
     memset(t, 0, sizeof *t);
     t->block_tokens = block_tokens ? block_tokens : 64;
+    t->vocab = LT_SIM_VOCAB;
+    t->piece = 4;
+}
+
+void lt_sim_toks_tokenizer(struct lt_sim_toks *t, uint32_t vocab, uint32_t piece)
+{
+    t->vocab = vocab >= 16 ? vocab : 16;
+    t->piece = piece >= 1 && piece <= 4 ? piece : 4;
 }
 
 void lt_sim_toks_release(struct lt_sim_toks *t)
@@ -59,12 +67,27 @@ void lt_sim_toks_id(struct lt_sim_toks *t, uint32_t id)
 
 static void text_piece(void *ud, const char *p, size_t n)
 {
-    lt_sim_toks_id(ud, piece_id(p, n));
+    struct lt_sim_toks *t = ud;
+    lt_sim_toks_id(t, (uint32_t)(piece_hash(p, n) % t->vocab));
 }
 
 void lt_sim_toks_text(struct lt_sim_toks *t, const char *s, size_t len)
 {
-    lt_tokens_each(s, len, text_piece, t);
+    if (t->piece == 4) { /* the project's own rule (base/lt_tokens.h) */
+        lt_tokens_each(s, len, text_piece, t);
+        return;
+    }
+    for (size_t i = 0; i < len;) {
+        if (lt_tokens_is_space((unsigned char)s[i])) {
+            i++;
+            continue;
+        }
+        size_t n = 0;
+        while (n < t->piece && i + n < len && !lt_tokens_is_space((unsigned char)s[i + n]))
+            n++;
+        text_piece(t, s + i, n);
+        i += n;
+    }
 }
 
 uint32_t lt_sim_count_text(const char *s, size_t len)

@@ -4,8 +4,10 @@
  * prompt of exactly N tokens and check its calibration against the sim:
  *
  *   - a text is cut at ASCII whitespace into words; a word of L bytes is
- *     ceil(L / 4) tokens (pieces of 4 bytes from its start); whitespace
- *     costs nothing;
+ *     ceil(L / P) tokens (pieces of P bytes from its start; P is the
+ *     profile's piece_bytes, 4 unless it says otherwise, so a profile with
+ *     P = 1 spends several tokens per word as some real tokenizers do);
+ *     whitespace costs nothing;
  *   - a chat prompt is, in order: the tools array (if any) as compact JSON
  *     text, then for every message 4 tokens of template plus its content
  *     (a string, or the "text" of each part of a list) plus the compact JSON
@@ -13,8 +15,10 @@
  *   - a completions prompt given as text is its text; given as token ids it
  *     is that many tokens.
  *
- * Every token also gets an id (a hash of its bytes), so that equal prompt
- * prefixes give equal prefix-cache block hashes and /tokenize can list ids.
+ * Every token also gets an id (a hash of its bytes, below the profile's
+ * vocab), so that equal prompt prefixes give equal prefix-cache block hashes
+ * and /tokenize can list ids; a token-id prompt with an id outside the
+ * vocabulary is refused, as real servers refuse it.
  */
 #ifndef LT_SIM_TOKENS_H
 #define LT_SIM_TOKENS_H
@@ -31,6 +35,7 @@ struct lt_sim_toks {
     uint32_t n;
     uint64_t h;
     uint32_t block_tokens;
+    uint32_t vocab, piece; /* the tokenizer: ids below vocab, pieces of piece bytes */
     uint64_t *blocks;
     uint32_t nblocks, blocks_cap;
     uint32_t *ids;
@@ -39,6 +44,9 @@ struct lt_sim_toks {
 };
 
 void lt_sim_toks_init(struct lt_sim_toks *t, uint32_t block_tokens);
+/* Use a vocabulary of vocab ids (>= 16) and pieces of piece bytes (1..4)
+ * instead of LT_SIM_VOCAB and 4; before the first token. */
+void lt_sim_toks_tokenizer(struct lt_sim_toks *t, uint32_t vocab, uint32_t piece);
 void lt_sim_toks_release(struct lt_sim_toks *t);
 /* Append one token id. */
 void lt_sim_toks_id(struct lt_sim_toks *t, uint32_t id);

@@ -1,111 +1,62 @@
 /*
- * The virtual-time driver (see sim_virtual.h): two event sources, the
- * requests coming due (a min-heap of due times, so a session's later turn
- * can be released when its previous turn ends) and the model's step ends
- * (lt_sim_model_next). Whichever is earlier happens next; on a tie the
- * step ends first, so a request due exactly at a step boundary waits for
- * the next step, as it would on the live server. A slot-limited run (a
- * closed loop, or open loop with a cap) keeps a FIFO of requests waiting
- * for a slot, served when a request finishes.
+ * The virtual-time driver (see sim_virtual.h): the clock of a replay plan
+ * (plan/plan.h) whose engine is the sim's model. Two event sources: the
+ * plan's next due time (lt_plan_next_due: a scheduled send, a session turn
+ * released, a retry) and the model's step ends (lt_sim_model_next).
+ * Whichever is earlier happens next; on a tie the step ends first, so a
+ * request due exactly at a step boundary waits for the next step, as it
+ * would on the live server. When a request's last token comes, it is
+ * recorded and the plan told (lt_plan_finish), which may release a
+ * session's next turn or a slot.
  *
- * Request states:
- *
- *   HELD (waiting for the previous turn) --prev ends--> DUE (in the heap)
- *   DUE --due time, slot free--> RUNNING --last token--> DONE (result written)
- *   DUE --due time, no slot--> WAITING (FIFO) --a slot frees--> RUNNING
- *
- * Memory: a request's token times are kept only while it runs.
+ * A request here is RUNNING (in the model, its token times kept) from the
+ * plan's send to its last token, then its result is written and its token
+ * times freed; everything else about its state is the plan's.
  */
 #include "sim/sim_virtual.h"
 
 #include "sim/sim_model.h"
-#include "traces/lt_rng.h"
-#include "traces/lt_time.h"
+#include "base/lt_buf.h"
+#include "base/lt_rng.h"
+#include "base/lt_time.h"
+#include "metrics/prom_map.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum vstate { V_HELD, V_DUE, V_WAITING, V_RUNNING, V_DONE };
-
 struct vq {
-    int64_t sched_us, sent_us;
-    int64_t *tok; /* emission time of each token, ns */
+    int64_t sent_us;
+    int64_t *tok; /* emission time of each token, ns; from the first token on */
     uint32_t ntok;
     uint32_t cached;
-    int64_t next_turn; /* request released when this one ends, or -1 */
-    uint8_t state;
-};
-
-struct heap_item {
-    int64_t at_us;
-    size_t idx;
+    uint32_t in, out; /* asked for */
+    bool rejected;    /* answered 400 at once (context overflow) */
 };
 
 struct vrun {
     const struct lt_sim_profile *p;
-    const struct lt_sim_vreq *reqs;
-    const struct lt_sim_vrun *run;
-    size_t n;
-    struct vq *q;
+    struct lt_plan *plan;
+    const struct lt_sim_vrun *vr;
+    uint32_t run;
+    struct vq *q; /* per seq */
     struct lt_sim_model *m;
     struct lt_writer *w;
-    struct heap_item *heap;
-    size_t heap_len;
-    size_t *fifo; /* ring of requests waiting for a slot */
-    size_t fifo_head, fifo_len;
-    size_t *done; /* requests whose last token came in this step */
+    int64_t now_ns;
+    size_t *done; /* seqs whose last token came in this step */
     size_t ndone;
-    uint32_t cap; /* 0 = no limit on requests in flight */
-    uint64_t inflight;
     uint64_t *blockbuf;
     size_t blockbuf_cap;
     struct lt_chunk *chunks;
     size_t chunks_cap;
-    bool oom; /* an emit callback could not record (not expected: arrays are presized) */
+    bool oom;               /* the model emitted more tokens than asked (not expected) */
+    uint32_t nomem;         /* an emit found no memory for this many token times */
+    int64_t next_sample_ns; /* the next scrape sample (INT64_MAX: none) */
     struct lt_sim_vstats st;
 };
 
-/* ---- the due-time heap (ties in array order, so equal times keep the send order) ---- */
-
-static bool before(const struct heap_item *a, const struct heap_item *b)
+static const struct lt_plan_job *job_of(const struct vrun *v, size_t seq)
 {
-    return a->at_us < b->at_us || (a->at_us == b->at_us && a->idx < b->idx);
-}
-
-static void heap_push(struct vrun *v, int64_t at_us, size_t idx)
-{
-    size_t i = v->heap_len++;
-    v->heap[i] = (struct heap_item){at_us, idx};
-    while (i > 0) {
-        size_t up = (i - 1) / 2;
-        if (!before(&v->heap[i], &v->heap[up]))
-            break;
-        struct heap_item t = v->heap[i];
-        v->heap[i] = v->heap[up];
-        v->heap[up] = t;
-        i = up;
-    }
-}
-
-static struct heap_item heap_pop(struct vrun *v)
-{
-    struct heap_item top = v->heap[0];
-    v->heap[0] = v->heap[--v->heap_len];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, s = i;
-        if (l < v->heap_len && before(&v->heap[l], &v->heap[s]))
-            s = l;
-        if (r < v->heap_len && before(&v->heap[r], &v->heap[s]))
-            s = r;
-        if (s == i)
-            break;
-        struct heap_item t = v->heap[i];
-        v->heap[i] = v->heap[s];
-        v->heap[s] = t;
-        i = s;
-    }
-    return top;
+    return &v->plan->jobs->v[v->plan->order[seq]];
 }
 
 /* ---- prefix blocks ---- */
@@ -120,13 +71,13 @@ static struct heap_item heap_pop(struct vrun *v)
  * v->blockbuf (0: no prefix cache). Returns 0 or LT_ENOMEM. */
 static int make_blocks(struct vrun *v, size_t i, uint32_t *nb, struct lt_err *err)
 {
-    const struct lt_sim_vreq *r = &v->reqs[i];
+    const struct lt_plan_job *r = job_of(v, i);
     uint32_t sb = v->p->block_tokens;
     *nb = 0;
     if (!v->p->cache_blocks || !sb)
         return 0;
-    uint32_t tb = v->run->block_tokens ? v->run->block_tokens : 512;
-    uint32_t n = r->in / sb;
+    uint32_t tb = v->vr->block_tokens ? v->vr->block_tokens : 512;
+    uint32_t n = v->q[i].in / sb;
     if (!n)
         return 0;
     if (v->blockbuf_cap < n) {
@@ -140,16 +91,16 @@ static int make_blocks(struct vrun *v, size_t i, uint32_t *nb, struct lt_err *er
     bool unique = false;
     for (uint32_t k = 0; k < n; k++) {
         uint64_t c = 0;
-        if (!unique && r->nblocks && r->blocks) {
+        if (!unique && r->n_blocks && r->blocks) {
             uint64_t lo = (uint64_t)k * sb / tb, hi = ((uint64_t)(k + 1) * sb - 1) / tb;
-            if (hi >= r->nblocks) {
+            if (hi >= r->n_blocks) {
                 unique = true;
             } else {
                 c = lt_mix64(k ^ 0xb10c000000000000ULL);
                 for (uint64_t b = lo; b <= hi; b++)
                     c = lt_mix64(c ^ r->blocks[b]);
             }
-        } else if (!unique && r->has_session) {
+        } else if (!unique && (r->has & LT_HAS_SESSION)) {
             c = lt_mix64(lt_mix64(r->session ^ 0x5e55) + k);
         } else {
             unique = true;
@@ -163,38 +114,39 @@ static int make_blocks(struct vrun *v, size_t i, uint32_t *nb, struct lt_err *er
     return 0;
 }
 
-/* ---- sending and finishing ---- */
+/* ---- the plan's engine ---- */
 
-static int launch(struct vrun *v, size_t i, int64_t now_ns, struct lt_err *err)
+/* The plan's send: seq goes into the model now. */
+static int send_seq(void *ud, size_t i, struct lt_err *err)
 {
+    struct vrun *v = ud;
     struct vq *q = &v->q[i];
-    const struct lt_sim_vreq *r = &v->reqs[i];
-    q->sent_us = now_ns / 1000;
-    if (v->run->concurrency)
-        q->sched_us = q->sent_us; /* a closed loop schedules a request when its slot frees */
-    q->state = V_RUNNING;
-    v->inflight++;
-    uint32_t in = r->in ? r->in : 1, out = r->out ? r->out : 1;
-    if ((uint64_t)in + out > v->p->max_model_len) {
+    memset(q, 0, sizeof *q);
+    uint32_t def = v->vr->default_out ? v->vr->default_out : LT_PLAN_DEFAULT_OUT;
+    lt_plan_job_lengths(job_of(v, i), def, &q->in, &q->out);
+    if (!q->in)
+        q->in = 1;
+    if (!q->out)
+        q->out = 1;
+    q->sent_us = v->now_ns / 1000;
+    if ((uint64_t)q->in + q->out > v->p->max_model_len) {
         /* The sim answers a context overflow with a plain 400 at once. */
+        q->rejected = true;
         v->done[v->ndone++] = i;
         return 0;
     }
-    q->tok = malloc((size_t)out * sizeof *q->tok);
-    if (!q->tok)
-        return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory (%u output tokens)", out);
     uint32_t nb;
     int rc = make_blocks(v, i, &nb, err);
     if (rc < 0)
         return rc;
     struct lt_sim_req sr = {
-        .prompt_tokens = in,
-        .out_tokens = out,
+        .prompt_tokens = q->in,
+        .out_tokens = q->out,
         .blocks = nb ? v->blockbuf : NULL,
         .nblocks = nb,
         .user = (void *)(uintptr_t)i,
     };
-    if (!lt_sim_model_add(v->m, now_ns, &sr, err))
+    if (!lt_sim_model_add(v->m, v->now_ns, &sr, err))
         return err ? err->code : LT_ENOMEM;
     return 0;
 }
@@ -204,8 +156,14 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     struct vrun *v = ud;
     size_t i = (size_t)(uintptr_t)e->user;
     struct vq *q = &v->q[i];
-    uint32_t out = v->reqs[i].out ? v->reqs[i].out : 1;
-    if (q->tok && q->ntok < out)
+    /* Token times are kept from the first token on, not from the send: an
+     * overloaded run queues many requests, and only the running ones (at
+     * most max_running) need them. */
+    if (!q->tok && !(q->tok = malloc((size_t)q->out * sizeof *q->tok))) {
+        v->nomem = q->out;
+        return;
+    }
+    if (q->ntok < q->out)
         q->tok[q->ntok++] = e->t;
     else
         v->oom = true; /* the model emitted more than asked: cannot happen */
@@ -217,23 +175,21 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
 static int put_result(struct vrun *v, size_t i, struct lt_err *err)
 {
     struct vq *q = &v->q[i];
-    const struct lt_sim_vreq *r = &v->reqs[i];
-    uint32_t in = r->in ? r->in : 1, out = r->out ? r->out : 1;
     struct lt_result res = {0};
-    res.run = v->run->id;
-    res.index = r->index;
-    res.sched = q->sched_us;
+    res.run = v->run;
+    res.index = job_of(v, i)->index;
+    res.sched = v->plan->offs[i];
     res.sent = q->sent_us;
     res.first_byte = q->sent_us;
     res.has = LT_RHAS_SENT | LT_RHAS_FIRST_BYTE | LT_RHAS_END | LT_RHAS_STATUS | LT_RHAS_WANT_IN |
               LT_RHAS_WANT_OUT;
-    res.want_in = in;
-    res.want_out = out;
-    res.warmup = i < v->run->warmup;
+    res.want_in = q->in;
+    res.want_out = q->out;
+    res.warmup = i < v->vr->warmup;
     /* "ctok": "one", as the live replay writes it: a chunk's tokens were
      * counted one per chunk, not read from per-chunk usage. */
     static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
-    if (!q->tok) {
+    if (q->rejected) {
         res.status = 400;
         res.err = "http";
         res.end = q->sent_us;
@@ -255,7 +211,7 @@ static int put_result(struct vrun *v, size_t i, struct lt_err *err)
     res.end = v->chunks[q->ntok - 1].t;
     res.n_chunks = q->ntok;
     res.chunks = v->chunks;
-    res.in = in;
+    res.in = q->in;
     res.out = q->ntok;
     res.reasoning = 0;
     res.cached = q->cached;
@@ -270,116 +226,114 @@ static int put_result(struct vrun *v, size_t i, struct lt_err *err)
     return lt_writer_put_result(v->w, &res, err);
 }
 
-/* Due time of a session's next turn once the previous one ended. */
-static int64_t turn_due(const struct vrun *v, size_t i, int64_t prev_end_us)
-{
-    const struct lt_sim_vreq *r = &v->reqs[i];
-    int64_t t = prev_end_us + (r->think_us > 0 ? r->think_us : 0);
-    return t > r->sched_us ? t : r->sched_us;
-}
-
-/* Closed loop with a time limit: nothing is sent at or after it. */
-static bool may_send(const struct vrun *v, int64_t now_ns)
-{
-    return !(v->run->concurrency && v->run->duration_us > 0 &&
-             now_ns / 1000 >= v->run->duration_us);
-}
-
-static int fill_slots(struct vrun *v, int64_t now_ns, struct lt_err *err)
+/* Write the requests that finished now and tell the plan, which may send
+ * what waited on them (an immediate 400 then joins the list); then let the
+ * plan fill what it may at this time. */
+static int finish_done(struct vrun *v, struct lt_err *err)
 {
     int rc = 0;
-    while (v->fifo_len && (!v->cap || v->inflight < v->cap) && may_send(v, now_ns)) {
-        size_t i = v->fifo[v->fifo_head];
-        v->fifo_head = (v->fifo_head + 1) % v->n;
-        v->fifo_len--;
-        LT_TRY(launch(v, i, now_ns, err));
-    }
-out:
-    return rc;
-}
-
-/* Write the requests that finished at now_ns and release what waited on them. */
-static int finish_done(struct vrun *v, int64_t now_ns, struct lt_err *err)
-{
-    int rc = 0;
-    /* v->done can grow while slots are refilled (an immediate 400). */
-    for (size_t k = 0; k < v->ndone; k++) {
-        size_t i = v->done[k];
-        struct vq *q = &v->q[i];
-        LT_TRY(put_result(v, i, err));
-        int64_t end_us = q->ntok ? q->tok[q->ntok - 1] / 1000 : q->sent_us;
-        free(q->tok);
-        q->tok = NULL;
-        q->state = V_DONE;
-        v->inflight--;
-        if (q->next_turn >= 0) {
-            size_t nx = (size_t)q->next_turn;
-            v->q[nx].state = V_DUE;
-            v->q[nx].sched_us = turn_due(v, nx, end_us);
-            heap_push(v, v->q[nx].sched_us, nx);
+    size_t k = 0;
+    for (;;) {
+        for (; k < v->ndone; k++) {
+            size_t i = v->done[k];
+            struct vq *q = &v->q[i];
+            LT_TRY(put_result(v, i, err));
+            int64_t end_us = q->ntok ? q->tok[q->ntok - 1] / 1000 : q->sent_us;
+            free(q->tok);
+            q->tok = NULL;
+            LT_TRY(lt_plan_finish(v->plan, i, end_us, err));
         }
-        LT_TRY(fill_slots(v, now_ns, err));
+        LT_TRY(lt_plan_pump(v->plan, v->now_ns / 1000, err));
+        if (k == v->ndone)
+            break;
     }
     v->ndone = 0;
 out:
     return rc;
 }
 
-static int due_now(struct vrun *v, size_t i, int64_t now_ns, struct lt_err *err)
+/* A scrape sample of the model's values now, as the live sim's /metrics
+ * would give them (sim_metrics.c; no latency histograms): what a live
+ * replay records, on the same clock. */
+static int put_sample(struct vrun *v, struct lt_err *err)
 {
-    if (v->cap && v->inflight >= v->cap) {
-        v->fifo[(v->fifo_head + v->fifo_len++) % v->n] = i;
-        v->q[i].state = V_WAITING;
-        return 0;
-    }
-    return launch(v, i, now_ns, err);
+    struct lt_sim_model_stats ms;
+    lt_sim_model_stats(v->m, &ms);
+    double prompt = (double)(ms.prefill_tokens + ms.cached_tokens);
+    struct lt_scrape_val val[] = {
+        {lt_prom_map_canon_name(LT_PM_RUNNING), ms.running},
+        {lt_prom_map_canon_name(LT_PM_WAITING), ms.queued},
+        {lt_prom_map_canon_name(LT_PM_KV_USAGE),
+         v->p->kv_tokens ? (double)ms.kv_used / (double)v->p->kv_tokens : 0},
+        {lt_prom_map_canon_name(LT_PM_PREEMPTIONS), (double)ms.preemptions},
+        {lt_prom_map_canon_name(LT_PM_PROMPT_TOKENS), prompt},
+        {lt_prom_map_canon_name(LT_PM_GEN_TOKENS), (double)ms.tokens},
+        {lt_prom_map_canon_name(LT_PM_PREFIX_QUERIES), prompt},
+        {lt_prom_map_canon_name(LT_PM_PREFIX_HITS), (double)ms.cached_tokens},
+    };
+    struct lt_scrape sc = {
+        .run = v->run,
+        .t = v->now_ns / 1000,
+        .ep = "sim:virtual",
+        .server = "sim",
+        .v = val,
+        .nv = sizeof val / sizeof val[0],
+    };
+    return lt_writer_put_scrape(v->w, &sc, err);
 }
 
 static int loop(struct vrun *v, struct lt_err *err)
 {
     int rc = 0;
-    int64_t now = 0;
-    LT_TRY(fill_slots(v, now, err));
-    LT_TRY(finish_done(v, now, err));
+    v->now_ns = 0;
+    LT_TRY(finish_done(v, err));
     for (;;) {
         int64_t next_step = lt_sim_model_next(v->m);
-        int64_t next_due = v->heap_len ? v->heap[0].at_us * 1000 : INT64_MAX;
+        int64_t due_us = lt_plan_next_due(v->plan);
+        int64_t next_due = due_us == INT64_MAX ? INT64_MAX : due_us * 1000;
         if (next_step == INT64_MAX && next_due == INT64_MAX)
             break;
+        if (v->next_sample_ns < next_step && v->next_sample_ns < next_due) {
+            v->now_ns = v->next_sample_ns;
+            v->next_sample_ns += v->vr->metrics_interval_us * 1000;
+            LT_TRY(put_sample(v, err));
+            continue;
+        }
         if (next_step <= next_due) {
-            now = next_step;
-            lt_sim_model_advance(v->m, now, on_emit, v);
+            v->now_ns = next_step;
+            lt_sim_model_advance(v->m, v->now_ns, on_emit, v);
+            if (v->nomem)
+                return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory (%u output tokens)",
+                                 v->nomem);
             if (v->oom)
                 return lt_errset(err, LT_EINVAL, "virtual sim: the model emitted too many tokens");
-            LT_TRY(finish_done(v, now, err));
         } else {
-            now = next_due;
-            while (v->heap_len && v->heap[0].at_us * 1000 == now) {
-                struct heap_item h = heap_pop(v);
-                LT_TRY(due_now(v, h.idx, now, err));
-            }
-            LT_TRY(finish_done(v, now, err));
+            v->now_ns = next_due;
         }
+        LT_TRY(finish_done(v, err));
     }
-    v->st.model_end_us = now / 1000;
+    v->st.model_end_us = v->now_ns / 1000;
+    if (v->vr->metrics_interval_us > 0)
+        LT_TRY(put_sample(v, err)); /* the last one, after the last request */
 out:
     return rc;
 }
 
-int lt_sim_virtual_run(const struct lt_sim_profile *p, const struct lt_sim_vreq *reqs, size_t n,
-                       const struct lt_sim_vrun *run, struct lt_writer *w, struct lt_sim_vstats *st,
-                       struct lt_err *err)
+int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uint32_t run,
+                       uint32_t level, const struct lt_sim_vrun *vr, struct lt_writer *w,
+                       struct lt_sim_vstats *st, struct lt_err *err)
 {
     int rc = 0;
-    struct vrun v = {.p = p, .reqs = reqs, .run = run, .n = n, .w = w};
-    v.cap = run->concurrency ? run->concurrency : run->max_concurrency;
-    size_t nn = n ? n : 1;
+    struct vrun v = {.p = p, .plan = plan, .vr = vr, .run = run, .w = w};
+    v.next_sample_ns = vr->metrics_interval_us > 0 ? 0 : INT64_MAX;
+    const struct lt_plan_ops ops = {.send = send_seq, .ud = &v};
+    size_t nn = 0;
+    LT_TRY(lt_plan_start(plan, run, level, &ops, err));
+    nn = plan->nseq ? plan->nseq : 1;
     v.q = calloc(nn, sizeof *v.q);
-    v.heap = malloc(nn * sizeof *v.heap);
-    v.fifo = malloc(nn * sizeof *v.fifo);
     v.done = malloc(nn * sizeof *v.done);
-    if (!v.q || !v.heap || !v.fifo || !v.done) {
-        rc = lt_errset(err, LT_ENOMEM, "virtual sim: out of memory for %zu requests", n);
+    if (!v.q || !v.done) {
+        rc = lt_errset(err, LT_ENOMEM, "virtual sim: out of memory for %zu requests", nn);
         goto out;
     }
     v.m = lt_sim_model_new(p, err);
@@ -390,55 +344,28 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, const struct lt_sim_vreq 
 
     char start[32];
     lt_wall_rfc3339(start);
+    struct lt_plan_desc d;
+    lt_plan_describe(plan, &d);
     struct lt_run rr = {
-        .id = run->id,
-        .mode = run->mode ? run->mode : "trace",
-        .concurrency = run->concurrency,
-        .rate = run->rate,
-        .speed = run->speed,
-        .target = run->target ? run->target : "sim:virtual",
-        .model = run->model ? run->model : p->name,
+        .id = run,
+        .mode = d.mode,
+        .concurrency = d.concurrency,
+        .rate = d.rate,
+        .speed = d.speed,
+        .target = vr->target ? vr->target : "sim:virtual",
+        .model = vr->model ? vr->model : p->name,
         .start = start,
         .version = LT_VERSION,
-        .warmup = (uint32_t)(run->warmup < UINT32_MAX ? run->warmup : UINT32_MAX),
+        .warmup = (uint32_t)(vr->warmup < UINT32_MAX ? vr->warmup : UINT32_MAX),
     };
     LT_TRY(lt_writer_put_run(w, &rr, err));
-
-    for (size_t i = 0; i < n; i++) {
-        v.q[i].next_turn = -1;
-        v.q[i].sched_us = reqs[i].sched_us;
-    }
-    if (run->concurrency) {
-        /* Closed loop: the array order is the send order; due times and
-         * sessions do not apply. */
-        for (size_t i = 0; i < n; i++) {
-            v.q[i].state = V_WAITING;
-            v.fifo[i] = i;
-        }
-        v.fifo_len = n;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            int64_t pv = reqs[i].prev;
-            if (pv >= 0 && (size_t)pv < i) {
-                v.q[i].state = V_HELD;
-                v.q[pv].next_turn = (int64_t)i;
-            } else {
-                v.q[i].state = V_DUE;
-                heap_push(&v, reqs[i].sched_us, i);
-            }
-        }
-    }
     LT_TRY(loop(&v, err));
-    /* A closed loop cut by its time limit does not record what it never
-     * sent, as the live replay does; anything else left over is a bug. */
-    if (!run->concurrency) {
-        for (size_t i = 0; i < n; i++)
-            if (v.q[i].state != V_DONE) {
-                rc = lt_errset(err, LT_EINVAL,
-                               "virtual sim: request %zu (trace index %llu) never ran", i,
-                               (unsigned long long)reqs[i].index);
-                goto out;
-            }
+    /* Every seq ends DONE (a closed loop cut by its time limit drops what
+     * it never sent, as the live replay does); anything else is a bug. */
+    if (!lt_plan_over(plan)) {
+        rc = lt_errset(err, LT_EINVAL, "virtual sim: %zu of %zu requests never ran",
+                       plan->total - plan->done_n, plan->total);
+        goto out;
     }
     struct lt_sim_model_stats ms;
     lt_sim_model_stats(v.m, &ms);
@@ -447,14 +374,70 @@ out:
     if (st)
         *st = v.st;
     if (v.q)
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < nn; i++)
             free(v.q[i].tok);
     lt_sim_model_free(v.m);
     free(v.q);
-    free(v.heap);
-    free(v.fifo);
     free(v.done);
     free(v.blockbuf);
     free(v.chunks);
+    return rc;
+}
+
+int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_jobs *jobs,
+                          const struct lt_sim_vreplay *o, struct lt_sim_vstats *tot,
+                          struct lt_err *err)
+{
+    int rc = 0;
+    struct lt_writer *w = NULL;
+    struct lt_plan plan;
+    *tot = (struct lt_sim_vstats){0};
+    LT_TRY(lt_plan_init(&plan, jobs, &o->plan, err));
+    const char *mk[] = {"trace", "target", "profile"};
+    const char *mv[] = {o->trace_path, "sim:virtual", p->name};
+    struct lt_buf meta;
+    lt_buf_init(&meta, 1 << 16);
+    lt_meta_pack(&meta, mk, mv, 3);
+    struct lt_header h = {
+        .kind = LT_KIND_RESULTS,
+        .source = "replay",
+        .block_tokens = jobs->block_tokens,
+        .meta = (const uint8_t *)meta.p,
+        .meta_len = meta.len,
+    };
+    w = lt_writer_open(o->out_path, &h, NULL, err);
+    lt_buf_release(&meta);
+    if (!w) {
+        rc = err ? err->code : LT_EIO;
+        goto out;
+    }
+    const struct lt_sim_vrun vr = {
+        .warmup = o->warmup,
+        .default_out = o->default_out,
+        .block_tokens = jobs->block_tokens ? jobs->block_tokens : LT_DEFAULT_BLOCK_TOKENS,
+        .metrics_interval_us = o->metrics_interval_us,
+    };
+    uint32_t runs = lt_plan_runs(&o->plan, o->n_levels);
+    for (uint32_t r = 0; r < runs; r++) {
+        uint32_t level = o->plan.mode == LT_PLAN_CONCURRENCY ? o->levels[r] : 0;
+        struct lt_sim_vstats st;
+        rc = lt_sim_virtual_run(p, &plan, r, level, &vr, w, &st, err);
+        tot->requests += st.requests;
+        tot->ok += st.ok;
+        tot->out_tokens += st.out_tokens;
+        tot->steps += st.steps;
+        tot->cached_tokens += st.cached_tokens;
+        tot->model_end_us += st.model_end_us;
+        if (rc < 0)
+            goto out;
+    }
+out:
+    if (w) {
+        struct lt_err e2 = {0};
+        int crc = lt_writer_close(w, rc < 0 ? &e2 : err);
+        if (rc == 0 && crc < 0)
+            rc = crc;
+    }
+    lt_plan_release(&plan);
     return rc;
 }

@@ -1,7 +1,8 @@
 /*
  * The sim's model in virtual time: a discrete-event driver that sends a
- * run's requests to a fresh lt_sim_model at their scheduled times (or as
- * slots free in a closed loop), with no HTTP and no clock, and writes what
+ * run's requests to a fresh lt_sim_model when the replay plan (plan/plan.h)
+ * releases them, the same plan the live replay runs, with no HTTP and no
+ * clock, and writes what
  * a client would have measured as ordinary results records (a run record,
  * then one result per request), so `loadtrace analyze` reads the file like
  * the results of a live replay. An hour of trace takes seconds of CPU.
@@ -24,41 +25,24 @@
 #ifndef LT_SIM_VIRTUAL_H
 #define LT_SIM_VIRTUAL_H
 
+#include "plan/plan.h"
 #include "sim/sim_profile.h"
-#include "traces/lt_err.h"
+#include "base/lt_err.h"
 #include "traces/trace_writer.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* One request of a run, in send order. Nothing is kept after the call. */
-struct lt_sim_vreq {
-    uint64_t index;         /* trace index, written as the result's `i` */
-    int64_t sched_us;       /* due time, µs from the run origin (ignored in a closed loop) */
-    uint32_t in;            /* prompt tokens (>= 1) */
-    uint32_t out;           /* output tokens, all emitted (>= 1) */
-    const uint64_t *blocks; /* the trace's prefix block hashes, or NULL */
-    uint32_t nblocks;
-    bool has_session; /* no blocks: a session's turns share their prompt prefix */
-    uint64_t session;
-    int64_t prev;     /* index in the run's array of the session's previous turn, or -1:
-                         this request is then due at max(sched, prev end + think) */
-    int64_t think_us; /* with prev: already scaled like the schedule */
-};
-
+/* What a run's records say besides the plan. */
 struct lt_sim_vrun {
-    uint32_t id;
-    const char *mode;         /* "trace", "concurrency" or "rate" (run record) */
-    uint32_t concurrency;     /* > 0: closed loop with this many in flight, in array order */
-    uint32_t max_concurrency; /* open loop / trace: cap on in flight; 0 = none. A request
-                                 waiting for a slot keeps its sched; sent is when it got one */
-    double rate, speed;       /* for the run record; 0 = not set */
-    uint64_t warmup;          /* the first `warmup` requests are marked warm-up */
-    int64_t duration_us;      /* closed loop: nothing is sent at or after it; 0 = no limit */
-    uint32_t block_tokens;    /* size of the trace's blocks; 0 = 512 */
-    const char *target;       /* run record's target; NULL = "sim:virtual" */
-    const char *model;        /* run record's model; NULL = the profile's name */
+    uint64_t warmup;             /* seqs below it are marked warm-up */
+    uint32_t default_out;        /* output length when a record has none; 0 = LT_PLAN_DEFAULT_OUT */
+    uint32_t block_tokens;       /* size of the trace's blocks; 0 = 512 */
+    const char *target;          /* run record's target; NULL = "sim:virtual" */
+    const char *model;           /* run record's model; NULL = the profile's name */
+    int64_t metrics_interval_us; /* > 0: a scrape sample of the model's values this often
+                                    (docs/server-metrics.md §6); 0 = none */
 };
 
 struct lt_sim_vstats {
@@ -70,13 +54,33 @@ struct lt_sim_vstats {
     int64_t model_end_us; /* virtual time of the run's last event */
 };
 
-/* Run n requests through a new model with profile p and write the run
- * record and one result per request to w (a results writer). Requests
- * are sent in order of due time (ties in array order). st may be NULL.
+/* Run `run` of plan (closed loop: `level` in flight) through a new model
+ * with profile p, and write the run record and one result per request to
+ * w (a results writer). The plan decides when each request leaves, as it
+ * does for the live replay; this driver is its clock. st may be NULL.
  * Returns 0, or a negative LT_E* code with err filled (allocation or
  * writer failure; the file then holds what was written before). */
-int lt_sim_virtual_run(const struct lt_sim_profile *p, const struct lt_sim_vreq *reqs, size_t n,
-                       const struct lt_sim_vrun *run, struct lt_writer *w, struct lt_sim_vstats *st,
-                       struct lt_err *err);
+int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uint32_t run,
+                       uint32_t level, const struct lt_sim_vrun *vr, struct lt_writer *w,
+                       struct lt_sim_vstats *st, struct lt_err *err);
+
+/* A whole replay in virtual time: every run of the plan options (one per
+ * closed-loop level) of jobs, written to a new results file. */
+struct lt_sim_vreplay {
+    const char *trace_path; /* named in the file's header */
+    const char *out_path;
+    struct lt_plan_opts plan;
+    const uint32_t *levels; /* closed loop: one run per level */
+    size_t n_levels;
+    uint64_t warmup;
+    uint32_t default_out;        /* 0 = LT_PLAN_DEFAULT_OUT */
+    int64_t metrics_interval_us; /* > 0: scrape samples of the model's values */
+};
+
+/* tot receives the sums over the runs (also on failure: what was
+ * written). Returns 0 or a negative code with err filled. */
+int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_jobs *jobs,
+                          const struct lt_sim_vreplay *o, struct lt_sim_vstats *tot,
+                          struct lt_err *err);
 
 #endif

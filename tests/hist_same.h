@@ -1,7 +1,7 @@
 /*
  * For tests: two histograms hold the same values (every bucket, count,
  * min, max, clamped values and exact sums). Include after cmocka.h and
- * traces/lt_hist.h.
+ * base/lt_hist.h.
  */
 #ifndef LT_TESTS_HIST_SAME_H
 #define LT_TESTS_HIST_SAME_H

@@ -23,9 +23,20 @@
 
 #define LT_FORMAT_NAME "loadtrace"
 /* The newest format version this loadtrace reads (and writes, for results
- * files with result blocks; trace files are still written as version 1). */
-#define LT_FORMAT_VERSION 2
+ * files: result blocks and scrape samples; trace files are still written as
+ * version 1). */
+#define LT_FORMAT_VERSION 3
 #define LT_DEFAULT_BLOCK_TOKENS 512
+
+/* The limits of a file (docs/trace-format.md §1), in one place: the reader
+ * refuses a value past them (its defaults; lt_reader_opts may lower them),
+ * and the writer refuses to write one, so that whatever loadtrace writes
+ * it can read back. */
+#define LT_LIMIT_VALUE_BYTES (16u << 20) /* one value, packed */
+#define LT_LIMIT_FRAME_BYTES (64u << 20) /* one frame, decompressed */
+#define LT_LIMIT_ARRAY 1000000u          /* elements of one array or map */
+#define LT_LIMIT_ELEMS 4000000u          /* elements of one value, nested ones included */
+#define LT_LIMIT_DEPTH 32                /* nesting of one value, its own map included */
 
 enum lt_kind {
     LT_KIND_TRACE = 1,
@@ -68,8 +79,10 @@ enum {
     LT_HAS_ORIG_STATUS = 1u << 12,
     LT_HAS_ORIG_TTFT = 1u << 13,
     LT_HAS_ORIG_E2E = 1u << 14,
-    LT_HAS_FAILED = 1u << 15,    /* the original request failed */
-    LT_HAS_ESTIMATED = 1u << 16, /* token counts are estimates, not server usage */
+    LT_HAS_FAILED = 1u << 15,        /* the original request failed */
+    LT_HAS_ESTIMATED = 1u << 16,     /* token counts are estimates, not server usage */
+    LT_HAS_CANCEL_AFTER = 1u << 17,  /* the client left mid-stream, after ... */
+    LT_HAS_CANCEL_TOKENS = 1u << 18, /* ... and after this many output tokens */
 };
 
 #define LT_ROLE_MAX 15
@@ -82,17 +95,18 @@ struct lt_msg {
 
 /* One request of a trace. Times are microseconds. */
 struct lt_record {
-    uint32_t has;          /* LT_HAS_* bits */
-    int64_t t;             /* arrival, from the trace start (required) */
-    uint64_t session;      /* conversation id */
-    uint32_t turn;         /* 0-based turn within the session */
-    int64_t think;         /* previous turn's end to this request */
-    const char *api;       /* "chat", "completions", ... or NULL */
-    const char *model;     /* or NULL */
-    uint32_t in;           /* prompt tokens */
-    uint32_t cached;       /* prompt tokens served from a prefix cache */
-    uint32_t out;          /* output tokens, all of them */
-    uint32_t reasoning;    /* the part of out that was reasoning */
+    uint32_t has;           /* LT_HAS_* bits */
+    int64_t t;              /* arrival, from the trace start (required) */
+    uint64_t session;       /* conversation id */
+    const char *session_id; /* the source's own name of the session, or NULL */
+    uint32_t turn;          /* 0-based turn within the session */
+    int64_t think;          /* previous turn's end to this request */
+    const char *api;        /* "chat", "completions", ... or NULL */
+    const char *model;      /* or NULL */
+    uint32_t in;            /* prompt tokens */
+    uint32_t cached;        /* prompt tokens served from a prefix cache */
+    uint32_t out;           /* output tokens, all of them */
+    uint32_t reasoning;     /* the part of out that was reasoning */
     uint32_t max_tokens;
     uint32_t n_msgs;
     const struct lt_msg *msgs;
@@ -105,6 +119,8 @@ struct lt_record {
     int32_t orig_status;    /* what the original server answered */
     int64_t orig_ttft;
     int64_t orig_e2e;
+    int64_t cancel_after;   /* the client disconnected this long after sending */
+    uint32_t cancel_tokens; /* ... having received this many output tokens */
     const char *finish;     /* original finish reason, or NULL */
     const char *text;       /* prompt text (only when content was kept), or NULL */
     size_t text_len;
@@ -121,9 +137,77 @@ struct lt_run {
     double speed;         /* trace-time multiplier; 0 = not set */
     const char *target;   /* URL or "sim" */
     const char *model;
-    const char *start;    /* RFC 3339 wall-clock time of the run's time origin */
-    const char *version;  /* loadtrace version that ran it */
-    uint32_t warmup;      /* leading requests recorded but excluded */
+    const char *start;   /* RFC 3339 wall-clock time of the run's time origin */
+    const char *version; /* loadtrace version that ran it */
+    uint32_t warmup;     /* leading requests recorded but excluded */
+    /* A probe of a capacity search (replay --find-max; NULL / 0 otherwise):
+     * its axis ("rate" or "concurrency"), engine ("live" or "virtual"),
+     * load, the SLO and the share that must meet it, the share that did
+     * (pooled with the repeats before it at this load) and its 95 % Wilson
+     * interval, and the verdict ("meets", "fails", "faulted", "saturated",
+     * or "repeat": the interval straddled the target, run again). */
+    const char *search;
+    const char *engine;
+    double load;
+    const char *slo;
+    double attain_target;
+    double attain, attain_lo, attain_hi;
+    const char *verdict;
+    const char *why; /* a probe stopped early: why, with the figures */
+    struct lt_extra extra;
+};
+
+/* One named value of a scrape sample: a canonical quantity
+ * ("requests_running", docs/server-metrics.md) or a raw series
+ * ("name{label=\"v\"}"). */
+struct lt_scrape_val {
+    const char *name;
+    double v;
+};
+
+/* A histogram of a scrape sample: n cumulative counts cum[] at ascending
+ * finite bounds le[] (the +Inf bucket is `count`), in seconds. */
+struct lt_scrape_hist {
+    const char *name;
+    double sum, count;
+    uint32_t n;
+    const double *le, *cum;
+};
+
+/* A scrape sample (kind "results", "rec": "scrape"): one GET of a metrics
+ * endpoint during run `run`, at client time t (µs on the run's clock, as
+ * a result's sent). A failed scrape has err and no values. */
+struct lt_scrape {
+    uint32_t run;
+    int64_t t;                     /* when the request was sent */
+    int64_t dur;                   /* µs from t to the whole page (or the error) */
+    const char *ep;                /* the endpoint's URL */
+    const char *server;            /* "vllm", "sglang", ... (detected), NULL: unknown */
+    const char *err;               /* NULL when the page was read and parsed */
+    const struct lt_scrape_val *v; /* canonical scalars; NULL when none */
+    uint32_t nv;
+    const struct lt_scrape_hist *h; /* canonical histograms; NULL when none */
+    uint32_t nh;
+    const struct lt_scrape_val *raw; /* --server-metrics-keep series; NULL when none */
+    uint32_t nraw;
+    struct lt_extra extra;
+};
+
+/* A run's self-check (kind "results", "rec": "check"), written at the
+ * run's end (docs/trace-format.md §2.8): the load it delivered against
+ * the load asked for, and what the client itself cost. */
+struct lt_check {
+    uint32_t run;
+    uint64_t requests;     /* results recorded in the run */
+    uint64_t sent;         /* of them, sent */
+    uint64_t out_tokens;   /* output tokens received */
+    double rate_asked;     /* req/s of the sent requests' schedule; 0 in a closed loop */
+    double rate_got;       /* req/s of their sends */
+    double inflight_asked; /* closed loop: the level (or the requests sent, if fewer); else 0 */
+    double inflight_got;   /* mean in flight from the first send to the last */
+    double cpu_s, wall_s;  /* the client's CPU (its engine thread), and the run's wall time */
+    bool off;              /* the delivered load is more than 5 % off what was asked */
+    bool saturated;        /* the client used 90 % or more of a core */
     struct lt_extra extra;
 };
 
@@ -153,11 +237,11 @@ struct lt_chunk {
 /* What happened to one request in a run. Times are microseconds from the
  * run's time origin; `sched` is always present. */
 struct lt_result {
-    uint32_t has;     /* LT_RHAS_* bits */
-    uint32_t run;     /* id of the run record this belongs to */
-    uint64_t index;   /* index of the request's record in the trace */
-    int64_t sched;    /* when it was meant to be sent */
-    int64_t sent;     /* when its first byte was handed to the socket layer */
+    uint32_t has;   /* LT_RHAS_* bits */
+    uint32_t run;   /* id of the run record this belongs to */
+    uint64_t index; /* index of the request's record in the trace */
+    int64_t sched;  /* when it was meant to be sent */
+    int64_t sent;   /* when its first byte was handed to the socket layer */
     int64_t first_byte;
     int64_t first_token;   /* first token-bearing chunk */
     int64_t first_content; /* first content (not reasoning) chunk */
@@ -170,7 +254,10 @@ struct lt_result {
     const char *err;    /* error class ("connect", "timeout", "http", ...), NULL if ok */
     const char *finish; /* finish reason */
     const char *count;  /* where token counts came from: "usage" or "chunks" */
-    bool warmup;        /* recorded, but excluded from the figures */
+    /* A failed request's answer as the server wrote it (its first 512
+     * bytes, printable ASCII; NULL when there was none): its words. */
+    const char *err_body;
+    bool warmup; /* recorded, but excluded from the figures */
     struct lt_extra extra;
 };
 

@@ -5,45 +5,14 @@
  */
 #include "traces/trace_json.h"
 #include "traces/trace_keys.h"
+#include "traces/trace_schema.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <msgpack.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-int lt_json_str(struct lt_buf *out, const char *s, size_t n)
-{
-    if (n == 0) /* s may be NULL then (msgpack-c's empty strings) */
-        return lt_buf_append(out, "\"\"", 2);
-    int rc = lt_buf_reserve(out, n + 2);
-    if (rc < 0)
-        return rc;
-    rc = lt_buf_append(out, "\"", 1);
-    size_t run = 0; /* bytes copied in one go when nothing needs escaping */
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        rc = lt_buf_append(out, s + run, i - run);
-        run = i + 1;
-        if (rc < 0)
-            break;
-        switch (c) {
-        case '"': rc = lt_buf_append(out, "\\\"", 2); break;
-        case '\\': rc = lt_buf_append(out, "\\\\", 2); break;
-        case '\n': rc = lt_buf_append(out, "\\n", 2); break;
-        case '\r': rc = lt_buf_append(out, "\\r", 2); break;
-        case '\t': rc = lt_buf_append(out, "\\t", 2); break;
-        default: rc = lt_buf_printf(out, "\\u%04x", c); break;
-        }
-    }
-    if (rc == 0)
-        rc = lt_buf_append(out, s + run, n - run);
-    if (rc == 0)
-        rc = lt_buf_append(out, "\"", 1);
-    return rc;
-}
 
 /* Keys are written with a leading comma except the first; `first` tracks
  * that. Errors are sticky in *rc so call sites stay flat. */
@@ -64,13 +33,6 @@ static void jkey(struct jw *w, const char *k)
         w->rc = lt_buf_printf(w->out, "\"%s\":", k);
 }
 
-static void jint(struct jw *w, const char *k, int64_t v)
-{
-    jkey(w, k);
-    if (w->rc == 0)
-        w->rc = lt_buf_printf(w->out, "%" PRId64, v);
-}
-
 static void juint(struct jw *w, const char *k, uint64_t v)
 {
     jkey(w, k);
@@ -88,18 +50,28 @@ static void jdouble_val(struct jw *w, double v)
         w->rc = lt_buf_printf(w->out, "%.17g", v);
 }
 
+/* A scrape's value, in the fewest digits that read back the same (a
+ * gauge of 0.1 is "0.1", not "0.10000000000000001"). */
+static void jshort_val(struct jw *w, double v)
+{
+    char b[40];
+    if (w->rc < 0)
+        return;
+    if (!isfinite(v)) {
+        w->rc = lt_buf_puts(w->out, "null");
+        return;
+    }
+    snprintf(b, sizeof b, "%.15g", v);
+    if (strtod(b, NULL) != v)
+        snprintf(b, sizeof b, "%.17g", v);
+    w->rc = lt_buf_puts(w->out, b);
+}
+
 static void jstr(struct jw *w, const char *k, const char *s)
 {
     jkey(w, k);
     if (w->rc == 0)
         w->rc = lt_json_str(w->out, s, strlen(s));
-}
-
-static void jbool(struct jw *w, const char *k, int b)
-{
-    jkey(w, k);
-    if (w->rc == 0)
-        w->rc = lt_buf_puts(w->out, b ? "true" : "false");
 }
 
 static void jraw(struct jw *w, const char *s)
@@ -116,18 +88,25 @@ static int obj_json(struct lt_buf *out, const msgpack_object *o, int depth)
     if (depth > 64)
         return LT_ELIMIT;
     switch (o->type) {
-    case MSGPACK_OBJECT_NIL: return lt_buf_puts(out, "null");
-    case MSGPACK_OBJECT_BOOLEAN: return lt_buf_puts(out, o->via.boolean ? "true" : "false");
-    case MSGPACK_OBJECT_POSITIVE_INTEGER: return lt_buf_printf(out, "%" PRIu64, o->via.u64);
-    case MSGPACK_OBJECT_NEGATIVE_INTEGER: return lt_buf_printf(out, "%" PRId64, o->via.i64);
+    case MSGPACK_OBJECT_NIL:
+        return lt_buf_puts(out, "null");
+    case MSGPACK_OBJECT_BOOLEAN:
+        return lt_buf_puts(out, o->via.boolean ? "true" : "false");
+    case MSGPACK_OBJECT_POSITIVE_INTEGER:
+        return lt_buf_printf(out, "%" PRIu64, o->via.u64);
+    case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+        return lt_buf_printf(out, "%" PRId64, o->via.i64);
     case MSGPACK_OBJECT_FLOAT32:
     case MSGPACK_OBJECT_FLOAT64:
         if (!isfinite(o->via.f64))
             return lt_buf_puts(out, "null");
         return lt_buf_printf(out, "%.17g", o->via.f64);
-    case MSGPACK_OBJECT_STR: return lt_json_str(out, o->via.str.ptr, o->via.str.size);
-    case MSGPACK_OBJECT_BIN: return lt_json_str(out, o->via.bin.ptr, o->via.bin.size);
-    case MSGPACK_OBJECT_EXT: return lt_buf_puts(out, "null");
+    case MSGPACK_OBJECT_STR:
+        return lt_json_str(out, o->via.str.ptr, o->via.str.size);
+    case MSGPACK_OBJECT_BIN:
+        return lt_json_str(out, o->via.bin.ptr, o->via.bin.size);
+    case MSGPACK_OBJECT_EXT:
+        return lt_buf_puts(out, "null");
     case MSGPACK_OBJECT_ARRAY:
         rc = lt_buf_puts(out, "[");
         for (uint32_t i = 0; i < o->via.array.size && rc == 0; i++) {
@@ -237,187 +216,202 @@ int lt_json_header(struct lt_buf *out, const struct lt_header *h)
     return w.rc;
 }
 
-int lt_json_record(struct lt_buf *out, const struct lt_record *r)
+/* A field's value, whose key is written; `base` is the struct (the
+ * shapes of their own belong to one struct each). */
+static void jvalue(struct jw *w, const struct lt_field *f, const void *base, uint32_t has)
+{
+    const char *p = (const char *)base + f->off;
+    const struct lt_record *rec = base;
+    const struct lt_result *res = base;
+    struct lt_buf *out = w->out;
+    if (w->rc < 0)
+        return;
+    switch ((enum lt_ftype)f->type) {
+    case LT_FT_I64:
+        w->rc = lt_buf_printf(out, "%" PRId64, *(const int64_t *)(const void *)p);
+        break;
+    case LT_FT_I32:
+        w->rc = lt_buf_printf(out, "%" PRId32, *(const int32_t *)(const void *)p);
+        break;
+    case LT_FT_U64:
+        w->rc = lt_buf_printf(out, "%" PRIu64, *(const uint64_t *)(const void *)p);
+        break;
+    case LT_FT_U32:
+        w->rc = lt_buf_printf(out, "%" PRIu32, *(const uint32_t *)(const void *)p);
+        break;
+    case LT_FT_F64:
+        jdouble_val(w, *(const double *)(const void *)p);
+        break;
+    case LT_FT_STR: {
+        const char *s = *(const char *const *)(const void *)p;
+        s = s ? s : "";
+        w->rc = lt_json_str(out, s, strlen(s));
+        break;
+    }
+    case LT_FT_TEXT:
+        w->rc = lt_json_str(out, rec->text, rec->text_len);
+        break;
+    case LT_FT_FLAG:
+    case LT_FT_BOOL:
+        w->rc = lt_buf_puts(out, "true");
+        break;
+    case LT_FT_REC:
+        w->rc = lt_json_str(out, "run", 3);
+        break;
+    case LT_FT_SREC:
+        w->rc = lt_json_str(out, "scrape", 6);
+        break;
+    case LT_FT_CREC:
+        w->rc = lt_json_str(out, K_CHECK, sizeof K_CHECK - 1);
+        break;
+    case LT_FT_VALS: {
+        const struct lt_scrape_val *v = *(const struct lt_scrape_val *const *)(const void *)p;
+        uint32_t n = lt_schema_count(p);
+        jraw(w, "{");
+        for (uint32_t i = 0; i < n && w->rc == 0; i++) {
+            jraw(w, i ? "," : "");
+            if (w->rc == 0)
+                w->rc = lt_json_str(out, v[i].name, strlen(v[i].name));
+            jraw(w, ":");
+            jshort_val(w, v[i].v);
+        }
+        jraw(w, "}");
+        break;
+    }
+    case LT_FT_HISTS: {
+        const struct lt_scrape_hist *h = *(const struct lt_scrape_hist *const *)(const void *)p;
+        uint32_t n = lt_schema_count(p);
+        jraw(w, "{");
+        for (uint32_t i = 0; i < n && w->rc == 0; i++) {
+            jraw(w, i ? "," : "");
+            if (w->rc == 0)
+                w->rc = lt_json_str(out, h[i].name, strlen(h[i].name));
+            jraw(w, ":[");
+            jshort_val(w, h[i].sum);
+            jraw(w, ",");
+            jshort_val(w, h[i].count);
+            for (uint32_t j = 0; j < h[i].n && w->rc == 0; j++) {
+                jraw(w, ",");
+                jshort_val(w, h[i].le[j]);
+                jraw(w, ",");
+                jshort_val(w, h[i].cum[j]);
+            }
+            jraw(w, "]");
+        }
+        jraw(w, "}");
+        break;
+    }
+    case LT_FT_MSGS:
+        jraw(w, "[");
+        for (uint32_t i = 0; i < rec->n_msgs && w->rc == 0; i++) {
+            jraw(w, i ? ",[" : "[");
+            if (w->rc == 0)
+                w->rc = lt_json_str(out, rec->msgs[i].role, strlen(rec->msgs[i].role));
+            if (w->rc == 0)
+                w->rc = lt_buf_printf(out, ",%" PRIu32 "]", rec->msgs[i].tokens);
+        }
+        jraw(w, "]");
+        break;
+    case LT_FT_TOOLS:
+        w->rc =
+            lt_buf_printf(out, "[%" PRIu32 ",%" PRIu32 "]", rec->tools_count, rec->tools_tokens);
+        break;
+    case LT_FT_CALLS:
+        jraw(w, "[");
+        for (uint32_t i = 0; i < rec->n_calls && w->rc == 0; i++)
+            w->rc = lt_buf_printf(out, i ? ",%" PRIu32 : "%" PRIu32, rec->calls[i]);
+        jraw(w, "]");
+        break;
+    case LT_FT_BLOCKS:
+        jraw(w, "[");
+        for (uint32_t i = 0; i < rec->n_blocks && w->rc == 0; i++)
+            w->rc = lt_buf_printf(out, i ? ",%" PRIu64 : "%" PRIu64, rec->blocks[i]);
+        jraw(w, "]");
+        break;
+    case LT_FT_ORIG: {
+        jraw(w, "{");
+        struct jw o = {out, w->rc, 1};
+        for (int i = 0; i < LT_ORIG_N; i++)
+            if (has & lt_schema_orig[i].bit) {
+                jkey(&o, lt_schema_orig[i].key);
+                jvalue(&o, &lt_schema_orig[i], base, has);
+            }
+        w->rc = o.rc;
+        jraw(w, "}");
+        break;
+    }
+    case LT_FT_CHUNKS: {
+        /* The same delta encoding as the msgpack form. */
+        jraw(w, "[");
+        int64_t prev = (has & LT_RHAS_SENT) ? res->sent : res->sched;
+        for (uint32_t i = 0; i < res->n_chunks && w->rc == 0; i++) {
+            w->rc = lt_buf_printf(out, i ? ",%" PRId64 ",%" PRIu32 : "%" PRId64 ",%" PRIu32,
+                                  /* modulo 2^64, as the reader adds it back */
+                                  (int64_t)((uint64_t)res->chunks[i].t - (uint64_t)prev),
+                                  res->chunks[i].tokens);
+            prev = res->chunks[i].t;
+        }
+        jraw(w, "]");
+        break;
+    }
+    }
+}
+
+/* A value as one JSON object: the fields of its table that are present,
+ * in the table's order (as the writer packs them), then its unknown keys. */
+static int jfields(struct lt_buf *out, const struct lt_field *f, int nf, const void *base,
+                   uint32_t has, const struct lt_extra *x)
 {
     struct jw w = {out, lt_buf_puts(out, "{"), 1};
-    uint32_t h = r->has;
-    jint(&w, K_T, r->t);
-    if (h & LT_HAS_SESSION)
-        juint(&w, K_SESSION, r->session);
-    if (h & LT_HAS_TURN)
-        juint(&w, K_TURN, r->turn);
-    if (h & LT_HAS_THINK)
-        jint(&w, K_THINK, r->think);
-    if (r->api)
-        jstr(&w, K_API, r->api);
-    if (r->model)
-        jstr(&w, K_MODEL, r->model);
-    if (h & LT_HAS_IN)
-        juint(&w, K_IN, r->in);
-    if (h & LT_HAS_CACHED)
-        juint(&w, K_CACHED, r->cached);
-    if (h & LT_HAS_OUT)
-        juint(&w, K_OUT, r->out);
-    if (h & LT_HAS_REASONING)
-        juint(&w, K_REASONING, r->reasoning);
-    if (h & LT_HAS_MAX_TOKENS)
-        juint(&w, K_MAX_TOKENS, r->max_tokens);
-    if (h & LT_HAS_MSGS) {
-        jkey(&w, K_MSGS);
-        jraw(&w, "[");
-        for (uint32_t i = 0; i < r->n_msgs && w.rc == 0; i++) {
-            jraw(&w, i ? ",[" : "[");
-            if (w.rc == 0)
-                w.rc = lt_json_str(out, r->msgs[i].role, strlen(r->msgs[i].role));
-            if (w.rc == 0)
-                w.rc = lt_buf_printf(out, ",%" PRIu32 "]", r->msgs[i].tokens);
-        }
-        jraw(&w, "]");
+    for (int i = 0; i < nf; i++) {
+        if (!lt_schema_present(&f[i], base, has))
+            continue;
+        jkey(&w, f[i].key);
+        jvalue(&w, &f[i], base, has);
     }
-    if (h & LT_HAS_TOOLS) {
-        jkey(&w, K_TOOLS);
-        if (w.rc == 0)
-            w.rc = lt_buf_printf(out, "[%" PRIu32 ",%" PRIu32 "]", r->tools_count,
-                                 r->tools_tokens);
-    }
-    if (h & LT_HAS_CALLS) {
-        jkey(&w, K_CALLS);
-        jraw(&w, "[");
-        for (uint32_t i = 0; i < r->n_calls && w.rc == 0; i++)
-            w.rc = lt_buf_printf(out, i ? ",%" PRIu32 : "%" PRIu32, r->calls[i]);
-        jraw(&w, "]");
-    }
-    if (h & LT_HAS_BLOCKS) {
-        jkey(&w, K_BLOCKS);
-        jraw(&w, "[");
-        for (uint32_t i = 0; i < r->n_blocks && w.rc == 0; i++)
-            w.rc = lt_buf_printf(out, i ? ",%" PRIu64 : "%" PRIu64, r->blocks[i]);
-        jraw(&w, "]");
-    }
-    if (h & (LT_HAS_ORIG_STATUS | LT_HAS_ORIG_TTFT | LT_HAS_ORIG_E2E)) {
-        jkey(&w, K_ORIG);
-        jraw(&w, "{");
-        struct jw o = {out, w.rc, 1};
-        if (h & LT_HAS_ORIG_STATUS)
-            jint(&o, K_STATUS, r->orig_status);
-        if (h & LT_HAS_ORIG_TTFT)
-            jint(&o, K_TTFT, r->orig_ttft);
-        if (h & LT_HAS_ORIG_E2E)
-            jint(&o, K_E2E, r->orig_e2e);
-        w.rc = o.rc;
-        jraw(&w, "}");
-    }
-    if (r->finish)
-        jstr(&w, K_FINISH, r->finish);
-    if (r->text) {
-        jkey(&w, K_TEXT);
-        if (w.rc == 0)
-            w.rc = lt_json_str(out, r->text, r->text_len);
-    }
-    if (h & LT_HAS_FAILED)
-        jbool(&w, K_FAILED, 1);
-    if (h & LT_HAS_ESTIMATED)
-        jbool(&w, K_EST, 1);
-    jextra(&w, &r->extra);
+    jextra(&w, x);
     jraw(&w, "}");
     return w.rc;
+}
+
+int lt_json_record(struct lt_buf *out, const struct lt_record *r)
+{
+    return jfields(out, lt_schema_record, LT_REC_N, r, r->has, &r->extra);
 }
 
 int lt_json_run(struct lt_buf *out, const struct lt_run *r)
 {
-    struct jw w = {out, lt_buf_puts(out, "{"), 1};
-    jstr(&w, K_REC, "run");
-    juint(&w, K_RUN, r->id);
-    jstr(&w, K_MODE, r->mode ? r->mode : "");
-    if (r->concurrency)
-        juint(&w, K_CONCURRENCY, r->concurrency);
-    if (r->rate > 0) {
-        jkey(&w, K_RATE);
-        jdouble_val(&w, r->rate);
-    }
-    if (r->speed > 0) {
-        jkey(&w, K_SPEED);
-        jdouble_val(&w, r->speed);
-    }
-    if (r->target)
-        jstr(&w, K_TARGET, r->target);
-    if (r->model)
-        jstr(&w, K_MODEL, r->model);
-    if (r->start)
-        jstr(&w, K_START, r->start);
-    if (r->version)
-        jstr(&w, K_VERSION, r->version);
-    if (r->warmup)
-        juint(&w, K_WARMUP, r->warmup);
-    jextra(&w, &r->extra);
-    jraw(&w, "}");
-    return w.rc;
+    return jfields(out, lt_schema_run, LT_RUN_N, r, 0, &r->extra);
 }
 
 int lt_json_result(struct lt_buf *out, const struct lt_result *r)
 {
-    struct jw w = {out, lt_buf_puts(out, "{"), 1};
-    uint32_t h = r->has;
-    juint(&w, K_I, r->index);
-    juint(&w, K_RUN, r->run);
-    jint(&w, K_SCHED, r->sched);
-    if (h & LT_RHAS_SENT)
-        jint(&w, K_SENT, r->sent);
-    if (h & LT_RHAS_FIRST_BYTE)
-        jint(&w, K_FB, r->first_byte);
-    if (h & LT_RHAS_FIRST_TOKEN)
-        jint(&w, K_FT, r->first_token);
-    if (h & LT_RHAS_FIRST_CONTENT)
-        jint(&w, K_FC, r->first_content);
-    if (h & LT_RHAS_END)
-        jint(&w, K_END, r->end);
-    if (h & LT_RHAS_CHUNKS) {
-        /* The same delta encoding as the msgpack form. */
-        jkey(&w, K_CHUNKS);
-        jraw(&w, "[");
-        int64_t prev = (h & LT_RHAS_SENT) ? r->sent : r->sched;
-        for (uint32_t i = 0; i < r->n_chunks && w.rc == 0; i++) {
-            w.rc = lt_buf_printf(out, i ? ",%" PRId64 ",%" PRIu32 : "%" PRId64 ",%" PRIu32,
-                                 /* modulo 2^64, as the reader adds it back */
-                                 (int64_t)((uint64_t)r->chunks[i].t - (uint64_t)prev),
-                                 r->chunks[i].tokens);
-            prev = r->chunks[i].t;
-        }
-        jraw(&w, "]");
-    }
-    if (h & LT_RHAS_IN)
-        juint(&w, K_IN, r->in);
-    if (h & LT_RHAS_OUT)
-        juint(&w, K_OUT, r->out);
-    if (h & LT_RHAS_REASONING)
-        juint(&w, K_REASONING, r->reasoning);
-    if (h & LT_RHAS_CACHED)
-        juint(&w, K_CACHED, r->cached);
-    if (h & LT_RHAS_WANT_IN)
-        juint(&w, K_WANT_IN, r->want_in);
-    if (h & LT_RHAS_WANT_OUT)
-        juint(&w, K_WANT_OUT, r->want_out);
-    if (h & LT_RHAS_STATUS)
-        jint(&w, K_STATUS, r->status);
-    if (r->err)
-        jstr(&w, K_ERR, r->err);
-    if (r->finish)
-        jstr(&w, K_FINISH, r->finish);
-    if (r->count)
-        jstr(&w, K_COUNT, r->count);
-    if (r->warmup)
-        jbool(&w, K_WARMUP, 1);
-    jextra(&w, &r->extra);
-    jraw(&w, "}");
-    return w.rc;
+    return jfields(out, lt_schema_result, LT_RES_N, r, r->has, &r->extra);
+}
+
+int lt_json_scrape(struct lt_buf *out, const struct lt_scrape *s)
+{
+    return jfields(out, lt_schema_scrape, LT_SCR_N, s, 0, &s->extra);
+}
+
+int lt_json_check(struct lt_buf *out, const struct lt_check *k)
+{
+    return jfields(out, lt_schema_check, LT_CHK_N, k, 0, &k->extra);
 }
 
 int lt_json_item(struct lt_buf *out, const struct lt_item *it)
 {
     switch (it->type) {
-    case LT_ITEM_RECORD: return lt_json_record(out, &it->rec);
-    case LT_ITEM_RUN: return lt_json_run(out, &it->run);
-    case LT_ITEM_RESULT: return lt_json_result(out, &it->res);
+    case LT_ITEM_RECORD:
+        return lt_json_record(out, &it->rec);
+    case LT_ITEM_RUN:
+        return lt_json_run(out, &it->run);
+    case LT_ITEM_RESULT:
+        return lt_json_result(out, &it->res);
+    case LT_ITEM_SCRAPE:
+        return lt_json_scrape(out, &it->scr);
+    case LT_ITEM_CHECK:
+        return lt_json_check(out, &it->chk);
     }
     return LT_EINVAL;
 }

@@ -7,8 +7,9 @@
 #ifndef LT_TRACE_JSON_H
 #define LT_TRACE_JSON_H
 
-#include "traces/lt_buf.h"
-#include "traces/lt_err.h"
+#include "base/lt_buf.h"
+#include "base/lt_err.h"
+#include "base/lt_json.h" /* lt_json_str: strings are escaped there */
 #include "traces/trace_format.h"
 #include "traces/trace_reader.h"
 
@@ -18,11 +19,11 @@ int lt_json_header(struct lt_buf *out, const struct lt_header *h);
 int lt_json_record(struct lt_buf *out, const struct lt_record *r);
 int lt_json_run(struct lt_buf *out, const struct lt_run *r);
 int lt_json_result(struct lt_buf *out, const struct lt_result *r);
+int lt_json_scrape(struct lt_buf *out, const struct lt_scrape *s);
+int lt_json_check(struct lt_buf *out, const struct lt_check *k);
 int lt_json_item(struct lt_buf *out, const struct lt_item *it);
 
 /* Append raw msgpack (one value) as JSON. */
 int lt_json_msgpack(struct lt_buf *out, const uint8_t *data, size_t len);
-/* Append s as a JSON string literal, quotes included. */
-int lt_json_str(struct lt_buf *out, const char *s, size_t n);
 
 #endif

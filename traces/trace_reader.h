@@ -19,7 +19,7 @@
 #ifndef LT_TRACE_READER_H
 #define LT_TRACE_READER_H
 
-#include "traces/lt_err.h"
+#include "base/lt_err.h"
 #include "traces/trace_format.h"
 
 #include <stdint.h>
@@ -28,6 +28,9 @@ struct lt_reader;
 
 struct lt_reader_opts {
     bool salvage;
+    /* A trace in completion order (docs/trace-format.md §2.3) is handed
+     * out as stored, not sorted into arrival order. */
+    bool file_order;
     /* Hard limits; 0 = the default in parentheses. */
     size_t max_record_bytes; /* one value, packed (16 MiB) */
     size_t max_frame_bytes;  /* one frame, decompressed (64 MiB) */
@@ -41,16 +44,20 @@ enum lt_item_type {
     LT_ITEM_RECORD = 1, /* trace record (kind "trace") */
     LT_ITEM_RUN = 2,    /* run record (kind "results") */
     LT_ITEM_RESULT = 3, /* request result (kind "results") */
+    LT_ITEM_SCRAPE = 4, /* metrics scrape sample (kind "results") */
+    LT_ITEM_CHECK = 5,  /* a run's self-check, at its end (kind "results") */
 };
 
 struct lt_item {
     enum lt_item_type type;
-    uint64_t index;       /* 0-based index of the value after the header */
+    uint64_t index;        /* 0-based index of the value after the header */
     uint64_t frame_offset; /* byte offset in the file of the frame holding it */
     union {
         struct lt_record rec;
         struct lt_run run;
         struct lt_result res;
+        struct lt_scrape scr;
+        struct lt_check chk;
     };
     /* The value's raw msgpack bytes, for tools that copy values unchanged;
      * NULL (0) for a result of a result block, which has none of its own. */
@@ -59,13 +66,13 @@ struct lt_item {
 };
 
 struct lt_reader_stats {
-    uint64_t values;          /* values returned (header excluded) */
-    uint64_t frames;          /* frames read intact */
-    uint64_t bytes_in;        /* compressed bytes consumed */
-    uint64_t bytes_out;       /* decompressed bytes of intact frames */
-    uint64_t skipped_frames;  /* salvage: frames dropped */
-    uint64_t skipped_bytes;   /* salvage: compressed bytes dropped */
-    uint64_t skipped_values;  /* salvage: values dropped inside intact frames */
+    uint64_t values;         /* values returned (header excluded) */
+    uint64_t frames;         /* frames read intact */
+    uint64_t bytes_in;       /* compressed bytes consumed */
+    uint64_t bytes_out;      /* decompressed bytes of intact frames */
+    uint64_t skipped_frames; /* salvage: frames dropped */
+    uint64_t skipped_bytes;  /* salvage: compressed bytes dropped */
+    uint64_t skipped_values; /* salvage: values dropped inside intact frames */
 };
 
 /* Open path ("-" = standard input) and read the header. opts may be NULL.
@@ -89,6 +96,19 @@ void lt_reader_stats(const struct lt_reader *r, struct lt_reader_stats *st);
 
 /* Close and free; NULL is a no-op. */
 void lt_reader_free(struct lt_reader *r);
+
+/* The integer value of `key` among a record's unknown keys (x as the reader
+ * gave it, or packed with traces/lt_mp.h). False when the key is absent or
+ * its value is not an integer that fits int64. */
+bool lt_extra_get_int(const struct lt_extra *x, const char *key, int64_t *v);
+
+/* Append to out the pairs of x (as the reader gave it, or packed with
+ * traces/lt_mp.h) whose key is none of keys[0..nk), raw; *n gets how many.
+ * For a writer that replaces keys of a header or record it copies. Returns
+ * 0 or a negative LT_E* code (out of room). */
+struct lt_buf;
+int lt_extra_copy_except(const struct lt_extra *x, const char *const *keys, size_t nk,
+                         struct lt_buf *out, uint32_t *n);
 
 /* Open a file that must be of the given kind; a clear error otherwise. */
 struct lt_reader *lt_reader_open_kind(const char *path, enum lt_kind kind,

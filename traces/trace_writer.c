@@ -2,7 +2,7 @@
  * Streaming writer of loadtrace files (see trace_writer.h for the contract
  * and docs/trace-format.md for the bytes).
  *
- * Values are packed with msgpack-c into an uncompressed frame buffer and the
+ * Values are packed (traces/lt_mp.h) into an uncompressed frame buffer and the
  * whole frame is compressed in one call when it is closed: one-shot
  * compression is faster than streaming per record, and a frame that is
  * written is complete and checksummed, which is what lets a reader salvage
@@ -23,12 +23,16 @@
  * kept, stay as small as zstd makes them.
  */
 #include "traces/trace_writer.h"
-#include "traces/lt_buf.h"
-#include "traces/lt_time.h"
+#include "traces/trace_reader.h"
+#include "base/lt_buf.h"
+#include "base/lt_time.h"
+#include "traces/lt_mp.h"
+#include "traces/scan_internal.h"
 #include "traces/trace_keys.h"
+#include "traces/trace_schema.h"
 
 #include <errno.h>
-#include <msgpack.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +45,15 @@
 #define FRAME_RECORDS_DEFAULT 4096
 #define FRAME_BYTES_DEFAULT (4u << 20)
 #define FRAME_MS_DEFAULT 1000
-#define RECORD_MAX (16u << 20)
-/* A block stays well inside the reader's default limits (16 MiB per value,
- * 4,000,000 elements, 1,000,000 per array), whatever frame options the
- * caller chose: past these it is written out and a new one begun. */
-#define BLOCK_BYTES_MAX (8u << 20)
-#define BLOCK_ELEMS_MAX 1000000u
+#define RECORD_MAX LT_LIMIT_VALUE_BYTES
+/* A frame holds at most frame_bytes and one value more: the reader's frame
+ * limit caps frame_bytes. */
+#define FRAME_BYTES_MAX (LT_LIMIT_FRAME_BYTES - LT_LIMIT_VALUE_BYTES)
+/* A block stays well inside the reader's limits (LT_LIMIT_*: 16 MiB per
+ * value, 4,000,000 elements, 1,000,000 per array), whatever frame options
+ * the caller chose: past these it is written out and a new one begun. */
+#define BLOCK_BYTES_MAX (LT_LIMIT_VALUE_BYTES / 2)
+#define BLOCK_ELEMS_MAX (LT_LIMIT_ELEMS / 4)
 #define BLOCK_ROWS_MAX 65536u
 #define DICT_MAX 32 /* distinct strings a string column refers back to */
 
@@ -59,14 +66,14 @@ struct block {
     size_t bytes;           /* of all columns */
     uint64_t prev_i;        /* i and sched of the result before (0 before the first) */
     int64_t prev_sched;
-    /* err, finish, count: a string seen before in the column is written as
+    /* err, finish, count, err_body: a string seen before in the column is written as
      * the number of its first string element; strings are copied here,
      * NUL-separated, with their element numbers. */
-    struct lt_buf dict[3];
-    uint32_t dict_n[3];              /* strings kept */
-    uint32_t dict_off[3][DICT_MAX];  /* where each starts in dict */
-    uint32_t dict_elem[3][DICT_MAX]; /* its element number */
-    uint32_t n_strs[3];              /* string elements written in the column */
+    struct lt_buf dict[LT_BSTR_N];
+    uint32_t dict_n[LT_BSTR_N];              /* strings kept */
+    uint32_t dict_off[LT_BSTR_N][DICT_MAX];  /* where each starts in dict */
+    uint32_t dict_elem[LT_BSTR_N][DICT_MAX]; /* its element number */
+    uint32_t n_strs[LT_BSTR_N];              /* string elements written in the column */
 };
 
 struct lt_writer {
@@ -83,10 +90,10 @@ struct lt_writer {
     lt_mono frame_opened;
     struct lt_buf zbuf; /* compressed frame */
     ZSTD_CCtx *cctx;
-    msgpack_packer pk;
-    int pack_rc; /* first lt_buf failure seen by the packer callback */
+    struct lt_mp mp; /* packs into frame; rc: the value's first failure */
 
-    int64_t last_t; /* trace files are in arrival order */
+    int64_t last_t;        /* trace files are in arrival order ... */
+    bool completion_order; /* ... unless the header says otherwise */
     uint64_t count;
     uint64_t bytes;
 
@@ -94,49 +101,27 @@ struct lt_writer {
     struct block blk;
 };
 
-static int pack_write(void *data, const char *buf, size_t len)
+static void pack_key(struct lt_writer *w, const char *k)
 {
-    struct lt_writer *w = data;
-    int rc = lt_buf_append(&w->frame, buf, len);
-    if (rc < 0 && !w->pack_rc)
-        w->pack_rc = rc;
-    return rc < 0 ? -1 : 0;
+    lt_mp_cstr(&w->mp, k);
 }
 
-static void pack_str(msgpack_packer *pk, const char *s)
+static void pack_kv_uint(struct lt_writer *w, const char *k, uint64_t v)
 {
-    size_t n = strlen(s);
-    msgpack_pack_str(pk, n);
-    msgpack_pack_str_body(pk, s, n);
+    pack_key(w, k);
+    lt_mp_uint(&w->mp, v);
 }
 
-static void pack_key(msgpack_packer *pk, const char *k)
+static void pack_kv_str(struct lt_writer *w, const char *k, const char *v)
 {
-    pack_str(pk, k);
-}
-
-static void pack_kv_int(msgpack_packer *pk, const char *k, int64_t v)
-{
-    pack_key(pk, k);
-    msgpack_pack_int64(pk, v);
-}
-
-static void pack_kv_uint(msgpack_packer *pk, const char *k, uint64_t v)
-{
-    pack_key(pk, k);
-    msgpack_pack_uint64(pk, v);
-}
-
-static void pack_kv_str(msgpack_packer *pk, const char *k, const char *v)
-{
-    pack_key(pk, k);
-    pack_str(pk, v);
+    pack_key(w, k);
+    lt_mp_cstr(&w->mp, v);
 }
 
 static void pack_extra(struct lt_writer *w, const struct lt_extra *x)
 {
     if (x->n && x->len)
-        pack_write(w, (const char *)x->data, x->len);
+        lt_mp_raw(&w->mp, x->data, x->len);
 }
 
 static int write_all(struct lt_writer *w, const void *p, size_t n, struct lt_err *err)
@@ -182,7 +167,7 @@ static void begin_value(struct lt_writer *w)
 {
     if (!w->frame.len && !w->blk.n)
         w->frame_opened = lt_mono_now();
-    w->pack_rc = 0;
+    w->mp.rc = 0;
 }
 
 /* The frame closes when it holds frame_records values (each result of the
@@ -196,14 +181,48 @@ static int close_if_full(struct lt_writer *w, struct lt_err *err)
     return 0;
 }
 
-/* Every value ends here: roll back a value that did not fit, close the
- * frame when it is full or old. */
-static int end_value(struct lt_writer *w, size_t start, struct lt_err *err)
+/* Why the reader would refuse the value packed at start (NULL: it would
+ * not). The known keys have a fixed shape, so only a value with unknown
+ * keys (free-form) or long arrays (`longest` elements, or `total` in all)
+ * is scanned, with the reader's scanner and limits. */
+static const char *past_limit(struct lt_writer *w, size_t start, bool extra, uint64_t longest,
+                              uint64_t total)
 {
-    if (w->pack_rc < 0) {
+    size_t len = w->frame.len - start;
+    if (len > LT_LIMIT_VALUE_BYTES)
+        return "is larger than 16 MiB packed";
+    if (longest > LT_LIMIT_ARRAY)
+        return "has an array of more than 1,000,000 elements";
+    if (!extra && total <= 1000)
+        return NULL;
+    struct scan sc = {.p = (const uint8_t *)w->frame.p + start,
+                      .n = len,
+                      .max_elems = LT_LIMIT_ELEMS,
+                      .max_array = LT_LIMIT_ARRAY};
+    if (lt_rd_scan_value(&sc) < 0)
+        return "nests deeper than 32 levels or holds more than 1,000,000 elements in an array or "
+               "4,000,000 in all";
+    return NULL;
+}
+
+/* Every value ends here: roll back a value that did not fit, or that the
+ * reader would refuse (LT_ELIMIT: nothing is written), close the frame
+ * when it is full or old. */
+static int end_value(struct lt_writer *w, size_t start, bool extra, uint64_t longest,
+                     uint64_t total, struct lt_err *err)
+{
+    if (w->mp.rc < 0) {
         w->frame.len = start;
-        return lt_errset(err, w->pack_rc, "%s: value %llu is larger than %u bytes", w->path,
+        return lt_errset(err, w->mp.rc, "%s: value %llu is larger than %u bytes", w->path,
                          (unsigned long long)w->count, RECORD_MAX);
+    }
+    const char *why = past_limit(w, start, extra, longest, total);
+    if (why) {
+        w->frame.len = start;
+        return lt_errset(err, LT_ELIMIT,
+                         "%s: value %llu %s: past a reader limit (docs/trace-format.md §1), so "
+                         "it is not written",
+                         w->path, (unsigned long long)w->count, why);
     }
     w->count++;
     w->frame_count++;
@@ -212,26 +231,31 @@ static int end_value(struct lt_writer *w, size_t start, struct lt_err *err)
 
 static void pack_header(struct lt_writer *w, const struct lt_header *h)
 {
-    msgpack_packer *pk = &w->pk;
     char now[32];
     const char *created = h->created;
     if (!created) {
         lt_wall_rfc3339(now);
         created = now;
     }
-    uint32_t n = 5 + (h->block_tokens > 0) + (h->meta_len > 0) + h->extra.n;
-    msgpack_pack_map(pk, n);
-    pack_kv_str(pk, K_FORMAT, LT_FORMAT_NAME);
-    pack_kv_uint(pk, K_VERSION, w->blocks ? 2 : 1);
-    pack_kv_str(pk, K_KIND, h->kind == LT_KIND_RESULTS ? "results" : "trace");
-    pack_kv_str(pk, K_CREATED, created);
-    pack_kv_str(pk, K_SOURCE, h->source ? h->source : "");
+    uint32_t n = 5 + (h->block_tokens > 0) + (h->meta_len > 0) + w->completion_order + h->extra.n;
+    lt_mp_map(&w->mp, n);
+    pack_kv_str(w, K_FORMAT, LT_FORMAT_NAME);
+    /* Results files may hold scrape samples (version 3), which a version-2
+     * reader would misread as results without `i`; the header is written
+     * before anyone knows whether they will come, so every results file
+     * but a version-1 one says 3. */
+    pack_kv_uint(w, K_VERSION, w->blocks ? 3 : 1);
+    pack_kv_str(w, K_KIND, h->kind == LT_KIND_RESULTS ? "results" : "trace");
+    pack_kv_str(w, K_CREATED, created);
+    pack_kv_str(w, K_SOURCE, h->source ? h->source : "");
     if (h->block_tokens)
-        pack_kv_uint(pk, K_BLOCK_TOKENS, h->block_tokens);
+        pack_kv_uint(w, K_BLOCK_TOKENS, h->block_tokens);
     if (h->meta_len) {
-        pack_key(pk, K_META);
-        pack_write(w, (const char *)h->meta, h->meta_len);
+        pack_key(w, K_META);
+        lt_mp_raw(&w->mp, h->meta, h->meta_len);
     }
+    if (w->completion_order)
+        pack_kv_str(w, K_ORDER, "completion");
     pack_extra(w, &h->extra);
 }
 
@@ -252,12 +276,15 @@ struct lt_writer *lt_writer_open(const char *path, const struct lt_header *hdr,
     w->level = o.level ? o.level : 3;
     w->frame_records = o.frame_records ? o.frame_records : FRAME_RECORDS_DEFAULT;
     w->frame_bytes = o.frame_bytes ? o.frame_bytes : FRAME_BYTES_DEFAULT;
+    if (w->frame_bytes > FRAME_BYTES_MAX)
+        w->frame_bytes = FRAME_BYTES_MAX;
     w->frame_ns = (o.frame_ms ? o.frame_ms : FRAME_MS_DEFAULT) * 1000000;
     w->last_t = INT64_MIN;
+    w->completion_order = hdr->kind == LT_KIND_TRACE && o.completion_order;
     w->blocks = hdr->kind == LT_KIND_RESULTS && !o.results_v1;
     for (int c = 0; c < BC_N; c++)
         lt_buf_init(&w->blk.col[c], BLOCK_BYTES_MAX);
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < LT_BSTR_N; d++)
         lt_buf_init(&w->blk.dict[d], BLOCK_BYTES_MAX);
     lt_buf_init(&w->frame, w->frame_bytes + RECORD_MAX);
     lt_buf_init(&w->zbuf, SIZE_MAX);
@@ -278,13 +305,14 @@ struct lt_writer *lt_writer_open(const char *path, const struct lt_header *hdr,
         lt_errset(err, LT_EIO, "%s: cannot create: %s", path, strerror(errno));
         goto fail;
     }
-    msgpack_packer_init(&w->pk, w, pack_write);
+    w->mp = (struct lt_mp){&w->frame, 0};
     /* The header gets a frame of its own, so it is on disk at once and a
      * damaged first data frame never takes the header with it. */
     begin_value(w);
     pack_header(w, hdr);
-    if (w->pack_rc < 0) {
-        lt_errset(err, w->pack_rc, "%s: header too large", path);
+    if (w->mp.rc < 0 || past_limit(w, 0, true, 0, 0)) {
+        lt_errset(err, w->mp.rc < 0 ? w->mp.rc : LT_ELIMIT,
+                  "%s: header too large, or its meta past a reader limit", path);
         goto fail;
     }
     if (lt_writer_flush(w, err) < 0)
@@ -296,7 +324,7 @@ fail:
     w->f = NULL;
     for (int c = 0; c < BC_N; c++)
         lt_buf_release(&w->blk.col[c]);
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < LT_BSTR_N; d++)
         lt_buf_release(&w->blk.dict[d]);
     lt_buf_release(&w->frame);
     lt_buf_release(&w->zbuf);
@@ -306,8 +334,172 @@ fail:
     return NULL;
 }
 
-static int check_kind(struct lt_writer *w, enum lt_kind want, const char *what,
-                      struct lt_err *err)
+/* ---- values as maps, from the table of fields (trace_schema.h) -------- */
+
+static void pack_orig(struct lt_writer *w, const struct lt_record *base, uint32_t has);
+
+/* A field's value, whose key is packed; `base` is the struct. The shapes
+ * of their own (arrays, orig, chunks) belong to one struct each. Always
+ * inlined where f is a constant (one per field, below), so that each is
+ * compiled for its field's type, as hand-written code would be. */
+static inline __attribute__((always_inline)) void
+pack_value(struct lt_writer *w, const struct lt_field *f, const void *base, uint32_t has)
+{
+    const char *p = (const char *)base + f->off;
+    struct lt_mp *m = &w->mp;
+    const struct lt_record *rec = base;
+    const struct lt_result *res = base;
+    switch ((enum lt_ftype)f->type) {
+    case LT_FT_I64:
+        lt_mp_int(m, *(const int64_t *)(const void *)p);
+        break;
+    case LT_FT_I32:
+        lt_mp_int(m, *(const int32_t *)(const void *)p);
+        break;
+    case LT_FT_U64:
+        lt_mp_uint(m, *(const uint64_t *)(const void *)p);
+        break;
+    case LT_FT_U32:
+        lt_mp_uint(m, *(const uint32_t *)(const void *)p);
+        break;
+    case LT_FT_F64:
+        lt_mp_double(m, *(const double *)(const void *)p);
+        break;
+    case LT_FT_STR: {
+        const char *str = *(const char *const *)(const void *)p;
+        lt_mp_cstr(m, str ? str : "");
+        break;
+    }
+    case LT_FT_TEXT:
+        lt_mp_str(m, rec->text, rec->text_len);
+        break;
+    case LT_FT_FLAG:
+    case LT_FT_BOOL:
+        lt_mp_bool(m, true);
+        break;
+    case LT_FT_REC:
+        lt_mp_cstr(m, "run");
+        break;
+    case LT_FT_MSGS:
+        lt_mp_array(m, rec->n_msgs);
+        for (uint32_t i = 0; i < rec->n_msgs; i++) {
+            lt_mp_array(m, 2);
+            lt_mp_cstr(m, rec->msgs[i].role);
+            lt_mp_uint(m, rec->msgs[i].tokens);
+        }
+        break;
+    case LT_FT_TOOLS:
+        lt_mp_array(m, 2);
+        lt_mp_uint(m, rec->tools_count);
+        lt_mp_uint(m, rec->tools_tokens);
+        break;
+    case LT_FT_CALLS:
+        lt_mp_array(m, rec->n_calls);
+        for (uint32_t i = 0; i < rec->n_calls; i++)
+            lt_mp_uint(m, rec->calls[i]);
+        break;
+    case LT_FT_BLOCKS:
+        lt_mp_array(m, rec->n_blocks);
+        for (uint32_t i = 0; i < rec->n_blocks; i++)
+            lt_mp_uint(m, rec->blocks[i]);
+        break;
+    case LT_FT_ORIG:
+        pack_orig(w, rec, has);
+        break;
+    case LT_FT_SREC:
+        lt_mp_cstr(m, K_SCRAPE);
+        break;
+    case LT_FT_CREC:
+        lt_mp_cstr(m, K_CHECK);
+        break;
+    case LT_FT_VALS: {
+        const struct lt_scrape_val *v = *(const struct lt_scrape_val *const *)(const void *)p;
+        uint32_t n = lt_schema_count(p);
+        lt_mp_map(m, n);
+        for (uint32_t i = 0; i < n; i++) {
+            lt_mp_cstr(m, v[i].name);
+            lt_mp_double(m, v[i].v);
+        }
+        break;
+    }
+    case LT_FT_HISTS: {
+        const struct lt_scrape_hist *h = *(const struct lt_scrape_hist *const *)(const void *)p;
+        uint32_t n = lt_schema_count(p);
+        lt_mp_map(m, n);
+        for (uint32_t i = 0; i < n; i++) {
+            lt_mp_cstr(m, h[i].name);
+            lt_mp_array(m, 2 + 2 * h[i].n);
+            lt_mp_double(m, h[i].sum);
+            lt_mp_double(m, h[i].count);
+            for (uint32_t j = 0; j < h[i].n; j++) {
+                lt_mp_double(m, h[i].le[j]);
+                lt_mp_double(m, h[i].cum[j]);
+            }
+        }
+        break;
+    }
+    case LT_FT_CHUNKS: {
+        /* Flat [dt, tokens, dt, tokens, ...]; the first dt counts from sent
+         * (or sched when the request was never sent), each next one from
+         * the chunk before. */
+        lt_mp_array(m, 2 * res->n_chunks);
+        int64_t prev = (has & LT_RHAS_SENT) ? res->sent : res->sched;
+        for (uint32_t i = 0; i < res->n_chunks; i++) {
+            lt_mp_int(m, (int64_t)((uint64_t)res->chunks[i].t - (uint64_t)prev));
+            lt_mp_uint(m, res->chunks[i].tokens);
+            prev = res->chunks[i].t;
+        }
+        break;
+    }
+    }
+}
+
+/* A value as a map: the fields of its table that are present, in the
+ * table's order, then its unknown keys. Made from the table's list: one
+ * test and one packing per field, each compiled for its field. */
+#define PACK_FIELDS(name, S, LIST, COUNT, PACK)                                                    \
+    static void name(struct lt_writer *w, const S *base, uint32_t has, const struct lt_extra *x)   \
+    {                                                                                              \
+        uint32_t n = x ? x->n : 0;                                                                 \
+        LIST(COUNT)                                                                                \
+        lt_mp_map(&w->mp, n);                                                                      \
+        LIST(PACK)                                                                                 \
+        if (x)                                                                                     \
+            pack_extra(w, x);                                                                      \
+    }
+#define COUNT_FIELD(idx, table) n += lt_schema_present(&table[idx], base, has);
+#define PACK_FIELD(idx, table)                                                                     \
+    if (lt_schema_present(&table[idx], base, has)) {                                               \
+        lt_mp_str(&w->mp, table[idx].key, table[idx].klen);                                        \
+        pack_value(w, &table[idx], base, has);                                                     \
+    }
+#define COUNT_REC(id, ...) COUNT_FIELD(LT_REC_##id, lt_schema_record)
+#define PACK_REC(id, ...) PACK_FIELD(LT_REC_##id, lt_schema_record)
+#define COUNT_RUN(id, ...) COUNT_FIELD(LT_RUN_##id, lt_schema_run)
+#define PACK_RUN(id, ...) PACK_FIELD(LT_RUN_##id, lt_schema_run)
+#define COUNT_RES(id, ...) COUNT_FIELD(LT_RES_##id, lt_schema_result)
+#define PACK_RES(id, ...) PACK_FIELD(LT_RES_##id, lt_schema_result)
+#define COUNT_SCR(id, ...) COUNT_FIELD(LT_SCR_##id, lt_schema_scrape)
+#define PACK_SCR(id, ...) PACK_FIELD(LT_SCR_##id, lt_schema_scrape)
+#define COUNT_CHK(id, ...) COUNT_FIELD(LT_CHK_##id, lt_schema_check)
+#define PACK_CHK(id, ...) PACK_FIELD(LT_CHK_##id, lt_schema_check)
+#define COUNT_ORIG(id, ...) COUNT_FIELD(LT_ORIG_##id, lt_schema_orig)
+#define PACK_ORIG(id, ...) PACK_FIELD(LT_ORIG_##id, lt_schema_orig)
+
+PACK_FIELDS(pack_record, struct lt_record, LT_RECORD_FIELDS, COUNT_REC, PACK_REC)
+PACK_FIELDS(pack_run, struct lt_run, LT_RUN_FIELDS, COUNT_RUN, PACK_RUN)
+PACK_FIELDS(pack_result, struct lt_result, LT_RESULT_FIELDS, COUNT_RES, PACK_RES)
+PACK_FIELDS(pack_scrape, struct lt_scrape, LT_SCRAPE_FIELDS, COUNT_SCR, PACK_SCR)
+PACK_FIELDS(pack_check, struct lt_check, LT_CHECK_FIELDS, COUNT_CHK, PACK_CHK)
+PACK_FIELDS(pack_orig_fields, struct lt_record, LT_ORIG_FIELDS, COUNT_ORIG, PACK_ORIG)
+
+/* orig: its own map of the record's orig_* fields. */
+static void pack_orig(struct lt_writer *w, const struct lt_record *base, uint32_t has)
+{
+    pack_orig_fields(w, base, has, NULL);
+}
+
+static int check_kind(struct lt_writer *w, enum lt_kind want, const char *what, struct lt_err *err)
 {
     if (w->kind != want)
         return lt_errset(err, LT_EINVAL, "%s: a %s does not belong in a %s file", w->path, what,
@@ -320,102 +512,21 @@ int lt_writer_put_record(struct lt_writer *w, const struct lt_record *r, struct 
     int rc = check_kind(w, LT_KIND_TRACE, "trace record", err);
     if (rc < 0)
         return rc;
-    if (r->t < 0 || r->t < w->last_t)
+    if (r->t < 0 || (r->t < w->last_t && !w->completion_order))
         return lt_errset(err, LT_EINVAL,
                          "%s: record %llu: arrival t=%lld us is %s; trace records must be in "
                          "arrival order from t=0",
                          w->path, (unsigned long long)w->count, (long long)r->t,
                          r->t < 0 ? "negative" : "earlier than the previous record's");
     w->last_t = r->t;
-    msgpack_packer *pk = &w->pk;
-    uint32_t h = r->has;
-    int orig = !!(h & (LT_HAS_ORIG_STATUS | LT_HAS_ORIG_TTFT | LT_HAS_ORIG_E2E));
-    uint32_t n = 1 + !!(h & LT_HAS_SESSION) + !!(h & LT_HAS_TURN) + !!(h & LT_HAS_THINK) +
-                 (r->api != NULL) + (r->model != NULL) + !!(h & LT_HAS_IN) +
-                 !!(h & LT_HAS_CACHED) + !!(h & LT_HAS_OUT) + !!(h & LT_HAS_REASONING) +
-                 !!(h & LT_HAS_MAX_TOKENS) + !!(h & LT_HAS_MSGS) + !!(h & LT_HAS_TOOLS) +
-                 !!(h & LT_HAS_CALLS) + !!(h & LT_HAS_BLOCKS) + orig + (r->finish != NULL) +
-                 (r->text != NULL) + !!(h & LT_HAS_FAILED) + !!(h & LT_HAS_ESTIMATED) +
-                 r->extra.n;
     size_t start = w->frame.len;
     begin_value(w);
-    msgpack_pack_map(pk, n);
-    pack_kv_int(pk, K_T, r->t);
-    if (h & LT_HAS_SESSION)
-        pack_kv_uint(pk, K_SESSION, r->session);
-    if (h & LT_HAS_TURN)
-        pack_kv_uint(pk, K_TURN, r->turn);
-    if (h & LT_HAS_THINK)
-        pack_kv_int(pk, K_THINK, r->think);
-    if (r->api)
-        pack_kv_str(pk, K_API, r->api);
-    if (r->model)
-        pack_kv_str(pk, K_MODEL, r->model);
-    if (h & LT_HAS_IN)
-        pack_kv_uint(pk, K_IN, r->in);
-    if (h & LT_HAS_CACHED)
-        pack_kv_uint(pk, K_CACHED, r->cached);
-    if (h & LT_HAS_OUT)
-        pack_kv_uint(pk, K_OUT, r->out);
-    if (h & LT_HAS_REASONING)
-        pack_kv_uint(pk, K_REASONING, r->reasoning);
-    if (h & LT_HAS_MAX_TOKENS)
-        pack_kv_uint(pk, K_MAX_TOKENS, r->max_tokens);
-    if (h & LT_HAS_MSGS) {
-        pack_key(pk, K_MSGS);
-        msgpack_pack_array(pk, r->n_msgs);
-        for (uint32_t i = 0; i < r->n_msgs; i++) {
-            msgpack_pack_array(pk, 2);
-            pack_str(pk, r->msgs[i].role);
-            msgpack_pack_uint32(pk, r->msgs[i].tokens);
-        }
-    }
-    if (h & LT_HAS_TOOLS) {
-        pack_key(pk, K_TOOLS);
-        msgpack_pack_array(pk, 2);
-        msgpack_pack_uint32(pk, r->tools_count);
-        msgpack_pack_uint32(pk, r->tools_tokens);
-    }
-    if (h & LT_HAS_CALLS) {
-        pack_key(pk, K_CALLS);
-        msgpack_pack_array(pk, r->n_calls);
-        for (uint32_t i = 0; i < r->n_calls; i++)
-            msgpack_pack_uint32(pk, r->calls[i]);
-    }
-    if (h & LT_HAS_BLOCKS) {
-        pack_key(pk, K_BLOCKS);
-        msgpack_pack_array(pk, r->n_blocks);
-        for (uint32_t i = 0; i < r->n_blocks; i++)
-            msgpack_pack_uint64(pk, r->blocks[i]);
-    }
-    if (orig) {
-        pack_key(pk, K_ORIG);
-        msgpack_pack_map(pk, !!(h & LT_HAS_ORIG_STATUS) + !!(h & LT_HAS_ORIG_TTFT) +
-                                 !!(h & LT_HAS_ORIG_E2E));
-        if (h & LT_HAS_ORIG_STATUS)
-            pack_kv_int(pk, K_STATUS, r->orig_status);
-        if (h & LT_HAS_ORIG_TTFT)
-            pack_kv_int(pk, K_TTFT, r->orig_ttft);
-        if (h & LT_HAS_ORIG_E2E)
-            pack_kv_int(pk, K_E2E, r->orig_e2e);
-    }
-    if (r->finish)
-        pack_kv_str(pk, K_FINISH, r->finish);
-    if (r->text) {
-        pack_key(pk, K_TEXT);
-        msgpack_pack_str(pk, r->text_len);
-        msgpack_pack_str_body(pk, r->text, r->text_len);
-    }
-    if (h & LT_HAS_FAILED) {
-        pack_key(pk, K_FAILED);
-        msgpack_pack_true(pk);
-    }
-    if (h & LT_HAS_ESTIMATED) {
-        pack_key(pk, K_EST);
-        msgpack_pack_true(pk);
-    }
-    pack_extra(w, &r->extra);
-    return end_value(w, start, err);
+    pack_record(w, r, r->has, &r->extra);
+    uint64_t longest = r->n_msgs > r->n_calls ? r->n_msgs : r->n_calls;
+    if (r->n_blocks > longest)
+        longest = r->n_blocks;
+    return end_value(w, start, r->extra.n > 0, longest,
+                     3 * (uint64_t)r->n_msgs + r->n_calls + r->n_blocks, err);
 }
 
 int lt_writer_put_run(struct lt_writer *w, const struct lt_run *r, struct lt_err *err)
@@ -423,109 +534,107 @@ int lt_writer_put_run(struct lt_writer *w, const struct lt_run *r, struct lt_err
     int rc = check_kind(w, LT_KIND_RESULTS, "run record", err);
     if (rc < 0)
         return rc;
-    msgpack_packer *pk = &w->pk;
-    uint32_t n = 3 + !!r->concurrency + (r->rate > 0) + (r->speed > 0) + !!r->target +
-                 !!r->model + !!r->start + !!r->version + !!r->warmup + r->extra.n;
+    /* JSON has no NaN or infinity, and a rate of NaN would vanish (it is
+     * not > 0): refused rather than written as something else. */
+    if (!isfinite(r->rate) || !isfinite(r->speed))
+        return lt_errset(err, LT_EINVAL,
+                         "%s: run %u: %s %g is not a finite number (requests per second, or "
+                         "0 for none)",
+                         w->path, r->id, isfinite(r->rate) ? "speed" : "rate",
+                         isfinite(r->rate) ? r->speed : r->rate);
     if ((rc = block_emit(w, err)) < 0) /* results before the run stay before it */
         return rc;
     size_t start = w->frame.len;
     begin_value(w);
-    msgpack_pack_map(pk, n);
-    pack_kv_str(pk, K_REC, "run");
-    pack_kv_uint(pk, K_RUN, r->id);
-    pack_kv_str(pk, K_MODE, r->mode ? r->mode : "");
-    if (r->concurrency)
-        pack_kv_uint(pk, K_CONCURRENCY, r->concurrency);
-    if (r->rate > 0) {
-        pack_key(pk, K_RATE);
-        msgpack_pack_double(pk, r->rate);
+    pack_run(w, r, 0, &r->extra);
+    return end_value(w, start, r->extra.n > 0, 0, 0, err);
+}
+
+int lt_writer_put_check(struct lt_writer *w, const struct lt_check *k, struct lt_err *err)
+{
+    int rc = check_kind(w, LT_KIND_RESULTS, "self-check", err);
+    if (rc < 0)
+        return rc;
+    const double v[] = {k->rate_asked,   k->rate_got, k->inflight_asked,
+                        k->inflight_got, k->cpu_s,    k->wall_s};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (!isfinite(v[i]))
+            return lt_errset(err, LT_EINVAL, "%s: self-check of run %u: %s is not a finite number",
+                             w->path, k->run, lt_schema_check[LT_CHK_RATE_ASKED + i].key);
+    if ((rc = block_emit(w, err)) < 0) /* the run's results stay before it */
+        return rc;
+    size_t start = w->frame.len;
+    begin_value(w);
+    pack_check(w, k, 0, &k->extra);
+    return end_value(w, start, k->extra.n > 0, 0, 0, err);
+}
+
+/* JSON has no NaN or infinity: a scrape's values must be finite. */
+static const char *scrape_not_finite(const struct lt_scrape *s)
+{
+    for (uint32_t i = 0; i < s->nv; i++)
+        if (!isfinite(s->v[i].v))
+            return s->v[i].name;
+    for (uint32_t i = 0; i < s->nraw; i++)
+        if (!isfinite(s->raw[i].v))
+            return s->raw[i].name;
+    for (uint32_t i = 0; i < s->nh; i++) {
+        const struct lt_scrape_hist *h = &s->h[i];
+        bool ok = isfinite(h->sum) && isfinite(h->count);
+        for (uint32_t j = 0; j < h->n && ok; j++)
+            ok = isfinite(h->le[j]) && isfinite(h->cum[j]);
+        if (!ok)
+            return h->name;
     }
-    if (r->speed > 0) {
-        pack_key(pk, K_SPEED);
-        msgpack_pack_double(pk, r->speed);
+    return NULL;
+}
+
+int lt_writer_put_scrape(struct lt_writer *w, const struct lt_scrape *s, struct lt_err *err)
+{
+    int rc = check_kind(w, LT_KIND_RESULTS, "scrape sample", err);
+    if (rc < 0)
+        return rc;
+    if (!w->blocks)
+        return lt_errset(err, LT_EINVAL,
+                         "%s: a version-1 results file (results_v1) has no scrape samples: they "
+                         "are version 3 (docs/trace-format.md §2.7)",
+                         w->path);
+    const char *bad = scrape_not_finite(s);
+    if (bad)
+        return lt_errset(err, LT_EINVAL, "%s: scrape of run %u: %s is not a finite number", w->path,
+                         s->run, bad);
+    if ((rc = block_emit(w, err)) < 0) /* results before it stay before it */
+        return rc;
+    size_t start = w->frame.len;
+    begin_value(w);
+    pack_scrape(w, s, 0, &s->extra);
+    uint64_t longest = s->nv > s->nraw ? s->nv : s->nraw;
+    uint64_t total = (uint64_t)s->nv + s->nraw + s->nh;
+    for (uint32_t i = 0; i < s->nh; i++) {
+        uint64_t n = 2 + 2 * (uint64_t)s->h[i].n;
+        total += n;
+        if (n > longest)
+            longest = n;
     }
-    if (r->target)
-        pack_kv_str(pk, K_TARGET, r->target);
-    if (r->model)
-        pack_kv_str(pk, K_MODEL, r->model);
-    if (r->start)
-        pack_kv_str(pk, K_START, r->start);
-    if (r->version)
-        pack_kv_str(pk, K_VERSION, r->version);
-    if (r->warmup)
-        pack_kv_uint(pk, K_WARMUP, r->warmup);
-    pack_extra(w, &r->extra);
-    return end_value(w, start, err);
+    return end_value(w, start, s->extra.n > 0, longest, total, err);
 }
 
 /* ---- result blocks ------------------------------------------------------ */
 
-/* Minimal msgpack encoders into a column, smallest encoding first (what
- * msgpack-c's packer would write, without a callback per byte run). */
-static int mp_put(struct lt_buf *b, const uint8_t *p, size_t n)
-{
-    return lt_buf_append(b, p, n);
-}
-
+/* A value into a column (a buffer of its own). */
 static int mp_uint(struct lt_buf *b, uint64_t v)
 {
-    uint8_t t[9];
-    if (v <= 0x7f)
-        return mp_put(b, (uint8_t[]){(uint8_t)v}, 1);
-    int k = v <= 0xff ? 1 : v <= 0xffff ? 2 : v <= 0xffffffffu ? 4 : 8;
-    t[0] = k == 1 ? 0xcc : k == 2 ? 0xcd : k == 4 ? 0xce : 0xcf;
-    for (int j = 0; j < k; j++)
-        t[1 + j] = (uint8_t)(v >> (8 * (k - 1 - j)));
-    return mp_put(b, t, 1 + (size_t)k);
+    return lt_mp_uint(&(struct lt_mp){b, 0}, v);
 }
 
 static int mp_int(struct lt_buf *b, int64_t v)
 {
-    if (v >= 0)
-        return mp_uint(b, (uint64_t)v);
-    if (v >= -32)
-        return mp_put(b, (uint8_t[]){(uint8_t)(0xe0 | (v + 32))}, 1);
-    uint8_t t[9];
-    int k = v >= INT8_MIN ? 1 : v >= INT16_MIN ? 2 : v >= INT32_MIN ? 4 : 8;
-    t[0] = k == 1 ? 0xd0 : k == 2 ? 0xd1 : k == 4 ? 0xd2 : 0xd3;
-    uint64_t u = (uint64_t)v;
-    for (int j = 0; j < k; j++)
-        t[1 + j] = (uint8_t)(u >> (8 * (k - 1 - j)));
-    return mp_put(b, t, 1 + (size_t)k);
+    return lt_mp_int(&(struct lt_mp){b, 0}, v);
 }
 
 static int mp_nil(struct lt_buf *b)
 {
-    return mp_put(b, (const uint8_t *)"\xc0", 1);
-}
-
-static int mp_array(struct lt_buf *b, uint32_t n)
-{
-    if (n <= 15)
-        return mp_put(b, (uint8_t[]){(uint8_t)(0x90 | n)}, 1);
-    if (n <= 0xffff)
-        return mp_put(b, (uint8_t[]){0xdc, (uint8_t)(n >> 8), (uint8_t)n}, 3);
-    return mp_put(
-        b, (uint8_t[]){0xdd, (uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8), (uint8_t)n},
-        5);
-}
-
-static int mp_str(struct lt_buf *b, const char *s)
-{
-    size_t n = strlen(s);
-    int rc;
-    if (n <= 31)
-        rc = mp_put(b, (uint8_t[]){(uint8_t)(0xa0 | n)}, 1);
-    else if (n <= 0xff)
-        rc = mp_put(b, (uint8_t[]){0xd9, (uint8_t)n}, 2);
-    else if (n <= 0xffff)
-        rc = mp_put(b, (uint8_t[]){0xda, (uint8_t)(n >> 8), (uint8_t)n}, 3);
-    else
-        rc = mp_put(b,
-                    (uint8_t[]){0xdb, (uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8),
-                                (uint8_t)n},
-                    5);
-    return rc < 0 ? rc : mp_put(b, (const uint8_t *)s, n);
+    return lt_mp_nil(&(struct lt_mp){b, 0});
 }
 
 /* Differences are taken modulo 2^64, so every int64 round-trips. */
@@ -568,19 +677,19 @@ static int col_str(struct block *k, enum lt_bcol c, const char *s)
         }
     }
     k->n_strs[d]++;
-    return mp_str(&k->col[c], s);
+    return lt_mp_cstr(&(struct lt_mp){&k->col[c], 0}, s);
 }
 
 /* Append one result to the open block's columns; on failure the block is
  * as it was. */
 static int block_row(struct block *k, const struct lt_result *r)
 {
-    size_t len[BC_N], dict_len[3];
-    uint32_t present[BC_N], dict_n[3], n_strs[3];
+    size_t len[BC_N], dict_len[LT_BSTR_N];
+    uint32_t present[BC_N], dict_n[LT_BSTR_N], n_strs[LT_BSTR_N];
     for (int c = 0; c < BC_N; c++)
         len[c] = k->col[c].len;
     memcpy(present, k->present, sizeof present);
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < LT_BSTR_N; d++)
         dict_len[d] = k->dict[d].len;
     memcpy(dict_n, k->dict_n, sizeof dict_n);
     memcpy(n_strs, k->n_strs, sizeof n_strs);
@@ -599,7 +708,7 @@ static int block_row(struct block *k, const struct lt_result *r)
         /* As in a result map: [dt, tokens, ...], the first dt from sent
          * (or sched), each next one from the chunk before. */
         struct lt_buf *b = &k->col[BC_CHUNKS];
-        rc |= mp_array(b, 2 * r->n_chunks);
+        rc |= lt_mp_array(&(struct lt_mp){b, 0}, 2 * r->n_chunks);
         int64_t prev = (h & LT_RHAS_SENT) ? r->sent : q;
         for (uint32_t j = 0; j < r->n_chunks; j++) {
             rc |= mp_int(b, diff64(r->chunks[j].t, prev));
@@ -625,8 +734,9 @@ static int block_row(struct block *k, const struct lt_result *r)
     rc |= col_str(k, BC_ERR, r->err);
     rc |= col_str(k, BC_FINISH, r->finish);
     rc |= col_str(k, BC_COUNT, r->count);
+    rc |= col_str(k, BC_ERR_BODY, r->err_body);
     if (r->warmup) {
-        rc |= mp_put(&k->col[BC_WARMUP], (const uint8_t *)"\xc3", 1);
+        rc |= lt_mp_bool(&(struct lt_mp){&k->col[BC_WARMUP], 0}, true);
         k->present[BC_WARMUP]++;
     } else {
         rc |= mp_nil(&k->col[BC_WARMUP]);
@@ -635,7 +745,7 @@ static int block_row(struct block *k, const struct lt_result *r)
         for (int c = 0; c < BC_N; c++)
             k->col[c].len = len[c];
         memcpy(k->present, present, sizeof present);
-        for (int d = 0; d < 3; d++)
+        for (int d = 0; d < LT_BSTR_N; d++)
             k->dict[d].len = dict_len[d];
         memcpy(k->dict_n, dict_n, sizeof dict_n);
         memcpy(k->n_strs, n_strs, sizeof n_strs);
@@ -659,33 +769,32 @@ static int block_emit(struct lt_writer *w, struct lt_err *err)
     struct block *k = &w->blk;
     if (!k->n)
         return 0;
-    msgpack_packer *pk = &w->pk;
     uint32_t ncols = 0;
     for (int c = 0; c < BC_N; c++)
         ncols += c <= BC_SCHED || k->present[c] > 0;
-    w->pack_rc = 0;
-    msgpack_pack_map(pk, 3 + ncols);
-    pack_kv_str(pk, K_REC, K_BLOCK);
-    pack_kv_uint(pk, K_N, k->n);
+    w->mp.rc = 0;
+    lt_mp_map(&w->mp, 3 + ncols);
+    pack_kv_str(w, K_REC, K_BLOCK);
+    pack_kv_uint(w, K_N, k->n);
     /* Each column's size, its array header included, so that a reader
      * finds every column without reading the ones before it. */
     size_t head = k->n <= 15 ? 1 : k->n <= 0xffff ? 3 : 5;
-    pack_key(pk, K_BYTES);
-    msgpack_pack_array(pk, ncols);
+    pack_key(w, K_BYTES);
+    lt_mp_array(&w->mp, ncols);
     for (int c = 0; c < BC_N; c++)
         if (c <= BC_SCHED || k->present[c] > 0)
-            msgpack_pack_uint64(pk, head + k->col[c].len);
+            lt_mp_uint(&w->mp, head + k->col[c].len);
     for (int c = 0; c < BC_N; c++) {
         if (c > BC_SCHED && !k->present[c])
             continue;
-        pack_key(pk, lt_bcol_key[c]);
-        msgpack_pack_array(pk, k->n);
-        pack_write(w, k->col[c].p, k->col[c].len);
+        pack_key(w, lt_bcol_key[c]);
+        lt_mp_array(&w->mp, k->n);
+        lt_mp_raw(&w->mp, k->col[c].p, k->col[c].len);
     }
     for (int c = 0; c < BC_N; c++)
         lt_buf_reset(&k->col[c]);
     memset(k->present, 0, sizeof k->present);
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < LT_BSTR_N; d++)
         lt_buf_reset(&k->dict[d]);
     memset(k->dict_n, 0, sizeof k->dict_n);
     memset(k->n_strs, 0, sizeof k->n_strs);
@@ -694,8 +803,8 @@ static int block_emit(struct lt_writer *w, struct lt_err *err)
     k->bytes = 0;
     k->prev_i = 0;
     k->prev_sched = 0;
-    if (w->pack_rc < 0) /* the block's results are lost; the frame before them is kept */
-        return lt_errset(err, w->pack_rc, "%s: a result block does not fit in the frame", w->path);
+    if (w->mp.rc < 0) /* the block's results are lost; the frame before them is kept */
+        return lt_errset(err, w->mp.rc, "%s: a result block does not fit in the frame", w->path);
     return 0;
 }
 
@@ -711,7 +820,8 @@ int lt_writer_put_result(struct lt_writer *w, const struct lt_result *r, struct 
      * a block has no place for them. */
     uint64_t chunk_elems = (r->has & LT_RHAS_CHUNKS) ? 2 * (uint64_t)r->n_chunks : 0;
     size_t row_max = 512 + 18 * (size_t)chunk_elems + (r->err ? strlen(r->err) : 0) +
-                     (r->finish ? strlen(r->finish) : 0) + (r->count ? strlen(r->count) : 0);
+                     (r->finish ? strlen(r->finish) : 0) + (r->count ? strlen(r->count) : 0) +
+                     (r->err_body ? strlen(r->err_body) : 0);
     if (!w->blocks || r->extra.n || row_max > BLOCK_BYTES_MAX / 2 ||
         chunk_elems > BLOCK_ELEMS_MAX / 2) {
         if ((rc = block_emit(w, err)) < 0)
@@ -735,69 +845,12 @@ int lt_writer_put_result(struct lt_writer *w, const struct lt_result *r, struct 
 
 static int put_plain_result(struct lt_writer *w, const struct lt_result *r, struct lt_err *err)
 {
-    msgpack_packer *pk = &w->pk;
     uint32_t h = r->has;
-    uint32_t n = 3 + !!(h & LT_RHAS_SENT) + !!(h & LT_RHAS_FIRST_BYTE) +
-                 !!(h & LT_RHAS_FIRST_TOKEN) + !!(h & LT_RHAS_FIRST_CONTENT) +
-                 !!(h & LT_RHAS_END) + !!(h & LT_RHAS_CHUNKS) + !!(h & LT_RHAS_IN) +
-                 !!(h & LT_RHAS_OUT) + !!(h & LT_RHAS_REASONING) + !!(h & LT_RHAS_CACHED) +
-                 !!(h & LT_RHAS_WANT_IN) + !!(h & LT_RHAS_WANT_OUT) + !!(h & LT_RHAS_STATUS) +
-                 !!r->err + !!r->finish + !!r->count + !!r->warmup + r->extra.n;
     size_t start = w->frame.len;
     begin_value(w);
-    msgpack_pack_map(pk, n);
-    pack_kv_uint(pk, K_I, r->index);
-    pack_kv_uint(pk, K_RUN, r->run);
-    pack_kv_int(pk, K_SCHED, r->sched);
-    if (h & LT_RHAS_SENT)
-        pack_kv_int(pk, K_SENT, r->sent);
-    if (h & LT_RHAS_FIRST_BYTE)
-        pack_kv_int(pk, K_FB, r->first_byte);
-    if (h & LT_RHAS_FIRST_TOKEN)
-        pack_kv_int(pk, K_FT, r->first_token);
-    if (h & LT_RHAS_FIRST_CONTENT)
-        pack_kv_int(pk, K_FC, r->first_content);
-    if (h & LT_RHAS_END)
-        pack_kv_int(pk, K_END, r->end);
-    if (h & LT_RHAS_CHUNKS) {
-        /* Flat [dt, tokens, dt, tokens, ...]; the first dt counts from sent
-         * (or sched when the request was never sent), each next one from
-         * the chunk before. */
-        pack_key(pk, K_CHUNKS);
-        msgpack_pack_array(pk, 2 * r->n_chunks);
-        int64_t prev = (h & LT_RHAS_SENT) ? r->sent : r->sched;
-        for (uint32_t i = 0; i < r->n_chunks; i++) {
-            msgpack_pack_int64(pk, diff64(r->chunks[i].t, prev));
-            msgpack_pack_uint32(pk, r->chunks[i].tokens);
-            prev = r->chunks[i].t;
-        }
-    }
-    if (h & LT_RHAS_IN)
-        pack_kv_uint(pk, K_IN, r->in);
-    if (h & LT_RHAS_OUT)
-        pack_kv_uint(pk, K_OUT, r->out);
-    if (h & LT_RHAS_REASONING)
-        pack_kv_uint(pk, K_REASONING, r->reasoning);
-    if (h & LT_RHAS_CACHED)
-        pack_kv_uint(pk, K_CACHED, r->cached);
-    if (h & LT_RHAS_WANT_IN)
-        pack_kv_uint(pk, K_WANT_IN, r->want_in);
-    if (h & LT_RHAS_WANT_OUT)
-        pack_kv_uint(pk, K_WANT_OUT, r->want_out);
-    if (h & LT_RHAS_STATUS)
-        pack_kv_int(pk, K_STATUS, r->status);
-    if (r->err)
-        pack_kv_str(pk, K_ERR, r->err);
-    if (r->finish)
-        pack_kv_str(pk, K_FINISH, r->finish);
-    if (r->count)
-        pack_kv_str(pk, K_COUNT, r->count);
-    if (r->warmup) {
-        pack_key(pk, K_WARMUP);
-        msgpack_pack_true(pk);
-    }
-    pack_extra(w, &r->extra);
-    return end_value(w, start, err);
+    pack_result(w, r, h, &r->extra);
+    uint64_t chunk_elems = (h & LT_RHAS_CHUNKS) ? 2 * (uint64_t)r->n_chunks : 0;
+    return end_value(w, start, r->extra.n > 0, chunk_elems, chunk_elems, err);
 }
 
 int lt_writer_close(struct lt_writer *w, struct lt_err *err)
@@ -813,7 +866,7 @@ int lt_writer_close(struct lt_writer *w, struct lt_err *err)
     }
     for (int c = 0; c < BC_N; c++)
         lt_buf_release(&w->blk.col[c]);
-    for (int d = 0; d < 3; d++)
+    for (int d = 0; d < LT_BSTR_N; d++)
         lt_buf_release(&w->blk.dict[d]);
     lt_buf_release(&w->frame);
     lt_buf_release(&w->zbuf);
@@ -835,16 +888,28 @@ uint64_t lt_writer_bytes(const struct lt_writer *w)
 
 int lt_meta_pack(struct lt_buf *out, const char *const *keys, const char *const *vals, size_t n)
 {
-    msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_map(&pk, n);
+    struct lt_mp m = {out, 0};
+    lt_mp_map(&m, (uint32_t)n);
     for (size_t i = 0; i < n; i++) {
-        pack_str(&pk, keys[i]);
-        pack_str(&pk, vals[i]);
+        lt_mp_cstr(&m, keys[i]);
+        lt_mp_cstr(&m, vals[i]);
     }
-    int rc = lt_buf_append(out, sb.data, sb.size);
-    msgpack_sbuffer_destroy(&sb);
-    return rc;
+    return m.rc;
+}
+
+int lt_writer_put_item(struct lt_writer *w, const struct lt_item *it, struct lt_err *err)
+{
+    switch (it->type) {
+    case LT_ITEM_RECORD:
+        return lt_writer_put_record(w, &it->rec, err);
+    case LT_ITEM_RUN:
+        return lt_writer_put_run(w, &it->run, err);
+    case LT_ITEM_RESULT:
+        return lt_writer_put_result(w, &it->res, err);
+    case LT_ITEM_SCRAPE:
+        return lt_writer_put_scrape(w, &it->scr, err);
+    case LT_ITEM_CHECK:
+        return lt_writer_put_check(w, &it->chk, err);
+    }
+    return lt_errset(err, LT_EFORMAT, "value of unknown type %d", (int)it->type);
 }

@@ -20,7 +20,7 @@
 #ifndef LT_TRACE_WRITER_H
 #define LT_TRACE_WRITER_H
 
-#include "traces/lt_err.h"
+#include "base/lt_err.h"
 #include "traces/trace_format.h"
 
 struct lt_writer;
@@ -30,13 +30,18 @@ struct lt_writer_opts {
     uint32_t frame_records; /* 0 = default (4096) */
     size_t frame_bytes;     /* 0 = default (4 MiB) */
     int64_t frame_ms;       /* 0 = default (1000) */
-    bool results_v1;        /* every result as its own map (format version 1) */
+    bool results_v1;        /* every result as its own map (format version 1; no scrapes) */
+    /* Trace records in the order they are put, not by `t` (the header
+     * says `order: completion`; readers sort, docs/trace-format.md §2.3):
+     * for a recorder that writes each request when it finishes. */
+    bool completion_order;
 };
 
 /* Create path ("-" = standard output) and write the header. The header's
  * strings are copied; `created` defaults to now. `version` is not taken
  * from hdr: the writer writes the lowest version that describes what it
- * writes (2 for results files with blocks, 1 otherwise). opts may be NULL.
+ * writes (3 for results files, which may hold result blocks and scrape
+ * samples; 1 for trace files and results_v1). opts may be NULL.
  * Returns NULL and fills err on failure. */
 struct lt_writer *lt_writer_open(const char *path, const struct lt_header *hdr,
                                  const struct lt_writer_opts *opts, struct lt_err *err);
@@ -47,6 +52,16 @@ struct lt_writer *lt_writer_open(const char *path, const struct lt_header *hdr,
 int lt_writer_put_record(struct lt_writer *w, const struct lt_record *rec, struct lt_err *err);
 int lt_writer_put_run(struct lt_writer *w, const struct lt_run *run, struct lt_err *err);
 int lt_writer_put_result(struct lt_writer *w, const struct lt_result *res, struct lt_err *err);
+/* A scrape sample (results files only); its values must be finite. */
+int lt_writer_put_scrape(struct lt_writer *w, const struct lt_scrape *s, struct lt_err *err);
+/* One value a reader handed out (struct lt_item, trace_reader.h), whatever
+ * its type: what copies a file value by value (cat --salvage -o, the
+ * reader fuzzer's round trip) calls. */
+struct lt_item;
+int lt_writer_put_item(struct lt_writer *w, const struct lt_item *it, struct lt_err *err);
+/* A run's self-check, at its end (results files only); its figures must be
+ * finite. */
+int lt_writer_put_check(struct lt_writer *w, const struct lt_check *k, struct lt_err *err);
 
 /* Close the current frame now, if it holds anything. */
 int lt_writer_flush(struct lt_writer *w, struct lt_err *err);

@@ -48,6 +48,18 @@ expect_eq 16 "$(jq '.sweep.knee' "$T/sweep.json")" "knee"
 expect_eq 6 "$(jq '.runs[3].errors.http_429' "$T/sweep.json")" "http_429 errors at C=32"
 expect_eq 2 "$(jq '.runs[0].warmup' "$T/sweep.json")" "warm-up excluded"
 
+# --- the server's side (scrape samples with known values: gen_results server)
+"$LT_GEN" server "$T/server.lt.zst" || fail "generate the server input"
+"$LT" analyze --json "$T/server.lt.zst" >"$T/server.json" || fail "analyze --json (server)"
+expect_eq "22 1 4 2 0.6 0.95 2 200 200 0.3" \
+    "$(jq -r '.runs[0].server | "\(.scrapes) \(.failed) \(.running_max) \(.waiting_max) \(.kv_usage_mean * 10 | round / 10) \(.kv_usage_max) \(.kv_above_90_s) \(.generation_tokens) \(.client_output_tokens) \(.prefix_hit_rate)"' "$T/server.json")" \
+    "server figures"
+expect_eq "100 198" "$(jq -r '.runs[0].server | "\(.ttft_p50_ms | round) \(.ttft_p99_ms | round)"' "$T/server.json")" "server TTFT p50 and p99"
+expect_eq 0 "$(jq '[.warnings[] | select(test("loadtrace counted"))] | length' "$T/server.json")" "no reconciliation warning"
+"$LT" analyze "$T/server.lt.zst" >"$T/server.txt"
+expect_grep "server metrics (vllm, http://sim/metrics): 22 scrapes, 1 failed; last: HTTP 503" "$T/server.txt"
+expect_grep "KV cache   mean .*  max 95.0 %  above 90 %: 2.0 s" "$T/server.txt"
+
 # --- JSON schema ------------------------------------------------------------------
 if python3 -c 'import jsonschema' 2>/dev/null; then
     python3 - "$LT_SRC/docs/analyze-schema.json" "$T/sweep.json" <<'EOF' || fail "JSON does not validate against docs/analyze-schema.json"
@@ -130,10 +142,15 @@ expect_grep 'apt-get install gnuplot-nox' "$T/err"
 [ -s "$T/nogp/throughput.gp" ] && [ -s "$T/nogp/throughput.dat" ] || fail "no data or script without gnuplot"
 [ -e "$T/nogp/throughput.png" ] && fail "a PNG without gnuplot?"
 # --html alone leaves no temporary directory behind
-before=$(ls -d /tmp/loadtrace-plots-* 2>/dev/null | wc -l)
-"$LT" analyze --html "$T/only.html" "$T/sweep.lt.zst" >/dev/null 2>&1
+# (in a TMPDIR of this test's own, which other tests running at the same
+# time cannot touch)
+mkdir -p "$T/tmpdir"
+TMPDIR="$T/tmpdir" "$LT" analyze --html "$T/only.html" "$T/sweep.lt.zst" >/dev/null 2>&1
 expect_status 0 $? "analyze --html"
-expect_eq "$before" "$(ls -d /tmp/loadtrace-plots-* 2>/dev/null | wc -l)" "temporary chart directories"
+expect_eq 0 "$(ls "$T/tmpdir" | wc -l)" "temporary chart directories left behind"
+TMPDIR="$T/no-such-dir" "$LT" analyze --html "$T/only2.html" "$T/sweep.lt.zst" >/dev/null 2>"$T/err"
+expect_status 1 $? "analyze --html with TMPDIR missing"
+expect_grep "cannot create a temporary directory in $T/no-such-dir" "$T/err"
 
 # --- errors ---------------------------------------------------------------------------
 "$LT" analyze "$T/nonexistent.lt.zst" >/dev/null 2>"$T/err"

@@ -10,11 +10,27 @@
  *                                multiplies every latency (an A/B config)
  *   gen_results late OUT         one rate run, the second half sent 200 ms late
  *   gen_results one OUT          a single request (degenerate charts)
+ *   gen_results gaps OUT         one rate run (2/s) whose time series has
+ *                                known holes: 30 requests sent every 0.5 s
+ *                                with 3 s of silence after the 12th, 20
+ *                                tokens 20 ms apart, one gap of 0 (request 5)
+ *                                and one stall of 1.5 s (request 7), an
+ *                                HTTP 500 (request 20), and a last end at
+ *                                18.131 s, 0.131 s into its bucket
+ *   gen_results server OUT       one rate run (2/s, 20 requests of 10 tokens)
+ *                                with 21 scrape samples 0.5 s apart: running
+ *                                k % 5, waiting k % 3, KV usage 0.95 for
+ *                                samples 4..7 (2 s above 90 %) else 0.5,
+ *                                generation tokens 1000 + 10 k (a delta of
+ *                                200, what the results count), prefix hits
+ *                                30 of 100 queried tokens per sample, a TTFT
+ *                                histogram of 40 requests, half under
+ *                                100 ms, half under 200 ms; one scrape error
  *   gen_results trace OUT SEED [const]  a trace: Poisson arrivals at 5/s,
  *                                lognormal lengths, sessions, reasoning; with
  *                                "const", every length is the mean
  */
-#include "traces/lt_rng.h"
+#include "base/lt_rng.h"
 #include "traces/trace_writer.h"
 
 #include <math.h>
@@ -30,14 +46,35 @@ static const struct {
     double decode_tps;
 } levels[] = {{1, 176}, {4, 159}, {16, 120}, {32, 81}};
 
+/* LT_GEN_FRAME=N closes a frame every N values, for tests that damage one
+ * frame of several. */
 static struct lt_writer *open_results(const char *path)
 {
     struct lt_err err = {0};
     struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "replay"};
-    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    const char *fr = getenv("LT_GEN_FRAME");
+    struct lt_writer_opts wo = {.frame_records = fr ? (uint32_t)strtoul(fr, NULL, 10) : 0};
+    struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
     if (!w)
         fprintf(stderr, "gen_results: %s\n", err.msg);
     return w;
+}
+
+/* Request k of run 0, sent at its sched, answered 200: the first of out
+ * tokens (usage's count) at ft, the end at end. */
+static struct lt_result answered(uint32_t k, int64_t sent, int64_t ft, int64_t end, uint32_t out)
+{
+    return (struct lt_result){.run = 0,
+                              .index = k,
+                              .sched = sent,
+                              .sent = sent,
+                              .first_token = ft,
+                              .end = end,
+                              .out = out,
+                              .status = 200,
+                              .count = "usage",
+                              .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
+                                     LT_RHAS_OUT | LT_RHAS_STATUS};
 }
 
 /* One closed-loop level: c slots, each sending its next request when the
@@ -114,14 +151,45 @@ static int late(struct lt_writer *w)
     if (lt_writer_put_run(w, &rr, &err) < 0)
         goto fail;
     for (uint32_t k = 0; k < 100; k++) {
-        struct lt_result r = {.run = 0, .index = k, .sched = k * 100000};
-        r.sent = r.sched + (k >= 50 ? 200000 : 0);
-        r.first_token = r.sent + (k + 1) * 1000;
-        r.end = r.first_token + 100000;
-        r.out = 11;
-        r.status = 200;
-        r.count = "usage";
-        r.has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END | LT_RHAS_OUT | LT_RHAS_STATUS;
+        int64_t sent = k * 100000 + (k >= 50 ? 200000 : 0);
+        int64_t ft = sent + (k + 1) * 1000;
+        struct lt_result r = answered(k, sent, ft, ft + 100000, 11);
+        r.sched = k * 100000;
+        if (lt_writer_put_result(w, &r, &err) < 0)
+            goto fail;
+    }
+    return 0;
+fail:
+    fprintf(stderr, "gen_results: %s\n", err.msg);
+    return 1;
+}
+
+static int gaps(struct lt_writer *w)
+{
+    struct lt_err err = {0};
+    struct lt_run rr = {.id = 0, .mode = "rate", .rate = 2, .target = "sim", .model = "m"};
+    if (lt_writer_put_run(w, &rr, &err) < 0)
+        goto fail;
+    static struct lt_chunk ch[20];
+    for (uint32_t k = 0; k < 30; k++) {
+        int64_t sent = 100000 + 500000 * (int64_t)k + (k >= 12 ? 3000000 : 0);
+        int64_t t = sent + 150000;
+        for (uint32_t j = 0; j < 20; j++) {
+            if (j > 0)
+                t += (k == 5 && j == 3) ? 0 : (k == 7 && j == 10) ? 1500000 : 20000;
+            ch[j] = (struct lt_chunk){.t = t, .tokens = 1};
+        }
+        struct lt_result r = answered(k, sent, sent + 150000, t + 1000, 20);
+        r.first_content = r.first_token;
+        r.chunks = ch;
+        r.n_chunks = 20;
+        r.has |= LT_RHAS_FIRST_CONTENT | LT_RHAS_CHUNKS;
+        if (k == 20) {
+            r.status = 500;
+            r.err = "http";
+            r.end = r.sent + 30000;
+            r.has = LT_RHAS_SENT | LT_RHAS_END | LT_RHAS_STATUS;
+        }
         if (lt_writer_put_result(w, &r, &err) < 0)
             goto fail;
     }
@@ -180,20 +248,97 @@ fail:
     return 1;
 }
 
-int main(int argc, char **argv)
+static int server(struct lt_writer *w)
 {
     struct lt_err err = {0};
-    int rc = 1;
-    if (argc >= 3 && !strcmp(argv[1], "sweep")) {
-        struct lt_writer *w = open_results(argv[2]);
-        if (!w)
-            return 1;
-        rc = 0;
-        for (uint32_t i = 0; i < 4 && rc == 0; i++)
-            rc = level(w, i, levels[i].c, levels[i].decode_tps, 1, 1.0);
-        if (lt_writer_close(w, &err) < 0)
-            rc = 1;
-    } else if (argc >= 4 && !strcmp(argv[1], "level")) {
+    struct lt_run rr = {.id = 0, .mode = "rate", .rate = 2, .target = "sim", .version = "gen"};
+    if (lt_writer_put_run(w, &rr, &err) < 0)
+        goto fail;
+    for (uint32_t k = 0; k < 21; k++) {
+        int64_t t = (int64_t)k * 500000;
+        if (k < 20) {
+            struct lt_result r = answered(k, t, t + 100000, t + 300000, 10);
+            if (lt_writer_put_result(w, &r, &err) < 0)
+                goto fail;
+        }
+        struct lt_scrape_val v[6] = {
+            {"requests_running", k % 5},
+            {"requests_waiting", k % 3},
+            {"kv_cache_usage", k >= 4 && k <= 7 ? 0.95 : 0.5},
+            {"generation_tokens_total", 1000 + 10.0 * k},
+            {"prefix_cache_queries_total", 100.0 * k},
+            {"prefix_cache_hits_total", 30.0 * k},
+        };
+        double le[2] = {0.1, 0.2}, cum[2] = {k, 2.0 * k};
+        struct lt_scrape_hist h = {"ttft_seconds", 0.15 * 2 * k, 2.0 * k, 2, le, cum};
+        struct lt_scrape sc = {.run = 0,
+                               .t = t,
+                               .dur = 800,
+                               .ep = "http://sim/metrics",
+                               .server = "vllm",
+                               .v = v,
+                               .nv = 6,
+                               .h = &h,
+                               .nh = 1};
+        if (lt_writer_put_scrape(w, &sc, &err) < 0)
+            goto fail;
+        if (k == 10) {
+            struct lt_scrape bad = {
+                .run = 0, .t = t + 1, .ep = "http://dcgm/metrics", .err = "HTTP 503"};
+            if (lt_writer_put_scrape(w, &bad, &err) < 0)
+                goto fail;
+        }
+    }
+    return 0;
+fail:
+    fprintf(stderr, "gen_results: %s\n", err.msg);
+    return 1;
+}
+
+/* The sweep: its four levels as runs 0 to 3 of one file. */
+static int sweep(struct lt_writer *w)
+{
+    int rc = 0;
+    for (uint32_t i = 0; i < 4 && rc == 0; i++)
+        rc = level(w, i, levels[i].c, levels[i].decode_tps, 1, 1.0);
+    return rc;
+}
+
+/* A single request: 1 token at 1 ms, 10 more at 11 ms. */
+static int one(struct lt_writer *w)
+{
+    struct lt_err err = {0};
+    struct lt_run rr = {.id = 0, .mode = "concurrency", .concurrency = 1};
+    struct lt_chunk ch[2] = {{.t = 1000, .tokens = 1}, {.t = 11000, .tokens = 10}};
+    struct lt_result r = answered(0, 0, 1000, 11000, 11);
+    r.first_content = 1000;
+    r.chunks = ch;
+    r.n_chunks = 2;
+    r.has |= LT_RHAS_FIRST_CONTENT | LT_RHAS_CHUNKS;
+    return lt_writer_put_run(w, &rr, &err) < 0 || lt_writer_put_result(w, &r, &err) < 0;
+}
+
+/* Close w; rc, or 1 if the close failed. */
+static int close_results(struct lt_writer *w, int rc)
+{
+    struct lt_err err = {0};
+    return lt_writer_close(w, &err) < 0 ? 1 : rc;
+}
+
+int main(int argc, char **argv)
+{
+    /* The modes that write a results file OUT (argv[2]) with no options. */
+    static const struct {
+        const char *name;
+        int (*write)(struct lt_writer *w);
+    } files[] = {
+        {"sweep", sweep}, {"late", late}, {"one", one}, {"gaps", gaps}, {"server", server}};
+    for (size_t k = 0; argc >= 3 && k < sizeof files / sizeof files[0]; k++)
+        if (!strcmp(argv[1], files[k].name)) {
+            struct lt_writer *w = open_results(argv[2]);
+            return w ? close_results(w, files[k].write(w)) : 1;
+        }
+    if (argc >= 4 && !strcmp(argv[1], "level")) {
         uint32_t c = (uint32_t)strtoul(argv[2], NULL, 10);
         double tps = 0;
         for (int i = 0; i < 4; i++)
@@ -204,44 +349,12 @@ int main(int argc, char **argv)
             return 1;
         uint64_t seed = argc > 4 ? strtoull(argv[4], NULL, 10) : 1;
         double scale = argc > 5 ? strtod(argv[5], NULL) : 1.0;
-        rc = level(w, 0, c, tps, seed, scale);
-        if (lt_writer_close(w, &err) < 0)
-            rc = 1;
-    } else if (argc >= 3 && !strcmp(argv[1], "one")) {
-        struct lt_writer *w = open_results(argv[2]);
-        if (!w)
-            return 1;
-        struct lt_run rr = {.id = 0, .mode = "concurrency", .concurrency = 1};
-        struct lt_chunk ch[2] = {{.t = 1000, .tokens = 1}, {.t = 11000, .tokens = 10}};
-        struct lt_result r = {.run = 0,
-                              .sched = 0,
-                              .sent = 0,
-                              .first_token = 1000,
-                              .first_content = 1000,
-                              .end = 11000,
-                              .chunks = ch,
-                              .n_chunks = 2,
-                              .out = 11,
-                              .status = 200,
-                              .count = "usage",
-                              .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT |
-                                     LT_RHAS_END | LT_RHAS_CHUNKS | LT_RHAS_OUT | LT_RHAS_STATUS};
-        rc = lt_writer_put_run(w, &rr, &err) < 0 || lt_writer_put_result(w, &r, &err) < 0;
-        if (lt_writer_close(w, &err) < 0)
-            rc = 1;
-    } else if (argc >= 3 && !strcmp(argv[1], "late")) {
-        struct lt_writer *w = open_results(argv[2]);
-        if (!w)
-            return 1;
-        rc = late(w);
-        if (lt_writer_close(w, &err) < 0)
-            rc = 1;
-    } else if (argc >= 4 && !strcmp(argv[1], "trace")) {
-        rc = trace(argv[2], strtoull(argv[3], NULL, 10), argc > 4 && !strcmp(argv[4], "const"));
-    } else {
-        fprintf(stderr, "usage: gen_results sweep|late OUT | level C OUT [SEED [SCALE]] | "
-                        "trace OUT SEED [const]\n");
-        return 2;
+        return close_results(w, level(w, 0, c, tps, seed, scale));
     }
-    return rc;
+    if (argc >= 4 && !strcmp(argv[1], "trace"))
+        return trace(argv[2], strtoull(argv[3], NULL, 10), argc > 4 && !strcmp(argv[4], "const"));
+    fprintf(stderr,
+            "usage: gen_results sweep|late|one|gaps|server OUT | level C OUT [SEED [SCALE]] | "
+            "trace OUT SEED [const]\n");
+    return 2;
 }

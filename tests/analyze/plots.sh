@@ -13,11 +13,21 @@ command -v gnuplot >/dev/null || { echo "FAIL: gnuplot is not installed (apt-get
     "$LT_GEN" level 4 "$T/r1.lt.zst" 1 1.0 && "$LT_GEN" level 4 "$T/r2.lt.zst" 2 1.1 || fail "generate inputs"
 "$LT" analyze --plots "$T/p" "$T/sweep.lt.zst" >/dev/null 2>"$T/err1"
 expect_status 0 $? "analyze --plots"
+"$LT_GEN" server "$T/server.lt.zst" || fail "generate the server input"
+"$LT" analyze --plots "$T/p" "$T/server.lt.zst" >/dev/null 2>>"$T/err1"
+expect_status 0 $? "analyze --plots with server metrics"
 "$LT" compare --plots "$T/p" "$T/a.lt.zst" "$T/b.lt.zst" >/dev/null 2>"$T/err2"
 expect_status 0 $? "compare traces --plots"
 "$LT" compare --plots "$T/p" "$T/r1.lt.zst" "$T/r2.lt.zst" >/dev/null 2>"$T/err3"
 expect_status 0 $? "compare results --plots"
-cat "$T/err1" "$T/err2" "$T/err3" >"$T/err"
+# a capacity search (replay --find-max, in virtual time: no server)
+"$LT" synth --arrivals poisson --rate 2 --requests 80 --in fixed:200 --out fixed:100 -q \
+    -o "$T/cap-t.lt.zst" &&
+    "$LT" replay "$T/cap-t.lt.zst" --target sim --virtual --find-max rate --slo ttft=1s -q \
+        -o "$T/cap.lt.zst" >/dev/null || fail "capacity search"
+"$LT" analyze --plots "$T/p" "$T/cap.lt.zst" >/dev/null 2>"$T/err4"
+expect_status 0 $? "analyze --plots of a capacity search"
+cat "$T/err1" "$T/err2" "$T/err3" "$T/err4" >"$T/err"
 [ -s "$T/err" ] && fail "stderr: $(cat "$T/err")"
 
 for tpl in "$LT_SRC"/plots/*.gp; do

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MS 1000
 #define N 100
@@ -216,6 +217,48 @@ static void add_at(struct lt_analysis *a, int64_t sent)
     assert_int_equal(lt_analysis_add_result(a, &r, NULL), 0);
 }
 
+/* Self-checks: one run's ranks add up (counts, rates, in flight, CPU; the
+ * longest wall time), a flag of one rank flags the run and is said at the
+ * top with the figures; a run without a check shows none. */
+static void test_self_check(void **state)
+{
+    (void)state;
+    struct lt_analysis a;
+    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    add_basic(&a, 0, 0);
+    add_basic(&a, 1, 0);
+    struct lt_check k0 = {.run = 0,
+                          .requests = 50,
+                          .sent = 50,
+                          .out_tokens = 550,
+                          .inflight_asked = 2,
+                          .inflight_got = 1.98,
+                          .cpu_s = 0.5,
+                          .wall_s = 10};
+    struct lt_check k1 = k0;
+    k1.inflight_got = 1.5;
+    k1.wall_s = 12;
+    k1.off = true;
+    assert_int_equal(lt_analysis_add_check(&a, &k0, NULL), 0);
+    assert_int_equal(lt_analysis_add_check(&a, &k1, NULL), 0);
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    const struct lt_analyze_run *r = a.runs[0];
+    assert_int_equal(r->n_checks, 2);
+    assert_int_equal(r->check.requests, 100);
+    assert_int_equal(r->check.out_tokens, 1100);
+    assert_true(fabs(r->check.inflight_asked - 4) < 1e-9 &&
+                fabs(r->check.inflight_got - 3.48) < 1e-9);
+    assert_true(r->check.cpu_s == 1 && r->check.wall_s == 12);
+    assert_true(lt_analyze_check_flagged(r));
+    assert_false(lt_analyze_check_flagged(a.runs[1]));
+    assert_int_equal(a.runs[1]->n_checks, 0);
+    char w[4][LT_ANALYZE_FLAG_LEN];
+    assert_int_equal(lt_analyze_check_flags(&a, w, 4), 1);
+    assert_non_null(strstr(w[0], "CHECK run 0 (C=1): the load delivered is more than 5 % off"));
+    assert_non_null(strstr(w[0], "3.48 in flight on average of 4 asked (-13.0 %)"));
+    lt_analysis_release(&a);
+}
+
 static void test_hostile_times(void **state)
 {
     (void)state;
@@ -352,6 +395,28 @@ static void test_errors_and_warmup(void **state)
         assert_int_equal(r->errs[i].n, want[i].n);
     }
     lt_analysis_release(&a);
+
+    /* An error class with quotes and a comma stays inside its
+     * CSV field: quotes doubled, the row whole (RFC 4180). */
+    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    add_basic(&a, 7, 0);
+    make_req(&q, 7, 1000, 0);
+    q.res.err = "bad \"x\", y";
+    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(lt_analyze_write_csv(&a, f, NULL), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, ",\"bad \"\"x\"\", y:1\","));
+    size_t rows = 0;
+    for (char *c = buf; *c; c++)
+        rows += *c == '\n';
+    assert_int_equal(rows, 2); /* header and one run */
+    free(buf);
+    lt_analysis_release(&a);
 }
 
 /* A sweep with known aggregate throughput: level c has c requests of 100
@@ -485,6 +550,97 @@ static void test_timeseries_coarsening(void **state)
     lt_analysis_release(&a);
 }
 
+/* Two requests, by hand, 1-s buckets: A sent at 0.25 s, 10 tokens at its
+ * end at 1.5 s; B sent at 1.0 s, 20 tokens at 2.4 s, the last time of the
+ * run. In flight, averaged over each bucket: 0.75 (A from 0.25), 1.5 (A
+ * half, B whole), 1.0 (B for the 0.4 s the last bucket lasts); tokens/s:
+ * 0, 10, 20 / 0.4 = 50; E2E p50: none in bucket 0 (nothing ended), 1250 ms,
+ * 1400 ms. */
+static struct lt_result two_req(uint64_t k, int64_t sent, int64_t end, uint32_t out)
+{
+    return (struct lt_result){.run = 0,
+                              .index = k,
+                              .sched = sent,
+                              .sent = sent,
+                              .first_token = sent + 100000,
+                              .end = end,
+                              .out = out,
+                              .status = 200,
+                              .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
+                                     LT_RHAS_OUT | LT_RHAS_STATUS};
+}
+
+static void test_timeseries_points(void **state)
+{
+    struct lt_analysis a;
+    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    struct lt_result r = two_req(0, 250000, 1500000, 10);
+    assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+    r = two_req(1, 1000000, 2400000, 20);
+    assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    const struct lt_analyze_run *run = a.runs[0];
+    assert_int_equal(run->ts.n, 3);
+    static const double in_flight[3] = {0.75, 1.5, 1.0}, tps[3] = {0, 10, 50}, len[3] = {1, 1, 0.4};
+    static const double e2e[3] = {NAN, 1250, 1400};
+    for (uint32_t k = 0; k < 3; k++) {
+        struct lt_analyze_ts_point p;
+        lt_analyze_ts_point(run, k, &p);
+        assert_near(k, p.t_s, 1e-9);
+        assert_near(len[k], p.len_s, 1e-9);
+        assert_near(in_flight[k], p.in_flight, 1e-9);
+        assert_near(tps[k], p.tokens_per_s, 1e-9);
+        if (isnan(e2e[k]))
+            assert_true(isnan(p.e2e_p50_ms) && isnan(p.e2e_p99_ms));
+        else
+            assert_near(e2e[k], p.e2e_p50_ms, e2e[k] / 16); /* 5-bit buckets */
+    }
+    lt_analysis_release(&a);
+
+    /* The same with 1-ms buckets: the 2.4 s need 2400, so the width doubles
+     * (to 16 ms: 2.4 s is 300 buckets of 8 ms, one past the last), and the
+     * offsets of merged buckets move with them. Whatever the width, the time
+     * in flight adds up to A's 1.25 s and B's 1.4 s. The last bucket starts
+     * at 2.4 s, B's end: an instant, where nothing is in flight and B's 20
+     * tokens count over a hundredth of the width, not over 1 us. */
+    struct lt_analyze_opts o;
+    lt_analyze_opts_init(&o);
+    o.bucket_us = 1000;
+    assert_int_equal(lt_analysis_init(&a, &o, NULL), 0);
+    r = two_req(0, 250000, 1500000, 10);
+    assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+    r = two_req(1, 1000000, 2400000, 20);
+    assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    run = a.runs[0];
+    assert_int_equal(run->ts.width_us, 16000);
+    double busy = 0, tokens = 0;
+    for (uint32_t k = 0; k < run->ts.n; k++) {
+        struct lt_analyze_ts_point p;
+        lt_analyze_ts_point(run, k, &p);
+        busy += p.in_flight * p.len_s;
+        tokens += p.tokens_per_s * fmax(p.len_s, 0.00016); /* >= a hundredth of 16 ms */
+        /* one request in flight from 0.25 to 1.0 s, two to 1.5 s, then one */
+        double t = p.t_s + p.len_s / 2;
+        double want = t < 0.25 ? 0 : t < 1.0 ? 1 : t < 1.5 ? 2 : 1;
+        bool edge = false; /* a bucket holding a send or an end averages two counts */
+        for (int e = 0; e < 4; e++) {
+            static const double at[4] = {0.25, 1.0, 1.5, 2.4};
+            edge |= p.t_s <= at[e] && at[e] < p.t_s + p.len_s;
+        }
+        if (!edge)
+            assert_near(want, p.in_flight, 1e-9);
+    }
+    struct lt_analyze_ts_point last;
+    lt_analyze_ts_point(run, run->ts.n - 1, &last);
+    assert_near(2.4, last.t_s, 1e-9);
+    assert_near(0, last.in_flight, 0);
+    assert_near(20 / 0.00016, last.tokens_per_s, 1e-9);
+    assert_near(1.25 + 1.4, busy, 1e-9);
+    assert_near(30, tokens, 1e-9);
+    lt_analysis_release(&a);
+}
+
 /* Through a real file: the summary replay prints. */
 static void test_file_summary(void **state)
 {
@@ -519,6 +675,51 @@ static void test_file_summary(void **state)
     assert_true(lt_analyze_print_summary("/nonexistent.lt.zst", NULL, stdout, &err) < 0);
 }
 
+/* A results file whose runs or results make no sense is refused, not
+ * analyzed with exit 0 (issue 20, item 6). */
+static int analyze_runs(const struct lt_run *runs, int n_runs, const struct lt_result *res,
+                        int n_res, struct lt_err *err)
+{
+    char path[] = "/tmp/lt-test-analyze-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "test"};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, err);
+    assert_non_null(w);
+    for (int i = 0; i < n_runs; i++)
+        assert_int_equal(lt_writer_put_run(w, &runs[i], err), 0);
+    for (int i = 0; i < n_res; i++)
+        assert_int_equal(lt_writer_put_result(w, &res[i], err), 0);
+    assert_int_equal(lt_writer_close(w, err), 0);
+    struct lt_analysis a;
+    int rc = lt_analyze_file(path, NULL, &a, err);
+    lt_analysis_release(&a);
+    unlink(path);
+    return rc;
+}
+
+static void test_file_checks(void **state)
+{
+    struct lt_run good = {.id = 1, .mode = "concurrency", .concurrency = 1};
+    struct lt_result r = {.run = 1, .sched = 10, .sent = 20, .end = 30, .status = 200};
+    r.has = LT_RHAS_SENT | LT_RHAS_END | LT_RHAS_STATUS;
+    struct lt_err err = {0};
+    assert_int_equal(analyze_runs(&good, 1, &r, 1, &err), 0);
+    struct lt_run two[2] = {good, good};
+    assert_int_equal(analyze_runs(two, 2, &r, 1, &err), LT_EFORMAT);
+    assert_non_null(strstr(err.msg, "record 1: a second run record for run 1"));
+    struct lt_run odd = {.id = 1, .mode = "sideways"};
+    assert_int_equal(analyze_runs(&odd, 1, &r, 1, &err), LT_EFORMAT);
+    assert_non_null(strstr(err.msg, "run 1 has mode \"sideways\""));
+    struct lt_run other = {.id = 2, .mode = "rate", .rate = 1};
+    assert_int_equal(analyze_runs(&other, 1, &r, 1, &err), LT_EFORMAT);
+    assert_non_null(strstr(err.msg, "results name run 1, but the file has no run record"));
+    r.end = 19;
+    assert_int_equal(analyze_runs(&good, 1, &r, 1, &err), LT_EFORMAT);
+    assert_non_null(strstr(err.msg, "record 1: \"end\" (19 us) is before \"sent\" (20 us)"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -529,7 +730,10 @@ int main(void)
         cmocka_unit_test(test_errors_and_warmup),
         cmocka_unit_test(test_knee),
         cmocka_unit_test(test_timeseries_coarsening),
+        cmocka_unit_test(test_timeseries_points),
         cmocka_unit_test(test_file_summary),
+        cmocka_unit_test(test_file_checks),
+        cmocka_unit_test(test_self_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

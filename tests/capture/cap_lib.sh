@@ -79,6 +79,18 @@ req() {
     echo $? >"$o.rc"
 }
 
+# wait_chunks FILE N: wait (at most 30 s) until a stream written to FILE by
+# a curl in the background has N "data:" lines. The file may not exist yet:
+# the background shell has not always run by the first look, and a missing
+# file counts as no chunks rather than ending the wait.
+wait_chunks() {
+    i=0
+    while [ $i -lt 600 ] && [ "$(cat "$1" 2>/dev/null | grep -c '^data:')" -lt "$2" ]; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+}
+
 # records FILE: the trace's records as JSON lines (no header)
 records() {
     "$LOADTRACE" cat --no-header "$1"

@@ -13,6 +13,20 @@ rec() { records "$T/$1.lt.zst" | jq -r "$2"; }
 # sse_tokens FILE: content deltas in an SSE body
 sse_tokens() { sed -n 's/^data: //p' "$1" | jq -r '.choices[0].delta.content // empty' 2>/dev/null | grep -c .; }
 
+# Values as sent: max_tokens -3 is passed on unchanged, not recorded as 0
+# but left out and kept in `changed`; the exit line counts such records.
+start_sim vals --profile fast
+start_capture cvals "$SIM_URL"
+req "$CAP_URL" /v1/chat/completions '{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":-3}' "$T/rvals"
+req "$CAP_URL" /v1/chat/completions '{"model":"m","messages":5}' "$T/rvals5"
+stop $CAP_PID capture
+stop $SIM_PID sim
+expect_eq "-3 null" "$(rec cvals 'select(.changed.max_tokens) | "\(.changed.max_tokens) \(.max_tokens)"')" \
+    "max_tokens -3 kept as sent"
+expect_eq '"not a list" null' "$(rec cvals 'select(.changed.messages) | "\(.changed.messages | tojson) \(.in)"')" \
+    "messages: 5 has no in"
+expect_grep "2 with values not as sent" "$T/cvals.err"
+
 # Error statuses pass through with their body and headers.
 start_sim e500 --profile fast --faults 500=1
 start_capture c500 "$SIM_URL"
@@ -119,24 +133,97 @@ req "$CAP_URL" /v1/chat/completions "$S" "$T/rdead"
 expect_eq 502 "$(cat "$T/rdead.status")" "no upstream: 502"
 stop $CAP_PID capture
 
-# SIGTERM in the middle of a stream: capture exits 0 and the trace is
-# readable, with the cut request in it.
+# SIGTERM in the middle of a stream that outlasts the grace period:
+# capture exits 0 and the trace is readable, with the cut request in it.
 start_sim long --profile default
-start_capture cterm "$SIM_URL"
+start_capture cterm "$SIM_URL" --grace 1s
 L='{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":4000,"ignore_eos":true,"stream":true}'
 curl -sS -N --max-time 60 -H 'Content-Type: application/json' -d "$L" \
     "$CAP_URL/v1/chat/completions" >"$T/rterm" 2>/dev/null &
 CURL_PID=$!
 CAP_PIDS="$CAP_PIDS $CURL_PID"
-i=0
-while [ $i -lt 200 ] && [ "$(grep -c '^data:' "$T/rterm")" -lt 5 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+wait_chunks "$T/rterm" 5
 stop $CAP_PID capture
 wait $CURL_PID
 records "$T/cterm.lt.zst" >"$T/term.recs"
 expect_status 0 $? "trace readable after SIGTERM"
 expect_eq "shutdown true" "$(jq -r '"\(.err) \(.out > 0)"' "$T/term.recs")" "cut request recorded"
+
+# SIGTERM drains: /healthz is capture's own and says ok; after the signal
+# no new connection is taken, and a stream in flight finishes within the
+# grace period, whole, and is recorded without an error. The stream is
+# long (800 tokens, about 5 s at the default profile) so that the refused
+# connection is seen while it is still in flight: a loaded machine may
+# take a while to deliver the signal, and a short stream would be over
+# (and capture gone, refusing everything) before anyone looked.
+start_capture cdrain "$SIM_URL"
+curl -sS --max-time 5 "$CAP_URL/healthz" >"$T/health" 2>/dev/null
+expect_eq ok "$(jq -r .status "$T/health")" "/healthz answered by capture"
+expect_eq 1 "$(curl -sv --max-time 5 "$CAP_URL/healthz" "$CAP_URL/healthz" 2>&1 | grep -c 'Re-using')" \
+    "/healthz keeps the connection alive"
+D='{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":800,"ignore_eos":true,"stream":true}'
+curl -sS -N --max-time 60 -H 'Content-Type: application/json' -d "$D" \
+    "$CAP_URL/v1/chat/completions" >"$T/rdrain" 2>/dev/null &
+CURL_PID=$!
+CAP_PIDS="$CAP_PIDS $CURL_PID"
+wait_chunks "$T/rdrain" 3
+kill -TERM $CAP_PID
+i=0
+while [ $i -lt 200 ] && curl -sS --max-time 2 "$CAP_URL/healthz" >/dev/null 2>&1; do
+    sleep 0.1
+    i=$((i + 1))
+done
+# (a curl that has exited may linger as a zombie: its output says whether it is done)
+grep -q 'data: \[DONE\]' "$T/rdrain" && fail "the stream ended before capture refused a new connection"
+[ $i -lt 200 ] || fail "a new connection was taken while draining"
+wait $CURL_PID
+expect_status 0 $? "the stream in flight finished"
+expect_grep "data: \[DONE\]" "$T/rdrain"
+wait $CAP_PID
+expect_status 0 $? "capture exit status after draining"
+expect_grep "1 requests in flight at the signal, 0 cut" "$T/cdrain.err"
+expect_eq "null 800" "$(rec cdrain '"\(.err) \(.out)"')" "the drained request recorded whole"
+
+# SIGKILL while one long answer streams: the 40 short requests that
+# finished behind it are in the file (written as each one finished: they
+# reach the disk while capture runs, which is waited for by reading the
+# file, not assumed after a fixed sleep that a loaded machine outlasts),
+# readers see them in arrival order, and the long one is there as begun
+# and unfinished.
+start_capture ckill "$SIM_URL"
+curl -sS -N --max-time 60 -H 'Content-Type: application/json' -d "$L" \
+    "$CAP_URL/v1/chat/completions" >"$T/rkill" 2>/dev/null &
+CURL_PID=$!
+CAP_PIDS="$CAP_PIDS $CURL_PID"
+wait_chunks "$T/rkill" 5
+k=0
+while [ $k -lt 40 ]; do
+    req "$CAP_URL" /v1/chat/completions \
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"short $k\"}],\"max_tokens\":2}" \
+        "$T/rshort"
+    k=$((k + 1))
+done
+i=0
+while [ $i -lt 150 ] &&
+    [ "$("$LOADTRACE" cat --salvage --no-header "$T/ckill.lt.zst" 2>/dev/null | wc -l)" -lt 41 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+grep -q 'data: \[DONE\]' "$T/rkill" && fail "the long stream ended before the kill"
+kill -KILL $CAP_PID
+wait $CAP_PID 2>/dev/null
+kill $CURL_PID 2>/dev/null
+wait $CURL_PID 2>/dev/null
+records "$T/ckill.lt.zst" >"$T/kill.recs"
+expect_status 0 $? "trace readable after SIGKILL"
+expect_eq 41 "$(wc -l <"$T/kill.recs")" "40 finished requests and one in flight kept after SIGKILL"
+expect_eq "unfinished 4000 true null" \
+    "$(jq -sr '.[0] | "\(.err) \(.max_tokens) \(.failed) \(.orig)"' "$T/kill.recs")" \
+    "the request in flight: first to arrive, as sent, unfinished"
+expect_eq true "$(jq -s '[.[].t] | . == sort' "$T/kill.recs")" "read back in arrival order"
+"$LOADTRACE" info "$T/ckill.lt.zst" >"$T/kill.info" 2>&1
+expect_status 0 $? "info reads the killed trace"
+expect_eq 40 "$(jq -s '[.[] | select(.max_tokens == 2 and .orig.status == 200)] | length' \
+    "$T/kill.recs")" "each as sent and answered"
 stop $SIM_PID sim
 finish

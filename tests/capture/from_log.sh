@@ -84,6 +84,38 @@ expect_status 2 $? "bad --max-body"
 "$LOADTRACE" capture --upstream http://127.0.0.1:9 --session-header X-Key --redact-header x-key \
     -o "$T/x.lt.zst" 2>"$T/err"
 expect_status 2 $? "a redacted header as session header"
+# An upstream URL with a query string or a fragment would misroute every
+# request (the client's path is appended to it): refused at start.
+for u in 'http://127.0.0.1:9/?k=v' 'http://127.0.0.1:9#frag'; do
+    "$LOADTRACE" capture --upstream "$u" -o "$T/x.lt.zst" 2>"$T/err"
+    expect_status 1 $? "upstream $u refused"
+    expect_grep "query string\|fragment" "$T/err"
+    [ ! -e "$T/x.lt.zst" ] || fail "a trace file was left by a refused start"
+done
+# A start time that is there but is no time is named, not taken for none.
+printf '%s\n' '{"start_time":-5,"request":{"messages":[{"role":"user","content":"a"}]},"response":{"choices":[]}}' \
+    >"$T/neg.jsonl"
+"$LOADTRACE" capture --from-log "$T/neg.jsonl" -o "$T/neg.lt.zst" 2>"$T/err"
+expect_status 1 $? "negative start time"
+expect_grep 'neg.jsonl:1: start_time -5 is not a time' "$T/err"
+# times out of range are refused by line and value before any arithmetic
+# (a start_time of 1e300 once overflowed into a negative arrival and left a
+# one-record trace behind); with --skip-bad the line is skipped and counted
+GOOD='{"start_time":"2026-11-29T10:00:02.000Z","end_time":"2026-11-29T10:00:03.500Z","url":"/v1/chat/completions","request":{"model":"m","messages":[{"role":"user","content":"hi"}]},"response":{"choices":[{"message":{"content":"Yo."},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2}},"status_code":200}'
+for v in 1e300 1e19 '"9223372036854.1"'; do
+    printf '%s\n%s\n' "$GOOD" "$(echo "$GOOD" | jq -c ".start_time = $v | del(.end_time)")" >"$T/huge.jsonl"
+    rm -f "$T/huge.lt.zst"
+    "$LOADTRACE" capture --from-log "$T/huge.jsonl" -o "$T/huge.lt.zst" 2>"$T/err"
+    expect_status 1 $? "start_time $v"
+    expect_grep "huge.jsonl:2: " "$T/err"
+    [ -e "$T/huge.lt.zst" ] && fail "start_time $v left a trace behind"
+done
+printf '%s\n%s\n' "$GOOD" "$(echo "$GOOD" | jq -c '.start_time = 1e300 | del(.end_time)')" >"$T/huge.jsonl"
+"$LOADTRACE" capture --from-log "$T/huge.jsonl" -o "$T/huge.lt.zst" 2>"$T/err"
+expect_grep "time 1e+300 is out of range" "$T/err"
+"$LOADTRACE" capture --from-log "$T/huge.jsonl" --skip-bad -o "$T/huge.lt.zst" 2>"$T/err"
+expect_status 0 $? "--skip-bad over a time out of range"
+expect_eq 1 "$("$LOADTRACE" cat --no-header "$T/huge.lt.zst" | wc -l)" "records kept with --skip-bad"
 "$LOADTRACE" capture --help | grep -q -- "--from-log"
 expect_status 0 $? "--help"
 finish

@@ -1,9 +1,11 @@
 /*
  * Fuzz target for capture's parsers of peer data: the SSE splitter (fed in
- * two pieces cut where the input says, in filter mode or not) with every
- * payload going to the streamed-chunk reader, the request-body reader
- * (chat and completions), the whole-body reader, and the record built from
- * what they gathered. The first byte chooses; the rest is the input.
+ * two pieces cut where the input says, in filter mode or not, dropping the
+ * usage chunk or nothing: the bytes must pass exactly when nothing is
+ * dropped) with every payload going to the streamed-chunk reader, the
+ * request-body reader (chat and completions), the whole-body reader, and
+ * the record built from what they gathered. The first byte chooses; the
+ * rest is the input.
  */
 #include "capture/capture_call.h"
 #include "capture/capture_sse.h"
@@ -12,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,6 +22,12 @@ static bool on_data(void *ud, const char *p, size_t n)
 {
     unsigned bits = lt_capture_call_chunk(ud, p, n);
     return (bits & LT_CAPTURE_CHUNK_USAGE_ONLY) != 0;
+}
+
+static bool keep_all(void *ud, const char *p, size_t n)
+{
+    lt_capture_call_chunk(ud, p, n);
+    return false;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,12 +47,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct lt_capture_sse s;
         struct lt_buf out;
         lt_buf_init(&out, (size_t)1 << 26);
-        lt_capture_sse_init(&s, mode & 4, on_data, c);
+        /* mode & 32: nothing is dropped, so filter mode passes all too. */
+        lt_capture_sse_init(&s, mode & 4, mode & 32 ? keep_all : on_data, c);
         size_t cut = n ? data[1] % (n + 1) : 0;
         lt_capture_sse_feed(&s, p, cut, &out);
         lt_capture_sse_feed(&s, p + cut, n - cut, &out);
         lt_capture_sse_end(&s, &out);
-        if (!(mode & 4) && out.len != n)
+        if ((!(mode & 4) || (mode & 32)) && (out.len != n || (n && memcmp(out.p, p, n))))
             abort(); /* pass-through must be exact */
         lt_capture_sse_release(&s);
         lt_buf_release(&out);

@@ -63,6 +63,20 @@ while [ $n -le "$NREQ" ]; do
     n=$((n + 1))
 done
 expect_eq "$(strip "$T/d.models")" "$(strip "$T/c.models")" "GET /v1/models"
+
+# The same through a capture with two event-loop threads.
+start_sim up2 --profile fast
+start_capture cap2 "$SIM_URL" --threads 2
+run "$CAP_URL" c2
+stop $CAP_PID "capture --threads 2"
+stop $SIM_PID "sim up2"
+n=1
+while [ $n -le "$NREQ" ]; do
+    expect_eq "$(cat "$T/d.$n.status")" "$(cat "$T/c2.$n.status")" "--threads 2: request $n status"
+    [ "$(strip "$T/d.$n")" = "$(strip "$T/c2.$n")" ] ||
+        fail "--threads 2: request $n: the client saw different bytes through capture"
+    n=$((n + 1))
+done
 # Capture asked for usage on request 1 and took the extra chunk out; the
 # client of request 2 asked, and got it.
 expect_no_grep '"usage"' "$T/c.1"

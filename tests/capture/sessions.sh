@@ -1,8 +1,8 @@
 #!/bin/sh
 # loadtrace capture: sessions (inferred from growing message lists, or
 # named by a header), think times, prefix block hashes, --keep-content,
-# and records written in arrival order when many concurrent requests
-# finish out of order.
+# and records read back in arrival order when many concurrent requests
+# finish out of order (they are written as each one finishes).
 set -u
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/capture/cap_lib.sh"
@@ -68,7 +68,7 @@ expect_eq "$(jq -r '.choices[0].message.content' "$T/rh")" "$(jq -sr '.[3].out_t
 stop $SIM_PID sim
 
 # 40 concurrent streams whose lengths make them finish out of order: all
-# recorded, in arrival order, each with its own length.
+# recorded, read back in arrival order, each with its own length.
 start_sim slow --profile default
 start_capture conc "$SIM_URL"
 k=0
@@ -88,6 +88,8 @@ records "$T/conc.lt.zst" >"$T/conc"
 expect_status 0 $? "cat the concurrent trace"
 expect_eq 40 "$(wc -l <"$T/conc")" "40 records"
 expect_eq true "$(jq -s '[.[].t] | . == sort' "$T/conc")" "arrival order"
+expect_eq completion "$("$LOADTRACE" cat "$T/conc.lt.zst" | head -1 | jq -r .order)" \
+    "the header says the file is in completion order"
 expect_eq "$(jq -s '[.[] | select(.seq) | .out] | sort' "$T/slow.log" | jq -c .)" \
     "$(jq -s '[.[].out] | sort' "$T/conc" | jq -c .)" "lengths as served"
 finish

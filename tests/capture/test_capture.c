@@ -18,12 +18,15 @@
 #include "capture/capture_session.h"
 #include "capture/capture_sse.h"
 #include "capture/capture_tokens.h"
+#include "traces/trace_json.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void test_siphash_vectors(void **state)
 {
@@ -152,6 +155,36 @@ static void test_sse_unterminated(void **state)
     assert_int_equal(out.len, sizeof in - 1);
     lt_capture_sse_release(&s);
     lt_buf_release(&out);
+}
+
+static void test_sse_crlf_drop(void **state)
+{
+    /* CRLF and bare-CR line ends cut anywhere: exactly the usage event goes. */
+    static const char in[] = "data: {\"a\":1}\r\n\r\n"
+                             "data: {\"usage\":{\"prompt_tokens\":3}}\r\n\r\n"
+                             ": ping\r\rdata: {\"usage\":{}}\r\r"
+                             "data: [DONE]\r\n\r\n";
+    static const char filtered[] = "data: {\"a\":1}\r\n\r\n"
+                                   ": ping\r\r"
+                                   "data: [DONE]\r\n\r\n";
+    size_t n = sizeof in - 1;
+    for (size_t cut = 0; cut <= n; cut++) {
+        for (size_t cut2 = cut; cut2 <= n; cut2++) {
+            struct sse_rec r = {0};
+            struct lt_capture_sse s;
+            struct lt_buf out;
+            lt_buf_init(&out, 1 << 16);
+            lt_capture_sse_init(&s, true, on_data, &r);
+            assert_int_equal(lt_capture_sse_feed(&s, in, cut, &out), 0);
+            assert_int_equal(lt_capture_sse_feed(&s, in + cut, cut2 - cut, &out), 0);
+            assert_int_equal(lt_capture_sse_feed(&s, in + cut2, n - cut2, &out), 0);
+            assert_int_equal(lt_capture_sse_end(&s, &out), 0);
+            assert_int_equal(out.len, sizeof filtered - 1);
+            assert_memory_equal(out.p, filtered, out.len);
+            lt_capture_sse_release(&s);
+            lt_buf_release(&out);
+        }
+    }
 }
 
 static const struct lt_capture_call_opts copts = {.k0 = 5, .k1 = 6, .block_tokens = 8};
@@ -286,6 +319,8 @@ static void test_api_and_origin(void **state)
     assert_int_equal(lt_capture_api_of("POST", "/openai/v1/completions"),
                      LT_CAPTURE_API_COMPLETIONS);
     assert_int_equal(lt_capture_api_of("GET", "/v1/chat/completions"), LT_CAPTURE_API_NONE);
+    assert_int_equal(lt_capture_api_of("POST", "/v1/responses"), LT_CAPTURE_API_RESPONSES);
+    assert_int_equal(lt_capture_api_of("POST", "/v1/messages?beta=true"), LT_CAPTURE_API_MESSAGES);
     assert_int_equal(lt_capture_api_of("POST", "/v1/embeddings"), LT_CAPTURE_API_NONE);
     char o[128];
     lt_capture_url_origin("https://user:pw@api.example.com:8443/v1?key=s", o, sizeof o);
@@ -348,7 +383,8 @@ static void test_recorder_order(void **state)
     snprintf(path, sizeof path, "%s/recorder.lt.zst", tmp ? tmp : ".");
     struct lt_header h = {.kind = LT_KIND_TRACE, .source = "capture"};
     struct lt_err err = {0};
-    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    struct lt_writer_opts wo = {.completion_order = true};
+    struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
     assert_non_null(w);
     struct lt_capture_recorder *r = lt_capture_recorder_new(w, lt_mono_now(), 4, &err);
     assert_non_null(r);
@@ -356,7 +392,7 @@ static void test_recorder_order(void **state)
     int64_t t[5];
     for (int i = 0; i < 4; i++)
         assert_int_equal(lt_capture_recorder_arrive(r, &seq[i], &t[i]), 0);
-    /* Four places held: the fifth request is not recorded. */
+    /* Four requests held: the fifth is not recorded. */
     assert_int_equal(lt_capture_recorder_arrive(r, &seq[4], &t[4]), LT_ELIMIT);
     static const int order[] = {3, 1, 0, 2};
     for (int k = 0; k < 4; k++) {
@@ -375,27 +411,252 @@ static void test_recorder_order(void **state)
     assert_int_equal(st.written, 3);
     assert_int_equal(st.dropped, 1);
     assert_int_equal(lt_writer_close(w, &err), 0);
-    struct lt_reader *rd = lt_reader_open(path, NULL, &err);
+    /* In the file, each record is where its request finished ... */
+    struct lt_reader_opts fo = {.file_order = true};
+    struct lt_reader *rd = lt_reader_open(path, &fo, &err);
     assert_non_null(rd);
     const struct lt_item *it;
+    static const uint32_t done[] = {3, 0, 2};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(lt_reader_next(rd, &it, &err), 1);
+        assert_int_equal(it->rec.max_tokens, done[k]);
+    }
+    assert_int_equal(lt_reader_next(rd, &it, &err), 0);
+    lt_reader_free(rd);
+    /* ... and every reader gets arrival order. */
+    rd = lt_reader_open(path, NULL, &err);
+    assert_non_null(rd);
     static const uint32_t want[] = {0, 2, 3};
     for (int k = 0; k < 3; k++) {
         assert_int_equal(lt_reader_next(rd, &it, &err), 1);
         assert_int_equal(it->rec.max_tokens, want[k]);
+        assert_int_equal(it->index, k);
     }
     assert_int_equal(lt_reader_next(rd, &it, &err), 0);
     lt_reader_free(rd);
 }
 
+/* Records of the file at path as readers see them, and how many of them
+ * are `err: "unfinished"`. */
+static int count_records(const char *path, int *unfinished)
+{
+    struct lt_err err = {0};
+    struct lt_reader *rd = lt_reader_open(path, NULL, &err);
+    assert_non_null(rd);
+    const struct lt_item *it;
+    int n = 0;
+    *unfinished = 0;
+    while (lt_reader_next(rd, &it, &err) == 1) {
+        n++;
+        if ((it->rec.has & LT_HAS_FAILED) && !(it->rec.has & LT_HAS_ORIG_STATUS))
+            (*unfinished)++;
+    }
+    lt_reader_free(rd);
+    return n;
+}
+
+/* A request still streaming holds back nobody: the 40 that finish behind
+ * it are on disk within a second, before it ends (what a SIGKILL keeps),
+ * and so is the long one, as unfinished; its final record replaces that. */
+static void test_recorder_long_stream(void **state)
+{
+    char path[512];
+    const char *tmp = getenv("LT_TMP");
+    snprintf(path, sizeof path, "%s/recorder_long.lt.zst", tmp ? tmp : ".");
+    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "capture"};
+    struct lt_err err = {0};
+    struct lt_writer_opts wo = {.completion_order = true};
+    struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
+    assert_non_null(w);
+    struct lt_capture_recorder *r = lt_capture_recorder_new(w, lt_mono_now(), 0, &err);
+    assert_non_null(r);
+    uint64_t long_seq, seq;
+    int64_t t;
+    assert_int_equal(lt_capture_recorder_arrive(r, &long_seq, &t), 0);
+    struct lt_capture_call *lc = lt_capture_call_new(LT_CAPTURE_API_CHAT, &copts);
+    const char *body = "{\"model\":\"m\",\"max_tokens\":3000,\"messages\":[]}";
+    assert_int_equal(lt_capture_call_request(lc, body, strlen(body)), 0);
+    lc->t = t;
+    lt_capture_recorder_started(r, lc);
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(lt_capture_recorder_arrive(r, &seq, &t), 0);
+        struct lt_capture_call *c = lt_capture_call_new(LT_CAPTURE_API_CHAT, &copts);
+        c->t = t;
+        c->status = 200;
+        lt_capture_recorder_done(r, seq, c);
+    }
+    int got = 0, unfinished = 0;
+    for (int tries = 0; tries < 30 && got < 41; tries++) {
+        struct timespec ts = {0, 100 * 1000000L};
+        nanosleep(&ts, NULL);
+        /* Read the file as a crash would leave it: whatever is on disk. */
+        got = count_records(path, &unfinished);
+    }
+    assert_int_equal(got, 41);
+    assert_int_equal(unfinished, 1);
+    lc->status = 200;
+    lt_capture_recorder_done(r, long_seq, lc);
+    struct lt_capture_recorder_stats st;
+    assert_int_equal(lt_capture_recorder_close(r, &st, &err), 0);
+    assert_int_equal(st.written, 41);
+    assert_int_equal(st.unfinished, 1);
+    assert_int_equal(lt_writer_close(w, &err), 0);
+    got = count_records(path, &unfinished);
+    assert_int_equal(got, 41);
+    assert_int_equal(unfinished, 0);
+}
+
+/* A call's record written and read back by the trace reader; the value
+ * named `changed`.field in its extra keys, as JSON (NULL: none). */
+static char *record_back(struct lt_capture_call *c, const char *name, struct lt_record *back,
+                         const char *field)
+{
+    char path[512];
+    const char *tmp = getenv("LT_TMP");
+    snprintf(path, sizeof path, "%s/%s.lt.zst", tmp ? tmp : ".", name);
+    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "capture"};
+    struct lt_err err = {0};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    struct lt_record rec;
+    assert_int_equal(lt_capture_call_record(c, &rec), 0);
+    assert_int_equal(lt_writer_put_record(w, &rec, &err), 0);
+    assert_int_equal(lt_writer_close(w, &err), 0);
+    struct lt_reader *rd = lt_reader_open(path, NULL, &err);
+    assert_non_null(rd);
+    const struct lt_item *it;
+    int n = lt_reader_next(rd, &it, &err);
+    if (n != 1)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(n, 1);
+    *back = it->rec;
+    back->msgs = NULL; /* pointers into the reader, gone with it */
+    back->text = NULL;
+    back->api = back->model = back->finish = NULL;
+    back->blocks = NULL;
+    back->calls = NULL;
+    /* The extra keys as JSON, through the same rule `cat` prints them. */
+    struct lt_buf js;
+    lt_buf_init(&js, (size_t)64 << 20);
+    assert_int_equal(lt_json_record(&js, &it->rec), 0);
+    lt_reader_free(rd);
+    json_t *o = json_loadb(js.p, js.len, 0, NULL);
+    lt_buf_release(&js);
+    assert_non_null(o);
+    json_t *v = json_object_get(json_object_get(o, "changed"), field);
+    char *out = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+    json_decref(o);
+    return out;
+}
+
+/* Values a record cannot hold as sent are left out and named in
+ * `changed` with what was sent; no count is estimated from a cut list
+ * without saying so (issue 21). */
+static void test_values_as_sent(void **state)
+{
+    struct lt_record r;
+    struct lt_capture_call *c = lt_capture_call_new(LT_CAPTURE_API_CHAT, &copts);
+    const char *b1 = "{\"max_tokens\":-3,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    assert_int_equal(lt_capture_call_request(c, b1, strlen(b1)), 0);
+    c->status = 200;
+    char *v = record_back(c, "neg", &r, "max_tokens");
+    assert_string_equal(v, "-3");
+    assert_false(r.has & LT_HAS_MAX_TOKENS); /* not 0 */
+    free(v);
+    lt_capture_call_free(c);
+
+    c = lt_capture_call_new(LT_CAPTURE_API_CHAT, &copts);
+    const char *b2 = "{\"max_tokens\":\"many\",\"messages\":5}";
+    assert_int_equal(lt_capture_call_request(c, b2, strlen(b2)), 0);
+    c->status = 400;
+    v = record_back(c, "msgs5", &r, "messages");
+    assert_string_equal(v, "\"not a list\"");
+    assert_false(r.has & LT_HAS_IN); /* not in: 0 */
+    free(v);
+    v = record_back(c, "msgs5b", &r, "max_tokens");
+    assert_string_equal(v, "\"not an integer\"");
+    free(v);
+    lt_capture_call_free(c);
+
+    /* 1.1 million messages: the record keeps the reader's million, the
+     * estimate covers them all, and `changed` says how many were sent. */
+    size_t n = 1100000;
+    struct lt_buf body;
+    lt_buf_init(&body, (size_t)64 << 20);
+    assert_int_equal(lt_buf_puts(&body, "{\"messages\":["), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(lt_buf_puts(&body, i ? ",{}" : "{}"), 0);
+    assert_int_equal(lt_buf_puts(&body, "]}"), 0);
+    c = lt_capture_call_new(LT_CAPTURE_API_CHAT, &copts);
+    assert_int_equal(lt_capture_call_request(c, body.p, body.len), 0);
+    lt_buf_release(&body);
+    c->status = 200;
+    v = record_back(c, "million", &r, "msgs");
+    assert_string_equal(v, "1100000");
+    free(v);
+    assert_int_equal(r.n_msgs, 1000000);
+    assert_int_equal(r.in, 4 * n + 3); /* 4 template tokens each, 3 to open the answer */
+    /* 8-token blocks of 4.4 million tokens do not fit beside them: the
+     * first ones are kept, and `changed` says how many there were. */
+    v = record_back(c, "million2", &r, "blocks");
+    assert_string_equal(v, "550000");
+    free(v);
+    assert_true(r.n_blocks > 0 && r.n_blocks < 550000);
+    assert_true(r.has & LT_HAS_ESTIMATED);
+    lt_capture_call_free(c);
+}
+
+/* --keep-content with a prompt past the reader's limit on one record: the
+ * text is cut, ends with the mark, and `changed` holds its length as sent;
+ * the reader reads the record (issue 21). */
+static void test_keep_content_limit(void **state)
+{
+    struct lt_capture_call_opts o = copts;
+    o.keep_content = true;
+    size_t big = (size_t)20 << 20;
+    struct lt_buf body;
+    lt_buf_init(&body, (size_t)64 << 20);
+    assert_int_equal(lt_buf_puts(&body, "{\"messages\":[{\"role\":\"user\",\"content\":\""), 0);
+    for (size_t i = 0; i < big / 8; i++)
+        assert_int_equal(lt_buf_append(&body, "abcdefg ", 8), 0);
+    assert_int_equal(lt_buf_puts(&body, "\"}]}"), 0);
+    struct lt_capture_call *c = lt_capture_call_new(LT_CAPTURE_API_CHAT, &o);
+    assert_int_equal(lt_capture_call_request(c, body.p, body.len), 0);
+    lt_buf_release(&body);
+    c->status = 200;
+    size_t sent = c->text_len;
+    struct lt_record r;
+    char *v = record_back(c, "bigtext", &r, "text");
+    char want[32];
+    snprintf(want, sizeof want, "%zu", sent);
+    assert_string_equal(v, want);
+    free(v);
+    assert_true(c->text_len < ((size_t)16 << 20));
+    static const char mark[] = LT_CAPTURE_CUT_MARK;
+    assert_memory_equal(c->text + c->text_len - (sizeof mark - 1), mark, sizeof mark - 1);
+    assert_int_equal(r.in, 4 + big / 8 * 2 + 3); /* estimated from the whole prompt */
+    lt_capture_call_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_siphash_vectors),  cmocka_unit_test(test_count_text),
-        cmocka_unit_test(test_blocks),           cmocka_unit_test(test_sse_splits),
-        cmocka_unit_test(test_sse_unterminated), cmocka_unit_test(test_request_chat),
-        cmocka_unit_test(test_stream_chunks),    cmocka_unit_test(test_body_and_estimates),
-        cmocka_unit_test(test_usage_option),     cmocka_unit_test(test_api_and_origin),
-        cmocka_unit_test(test_sessions),         cmocka_unit_test(test_recorder_order),
+        cmocka_unit_test(test_siphash_vectors),
+        cmocka_unit_test(test_count_text),
+        cmocka_unit_test(test_blocks),
+        cmocka_unit_test(test_sse_splits),
+        cmocka_unit_test(test_sse_unterminated),
+        cmocka_unit_test(test_sse_crlf_drop),
+        cmocka_unit_test(test_request_chat),
+        cmocka_unit_test(test_stream_chunks),
+        cmocka_unit_test(test_body_and_estimates),
+        cmocka_unit_test(test_usage_option),
+        cmocka_unit_test(test_api_and_origin),
+        cmocka_unit_test(test_sessions),
+        cmocka_unit_test(test_recorder_order),
+        cmocka_unit_test(test_recorder_long_stream),
+        cmocka_unit_test(test_values_as_sent),
+        cmocka_unit_test(test_keep_content_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

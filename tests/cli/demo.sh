@@ -28,4 +28,15 @@ for f in $(awk '/^Files written:/ { on = 1; next } on && /^  / { print $1 }' out
 done
 [ "$n" -ge 6 ] || fail "only $n files announced"
 expect_grep "<svg" "$T/d/sweep.html"
+
+# Stopped by SIGTERM during the sweep, the demo exits 128 + 15, as replay
+# does (docs/cli.md), once it has said it started replaying.
+"$LOADTRACE" demo --out "$T/stopped" --tokens 64 --slice 5s --samples "$LT_SAMPLES" \
+    >stop.out 2>stop.err &
+pid=$!
+i=0
+while ! grep -q '\[2/4\]' stop.err 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $pid
+wait $pid
+expect_status 143 $? "demo stopped by SIGTERM"
 finish

@@ -1,9 +1,9 @@
 #!/bin/sh
 # export: Mooncake lines for traces with 512-token blocks, other block
 # sizes and no blocks; jsonl; and the errors (a record without in, a
-# results file, a missing file).
+# results file, a missing file, a damaged frame after intact ones).
 set -eu
-: "${LOADTRACE:?}" "${LT_SAMPLES:?}" "${LT_TMP:?}"
+: "${LOADTRACE:?}" "${LT_SAMPLES:?}" "${LT_SRC:?}" "${LT_TMP:?}"
 mkdir -p "$LT_TMP"
 cd "$LT_TMP"
 fails=0
@@ -57,6 +57,14 @@ else
 fi
 if "$LOADTRACE" export --to mooncake no-such.lt.zst 2>err.txt; then fail "missing file"; else
     grep -q 'no-such.lt.zst' err.txt && echo "ok   $(cat err.txt)" || fail "missing file message: $(cat err.txt)"
+fi
+# A damaged trace to standard output: the header and the 200 records before
+# the damaged frame are written (as `cat` prints them), the status is 1.
+if "$LOADTRACE" export --to jsonl "$LT_SRC/tests/fuzz/corpus/reader/corrupt2.lt.zst" >dmg.jsonl 2>err.txt; then
+    fail "damaged trace exported"
+else
+    [ "$(wc -l <dmg.jsonl | tr -d ' ')" = 201 ] || fail "lines before the damage: $(wc -l <dmg.jsonl)"
+    grep -q 'frame at byte' err.txt || fail "damage message: $(cat err.txt)"
 fi
 "$LOADTRACE" export --to csv az.lt.zst 2>/dev/null && fail "bad --to accepted" || [ $? -eq 2 ] || fail "bad --to: status not 2"
 

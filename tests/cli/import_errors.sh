@@ -112,6 +112,17 @@ if "$LOADTRACE" import --from azure same.csv -o same.csv 2>err.txt; then fail "o
         echo "ok   $(cat err.txt)" || fail "output over input: $(cat err.txt)"
 fi
 
+# -o -: standard output cannot be removed, so it keeps a readable trace of
+# the rows before the bad one, and the message says so (not "nothing
+# written"). 50 good rows, then a bad one.
+awk 'BEGIN { print "TIMESTAMP,ContextTokens,GeneratedTokens";
+             for (i = 0; i < 50; i++) printf "2023-01-01 00:%02d:%02d,5,5\n", i / 60, i % 60;
+             print "2023-01-01 00:01:00,x,5" }' >part.csv
+if "$LOADTRACE" import --from azure part.csv -o - >part.lt.zst 2>err.txt; then fail "-o - with a bad row: exit 0"; fi
+grep -q 'standard output has the 50 records read before the error' err.txt || fail "-o - message: $(cat err.txt)"
+grep -q 'nothing written' err.txt && fail "-o - says nothing written: $(cat err.txt)"
+[ "$("$LOADTRACE" cat part.lt.zst 2>/dev/null | grep -c '"t":')" = 50 ] || fail "-o -: the 50 rows are not readable"
+
 # --skip-bad: each skip on stderr, counted in the summary, the rest kept.
 printf '%s\r\n' "$hdr" '2023-11-16 18:17:03.9799600,4808,10' 'garbage,1,2' '2023-11-16 18:17:04.0319600,3180,8' \
     '2023-11-16 18:17:05,1,x' '2023-11-16 18:17:06,1' '2023-11-16 18:17:07,5,6' >skip.csv

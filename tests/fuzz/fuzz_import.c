@@ -3,31 +3,80 @@
  * first byte picks the format (and sort), the rest is the input, parsed in
  * memory with small limits and every record turned into JSON. No input may
  * crash, leak or go past the limits.
+ *
+ * And the writer-reader round trip: every record the importer hands on is
+ * written with the trace writer, and whatever the writer wrote (also when
+ * the import stopped half-way) must read back whole, value for value:
+ * what loadtrace writes it can read (issue 20).
  */
-#include "traces/lt_buf.h"
-#include "traces/trace_import.h"
+#include "base/lt_buf.h"
 #include "traces/trace_json.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
+#include "workload/trace_import.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+struct fuzz_sink {
+    struct lt_buf js;
+    const char *path;
+    struct lt_writer *w;
+};
+
+static int on_header(void *ud, const struct lt_header *h, struct lt_err *err)
+{
+    struct fuzz_sink *s = ud;
+    struct lt_writer_opts wo = {.frame_records = 3}; /* several frames from a small input */
+    s->w = lt_writer_open(s->path, h, &wo, err);
+    return s->w ? 0 : err->code;
+}
+
 static int on_record(void *ud, const struct lt_record *r, struct lt_err *err)
 {
-    struct lt_buf *js = ud;
-    lt_buf_reset(js);
-    (void)lt_json_record(js, r); /* a record too large for js is not the importer's fault */
-    return 0;
+    struct fuzz_sink *s = ud;
+    lt_buf_reset(&s->js);
+    (void)lt_json_record(&s->js, r); /* a record too large for js is not the importer's fault */
+    return lt_writer_put_record(s->w, r, err);
+}
+
+/* Everything the writer wrote reads back: as many values, no error. */
+static void read_back(const char *path, uint64_t written)
+{
+    struct lt_err err = {0};
+    struct lt_reader *rd = lt_reader_open(path, NULL, &err);
+    if (!rd) {
+        fprintf(stderr, "fuzz_import: the file written cannot be opened: %s\n", err.msg);
+        abort();
+    }
+    const struct lt_item *it;
+    uint64_t n = 0;
+    int rc;
+    while ((rc = lt_reader_next(rd, &it, &err)) == 1)
+        n++;
+    lt_reader_free(rd);
+    if (rc != 0 || n != written) {
+        fprintf(stderr, "fuzz_import: wrote %llu values, read %llu back: %s\n",
+                (unsigned long long)written, (unsigned long long)n, rc ? err.msg : "");
+        abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    struct lt_buf js;
-    lt_buf_init(&js, 1 << 20);
-    struct lt_import_sink sink = {NULL, on_record, &js};
+    static char path[64];
+    if (!path[0])
+        snprintf(path, sizeof path, "/tmp/fuzz_import.%ld.lt.zst", (long)getpid());
+    struct fuzz_sink s = {.path = path};
+    lt_buf_init(&s.js, 1 << 20);
+    struct lt_import_sink sink = {on_header, on_record, &s};
     struct lt_import_opts o = {
         .format = (enum lt_import_format)(LT_IMPORT_AZURE + data[0] % 4),
         .name = "fuzz",
@@ -39,6 +88,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     };
     struct lt_err err = {0};
     lt_import_mem(data + 1, size - 1, &o, &sink, NULL, &err);
-    lt_buf_release(&js);
+    if (s.w) {
+        uint64_t written = lt_writer_count(s.w);
+        if (lt_writer_close(s.w, &err) == 0)
+            read_back(path, written);
+        unlink(path);
+    }
+    lt_buf_release(&s.js);
     return 0;
 }

@@ -3,8 +3,11 @@
 # own chunk or in the last one, reasoning as "reasoning" or
 # "reasoning_content", a connection closed after every response) gives the
 # right TTFT, TTFC and token counts: each request's TTFT (first token-bearing
-# chunk - sent) matches the sim's own first-token time (first emission -
-# arrival) within a few milliseconds, and out / reasoning match the sim's.
+# chunk - sent) is never shorter than the sim's own first-token time (first
+# emission - arrival: the client sends before the sim's arrival and reads
+# after its emission, on the same clock), so a role chunk taken for a token
+# (at ~0 against the sim's ~115 ms) fails; and not longer than that by more
+# than a loaded machine's delivery lag; out / reasoning match the sim's.
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
@@ -25,8 +28,8 @@ for d in vllm no-role-chunk usage-in-last reasoning close no-role-chunk,usage-in
         "\(.ft - .sent) \(.out) \(.reasoning) \(.in) \(.fc - .ft) \(.err)"' > "$T/rep.txt"
     expect_eq 5 "$(wc -l < "$T/sim.txt")" "requests the sim saw ($d)"
     paste -d ' ' "$T/sim.txt" "$T/rep.txt" | awk -v d="$d" '
-        { dt = $5 - $1; if (dt < 0) dt = -dt
-          if (dt > 15000) { print d ": TTFT " $5 " us vs the sim'"'"'s " $1 " us"; bad = 1 }
+        { dt = $5 - $1
+          if (dt < -1000 || dt > 250000) { print d ": TTFT " $5 " us vs the sim'"'"'s " $1 " us"; bad = 1 }
           if ($1 < 50000) { print d ": the sim'"'"'s TTFT is too short to tell a role chunk from a token"; bad = 1 }
           if ($2 != $6 || $3 != $7 || $4 != $8) { print d ": out/reasoning/in " $6 "/" $7 "/" $8 " vs the sim'"'"'s " $2 "/" $3 "/" $4; bad = 1 }
           if ($3 > 0 && $9 <= 0) { print d ": reasoning came first but TTFC = TTFT"; bad = 1 }

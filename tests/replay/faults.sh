@@ -14,7 +14,7 @@ check_fault() { # spec sim-fault-name error-class
     start_sim "f-$2" --profile fast --faults "$1,seed=3"
     "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate --timeout 1s \
         --first-token-timeout 500ms -o "$T/$2.lt.zst" -q --no-summary
-    expect_status 0 $? "replay with --faults $1"
+    expect_status 1 $? "replay with --faults $1 (some requests failed)"
     stop_sim
     expect_eq 40 "$(results "$T/$2.lt.zst" | jq -r .i | sort -u | wc -l)" "distinct requests recorded with $1"
     expect_eq 40 "$(results "$T/$2.lt.zst" | wc -l)" "results with $1"
@@ -45,9 +45,11 @@ expect_eq 12 "$(results "$T/429.lt.zst" | jq -s '[.[] | select(.status == 429)] 
 # last attempt and says how many retries it took; the sim saw every attempt
 start_sim retry --profile fast --faults "429=0.3:1,seed=3"
 "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate --retry 3 -o "$T/retry.lt.zst" -q --no-summary
-expect_status 0 $? "replay --retry 3"
+st=$?
 stop_sim
 expect_eq 40 "$(results "$T/retry.lt.zst" | wc -l)" "results with --retry"
+# 0 when every request ended ok after its retries, 1 when some did not
+expect_status "$(results "$T/retry.lt.zst" | jq -s '[.[] | select(.err != null)] | if length > 0 then 1 else 0 end')" "$st" "replay --retry 3"
 expect_eq "$(streams "$SIM_LOG" | wc -l)" "$(results "$T/retry.lt.zst" | jq -s '40 + ([.[].retries // 0] | add)')" "attempts the sim saw vs results + retries"
 expect_eq "$(streams "$SIM_LOG" | jq -s '[.[] | select(.fault == "none")] | length')" \
     "$(results "$T/retry.lt.zst" | jq -s '[.[] | select(.err == null)] | length')" "ok after retries"
@@ -56,7 +58,7 @@ expect_eq "$(streams "$SIM_LOG" | jq -s '[.[] | select(.fault == "none")] | leng
 # refused for a while: requests that never reach the sim are "connect"
 start_sim refuse --profile fast --faults "refuse=0.1:200ms,seed=3"
 "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate --timeout 1s -o "$T/refuse.lt.zst" -q --no-summary
-expect_status 0 $? "replay with refuse faults"
+expect_status 1 $? "replay with refuse faults (some requests failed)"
 stop_sim
 expect_eq 40 "$(results "$T/refuse.lt.zst" | wc -l)" "results with refuse"
 expect_eq "$(streams "$SIM_LOG" | jq -s '[.[] | select(.fault == "none")] | length')" \
@@ -69,6 +71,6 @@ expect_eq "$(streams "$SIM_LOG" | jq -s '[.[] | select(.fault == "none")] | leng
 # a server that is not there at all
 "$L" replay "$T/t.lt.zst" --target http://127.0.0.1:9 --model m --no-calibrate --requests 3 \
     --concurrency 1 -o "$T/none.lt.zst" -q --no-summary
-expect_status 0 $? "replay against a closed port"
+expect_status 3 $? "replay against a closed port (no request ok)"
 expect_eq "connect connect connect" "$(results "$T/none.lt.zst" | jq -r .err | tr '\n' ' ' | sed 's/ $//')" "errors against a closed port"
 finish

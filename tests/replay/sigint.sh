@@ -2,7 +2,7 @@
 # Ctrl-C (SIGINT) or SIGTERM in the middle of a run: replay records the
 # requests in flight as aborted (with their partial timings) and the ones
 # never sent as aborted without a send time, closes the file properly and
-# exits 130. Every request of the trace is accounted for, and the sim saw
+# exits 128 + the signal (130 after SIGINT, 143 after SIGTERM). Every request of the trace is accounted for, and the sim saw
 # exactly the requests that were sent.
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
@@ -12,16 +12,20 @@ L=$LOADTRACE
     -o "$T/t.lt.zst" || fail "synth"
 
 for sig in INT TERM; do
+    want=130
+    [ "$sig" = TERM ] && want=143
     start_sim "sig$sig"
     "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate -o "$T/r$sig.lt.zst" -q \
         --no-summary &
     RP=$!
-    # the trace lasts 3 s and each answer takes seconds: at 1.5 s some
-    # requests are in flight and some not yet sent
-    sleep 1.5
+    # the trace lasts 3 s and each answer takes over a second: once the sim
+    # has a request, it is in flight and most of the trace is not yet sent
+    # (the sim's count, not a sleep: a loaded machine may take over a
+    # second to start replay)
+    wait_sim_metric 1 vllm:num_requests_running vllm:num_requests_waiting
     kill -"$sig" $RP
     wait $RP
-    expect_status 130 $? "exit status after SIG$sig"
+    expect_status "$want" $? "exit status after SIG$sig"
     stop_sim
     "$L" cat "$T/r$sig.lt.zst" > "$T/all$sig.jsonl"
     expect_status 0 $? "the results file after SIG$sig reads cleanly"
@@ -42,11 +46,12 @@ done
 start_sim kill --profile fast
 "$L" replay "$T/t5.lt.zst" --target "$SIM_URL" --no-calibrate -o "$T/rKILL.lt.zst" -q --no-summary &
 RP=$!
-sleep 2.5
+# half the trace answered, as the sim counts it (not a sleep: see above)
+wait_sim_metric 50 vllm:request_success_total
 kill -KILL $RP
 wait $RP 2>/dev/null
 stop_sim
-"$L" cat --salvage --no-header "$T/rKILL.lt.zst" 2>/dev/null | jq -c 'select(.rec != "run")' > "$T/killed.jsonl"
+"$L" cat --salvage --no-header "$T/rKILL.lt.zst" 2>/dev/null | jq -c 'select(.rec == null)' > "$T/killed.jsonl"
 n=$(wc -l < "$T/killed.jsonl")
 # about 50 requests had finished; all but the last fraction of a second must be there
 [ "$n" -ge 20 ] || fail "only $n results could be read back after SIGKILL"

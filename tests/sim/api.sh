@@ -38,6 +38,12 @@ post /tokenize '{"prompt":"hello there worldwide, x"}' >"$T/tok"
 expect_eq 200 "$(status)" "/tokenize status"
 expect_eq 8 "$(jq .count "$T/tok")" "/tokenize count"
 expect_eq 8 "$(jq '.tokens|length' "$T/tok")" "/tokenize ids"
+# \u0000 inside a string is accepted, as Python servers accept it (prompts of
+# SGLang's bench_serving, decoded from random ids, hold it) and counted whole:
+# a 9-byte word is 3 tokens; a model name with it is echoed whole.
+post /tokenize '{"prompt":"abcd\u0000efgh"}' >"$T/tok"
+expect_eq 200 "$(status)" "/tokenize with \\u0000"
+expect_eq 3 "$(jq .count "$T/tok")" "/tokenize count with \\u0000"
 # chat: 4 per message + content, + 3 for the reply: 4+1 + 4+(2+2) + 3 = 16
 MSGS='[{"role":"system","content":"be"},{"role":"user","content":"brief please"}]'
 post /tokenize "{\"messages\":$MSGS}" >"$T/tok"
@@ -122,6 +128,26 @@ for i in 1 2 3 4 5 6 7 8; do
     expect_eq $((20 + i)) "$(grep -c '"text"' "$T/par$i")" "parallel stream $i tokens"
     expect_grep 'data: \[DONE\]' "$T/par$i"
 done
+
+# Request bodies as other clients send them (field sets of vLLM's
+# benchmark_serving, SGLang's bench_serving and the OpenAI Python SDK): each
+# is served, with its usage.
+while IFS='|' read -r path body; do
+    [ -n "$path" ] || continue
+    post "$path" "$body" >"$T/other"
+    expect_eq 200 "$(status)" "other client: $body"
+    grep -q '"prompt_tokens"' "$T/other" || fail "no usage for $body: $(head -c 300 "$T/other")"
+done <<EOT
+/v1/completions|{"model":"m","prompt":"a b c","temperature":0.0,"repetition_penalty":1.0,"max_tokens":2,"logprobs":null,"stream":true,"stream_options":{"include_usage":true},"ignore_eos":true}
+/v1/chat/completions|{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a b c"}]}],"temperature":0.0,"max_completion_tokens":2,"stream":true,"stream_options":{"include_usage":true}}
+/v1/completions|{"model":"m","prompt":"x\u0000y","temperature":0.0,"best_of":1,"max_tokens":2,"stream":true,"stream_options":{"include_usage":true},"ignore_eos":true,"lora_path":null}
+/v1/completions|{"model":"m","prompt":[5,6,7],"temperature":0.0,"max_tokens":2,"stream":false,"ignore_eos":true}
+/v1/chat/completions|{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"model":"m","max_tokens":2,"n":1,"stream":true,"stream_options":{"include_usage":true},"temperature":1,"top_p":1,"presence_penalty":0,"frequency_penalty":0,"seed":1,"user":"x","logit_bias":{}}
+EOT
+# (after the others: the log checks below look at the first chat request)
+post /v1/chat/completions '{"model":"m\u0000x","messages":[{"role":"user","content":"a\u0000b"}],"max_tokens":1}' >"$T/nul"
+expect_eq 200 "$(status)" "chat with \\u0000"
+expect_eq '"m\u0000x"' "$(jq -c .model "$T/nul")" "model with \\u0000 echoed whole"
 
 stop_sim INT
 # The log: one line per request, inference lines with their tokens' times.

@@ -65,5 +65,47 @@ expect_eq 400 "$(status)" "garbage body"
 # Still serving.
 post /v1/chat/completions "{$M,\"max_tokens\":2,\"stream\":true}" | grep -c '^data: ' >"$T/n"
 expect_eq 200 "$(status)" "serving after bad requests"
+
+# Two Content-Length headers that disagree: 400 (request smuggling), and
+# the server goes on.
+curl -sS --max-time 10 -w '%{stderr}%{http_code}' -H 'Content-Length: 3' -H 'Content-Length: 4' \
+    --data-binary abc "$URL/tokenize" 2>"$T/status" >"$T/b"
+expect_eq 400 "$(status)" "two Content-Length headers"
+jq -r .error.message "$T/b" | grep -q "Content-Length is given twice" || fail "two lengths: $(cat "$T/b")"
+stop_sim
+
+# Half-sent bodies are bounded in total (--max-pending), not only each one:
+# two bodies that stop 1,000 bytes short hold 6,000 bytes, so the next body
+# gets 503 until they are gone; then bodies are taken again. Each loop is
+# bounded (the bodies' arrival is waited for, never assumed).
+start_sim pending --profile fast --max-body 4096 --max-pending 6000
+awk 'BEGIN { for (i = 0; i < 3000; i++) printf "a" }' >"$T/b3k"
+awk 'BEGIN { for (i = 0; i < 4000; i++) printf "a" }' >"$T/b4k"
+for i in 1 2; do
+    curl -s --max-time 8 -H 'Content-Length: 4000' --data-binary @"$T/b3k" "$URL/tokenize" \
+        -o /dev/null 2>/dev/null &
+    HALF="${HALF:-} $!"
+done
+got=""
+i=0
+while [ "$got" != 503 ] && [ $i -lt 30 ]; do
+    sleep 0.2
+    curl -sS --max-time 5 -w '%{stderr}%{http_code}' --data-binary @"$T/b4k" "$URL/tokenize" \
+        2>"$T/status" >"$T/b"
+    got=$(status)
+    i=$((i + 1))
+done
+expect_eq 503 "$got" "a body beyond --max-pending while two are half-sent"
+grep -q "limit of 6000 bytes" "$T/b" || fail "503 message: $(cat "$T/b")"
+for p in $HALF; do kill "$p" 2>/dev/null; done
+i=0
+while [ "$got" != 400 ] && [ $i -lt 50 ]; do
+    sleep 0.2
+    curl -sS --max-time 5 -w '%{stderr}%{http_code}' --data-binary @"$T/b4k" "$URL/tokenize" \
+        2>"$T/status" >"$T/b"
+    got=$(status)
+    i=$((i + 1))
+done
+expect_eq 400 "$got" "bodies are taken again (and parsed: 400, not JSON) once the half-sent ones left"
 stop_sim
 finish

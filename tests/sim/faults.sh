@@ -97,6 +97,56 @@ stop_sim
 d=$(logf '.tokens_us[0] - .arrival_us')
 [ "$d" -ge 800000 ] || fail "slow first byte: first token $d us after arrival"
 
+# stall of 1 s after 0 tokens: the headers come at once, the first token
+# only after the hold (a first-token delay after the headers, unlike slow)
+start_sim stall0 --profile fast --dialect no-role-chunk --faults stall=1:1s:0
+post /v1/chat/completions "$S" -D "$T/hdr" | sse_json >"$T/s.json"
+expect_eq 10 "$(jq -r '.choices[0].delta.content // empty' "$T/s.json" | grep -c .)" "stream stalled before its first token completes"
+stop_sim
+expect_grep "200 OK" "$T/hdr"
+d=$(logf '.tokens_us[0] - .arrival_us')
+[ "$d" -ge 1000000 ] || fail "stall before the first token: first token $d us after arrival"
+
+# bighead: 100,000 bytes of X-Pad headers (curl takes up to 300 KB), then
+# the whole stream
+start_sim bighead --profile fast --faults bighead=1:100000
+post /v1/chat/completions "$S" -D "$T/hdr" >"$T/s"
+expect_eq 200 "$(status)" "bighead status"
+hb=$(grep '^X-Pad-' "$T/hdr" | wc -c)
+[ "$hb" -ge 100000 ] && [ "$hb" -lt 101000 ] || fail "bighead: $hb bytes of X-Pad headers, expected 100000"
+expect_eq 10 "$(sse_json <"$T/s" | jq -r '.choices[0].delta.content // empty' | grep -c .)" "bighead: every token"
+expect_grep "DONE" "$T/s"
+stop_sim
+expect_eq "bighead true" "$(logf '"\(.fault) \(.complete)"')" "bighead in the log"
+"$LOADTRACE" sim --listen 127.0.0.1:0 --faults 'bighead=1:67108865' >/dev/null 2>"$T/err"
+expect_status 1 $? "bighead over 64 MiB"
+expect_grep "bighead" "$T/err"
+
+# badchoices: chunk 1 (valid JSON) has "choices":"nope"; a whole answer too
+start_sim badch --profile fast --faults badchoices=1:1
+post /v1/chat/completions "$S" >"$T/s"
+sse_json <"$T/s" >"$T/lines"
+expect_eq '"nope"' "$(sed -n 3p "$T/lines" | jq -c .choices)" "badchoices: chunk 1 (after the role chunk)"
+expect_eq 9 "$(jq -r '.choices[0]?.delta.content // empty' "$T/lines" 2>/dev/null | grep -c .)" "badchoices: the other chunks"
+post /v1/chat/completions "$N" >"$T/c"
+expect_eq 200 "$(status)" "badchoices whole answer status"
+expect_eq '"nope" 3' "$(jq -c '"\(.choices | tojson) \(.usage.completion_tokens)"' -r "$T/c")" "badchoices: whole answer"
+stop_sim
+
+# badusage: usage claims 2^64-1 output tokens after the true chunks
+start_sim badu --profile fast --faults badusage=1
+post /v1/chat/completions "$(echo "$S" | sed 's/}$/,"stream_options":{"include_usage":true}}/')" >"$T/s"
+sse_json <"$T/s" >"$T/lines"
+expect_eq 10 "$(jq -r '.choices[0]?.delta.content // empty' "$T/lines" | grep -c .)" "badusage: true chunks"
+expect_eq 18446744073709551615 "$(grep '"usage"' "$T/lines" | grep -o '"completion_tokens":[0-9]*' | cut -d: -f2)" "badusage: the claim"
+post /v1/completions '{"prompt":"hi","max_tokens":3}' >"$T/c"
+expect_eq 18446744073709551615 "$(grep -o '"completion_tokens":[0-9]*' "$T/c" | cut -d: -f2)" "badusage: whole answer"
+stop_sim
+start_sim badu2 --profile fast --faults badusage=1:7
+post /v1/chat/completions "$N" >"$T/c"
+expect_eq 7 "$(jq .usage.completion_tokens "$T/c")" "badusage=1:7"
+stop_sim
+
 # reproducible: the same seed gives the same faults, another seed differs
 for run in a b c; do
     seed=9

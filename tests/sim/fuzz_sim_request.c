@@ -1,6 +1,7 @@
 /*
  * libFuzzer target for everything the sim parses from a peer or a user:
- * the first byte picks the parser (chat body, completions body, /tokenize
+ * the first byte picks the parser (chat body, also read as a Responses and
+ * a Messages body; completions body, /tokenize
  * body, fault spec, dialect list, profile line), the rest is the input.
  * Bodies that parse are also rendered, streamed and whole, so the renderer
  * sees every shape of request. No input may crash, leak or overflow.
@@ -16,7 +17,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void render(const struct lt_sim_call *c, const struct lt_sim_dialect *d)
+static void render(const struct lt_sim_call *c, const struct lt_sim_dialect *d, uint8_t faults)
 {
     uint32_t out = c->max_tokens < 40 ? c->max_tokens : 40;
     struct lt_sim_resp r = {.d = d,
@@ -31,7 +32,12 @@ static void render(const struct lt_sim_call *c, const struct lt_sim_dialect *d)
                             .tool_call = c->tool_call,
                             .tool_name_json = c->tool_name_json,
                             .finish = "stop",
-                            .include_usage = c->include_usage};
+                            .include_usage = c->include_usage,
+                            /* the faults that keep the JSON valid */
+                            .bad_choices = (faults & 0x80) != 0,
+                            .bad_choices_at = 1,
+                            .claim = (faults & 0x20) != 0,
+                            .claimed_out = UINT64_MAX};
     struct lt_buf b;
     lt_buf_init(&b, 1 << 20);
     lt_sim_render_head(&b, &r);
@@ -68,9 +74,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             struct lt_sim_dialect d;
             lt_sim_dialect_parse(
                 &d, (data[0] & 0x40) ? "no-role-chunk,usage-in-last,reasoning" : "vllm", NULL);
-            render(&c, &d);
+            render(&c, &d, data[0]);
         }
         lt_sim_call_release(&c);
+        /* A chat-shaped body is also a Responses and a Messages body. */
+        for (int k = 0; api == LT_SIM_CHAT && k < 2; k++) {
+            struct lt_sim_dialect d = {0};
+            if (lt_sim_call_parse(&c, k ? LT_SIM_MESSAGES : LT_SIM_RESPONSES, body, len, &p, msg,
+                                  sizeof msg) == 0)
+                render(&c, &d, data[0]);
+            lt_sim_call_release(&c);
+        }
         break;
     }
     case 2: {

@@ -41,6 +41,34 @@ static void test_count_rule(void **state)
         assert_int_equal(lt_sim_count_text(lt_sim_word(i), strlen(lt_sim_word(i))), 1);
 }
 
+/* Other tokenizers: pieces of 1 to 3 bytes (several tokens per word) and a
+ * small vocabulary, counted by hand. */
+static void test_other_tokenizers(void **state)
+{
+    static const struct {
+        const char *text;
+        uint32_t piece, n;
+    } cases[] = {
+        {"hello there", 1, 10}, {"hello there", 2, 6},
+        {"hello there", 3, 4},  {" a  bc\tdef ", 1, 6},
+        {" a  bc\tdef ", 2, 4}, {"", 1, 0},
+        {"abcdefg", 3, 3},      {"x", 2, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct lt_sim_toks t;
+        uint32_t ids[16];
+        lt_sim_toks_init(&t, 4);
+        lt_sim_toks_tokenizer(&t, 20, cases[i].piece);
+        t.ids = ids;
+        t.ids_cap = 16;
+        lt_sim_toks_text(&t, cases[i].text, strlen(cases[i].text));
+        assert_int_equal(t.n, cases[i].n);
+        for (uint32_t k = 0; k < t.n && k < 16; k++)
+            assert_true(ids[k] < 20);
+        lt_sim_toks_release(&t);
+    }
+}
+
 static void test_blocks_share_prefixes(void **state)
 {
     const char *a = "one two three four five six seven eight nine ten";
@@ -95,6 +123,92 @@ static void test_parse_chat(void **state)
         assert_true(msg[0] != '\0');
         lt_sim_call_release(&c);
     }
+}
+
+/* Responses and Messages: the same turns count as chat's do; their own
+ * fields (max_output_tokens, reasoning, thinking, flat tools and their
+ * tool_choice) are read; what each API refuses gets a 400. */
+static void test_parse_responses_and_messages(void **state)
+{
+    struct lt_sim_profile p;
+    lt_sim_profile_builtin(&p, "default", NULL);
+    struct lt_sim_call c;
+    char msg[512];
+    const char *chat = "{\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
+                       "{\"role\":\"user\",\"content\":\"hello there\"}]}";
+    assert_int_equal(lt_sim_call_parse(&c, LT_SIM_CHAT, chat, strlen(chat), &p, msg, sizeof msg),
+                     0);
+    uint32_t want = c.toks.n;
+    lt_sim_call_release(&c);
+
+    const char *r = "{\"instructions\":\"be brief\",\"input\":\"hello there\","
+                    "\"max_output_tokens\":5,\"reasoning\":{\"effort\":\"high\"},"
+                    "\"tools\":[{\"type\":\"function\",\"name\":\"f\"}],\"tool_choice\":"
+                    "{\"type\":\"function\",\"name\":\"f\"},\"stream\":true}";
+    assert_int_equal(lt_sim_call_parse(&c, LT_SIM_RESPONSES, r, strlen(r), &p, msg, sizeof msg), 0);
+    assert_true(c.toks.n > want); /* and the tools */
+    assert_int_equal(c.max_tokens, 5);
+    assert_true(c.reasoning == 1 && c.reasoning_fraction == 0.75);
+    assert_true(c.tool_call && c.stream && c.include_usage);
+    assert_string_equal(c.tool_name_json, "\"f\"");
+    lt_sim_call_release(&c);
+    const char *r2 = "{\"instructions\":\"be brief\",\"input\":[{\"role\":\"user\",\"content\":"
+                     "[{\"type\":\"input_text\",\"text\":\"hello there\"}]}]}";
+    assert_int_equal(lt_sim_call_parse(&c, LT_SIM_RESPONSES, r2, strlen(r2), &p, msg, sizeof msg),
+                     0);
+    assert_int_equal(c.toks.n, want);
+    lt_sim_call_release(&c);
+
+    const char *m = "{\"system\":[{\"type\":\"text\",\"text\":\"be brief\"}],\"messages\":"
+                    "[{\"role\":\"user\",\"content\":\"hello there\"}],\"max_tokens\":6,"
+                    "\"thinking\":{\"type\":\"disabled\"}}";
+    assert_int_equal(lt_sim_call_parse(&c, LT_SIM_MESSAGES, m, strlen(m), &p, msg, sizeof msg), 0);
+    assert_int_equal(c.toks.n, want);
+    assert_int_equal(c.max_tokens, 6);
+    assert_int_equal(c.reasoning, 0);
+    assert_false(c.tool_call);
+    lt_sim_call_release(&c);
+    const char *m2 = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":6,"
+                     "\"tools\":[{\"name\":\"g\",\"input_schema\":{}}],\"tool_choice\":"
+                     "{\"type\":\"any\"}}";
+    assert_int_equal(lt_sim_call_parse(&c, LT_SIM_MESSAGES, m2, strlen(m2), &p, msg, sizeof msg),
+                     0);
+    assert_true(c.tool_call);
+    assert_string_equal(c.tool_name_json, "\"g\"");
+    lt_sim_call_release(&c);
+
+    static const struct {
+        enum lt_sim_api api;
+        const char *body;
+    } bad[] = {
+        {LT_SIM_RESPONSES, "{\"max_output_tokens\":3}"},
+        {LT_SIM_RESPONSES, "{\"input\":[]}"},
+        {LT_SIM_RESPONSES, "{\"input\":[{\"role\":\"tool\",\"content\":\"x\"}]}"},
+        {LT_SIM_RESPONSES, "{\"input\":\"x\",\"tool_choice\":\"required\"}"},
+        {LT_SIM_MESSAGES, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"},
+        {LT_SIM_MESSAGES, "{\"messages\":[{\"role\":\"system\",\"content\":\"x\"}],"
+                          "\"max_tokens\":1}"},
+        {LT_SIM_MESSAGES, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+                          "\"max_tokens\":1,\"tool_choice\":\"auto\"}"},
+        {LT_SIM_MESSAGES, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+                          "\"max_tokens\":1,\"thinking\":{\"type\":\"maybe\"}}"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (lt_sim_call_parse(&c, bad[i].api, bad[i].body, strlen(bad[i].body), &p, msg,
+                              sizeof msg) != 400)
+            fail_msg("accepted: %s", bad[i].body);
+        assert_true(msg[0] != '\0');
+        lt_sim_call_release(&c);
+    }
+    struct lt_buf b;
+    lt_buf_init(&b, 1 << 12);
+    assert_int_equal(lt_sim_error_body_messages(&b, 429, "slow \"down\""), 0);
+    json_t *j = json_loadb(b.p, b.len, 0, NULL);
+    assert_string_equal(json_string_value(json_object_get(j, "type")), "error");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "error"), "type")),
+                        "rate_limit_error");
+    json_decref(j);
+    lt_buf_release(&b);
 }
 
 static void check_json_chunks(const char *sse, int want)
@@ -179,6 +293,23 @@ static void test_faults(void **state)
     assert_int_equal(f.retry_after_429, 4);
     assert_int_equal(f.stall_us, 250000);
     assert_int_equal(f.stall_after, 7);
+    /* the one duration grammar: hours work here as in every option */
+    struct lt_sim_faults g;
+    assert_int_equal(lt_sim_faults_parse(&g, "stall=0.1:1h,refuse=0.1:1.5m", &err), 0);
+    assert_int_equal(g.stall_us, INT64_C(3600000000));
+    assert_int_equal(g.refuse_us, 90000000);
+    /* the faults that stand in for servers whose answers are wrong */
+    struct lt_sim_faults h;
+    assert_int_equal(lt_sim_faults_parse(&h, "bighead=0.1,badchoices=0.1,badusage=0.1", &err), 0);
+    assert_int_equal(h.bighead_bytes, 2u << 20);
+    assert_int_equal(h.badchoices_after, 3);
+    assert_true(h.badusage_tokens == UINT64_MAX);
+    assert_int_equal(
+        lt_sim_faults_parse(&h, "bighead=0.1:67108864,badchoices=0.1:0,badusage=0.1:7", &err), 0);
+    assert_int_equal(h.bighead_bytes, 64u << 20);
+    assert_int_equal(h.badchoices_after, 0);
+    assert_true(h.badusage_tokens == 7);
+    assert_string_equal(lt_sim_fault_name(LT_SIM_FAULT_BADUSAGE), "badusage");
     int count[LT_SIM_FAULT_COUNT] = {0};
     for (uint64_t seq = 1; seq <= 10000; seq++) {
         enum lt_sim_fault k = lt_sim_faults_pick(&f, seq);
@@ -193,6 +324,27 @@ static void test_faults(void **state)
         "500", "500=2", "boom=0.1", "500=0.6,503=0.6", "stall=0.1:fast", "seed=x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(lt_sim_faults_parse(&f, bad[i], &err), LT_EFORMAT);
+    /* The message blames the part that is wrong, not the probability. */
+    static const struct {
+        const char *spec, *msg;
+    } blame[] = {
+        {"stall=0.1:-1s", "fault 'stall': the stall time '-1s' is not a duration"},
+        {"stall=0.1:1s:x", "fault 'stall': the tokens before the stall 'x' is not a whole"},
+        {"stall=0.1:1s:5:9", "fault 'stall': at most 2 values after ':'"},
+        {"429=0.1:abc", "fault '429': the Retry-After seconds 'abc' is not a whole"},
+        {"refuse=2:1s", "fault 'refuse': the probability '2' is not 0 to 1"},
+        {"500=0.1:3", "fault '500' takes only a probability"},
+        {"slow=0.5:soon", "fault 'slow': the delay 'soon' is not a duration"},
+        {"disconnect=0.1:-4", "fault 'disconnect': the tokens before the cut '-4'"},
+        {"bighead=0.1:67108865", "fault 'bighead': the header bytes '67108865' is more than"},
+        {"badusage=0.1:18446744073709551616", "fault 'badusage': the tokens claimed"},
+        {"badchoices=0.1:x", "fault 'badchoices': the chunks before the bad one 'x'"},
+    };
+    for (size_t i = 0; i < sizeof blame / sizeof blame[0]; i++) {
+        assert_int_equal(lt_sim_faults_parse(&f, blame[i].spec, &err), LT_EFORMAT);
+        if (!strstr(err.msg, blame[i].msg))
+            fail_msg("%s: got \"%s\"", blame[i].spec, err.msg);
+    }
     assert_int_equal(lt_sim_faults_parse(&f, NULL, &err), 0);
     assert_int_equal(lt_sim_faults_pick(&f, 1), LT_SIM_FAULT_NONE);
 }
@@ -200,8 +352,12 @@ static void test_faults(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_count_rule), cmocka_unit_test(test_blocks_share_prefixes),
-        cmocka_unit_test(test_parse_chat), cmocka_unit_test(test_render_dialects),
+        cmocka_unit_test(test_count_rule),
+        cmocka_unit_test(test_other_tokenizers),
+        cmocka_unit_test(test_blocks_share_prefixes),
+        cmocka_unit_test(test_parse_chat),
+        cmocka_unit_test(test_parse_responses_and_messages),
+        cmocka_unit_test(test_render_dialects),
         cmocka_unit_test(test_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,7 @@
 
 #include "sim/sim_model.h"
 #include "sim/sim_profile.h"
-#include "traces/lt_rng.h"
+#include "base/lt_rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -343,6 +343,125 @@ static void test_profile_file(void **state)
     fclose(f);
     assert_int_equal(lt_sim_profile_load(&p, path, &err), LT_EFORMAT);
     assert_int_equal(lt_sim_profile_load(&p, "nosuch", &err), LT_EINVAL);
+    /* Values no server has, which once gave virtual replays negative times. */
+    static const char *const absurd[] = {"step_ms = 1e308\n", "prefill_ms_per_token = 60001\n",
+                                         "reasoning_fraction = 2\n",
+                                         "step_ms_per_seq = 50000\nmax_running = 100000\n"};
+    for (size_t i = 0; i < sizeof absurd / sizeof absurd[0]; i++) {
+        f = fopen(path, "w");
+        fputs(absurd[i], f);
+        fclose(f);
+        assert_true(lt_sim_profile_load(&p, path, &err) < 0);
+        assert_non_null(strstr(err.msg, i < 3 ? "largest" : "an hour"));
+    }
+    lt_sim_profile_builtin(&p, "default", &err);
+    p.step_ms = 1e308;
+    assert_int_equal(lt_sim_profile_check(&p, &err), LT_EINVAL);
+    assert_non_null(strstr(err.msg, "step_ms"));
+}
+
+/* Short prompts join a step only while prefill_seqs and the token budget
+ * allow: 40 arrivals of 10 tokens with prefill_seqs 16 and a budget of 100
+ * prefill 10, then 10, ... never all 40 in one step. */
+static void test_prefill_admission_limits(void **state)
+{
+    struct lt_sim_profile p = prof();
+    p.prefill_ms_per_seq = 100;
+    p.prefill_seqs = 16;
+    p.batch_tokens = 100;
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    static struct rec r[40];
+    memset(r, 0, sizeof r);
+    struct rec first = {0};
+    add(m, 0, 10, 3, NULL, 0, &first);
+    for (int i = 0; i < 40; i++)
+        add(m, 1 * MS, 10, 3, NULL, 0, &r[i]);
+    lt_sim_model_advance(m, lt_sim_model_next(m), on_emit, NULL);
+    /* step 2: one decoder, 99 tokens of budget: 9 prompts of 10 (the
+     * tenth would get a chunk of 9 and is admitted too: 10 start). */
+    struct lt_sim_model_stats st;
+    lt_sim_model_stats(m, &st);
+    assert_int_equal(st.running, 11);
+    assert_int_equal(st.queued, 30);
+    /* 10 + 1 + 20 + 100 x 10 + 0.5 x 99 */
+    assert_int_equal(lt_sim_model_next(m) - first.t[0], (int64_t)(1080.5 * MS));
+    lt_sim_model_free(m);
+    p.batch_tokens = 10000; /* now prefill_seqs binds */
+    m = lt_sim_model_new(&p, NULL);
+    memset(r, 0, sizeof r);
+    memset(&first, 0, sizeof first);
+    add(m, 0, 10, 3, NULL, 0, &first);
+    for (int i = 0; i < 40; i++)
+        add(m, 1 * MS, 10, 3, NULL, 0, &r[i]);
+    lt_sim_model_advance(m, lt_sim_model_next(m), on_emit, NULL);
+    lt_sim_model_stats(m, &st);
+    assert_int_equal(st.running, 17);
+    assert_int_equal(st.queued, 24);
+    run_all(m);
+    for (int i = 0; i < 40; i++)
+        assert_true(r[i].done);
+    lt_sim_model_free(m);
+}
+
+/* Attention over the KV cache: a decoder's step costs more as its
+ * context (prompt + tokens so far) grows. */
+static void test_decode_kv_cost(void **state)
+{
+    struct lt_sim_profile p = prof();
+    p.decode_ms_per_kv_token = 0.01;
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec r = {0};
+    add(m, 0, 1000, 4, NULL, 0, &r);
+    run_all(m);
+    /* prefill: 10 + 20 + 500; decode k with 1000 + k tokens of context:
+     * 10 + 1 + 0.01 x (1000 + k) */
+    assert_int_equal(r.t[0], 530 * MS);
+    assert_int_equal(r.t[1] - r.t[0], (int64_t)(21.01 * MS));
+    assert_int_equal(r.t[2] - r.t[1], (int64_t)(21.02 * MS));
+    assert_int_equal(r.t[3] - r.t[2], (int64_t)(21.03 * MS));
+    lt_sim_model_free(m);
+}
+
+/* preempt = on: KV holds only what was computed; when decoders would
+ * overflow it the newest request is sent back, recomputes its prompt and
+ * output so far, and goes on; every token still comes exactly once. */
+static void test_preemption_recomputes(void **state)
+{
+    struct lt_sim_profile p = prof();
+    p.preempt = 1;
+    p.kv_tokens = 230; /* two prompts of 100 fit; their outputs of 20 do not */
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec a = {0}, b = {0};
+    add(m, 0, 100, 20, NULL, 0, &a);
+    add(m, 0, 100, 20, NULL, 0, &b);
+    run_all(m);
+    assert_true(a.done && b.done);
+    assert_int_equal(a.n, 20);
+    assert_int_equal(b.n, 20);
+    struct lt_sim_model_stats st;
+    lt_sim_model_stats(m, &st);
+    assert_true(st.preemptions >= 1);
+    assert_int_equal(st.kv_used, 0);
+    /* the recomputation (a prefill of 100 + tokens so far) shows in b's
+     * timeline as one gap longer than a decode step */
+    int64_t longest = 0;
+    for (uint32_t i = 1; i < 20; i++)
+        if (b.t[i] - b.t[i - 1] > longest)
+            longest = b.t[i] - b.t[i - 1];
+    assert_true(longest > 50 * MS);
+    lt_sim_model_free(m);
+    /* off (the default): the second request waits for the first's KV */
+    p.preempt = 0;
+    m = lt_sim_model_new(&p, NULL);
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    add(m, 0, 100, 20, NULL, 0, &a);
+    add(m, 0, 100, 20, NULL, 0, &b);
+    run_all(m);
+    lt_sim_model_stats(m, &st);
+    assert_int_equal(st.preemptions, 0);
+    assert_true(b.t[0] > a.t[19]);
+    lt_sim_model_free(m);
 }
 
 int main(void)
@@ -353,6 +472,9 @@ int main(void)
         cmocka_unit_test(test_max_running_queues),
         cmocka_unit_test(test_kv_limit_queues),
         cmocka_unit_test(test_chunked_prefill),
+        cmocka_unit_test(test_prefill_admission_limits),
+        cmocka_unit_test(test_decode_kv_cost),
+        cmocka_unit_test(test_preemption_recomputes),
         cmocka_unit_test(test_prefix_cache_lru),
         cmocka_unit_test(test_cancel_frees),
         cmocka_unit_test(test_fast_profile_is_instant),

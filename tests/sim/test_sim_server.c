@@ -92,6 +92,7 @@ static void test_start_two_and_stop(void **state)
     struct lt_sim_stats st;
     lt_sim_stats(a, &st);
     assert_int_equal(st.chunks, 12);
+    assert_true(st.late_p50_us <= st.late_p99_us && st.late_p99_us <= st.late_max_us);
     lt_sim_stop(a);
     lt_sim_stop(b);
     lt_sim_stop(NULL);

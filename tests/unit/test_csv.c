@@ -1,5 +1,5 @@
 /*
- * Unit tests of the CSV reader (traces/csv.c) and the line reader under
+ * Unit tests of the CSV reader (workload/csv.c) and the line reader under
  * it: a table of inputs, each with the records it must give (fields joined
  * by '|', each record prefixed by its line number) or the error it must
  * name. Every case runs twice: over memory and over a FILE*.
@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "traces/csv.h"
-#include "traces/lt_buf.h"
+#include "workload/csv.h"
+#include "base/lt_buf.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "traces/lt_hist.h"
-#include "traces/lt_rng.h"
+#include "base/lt_hist.h"
+#include "base/lt_rng.h"
 #include "tests/hist_same.h"
 
 #include <math.h>

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "traces/trace_info.h"
+#include "workload/trace_info.h"
 #include "traces/trace_writer.h"
 
 #include <math.h>

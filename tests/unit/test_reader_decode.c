@@ -109,6 +109,18 @@ static bool put_int(struct mb *m, enum enc e, struct iv v)
     }
 }
 
+/* A zstd frame as loadtrace writes them: with its content checksum, which
+ * the reader requires (docs/trace-format.md §1). */
+static size_t zframe(void *dst, size_t cap, const void *src, size_t n, int level)
+{
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+    size_t z = ZSTD_compress2(c, dst, cap, src, n);
+    ZSTD_freeCCtx(c);
+    return z;
+}
+
 /* A file of the given kind: a header frame, then one frame of `vals`. */
 static uint8_t *make_file(enum lt_kind kind, const struct mb *vals, size_t *len)
 {
@@ -129,9 +141,9 @@ static uint8_t *make_file(enum lt_kind kind, const struct mb *vals, size_t *len)
     size_t cap = ZSTD_compressBound(sb.size) + ZSTD_compressBound(vals->n);
     uint8_t *out = malloc(cap);
     assert_non_null(out);
-    size_t a = ZSTD_compress(out, cap, sb.data, sb.size, 1);
+    size_t a = zframe(out, cap, sb.data, sb.size, 1);
     assert_false(ZSTD_isError(a));
-    size_t b = ZSTD_compress(out + a, cap - a, vals->b, vals->n, 1);
+    size_t b = zframe(out + a, cap - a, vals->b, vals->n, 1);
     assert_false(ZSTD_isError(b));
     msgpack_sbuffer_destroy(&sb);
     *len = a + b;
@@ -811,6 +823,70 @@ static void test_whole_map_checks(void **state)
     assert_non_null(strstr(err.msg, "key \"chunks\" must hold [dt, tokens] pairs"));
 }
 
+/* Scrape samples: "rec": "scrape" anywhere in the map (even after keys a
+ * result would refuse), the required keys, and the shapes of v and h. */
+static void test_scrape_shapes(void **state)
+{
+    struct lt_err err = {0};
+    enum lt_item_type type = 0;
+    struct mb m = {.n = 0};
+    put1(&m, 0x85);
+    put_str(&m, "t");
+    put1(&m, 9);
+    put_str(&m, "v");
+    put1(&m, 0x81), put_str(&m, "requests_running"), put1(&m, 3);
+    put_str(&m, "h");
+    put1(&m, 0x81), put_str(&m, "ttft_seconds"), put1(&m, 0x94), put1(&m, 1), put1(&m, 2),
+        put1(&m, 1), put1(&m, 2);
+    put_str(&m, "rec");
+    put_str(&m, "scrape");
+    put_str(&m, "run");
+    put1(&m, 0);
+    assert_int_equal(read_err(LT_KIND_RESULTS, &m, &err, &type), 1);
+    assert_int_equal(type, LT_ITEM_SCRAPE);
+    /* without t */
+    m.n = 0;
+    put1(&m, 0x82);
+    put_str(&m, "rec");
+    put_str(&m, "scrape");
+    put_str(&m, "run");
+    put1(&m, 0);
+    assert_int_equal(read_err(LT_KIND_RESULTS, &m, &err, NULL), LT_EFORMAT);
+    assert_non_null(strstr(err.msg, "scrape sample without \"t\""));
+    /* h of an odd length; v not a map; a value that is not a number */
+    static const struct {
+        const char *key;
+        uint8_t v[8];
+        size_t n;
+        const char *why;
+    } shapes[] = {
+        {"h",
+         {0x81, 0xa1, 'x', 0x93, 1, 2, 3},
+         7,
+         "must hold [sum, count, le, cum, ...] histograms"},
+        {"h", {0x91, 1}, 2, "must be a map of names to histograms"},
+        {"v", {0x91, 1}, 2, "must be a map of names to numbers"},
+        {"v", {0x81, 0xa1, 'x', 0xa1, 'y'}, 5, "must be a number"},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        m.n = 0;
+        put1(&m, 0x84);
+        put_str(&m, "rec");
+        put_str(&m, "scrape");
+        put_str(&m, "run");
+        put1(&m, 0);
+        put_str(&m, "t");
+        put1(&m, 0);
+        put_str(&m, shapes[i].key);
+        put(&m, shapes[i].v, shapes[i].n);
+        assert_int_equal(read_err(LT_KIND_RESULTS, &m, &err, NULL), LT_EFORMAT);
+        char want[128];
+        snprintf(want, sizeof want, "key \"%s\" %s", shapes[i].key, shapes[i].why);
+        if (!strstr(err.msg, want))
+            fail_msg("shape %zu: got \"%s\", want \"%s\"", i, err.msg, want);
+    }
+}
+
 /* Chunk times count from sent when it comes after the chunks, and from
  * sched when there is no sent. */
 static void test_chunks_after_sent(void **state)
@@ -865,6 +941,7 @@ int main(void)
         cmocka_unit_test(test_int_encodings),     cmocka_unit_test(test_floats),
         cmocka_unit_test(test_strings_and_bools), cmocka_unit_test(test_unknown_keys_bytes),
         cmocka_unit_test(test_whole_map_checks),  cmocka_unit_test(test_chunks_after_sent),
+        cmocka_unit_test(test_scrape_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

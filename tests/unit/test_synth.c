@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "traces/trace_reader.h"
-#include "traces/trace_synth.h"
+#include "workload/trace_synth.h"
 
 #include <stdio.h>
 #include <stdlib.h>

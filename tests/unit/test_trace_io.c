@@ -8,11 +8,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "traces/lt_buf.h"
+#include "base/lt_buf.h"
 #include "traces/trace_json.h"
+#include "traces/lt_mp.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 
+#include <math.h>
 #include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +178,18 @@ static int read_all(const char *path, const struct lt_reader_opts *ro, int *nrec
     return rc;
 }
 
+/* A zstd frame as loadtrace writes them: with its content checksum, which
+ * the reader requires (docs/trace-format.md §1). */
+static size_t zframe(void *dst, size_t cap, const void *src, size_t n, int level)
+{
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+    size_t z = ZSTD_compress2(c, dst, cap, src, n);
+    ZSTD_freeCCtx(c);
+    return z;
+}
+
 /* A file made of one frame per given msgpack buffer. */
 static void write_frames(const char *path, msgpack_sbuffer *bufs, int n)
 {
@@ -184,7 +198,7 @@ static void write_frames(const char *path, msgpack_sbuffer *bufs, int n)
     for (int i = 0; i < n; i++) {
         size_t bound = ZSTD_compressBound(bufs[i].size);
         void *z = malloc(bound);
-        size_t zn = ZSTD_compress(z, bound, bufs[i].data, bufs[i].size, 3);
+        size_t zn = zframe(z, bound, bufs[i].data, bufs[i].size, 3);
         assert_false(ZSTD_isError(zn));
         fwrite(z, 1, zn, f);
         free(z);
@@ -316,18 +330,18 @@ static void test_missing_header(void **state)
 
 static void test_future_version(void **state)
 {
-    /* Version 2 (result blocks) is read; 3 is refused. */
-    const char *path = tmp_path("v3.lt.zst");
+    /* Version 3 (result blocks, scrape samples) is read; 4 is refused. */
+    const char *path = tmp_path("v4.lt.zst");
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
-    pack_header(&sb, 3, "loadtrace");
+    pack_header(&sb, 4, "loadtrace");
     write_frames(path, &sb, 1);
     msgpack_sbuffer_destroy(&sb);
     struct lt_err err = {0};
     assert_null(lt_reader_open(path, NULL, &err));
     assert_int_equal(err.code, LT_EVERSION);
-    assert_non_null(strstr(err.msg, "version 3"));
-    assert_non_null(strstr(err.msg, "reads version 2 and older"));
+    assert_non_null(strstr(err.msg, "version 4"));
+    assert_non_null(strstr(err.msg, "reads version 3 and older"));
     assert_non_null(strstr(err.msg, "upgrade"));
 }
 
@@ -502,6 +516,156 @@ static void test_results_roundtrip(void **state)
     assert_non_null(strstr(err.msg, "results file"));
 }
 
+/* A scrape sample between results reads back whole, prints as JSON, and a
+ * non-finite value is refused. */
+static void test_scrape_roundtrip(void **state)
+{
+    const char *path = tmp_path("scrape.lt.zst");
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "replay"};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    struct lt_run run = {.id = 0, .mode = "trace"};
+    assert_int_equal(lt_writer_put_run(w, &run, &err), 0);
+    struct lt_result res = {.run = 0, .index = 1, .sched = 5};
+    assert_int_equal(lt_writer_put_result(w, &res, &err), 0);
+    struct lt_scrape_val v[2] = {{"requests_running", 3}, {"kv_cache_usage", 0.25}};
+    double le[2] = {0.1, 1}, cum[2] = {4, 9};
+    struct lt_scrape_hist hi = {"ttft", 2.5, 10, 2, le, cum};
+    struct lt_scrape_val raw = {"vllm:x{a=\"b\"}", 7};
+    struct lt_scrape sc = {.run = 0,
+                           .t = 250000,
+                           .dur = 900,
+                           .ep = "http://h/metrics",
+                           .server = "vllm",
+                           .v = v,
+                           .nv = 2,
+                           .h = &hi,
+                           .nh = 1,
+                           .raw = &raw,
+                           .nraw = 1};
+    assert_int_equal(lt_writer_put_scrape(w, &sc, &err), 0);
+    struct lt_scrape bad = {.run = 0, .t = 1, .ep = "x", .err = "timed out"};
+    assert_int_equal(lt_writer_put_scrape(w, &bad, &err), 0);
+    struct lt_scrape_val nan = {"x", NAN};
+    struct lt_scrape inf = {.run = 0, .t = 1, .ep = "x", .v = &nan, .nv = 1};
+    assert_int_equal(lt_writer_put_scrape(w, &inf, &err), LT_EINVAL);
+    assert_int_equal(lt_writer_put_result(w, &res, &err), 0);
+    assert_int_equal(lt_writer_close(w, &err), 0);
+    /* ... and a version-1 results file cannot hold them at all. */
+    struct lt_writer_opts v1 = {.results_v1 = true};
+    struct lt_writer *w1 = lt_writer_open(tmp_path("scrape-v1.lt.zst"), &h, &v1, &err);
+    assert_non_null(w1);
+    assert_int_equal(lt_writer_put_scrape(w1, &sc, &err), LT_EINVAL);
+    assert_non_null(strstr(err.msg, "version 3"));
+    assert_int_equal(lt_writer_close(w1, &err), 0);
+
+    struct lt_reader *r = lt_reader_open_kind(path, LT_KIND_RESULTS, NULL, &err);
+    assert_non_null(r);
+    /* Scrape samples are a kind of value a version-2 reader misreads (as a
+     * result without "i"): a file that may hold them says version 3, so an
+     * older loadtrace refuses it as newer instead. */
+    assert_int_equal(lt_reader_header(r)->version, 3);
+    const struct lt_item *it;
+    assert_int_equal(lt_reader_next(r, &it, &err), 1);
+    assert_int_equal(it->type, LT_ITEM_RUN);
+    assert_int_equal(lt_reader_next(r, &it, &err), 1);
+    assert_int_equal(it->type, LT_ITEM_RESULT);
+    assert_int_equal(lt_reader_next(r, &it, &err), 1);
+    assert_int_equal(it->type, LT_ITEM_SCRAPE);
+    assert_int_equal(it->scr.t, 250000);
+    assert_int_equal(it->scr.dur, 900);
+    assert_string_equal(it->scr.ep, "http://h/metrics");
+    assert_string_equal(it->scr.server, "vllm");
+    assert_null(it->scr.err);
+    assert_int_equal(it->scr.nv, 2);
+    assert_string_equal(it->scr.v[1].name, "kv_cache_usage");
+    assert_true(it->scr.v[1].v == 0.25);
+    assert_int_equal(it->scr.nh, 1);
+    assert_int_equal(it->scr.h[0].n, 2);
+    assert_true(it->scr.h[0].cum[1] == 9 && it->scr.h[0].le[0] == 0.1 && it->scr.h[0].count == 10);
+    assert_int_equal(it->scr.nraw, 1);
+    assert_string_equal(it->scr.raw[0].name, "vllm:x{a=\"b\"}");
+    struct lt_buf b;
+    lt_buf_init(&b, 1 << 20);
+    assert_int_equal(lt_json_item(&b, it), 0);
+    assert_non_null(strstr(b.p, "\"rec\":\"scrape\""));
+    assert_non_null(strstr(b.p, "\"h\":{\"ttft\":[2.5,10,0.1,4,1,9]}"));
+    lt_buf_release(&b);
+    assert_int_equal(lt_reader_next(r, &it, &err), 1);
+    assert_int_equal(it->type, LT_ITEM_SCRAPE);
+    assert_string_equal(it->scr.err, "timed out");
+    assert_null(it->scr.v);
+    assert_int_equal(lt_reader_next(r, &it, &err), 1);
+    assert_int_equal(it->type, LT_ITEM_RESULT);
+    assert_int_equal(lt_reader_next(r, &it, &err), 0);
+    lt_reader_free(r);
+}
+
+/* A run's self-check (rec "check", written at the run's end) reads back
+ * as LT_ITEM_CHECK, figures and flags as written, an absent float as 0;
+ * a non-finite figure is refused; the results around it are unchanged. */
+static void test_check_roundtrip(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("check.lt.zst");
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "replay"};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    struct lt_run run = {.id = 3, .mode = "rate", .rate = 100};
+    assert_int_equal(lt_writer_put_run(w, &run, &err), 0);
+    struct lt_result res = {.run = 3, .index = 1, .sched = 5};
+    assert_int_equal(lt_writer_put_result(w, &res, &err), 0);
+    struct lt_check k = {.run = 3,
+                         .requests = 10,
+                         .sent = 9,
+                         .out_tokens = 40,
+                         .rate_asked = 100,
+                         .rate_got = 6.5,
+                         .inflight_got = 1,
+                         .cpu_s = 0.25,
+                         .wall_s = 1.5,
+                         .off = true};
+    assert_int_equal(lt_writer_put_check(w, &k, &err), 0);
+    struct lt_check bad = {.run = 3, .cpu_s = NAN};
+    assert_int_equal(lt_writer_put_check(w, &bad, &err), LT_EINVAL);
+    assert_non_null(strstr(err.msg, "cpu_s"));
+    assert_int_equal(lt_writer_put_result(w, &res, &err), 0);
+    assert_int_equal(lt_writer_close(w, &err), 0);
+
+    struct lt_reader *r = lt_reader_open_kind(path, LT_KIND_RESULTS, NULL, &err);
+    assert_non_null(r);
+    const struct lt_item *it;
+    assert_int_equal(lt_reader_next(r, &it, &err), 1);
+    assert_int_equal(it->type, LT_ITEM_RUN);
+    assert_int_equal(lt_reader_next(r, &it, &err), 1);
+    assert_int_equal(it->type, LT_ITEM_RESULT);
+    assert_int_equal(lt_reader_next(r, &it, &err), 1);
+    assert_int_equal(it->type, LT_ITEM_CHECK);
+    assert_int_equal(it->chk.run, 3);
+    assert_int_equal(it->chk.requests, 10);
+    assert_int_equal(it->chk.sent, 9);
+    assert_int_equal(it->chk.out_tokens, 40);
+    assert_true(it->chk.rate_asked == 100 && it->chk.rate_got == 6.5);
+    assert_true(it->chk.inflight_asked == 0 && it->chk.inflight_got == 1);
+    assert_true(it->chk.cpu_s == 0.25 && it->chk.wall_s == 1.5);
+    assert_true(it->chk.off);
+    assert_false(it->chk.saturated);
+    struct lt_buf b;
+    lt_buf_init(&b, 1 << 20);
+    assert_int_equal(lt_json_item(&b, it), 0);
+    assert_non_null(strstr(b.p, "{\"rec\":\"check\",\"run\":3,\"requests\":10,\"sent\":9,"));
+    assert_non_null(strstr(b.p, "\"off\":true"));
+    assert_null(strstr(b.p, "saturated"));
+    assert_null(strstr(b.p, "inflight_asked"));
+    lt_buf_release(&b);
+    assert_int_equal(lt_reader_next(r, &it, &err), 1);
+    assert_int_equal(it->type, LT_ITEM_RESULT);
+    assert_int_equal(lt_reader_next(r, &it, &err), 0);
+    lt_reader_free(r);
+}
+
 /* Keys the reader does not know survive a read-write-read copy. */
 static void test_unknown_keys_preserved(void **state)
 {
@@ -669,7 +833,7 @@ static void test_blocks_roundtrip(void **state)
     for (int k = 0; k < 2; k++) {
         rd[k] = lt_reader_open(paths[k], NULL, &err);
         assert_non_null(rd[k]);
-        assert_int_equal(lt_reader_header(rd[k])->version, k == 0 ? 2 : 1);
+        assert_int_equal(lt_reader_header(rd[k])->version, k == 0 ? 3 : 1);
     }
     struct lt_buf js[2];
     lt_buf_init(&js[0], 1 << 20);
@@ -764,10 +928,11 @@ static void pack_results_header(msgpack_sbuffer *sb)
 }
 
 /* With g_bytes, the block states its columns' sizes (`bytes`, as the
- * writer does; after the first g_walked columns, which are then walked),
+ * writer does; after the first g_walked columns, which then have none),
  * the column g_lie_col's off by g_lie, and g_extra_sizes
- * more sizes than keys (negative: fewer). */
-static bool g_bytes;
+ * more sizes than keys (negative: fewer). A block without sizes is no
+ * longer read (docs/trace-format.md 2.6). */
+static bool g_bytes = true;
 static int g_lie_col = -1, g_lie, g_extra_sizes, g_walked;
 
 static size_t array_head(uint32_t n)
@@ -935,25 +1100,18 @@ static void blocks_bad(void)
      * the rest of the frame cannot be delimited (salvage drops it). */
     struct col huge[] = {COL("i", UINT32_MAX, "\x01")};
     expect_block("blk-hugecol.lt.zst", 1, huge, 1, LT_ELIMIT, 0, "exceeds a reader limit", 0);
-    /* Cut short: a column runs past the end of the frame. With `bytes`,
-     * the sizes delimit the block: the first two results come out. */
-    struct col cut[] = {COL("i", 5, "\x01\x01")};
-    if (!g_bytes)
-        expect_block("blk-cut.lt.zst", 5, cut, 1, LT_EFORMAT, 0, "cut short", 0);
+    /* Cut short: a column runs past the end of the frame. The sizes
+     * delimit the block: the first two results come out. */
     struct col cut3[] = {COL("i", 5, "\x01\x01"), COL("run", 5, "\x00\x00\x00\x00\x00"),
                          COL("sched", 5, "\x0a\x0a\x0a\x0a\x0a")};
-    if (g_bytes)
-        expect_block("blk-cut3.lt.zst", 5, cut3, 3, LT_EFORMAT, 2, "\"i\" runs past the size", 3);
+    expect_block("blk-cut3.lt.zst", 5, cut3, 3, LT_EFORMAT, 2, "\"i\" runs past the size", 3);
 }
 
-/* Every case above, as a block without `bytes` (its columns are walked)
- * and with (its columns are found by size, then checked row by row);
- * then what `bytes` itself can get wrong. */
+/* Every case above (the columns are found by size, then checked row by
+ * row); then what `bytes` itself can get wrong, and a block without it. */
 static void test_blocks_bad(void **state)
 {
     (void)state;
-    blocks_bad();
-    g_bytes = true;
     blocks_bad();
     struct col good[] = {COL("i", 3, "\x01\x01\x01"), COL("run", 3, "\x00\x00\x00"),
                          COL("sched", 3, "\x0a\x0a\x0a"), COL("out", 3, "\x05\xc0\x07"),
@@ -968,8 +1126,10 @@ static void test_blocks_bad(void **state)
      * so the results before it come out. */
     g_lie_col = 4;
     g_lie = -1;
+    /* (the header frame is 53 bytes: 49 and its checksum, which the
+     * reader requires since issue 20, item 6) */
     expect_block("blk-lie.lt.zst", 3, good, 5, LT_EFORMAT, 2,
-                 "record 2 (frame at byte 49): key \"finish\" runs past the size", 3);
+                 "record 2 (frame at byte 53): key \"finish\" runs past the size", 3);
     /* One too long: past the end of the frame, which cannot be delimited. */
     g_lie = 1000;
     expect_block("blk-lie2.lt.zst", 3, good, 5, LT_EFORMAT, 0, "cut short", 0);
@@ -980,23 +1140,19 @@ static void test_blocks_bad(void **state)
     g_extra_sizes = -1;
     expect_block("blk-fewer.lt.zst", 3, good, 5, LT_EFORMAT, 0, "gives fewer sizes than keys", 1);
     g_extra_sizes = 0;
-    /* Columns before `bytes` are walked, the ones after found by size:
-     * a wrong element at result 2 of a walked column still lets results
-     * 0 and 1 out, though the sized columns were read only that far. */
+    /* Columns before `bytes` have no size: the block is wrong as a
+     * whole (blocks whose columns must be walked are no longer read). */
     struct col mixed[] = {COL("i", 4, "\x01\x01\x01\x01"), COL("run", 4, "\x00\x00\x00\x00"),
-                          COL("sched", 4, "\x0a\x0a\x0a\x0a"), COL("out", 4, "\x05\x06\xa1x\x07"),
+                          COL("sched", 4, "\x0a\x0a\x0a\x0a"), COL("out", 4, "\x05\x06\x07\x08"),
                           COL("finish", 4, "\xa4stop\x00\x00\x00")};
     g_walked = 4;
-    expect_block("blk-mixed.lt.zst", 4, mixed, 5, LT_EFORMAT, 2, "key \"out\" must hold", 3);
-    /* ... but a sized column with bytes past its elements is a fault of
-     * the whole block, whatever the walked ones hold. */
-    struct col mixed_stray[] = {COL("i", 4, "\x01\x01\x01\x01"), COL("run", 4, "\x00\x00\x00\x00"),
-                                COL("sched", 4, "\x0a\x0a\x0a\x0a"),
-                                COL("out", 4, "\x05\x06\xa1x\x07"),
-                                COL("finish", 4, "\xa4stop\x00\x00\x00\xc0")};
-    expect_block("blk-mixed2.lt.zst", 4, mixed_stray, 5, LT_EFORMAT, 0,
-                 "key \"finish\" has bytes past its n elements", 1);
+    expect_block("blk-mixed.lt.zst", 4, mixed, 5, LT_EFORMAT, 0, "key \"bytes\" is missing", 1);
     g_walked = 0;
+    /* No `bytes` at all: the same. */
+    g_bytes = false;
+    expect_block("blk-nobytes.lt.zst", 4, mixed, 5, LT_EFORMAT, 0,
+                 "blocks without column sizes are no longer read", 1);
+    g_bytes = true;
     /* No results: a sized column still ends where its size says. */
     struct col none[] = {COL("i", 0, ""), COL("run", 0, ""), COL("sched", 0, "\xc0")};
     expect_block("blk-n0.lt.zst", 0, none, 3, LT_EFORMAT, 0, "key \"sched\" has bytes past", 1);
@@ -1006,11 +1162,10 @@ static void test_blocks_bad(void **state)
     g_extra_sizes = -1;
     expect_block("blk-bytes2.lt.zst", 1, twice, 4, LT_EFORMAT, 0, "gives fewer sizes", 1);
     g_extra_sizes = 0;
-    g_bytes = false;
 }
 
-/* A limit passed in a column found by size fails the whole block, as in
- * a walked one: no result of it is handed out. */
+/* A limit passed in a column found by size fails the whole block: no
+ * result of it is handed out. */
 static void test_blocks_limit_sized(void **state)
 {
     (void)state;
@@ -1020,9 +1175,9 @@ static void test_blocks_limit_sized(void **state)
                              "\xc0\xc0\xdc\x00\x14\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01"
                              "\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01")};
     struct lt_reader_opts ro = {.max_array = 16};
-    for (int b = 0; b < 2; b++) {
-        g_bytes = b;
-        const char *path = tmp_path(b ? "blk-limit-b.lt.zst" : "blk-limit.lt.zst");
+    { /* with `bytes` (blocks without it are no longer read) */
+        const int b = 1;
+        const char *path = tmp_path("blk-limit-b.lt.zst");
         write_block_file(path, 3, cols, 4, false);
         struct lt_err err = {0};
         int got;
@@ -1034,7 +1189,6 @@ static void test_blocks_limit_sized(void **state)
         if (rc != 0 || got != 4)
             fail_msg("bytes %d, default limits: rc %d, %d results: %s", b, rc, got, err.msg);
     }
-    g_bytes = false;
 }
 
 /* Compress each buffer as a frame, one after another, into out. */
@@ -1042,7 +1196,7 @@ static size_t frames_in_memory(const msgpack_sbuffer *bufs, int n, uint8_t *out,
 {
     size_t len = 0;
     for (int i = 0; i < n; i++) {
-        size_t zn = ZSTD_compress(out + len, cap - len, bufs[i].data, bufs[i].size, 1);
+        size_t zn = zframe(out + len, cap - len, bufs[i].data, bufs[i].size, 1);
         assert_false(ZSTD_isError(zn));
         len += zn;
     }
@@ -1050,10 +1204,9 @@ static size_t frames_in_memory(const msgpack_sbuffer *bufs, int n, uint8_t *out,
 }
 
 /* Every byte of a block that uses every kind of column, replaced in turn
- * by values chosen to break lengths and types (and the same without
- * `bytes`): reading, strictly and with salvage, and printing every result
- * as JSON must stay inside the block (ASan checks this in CI), and never
- * hand out more results than there are. */
+ * by values chosen to break lengths and types: reading, strictly and with salvage, and printing
+ * every result as JSON must stay inside the block (ASan checks this in CI), and never hand out more
+ * results than there are. */
 static void test_blocks_mutated(void **state)
 {
     (void)state;
@@ -1072,8 +1225,8 @@ static void test_blocks_mutated(void **state)
                                    0xcd, 0xce, 0xcf, 0xd0, 0xd3, 0xd9, 0xdc, 0xdd, 0xde, 0xff};
     uint8_t *z = malloc(1 << 16);
     assert_non_null(z);
-    for (int b = 0; b < 2; b++) {
-        g_bytes = b;
+    { /* with `bytes` (blocks without it are no longer read) */
+        const int b = 1;
         msgpack_sbuffer sb[2];
         msgpack_sbuffer_init(&sb[0]);
         msgpack_sbuffer_init(&sb[1]);
@@ -1120,7 +1273,6 @@ static void test_blocks_mutated(void **state)
         msgpack_sbuffer_destroy(&sb[0]);
         msgpack_sbuffer_destroy(&sb[1]);
     }
-    g_bytes = false;
     free(z);
 }
 
@@ -1167,26 +1319,149 @@ static void test_blocks_salvage(void **state)
     free(p);
 }
 
+/* A frame without a content checksum is refused, since what it holds
+ * cannot be verified; salvage skips it (issue 20, item 6). */
+static void test_no_checksum(void **state)
+{
+    const char *path = tmp_path("nosum.lt.zst");
+    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "test"};
+    struct lt_writer_opts wo = {.frame_records = 1};
+    struct lt_err err = {0};
+    struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
+    assert_non_null(w);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(lt_writer_put_record(w, &(struct lt_record){.t = i}, &err), 0);
+    assert_int_equal(lt_writer_close(w, &err), 0);
+    /* frame 2 (record 1) compressed again, without its checksum */
+    static uint8_t in[4096], out[4096], raw[4096];
+    FILE *f = fopen(path, "rb");
+    size_t n = fread(in, 1, sizeof in, f), pos = 0, o = 0;
+    fclose(f);
+    for (int k = 0; pos < n; k++) {
+        size_t fs = ZSTD_findFrameCompressedSize(in + pos, n - pos);
+        assert_false(ZSTD_isError(fs));
+        if (k == 2) {
+            size_t d = ZSTD_decompress(raw, sizeof raw, in + pos, fs);
+            assert_false(ZSTD_isError(d));
+            size_t z = ZSTD_compress(out + o, sizeof out - o, raw, d, 3);
+            assert_false(ZSTD_isError(z));
+            o += z;
+        } else {
+            memcpy(out + o, in + pos, fs);
+            o += fs;
+        }
+        pos += fs;
+    }
+    f = fopen(path, "wb");
+    fwrite(out, 1, o, f);
+    fclose(f);
+    int got;
+    assert_int_equal(read_all(path, NULL, &got, &err), LT_EFORMAT);
+    assert_int_equal(got, 1);
+    assert_non_null(strstr(err.msg, "has no content checksum"));
+    struct lt_reader_opts ro = {.salvage = true};
+    assert_int_equal(read_all(path, &ro, &got, &err), 0);
+    assert_int_equal(got, 2);
+}
+
+/* The writer refuses what the reader would (issue 20, item 1), and a run
+ * whose rate or speed is not a number (item 6); what it wrote reads back. */
+static void test_writer_limits(void **state)
+{
+    const char *path = tmp_path("limits.lt.zst");
+    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "test"};
+    struct lt_err err = {0};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    /* an unknown key nested 33 deep with the record's map: [[...[1]...]] */
+    static uint8_t x[64];
+    size_t k = 0;
+    x[k++] = 0xa1, x[k++] = 'x';
+    for (int i = 0; i < 32; i++)
+        x[k++] = 0x91;
+    x[k++] = 0x01;
+    struct lt_record r = {.t = 1, .extra = {x, k, 1}};
+    assert_int_equal(lt_writer_put_record(w, &r, &err), LT_ELIMIT);
+    assert_non_null(strstr(err.msg, "past a reader limit"));
+    x[k - 2] = 0x01; /* 31 arrays: as deep as the reader goes */
+    r.extra.len = k - 1;
+    assert_int_equal(lt_writer_put_record(w, &r, &err), 0);
+    uint32_t *calls = calloc(1000001, sizeof *calls);
+    struct lt_record c = {.t = 2, .has = LT_HAS_CALLS, .n_calls = 1000001, .calls = calls};
+    assert_int_equal(lt_writer_put_record(w, &c, &err), LT_ELIMIT);
+    assert_non_null(strstr(err.msg, "more than 1,000,000 elements"));
+    c.n_calls = 1000000;
+    assert_int_equal(lt_writer_put_record(w, &c, &err), 0);
+    free(calls);
+    size_t big = (16u << 20) + 1;
+    char *text = calloc(1, big);
+    struct lt_record t = {.t = 3, .text = text, .text_len = big};
+    assert_int_equal(lt_writer_put_record(w, &t, &err), LT_ELIMIT);
+    assert_non_null(strstr(err.msg, "larger than 16 MiB"));
+    free(text);
+    assert_int_equal(lt_writer_put_record(w, &(struct lt_record){.t = 4}, &err), 0);
+    assert_int_equal(lt_writer_close(w, &err), 0);
+    int got;
+    if (read_all(path, NULL, &got, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(got, 3);
+
+    h.kind = LT_KIND_RESULTS;
+    w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    struct lt_run run = {.id = 1, .mode = "rate", .rate = NAN};
+    assert_int_equal(lt_writer_put_run(w, &run, &err), LT_EINVAL);
+    assert_non_null(strstr(err.msg, "run 1: rate nan is not a finite number"));
+    run.rate = 2, run.speed = INFINITY;
+    assert_int_equal(lt_writer_put_run(w, &run, &err), LT_EINVAL);
+    run.speed = 0;
+    assert_int_equal(lt_writer_put_run(w, &run, &err), 0);
+    assert_int_equal(lt_writer_close(w, &err), 0);
+    assert_int_equal(read_all(path, NULL, &got, &err), 0);
+    assert_int_equal(got, 1);
+}
+
+/* lt_extra_get_int: integers found by key past values of every other kind;
+ * absent keys, non-integers and integers above int64 are not found. */
+static void test_extra_get_int(void **state)
+{
+    struct lt_buf b;
+    lt_buf_init(&b, 1 << 16);
+    struct lt_mp m = {&b, 0};
+    lt_mp_str(&m, "s", 1), lt_mp_str(&m, "text", 4);
+    lt_mp_str(&m, "map", 3), lt_mp_map(&m, 1), lt_mp_str(&m, "a", 1), lt_mp_uint(&m, 9);
+    lt_mp_str(&m, "neg", 3), lt_mp_int(&m, -70000);
+    lt_mp_str(&m, "big", 3), lt_mp_uint(&m, UINT64_MAX);
+    lt_mp_str(&m, "planned", 7), lt_mp_uint(&m, 400);
+    assert_int_equal(m.rc, 0);
+    struct lt_extra x = {(const uint8_t *)b.p, b.len, 5};
+    int64_t v = 0;
+    assert_true(lt_extra_get_int(&x, "planned", &v));
+    assert_int_equal(v, 400);
+    assert_true(lt_extra_get_int(&x, "neg", &v));
+    assert_int_equal(v, -70000);
+    assert_false(lt_extra_get_int(&x, "big", &v));
+    assert_false(lt_extra_get_int(&x, "s", &v));
+    assert_false(lt_extra_get_int(&x, "map", &v));
+    assert_false(lt_extra_get_int(&x, "a", &v)); /* inside a value, not a key of x */
+    assert_false(lt_extra_get_int(&x, "nope", &v));
+    lt_buf_release(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip_records),
-        cmocka_unit_test(test_truncated),
-        cmocka_unit_test(test_corrupt_frame_and_salvage),
-        cmocka_unit_test(test_missing_header),
-        cmocka_unit_test(test_future_version),
-        cmocka_unit_test(test_not_zstd_and_empty),
-        cmocka_unit_test(test_wrong_types),
-        cmocka_unit_test(test_hostile_lengths),
-        cmocka_unit_test(test_out_of_order),
-        cmocka_unit_test(test_results_roundtrip),
-        cmocka_unit_test(test_unknown_keys_preserved),
-        cmocka_unit_test(test_frame_closing),
-        cmocka_unit_test(test_blocks_roundtrip),
-        cmocka_unit_test(test_blocks_bad),
-        cmocka_unit_test(test_blocks_mutated),
-        cmocka_unit_test(test_blocks_limit_sized),
-        cmocka_unit_test(test_blocks_salvage),
+        cmocka_unit_test(test_no_checksum),        cmocka_unit_test(test_extra_get_int),
+        cmocka_unit_test(test_writer_limits),      cmocka_unit_test(test_roundtrip_records),
+        cmocka_unit_test(test_truncated),          cmocka_unit_test(test_corrupt_frame_and_salvage),
+        cmocka_unit_test(test_missing_header),     cmocka_unit_test(test_future_version),
+        cmocka_unit_test(test_not_zstd_and_empty), cmocka_unit_test(test_wrong_types),
+        cmocka_unit_test(test_hostile_lengths),    cmocka_unit_test(test_out_of_order),
+        cmocka_unit_test(test_results_roundtrip),  cmocka_unit_test(test_unknown_keys_preserved),
+        cmocka_unit_test(test_frame_closing),      cmocka_unit_test(test_blocks_roundtrip),
+        cmocka_unit_test(test_blocks_bad),         cmocka_unit_test(test_blocks_mutated),
+        cmocka_unit_test(test_blocks_limit_sized), cmocka_unit_test(test_blocks_salvage),
+        cmocka_unit_test(test_scrape_roundtrip),   cmocka_unit_test(test_check_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

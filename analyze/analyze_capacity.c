@@ -1,0 +1,149 @@
+/*
+ * The capacity section of analyze: what a capacity search (replay
+ * --find-max) found, read back from its probes' run records (each carries
+ * its load, the SLO, the share that met it with its 95 % interval, and the
+ * verdict), so the report needs nothing but the results file: the answer
+ * per engine (live, virtual), and SLO attainment against load with the
+ * target line, in text and JSON (the chart is analyze_plot.c's).
+ */
+#include "analyze/analyze.h"
+#include "analyze/analyze_json.h"
+
+#include <math.h>
+#include <string.h>
+
+static bool failing(const char *verdict)
+{
+    return !strcmp(verdict, "fails") || !strcmp(verdict, "saturated");
+}
+
+bool lt_analyze_capacity(const struct lt_analysis *a, const char *engine,
+                         struct lt_analyze_capacity *c)
+{
+    memset(c, 0, sizeof *c);
+    c->max_run = -1;
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        const struct lt_analyze_run *r = a->runs[i];
+        const struct lt_analyze_probe *p = &r->probe;
+        if (!p->search[0] || strcmp(p->engine, engine) != 0)
+            continue;
+        c->probes++;
+        c->axis = p->search;
+        c->slo = p->slo;
+        c->target = p->target;
+        if (!strcmp(p->verdict, "meets") && p->load > c->max_ok) {
+            c->max_ok = p->load;
+            c->max_run = (int)i;
+            /* requests/s meeting the SLO: the share that met it of the
+             * measured requests, over the probe's wall time */
+            c->goodput = r->wall_s > 0 ? p->attain * (double)r->measured / r->wall_s : 0;
+            /* a virtual probe against a time-scaled sim ran the model at a
+             * rate below its (live) load: its goodput in live units too */
+            if (!strcmp(p->search, "rate") && r->rate > 0)
+                c->goodput *= p->load / r->rate;
+        } else if (failing(p->verdict) && (c->min_fail == 0 || p->load < c->min_fail)) {
+            c->min_fail = p->load;
+        }
+    }
+    return c->probes > 0;
+}
+
+static const char *const engines[] = {"live", "virtual"};
+
+void lt_analyze_capacity_text(const struct lt_analysis *a, FILE *out)
+{
+    struct lt_analyze_capacity c;
+    bool any = false;
+    for (int e = 0; e < 2; e++) {
+        if (!lt_analyze_capacity(a, engines[e], &c))
+            continue;
+        if (!any)
+            fprintf(out, "\nCapacity (%s; SLO %s for %.3g of requests)\n", c.axis, c.slo, c.target);
+        any = true;
+        const char *unit = !strcmp(c.axis, "rate") ? " req/s" : " in flight";
+        fprintf(out, "  %-7s  max meeting: ", engines[e]);
+        if (c.max_ok > 0)
+            fprintf(out, "%.6g%s", c.max_ok, unit);
+        else
+            fprintf(out, "none");
+        fprintf(out, ", lowest failing: ");
+        if (c.min_fail > 0)
+            fprintf(out, "%.6g%s", c.min_fail, unit);
+        else
+            fprintf(out, "none");
+        fprintf(out, ", goodput %.3f req/s at the max, %u probes\n", c.goodput, c.probes);
+    }
+    if (!any)
+        return;
+    fprintf(out, "  %4s %-7s %10s %8s %8s %17s  %s\n", "run", "engine", "load", "n", "attain",
+            "95 % interval", "verdict");
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        const struct lt_analyze_run *r = a->runs[i];
+        const struct lt_analyze_probe *p = &r->probe;
+        if (!p->search[0])
+            continue;
+        bool straddles = p->lo < p->target && p->hi > p->target;
+        fprintf(out, "  %4u %-7s %10.4g %8llu %8.3f   [%.3f, %.3f]  %s%s\n", r->id, p->engine,
+                p->load, (unsigned long long)r->measured, p->attain, p->lo, p->hi, p->verdict,
+                straddles ? " (interval straddles the target)" : "");
+        if (p->why[0])
+            fprintf(out, "       %s\n", p->why);
+    }
+}
+
+void lt_analyze_capacity_json(const struct lt_analysis *a, FILE *out)
+{
+    struct lt_analyze_capacity c;
+    bool any = false;
+    for (int e = 0; e < 2; e++) {
+        if (!lt_analyze_capacity(a, engines[e], &c))
+            continue;
+        if (!any) {
+            fprintf(out, "{\"axis\": ");
+            lt_analyze_jstr(out, c.axis);
+            fprintf(out, ", \"slo\": ");
+            lt_analyze_jstr(out, c.slo);
+            fprintf(out, ", \"attain_target\": ");
+            lt_analyze_jnum(out, c.target);
+        }
+        any = true;
+        fprintf(out, ",\n    \"%s\": {\"max_ok\": ", engines[e]);
+        lt_analyze_jnum(out, c.max_ok > 0 ? c.max_ok : NAN);
+        fprintf(out, ", \"min_fail\": ");
+        lt_analyze_jnum(out, c.min_fail > 0 ? c.min_fail : NAN);
+        fprintf(out, ", \"goodput\": ");
+        lt_analyze_jnum(out, c.goodput);
+        fprintf(out, ", \"probes\": %u}", c.probes);
+    }
+    if (!any) {
+        fprintf(out, "null");
+        return;
+    }
+    fprintf(out, ",\n    \"probes\": [");
+    bool first = true;
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        const struct lt_analyze_run *r = a->runs[i];
+        const struct lt_analyze_probe *p = &r->probe;
+        if (!p->search[0])
+            continue;
+        fprintf(out, "%s\n      {\"run\": %u, \"engine\": ", first ? "" : ",", r->id);
+        first = false;
+        lt_analyze_jstr(out, p->engine);
+        fprintf(out, ", \"load\": ");
+        lt_analyze_jnum(out, p->load);
+        fprintf(out, ", \"n\": %llu, \"attain\": ", (unsigned long long)r->measured);
+        lt_analyze_jnum(out, p->attain);
+        fprintf(out, ", \"attain_lo\": ");
+        lt_analyze_jnum(out, p->lo);
+        fprintf(out, ", \"attain_hi\": ");
+        lt_analyze_jnum(out, p->hi);
+        fprintf(out, ", \"verdict\": ");
+        lt_analyze_jstr(out, p->verdict);
+        if (p->why[0]) {
+            fprintf(out, ", \"why\": ");
+            lt_analyze_jstr(out, p->why);
+        }
+        fputc('}', out);
+    }
+    fprintf(out, "]}");
+}

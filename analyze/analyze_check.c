@@ -1,0 +1,189 @@
+/*
+ * A run's self-check, as analyze shows it: the load the run delivered
+ * against the load asked for, and what the client itself cost, read from
+ * the "check" record replay writes at the end of each run
+ * (docs/trace-format.md §2.8; replay/replay_check.c computes it). A run
+ * whose delivered load was more than 5 % off, or whose client used 90 %
+ * of a core or more, is flagged at the top of every report, before the
+ * figures it makes doubtful: measured at another load than the one asked,
+ * or with the client's own delays in them. Files written before the
+ * record existed have none, and show nothing.
+ *
+ * An MPI replay's merged file holds one check per rank and run: their
+ * counts, rates, in-flight means and CPU add up (the ranks ran side by
+ * side), the wall time is the longest, and a flag of any rank flags the
+ * run.
+ */
+#include "analyze/analyze.h"
+#include "analyze/analyze_internal.h"
+#include "analyze/analyze_json.h"
+
+#include <math.h>
+#include <string.h>
+
+void lt_analyze_check_add(struct lt_analyze_run *r, const struct lt_check *k)
+{
+    struct lt_check *c = &r->check;
+    if (r->n_checks++ == 0) {
+        *c = *k;
+        c->extra = (struct lt_extra){0};
+        return;
+    }
+    c->requests += k->requests;
+    c->sent += k->sent;
+    c->out_tokens += k->out_tokens;
+    c->rate_asked += k->rate_asked;
+    c->rate_got += k->rate_got;
+    c->inflight_asked += k->inflight_asked;
+    c->inflight_got += k->inflight_got;
+    c->cpu_s += k->cpu_s;
+    c->wall_s = k->wall_s > c->wall_s ? k->wall_s : c->wall_s;
+    c->off = c->off || k->off;
+    c->saturated = c->saturated || k->saturated;
+}
+
+bool lt_analyze_check_flagged(const struct lt_analyze_run *r)
+{
+    return r->n_checks && (r->check.off || r->check.saturated);
+}
+
+static double cpu_share(const struct lt_check *k)
+{
+    return k->wall_s > 0 ? k->cpu_s / k->wall_s : 0;
+}
+
+static double pct_off(double got, double asked)
+{
+    return asked > 0 ? 100.0 * (got / asked - 1) : 0;
+}
+
+void lt_analyze_check_line(const struct lt_analyze_run *r, char *buf, size_t n)
+{
+    const struct lt_check *k = &r->check;
+    size_t u = 0;
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        if (u < n) {                                                                               \
+            int w_ = snprintf(buf + u, n - u, __VA_ARGS__);                                        \
+            u += w_ > 0 ? (size_t)w_ : 0;                                                          \
+        }                                                                                          \
+    } while (0)
+    buf[0] = '\0';
+    PUT("delivered ");
+    if (k->rate_asked > 0)
+        PUT("%.4g req/s of %.4g asked (%+.1f %%), ", k->rate_got, k->rate_asked,
+            pct_off(k->rate_got, k->rate_asked));
+    else if (k->rate_got > 0)
+        PUT("%.4g req/s, ", k->rate_got);
+    if (k->inflight_asked > 0)
+        PUT("%.3g in flight of %.4g asked (%+.1f %%); ", k->inflight_got, k->inflight_asked,
+            pct_off(k->inflight_got, k->inflight_asked));
+    else
+        PUT("%.3g in flight on average; ", k->inflight_got);
+    PUT("client CPU %.1f %% of a core", 100 * cpu_share(k));
+    if (k->requests)
+        PUT(", %.0f us a request", 1e6 * k->cpu_s / (double)k->requests);
+    if (k->out_tokens)
+        PUT(", %.2f us a token", 1e6 * k->cpu_s / (double)k->out_tokens);
+    PUT(" (%llu sent of %llu", (unsigned long long)k->sent, (unsigned long long)k->requests);
+    if (r->n_checks > 1)
+        PUT(", %u ranks", r->n_checks);
+    PUT(")");
+#undef PUT
+}
+
+int lt_analyze_check_flags(const struct lt_analysis *a, char (*w)[LT_ANALYZE_FLAG_LEN], int max)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < a->n_runs && n < max; i++) {
+        const struct lt_analyze_run *r = a->runs[i];
+        if (!lt_analyze_check_flagged(r))
+            continue;
+        const struct lt_check *k = &r->check;
+        char lev[48];
+        lt_analyze_level(r, lev, sizeof lev);
+        if (k->off && n < max) {
+            if (k->rate_asked > 0)
+                snprintf(w[n++], LT_ANALYZE_FLAG_LEN,
+                         "CHECK run %u (%s): the load delivered is more than 5 %% off what was "
+                         "asked: %.4g req/s sent of %.4g asked (%+.1f %%); its latencies and "
+                         "throughput are of the load delivered, not of the load asked",
+                         r->id, lev, k->rate_got, k->rate_asked,
+                         pct_off(k->rate_got, k->rate_asked));
+            else
+                snprintf(w[n++], LT_ANALYZE_FLAG_LEN,
+                         "CHECK run %u (%s): the load delivered is more than 5 %% off what was "
+                         "asked: %.3g in flight on average of %.4g asked (%+.1f %%); its "
+                         "latencies and throughput are of the load delivered, not of the load "
+                         "asked",
+                         r->id, lev, k->inflight_got, k->inflight_asked,
+                         pct_off(k->inflight_got, k->inflight_asked));
+        }
+        if (k->saturated && n < max)
+            snprintf(w[n++], LT_ANALYZE_FLAG_LEN,
+                     "CHECK run %u (%s): the client was near saturation (%.0f %% of a core): "
+                     "its own delays are in its latencies",
+                     r->id, lev, 100 * cpu_share(k));
+    }
+    return n;
+}
+
+void lt_analyze_check_text(const struct lt_analysis *a, FILE *out)
+{
+    char w[LT_ANALYZE_FLAGS_MAX][LT_ANALYZE_FLAG_LEN];
+    int n = lt_analyze_check_flags(a, w, LT_ANALYZE_FLAGS_MAX);
+    for (int i = 0; i < n; i++)
+        fprintf(out, "%s\n", w[i]);
+    if (n)
+        fputc('\n', out);
+}
+
+void lt_analyze_check_json(const struct lt_analyze_run *r, FILE *out)
+{
+    fprintf(out, ", \"check\": ");
+    if (!r->n_checks) {
+        fprintf(out, "null");
+        return;
+    }
+    const struct lt_check *k = &r->check;
+    fprintf(out, "{\"requests\": %llu, \"sent\": %llu, \"out_tokens\": %llu, \"rate_asked\": ",
+            (unsigned long long)k->requests, (unsigned long long)k->sent,
+            (unsigned long long)k->out_tokens);
+    lt_analyze_jnum(out, k->rate_asked > 0 ? k->rate_asked : NAN);
+    fprintf(out, ", \"rate_got\": ");
+    lt_analyze_jnum(out, k->rate_got);
+    fprintf(out, ", \"inflight_asked\": ");
+    lt_analyze_jnum(out, k->inflight_asked > 0 ? k->inflight_asked : NAN);
+    fprintf(out, ", \"inflight_got\": ");
+    lt_analyze_jnum(out, k->inflight_got);
+    fprintf(out, ", \"cpu_s\": ");
+    lt_analyze_jnum(out, k->cpu_s);
+    fprintf(out, ", \"wall_s\": ");
+    lt_analyze_jnum(out, k->wall_s);
+    fprintf(out, ", \"cpu_share\": ");
+    lt_analyze_jnum(out, cpu_share(k));
+    fprintf(out, ", \"cpu_us_per_request\": ");
+    lt_analyze_jnum(out, k->requests ? 1e6 * k->cpu_s / (double)k->requests : NAN);
+    fprintf(out, ", \"cpu_us_per_token\": ");
+    lt_analyze_jnum(out, k->out_tokens ? 1e6 * k->cpu_s / (double)k->out_tokens : NAN);
+    fprintf(out, ", \"off\": %s, \"saturated\": %s, \"flagged\": %s, \"reports\": %u}",
+            k->off ? "true" : "false", k->saturated ? "true" : "false",
+            lt_analyze_check_flagged(r) ? "true" : "false", r->n_checks);
+}
+
+void lt_analyze_check_csv(const struct lt_analyze_run *r, FILE *out)
+{
+    const struct lt_check *k = &r->check;
+    if (!r->n_checks) {
+        fprintf(out, ",,,,,,,,");
+        return;
+    }
+    fprintf(out, ",%.6g,%.6g,%.6g,%.6g,%.6f,%.3f,%.3f,%s", k->rate_asked, k->rate_got,
+            k->inflight_asked, k->inflight_got, cpu_share(k),
+            k->requests ? 1e6 * k->cpu_s / (double)k->requests : 0,
+            k->out_tokens ? 1e6 * k->cpu_s / (double)k->out_tokens : 0,
+            k->off && k->saturated ? "off+saturated"
+            : k->off               ? "off"
+            : k->saturated         ? "saturated"
+                                   : "ok");
+}

@@ -1,0 +1,53 @@
+/*
+ * What the renderings of an analysis share (the terminal report, the charts
+ * and the HTML page): how a level is named, the order runs are shown in,
+ * the title of the whole analysis, and the sweep's summary rows. One
+ * definition each, so the table, the chart titles and the page name a run
+ * the same way. Internal to analyze/ (defined in analyze_report.c). And how
+ * analyze and compare open the files they read, salvage included.
+ */
+#ifndef LT_ANALYZE_INTERNAL_H
+#define LT_ANALYZE_INTERNAL_H
+
+#include "analyze/analyze.h"
+#include "traces/trace_reader.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The level of a run as a reader says it: "C=16", "rate 2/s", "speed x2",
+ * or "run 3" when the run record gave none. */
+void lt_analyze_level(const struct lt_analyze_run *r, char *buf, size_t n);
+
+/* Add a self-check record to its run (analyze_check.c). */
+void lt_analyze_check_add(struct lt_analyze_run *r, const struct lt_check *k);
+
+/* The runs in display order (indexes into a->runs): the sweep's points by
+ * level, then the other runs in file order. Returns how many (a->n_runs). */
+uint32_t lt_analyze_run_order(const struct lt_analysis *a, uint32_t *order);
+
+/* The title of an analysis: what was measured, not a file name
+ * ("Concurrency sweep, C=1 to 32", "Request-rate sweep, 1 to 8 req/s",
+ * "One run at C=4"), then the model and target when every run shares them. */
+void lt_analyze_title(const struct lt_analysis *a, char *buf, size_t n);
+
+/* The SLOs given, as "TTFT<=100ms, E2E<=2000ms", or "" when none (then
+ * there is no goodput to show). */
+void lt_analyze_slo_text(const struct lt_analyze_opts *o, char *buf, size_t n);
+
+/* The knee as one sentence (or that there is none), for a sweep. */
+void lt_analyze_knee_text(const struct lt_analysis *a, char *buf, size_t n);
+
+/* Open a file of the given kind as analyze and compare read it: with
+ * salvage, every intact frame of a damaged file, on_skip (may be NULL)
+ * hearing of each piece skipped (their --salvage). */
+static inline struct lt_reader *lt_analyze_open(const char *path, enum lt_kind kind, bool salvage,
+                                                void (*on_skip)(void *ud, const char *what),
+                                                void *ud, struct lt_err *err)
+{
+    struct lt_reader_opts ro = {.salvage = salvage, .on_skip = on_skip, .ud = ud};
+    return lt_reader_open_kind(path, kind, &ro, err);
+}
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * The replay plan: which request is sent when, as pure code. One run of a
+ * replay is a sequence of sends ("seqs"): seq k sends job order[k] of the
+ * trace, due offs[k] µs after the run's origin. The plan owns every rule
+ * of when a seq may leave (trace time or open-loop arrivals, a session's
+ * later turn waiting for the previous turn's end plus its think time,
+ * closed-loop slots, the open-loop concurrency cap, retries and their
+ * back-off, the time limit); an engine owns the clock and the requests.
+ * Two engines drive it: the curl engine (replay/replay.c) in real time and
+ * the sim's model in virtual time (sim/sim_virtual.c). The plan never reads
+ * a clock and does no I/O: the engine passes the time, in µs from the
+ * run's origin, and the plan calls the engine's send for each seq that
+ * leaves.
+ *
+ * Seq states:
+ *
+ *             due, or a closed-loop slot frees
+ *   PENDING ----------------------------------------------+
+ *     |  |                                                |
+ *     |  +-- a session turn, previous turn not DONE       |
+ *     |        --> WAITING --(previous DONE + think)------+
+ *     |                                                   |
+ *     +-- open-loop cap reached --> QUEUED --(slot frees)-+
+ *                                                         |
+ *     +---------------------------------------------------+
+ *     v
+ *   SENT (the engine has it) --lt_plan_finish--> DONE
+ *     |
+ *     +--lt_plan_retry (retries left)--> waits in the retry heap, then
+ *        SENT again, or QUEUED behind the cap
+ *
+ * Every seq of a run ends DONE (lt_plan_finish, or lt_plan_abort when the
+ * engine stops). Seqs cut by the window, the duration or another part's
+ * split start DONE and are never sent nor recorded.
+ *
+ * Trace time: seq k sends job k (cut seqs stay in place). Closed and open
+ * loop: the trace's jobs in order, repeated when a run asks for more.
+ */
+#ifndef LT_PLAN_H
+#define LT_PLAN_H
+
+#include "plan/plan_jobs.h"
+#include "plan/plan_sched.h"
+#include "base/lt_err.h"
+#include "base/lt_heap.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum lt_plan_mode {
+    LT_PLAN_TRACE = 0,       /* the trace's own (transformed) times */
+    LT_PLAN_CONCURRENCY = 1, /* closed loop: a fixed number in flight */
+    LT_PLAN_RATE = 2,        /* open loop at a rate */
+};
+
+enum lt_plan_state {
+    LT_PLAN_PENDING = 0,
+    LT_PLAN_WAITING = 1,
+    LT_PLAN_QUEUED = 2,
+    LT_PLAN_SENT = 3,
+    LT_PLAN_DONE = 4,
+};
+
+struct lt_plan_opts {
+    enum lt_plan_mode mode;
+    struct lt_plan_tt tt; /* trace time */
+    uint64_t requests;    /* closed and open loop: per run; 0 = the whole trace */
+    double rate;          /* open loop */
+    enum lt_plan_arrivals arrivals;
+    double cv;
+    uint32_t max_concurrency; /* open loop and trace time: cap on in flight; 0 = none */
+    int64_t duration_us;      /* open and closed loop time limit; 0 = none */
+    uint64_t seed;            /* open-loop arrivals of run r use lt_mix64(seed + r) */
+    uint32_t retries;         /* attempts a seq may repeat (lt_plan_retry); 0 = off */
+    uint32_t part, parts;     /* parts > 1: only part `part` of lt_plan_split's deal */
+};
+
+/* What the plan asks of its engine. send: seq leaves now (its sched is
+ * offs[seq]); a negative code stops the run. stopped (may be NULL): true
+ * once the engine is stopping, after which nothing more leaves. */
+struct lt_plan_ops {
+    int (*send)(void *ud, size_t seq, struct lt_err *err);
+    bool (*stopped)(void *ud);
+    void *ud;
+};
+
+struct lt_plan_item {
+    int64_t at;
+    size_t seq;
+};
+
+/* The plan of the run in progress. Engines read the public fields; only
+ * the functions below change them. */
+struct lt_plan {
+    const struct lt_plan_jobs *jobs;
+    struct lt_plan_opts o;
+    uint32_t run, level; /* run id; closed loop: seqs in flight */
+    size_t nseq;         /* seqs of this run */
+    size_t total;        /* seqs that end DONE (closed loop: shrinks at the time limit) */
+    size_t done_n;       /* seqs DONE */
+    uint64_t planned;    /* seqs this part means to send in this run */
+    uint64_t inflight;   /* seqs SENT */
+    uint32_t *order;     /* job of each seq */
+    int64_t *offs;       /* due time of each seq, µs; its sched once sent */
+    uint8_t *state;      /* enum lt_plan_state */
+    uint8_t *attempts;   /* retries made, per seq */
+
+    /* internal */
+    struct lt_plan_ops ops;
+    size_t cap, cursor;
+    bool begun;                        /* closed loop: the origin has passed */
+    int64_t *job_seq;                  /* trace time: seq of each job, or -1 */
+    int64_t *job_end;                  /* trace time: end of each job's request, or -1 */
+    uint32_t *job_launched, *job_done; /* closed loop: per job, in this run */
+    size_t *waitq;                     /* QUEUED seqs, a ring */
+    size_t wq_head, wq_len;
+    struct lt_heap turns; /* session turns whose time is known (lt_plan_item) */
+    struct lt_heap again; /* seqs waiting to be retried (lt_plan_item) */
+    uint8_t *mine;        /* split over parts: 1 for this part's jobs; NULL = all */
+};
+
+/* Refuse contradictory options: 0 or LT_EINVAL with err filled. */
+int lt_plan_check(const struct lt_plan_opts *o, struct lt_err *err);
+
+/* Check o and size the plan for jobs (kept by reference). Returns 0, or
+ * LT_EINVAL / LT_ENOMEM with err filled. */
+int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struct lt_plan_opts *o,
+                 struct lt_err *err);
+void lt_plan_release(struct lt_plan *p);
+
+/* Runs of a replay: one per closed-loop level, else one. */
+uint32_t lt_plan_runs(const struct lt_plan_opts *o, size_t n_levels);
+
+/* Lay out run `run` (closed loop: with `level` in flight) and reset its
+ * state; ops is the engine of this run. */
+int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct lt_plan_ops *ops,
+                  struct lt_err *err);
+
+/* Send everything due by now_us. */
+int lt_plan_pump(struct lt_plan *p, int64_t now_us, struct lt_err *err);
+
+/* When something next falls due (µs), INT64_MAX when only a finish can
+ * make anything leave. */
+int64_t lt_plan_next_due(const struct lt_plan *p);
+
+/* A sent seq's request is over at end_us and recorded: DONE. Releases the
+ * session's next turn and a slot (which may send). */
+int lt_plan_finish(struct lt_plan *p, size_t seq, int64_t end_us, struct lt_err *err);
+
+/* A sent seq failed in a way worth repeating at end_us: when retries are
+ * left, it is due again after the server's Retry-After (retry_after_us >=
+ * 0) or 1 s doubling per attempt, at most 30 s, and 1 is returned (its slot
+ * is released, which may send); else 0 and the engine records it. */
+int lt_plan_retry(struct lt_plan *p, size_t seq, int64_t end_us, int64_t retry_after_us,
+                  struct lt_err *err);
+
+/* The engine stopped: a seq not yet DONE is DONE now, unsent (closed loop:
+ * its sched becomes now_us). */
+void lt_plan_abort(struct lt_plan *p, size_t seq, int64_t now_us);
+
+/* True once every seq of the run is DONE. */
+bool lt_plan_over(const struct lt_plan *p);
+
+/* The run record's description of run: mode name, rate, speed, level. */
+struct lt_plan_desc {
+    const char *mode; /* "trace", "concurrency" or "rate" */
+    double rate, speed;
+    uint32_t concurrency;
+};
+void lt_plan_describe(const struct lt_plan *p, struct lt_plan_desc *d);
+
+#endif

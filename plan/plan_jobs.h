@@ -1,0 +1,65 @@
+/*
+ * A trace's requests, loaded for a replay: every record copied out of the
+ * reader (messages, blocks and text included), with each session's turns
+ * linked (prev/next), so the live replay and the virtual one read a trace
+ * the same way and ask for the same lengths.
+ */
+#ifndef LT_PLAN_JOBS_H
+#define LT_PLAN_JOBS_H
+
+#include "base/lt_err.h"
+#include "traces/trace_format.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One request of the trace, copied out of the reader. */
+struct lt_plan_job {
+    uint64_t index; /* record number in the trace */
+    int64_t t;      /* trace arrival, µs */
+    uint64_t session;
+    int64_t think;
+    uint32_t has; /* LT_HAS_* bits of the record */
+    uint32_t turn;
+    uint32_t in, out, reasoning, max_tokens;
+    uint32_t n_msgs, n_blocks;
+    uint32_t tools_count, tools_tokens;
+    int64_t prev; /* job index of the same session's previous turn, -1 if none */
+    int64_t next; /* ... and of its next turn */
+    struct lt_msg *msgs;
+    uint64_t *blocks;
+    char *text; /* NUL-terminated, or NULL */
+    size_t text_len;
+};
+
+struct lt_plan_jobs {
+    struct lt_plan_job *v;
+    size_t n;
+    uint32_t block_tokens; /* the trace header's, 0 if absent */
+};
+
+/* Read every record of the trace at path, sessions linked. Fails on an
+ * unreadable trace and on one with no requests. */
+int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *err);
+void lt_plan_jobs_release(struct lt_plan_jobs *js);
+
+/* Output tokens asked for when a record says neither out nor max_tokens. */
+#define LT_PLAN_DEFAULT_OUT 128
+
+/* The prompt and output lengths a replay asks for (traces/trace_lengths.h). */
+void lt_plan_job_lengths(const struct lt_plan_job *job, uint32_t default_out, uint32_t *want_in,
+                         uint32_t *want_out);
+
+#define LT_PLAN_MAX_PARTS 4096 /* processes a replay may be split over */
+
+/* The deterministic split of a trace over `parts` processes: out[j] gets
+ * the part (0..parts-1) of the j-th of the n jobs. A session (equal
+ * `session` ids; a request without one is a session of its own) goes
+ * whole to one part, so a conversation never spans parts. Sessions are
+ * dealt in the order of their first request, each to the part whose load
+ * so far is least (ties: the lowest part), a request weighing
+ * 1024 + in + out tokens: balanced in request count and tokens, and over
+ * time as well, since the deal follows arrival order. */
+void lt_plan_split(const struct lt_plan_job *jobs, size_t n, uint32_t parts, uint32_t *out);
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * Schedule computations (see plan_sched.h for the order of the trace-time
+ * transformations). Everything works on microsecond offsets in a caller's
+ * array, with no allocation, so a million-request trace costs one pass.
+ */
+#include "plan/plan_sched.h"
+
+#include "base/lt_rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt *o, int64_t *out,
+                            struct lt_err *err)
+{
+    if (o->speed < 0 || o->rate < 0 || o->max_gap_us < 0 || o->spread_us < 0 || o->duration_us < 0)
+        return lt_errset(err, LT_EINVAL, "speed, rate, gaps and durations must not be negative");
+    if (o->speed > 0 && o->speed != 1 && o->rate > 0)
+        return lt_errset(err, LT_EINVAL, "--speed and --rate both rescale time: give one");
+    if (o->win_end_us > 0 && o->win_end_us <= o->win_start_us)
+        return lt_errset(err, LT_EINVAL, "--window: END must be after START");
+    if (!isfinite(o->speed) || !isfinite(o->rate))
+        return lt_errset(err, LT_EINVAL, "--speed and --rate must be finite numbers");
+    if (o->spread_us > LT_PLAN_MAX_OFFSET_US)
+        return lt_errset(err, LT_EINVAL, "--spread %.0f s is beyond the %.0f s a schedule may span",
+                         (double)o->spread_us / 1e6, (double)LT_PLAN_MAX_OFFSET_US / 1e6);
+
+    /* 1. window */
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool in = t[i] >= o->win_start_us && (o->win_end_us <= 0 || t[i] < o->win_end_us);
+        out[i] = in ? t[i] - o->win_start_us : -1;
+        kept += in;
+    }
+    if (!kept)
+        return 0;
+
+    /* 2. spread groups of equal timestamps */
+    if (o->spread_us > 0) {
+        size_t i = 0;
+        while (i < n) {
+            if (out[i] < 0) {
+                i++;
+                continue;
+            }
+            size_t j = i, k = 0;
+            while (j < n && (out[j] < 0 || out[j] == out[i])) {
+                k += out[j] >= 0;
+                j++;
+            }
+            int64_t base = out[i];
+            if (base > LT_PLAN_MAX_OFFSET_US)
+                return lt_errset(err, LT_EINVAL,
+                                 "a request at %.0f s of the trace is beyond the %.0f s a "
+                                 "schedule may span",
+                                 (double)base / 1e6, (double)LT_PLAN_MAX_OFFSET_US / 1e6);
+            size_t m = 0;
+            for (size_t x = i; x < j; x++)
+                if (out[x] >= 0)
+                    out[x] = base + (int64_t)((double)o->spread_us * (double)m++ / (double)k);
+            i = j;
+        }
+    }
+
+    /* 3. compress idle gaps (cumulative shift keeps the order) */
+    if (o->max_gap_us > 0) {
+        int64_t shift = 0, prev = -1;
+        for (size_t i = 0; i < n; i++) {
+            if (out[i] < 0)
+                continue;
+            int64_t orig = out[i];
+            if (prev >= 0 && orig - prev > o->max_gap_us)
+                shift += orig - prev - o->max_gap_us;
+            prev = orig;
+            out[i] = orig - shift;
+        }
+    }
+
+    /* 4-5. rescale, and move the first request to 0 */
+    int64_t first = -1, last = -1;
+    for (size_t i = 0; i < n; i++)
+        if (out[i] >= 0) {
+            if (first < 0)
+                first = out[i];
+            last = out[i];
+        }
+    double factor = 1.0;
+    if (o->rate > 0 && kept > 1 && last > first)
+        factor = ((double)(kept - 1) / o->rate * 1e6) / (double)(last - first);
+    else if (o->speed > 0)
+        factor = 1.0 / o->speed;
+    /* Range-check the stretched span before any sum or product of it: a
+     * tiny --speed or --rate must be refused, not overflow into negative
+     * offsets that would silently drop requests. */
+    double span = (double)(last - first) * factor;
+    if (!(span <= (double)LT_PLAN_MAX_OFFSET_US)) {
+        char what[64];
+        if (o->rate > 0 && factor != 1.0)
+            snprintf(what, sizeof what, "--rate %g", o->rate);
+        else if (o->speed > 0 && factor != 1.0)
+            snprintf(what, sizeof what, "--speed %g", o->speed);
+        else
+            snprintf(what, sizeof what, "the trace");
+        return lt_errset(err, LT_EINVAL,
+                         "%s would spread the requests over %.3g s, beyond the %.0f s "
+                         "(100 years) a schedule may span",
+                         what, span / 1e6, (double)LT_PLAN_MAX_OFFSET_US / 1e6);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (out[i] >= 0)
+            out[i] = (int64_t)llround((double)(out[i] - first) * factor);
+
+    /* 6. duration */
+    if (o->duration_us > 0)
+        for (size_t i = 0; i < n; i++)
+            if (out[i] >= o->duration_us) {
+                out[i] = -1;
+                kept--;
+            }
+    return (int64_t)kept;
+}
+
+int64_t lt_plan_sched_open(enum lt_plan_arrivals a, double rate, double cv, uint64_t seed,
+                           int64_t duration_us, int64_t *out, size_t n, struct lt_err *err)
+{
+    if (!(rate > 0) || !isfinite(rate))
+        return lt_errset(err, LT_EINVAL, "the open-loop rate must be a positive number");
+    if (a == LT_PLAN_GAMMA && !(cv > 0))
+        return lt_errset(err, LT_EINVAL, "gamma arrivals need a positive CV (gamma:CV)");
+    struct lt_rng rng;
+    lt_rng_seed(&rng, seed);
+    double mean = 1e6 / rate, t = 0;
+    double shape = a == LT_PLAN_GAMMA ? 1.0 / (cv * cv) : 1.0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (!(t <= (double)LT_PLAN_MAX_OFFSET_US)) {
+            if (duration_us > 0)
+                break; /* past any duration too */
+            return lt_errset(err, LT_EINVAL,
+                             "--rate %g would put request %zu at %.3g s, beyond the %.0f s "
+                             "(100 years) a schedule may span",
+                             rate, i + 1, t / 1e6, (double)LT_PLAN_MAX_OFFSET_US / 1e6);
+        }
+        int64_t us = (int64_t)llround(t);
+        if (duration_us > 0 && us >= duration_us)
+            break;
+        out[i] = us;
+        switch (a) {
+        case LT_PLAN_POISSON:
+            t += lt_rng_exp(&rng, mean);
+            break;
+        case LT_PLAN_GAMMA:
+            t += lt_rng_gamma(&rng, shape, mean / shape);
+            break;
+        case LT_PLAN_CONSTANT:
+            t = (double)(i + 1) * mean;
+            break;
+        }
+    }
+    return (int64_t)i;
+}
+
+int lt_plan_parse_arrivals(const char *s, enum lt_plan_arrivals *a, double *cv, struct lt_err *err)
+{
+    *cv = 1.0;
+    if (!strcmp(s, "poisson")) {
+        *a = LT_PLAN_POISSON;
+        return 0;
+    }
+    if (!strcmp(s, "constant")) {
+        *a = LT_PLAN_CONSTANT;
+        return 0;
+    }
+    if (!strncmp(s, "gamma:", 6)) {
+        char *end;
+        double v = strtod(s + 6, &end);
+        if (end != s + 6 && !*end && v > 0 && isfinite(v)) {
+            *a = LT_PLAN_GAMMA;
+            *cv = v;
+            return 0;
+        }
+    }
+    return lt_errset(err, LT_EINVAL, "--arrivals: '%s' is not poisson, constant or gamma:CV", s);
+}

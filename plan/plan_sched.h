@@ -1,0 +1,69 @@
+/*
+ * When each request leaves: the pure schedule computations of replay's
+ * time-driven modes, kept apart from the event loop so that every mode can
+ * be unit-tested without a server.
+ *
+ * Trace time: the trace's own arrival times, transformed in this order:
+ *   1. --window START,END keeps arrivals in [START, END) and moves START to 0;
+ *   2. --spread D: k requests whose timestamps were rounded to the same value
+ *      t are spread evenly over [t, t + D) (i-th at t + i·D/k);
+ *   3. --max-gap G: any idle gap longer than G becomes G;
+ *   4. --rate R rescales time so the mean rate is R ((n - 1) / span), which
+ *      keeps the burst structure; or --speed X divides time by X;
+ *   5. the first kept request is moved to 0 (no idle lead-in);
+ *   6. --duration D drops what would leave at or after D.
+ *
+ * Open loop: arrivals drawn at rate R, Poisson (exponential gaps), gamma
+ * with a coefficient of variation CV (shape 1/CV², bursty when CV > 1) or
+ * constant; the first at 0.
+ */
+#ifndef LT_PLAN_SCHED_H
+#define LT_PLAN_SCHED_H
+
+#include "base/lt_err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The latest a schedule may send: 100 years, in µs. Far beyond any real
+ * replay, and far enough from INT64_MAX that offsets in ns (offs * 1000
+ * added to a monotonic clock) cannot overflow. */
+#define LT_PLAN_MAX_OFFSET_US ((int64_t)100 * 366 * 86400 * 1000000)
+
+struct lt_plan_tt {
+    double speed;       /* 0 or 1 = real time */
+    double rate;        /* 0 = keep the trace's rate */
+    int64_t max_gap_us; /* 0 = no limit */
+    int64_t win_start_us;
+    int64_t win_end_us;  /* 0 = no window end */
+    int64_t spread_us;   /* 0 = no spreading */
+    int64_t duration_us; /* 0 = no limit */
+};
+
+/* t: n arrival times (µs, non-decreasing). out[i] receives request i's send
+ * offset in µs from the run origin, or -1 when it is dropped. Returns the
+ * number kept, or LT_EINVAL (with err) for contradictory options, or for
+ * a transformation that would put a send beyond LT_PLAN_MAX_OFFSET_US (the
+ * error names the option and its value); it is checked before the
+ * arithmetic, so nothing overflows. */
+int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt *o, int64_t *out,
+                            struct lt_err *err);
+
+enum lt_plan_arrivals {
+    LT_PLAN_POISSON = 0,
+    LT_PLAN_GAMMA = 1,
+    LT_PLAN_CONSTANT = 2,
+};
+
+/* Fill out[0..n) with open-loop send offsets (µs) at `rate` requests/s.
+ * cv is the gamma coefficient of variation. When duration_us > 0, arrivals
+ * at or after it are cut. Returns the number of arrivals (<= n), or
+ * LT_EINVAL (a rate so low an arrival would fall beyond
+ * LT_PLAN_MAX_OFFSET_US, say). */
+int64_t lt_plan_sched_open(enum lt_plan_arrivals a, double rate, double cv, uint64_t seed,
+                           int64_t duration_us, int64_t *out, size_t n, struct lt_err *err);
+
+/* Parse "poisson", "constant" or "gamma:CV". Returns 0 or LT_EINVAL. */
+int lt_plan_parse_arrivals(const char *s, enum lt_plan_arrivals *a, double *cv, struct lt_err *err);
+
+#endif

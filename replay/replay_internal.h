@@ -1,0 +1,140 @@
+/*
+ * What the files of the live replay share, and nothing outside replay/
+ * includes: a request in flight (struct lt_replay_req) and the replay
+ * itself (struct lt_replay). replay.c is the engine (epoll, curl, the
+ * plan's clock), replay_record.c writes the run and result records,
+ * replay_setup.c builds and frees a replay without any network call, and
+ * replay_target.c holds the explicit steps that ask the target (its model,
+ * prompt length calibration).
+ */
+#ifndef LT_REPLAY_INTERNAL_H
+#define LT_REPLAY_INTERNAL_H
+
+#include "replay/replay.h"
+
+#include "replay/replay_http.h"
+#include "replay/scrape_internal.h"
+#include "wire/wire_resp.h"
+#include "wire/wire_sse.h"
+#include "plan/plan.h"
+#include "base/lt_buf.h"
+#include "base/lt_time.h"
+#include "traces/trace_writer.h"
+
+#include <curl/curl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum lt_replay_req_state { RS_IN_CURL, RS_SENT, RS_RECEIVING };
+
+struct lt_replay_req {
+    CURL *easy;
+    struct lt_replay *rp;
+    struct lt_replay_req *prev, *next; /* in-flight list, or the free list (next) */
+    struct lt_replay_req *unsent_next; /* the list of requests that could not be built */
+    size_t seq;
+    enum lt_replay_req_state state;
+    lt_mono sched, added, sent, fb, last, now;
+    lt_mono body_t; /* first byte of a non-streamed body */
+    bool has_sent, has_fb, headers_seen, is_sse;
+    long status;
+    size_t head_bytes;      /* response header bytes so far */
+    const char *err;        /* set by a callback or the tick */
+    int64_t retry_after_us; /* the server's Retry-After, or -1 */
+    uint32_t want_in, want_out;
+    struct lt_wire_sse sse;
+    struct lt_wire_resp resp;
+    struct lt_buf body;  /* request body; curl reads it during the transfer */
+    struct lt_buf rbody; /* a non-streamed response body */
+};
+
+/* The run's self-check in progress (replay_check.c). */
+struct lt_replay_chk {
+    int64_t *sent, *end; /* per seq, µs; sent -1: not sent */
+    size_t cap;
+    double cpu0;
+    lt_mono t0;
+    uint64_t out0, done;
+};
+
+struct lt_replay {
+    struct lt_replay_opts o;
+    struct lt_plan_jobs trace;
+    struct lt_replay_build build;
+    struct lt_replay_corpus corpus;
+    uint32_t *tok_ids; /* build.ids: token ids the server produced */
+    struct lt_replay_http http;
+    char base[1024];
+    char url[1100];
+    char model[128];
+    char label[1024]; /* the target as written in files: no user:password@ */
+
+    CURLM *multi;
+    int epfd, sched_tfd, tick_tfd;
+    lt_mono curl_due; /* when curl wants socket_action(CURL_SOCKET_TIMEOUT) */
+    bool curl_due_set;
+    int stop_pipe[2];
+    volatile sig_atomic_t stop;
+    struct lt_writer *w;
+
+    /* the run in progress */
+    struct lt_plan plan;
+    uint32_t run_id, n_runs, level;
+    enum lt_replay_mode mode;
+    lt_mono origin;
+    uint64_t errors_run, out_run;
+    bool kick;        /* handles were added: let curl start them now */
+    lt_mono next_due; /* when the next send falls due (time-driven modes) */
+    bool due_set;
+    struct lt_replay_req head; /* in-flight list sentinel */
+    struct lt_replay_req *free_reqs;
+    struct lt_replay_req *unsent; /* could not be built: recorded by pump, never sent */
+    struct lt_chunk *chunkbuf;
+    size_t chunkbuf_cap;
+    struct lt_buf run_extra; /* extra keys of the run record (parts > 1) */
+
+    struct lt_replay_chk chk;
+    struct lt_replay_stats st;
+    struct lt_replay_scraper scr; /* replay_scrape.c */
+};
+
+static inline int64_t lt_replay_since_origin_us(const struct lt_replay *rp, lt_mono t)
+{
+    return lt_mono_diff_us(t, rp->origin);
+}
+
+/* replay.c: the event loop's descriptors and curl's multi handle. */
+int lt_replay_engine_init(struct lt_replay *rp, struct lt_err *err);
+/* ... and their release, with every request still held. */
+void lt_replay_engine_release(struct lt_replay *rp);
+
+/* replay_target.c: the model the target serves (checked against
+ * opts.model, or the only one it serves) into rp->model; and the prompt
+ * length calibration into rp->build.calib and rp->st.calib_how (never
+ * fails: uncalibrated, with the reason). Both ask the target. */
+int lt_replay_find_model(struct lt_replay *rp, struct lt_err *err);
+void lt_replay_calibrate(struct lt_replay *rp);
+
+/* replay_check.c: a run's self-check: started with the run (after the
+ * plan is started), told of every result, ended with the run (into
+ * st.checks); released with the replay. */
+int lt_replay_check_start(struct lt_replay *rp, struct lt_err *err);
+void lt_replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
+                            lt_mono end_t);
+/* ... its end: into st.checks, and written to the results file. */
+int lt_replay_check_end(struct lt_replay *rp, struct lt_err *err);
+void lt_replay_check_release(struct lt_replay *rp);
+
+/* replay_record.c: open the results file (its header). */
+int lt_replay_open_results(struct lt_replay *rp, struct lt_err *err);
+/* The run record of the run starting now (extra: the
+ * run_origin callback's keys), and seq's result (q NULL: never sent). */
+int lt_replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_err *err);
+int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
+                         const char *err, lt_mono end_t, struct lt_err *e);
+/* The end of a run: its self-check (replay_check.c) as a "check" record. */
+int lt_replay_put_check(struct lt_replay *rp, const struct lt_check *k, struct lt_err *err);
+
+#endif

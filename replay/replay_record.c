@@ -1,0 +1,201 @@
+/*
+ * The records a live replay writes (docs/trace-format.md §2.4-2.5, 2.8): a
+ * run record when each run starts, one result per request when it ends,
+ * its times relative to the run's origin, and the run's self-check when
+ * the run ends (the run record is written before its figures are known).
+ */
+#include "replay/replay_internal.h"
+
+#include "traces/lt_mp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int lt_replay_open_results(struct lt_replay *rp, struct lt_err *err)
+{
+    if (rp->w)
+        return 0;
+    const char *mk[] = {"trace", "target"};
+    const char *mv[] = {rp->o.trace_path, rp->label};
+    struct lt_buf meta;
+    lt_buf_init(&meta, 1 << 16);
+    lt_meta_pack(&meta, mk, mv, 2);
+    struct lt_header h = {
+        .kind = LT_KIND_RESULTS,
+        .source = "replay",
+        .block_tokens = rp->trace.block_tokens,
+        .meta = (const uint8_t *)meta.p,
+        .meta_len = meta.len,
+    };
+    /* Small frames at a fast level: compressing a frame stalls the loop,
+     * and a stall is schedule lag. A frame every 200 ms also bounds what a
+     * crash can lose well within the format's second. */
+    struct lt_writer_opts wo = {.level = 1, .frame_records = 512, .frame_ms = 200};
+    rp->w = lt_writer_open(rp->o.out_path, &h, &wo, err);
+    lt_buf_release(&meta);
+    return rp->w ? 0 : err ? err->code : LT_EIO;
+}
+
+int lt_replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_err *err)
+{
+    int rc = 0;
+    const struct lt_replay_opts *o = &rp->o;
+    char start[32];
+    lt_wall_rfc3339(start);
+    if (o->parts > 1) {
+        /* Which part this is, and what it meant to send: what a merge of
+         * the parts needs to say which requests a lost part took along. */
+        lt_buf_reset(&rp->run_extra);
+        struct lt_mp m = {.out = &rp->run_extra};
+        lt_mp_cstr(&m, "rank");
+        lt_mp_uint(&m, o->part);
+        lt_mp_cstr(&m, "ranks");
+        lt_mp_uint(&m, o->parts);
+        lt_mp_cstr(&m, "planned");
+        lt_mp_uint(&m, rp->plan.planned);
+        if ((extra.len ? lt_mp_raw(&m, extra.data, extra.len) : m.rc) < 0) {
+            rc = lt_errset(err, LT_ENOMEM, "out of memory");
+            goto out;
+        }
+        extra.data = (const uint8_t *)rp->run_extra.p;
+        extra.len = rp->run_extra.len;
+        extra.n += 3;
+    }
+    struct lt_plan_desc d;
+    lt_plan_describe(&rp->plan, &d);
+    struct lt_run run = {
+        .id = rp->run_id,
+        .mode = d.mode,
+        .concurrency = d.concurrency,
+        .rate = d.rate,
+        .speed = d.speed,
+        .target = rp->label,
+        .model = rp->model,
+        .start = start,
+        .version = LT_VERSION,
+        .warmup = (uint32_t)(o->warmup < UINT32_MAX ? o->warmup : UINT32_MAX),
+        .extra = extra,
+    };
+    rc = lt_writer_put_run(rp->w, &run, err);
+out:
+    return rc;
+}
+
+int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
+                         const char *err, lt_mono end_t, struct lt_err *e)
+{
+    const struct lt_plan_job *job = &rp->trace.v[rp->plan.order[seq]];
+    struct lt_result r = {0};
+    r.run = rp->run_id;
+    r.index = job->index;
+    r.sched = rp->plan.offs[seq];
+    r.err = err;
+    r.warmup = seq < rp->o.warmup;
+    static const uint8_t ctok_usage[] = {0xa4, 'c', 't', 'o', 'k', 0xa5, 'u', 's', 'a', 'g', 'e'};
+    static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
+    uint8_t extra[32]; /* extra keys: "ctok" (how chunk tokens were counted), "retries" */
+    char body[LT_REPLAY_ERR_BODY + 1];
+    if (q && err && q->rbody.len) {
+        /* The server's words: the start of its answer, kept printable so
+         * that every reader and terminal shows it as it is (the request's
+         * headers never reach here: this is the response body only). */
+        size_t n = q->rbody.len < LT_REPLAY_ERR_BODY ? q->rbody.len : LT_REPLAY_ERR_BODY;
+        for (size_t i = 0; i < n; i++) {
+            unsigned char ch = (unsigned char)q->rbody.p[i];
+            body[i] = ch == '\n' || ch == '\r' || ch == '\t' ? ' '
+                      : ch < 32 || ch > 126                  ? '?'
+                                                             : (char)ch;
+        }
+        body[n] = '\0';
+        r.err_body = body;
+    }
+    if (q) {
+        const struct lt_wire_resp *s = &q->resp;
+        r.has |= LT_RHAS_WANT_IN | LT_RHAS_WANT_OUT;
+        r.want_in = q->want_in;
+        r.want_out = q->want_out;
+        if (q->has_sent) {
+            r.has |= LT_RHAS_SENT;
+            r.sent = lt_replay_since_origin_us(rp, q->sent);
+        }
+        if (q->has_fb) {
+            r.has |= LT_RHAS_FIRST_BYTE;
+            r.first_byte = lt_replay_since_origin_us(rp, q->fb);
+        }
+        if (s->has_first_token) {
+            r.has |= LT_RHAS_FIRST_TOKEN;
+            r.first_token = lt_replay_since_origin_us(rp, s->first_token);
+        }
+        if (s->has_first_content) {
+            r.has |= LT_RHAS_FIRST_CONTENT;
+            r.first_content = lt_replay_since_origin_us(rp, s->first_content);
+        }
+        if (q->has_sent || q->has_fb) {
+            r.has |= LT_RHAS_END;
+            r.end = lt_replay_since_origin_us(rp, end_t);
+        }
+        if (q->status) {
+            r.has |= LT_RHAS_STATUS;
+            r.status = (int32_t)q->status;
+        }
+        /* A whole answer's one "chunk" carries its usage's count: when
+         * that count is disproved (bad_usage), nothing received says how
+         * many tokens came, so neither chunks nor out are written. */
+        bool bad_usage = err && !strcmp(err, LT_REPLAY_ERR_BAD_USAGE);
+        bool counts_known = q->is_sse || !bad_usage;
+        if (s->n_chunks && counts_known) {
+            if (rp->chunkbuf_cap < s->n_chunks) {
+                struct lt_chunk *c = realloc(rp->chunkbuf, s->n_chunks * sizeof *c);
+                if (!c)
+                    return lt_errset(e, LT_ENOMEM, "out of memory");
+                rp->chunkbuf = c;
+                rp->chunkbuf_cap = s->n_chunks;
+            }
+            for (uint32_t i = 0; i < s->n_chunks; i++) {
+                rp->chunkbuf[i].t = lt_replay_since_origin_us(rp, s->chunks[i].t);
+                rp->chunkbuf[i].tokens = s->chunks[i].tokens;
+            }
+            r.has |= LT_RHAS_CHUNKS;
+            r.n_chunks = s->n_chunks;
+            r.chunks = rp->chunkbuf;
+            const uint8_t *ct = s->chunk_usage ? ctok_usage : ctok_one;
+            size_t ctl = s->chunk_usage ? sizeof ctok_usage : sizeof ctok_one;
+            memcpy(extra, ct, ctl);
+            r.extra.len = ctl;
+            r.extra.n = 1;
+        }
+        /* Usage the chunks disprove (bad_usage) is not written as the
+         * count: the chunks are what was received. */
+        if (s->has_usage && !bad_usage) {
+            r.has |= LT_RHAS_IN | LT_RHAS_OUT | LT_RHAS_REASONING | LT_RHAS_CACHED;
+            r.in = s->in;
+            r.out = s->out;
+            r.reasoning = s->reasoning;
+            r.cached = s->cached;
+            r.count = "usage";
+            if (s->reasoning_unknown)
+                r.has &= ~LT_RHAS_REASONING;
+        } else if (s->n_chunks && counts_known) {
+            r.has |= LT_RHAS_OUT | LT_RHAS_REASONING;
+            r.out = s->counted;
+            r.reasoning = s->counted_reasoning;
+            r.count = "chunks";
+        }
+        if (s->has_finish)
+            r.finish = s->finish;
+    }
+    if (rp->plan.attempts[seq]) { /* "retries": n (a positive fixint) */
+        static const uint8_t key[] = {0xa7, 'r', 'e', 't', 'r', 'i', 'e', 's'};
+        memcpy(extra + r.extra.len, key, sizeof key);
+        extra[r.extra.len + sizeof key] = rp->plan.attempts[seq] & 0x7f;
+        r.extra.len += sizeof key + 1;
+        r.extra.n++;
+    }
+    r.extra.data = extra;
+    return lt_writer_put_result(rp->w, &r, e);
+}
+
+int lt_replay_put_check(struct lt_replay *rp, const struct lt_check *k, struct lt_err *err)
+{
+    return lt_writer_put_check(rp->w, k, err);
+}

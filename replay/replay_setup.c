@@ -1,0 +1,190 @@
+/*
+ * A live replay built and freed (replay.h): the options checked, the trace
+ * read, the plan sized, the HTTP machinery and the event loop prepared, and
+ * the results file opened. No network call: the target's model and the
+ * prompt length calibration are explicit steps (replay_target.c).
+ */
+#include "replay/replay_internal.h"
+
+#include "traces/trace_format.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void lt_replay_plan_opts(const struct lt_replay_opts *o, struct lt_plan_opts *po)
+{
+    *po = (struct lt_plan_opts){
+        .mode = (enum lt_plan_mode)o->mode,
+        .tt = o->tt,
+        .requests = o->requests,
+        .rate = o->rate,
+        .arrivals = o->arrivals,
+        .cv = o->cv,
+        .max_concurrency = o->max_concurrency,
+        .duration_us = o->duration_us,
+        .seed = o->seed,
+        .retries = o->retries,
+        .part = o->part,
+        .parts = o->parts,
+    };
+}
+
+static int check_opts(const struct lt_replay_opts *o, struct lt_err *err)
+{
+    if (!o->trace_path || !o->out_path || !o->target)
+        return lt_errset(err, LT_EINVAL, "a trace, an output file and a target are needed");
+    if (o->mode == LT_REPLAY_MODE_CONCURRENCY && !o->n_levels)
+        return lt_errset(err, LT_EINVAL, "closed loop needs at least one concurrency level");
+    for (size_t i = 0; i < o->n_levels; i++)
+        if (!o->levels[i])
+            return lt_errset(err, LT_EINVAL, "a concurrency level must be at least 1");
+    struct lt_plan_opts po;
+    lt_replay_plan_opts(o, &po);
+    if (lt_plan_check(&po, err) < 0)
+        return err ? err->code : LT_EINVAL;
+    if (strncmp(o->target, "http://", 7) && strncmp(o->target, "https://", 8))
+        return lt_errset(err, LT_EINVAL, "--target must be an http:// or https:// URL (or sim)");
+    return 0;
+}
+
+struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err *err)
+{
+    int rc = 0;
+    struct lt_replay *rp = NULL;
+    if (check_opts(opts, err) < 0)
+        return NULL;
+    rp = calloc(1, sizeof *rp);
+    if (!rp) {
+        lt_errset(err, LT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    rp->epfd = rp->sched_tfd = rp->tick_tfd = -1;
+    rp->stop_pipe[0] = rp->stop_pipe[1] = -1;
+    rp->scr.tfd = -1;
+    rp->o = *opts;
+    rp->mode = opts->mode;
+    rp->head.next = rp->head.prev = &rp->head;
+    lt_buf_init(&rp->run_extra, 1 << 16);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+
+    /* base URL without a trailing slash or /v1 */
+    snprintf(rp->base, sizeof rp->base, "%s", opts->target);
+    size_t bl = strlen(rp->base);
+    while (bl && rp->base[bl - 1] == '/')
+        rp->base[--bl] = '\0';
+    if (bl >= 3 && !strcmp(rp->base + bl - 3, "/v1"))
+        rp->base[bl - 3] = '\0';
+    rp->http.base = rp->base;
+    /* Credentials in the URL (user:password@host) stay out of every file. */
+    if (opts->target_label) {
+        snprintf(rp->label, sizeof rp->label, "%s", opts->target_label);
+    } else {
+        const char *sch = strstr(rp->base, "://"), *auth = sch ? sch + 3 : rp->base;
+        const char *at = strchr(auth, '@'), *slash = strchr(auth, '/');
+        if (at && (!slash || at < slash))
+            snprintf(rp->label, sizeof rp->label, "%.*s%s", (int)(auth - rp->base), rp->base,
+                     at + 1);
+        else
+            snprintf(rp->label, sizeof rp->label, "%s", rp->base);
+    }
+    const char *host = strstr(rp->base, "://");
+    host = host ? host + 3 : rp->base;
+    rp->http.no_proxy =
+        !strncmp(host, "127.", 4) || !strncmp(host, "localhost", 9) || !strncmp(host, "[::1]", 5);
+    rp->http.insecure = opts->insecure;
+    rp->http.connect_timeout_ms =
+        (long)((opts->connect_timeout_us ? opts->connect_timeout_us : 10000000LL) / 1000);
+    LT_TRY(lt_replay_http_headers_for(&rp->http.headers, opts->api == LT_REPLAY_API_MESSAGES,
+                                      opts->api_key_bearer_too, opts->api_key, opts->headers,
+                                      opts->n_headers, err));
+
+    LT_TRY(lt_plan_jobs_load(&rp->trace, rp->o.trace_path, err));
+    if (opts->prompts_path)
+        LT_TRY(lt_replay_corpus_load(&rp->corpus, opts->prompts_path, err));
+    struct lt_plan_opts po;
+    lt_replay_plan_opts(opts, &po);
+    LT_TRY(lt_plan_init(&rp->plan, &rp->trace, &po, err));
+
+    if (opts->model) /* checked against the target by lt_replay_prepare */
+        snprintf(rp->model, sizeof rp->model, "%s", opts->model);
+    rp->build = (struct lt_replay_build){
+        .api = opts->api,
+        .model = rp->model,
+        .stream = !opts->no_stream,
+        .force_length = !opts->no_force_length,
+        .chunk_usage = opts->chunk_usage,
+        .token_ids = !opts->no_token_ids,
+        .synthetic = opts->synthetic_prompts,
+        .block_tokens = rp->trace.block_tokens ? rp->trace.block_tokens : LT_DEFAULT_BLOCK_TOKENS,
+        .default_out = opts->default_out ? opts->default_out : LT_REPLAY_DEFAULT_OUT,
+        .reasoning_effort = opts->reasoning_effort,
+        .thinking = opts->thinking,
+        .corpus = rp->corpus.n ? &rp->corpus : NULL,
+    };
+    rp->build.calib = (struct lt_replay_calib){.tok_per_word = 1.0};
+    rp->st.calib = rp->build.calib;
+    snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "not calibrated");
+    snprintf(rp->url, sizeof rp->url, "%s%s", rp->base, lt_replay_api_path(opts->api));
+
+    LT_TRY(lt_replay_engine_init(rp, err));
+    LT_TRY(lt_replay_scrape_init(rp, err));
+
+out:
+    if (rc < 0) {
+        lt_replay_free(rp);
+        return NULL;
+    }
+    return rp;
+}
+
+int lt_replay_prepare(struct lt_replay *rp, struct lt_err *err)
+{
+    int rc = lt_replay_find_model(rp, err);
+    if (rc < 0)
+        return rc;
+    snprintf(rp->st.model, sizeof rp->st.model, "%s", rp->model);
+    lt_replay_calibrate(rp);
+    rp->st.calib = rp->build.calib;
+    if ((rc = lt_replay_scrape_prepare(rp, err)) < 0)
+        return rc;
+    return lt_replay_open_results(rp, err);
+}
+
+void lt_replay_stop(struct lt_replay *rp)
+{
+    rp->stop = 1;
+    if (rp->stop_pipe[1] >= 0) {
+        ssize_t n = write(rp->stop_pipe[1], "x", 1);
+        (void)n;
+    }
+}
+
+bool lt_replay_stopped(const struct lt_replay *rp)
+{
+    return rp->stop != 0;
+}
+
+void lt_replay_get_stats(const struct lt_replay *rp, struct lt_replay_stats *st)
+{
+    *st = rp->st;
+}
+
+void lt_replay_free(struct lt_replay *rp)
+{
+    if (!rp)
+        return;
+    lt_replay_engine_release(rp);
+    if (rp->w)
+        lt_writer_close(rp->w, NULL);
+    curl_slist_free_all(rp->http.headers);
+    lt_plan_jobs_release(&rp->trace);
+    lt_replay_corpus_release(&rp->corpus);
+    free(rp->tok_ids);
+    lt_replay_check_release(rp);
+    lt_plan_release(&rp->plan);
+    free(rp->chunkbuf);
+    lt_buf_release(&rp->run_extra);
+    free(rp);
+}

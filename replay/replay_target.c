@@ -1,0 +1,357 @@
+/*
+ * The steps of a live replay that ask the target before the run, which the
+ * caller runs explicitly (lt_replay_prepare): which model it serves (GET
+ * /v1/models), and what a synthesized word, a request and a message cost
+ * in tokens there (its /tokenize, or the usage of one-token requests).
+ */
+#include "replay/replay_internal.h"
+
+#include "traces/trace_json.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int lt_replay_list_models(const char *base, const char *api_key, bool insecure, char (*names)[128],
+                          int max, struct lt_err *err)
+{
+    int rc = 0;
+    struct lt_replay_http h = {.base = base, .insecure = insecure, .connect_timeout_ms = 10000};
+    struct lt_buf body;
+    lt_buf_init(&body, (size_t)4 << 20);
+    json_t *root = NULL;
+    long status = 0;
+    LT_TRY(lt_replay_http_headers(&h.headers, api_key, NULL, 0, err));
+    LT_TRY(lt_replay_http_do(&h, "/v1/models", NULL, &body, &status, 30000, err));
+    if (status != 200) {
+        rc = lt_errset(err, LT_EFORMAT, "GET /v1/models answered HTTP %ld", status);
+        goto out;
+    }
+    root = json_loadb(body.p ? body.p : "", body.len, 0, NULL);
+    json_t *data = json_object_get(root, "data");
+    if (!json_is_array(data)) {
+        rc = lt_errset(err, LT_EFORMAT, "GET /v1/models: no \"data\" list in the answer");
+        goto out;
+    }
+    size_t i;
+    json_t *m;
+    json_array_foreach(data, i, m)
+    {
+        json_t *id = json_object_get(m, "id");
+        if (json_is_string(id) && rc < max)
+            snprintf(names[rc++], 128, "%s", json_string_value(id));
+    }
+out:
+    json_decref(root);
+    curl_slist_free_all(h.headers);
+    lt_buf_release(&body);
+    return rc;
+}
+
+int lt_replay_find_model(struct lt_replay *rp, struct lt_err *err)
+{
+    char names[32][128];
+    struct lt_err e = {0};
+    int n = lt_replay_list_models(rp->base, rp->o.api_key, rp->o.insecure, names, 32, &e);
+    if (rp->o.model) {
+        snprintf(rp->model, sizeof rp->model, "%s", rp->o.model);
+        if (n <= 0)
+            return 0; /* no model list (some gateways): trust the user */
+        for (int i = 0; i < n; i++)
+            if (!strcmp(names[i], rp->o.model))
+                return 0;
+        char list[1024] = "";
+        for (int i = 0; i < n; i++) {
+            size_t l = strlen(list);
+            snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", names[i]);
+        }
+        return lt_errset(err, LT_EINVAL, "%s does not serve model '%s'; it serves: %s", rp->label,
+                         rp->o.model, list);
+    }
+    if (n < 0)
+        return lt_errset(err, n, "cannot discover the model (%s); give --model", e.msg);
+    if (n != 1)
+        return lt_errset(err, LT_EINVAL,
+                         "%s serves %d models; say which one with --model (e.g. '%s')", rp->label,
+                         n, n ? names[0] : "NAME");
+    snprintf(rp->model, sizeof rp->model, "%s", names[0]);
+    return 0;
+}
+
+/* Prompt tokens of a prompt of n texts (chat: one message each, the last
+ * a user's; otherwise texts[0] as the prompt): by the server's /tokenize
+ * (vLLM's {"prompt"} or {"messages"} with the chat template applied,
+ * answering {"count", "tokens"}; llama.cpp's {"content"}, answering
+ * {"tokens"}), or else by the usage of a real request with max_tokens 1.
+ * With special false, /tokenize is asked not to add BOS and the like, and
+ * *ids (when not NULL) receives the ids it listed (malloc'd, *n_ids of
+ * them). Returns tokens or a negative code. */
+static long count_prompt(struct lt_replay *rp, bool tokenize, const char *const *texts, int n,
+                         bool special, uint32_t **ids, size_t *n_ids, struct lt_buf *body,
+                         struct lt_buf *resp, struct lt_err *err)
+{
+    int rc = 0;
+    json_t *root = NULL;
+    bool chat = lt_replay_api_chat_like(rp->build.api) && !ids;
+    const char *sp = special ? "true" : "false";
+    lt_buf_reset(body);
+    LT_TRY(lt_buf_puts(body, "{\"model\":"));
+    LT_TRY(lt_json_str(body, rp->model, strlen(rp->model)));
+    if (chat) {
+        LT_TRY(lt_buf_puts(body, ",\"messages\":["));
+        for (int m = 0; m < n; m++) {
+            LT_TRY(lt_buf_printf(body, "%s{\"role\":\"%s\",\"content\":", m ? "," : "",
+                                 m + 1 < n ? "system" : "user"));
+            LT_TRY(lt_json_str(body, texts[m], strlen(texts[m])));
+            LT_TRY(lt_buf_puts(body, "}"));
+        }
+        LT_TRY(lt_buf_puts(body, "]"));
+    } else {
+        LT_TRY(lt_buf_puts(body, tokenize ? ",\"content\":" : ",\"prompt\":"));
+        LT_TRY(lt_json_str(body, texts[0], strlen(texts[0])));
+        if (tokenize) {
+            LT_TRY(lt_buf_puts(body, ",\"prompt\":"));
+            LT_TRY(lt_json_str(body, texts[0], strlen(texts[0])));
+            LT_TRY(lt_buf_printf(body, ",\"add_special_tokens\":%s,\"add_special\":%s", sp, sp));
+        }
+    }
+    if (tokenize && chat)
+        LT_TRY(lt_buf_puts(body, ",\"add_generation_prompt\":true}"));
+    else if (tokenize)
+        LT_TRY(lt_buf_puts(body, "}"));
+    else
+        LT_TRY(lt_buf_puts(body, ",\"max_tokens\":1,\"stream\":false}"));
+    long status = 0;
+    LT_TRY(lt_replay_http_do(&rp->http, tokenize ? "/tokenize" : lt_replay_api_path(rp->build.api),
+                             body->p, resp, &status, 15000, err));
+    if (status != 200) {
+        rc = lt_errset(err, LT_EFORMAT, "%s answered HTTP %ld",
+                       tokenize ? "/tokenize" : "the calibration probe", status);
+        goto out;
+    }
+    if (tokenize) {
+        root = json_loadb(resp->p ? resp->p : "", resp->len, 0, NULL);
+        json_t *count = json_object_get(root, "count"), *toks = json_object_get(root, "tokens");
+        long c = json_is_integer(count) ? (long)json_integer_value(count)
+                 : json_is_array(toks)  ? (long)json_array_size(toks)
+                                        : -1;
+        if (c <= 0) {
+            rc = lt_errset(err, LT_EFORMAT, "/tokenize: no \"count\" or \"tokens\" in the answer");
+            goto out;
+        }
+        if (ids && json_is_array(toks)) {
+            size_t k;
+            json_t *v;
+            *ids = malloc((json_array_size(toks) + 1) * sizeof **ids);
+            if (!*ids) {
+                rc = lt_errset(err, LT_ENOMEM, "out of memory");
+                goto out;
+            }
+            *n_ids = 0;
+            json_array_foreach(toks, k, v)
+            {
+                if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+                    json_integer_value(v) <= (json_int_t)UINT32_MAX)
+                    (*ids)[(*n_ids)++] = (uint32_t)json_integer_value(v);
+            }
+        }
+        rc = (int)(c < INT32_MAX ? c : INT32_MAX);
+        goto out;
+    }
+    struct lt_wire_resp r;
+    lt_wire_resp_init(&r, 4);
+    rc = lt_wire_resp_body(&r, resp->p ? resp->p : "", resp->len, lt_mono_now());
+    bool has = r.has_usage;
+    uint32_t in = r.in;
+    lt_wire_resp_release(&r);
+    if (rc < 0 || !has || !in) {
+        rc = lt_errset(err, LT_EFORMAT, "calibration probe: no usage.prompt_tokens in the answer");
+        goto out;
+    }
+    rc = (int)(in < INT32_MAX ? in : INT32_MAX);
+out:
+    json_decref(root);
+    return rc;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The token ids an id prompt may use: those the server's /tokenize lists
+ * for the synthesized words (each distinct id once, in rp->tok_ids).
+ * Without a /tokenize that lists ids, none: prompts are then text, since
+ * an id the server has not shown valid may be outside its vocabulary. */
+static int learn_ids(struct lt_replay *rp, struct lt_buf *body, struct lt_buf *resp,
+                     struct lt_err *err)
+{
+    int rc = 0;
+    uint32_t *ids = NULL;
+    size_t n = 0;
+    lt_buf_reset(resp);
+    struct lt_buf text;
+    lt_buf_init(&text, 1 << 16);
+    for (unsigned w = 0; w < LT_REPLAY_N_WORDS && rc == 0; w++)
+        rc = lt_buf_printf(&text, "%s%s", w ? " " : "", lt_replay_word(w));
+    if (rc == 0) {
+        const char *t = text.p;
+        rc = (int)count_prompt(rp, true, &t, 1, false, &ids, &n, body, resp, err);
+    }
+    lt_buf_release(&text);
+    if (rc < 0 || !ids || !n) {
+        free(ids);
+        return rc < 0 ? rc : lt_errset(err, LT_EFORMAT, "/tokenize listed no token ids");
+    }
+    qsort(ids, n, sizeof *ids, cmp_u32);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!u || ids[i] != ids[u - 1])
+            ids[u++] = ids[i];
+    free(rp->tok_ids);
+    rp->tok_ids = ids;
+    rp->build.ids = ids;
+    rp->build.n_ids = u;
+    return 0;
+}
+
+/* Tokens of each synthesized word on this server, from the counts of
+ * "w0" and "w0 w w w w" (a BOS or template the server adds cancels out):
+ * 129 counts by /tokenize, or by one-token requests where it has none. */
+static int learn_word_costs(struct lt_replay *rp, bool tokenize, struct lt_buf *body,
+                            struct lt_buf *resp, struct lt_err *err)
+{
+    char text[64];
+    const char *t = text;
+    snprintf(text, sizeof text, "%s", lt_replay_word(0));
+    long base = count_prompt(rp, tokenize, &t, 1, true, NULL, NULL, body, resp, err);
+    if (base <= 0)
+        return base < 0 ? (int)base : LT_EFORMAT;
+    for (unsigned w = 0; w < LT_REPLAY_N_WORDS; w++) {
+        const char *x = lt_replay_word(w);
+        snprintf(text, sizeof text, "%s %s %s %s %s", lt_replay_word(0), x, x, x, x);
+        long c = count_prompt(rp, tokenize, &t, 1, true, NULL, NULL, body, resp, err);
+        if (c < 0)
+            return (int)c;
+        long cost = (c - base + 2) / 4;
+        if (cost < 1 || cost > 31)
+            return lt_errset(err, LT_EFORMAT, "word '%s' counts %ld tokens", x, cost);
+        rp->build.calib.word_cost[w] = (uint8_t)cost;
+    }
+    return 0;
+}
+
+/* Tokens of words [pos, pos + n) of the calibration prompt. */
+static double cost_of(const struct lt_replay *rp, const struct lt_plan_job *job, uint32_t pos,
+                      uint32_t n)
+{
+    double c = 0;
+    for (uint32_t j = pos; j < pos + n; j++)
+        c += rp->build.calib.word_cost[lt_replay_word_at(&rp->build, job, j)];
+    return c;
+}
+
+/* Prompt tokens of `msgs` messages (chat) of `words` synthesized words. */
+static long probe(struct lt_replay *rp, bool tokenize, int msgs, uint32_t words,
+                  const struct lt_plan_job *job, struct lt_buf *body, struct lt_buf *resp,
+                  struct lt_err *err)
+{
+    struct lt_buf t[2];
+    const char *texts[2];
+    long rc = 0;
+    for (int m = 0; m < 2; m++) {
+        lt_buf_init(&t[m], (size_t)1 << 20);
+        if (m < msgs && rc == 0)
+            rc = lt_replay_words(&t[m], &rp->build, job, (uint32_t)m * words, words);
+        texts[m] = t[m].p ? t[m].p : "";
+    }
+    if (rc == 0)
+        rc = count_prompt(rp, tokenize, texts, msgs, true, NULL, NULL, body, resp, err);
+    for (int m = 0; m < 2; m++)
+        lt_buf_release(&t[m]);
+    return rc;
+}
+
+/* Learn what the server's tokenizer makes of prompts: the token ids an id
+ * prompt may use (its /tokenize); what each synthesized word costs; what a
+ * request and a message add (three prompts: 64 words, 128 words, and two
+ * messages of 64). By /tokenize where the server has one, else by the
+ * usage of one-token requests, and then the closed loop corrects what
+ * the probes missed from each response's usage. */
+void lt_replay_calibrate(struct lt_replay *rp)
+{
+    struct lt_replay_calib *c = &rp->build.calib;
+    *c = (struct lt_replay_calib){.tok_per_word = 1.0};
+    struct lt_buf body, resp;
+    lt_buf_init(&body, (size_t)1 << 20);
+    lt_buf_init(&resp, (size_t)1 << 20);
+    struct lt_err e = {0};
+    if (lt_replay_api_takes_ids(rp->build.api) && rp->build.token_ids) {
+        if (learn_ids(rp, &body, &resp, &e) == 0) {
+            snprintf(rp->st.calib_how, sizeof rp->st.calib_how,
+                     "exact (token ids: %zu the server's /tokenize produced)", rp->build.n_ids);
+            goto out;
+        }
+        /* No ids shown valid: text prompts, calibrated below. */
+    }
+    if (rp->o.no_calibrate) {
+        snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "not calibrated (--no-calibrate)");
+        goto out;
+    }
+    if (rp->build.api == LT_REPLAY_API_SGLANG) {
+        snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "not calibrated (SGLang text)");
+        goto out;
+    }
+    const struct lt_plan_job job = {.index = 0x70726f6265ULL, .prev = -1};
+    long p1 = -1, p2 = -1, p3 = -1;
+    bool tok = true, chat = lt_replay_api_chat_like(rp->build.api);
+    /* Responses and Messages: /tokenize with the same messages (their
+     * prompts go through the chat template); no usage probes. */
+    int passes = chat && rp->build.api != LT_REPLAY_API_CHAT ? 1 : 2;
+    for (int pass = 0; pass < passes; pass++, tok = false) {
+        lt_err_clear(&e);
+        p1 = probe(rp, tok, 1, 64, &job, &body, &resp, &e);
+        p2 = p1 > 0 ? probe(rp, tok, 1, 128, &job, &body, &resp, &e) : -1;
+        p3 = p2 > 0 && chat ? probe(rp, tok, 2, 64, &job, &body, &resp, &e) : 0;
+        if (p1 > 0 && p2 > p1 && p3 >= 0)
+            break;
+    }
+    if (p1 <= 0 || p2 <= p1 || p3 < 0) {
+        snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "not calibrated (%.60s)",
+                 e.msg[0] ? e.msg : "probes disagree");
+        goto out;
+    }
+    const char *how = tok ? "/tokenize" : "usage probes";
+    double tpw = (double)(p2 - p1) / 64.0, c1 = 64.0 * tpw, c2 = 64.0 * tpw;
+    if (learn_word_costs(rp, tok, &body, &resp, &e) == 0) {
+        c->exact_words = true;
+        c1 = cost_of(rp, &job, 0, 64);
+        c2 = cost_of(rp, &job, 64, 64);
+        tpw = 0;
+        for (unsigned w = 0; w < LT_REPLAY_N_WORDS; w++)
+            tpw += c->word_cost[w];
+        tpw /= LT_REPLAY_N_WORDS;
+    }
+    c->tok_per_word = tpw;
+    if (chat) {
+        c->per_message = (double)p3 - (double)p1 - c2;
+        c->per_request = (double)p1 - c->per_message - c1;
+    } else {
+        c->per_request = (double)p1 - c1;
+    }
+    if (c->per_message < 0)
+        c->per_message = 0;
+    if (c->per_request < 0)
+        c->per_request = 0;
+    c->calibrated = true;
+    c->closed_loop = !tok;
+    snprintf(rp->st.calib_how, sizeof rp->st.calib_how,
+             "%s%s: %.3f tokens/word%s, +%.1f per request, +%.1f per message", how,
+             c->exact_words ? " (word by word)" : "", tpw, c->closed_loop ? ", closed loop" : "",
+             c->per_request, c->per_message);
+out:
+    lt_buf_release(&body);
+    lt_buf_release(&resp);
+}

@@ -1,0 +1,780 @@
+/*
+ * sim --fit: read the engine's steps back from results files and fit the
+ * profile's step costs by least squares (see sim_fit.h for the idea).
+ *
+ * A run at a time: every token becomes an event (time, request, index);
+ * sorted by time, events closer than step_gap_ms are one step's output. A
+ * step starts at the previous step's end when anything was in flight then,
+ * else at the first arrival after it. Steps where a prompt may have been
+ * prefilled in chunks over several steps (a prompt that cannot fit the
+ * step's budget, or one waiting through the step that might be chunking)
+ * are left out of the regression: their prefill tokens are not observable.
+ */
+#include "sim/sim_fit.h"
+#include "traces/trace_reader.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The cost columns, in the order collinear ones are dropped (a later
+ * column that adds nothing to the earlier ones is not identified). */
+enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED };
+
+static const char *const cost_key[LT_SIM_FIT_NCOST] = {
+    "step_ms",
+    "step_ms_per_seq",
+    "decode_ms_per_kv_token",
+    "prefill_step_ms",
+    "prefill_ms_per_seq",
+    "prefill_ms_per_token",
+    "cached_ms_per_token",
+};
+
+static const char *const cost_needs[LT_SIM_FIT_NCOST] = {
+    "any steps at all",
+    "steps with different numbers of decoding requests (two loads, or a closed loop at "
+    "several concurrencies)",
+    "decoding batches whose contexts differ in length at the same batch size (varied prompt "
+    "or output lengths)",
+    "steps with and without prefill (an open-loop load that is not saturated)",
+    "steps that finish several prompts at once (a higher rate or bursts of arrivals)",
+    "prompts of different lengths",
+    "prompts that hit the prefix cache (a trace with shared prefixes or sessions)",
+};
+
+struct freq {
+    int64_t sent, first, end; /* microseconds, file time */
+    uint32_t in, cached, ntok;
+    uint64_t off;  /* first token time in the run's token array */
+    bool waiting;  /* in the waiting set of the sweep */
+    uint64_t step; /* 1 + the step of its last token in the sweep */
+};
+
+struct ev {
+    int64_t t;
+    uint32_t req, k;
+};
+
+struct row {
+    double x[LT_SIM_FIT_NCOST];
+    double y;
+    int ttft; /* 1: a TTFT at an idle server; 0: a request's decode time (E2E - TTFT) */
+};
+
+struct rows {
+    struct row *r;
+    size_t n, cap;
+};
+
+#define NBUCKET 33 /* waiting prompts by log2 of their uncached tokens */
+
+static int cmp_ev(const void *a, const void *b)
+{
+    const struct ev *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->req != y->req)
+        return x->req < y->req ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+static const struct freq *g_reqs; /* for the index sorts below (single-threaded) */
+
+static int cmp_sent(const void *a, const void *b)
+{
+    int64_t x = g_reqs[*(const uint32_t *)a].sent, y = g_reqs[*(const uint32_t *)b].sent;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int bucket_of(uint32_t tokens)
+{
+    int b = 0;
+    while (b < NBUCKET - 1 && (1ull << b) <= tokens)
+        b++;
+    return b; /* tokens < 2^b */
+}
+
+static int rows_push(struct rows *rs, const struct row *r)
+{
+    if (rs->n == rs->cap) {
+        size_t nc = rs->cap ? 2 * rs->cap : 4096;
+        struct row *nr = realloc(rs->r, nc * sizeof *nr);
+        if (!nr)
+            return LT_ENOMEM;
+        rs->r = nr;
+        rs->cap = nc;
+    }
+    rs->r[rs->n++] = *r;
+    return 0;
+}
+
+struct run_data {
+    struct freq *req;
+    size_t nreq, capreq;
+    int64_t *tok;
+    size_t ntok, captok;
+};
+
+struct limits {
+    uint32_t max_batch, max_prefill;
+    uint32_t peak_inflight; /* most requests sent and not finished at a step's start */
+    uint8_t
+        *queued_full; /* [batch size]: steps where a request waited two step starts at that size */
+    uint32_t cap;
+    uint32_t *queued_at_prefill; /* [prompts finished]: waited with room in the batch */
+};
+
+static size_t upper(const struct ev *ev, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ev[mid].t <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One row per request: the time from its first token to its last is the
+ * sum of the n - 1 steps it decoded in, and the sums of those steps'
+ * columns are counted from every token emitted in that window (prefix sums
+ * over the sorted tokens), so no step needs to be cut out exactly: a
+ * token's jitter only matters at the window's two ends, where it cancels
+ * on average. Prefilling steps are counted by first tokens closer than
+ * gap_us; a window holding a prompt too long for one step's budget is left
+ * out (its chunks are not observable). */
+static int window_rows(const struct run_data *rd, const struct ev *ev, size_t nev, double gap_us,
+                       double scale, uint32_t budget, struct rows *rs, struct lt_sim_fit *out)
+{
+    enum { N = LT_SIM_FIT_NCOST, W = LT_SIM_FIT_NCOST + 1 }; /* columns + a long-prompt count */
+    int rc = 0;
+    /* The prefix sums are kept only where a window starts or ends: slot[i]
+     * (1-based) says where the sums of the first i tokens go. */
+    uint32_t *slot = calloc(nev + 1, sizeof *slot);
+    size_t *ends = malloc((rd->nreq ? rd->nreq : 1) * 2 * sizeof *ends);
+    double *cum = NULL;
+    if (!slot || !ends) {
+        rc = LT_ENOMEM;
+        goto out;
+    }
+    for (size_t r = 0; r < rd->nreq; r++) {
+        ends[2 * r] = upper(ev, nev, rd->req[r].first);
+        ends[2 * r + 1] = upper(ev, nev, rd->req[r].end);
+        slot[ends[2 * r]] = slot[ends[2 * r + 1]] = 1;
+    }
+    uint32_t nslot = 0;
+    for (size_t i = 0; i <= nev; i++)
+        if (slot[i])
+            slot[i] = ++nslot;
+    cum = calloc((size_t)nslot * W, sizeof *cum);
+    if (!cum) {
+        rc = LT_ENOMEM;
+        goto out;
+    }
+    double run[W] = {0};
+    int64_t last_first = INT64_MIN;
+    for (size_t i = 0;; i++) {
+        if (slot[i])
+            memcpy(cum + (size_t)(slot[i] - 1) * W, run, sizeof run);
+        if (i == nev)
+            break;
+        const struct freq *q = &rd->req[ev[i].req];
+        if (ev[i].k == 0) {
+            run[C_PFSEQ] += 1;
+            run[C_PFTOK] += q->in - q->cached;
+            run[C_CACHED] += q->cached;
+            if (last_first == INT64_MIN || (double)(ev[i].t - last_first) > gap_us)
+                run[C_PFSTEP] += 1;
+            last_first = ev[i].t;
+            if (q->in - q->cached >= budget / 2)
+                run[N] += 1;
+        } else {
+            run[C_SEQ] += 1;
+            run[C_KV] += (double)q->in + ev[i].k;
+        }
+    }
+    for (size_t r = 0; r < rd->nreq; r++) {
+        const struct freq *q = &rd->req[r];
+        if (q->ntok < 2 || q->end <= q->first)
+            continue;
+        const double *a = cum + (size_t)(slot[ends[2 * r]] - 1) * W;
+        const double *b = cum + (size_t)(slot[ends[2 * r + 1]] - 1) * W;
+        if (b[N] > a[N])
+            continue;
+        struct row w = {{0}, 0, 0};
+        for (int c = 0; c < N; c++)
+            w.x[c] = b[c] - a[c];
+        w.x[C_STEP] = q->ntok - 1;
+        w.y = (double)(q->end - q->first) * scale / 1e3;
+        rc = rows_push(rs, &w);
+        if (rc < 0)
+            break;
+        out->steps_used += q->ntok - 1;
+    }
+out:
+    free(slot);
+    free(ends);
+    free(cum);
+    return rc;
+}
+
+/* Read one run's steps (for the limits) and its requests' rows. */
+static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, struct rows *rs,
+                   struct limits *lim, struct lt_sim_fit *out)
+{
+    int rc = 0;
+    size_t nreq = rd->nreq;
+    struct ev *ev = malloc((rd->ntok ? rd->ntok : 1) * sizeof *ev);
+    uint32_t *by_sent = malloc((nreq ? nreq : 1) * sizeof *by_sent);
+    int64_t *ends = malloc((nreq ? nreq : 1) * sizeof *ends);
+    if (!ev || !by_sent || !ends) {
+        rc = LT_ENOMEM;
+        goto out;
+    }
+    size_t nev = 0;
+    for (size_t i = 0; i < nreq; i++) {
+        struct freq *q = &rd->req[i];
+        for (uint32_t k = 0; k < q->ntok; k++)
+            ev[nev++] = (struct ev){rd->tok[q->off + k], (uint32_t)i, k};
+        by_sent[i] = (uint32_t)i;
+        ends[i] = q->end;
+        q->waiting = false;
+        q->step = 0;
+    }
+    qsort(ev, nev, sizeof *ev, cmp_ev);
+    g_reqs = rd->req;
+    qsort(by_sent, nreq, sizeof *by_sent, cmp_sent);
+    qsort(ends, nreq, sizeof *ends, cmp_i64);
+    const double gap_us = (o->step_gap_ms > 0 ? o->step_gap_ms : 0.1) * 1e3;
+    const double scale = o->time_scale > 0 ? o->time_scale : 1;
+    const uint32_t budget = o->base.batch_tokens;
+    uint64_t wait_n[NBUCKET] = {0};
+    uint64_t nwait = 0, wait_tok = 0; /* waiting requests, their uncached tokens */
+    size_t ps = 0, pe = 0;            /* pointers into by_sent and ends */
+    size_t oldest = 0;                /* into by_sent: no request before it still waits */
+    int64_t prev = INT64_MIN, prev2 = INT64_MIN;
+    for (size_t i = 0; i < nev;) {
+        /* A step holds tokens close in time, and at most one of each request. */
+        size_t j = i;
+        uint64_t sid = out->steps + 1;
+        while (j < nev && (double)(ev[j].t - ev[i].t) <= gap_us && rd->req[ev[j].req].step != sid) {
+            rd->req[ev[j].req].step = sid;
+            j++;
+        }
+        int64_t e = ev[i].t;
+        /* When did this step start? */
+        size_t sent_before = ps, ended = pe;
+        while (sent_before < nreq && rd->req[by_sent[sent_before]].sent <= prev)
+            sent_before++;
+        while (ended < nreq && ends[ended] <= prev)
+            ended++;
+        int64_t start;
+        bool known = true;
+        if (prev != INT64_MIN && sent_before > ended) {
+            start = prev;
+        } else if (sent_before < nreq) {
+            start = rd->req[by_sent[sent_before]].sent;
+        } else {
+            start = e;
+            known = false;
+        }
+        pe = ended;
+        if (sent_before > ended && sent_before - ended > lim->peak_inflight)
+            lim->peak_inflight = (uint32_t)(sent_before - ended);
+        /* Requests sent by the step's start join the waiting set until
+         * their first token. */
+        while (ps < nreq && rd->req[by_sent[ps]].sent <= start) {
+            struct freq *q = &rd->req[by_sent[ps]];
+            if (q->first > prev && q->ntok) {
+                q->waiting = true;
+                wait_n[bucket_of(q->in - q->cached)]++;
+                nwait++;
+                wait_tok += q->in - q->cached;
+            }
+            ps++;
+        }
+        struct row r = {{0}, 0, 0};
+        r.x[C_STEP] = 1;
+        uint64_t P = 0;
+        for (size_t k = i; k < j; k++) {
+            struct freq *q = &rd->req[ev[k].req];
+            if (ev[k].k == 0) {
+                r.x[C_PFSEQ] += 1;
+                P += q->in - q->cached;
+                r.x[C_CACHED] += q->cached;
+                if (q->waiting) {
+                    q->waiting = false;
+                    wait_n[bucket_of(q->in - q->cached)]--;
+                    nwait--;
+                    wait_tok -= q->in - q->cached;
+                } else {
+                    known = false; /* it arrived after the step began (clock jitter) */
+                }
+            } else {
+                r.x[C_SEQ] += 1;
+                r.x[C_KV] += (double)q->in + ev[k].k;
+            }
+        }
+        r.x[C_PFTOK] = (double)P;
+        r.x[C_PFSTEP] = P > 0;
+        uint64_t dec = (uint64_t)r.x[C_SEQ];
+        int top = -1;
+        for (int b = NBUCKET - 1; b >= 0; b--)
+            if (wait_n[b]) {
+                top = b;
+                break;
+            }
+        uint64_t top_tokens = top >= 0 ? (1ull << top) : 0;
+        bool chunked = P + dec > budget || (top >= 0 && top_tokens + P + dec > budget);
+        uint32_t batch = (uint32_t)(dec + (uint64_t)r.x[C_PFSEQ]);
+        uint32_t npf = (uint32_t)r.x[C_PFSEQ];
+        if (batch > lim->max_batch)
+            lim->max_batch = batch;
+        if (npf > lim->max_prefill)
+            lim->max_prefill = npf;
+        /* Queued behind the batch: a request that was there two step
+         * starts ago and still is not in (one start missed could be the
+         * client's clock ahead of the server's). */
+        while (oldest < ps && !rd->req[by_sent[oldest]].waiting)
+            oldest++;
+        bool old_waiter =
+            oldest < ps && prev2 != INT64_MIN && rd->req[by_sent[oldest]].sent <= prev2;
+        /* Only when the step's token budget could have taken every waiting
+         * prompt is the wait the batch's (or the KV's) doing. */
+        if (old_waiter && !chunked && wait_tok + P + dec <= budget) {
+            if (batch < lim->cap)
+                lim->queued_full[batch] += lim->queued_full[batch] < 255;
+            if (npf < lim->cap)
+                lim->queued_at_prefill[npf]++;
+        }
+        out->steps++;
+        (void)known;
+        prev2 = start;
+        prev = e;
+        i = j;
+    }
+    rc = window_rows(rd, ev, nev, gap_us, scale, budget, rs, out);
+    if (rc < 0)
+        goto out;
+    /* TTFT of a request that found the server idle (everything sent
+     * before it had ended): the step that prefills it starts when it
+     * arrives, and only prompts sent at the same moment share it. */
+    for (size_t k = 0; k < nreq; k++) {
+        const struct freq *q = &rd->req[by_sent[k]];
+        size_t lo = 0, hi = nreq;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (ends[mid] <= q->sent)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        bool alone = lo == k && (k + 1 == nreq || rd->req[by_sent[k + 1]].sent > q->first) &&
+                     q->in - q->cached + 0u <= budget;
+        if (!alone || q->first <= q->sent)
+            continue;
+        struct row w = {{0}, 0, 1};
+        w.x[C_STEP] = w.x[C_PFSTEP] = w.x[C_PFSEQ] = 1;
+        w.x[C_PFTOK] = q->in - q->cached;
+        w.x[C_CACHED] = q->cached;
+        w.y = (double)(q->first - q->sent) * scale / 1e3;
+        rc = rows_push(rs, &w);
+        if (rc < 0)
+            goto out;
+    }
+out:
+    free(ev);
+    free(by_sent);
+    free(ends);
+    return rc;
+}
+
+static int add_result(struct run_data *rd, const struct lt_result *res)
+{
+    if (!(res->has & LT_RHAS_CHUNKS) || !res->n_chunks || !(res->has & LT_RHAS_SENT))
+        return 0;
+    if ((res->has & LT_RHAS_STATUS) && res->status != 200)
+        return 0;
+    uint32_t ntok = 0;
+    for (uint32_t c = 0; c < res->n_chunks; c++)
+        ntok += res->chunks[c].tokens ? res->chunks[c].tokens : 1;
+    if (rd->nreq == rd->capreq) {
+        size_t nc = rd->capreq ? 2 * rd->capreq : 1024;
+        struct freq *nr = realloc(rd->req, nc * sizeof *nr);
+        if (!nr)
+            return LT_ENOMEM;
+        rd->req = nr;
+        rd->capreq = nc;
+    }
+    while (rd->ntok + ntok > rd->captok) {
+        size_t nc = rd->captok ? 2 * rd->captok : 65536;
+        int64_t *nt = realloc(rd->tok, nc * sizeof *nt);
+        if (!nt)
+            return LT_ENOMEM;
+        rd->tok = nt;
+        rd->captok = nc;
+    }
+    struct freq *q = &rd->req[rd->nreq++];
+    q->sent = res->sent;
+    q->in = (res->has & LT_RHAS_IN) ? res->in : 1;
+    if (q->in == 0)
+        q->in = 1;
+    q->cached = (res->has & LT_RHAS_CACHED) ? res->cached : 0;
+    if (q->cached >= q->in)
+        q->cached = q->in - 1;
+    q->ntok = ntok;
+    q->off = rd->ntok;
+    for (uint32_t c = 0; c < res->n_chunks; c++)
+        for (uint32_t k = 0; k < (res->chunks[c].tokens ? res->chunks[c].tokens : 1); k++)
+            rd->tok[rd->ntok++] = res->chunks[c].t;
+    q->first = rd->tok[q->off];
+    q->end = rd->tok[q->off + ntok - 1];
+    return 0;
+}
+
+/* Invert the k x k symmetric positive definite matrix a in place
+ * (Gauss-Jordan); returns false if it is singular. */
+static bool invert(double *a, int k)
+{
+    double inv[LT_SIM_FIT_NCOST * LT_SIM_FIT_NCOST];
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < k; j++)
+            inv[i * k + j] = i == j;
+    for (int c = 0; c < k; c++) {
+        int p = c;
+        for (int i = c + 1; i < k; i++)
+            if (fabs(a[i * k + c]) > fabs(a[p * k + c]))
+                p = i;
+        if (a[p * k + c] == 0)
+            return false;
+        for (int j = 0; j < k; j++) {
+            double t = a[c * k + j];
+            a[c * k + j] = a[p * k + j];
+            a[p * k + j] = t;
+            t = inv[c * k + j];
+            inv[c * k + j] = inv[p * k + j];
+            inv[p * k + j] = t;
+        }
+        double d = a[c * k + c];
+        for (int j = 0; j < k; j++) {
+            a[c * k + j] /= d;
+            inv[c * k + j] /= d;
+        }
+        for (int i = 0; i < k; i++) {
+            if (i == c)
+                continue;
+            double f = a[i * k + c];
+            for (int j = 0; j < k; j++) {
+                a[i * k + j] -= f * a[c * k + j];
+                inv[i * k + j] -= f * inv[c * k + j];
+            }
+        }
+    }
+    memcpy(a, inv, (size_t)k * k * sizeof *a);
+    return true;
+}
+
+static double *cost_field(struct lt_sim_profile *p, int c)
+{
+    switch (c) {
+    case C_STEP:
+        return &p->step_ms;
+    case C_SEQ:
+        return &p->step_ms_per_seq;
+    case C_KV:
+        return &p->decode_ms_per_kv_token;
+    case C_PFSTEP:
+        return &p->prefill_step_ms;
+    case C_PFSEQ:
+        return &p->prefill_ms_per_seq;
+    case C_PFTOK:
+        return &p->prefill_ms_per_token;
+    default:
+        return &p->cached_ms_per_token;
+    }
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void residuals(const struct rows *rs, const double *beta, int ttft,
+                      struct lt_sim_fit_resid *r, double *scratch)
+{
+    double ss = 0, sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const struct row *w = &rs->r[i];
+        if (w->ttft != ttft)
+            continue;
+        double f = 0;
+        for (int c = 0; c < LT_SIM_FIT_NCOST; c++)
+            f += beta[c] * w->x[c];
+        ss += (w->y - f) * (w->y - f);
+        sum += w->y;
+        scratch[n++] = fabs(w->y - f) / w->y;
+    }
+    memset(r, 0, sizeof *r);
+    r->n = n;
+    if (!n)
+        return;
+    r->rms_ms = sqrt(ss / (double)n);
+    r->mean_ms = sum / (double)n;
+    qsort(scratch, n, sizeof *scratch, cmp_dbl);
+    r->p50_rel = scratch[n / 2];
+    r->p90_rel = scratch[(size_t)(0.9 * (double)(n - 1))];
+}
+
+/* Least squares over the rows, dropping columns the earlier ones explain. */
+static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struct lt_sim_fit *out,
+                   struct lt_err *err)
+{
+    enum { N = LT_SIM_FIT_NCOST };
+    double xtx[N][N] = {{0}}, xty[N] = {0}, yty = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const struct row *w = &rs->r[i];
+        for (int a = 0; a < N; a++) {
+            xty[a] += w->x[a] * w->y;
+            for (int b = 0; b < N; b++)
+                xtx[a][b] += w->x[a] * w->x[b];
+        }
+        yty += w->y * w->y;
+    }
+    int keep[N], nk = 0;
+    bool zero[N];
+    for (int c = 0; c < N; c++) {
+        zero[c] = xtx[c][c] == 0;
+        if (zero[c])
+            continue;
+        /* The column's part the kept ones do not explain, relative to its
+         * norm: its squared residual over its squared norm. */
+        double m[(N + 1) * (N + 1)];
+        int k = nk;
+        for (int a = 0; a < k; a++)
+            for (int b = 0; b < k; b++)
+                m[a * k + b] = xtx[keep[a]][keep[b]];
+        double rel = 1;
+        if (k > 0 && invert(m, k)) {
+            double proj = 0;
+            for (int a = 0; a < k; a++)
+                for (int b = 0; b < k; b++)
+                    proj += xtx[c][keep[a]] * m[a * k + b] * xtx[keep[b]][c];
+            rel = (xtx[c][c] - proj) / xtx[c][c];
+        }
+        if (rel > 1e-7)
+            keep[nk++] = c;
+    }
+    if (nk == 0 || rs->n <= (size_t)nk)
+        return lt_errset(err, LT_EINVAL,
+                         "sim --fit: %zu usable steps; need more than %d (results with every "
+                         "token's time, from streamed replies)",
+                         rs->n, nk);
+    /* Costs are not negative: while one comes out below zero (a column
+     * nearly collinear with others, fitted to noise), drop the most
+     * negative relative to its standard error and fit again. */
+    double m[N * N], beta[N];
+    for (;;) {
+        for (int a = 0; a < nk; a++)
+            for (int b = 0; b < nk; b++)
+                m[a * nk + b] = xtx[keep[a]][keep[b]];
+        if (!invert(m, nk))
+            return lt_errset(err, LT_EINVAL, "sim --fit: the steps do not determine the costs");
+        memset(beta, 0, sizeof beta);
+        for (int a = 0; a < nk; a++)
+            for (int b = 0; b < nk; b++)
+                beta[keep[a]] += m[a * nk + b] * xty[keep[b]];
+        int worst = -1;
+        double wt = 0;
+        for (int a = 0; a < nk; a++) {
+            double t = beta[keep[a]] / sqrt(m[a * nk + a]);
+            if (keep[a] != C_STEP && t < wt) {
+                wt = t;
+                worst = a;
+            }
+        }
+        if (worst < 0)
+            break;
+        memmove(keep + worst, keep + worst + 1, (size_t)(nk - worst - 1) * sizeof keep[0]);
+        nk--;
+    }
+    double rss = yty;
+    for (int a = 0; a < N; a++) {
+        rss -= 2 * beta[a] * xty[a];
+        for (int b = 0; b < N; b++)
+            rss += beta[a] * xtx[a][b] * beta[b];
+    }
+    double s2 = fmax(rss, 0) / (double)(rs->n - (size_t)nk);
+    out->profile = o->base;
+    for (int c = 0; c < N; c++) {
+        struct lt_sim_fit_param *p = &out->cost[c];
+        p->key = cost_key[c];
+        p->identified = false;
+        p->se = 0;
+        p->needs = cost_needs[c];
+        double *f = cost_field(&out->profile, c);
+        if (zero[c]) {
+            p->value = *f; /* the data never exercised it: keep the base's */
+            p->kept = true;
+            continue;
+        }
+        int a = -1;
+        for (int i = 0; i < nk; i++)
+            if (keep[i] == c)
+                a = i;
+        if (a < 0) {
+            p->value = 0; /* folded into the columns it cannot be told from */
+            *f = 0;
+            continue;
+        }
+        p->identified = true;
+        p->value = beta[c];
+        p->se = sqrt(s2 * m[a * nk + a]);
+        *f = fmax(beta[c], 0);
+    }
+    double *scratch = malloc((rs->n ? rs->n : 1) * sizeof *scratch);
+    if (!scratch)
+        return lt_errset(err, LT_ENOMEM, "sim --fit: out of memory");
+    double bclamp[N];
+    for (int c = 0; c < N; c++)
+        bclamp[c] = out->cost[c].identified ? beta[c] : 0;
+    residuals(rs, bclamp, 0, &out->decode, scratch);
+    residuals(rs, bclamp, 1, &out->prefill, scratch);
+    free(scratch);
+    return 0;
+}
+
+static void run_free(struct run_data *rd)
+{
+    free(rd->req);
+    free(rd->tok);
+    memset(rd, 0, sizeof *rd);
+}
+
+int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_opts *o,
+                     struct lt_sim_fit *out, struct lt_err *err)
+{
+    int rc = 0;
+    memset(out, 0, sizeof *out);
+    struct rows rs = {0};
+    struct limits lim = {0};
+    lim.cap = 1u << 20;
+    lim.queued_full = calloc(lim.cap, 1);
+    lim.queued_at_prefill = calloc(lim.cap, sizeof *lim.queued_at_prefill);
+    /* Runs by id within a file; a file's runs are read in one pass. */
+    struct run_data *runs = NULL;
+    uint32_t *run_ids = NULL;
+    size_t nruns = 0;
+    struct lt_reader *r = NULL;
+    if (!lim.queued_full || !lim.queued_at_prefill) {
+        rc = lt_errset(err, LT_ENOMEM, "sim --fit: out of memory");
+        goto out;
+    }
+    for (int f = 0; f < n; f++) {
+        r = lt_reader_open_kind(paths[f], LT_KIND_RESULTS, NULL, err);
+        if (!r) {
+            rc = err ? err->code : LT_EIO;
+            if (rc >= 0)
+                rc = LT_EIO;
+            goto out;
+        }
+        out->files++;
+        const struct lt_item *it;
+        while ((rc = lt_reader_next(r, &it, err)) > 0) {
+            if (it->type != LT_ITEM_RESULT)
+                continue;
+            size_t k = 0;
+            while (k < nruns && run_ids[k] != it->res.run)
+                k++;
+            if (k == nruns) {
+                struct run_data *nr = realloc(runs, (nruns + 1) * sizeof *nr);
+                uint32_t *ni = nr ? realloc(run_ids, (nruns + 1) * sizeof *ni) : NULL;
+                if (nr)
+                    runs = nr;
+                if (!nr || !ni) {
+                    rc = lt_errset(err, LT_ENOMEM, "sim --fit: out of memory");
+                    goto out;
+                }
+                run_ids = ni;
+                memset(&runs[nruns], 0, sizeof runs[nruns]);
+                run_ids[nruns++] = it->res.run;
+            }
+            rc = add_result(&runs[k], &it->res);
+            if (rc < 0) {
+                lt_errset(err, rc, "sim --fit: out of memory");
+                goto out;
+            }
+        }
+        if (rc < 0)
+            goto out;
+        lt_reader_free(r);
+        r = NULL;
+        for (size_t k = 0; k < nruns; k++) {
+            out->requests += runs[k].nreq;
+            out->tokens += runs[k].ntok;
+            rc = fit_run(&runs[k], o, &rs, &lim, out);
+            run_free(&runs[k]);
+            if (rc < 0) {
+                lt_errset(err, rc, "sim --fit: out of memory");
+                goto out;
+            }
+        }
+        out->runs += nruns;
+        nruns = 0;
+    }
+    rc = regress(&rs, o, out, err);
+    if (rc < 0)
+        goto out;
+    /* Limits: the largest batch seen is max_running when requests queued
+     * behind it; else only a lower bound (the base's value stays if larger). */
+    out->max_batch = lim.max_batch;
+    out->max_prefill = lim.max_prefill;
+    out->max_running_identified = lim.max_batch < lim.cap && lim.queued_full[lim.max_batch] >= 3 &&
+                                  lim.peak_inflight > lim.max_batch;
+    if (out->max_running_identified || lim.max_batch > out->profile.max_running)
+        out->profile.max_running = lim.max_batch ? lim.max_batch : 1;
+    if (lim.max_prefill > out->profile.prefill_seqs)
+        out->profile.prefill_seqs = lim.max_prefill;
+    snprintf(out->profile.name, sizeof out->profile.name, "fitted");
+    rc = lt_sim_profile_check(&out->profile, err);
+out:
+    lt_reader_free(r);
+    for (size_t k = 0; k < nruns; k++)
+        run_free(&runs[k]);
+    free(runs);
+    free(run_ids);
+    free(rs.r);
+    free(lim.queued_full);
+    free(lim.queued_at_prefill);
+    return rc;
+}
+
+int lt_sim_fit_write(const struct lt_sim_fit *f, const char *path, struct lt_err *err)
+{
+    char note[4096];
+    int len = snprintf(note, sizeof note,
+                       "fitted by loadtrace sim --fit from %llu requests in %llu runs "
+                       "(%llu of %llu steps used)\n",
+                       (unsigned long long)f->requests, (unsigned long long)f->runs,
+                       (unsigned long long)f->steps_used, (unsigned long long)f->steps);
+    for (int c = 0; c < LT_SIM_FIT_NCOST && len > 0 && (size_t)len < sizeof note; c++) {
+        const struct lt_sim_fit_param *p = &f->cost[c];
+        if (p->identified)
+            len += snprintf(note + len, sizeof note - (size_t)len, "%s = %.6g +- %.2g\n", p->key,
+                            p->value, p->se);
+        else
+            len += snprintf(note + len, sizeof note - (size_t)len, "%s: not identified\n", p->key);
+    }
+    return lt_sim_profile_save(&f->profile, path, note, err);
+}

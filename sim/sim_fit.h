@@ -1,0 +1,81 @@
+/*
+ * Fitting a profile to a real server: `loadtrace sim --fit RESULTS...`.
+ * The results of live replays hold every token's arrival time, so the
+ * server's engine steps can be read back from them: tokens of one step
+ * arrive together, a request's first token ends the step that finished its
+ * prompt, its later tokens the steps it decoded in. Each step gives one
+ * equation of the model's step cost (docs/sim.md, "The timing model"),
+ *
+ *   T = step_ms + step_ms_per_seq D + decode_ms_per_kv_token K
+ *       + [P > 0] prefill_step_ms + prefill_ms_per_seq S
+ *       + prefill_ms_per_token P + cached_ms_per_token C,
+ *
+ * with D, K, S, P, C counted from the timelines, and least squares over all
+ * steps gives the costs with their standard errors. A cost whose column
+ * the data cannot tell from the others (no steps that vary it) is reported
+ * as not identified, with the load that would identify it. The limits are
+ * read from the timelines too (the largest batch seen, and whether anything
+ * queued behind it). Deterministic: no sampling, one pass per run.
+ */
+#ifndef LT_SIM_FIT_H
+#define LT_SIM_FIT_H
+
+#include "sim/sim_profile.h"
+#include "base/lt_err.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { LT_SIM_FIT_NCOST = 7 };
+
+struct lt_sim_fit_opts {
+    double time_scale;  /* the server ran X times faster than real time (sim --time-scale); 1 */
+    double step_gap_ms; /* tokens closer than this (file time) share a step; 0 = 0.1 */
+    struct lt_sim_profile base; /* keys the data cannot identify keep these values */
+};
+
+struct lt_sim_fit_param {
+    const char *key; /* profile key */
+    double value;    /* fitted (or kept from the base profile) */
+    double se;       /* standard error; 0 when not identified */
+    bool identified;
+    bool kept;         /* not identified and never exercised: the base's value */
+    const char *needs; /* when not identified: what load would identify it */
+};
+
+/* Residuals of one kind of row (model time, ms). */
+struct lt_sim_fit_resid {
+    uint64_t n;
+    double rms_ms;  /* root mean square of observed - fitted */
+    double mean_ms; /* mean observed step */
+    double p50_rel; /* median |observed - fitted| / observed */
+    double p90_rel;
+};
+
+struct lt_sim_fit {
+    struct lt_sim_profile profile; /* the base with the fitted values set */
+    struct lt_sim_fit_param cost[LT_SIM_FIT_NCOST];
+    uint64_t files, runs, requests, tokens;
+    uint64_t steps, steps_used;  /* steps read back; used in the regression */
+    uint32_t max_batch;          /* most requests seen in one step */
+    bool max_running_identified; /* requests queued behind a full batch */
+    uint32_t max_prefill;        /* most prompts finished in one step */
+    /* rows: each request's decode time (E2E - TTFT, the sum of its ITLs), and
+     * the TTFT of requests that found the server idle */
+    struct lt_sim_fit_resid decode, prefill;
+    /* Hook: server metrics (running, waiting, KV usage) recorded beside the
+     * results would constrain max_running and kv_tokens directly; results
+     * files do not hold them yet, so this stays 0. */
+    uint64_t metric_samples;
+};
+
+/* Fit from n results files. Returns 0, or LT_EIO / LT_EFORMAT / LT_ENOMEM /
+ * LT_EINVAL (no usable steps) with err filled. */
+int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_opts *o,
+                     struct lt_sim_fit *out, struct lt_err *err);
+
+/* Write out->profile as a profile file, with the fit's figures as comments.
+ * Returns 0 or LT_EIO. */
+int lt_sim_fit_write(const struct lt_sim_fit *f, const char *path, struct lt_err *err);
+
+#endif

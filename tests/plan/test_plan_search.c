@@ -1,0 +1,215 @@
+/*
+ * The capacity search (plan/plan_search.h) against a fake server whose
+ * attainment at each load is known: it finds the capacity within its
+ * precision, repeats a probe whose interval straddles the target, stops on
+ * faults instead of taking them for capacity, and a seeded search (a
+ * virtual bracket) needs fewer probes than a cold one.
+ */
+#include "plan/plan_search.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+/* A server that meets the SLO for 99 % of requests below cap, 50 % above. */
+static uint32_t run_search(struct lt_search *s, double cap, uint64_t n, double fault_share)
+{
+    double load;
+    bool rep;
+    uint32_t probes = 0;
+    while (lt_search_next(s, &load, &rep)) {
+        double a = load <= cap ? 0.99 : 0.5;
+        uint64_t faults = (uint64_t)(fault_share * (double)n);
+        lt_search_add(s, n, (uint64_t)(a * (double)n), faults, false, a * load);
+        probes++;
+    }
+    return probes;
+}
+
+static void test_wilson(void **state)
+{
+    (void)state;
+    double lo, hi;
+    lt_search_wilson(90, 100, 1.96, &lo, &hi);
+    assert_true(lo > 0.82 && lo < 0.84); /* 0.8257 */
+    assert_true(hi > 0.94 && hi < 0.95); /* 0.9448 */
+    lt_search_wilson(0, 0, 1.96, &lo, &hi);
+    assert_true(lo == 0 && hi == 1);
+    /* 0.9 to +-0.02 needs about 865 requests */
+    uint64_t k = lt_search_requests_for(0.9, 0.02);
+    assert_true(k >= 860 && k <= 870);
+}
+
+static void test_finds_rate(void **state)
+{
+    (void)state;
+    struct lt_search s;
+    struct lt_search_opts o = {.attain = 0.9, .start = 1, .precision = 0.05};
+    lt_search_init(&s, &o);
+    run_search(&s, 37.3, 1000, 0);
+    assert_int_equal(s.end, LT_SEARCH_FOUND);
+    assert_true(s.lo <= 37.3 && s.hi > 37.3);
+    assert_true(s.hi <= s.lo * 1.05);
+    assert_true(s.lo_probe >= 0 && s.hi_probe >= 0);
+    assert_true(fabs(s.lo_goodput - 0.99 * s.lo) < 1e-9);
+}
+
+static void test_finds_concurrency(void **state)
+{
+    (void)state;
+    struct lt_search s;
+    struct lt_search_opts o = {.attain = 0.9, .start = 1, .integer = true};
+    lt_search_init(&s, &o);
+    run_search(&s, 23, 1000, 0);
+    assert_int_equal(s.end, LT_SEARCH_FOUND);
+    assert_true(s.lo == 23 && s.hi == 24);
+}
+
+static void test_shrinks_and_floor(void **state)
+{
+    (void)state;
+    struct lt_search s;
+    struct lt_search_opts o = {.start = 100, .min_load = 1};
+    lt_search_init(&s, &o);
+    run_search(&s, 10, 1000, 0);
+    assert_int_equal(s.end, LT_SEARCH_FOUND);
+    assert_true(s.lo <= 10 && s.hi > 10);
+    lt_search_init(&s, &o);
+    run_search(&s, 0.5, 1000, 0);
+    assert_int_equal(s.end, LT_SEARCH_FLOOR);
+    assert_true(s.lo == 0);
+}
+
+static void test_repeats_unsure(void **state)
+{
+    (void)state;
+    struct lt_search s;
+    struct lt_search_opts o = {.attain = 0.9, .start = 4, .max_repeats = 2};
+    lt_search_init(&s, &o);
+    double load;
+    bool rep;
+    assert_true(lt_search_next(&s, &load, &rep) && !rep);
+    /* 18/20 = 0.9: the interval straddles 0.9: same load again */
+    const struct lt_search_probe *p = lt_search_add(&s, 20, 18, 0, false, 1);
+    assert_false(p->decided);
+    assert_true(lt_search_next(&s, &load, &rep) && rep && load == 4);
+    p = lt_search_add(&s, 20, 19, 0, false, 1);
+    assert_int_equal(p->pooled, 2);
+    assert_false(p->decided);
+    p = lt_search_add(&s, 20, 19, 0, false, 1);
+    assert_true(p->decided && p->unsure); /* 56/60 = 0.933: still straddles, decided by it */
+    assert_int_equal(p->verdict, LT_SEARCH_MEETS);
+    assert_true(s.lo == 4);
+    assert_true(lt_search_next(&s, &load, &rep) && !rep && load == 8);
+}
+
+static void test_faults_stop(void **state)
+{
+    (void)state;
+    struct lt_search s;
+    struct lt_search_opts o = {.start = 1};
+    lt_search_init(&s, &o);
+    uint32_t probes = run_search(&s, 40, 1000, 0.2);
+    assert_int_equal(s.end, LT_SEARCH_FAULTS);
+    assert_int_equal(probes, 2);
+    assert_true(s.lo == 0 && s.hi == 0); /* nothing said of capacity */
+    assert_int_equal(s.p[0].verdict, LT_SEARCH_FAULTED);
+}
+
+static void test_saturated_fails(void **state)
+{
+    (void)state;
+    struct lt_search s;
+    struct lt_search_opts o = {.start = 8};
+    lt_search_init(&s, &o);
+    double load;
+    bool rep;
+    assert_true(lt_search_next(&s, &load, &rep));
+    const struct lt_search_probe *p = lt_search_add(&s, 100, 100, 0, true, 0);
+    assert_int_equal(p->verdict, LT_SEARCH_SATURATED);
+    assert_true(s.hi == 8 && s.lo == 0);
+}
+
+static void test_seeded_saves_probes(void **state)
+{
+    (void)state;
+    struct lt_search cold, warm;
+    struct lt_search_opts o = {.start = 1};
+    lt_search_init(&cold, &o);
+    uint32_t nc = run_search(&cold, 37.3, 1000, 0);
+    lt_search_init(&warm, &o);
+    lt_search_seed(&warm, 36, 37.8, 0); /* a virtual bracket a little off */
+    uint32_t nw = run_search(&warm, 37.3, 1000, 0);
+    assert_int_equal(warm.end, LT_SEARCH_FOUND);
+    assert_true(warm.lo <= 37.3 && warm.hi > 37.3);
+    assert_true(nw < nc);
+}
+
+static void test_max_probes(void **state)
+{
+    (void)state;
+    struct lt_search s;
+    struct lt_search_opts o = {.start = 1, .max_probes = 3};
+    lt_search_init(&s, &o);
+    assert_int_equal(run_search(&s, 1000, 1000, 0), 3);
+    assert_int_equal(s.end, LT_SEARCH_MAX_PROBES_HIT);
+    assert_true(s.lo == 4);
+}
+
+/* The watch: a queue that grows from the start is stopped, after 2 s and
+ * with the growth seen over the last half of the time; a burst the server
+ * absorbs (in flight jumps, then drains) and a steady load never are; a
+ * scraped queue alone is enough. */
+static void test_watch(void **state)
+{
+    (void)state;
+    static struct lt_search_watch w;
+    lt_search_watch_init(&w, 20);
+    double t = 0;
+    bool sat = false;
+    for (int i = 1; i <= 80 && !sat; i++) {
+        t = 0.25 * i;
+        sat = lt_search_watch_add(&w, t, 10 * t, 0, -1); /* 10 more a second */
+    }
+    assert_true(sat);
+    assert_true(t >= 4 && t < 20);
+    assert_non_null(strstr(w.why, "requests in flight grew without bound"));
+
+    lt_search_watch_init(&w, 20); /* a burst of 60 at 3 s, drained in 2 s */
+    for (int i = 1; i <= 80; i++) {
+        t = 0.25 * i;
+        double inf = t >= 3 && t < 5 ? 60 * (5 - t) / 2 : 2;
+        assert_false(lt_search_watch_add(&w, t, inf, 0, -1));
+    }
+    lt_search_watch_init(&w, 20); /* steady */
+    for (int i = 1; i <= 80; i++)
+        assert_false(lt_search_watch_add(&w, 0.25 * i, 8, 0.001, 1));
+
+    lt_search_watch_init(&w, 20); /* in flight bounded, the server's queue grows */
+    sat = false;
+    for (int i = 1; i <= 80 && !sat; i++)
+        sat = lt_search_watch_add(&w, 0.25 * i, 4, 0, 5 * 0.25 * i);
+    assert_true(sat);
+    assert_non_null(strstr(w.why, "waiting queue"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wilson),
+        cmocka_unit_test(test_finds_rate),
+        cmocka_unit_test(test_finds_concurrency),
+        cmocka_unit_test(test_shrinks_and_floor),
+        cmocka_unit_test(test_repeats_unsure),
+        cmocka_unit_test(test_faults_stop),
+        cmocka_unit_test(test_saturated_fails),
+        cmocka_unit_test(test_seeded_saves_probes),
+        cmocka_unit_test(test_max_probes),
+        cmocka_unit_test(test_watch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

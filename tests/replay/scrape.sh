@@ -1,0 +1,191 @@
+#!/bin/sh
+# Server metrics during a replay (docs/server-metrics.md §6), checked
+# against the sim, whose /metrics are the true values of its model:
+# - replay scrapes the sim's /metrics by default and says so;
+# - the last sample's counters are the sim's own totals (its --log) and
+#   its final /metrics page; analyze's server table is their difference
+#   and agrees with the tokens loadtrace counted (no warning);
+# - scrape faults (HTML, a page over the limit, an endpoint that never
+#   answers, one that vanishes mid-run) are recorded errors, and the run
+#   sends every request on time all the same;
+# - --reset-prefix-cache resets the sim's cache before each run (vLLM's
+#   endpoint), and without it a second run over the same prefixes is
+#   flagged as warmed by the first.
+. "$LT_SRC/tests/cli/lib.sh"
+. "$LT_SRC/tests/replay/simlib.sh"
+L=$LOADTRACE
+EXTRA_PIDS=
+trap 'for p in $SIM_PID $EXTRA_PIDS; do kill "$p" 2>/dev/null; done' EXIT INT TERM
+
+scrapes() { # file [endpoint]: the scrape samples as JSON lines
+    "$L" cat --no-header "$1" | jq -c --arg ep "${2:-}" 'select(.rec == "scrape" and ($ep == "" or .ep == $ep))'
+}
+
+"$L" synth --arrivals poisson --rate 40 --requests 40 --in fixed:64 --out fixed:16 -q \
+    -o "$T/t.lt.zst" || fail "synth"
+
+# --- default: the sim serves Prometheus text, so it is scraped
+start_sim gt --time-scale 4
+"$L" replay "$T/t.lt.zst" --target "$SIM_URL" --metrics-interval 20ms -o "$T/r.lt.zst" \
+    --no-summary 2>"$T/r.err"
+expect_status 0 $? "replay with default scraping"
+curl -s "$SIM_URL/metrics" >"$T/final.prom"
+stop_sim
+expect_grep "server metrics: every 20 ms from $SIM_URL/metrics (the target serves them" "$T/r.err"
+n=$(scrapes "$T/r.lt.zst" | wc -l)
+[ "$n" -ge 10 ] || fail "only $n scrape samples over a ~1 s run at 20 ms"
+expect_eq 0 "$(scrapes "$T/r.lt.zst" | jq -s '[.[] | select(.err != null)] | length')" "failed scrapes of the sim"
+expect_eq vllm "$(scrapes "$T/r.lt.zst" | jq -r .server | sort -u)" "server detected"
+expect_eq 40 "$(results "$T/r.lt.zst" | wc -l)" "results next to the samples"
+# ground truth: the last sample is the model's totals, as the log and the final page say
+last=$(scrapes "$T/r.lt.zst" | tail -1)
+expect_eq "$(jq -s '[.[] | select(.seq != null) | .emitted // 0] | add' "$SIM_LOG")" \
+    "$(echo "$last" | jq '.v.generation_tokens_total')" "generated tokens: last sample vs the sim's log"
+expect_eq "$(jq -s '[.[] | select(.id != null) | .prompt_tokens] | add' "$SIM_LOG")" \
+    "$(echo "$last" | jq '.v.prompt_tokens_total')" "prompt tokens: last sample vs the sim's log"
+expect_eq "$(jq -s '[.[] | select(.id != null) | .cached_tokens] | add' "$SIM_LOG")" \
+    "$(echo "$last" | jq '.v.prefix_cache_hits_total')" "prefix-cache hits: last sample vs the sim's log"
+expect_eq "$(grep '^vllm:generation_tokens_total' "$T/final.prom" | awk '{print $2}')" \
+    "$(echo "$last" | jq '.v.generation_tokens_total')" "generated tokens: last sample vs the final page"
+expect_eq "$(grep '^vllm:time_to_first_token_seconds_count' "$T/final.prom" | awk '{print $2}')" \
+    "$(echo "$last" | jq '.h.ttft_seconds[1]')" "TTFT count: last sample vs the final page"
+expect_eq "0 0" "$(echo "$last" | jq -r '"\(.v.requests_running) \(.v.requests_waiting)"')" "nothing running or waiting after the run"
+# samples on the run's clock, in order, none before the run
+expect_eq true "$(scrapes "$T/r.lt.zst" | jq -s '[.[].t] | . == sort and .[0] >= 0')" "sample times"
+# analyze: the counters' differences, next to what loadtrace counted
+"$L" analyze --json "$T/r.lt.zst" >"$T/a.json" || fail "analyze --json"
+first=$(scrapes "$T/r.lt.zst" | head -1)
+expect_eq "$(jq -n --argjson a "$first" --argjson b "$last" '$b.v.generation_tokens_total - $a.v.generation_tokens_total')" \
+    "$(jq '.runs[0].server.generation_tokens' "$T/a.json")" "analyze: generated tokens over the run"
+expect_eq "$(results "$T/r.lt.zst" | jq -s '[.[].out] | add')" \
+    "$(jq '.runs[0].server.client_output_tokens' "$T/a.json")" "analyze: tokens loadtrace counted"
+expect_eq 0 "$(jq '.runs[0].server.preemptions' "$T/a.json")" "analyze: preemptions"
+max_run=$(jq '.runs[0].server.running_max' "$T/a.json")
+sim_max=$(streams "$SIM_LOG" | max_overlap)
+[ "$max_run" -ge 1 ] && [ "$max_run" -le "$sim_max" ] ||
+    fail "analyze: running max $max_run, the sim had at most $sim_max requests open"
+expect_eq "$n" "$(jq '.runs[0].server.scrapes' "$T/a.json")" "analyze: scrapes"
+for k in $(jq -r '."$defs".server.required[]' "$LT_SRC/docs/analyze-schema.json"); do
+    jq -e ".runs[0].server | has(\"$k\")" "$T/a.json" >/dev/null || fail "analyze JSON: server lacks $k"
+done
+if python3 -c 'import jsonschema' 2>/dev/null; then
+    python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))' \
+        "$LT_SRC/docs/analyze-schema.json" "$T/a.json" || fail "analyze JSON does not validate"
+fi
+"$L" analyze "$T/r.lt.zst" >"$T/a.txt" 2>&1
+expect_grep "server metrics (vllm, $SIM_URL/metrics)" "$T/a.txt"
+"$L" analyze --server-csv "$T/s.csv" --plots "$T/plots" --html "$T/r.html" "$T/r.lt.zst" \
+    >/dev/null 2>&1 || fail "analyze --server-csv --plots --html"
+[ -s "$T/plots/server_run0.dat" ] && [ -s "$T/plots/server_run0.gp" ] || fail "no client-and-server chart"
+expect_grep "client and server over time" "$T/r.html"
+expect_grep "server metrics (vllm, " "$T/r.html"
+expect_eq "file,run,t_s,running,waiting,kv_usage,gpu_util,power_w" "$(head -1 "$T/s.csv")" "server CSV header"
+expect_eq "$n" "$(($(wc -l <"$T/s.csv") - 1))" "server CSV rows"
+expect_grep "tokens     server generated" "$T/a.txt"
+expect_no_grep "loadtrace counted .* output tokens: " "$T/a.txt"
+
+# --- scrapes have connections of their own: one request at a time keeps
+# its one connection while the sim is scraped every 10 ms
+start_sim conn --time-scale 20
+"$L" replay "$T/t.lt.zst" --target "$SIM_URL" --concurrency 1 --requests 30 --metrics-interval 10ms \
+    -o "$T/c1.lt.zst" --no-summary 2>"$T/c1.err"
+expect_status 0 $? "replay at C=1 with scraping every 10 ms"
+stop_sim
+expect_grep "480 output tokens, 1 connections opened" "$T/c1.err"
+
+# --- --no-server-metrics: nothing scraped, and said
+start_sim off --profile fast
+"$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-server-metrics -o "$T/off.lt.zst" \
+    --no-summary 2>"$T/off.err"
+expect_status 0 $? "replay --no-server-metrics"
+stop_sim
+expect_grep "server metrics: off" "$T/off.err"
+expect_eq 0 "$(scrapes "$T/off.lt.zst" | wc -l)" "samples with --no-server-metrics"
+
+# --- faults: HTML, a page too big, an endpoint that never answers, one that
+# vanishes mid-run; the run still sends everything on time
+mkdir -p "$T/www"
+echo '<html><body>not metrics</body></html>' >"$T/www/index.html"
+head -c 5000000 /dev/zero | tr '\0' 'x' >"$T/www/big.txt"
+python3 -m http.server 0 --bind 127.0.0.1 --directory "$T/www" >"$T/www.out" 2>&1 &
+EXTRA_PIDS="$EXTRA_PIDS $!"
+python3 -c 'import socket,sys,time
+s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(64)
+print(s.getsockname()[1], flush=True); time.sleep(600)' >"$T/hang.port" &
+EXTRA_PIDS="$EXTRA_PIDS $!"
+"$L" sim --listen 127.0.0.1:0 --port-file "$T/gone.port" -q --profile fast &
+GONE=$!
+EXTRA_PIDS="$EXTRA_PIDS $GONE"
+i=0
+while { ! grep -q 'port' "$T/www.out" || [ ! -s "$T/hang.port" ] || [ ! -s "$T/gone.port" ]; } && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+WWW=http://127.0.0.1:$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$T/www.out" | head -1)
+HANG=http://127.0.0.1:$(cat "$T/hang.port")/metrics
+GONE_URL=http://127.0.0.1:$(cat "$T/gone.port")/metrics
+"$L" synth --arrivals constant --rate 50 --requests 100 --in fixed:32 --out fixed:8 -q \
+    -o "$T/f.lt.zst" || fail "synth"
+start_sim faults --profile fast
+# the endpoint vanishes once the run is under way (10 requests answered, as
+# the sim counts them), so that it was scraped first: a fixed 0.8 s could
+# end before a loaded machine had started the replay
+(wait_sim_metric 10 vllm:request_success_total; kill "$GONE") &
+"$L" replay "$T/f.lt.zst" --target "$SIM_URL" --metrics-interval 50ms --server-metrics-keep 'request_success' \
+    --server-metrics="$WWW/index.html,$WWW/big.txt,$HANG,$GONE_URL" -o "$T/f.out.lt.zst" \
+    --no-summary 2>"$T/f.err"
+expect_status 0 $? "replay with failing metrics endpoints"
+stop_sim
+expect_eq 100 "$(results "$T/f.out.lt.zst" | jq -s '[.[] | select(.status == 200)] | length')" "Ok requests despite scrape faults"
+# on time: the median send within 10 ms of its schedule, none later than
+# 250 ms (the shared test machine's bound of the other replay tests)
+lag=$(results "$T/f.out.lt.zst" | jq -s '[.[] | .sent - .sched] | sort | "\(.[(length / 2 | floor)]) \(.[-1])"' -r)
+[ "${lag% *}" -lt 10000 ] && [ "${lag#* }" -lt 250000 ] ||
+    fail "schedule lag p50 and max ${lag} us with failing metrics endpoints"
+"$L" cat --no-header "$T/f.out.lt.zst" | jq -c 'select(.rec == "scrape")' >"$T/f.scrapes"
+expect_eq 0 "$(jq -s --arg u "$SIM_URL/metrics" '[.[] | select(.ep == $u and .err != null)] | length' "$T/f.scrapes")" "the target's scrapes still fine"
+ntarget=$(jq -s --arg u "$SIM_URL/metrics" '[.[] | select(.ep == $u)] | length' "$T/f.scrapes")
+expect_eq "$ntarget" "$(jq -s --arg u "$SIM_URL/metrics" '[.[] | select(.ep == $u and (.raw | keys) == ["vllm:request_success_total{finished_reason=\"stop\",model_name=\"loadtrace-sim-fast\"}"])] | length' "$T/f.scrapes")" \
+    "--server-metrics-keep: the kept series in every sample of the target"
+jq -r --arg u "$WWW/index.html" 'select(.ep == $u) | .err' "$T/f.scrapes" | sort -u >"$T/e.html"
+expect_grep "HTML, not Prometheus text" "$T/e.html"
+jq -r --arg u "$WWW/big.txt" 'select(.ep == $u) | .err' "$T/f.scrapes" | sort -u >"$T/e.big"
+expect_grep "page larger than" "$T/e.big"
+jq -r --arg u "$HANG" 'select(.ep == $u) | .err' "$T/f.scrapes" | sort -u >"$T/e.hang"
+expect_grep "timed out" "$T/e.hang"
+jq -r --arg u "$GONE_URL" 'select(.ep == $u) | if .err then "err" else "ok" end' "$T/f.scrapes" | uniq >"$T/e.gone"
+expect_eq "ok err" "$(head -2 "$T/e.gone" | tr '\n' ' ' | sed 's/ $//')" "the vanished endpoint: scraped, then errors"
+
+# --- prefix-cache hygiene: two runs of the same prompts (a corpus), whose
+# trace shares no prefix: the second run hits the cache the first filled
+"$L" synth --arrivals poisson --rate 20 --requests 20 --in fixed:600 --out fixed:4 -q \
+    -o "$T/p.lt.zst" || fail "synth"
+awk 'BEGIN { for (i = 0; i < 20; i++) { printf "\""; for (j = 0; j < 900; j++) printf "w%d_%d ", i, j; print "\"" } }' \
+    >"$T/corpus.jsonl"
+start_sim warm --time-scale 20
+"$L" replay "$T/p.lt.zst" --target "$SIM_URL" --concurrency 2,2 --prompts "$T/corpus.jsonl" -o "$T/warm.lt.zst" \
+    --no-summary 2>"$T/warm.err"
+expect_status 0 $? "two runs without a reset"
+stop_sim
+"$L" analyze "$T/warm.lt.zst" >"$T/warm.txt" 2>&1
+expect_grep "run 1: the server's prefix-cache hit rate .* far above what the trace allows" "$T/warm.txt"
+start_sim reset --time-scale 20
+"$L" replay "$T/p.lt.zst" --target "$SIM_URL" --concurrency 2,2 --reset-prefix-cache --prompts "$T/corpus.jsonl" \
+    -o "$T/reset.lt.zst" --no-summary 2>"$T/reset.err"
+expect_status 0 $? "two runs with --reset-prefix-cache"
+stop_sim
+expect_grep "prefix cache reset before 2 of 2 runs (vLLM POST /reset_prefix_cache)" "$T/reset.err"
+"$L" analyze "$T/reset.lt.zst" >"$T/reset.txt" 2>&1
+expect_no_grep "far above what the trace allows" "$T/reset.txt"
+# --- virtual time: the model's values on the same clock, same interval
+"$L" replay "$T/t.lt.zst" --target sim --virtual --metrics-interval 100ms -o "$T/v.lt.zst" \
+    -q --no-summary || fail "virtual replay"
+last=$(scrapes "$T/v.lt.zst" | tail -1)
+expect_eq "$(results "$T/v.lt.zst" | jq -s '[.[].out] | add')" \
+    "$(echo "$last" | jq '.v.generation_tokens_total')" "virtual: generated tokens of the last sample"
+expect_eq true "$(scrapes "$T/v.lt.zst" | jq -s '[.[].t] | (.[1] - .[0]) == 100000')" "virtual: the interval"
+"$L" replay "$T/t.lt.zst" --target sim --virtual --no-server-metrics -o "$T/v0.lt.zst" -q \
+    --no-summary || fail "virtual replay --no-server-metrics"
+expect_eq 0 "$(scrapes "$T/v0.lt.zst" | wc -l)" "virtual: samples with --no-server-metrics"
+finish
