@@ -63,6 +63,8 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
         j->max_tokens = rec->max_tokens;
         j->tools_count = rec->tools_count;
         j->tools_tokens = rec->tools_tokens;
+        j->cancel_after = rec->cancel_after;
+        j->cancel_tokens = rec->cancel_tokens;
         j->prev = j->next = -1;
         js->n++;
         if (rec->n_msgs) {
