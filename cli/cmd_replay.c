@@ -320,7 +320,7 @@ static int replay_main(struct replay_cli *c)
             fprintf(stderr, "loadtrace replay: prefix cache reset before %llu of %u runs (%s)\n",
                     (unsigned long long)st.resets, st.runs, st.reset_how);
     }
-    status = cli_replay_status(lt_replay_stopped(rp), st.requests, st.ok);
+    status = cli_replay_status(lt_replay_stopped(rp), st.requests - st.cancelled, st.ok);
     if (c->summary && strcmp(c->o.out_path, "-") != 0) {
         struct lt_analyze_opts ao;
         lt_analyze_opts_init(&ao);

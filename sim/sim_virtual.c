@@ -12,11 +12,18 @@
  * A request here is RUNNING (in the model, its token times kept) from the
  * plan's send to its last token, then its result is written and its token
  * times freed; everything else about its state is the plan's.
+ *
+ * A record whose client left mid-stream (cancel_tokens, cancel_after) is
+ * cancelled as the live replay does (replay/replay_cancel.c has the rule):
+ * at its token count in on_emit, or at its time since send, a third event
+ * source (a heap of deadlines); the model is asked to abort the sequence
+ * (lt_sim_model_cancel), which frees its slot and KV at the step's end.
  */
 #include "sim/sim_virtual.h"
 
 #include "sim/sim_model.h"
 #include "base/lt_buf.h"
+#include "base/lt_heap.h"
 #include "base/lt_rng.h"
 #include "base/lt_time.h"
 #include "metrics/prom_map.h"
@@ -29,8 +36,18 @@ struct vq {
     int64_t *tok; /* emission time of each token, ns; from the first token on */
     uint32_t ntok;
     uint32_t cached;
-    uint32_t in, out; /* asked for */
-    bool rejected;    /* answered 400 at once (context overflow) */
+    uint32_t in, out;       /* asked for */
+    bool rejected;          /* answered 400 at once (context overflow) */
+    struct lt_sim_mreq *mq; /* in the model; NULL once it ended or was cancelled */
+    bool by_tokens;         /* cancel once cancel_tokens came (0: at the first) */
+    uint32_t cancel_tokens;
+    bool cancelled;
+    int64_t cancel_ns; /* when it was cancelled */
+};
+
+struct vcancel {
+    int64_t at_ns; /* sent + cancel_after */
+    size_t i;
 };
 
 struct vrun {
@@ -51,6 +68,7 @@ struct vrun {
     bool oom;               /* the model emitted more tokens than asked (not expected) */
     uint32_t nomem;         /* an emit found no memory for this many token times */
     int64_t next_sample_ns; /* the next scrape sample (INT64_MAX: none) */
+    struct lt_heap cancels; /* struct vcancel, earliest first */
     struct lt_sim_vstats st;
 };
 
@@ -116,6 +134,55 @@ static int make_blocks(struct vrun *v, size_t i, uint32_t *nb, struct lt_err *er
 
 /* ---- the plan's engine ---- */
 
+/* Its client left at t (ns): the model aborts the sequence, the result
+ * is written with the done ones. */
+static void cancel_now(struct vrun *v, size_t i, int64_t t)
+{
+    struct vq *q = &v->q[i];
+    lt_sim_model_cancel(v->m, q->mq);
+    q->mq = NULL;
+    q->cancelled = true;
+    q->cancel_ns = t;
+    v->done[v->ndone++] = i;
+}
+
+/* At send: the record's cancel point, as replay/replay_cancel.c reads it. */
+static int arm_cancel(struct vrun *v, size_t i)
+{
+    const struct lt_plan_job *job = job_of(v, i);
+    struct vq *q = &v->q[i];
+    bool tokens = job->has & LT_HAS_CANCEL_TOKENS, after = job->has & LT_HAS_CANCEL_AFTER;
+    if (v->vr->no_cancel || !(tokens || after))
+        return 0;
+    if (tokens && job->cancel_tokens > 0) {
+        q->by_tokens = true;
+        q->cancel_tokens = job->cancel_tokens;
+        return 0;
+    }
+    /* cancel_tokens 0 alone: the live replay closes at the stream's first
+     * event, which the sim sends as the stream opens: at once, here. */
+    int64_t after_us = tokens && !after ? 0 : job->cancel_after;
+    struct vcancel c = {.at_ns = v->now_ns + after_us * 1000, .i = i};
+    return lt_heap_push(&v->cancels, &c) < 0 ? LT_ENOMEM : 0;
+}
+
+/* The next deadline of a request still in the model (stale ones, of
+ * requests that ended first, are dropped); INT64_MAX: none. */
+static int64_t next_cancel(struct vrun *v)
+{
+    struct vcancel *c;
+    while ((c = lt_heap_top(&v->cancels)) && !v->q[c->i].mq)
+        lt_heap_pop(&v->cancels, NULL);
+    return c ? c->at_ns : INT64_MAX;
+}
+
+static bool vcancel_less(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    const struct vcancel *x = a, *y = b;
+    return x->at_ns != y->at_ns ? x->at_ns < y->at_ns : x->i < y->i;
+}
+
 /* The plan's send: seq goes into the model now. */
 static int send_seq(void *ud, size_t i, struct lt_err *err)
 {
@@ -146,9 +213,9 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
         .nblocks = nb,
         .user = (void *)(uintptr_t)i,
     };
-    if (!lt_sim_model_add(v->m, v->now_ns, &sr, err))
+    if (!(q->mq = lt_sim_model_add(v->m, v->now_ns, &sr, err)))
         return err ? err->code : LT_ENOMEM;
-    return 0;
+    return arm_cancel(v, i);
 }
 
 static void on_emit(void *ud, const struct lt_sim_emit *e)
@@ -168,8 +235,38 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     else
         v->oom = true; /* the model emitted more than asked: cannot happen */
     q->cached = e->cached_tokens;
-    if (e->last)
+    if (e->last) {
+        q->mq = NULL; /* the model frees it */
         v->done[v->ndone++] = i;
+    } else if (q->by_tokens && q->ntok >= q->cancel_tokens) {
+        cancel_now(v, i, e->t);
+    }
+}
+
+/* A cancelled request: what its client had until it left, as the live
+ * replay records it (no usage came: counted from the chunks). */
+static int put_cancelled(struct vrun *v, size_t i, struct lt_result *res, struct lt_err *err)
+{
+    struct vq *q = &v->q[i];
+    static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
+    res->cancelled = true;
+    res->status = 200;
+    res->end = q->cancel_ns / 1000;
+    if (q->ntok) {
+        res->has |= LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT | LT_RHAS_CHUNKS | LT_RHAS_OUT |
+                    LT_RHAS_REASONING;
+        res->first_token = res->first_content = v->chunks[0].t;
+        res->n_chunks = q->ntok;
+        res->chunks = v->chunks;
+        res->out = q->ntok;
+        res->count = "chunks";
+        res->extra = (struct lt_extra){.data = ctok_one, .len = sizeof ctok_one, .n = 1};
+    }
+    v->st.requests++;
+    v->st.cancelled++;
+    v->st.out_tokens += q->ntok;
+    v->st.cached_tokens += q->cached;
+    return lt_writer_put_result(v->w, res, err);
 }
 
 static int put_result(struct vrun *v, size_t i, struct lt_err *err)
@@ -205,6 +302,8 @@ static int put_result(struct vrun *v, size_t i, struct lt_err *err)
     }
     for (uint32_t k = 0; k < q->ntok; k++)
         v->chunks[k] = (struct lt_chunk){.t = q->tok[k] / 1000, .tokens = 1};
+    if (q->cancelled)
+        return put_cancelled(v, i, &res, err);
     res.has |= LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT | LT_RHAS_CHUNKS | LT_RHAS_IN |
                LT_RHAS_OUT | LT_RHAS_REASONING | LT_RHAS_CACHED;
     res.first_token = res.first_content = v->chunks[0].t;
@@ -238,7 +337,9 @@ static int finish_done(struct vrun *v, struct lt_err *err)
             size_t i = v->done[k];
             struct vq *q = &v->q[i];
             LT_TRY(put_result(v, i, err));
-            int64_t end_us = q->ntok ? q->tok[q->ntok - 1] / 1000 : q->sent_us;
+            int64_t end_us = q->cancelled ? q->cancel_ns / 1000
+                             : q->ntok    ? q->tok[q->ntok - 1] / 1000
+                                          : q->sent_us;
             free(q->tok);
             q->tok = NULL;
             LT_TRY(lt_plan_finish(v->plan, i, end_us, err));
@@ -291,8 +392,19 @@ static int loop(struct vrun *v, struct lt_err *err)
         int64_t next_step = lt_sim_model_next(v->m);
         int64_t due_us = lt_plan_next_due(v->plan);
         int64_t next_due = due_us == INT64_MAX ? INT64_MAX : due_us * 1000;
+        int64_t next_cut = next_cancel(v);
         if (next_step == INT64_MAX && next_due == INT64_MAX)
             break;
+        /* A client leaves after the step that ends at the same time: it
+         * saw that step's token. */
+        if (next_cut < next_step && next_cut < next_due && next_cut <= v->next_sample_ns) {
+            v->now_ns = next_cut;
+            struct vcancel c;
+            while (next_cancel(v) <= v->now_ns && lt_heap_pop(&v->cancels, &c))
+                cancel_now(v, c.i, v->now_ns);
+            LT_TRY(finish_done(v, err));
+            continue;
+        }
         if (v->next_sample_ns < next_step && v->next_sample_ns < next_due) {
             v->now_ns = v->next_sample_ns;
             v->next_sample_ns += v->vr->metrics_interval_us * 1000;
@@ -326,6 +438,7 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
     int rc = 0;
     struct vrun v = {.p = p, .plan = plan, .vr = vr, .run = run, .w = w};
     v.next_sample_ns = vr->metrics_interval_us > 0 ? 0 : INT64_MAX;
+    lt_heap_init(&v.cancels, sizeof(struct vcancel), vcancel_less, NULL, NULL);
     const struct lt_plan_ops ops = {.send = send_seq, .ud = &v};
     size_t nn = 0;
     LT_TRY(lt_plan_start(plan, run, level, &ops, err));
@@ -377,6 +490,7 @@ out:
         for (size_t i = 0; i < nn; i++)
             free(v.q[i].tok);
     lt_sim_model_free(v.m);
+    lt_heap_release(&v.cancels);
     free(v.q);
     free(v.done);
     free(v.blockbuf);
@@ -416,6 +530,7 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
         .default_out = o->default_out,
         .block_tokens = jobs->block_tokens ? jobs->block_tokens : LT_DEFAULT_BLOCK_TOKENS,
         .metrics_interval_us = o->metrics_interval_us,
+        .no_cancel = o->no_cancel,
     };
     uint32_t runs = lt_plan_runs(&o->plan, o->n_levels);
     for (uint32_t r = 0; r < runs; r++) {
@@ -424,6 +539,7 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
         rc = lt_sim_virtual_run(p, &plan, r, level, &vr, w, &st, err);
         tot->requests += st.requests;
         tot->ok += st.ok;
+        tot->cancelled += st.cancelled;
         tot->out_tokens += st.out_tokens;
         tot->steps += st.steps;
         tot->cached_tokens += st.cached_tokens;
