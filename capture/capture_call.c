@@ -864,6 +864,11 @@ int lt_capture_call_record(struct lt_capture_call *c, struct lt_record *r)
         r->has |= LT_HAS_ORIG_E2E;
         r->orig_e2e = c->e2e;
     }
+    /* A client that left saw only part of the answer: that part is
+     * cancel_tokens, and the whole is unknown (out is "all of them"), so a
+     * replay asks for max_tokens and leaves at the same point. */
+    if (c->cancel_tokens >= 0)
+        r->has &= ~(uint32_t)(LT_HAS_OUT | LT_HAS_REASONING);
     if (c->cancel_after >= 0) {
         r->has |= LT_HAS_CANCEL_AFTER;
         r->cancel_after = c->cancel_after;
