@@ -117,6 +117,23 @@ expect_eq "200:900000 201:1000" \
 expect_eq 0 "$(results "$T/vn.lt.zst" | jq -s '[.[] | select(.cancelled == true)] | length')" \
     "virtual --no-cancel"
 
+# A capacity search leaves cancelled requests out of its attainment: a
+# probe's attainment is good / (measured - cancelled), which for the first
+# probe (nothing pooled with it) analyze gives independently; every other
+# record of the trace leaves after its first token.
+SLO=ttft=1s,tpot=50ms
+"$L" synth --arrivals poisson --rate 2 --requests 120 --in fixed:100 --out fixed:60 --seed 3 -q \
+    -o "$T/s.lt.zst" || fail "synth"
+"$L" cat "$T/s.lt.zst" | jq -c 'if .t != null and (.t % 2 == 0) then .cancel_tokens = 1 else . end' |
+    "$L" import --from jsonl - -o "$T/sc.lt.zst" -q || fail "import with cancel points"
+"$L" replay "$T/sc.lt.zst" --target sim --virtual --find-max rate --slo $SLO --max-probes 3 \
+    -o "$T/cap.lt.zst" -q >/dev/null
+"$L" analyze --json --slo $SLO "$T/cap.lt.zst" >"$T/cap.json" || fail "analyze the search"
+expect_eq true "$(jq '.runs[0].cancelled > 0' "$T/cap.json")" "the first probe had cancellations"
+expect_near "$(jq '.runs[0] | .goodput.good_sched / (.measured - .cancelled)' "$T/cap.json")" \
+    "$(jq '.capacity.probes[0].attain' "$T/cap.json")" 0.000001 \
+    "the first probe's attainment leaves the cancelled out"
+
 # analyze: cancelled apart from Ok and errors, in text, JSON and CSV
 "$L" analyze "$T/r.lt.zst" >"$T/a.txt" 2>&1
 expect_status 0 $? "analyze"
