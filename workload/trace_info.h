@@ -66,6 +66,7 @@ struct lt_info {
 
     struct lt_info_len in, out, reasoning, cached;
     uint64_t failed;         /* records marked failed */
+    uint64_t cancelled;      /* records whose client left mid-stream (cancel_tokens, cancel_after) */
     uint64_t estimated;      /* records whose token counts are estimates */
     uint64_t with_reasoning; /* reasoning > 0 */
     uint64_t with_tools;     /* tool definitions offered */

@@ -32,6 +32,8 @@ cat >"$T/t.jsonl" <<'EOF'
 EOF
 "$L" import --from jsonl "$T/t.jsonl" -o "$T/t.lt.zst" -q || fail "import"
 CANCELLED=6 # records 1-6; record 7's answer ends before its point
+expect_eq "$(grep -c cancel_ "$T/t.jsonl")" "$("$L" info --json "$T/t.lt.zst" | jq .cancelled)" \
+    "info: records whose client left"
 
 start_sim live
 "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate --no-server-metrics \
