@@ -35,6 +35,14 @@ CANCELLED=6 # records 1-6; record 7's answer ends before its point
 expect_eq "$(grep -c cancel_ "$T/t.jsonl")" "$("$L" info --json "$T/t.lt.zst" | jq .cancelled)" \
     "info: records whose client left"
 
+# a company's own log says where its clients left: mapped, no code
+printf 'ts,o,gone_ms,gone_tok\n0,10,250.5,3\n1,12,,\n' >"$T/m.csv"
+"$L" import --from csv "$T/m.csv" --map 't=ts:s,out=o,cancel_after=gone_ms:ms,cancel_tokens=gone_tok' \
+    -o "$T/m.lt.zst" -q || fail "import --map with cancel keys"
+expect_eq "250500 3|null null" \
+    "$("$L" cat --no-header "$T/m.lt.zst" | jq -r '"\(.cancel_after) \(.cancel_tokens)"' | paste -sd'|')" \
+    "cancel keys by --map"
+
 start_sim live
 "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate --no-server-metrics \
     -o "$T/r.lt.zst" 2>"$T/r.err"
