@@ -161,11 +161,11 @@ struct lt_analyze_run {
     char model[128];
     uint32_t warmup_declared; /* the run record's `warmup` */
 
-    uint64_t results;             /* result records of the run */
-    uint64_t warmup;              /* of them, warm-up results excluded */
-    uint64_t measured;            /* results - warmup */
-    uint64_t sent;                /* measured with a send time */
-    uint64_t ok;                  /* measured and Ok */
+    uint64_t results;  /* result records of the run */
+    uint64_t warmup;   /* of them, warm-up results excluded */
+    uint64_t measured; /* results - warmup */
+    uint64_t sent;     /* measured with a send time */
+    uint64_t ok;       /* measured and Ok */
     /* Measured and cancelled: closed on purpose where the trace's client
      * left (a result's `cancelled`). Neither Ok nor an error: in no
      * latency, token or goodput figure, and not in errs; their output

@@ -233,8 +233,9 @@ int lt_info_render_json(FILE *out, const struct lt_info *in, const char *path, c
                   ",\"estimated\":%" PRIu64
                   ",\"reasoning_share\":%.6f,\"tool_call_share\":%.6f,\"tool_calls\":%" PRIu64
                   ",\"tools_offered_share\":%.6f",
-                  in->failed, share(in->failed, n), in->cancelled, in->estimated, share(in->with_reasoning, n),
-                  share(in->with_calls, n), in->calls, share(in->with_tools, n));
+                  in->failed, share(in->failed, n), in->cancelled, in->estimated,
+                  share(in->with_reasoning, n), share(in->with_calls, n), in->calls,
+                  share(in->with_tools, n));
     lt_buf_printf(&j,
                   ",\"messages\":{\"records\":%" PRIu64 ",\"mean\":%.6g,\"p50\":%" PRIu64
                   ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",

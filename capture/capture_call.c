@@ -875,7 +875,8 @@ int lt_capture_call_record(struct lt_capture_call *c, struct lt_record *r)
     }
     if (c->cancel_tokens >= 0) {
         r->has |= LT_HAS_CANCEL_TOKENS;
-        r->cancel_tokens = (uint32_t)(c->cancel_tokens < UINT32_MAX ? c->cancel_tokens : UINT32_MAX);
+        r->cancel_tokens =
+            (uint32_t)(c->cancel_tokens < UINT32_MAX ? c->cancel_tokens : UINT32_MAX);
     }
     if (c->finish[0])
         r->finish = c->finish;

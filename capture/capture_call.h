@@ -123,7 +123,7 @@ struct lt_capture_call {
      * this long after the request was sent (us), having been passed this
      * many output tokens; -1: it did not leave. */
     int64_t cancel_after, cancel_tokens;
-    const char *err;   /* error class (static string), NULL if none */
+    const char *err; /* error class (static string), NULL if none */
     /* Storage for lt_capture_call_record. */
     uint32_t *calls_tok;
     struct lt_buf extra;

@@ -26,8 +26,8 @@ struct lt_plan_job {
     uint32_t tools_count, tools_tokens;
     int64_t cancel_after;   /* LT_HAS_CANCEL_AFTER: the client left this long after sending */
     uint32_t cancel_tokens; /* LT_HAS_CANCEL_TOKENS: ... having received this many tokens */
-    int64_t prev; /* job index of the same session's previous turn, -1 if none */
-    int64_t next; /* ... and of its next turn */
+    int64_t prev;           /* job index of the same session's previous turn, -1 if none */
+    int64_t next;           /* ... and of its next turn */
     struct lt_msg *msgs;
     uint64_t *blocks;
     char *text; /* NUL-terminated, or NULL */

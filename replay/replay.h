@@ -97,8 +97,8 @@ struct lt_replay_progress {
 struct lt_replay_stats {
     uint64_t requests, ok, errors, aborted, ratelimited;
     uint64_t cancelled; /* closed where the trace's client left (neither ok nor errors) */
-    uint64_t retries;  /* attempts repeated (--retry) */
-    uint64_t connects; /* connections opened (reuse is the rest) */
+    uint64_t retries;   /* attempts repeated (--retry) */
+    uint64_t connects;  /* connections opened (reuse is the rest) */
     uint64_t out_tokens;
     /* Prompt length check: requests whose server usage gave `in`, their
      * summed |in - want_in|, summed want_in, and the largest relative
