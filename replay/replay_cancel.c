@@ -5,7 +5,8 @@
  * replay at the same point, and its result says `cancelled`: not an error,
  * with the times, chunks and tokens received until then.
  *
- * The rule, one point per request:
+ * The rule, one point per request, is the plan's (lt_plan_job_cancel,
+ * which the virtual replay follows too):
  *   cancel_tokens >= 1      -> close once that many output tokens came
  *                              (stream events after it are not counted);
  *   else cancel_after       -> close that long after the request was sent;
@@ -88,19 +89,19 @@ int lt_replay_cancel_arm(struct lt_replay *rp, struct lt_replay_req *q,
     q->cancel = (struct lt_replay_cancel_req){.by = CB_NONE, .idx = SIZE_MAX};
     if (rp->o.no_cancel)
         return 0;
-    bool tokens = job->has & LT_HAS_CANCEL_TOKENS, after = job->has & LT_HAS_CANCEL_AFTER;
-    if (tokens && (job->cancel_tokens > 0 || !after)) {
+    struct lt_plan_cancel c = lt_plan_job_cancel(&rp->trace, job);
+    if (c.by == LT_PLAN_CANCEL_NONE)
+        return 0;
+    if (c.by != LT_PLAN_CANCEL_TIME) { /* FIRST: after 0 tokens, at the first event */
         q->cancel.by = CB_TOKENS;
-        q->cancel.tokens = job->cancel_tokens;
+        q->cancel.tokens = c.tokens;
         return 0;
     }
-    if (!after)
-        return 0;
     q->cancel.by = CB_TIME;
-    q->cancel.after_us = job->cancel_after;
+    q->cancel.after_us = c.after_us;
     /* From now, the moment it is handed to the transport; the deadline
      * moves to the true send time (q->sent) when the timer fires. */
-    q->cancel.at = lt_mono_add_ns(lt_mono_now(), job->cancel_after * 1000);
+    q->cancel.at = lt_mono_add_ns(lt_mono_now(), c.after_us * 1000);
     if (lt_heap_push(&rp->cancels.due, &q) < 0)
         return LT_ENOMEM;
     if (q->cancel.idx == 0)

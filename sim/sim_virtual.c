@@ -149,19 +149,20 @@ static void cancel_now(struct vrun *v, size_t i, int64_t t)
 /* At send: the record's cancel point, as replay/replay_cancel.c reads it. */
 static int arm_cancel(struct vrun *v, size_t i)
 {
-    const struct lt_plan_job *job = job_of(v, i);
     struct vq *q = &v->q[i];
-    bool tokens = job->has & LT_HAS_CANCEL_TOKENS, after = job->has & LT_HAS_CANCEL_AFTER;
-    if (v->vr->no_cancel || !(tokens || after))
+    if (v->vr->no_cancel)
         return 0;
-    if (tokens && job->cancel_tokens > 0) {
+    struct lt_plan_cancel p = lt_plan_job_cancel(v->plan->jobs, job_of(v, i));
+    if (p.by == LT_PLAN_CANCEL_NONE)
+        return 0;
+    if (p.by == LT_PLAN_CANCEL_TOKENS) {
         q->by_tokens = true;
-        q->cancel_tokens = job->cancel_tokens;
+        q->cancel_tokens = p.tokens;
         return 0;
     }
-    /* cancel_tokens 0 alone: the live replay closes at the stream's first
-     * event, which the sim sends as the stream opens: at once, here. */
-    int64_t after_us = tokens && !after ? 0 : job->cancel_after;
+    /* FIRST: the live replay closes at the stream's first event, which the
+     * sim sends as the stream opens: at once, here. */
+    int64_t after_us = p.by == LT_PLAN_CANCEL_TIME ? p.after_us : 0;
     struct vcancel c = {.at_ns = v->now_ns + after_us * 1000, .i = i};
     return lt_heap_push(&v->cancels, &c) < 0 ? LT_ENOMEM : 0;
 }
