@@ -138,16 +138,18 @@ int lt_plot_cdf_block(struct lt_buf *b, const struct lt_hist *h, double scale, d
     return rc ? rc : lt_buf_puts(b, "\n\n");
 }
 
+/* Whole or not at all: a chart file that fails keeps its last version. */
 static int write_file(const char *path, const void *p, size_t len, struct lt_err *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return lt_errset(err, LT_EIO, "cannot create %s: %s", path, strerror(errno));
-    size_t w = len ? fwrite(p, 1, len, f) : 0;
-    int bad = w != len || ferror(f);
-    if (fclose(f) != 0 || bad)
+    struct lt_path_out o;
+    int rc = lt_path_out_open(&o, path, err);
+    if (rc < 0)
+        return rc;
+    if (len && fwrite(p, 1, len, o.f) != len) {
+        lt_path_out_abort(&o);
         return lt_errset(err, LT_EIO, "cannot write %s: %s", path, strerror(errno));
-    return 0;
+    }
+    return lt_path_out_commit(&o, err);
 }
 
 int lt_plot_run_gnuplot(const char *dir, const char *script, bool *found, struct lt_err *err)
@@ -729,7 +731,22 @@ int lt_plot_make_dir(const char *dir, struct lt_err *err)
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return lt_errset(err, LT_EIO, "%s is not a directory", dir);
-    return 0;
+    /* Checked again here, not only by the command before its work: the
+     * directory may have filled since. Then marked as loadtrace's, so that
+     * charts may replace charts in it later and nothing else. */
+    int rc = lt_path_dir_ok(dir, err);
+    if (rc < 0)
+        return rc;
+    char mark[4096];
+    if ((size_t)snprintf(mark, sizeof mark, "%s/%s", dir, LT_PATH_CHARTS_MARK) >= sizeof mark)
+        return lt_errset(err, LT_EIO, "%s: the name is too long", dir);
+    if (stat(mark, &st) == 0)
+        return 0;
+    static const char text[] =
+        "This directory holds charts written by loadtrace (analyze or compare --plots).\n"
+        "loadtrace replaces files of its charts' names here; it writes into no other\n"
+        "non-empty directory. Delete this file to keep loadtrace from writing here.\n";
+    return write_file(mark, text, sizeof text - 1, err);
 }
 
 /* Remove what a temporary chart directory holds, then the directory. */
@@ -835,16 +852,16 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
         note(rep, "time-series charts were made for the first 16 runs only");
 #undef CHART
     if (html_path) {
-        FILE *f = fopen(html_path, "w");
-        if (!f) {
-            rc = lt_errset(err, LT_EIO, "cannot create %s: %s", html_path, strerror(errno));
-            goto out;
-        }
+        /* Whole or not at all: a report that fails leaves the last one. */
+        struct lt_path_out o;
+        LT_TRY(lt_path_out_open(&o, html_path, err));
         char title[600];
         lt_analyze_title(a, title, sizeof title);
-        int hrc = lt_analyze_write_html(a, title, NULL, ctx, f, err);
-        if (fclose(f) != 0 && hrc == 0)
-            hrc = lt_errset(err, LT_EIO, "cannot write %s: %s", html_path, strerror(errno));
+        int hrc = lt_analyze_write_html(a, title, NULL, ctx, o.f, err);
+        if (hrc < 0)
+            lt_path_out_abort(&o);
+        else
+            hrc = lt_path_out_commit(&o, err);
         if (hrc < 0) {
             rc = hrc;
             goto out;
