@@ -685,6 +685,9 @@ static int server_chart(const struct lt_analysis *a, const struct lt_analyze_run
     if (!s || s->n == 0 || r->ts.n == 0)
         goto out;
     double t_end = 0;
+    /* Each panel's highest value, for a range with headroom: no line on
+     * the top frame (issue 19), as in the other charts. */
+    double max_tps = 0, max_req = 0, max_ttft = 0;
     LT_TRY(lt_buf_puts(&d, "# client: t_s tokens_per_s in_flight ttft_p99_ms\n"));
     struct lt_analyze_ts_point p = {0};
     for (uint32_t k = 0; k < r->ts.n; k++) {
@@ -693,11 +696,18 @@ static int server_chart(const struct lt_analysis *a, const struct lt_analyze_run
         LT_TRY(isfinite(p.ttft_p99_ms) ? lt_buf_printf(&d, "%.6g\n", p.ttft_p99_ms)
                                        : lt_buf_puts(&d, "NaN\n"));
         t_end = p.t_s + p.len_s;
+        max_tps = fmax(max_tps, p.tokens_per_s);
+        max_req = fmax(max_req, p.in_flight);
+        if (isfinite(p.ttft_p99_ms))
+            max_ttft = fmax(max_ttft, p.ttft_p99_ms);
     }
     LT_TRY(lt_buf_puts(&d, "\n\n# server: t_s running waiting kv_usage\n"));
     for (uint32_t i = 0; i < s->n; i++) {
         const struct lt_analyze_srv_point *q = &s->pts[i];
         double c[3] = {q->running, q->waiting, q->kv};
+        for (int j = 0; j < 2; j++)
+            if (isfinite(c[j]))
+                max_req = fmax(max_req, c[j]);
         LT_TRY(lt_buf_printf(&d, "%g", q->t_s));
         for (int j = 0; j < 3; j++)
             LT_TRY(isnan(c[j]) ? lt_buf_puts(&d, " NaN") : lt_buf_printf(&d, " %.6g", c[j]));
@@ -715,6 +725,9 @@ static int server_chart(const struct lt_analysis *a, const struct lt_analyze_run
     ctx->cur_sparse = s->n < 2;
     LT_TRY(lt_plot_var(&v, "chart_title", title));
     LT_TRY(lt_buf_printf(&v, "xmin = 0\nxmax = %.9g\n", t_end > 0 ? t_end : 1));
+    LT_TRY(lt_plot_span(&v, "tps", 0, max_tps, LT_PLOT_ZERO));
+    LT_TRY(lt_plot_span(&v, "req", 0, max_req, LT_PLOT_ZERO));
+    LT_TRY(lt_plot_span(&v, "ttft", 0, max_ttft, LT_PLOT_ZERO));
     LT_TRY(lt_plot_chart(ctx, name, "server", title, v.p, &d, err));
 out:
     ctx->cur_run = 0;
