@@ -46,8 +46,7 @@ int lt_path_dir_ok(const char *dir, struct lt_err *err)
                          dir);
     DIR *d = opendir(dir);
     if (!d)
-        return lt_errset(err, LT_EINVAL, "%s: cannot read the directory: %s", dir,
-                         strerror(errno));
+        return lt_errset(err, LT_EINVAL, "%s: cannot read the directory: %s", dir, strerror(errno));
     char other[256] = "";
     bool marked = false;
     for (struct dirent *e; (e = readdir(d));) {

@@ -267,8 +267,8 @@ int lt_sim_faults_parse(struct lt_sim_faults *f, const char *spec, struct lt_err
     for (int k = 1; k < LT_SIM_MFAULT_COUNT; k++)
         msum += f->mp[k];
     if (msum > 1 + 1e-9)
-        return lt_errset(err, LT_EFORMAT,
-                         "metrics fault probabilities add up to %.3f, more than 1", msum);
+        return lt_errset(err, LT_EFORMAT, "metrics fault probabilities add up to %.3f, more than 1",
+                         msum);
     f->many = msum > 0;
     return 0;
 }

@@ -81,7 +81,7 @@ struct lt_sim_faults {
     double mp[LT_SIM_MFAULT_COUNT]; /* metrics faults, their own band */
     uint32_t mbig_bytes;
     int64_t mslow_us;
-    bool many; /* some metrics fault has a probability above 0 */
+    bool many;                                 /* some metrics fault has a probability above 0 */
     uint32_t retry_after_503, retry_after_429; /* seconds */
     int64_t refuse_us;
     uint32_t disconnect_after;

@@ -114,8 +114,7 @@ const char lt_sim_metrics_html[] =
     "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n"
     "<body><h1>Sign in</h1><p>This page is not Prometheus metrics.</p></body></html>\n";
 
-static const char pad_line[] =
-    "# loadtrace sim: metrics-big fault padding, not a metric ......\n";
+static const char pad_line[] = "# loadtrace sim: metrics-big fault padding, not a metric ......\n";
 #define PAD_LINE (sizeof pad_line - 1)
 _Static_assert(sizeof pad_line - 1 == 64, "64-byte padding lines");
 

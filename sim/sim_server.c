@@ -692,11 +692,11 @@ static enum MHD_Result answer_metrics(struct sreq *r)
     lt_sim_model_stats(s->model, &st);
     int rc = lt_sim_metrics_render(&b, &s->met, &st, &s->prof);
     pthread_mutex_unlock(&s->mu);
-    enum MHD_Result ret = rc < 0 ? queue_error(r, 500, "metrics page too large")
-                          : r->mfault == LT_SIM_MFAULT_BIG
-                              ? queue_big(r, &b)
-                              : queue_body(r, 200, "text/plain; version=0.0.4; charset=utf-8",
-                                           b.p ? b.p : "", b.len);
+    enum MHD_Result ret =
+        rc < 0 ? queue_error(r, 500, "metrics page too large")
+        : r->mfault == LT_SIM_MFAULT_BIG
+            ? queue_big(r, &b)
+            : queue_body(r, 200, "text/plain; version=0.0.4; charset=utf-8", b.p ? b.p : "", b.len);
     lt_buf_release(&b);
     return ret;
 }
