@@ -198,6 +198,29 @@ done
 expect_grep '^set key outside top' "$T/sp/server_run0.gp"
 expect_no_grep '^set key.* opaque\|^set key inside' "$T/sp/server_run0.gp"
 
+# --- a capacity search: its answer heads the report, as its probes say
+# (attainment per probe computed here from the results: Ok and TTFT <= 1 s)
+"$LT" synth --arrivals poisson --rate 2 --requests 80 --in fixed:200 --out fixed:100 -q \
+    -o "$T/cap-t.lt.zst" &&
+    "$LT" replay "$T/cap-t.lt.zst" --target sim --virtual --find-max rate --slo ttft=1s -q \
+        -o "$T/cap.lt.zst" >/dev/null || fail "capacity search"
+"$LT" analyze --html "$T/cap.html" "$T/cap.lt.zst" >/dev/null 2>&1 || fail "analyze --html capacity"
+"$LT" cat --no-header "$T/cap.lt.zst" | jq -s -r '
+    ([.[] | select(.rec == "run") | {key: (.run | tostring), value: .rate}] | from_entries) as $rate
+    | [.[] | select(.rec == null and (.warmup | not))] | group_by(.run)[] | length as $n
+    | ([.[] | select(.status == 200 and .err == null and (.out // 0) >= 1 and .ft - .sent <= 1000000)]
+       | length) as $k
+    | "\($rate[.[0].run | tostring]) \($k / $n)"' >"$T/cap.attain"
+max_ok=$(awk '$2 >= 0.9 && $1 > m { m = $1 } END { printf "%.4g", m }' "$T/cap.attain")
+min_fail=$(awk '$2 < 0.9 && (m == "" || $1 < m) { m = $1 } END { printf "%.4g", m }' "$T/cap.attain")
+probes=$(wc -l <"$T/cap.attain" | tr -d ' ')
+[ "$probes" -ge 3 ] || fail "only $probes probes in the capacity search"
+expect_grep "<p class=answer id=capacity-answer>Capacity (virtual): <b>$max_ok req/s</b> meets the SLO ttft=1s for 90 % of requests; $min_fail req/s does not ($probes probes" "$T/cap.html"
+answer_at=$(grep -n 'capacity-answer' "$T/cap.html" | head -1 | cut -d: -f1)
+table_at=$(grep -n '<table id=summary>' "$T/cap.html" | head -1 | cut -d: -f1)
+[ -n "$answer_at" ] && [ -n "$table_at" ] && [ "$answer_at" -lt "$table_at" ] ||
+    fail "the capacity answer (line ${answer_at:-none}) must come before the summary table (line ${table_at:-none})"
+
 # --- a run too short for charts over time: said, not drawn ---------------------------------
 "$LT" analyze --html "$T/one.html" "$T/one.lt.zst" >/dev/null 2>&1 || fail "analyze --html one"
 expect_no_grep '<figure id="pct_time' "$T/one.html"
