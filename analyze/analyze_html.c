@@ -413,6 +413,7 @@ int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const 
         return lt_errset(err, LT_ENOMEM, "out of memory");
     fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                 "<meta name=\"generator\" content=\"loadtrace " LT_VERSION "\">\n"
                  "<title>");
     esc(out, title);
     fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);

@@ -153,6 +153,30 @@ int lt_path_tempdir(char *buf, size_t size, const char *name, struct lt_err *err
     return 0;
 }
 
+/* Does p[0..n) hold the string s? (memmem is not POSIX.) */
+static bool holds(const char *p, size_t n, const char *s)
+{
+    size_t k = strlen(s);
+    for (size_t i = 0; i + k <= n; i++)
+        if (p[i] == s[0] && !memcmp(p + i, s, k))
+            return true;
+    return false;
+}
+
+/* Does the file f (HTML) say loadtrace wrote it? Its head names loadtrace
+ * as the generator, or (reports before that tag) its last line says "Made
+ * by loadtrace". */
+static bool by_loadtrace(FILE *f, const char *head, size_t n)
+{
+    if (holds(head, n, "<meta name=\"generator\" content=\"loadtrace"))
+        return true;
+    char tail[1024];
+    if (fseek(f, -(long)sizeof tail, SEEK_END) != 0 && fseek(f, 0, SEEK_SET) != 0)
+        return false;
+    size_t k = fread(tail, 1, sizeof tail, f);
+    return holds(tail, k, "Made by loadtrace");
+}
+
 int lt_path_html_ok(const char *out, struct lt_err *err)
 {
     struct stat st;
@@ -160,18 +184,25 @@ int lt_path_html_ok(const char *out, struct lt_err *err)
         return 0;
     if (!S_ISREG(st.st_mode))
         return lt_errset(err, LT_EINVAL, "%s exists and is not a regular file", out);
-    char head[64] = {0};
+    char head[1024] = {0};
     FILE *f = fopen(out, "rb");
     size_t n = f ? fread(head, 1, sizeof head - 1, f) : 0;
-    if (f)
-        fclose(f);
     size_t i = 0;
     if (n >= 3 && !memcmp(head, "\xef\xbb\xbf", 3))
         i = 3;
     while (i < n && isspace((unsigned char)head[i]))
         i++;
-    if (!strncasecmp(head + i, "<!doctype html", 14) || !strncasecmp(head + i, "<html", 5))
+    bool html = !strncasecmp(head + i, "<!doctype html", 14) || !strncasecmp(head + i, "<html", 5);
+    bool ours = html && f && by_loadtrace(f, head, n);
+    if (f)
+        fclose(f);
+    if (ours)
         return 0;
+    if (html)
+        return lt_errset(err, LT_EINVAL,
+                         "%s is an HTML file loadtrace did not write; a report overwrites only a "
+                         "report (choose another name); nothing was written",
+                         out);
     return lt_errset(err, LT_EINVAL,
                      "%s exists and is not an HTML file; a report overwrites only a report "
                      "(choose another name); nothing was written",

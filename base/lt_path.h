@@ -21,8 +21,9 @@ bool lt_path_same(const char *a, const char *b);
 int lt_path_not_input(const char *out, const char *const *inputs, size_t n, struct lt_err *err);
 
 /* 0 when out may be (over)written with an HTML report: it does not exist, is
- * empty, or is an HTML file; LT_EINVAL otherwise (a results file named as
- * the report by mistake, say). */
+ * empty, or is a report loadtrace wrote (its head names loadtrace as the
+ * generator, or its end says "Made by loadtrace"); LT_EINVAL otherwise (a
+ * results file named as the report by mistake, or a page of the user's). */
 int lt_path_html_ok(const char *out, struct lt_err *err);
 
 /* The file that marks a directory of charts loadtrace made (--plots DIR):

@@ -1,5 +1,6 @@
 #!/bin/sh
-# No command overwrites its input, and a report overwrites only a report:
+# No command overwrites its input, and a report overwrites only a report
+# (one loadtrace wrote, not a page of the user's):
 # `analyze --html a.lt.zst b.lt.zst` (the report's name forgotten) and the
 # same with compare, a report named as a CSV file, `--plots a.lt.zst ...`
 # (a file where the charts' directory goes), `synth --fit t -o t`
@@ -38,6 +39,14 @@ printf 'C,tok/s\n1,100\n' >"$T/table.csv"
 cp "$T/table.csv" "$T/table.orig"
 refused "analyze --html over a CSV file" "is not an HTML file" \
     "$LOADTRACE" analyze --html "$T/table.csv" "$T/a.lt.zst"
+# an HTML page of the user's own is not a report loadtrace wrote
+printf '<!DOCTYPE html>\n<html><body><p>Our team page</p></body></html>\n' >"$T/team.html"
+cp "$T/team.html" "$T/team.orig"
+refused "analyze --html over the user's own page" "is an HTML file loadtrace did not write" \
+    "$LOADTRACE" analyze --html "$T/team.html" "$T/a.lt.zst"
+refused "compare --html over the user's own page" "is an HTML file loadtrace did not write" \
+    "$LOADTRACE" compare --html "$T/team.html" "$T/a.lt.zst" "$T/b.lt.zst"
+cmp -s "$T/team.html" "$T/team.orig" || fail "team.html changed"
 # --plots DIR with a file's name (the directory forgotten) is refused too
 refused "analyze --plots over the first results file" "exists and is not a directory" \
     "$LOADTRACE" analyze --plots "$T/a.lt.zst" "$T/b.lt.zst"
@@ -47,7 +56,14 @@ cmp -s "$T/a.lt.zst" "$T/a.orig" || fail "a.lt.zst changed"
 cmp -s "$T/b.lt.zst" "$T/b.orig" || fail "b.lt.zst changed"
 cmp -s "$T/table.csv" "$T/table.orig" || fail "table.csv changed"
 
-# A report may replace a report (its own, written again).
+# A report may replace a report (its own, written again; one from before
+# reports named loadtrace as their generator: its last line says so).
+printf '<!DOCTYPE html>\n<html><body><h1>x</h1>\n<p><small>Made by loadtrace 0.1.0.</small></p>\n</body>\n</html>\n' >"$T/old.html"
+"$LOADTRACE" analyze --html "$T/old.html" "$T/a.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "analyze --html over an older loadtrace report"
+expect_grep '<meta name="generator" content="loadtrace ' "$T/old.html"
+"$LOADTRACE" compare --html "$T/old.html" "$T/a.lt.zst" "$T/b.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "compare --html over an analyze report"
 "$LOADTRACE" analyze --html "$T/r.html" "$T/a.lt.zst" >/dev/null 2>"$T/err"
 expect_status 0 $? "analyze --html to a new file"
 "$LOADTRACE" analyze --html "$T/r.html" "$T/a.lt.zst" >/dev/null 2>"$T/err"
