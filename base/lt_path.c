@@ -93,16 +93,47 @@ int lt_path_out_open(struct lt_path_out *o, const char *path, struct lt_err *err
     static unsigned serial;
     o->path = path;
     o->f = NULL;
+    /* A link (a report published through one, say) stays a link: what it
+     * names is replaced, not the link by a file. */
+    struct stat st;
+    int n = snprintf(o->target, sizeof o->target, "%s", path);
+    if (n < 0 || (size_t)n >= sizeof o->target)
+        return lt_errset(err, LT_EIO, "%s: the name is too long", path);
+    for (int hops = 0; lstat(o->target, &st) == 0 && S_ISLNK(st.st_mode); hops++) {
+        char to[4096], next[4096];
+        ssize_t k = readlink(o->target, to, sizeof to - 1);
+        if (hops == 40 || k < 0 || (size_t)k >= sizeof to - 1)
+            return lt_errset(err, LT_EIO, "%s: cannot follow the link", path);
+        to[k] = '\0';
+        /* a relative link is relative to the link's own directory */
+        const char *slash = strrchr(o->target, '/');
+        if (to[0] == '/' || !slash)
+            n = snprintf(next, sizeof next, "%s", to);
+        else
+            n = snprintf(next, sizeof next, "%.*s/%s", (int)(slash - o->target), o->target, to);
+        if (n < 0 || (size_t)n >= sizeof next)
+            return lt_errset(err, LT_EIO, "%s: the name is too long", path);
+        memcpy(o->target, next, (size_t)n + 1);
+    }
+    bool had = stat(o->target, &st) == 0 && S_ISREG(st.st_mode);
     for (int tries = 0; tries < 100; tries++) {
-        int n = snprintf(o->tmp, sizeof o->tmp, "%s.tmp-%ld-%u", path, (long)getpid(), serial++);
+        n = snprintf(o->tmp, sizeof o->tmp, "%s.tmp-%ld-%u", o->target, (long)getpid(), serial++);
         if (n < 0 || (size_t)n >= sizeof o->tmp)
             return lt_errset(err, LT_EIO, "%s: the name is too long", path);
-        /* 0666 less the umask, as the file fopen would have made. */
+        /* 0666 less the umask, as the file fopen would have made; or the
+         * permissions of the file it replaces (a private report stays so). */
         int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno == EEXIST)
             continue;
         if (fd < 0)
             return lt_errset(err, LT_EIO, "cannot create %s: %s", o->tmp, strerror(errno));
+        if (had && fchmod(fd, st.st_mode & 07777) != 0) {
+            int e = errno;
+            close(fd);
+            unlink(o->tmp);
+            return lt_errset(err, LT_EIO, "cannot set the permissions of %s: %s", o->tmp,
+                             strerror(e));
+        }
         o->f = fdopen(fd, "w");
         if (!o->f) {
             close(fd);
@@ -122,7 +153,7 @@ int lt_path_out_commit(struct lt_path_out *o, struct lt_err *err)
     int e = errno;
     bad |= fclose(o->f) != 0;
     o->f = NULL;
-    if (!bad && rename(o->tmp, o->path) == 0)
+    if (!bad && rename(o->tmp, o->target) == 0)
         return 0;
     if (!bad)
         e = errno;

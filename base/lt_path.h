@@ -45,10 +45,13 @@ int lt_path_csv_ok(const char *out, const char *header, struct lt_err *err);
 /* An output written in full or not at all: the bytes go to a new file
  * beside path (the same directory, so the rename is atomic), which commit
  * renames over path; abort, or a failed commit, removes it and path is as
- * it was. Not for "-" or for paths that are not regular files. */
+ * it was. A path that is a symbolic link keeps it: the file it names is
+ * replaced. The new file takes the old one's permissions. Not for "-" or
+ * for paths that are not regular files. */
 struct lt_path_out {
     FILE *f;
     const char *path;
+    char target[4096]; /* path, or the file a symbolic link path names */
     char tmp[4096];
 };
 /* Open o->f for path. Returns 0, or LT_EIO with err filled. */

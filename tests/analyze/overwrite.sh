@@ -118,6 +118,18 @@ ino=$(stat -c %i "$T/r.html")
 "$LOADTRACE" analyze --html "$T/r.html" "$T/a.lt.zst" >/dev/null 2>"$T/err"
 expect_status 0 $? "analyze --html over its own report, again"
 [ "$(stat -c %i "$T/r.html")" != "$ino" ] || fail "the report rewritten in place, not replaced whole"
+# a report reached through a link: the link stays, the file it names is
+# replaced, with its permissions (a private report stays private)
+mkdir -p "$T/pub"
+"$LOADTRACE" analyze --html "$T/pub/r.html" "$T/a.lt.zst" >/dev/null 2>&1 || fail "report in pub/"
+chmod 600 "$T/pub/r.html"
+ln -s pub/r.html "$T/link.html"
+ino=$(stat -c %i "$T/pub/r.html")
+"$LOADTRACE" analyze --html "$T/link.html" "$T/b.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "analyze --html through a link to a report"
+[ -L "$T/link.html" ] || fail "the link was replaced by a file"
+[ "$(stat -c %i "$T/pub/r.html")" != "$ino" ] || fail "pub/r.html rewritten in place, not replaced whole"
+expect_eq 600 "$(stat -c %a "$T/pub/r.html")" "the report's permissions"
 find "$T" -name '*.tmp-*' >"$T/tmps"
 expect_eq "" "$(cat "$T/tmps")" "temporary files left behind"
 
