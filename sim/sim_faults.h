@@ -64,7 +64,7 @@ enum lt_sim_fault {
     LT_SIM_FAULT_COUNT
 };
 
-/* What a GET /metrics gets (the metrics-* items above). */
+/* The answer a GET /metrics is given: the metrics-* items above. */
 enum lt_sim_mfault {
     LT_SIM_MFAULT_NONE,
     LT_SIM_MFAULT_HTML,
