@@ -5,9 +5,11 @@
 # - the last sample's counters are the sim's own totals (its --log) and
 #   its final /metrics page; analyze's server table is their difference
 #   and agrees with the tokens loadtrace counted (no warning);
+# - a target whose /metrics is a web page is not scraped, and replay says so;
 # - scrape faults (HTML, a page over the limit, an endpoint that never
-#   answers, one that vanishes mid-run) are recorded errors, and the run
-#   sends every request on time all the same;
+#   answers: sims with metrics faults, whose logs say what each scrape got;
+#   one that vanishes mid-run: a sim stopped) are recorded errors, and the
+#   run sends every request on time all the same;
 # - --reset-prefix-cache resets the sim's cache before each run (vLLM's
 #   endpoint), and without it a second run over the same prefixes is
 #   flagged as warmed by the first.
@@ -102,6 +104,17 @@ expect_status 0 $? "replay --no-server-metrics"
 stop_sim
 expect_grep "server metrics: off" "$T/off.err"
 expect_eq 0 "$(scrapes "$T/off.lt.zst" | wc -l)" "samples with --no-server-metrics"
+
+# --- a target whose /metrics is a web page (a sim with metrics-html): not
+# scraped, and said; the run is untouched
+start_sim htmltarget --profile fast --faults metrics-html=1
+"$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate -o "$T/ht.lt.zst" --no-summary 2>"$T/ht.err"
+expect_status 0 $? "replay against a target whose /metrics is HTML"
+stop_sim
+expect_grep "server metrics: not scraped (no Prometheus text at GET /metrics" "$T/ht.err"
+expect_eq 0 "$(scrapes "$T/ht.lt.zst" | wc -l)" "samples of a target whose /metrics is HTML"
+expect_eq "200 metrics-html" "$(jq -r 'select(.path == "/metrics") | "\(.status) \(.fault)"' "$SIM_LOG" | sort -u)" \
+    "the target's /metrics was asked, and answered HTML"
 
 # --- faults: HTML, a page too big, an endpoint that never answers, one that
 # vanishes mid-run; the run still sends everything on time. Each bad
