@@ -39,17 +39,28 @@ static double ms(double us)
     return us / 1000.0;
 }
 
-/* The label of a run in the C column: its concurrency, rate or speed. */
+/* The label of a run in the seed table's first column: its concurrency,
+ * rate or speed, in at most 8 characters for the usual levels. */
 static void run_label(const struct lt_analyze_run *r, char *buf, size_t n)
 {
     if (r->concurrency)
         snprintf(buf, n, "%u", r->concurrency);
     else if (r->rate > 0)
-        snprintf(buf, n, "r=%g", r->rate);
+        snprintf(buf, n, "%.4g/s", r->rate);
     else if (r->speed > 0)
-        snprintf(buf, n, "x%g", r->speed);
+        snprintf(buf, n, "x%.4g", r->speed);
     else
         snprintf(buf, n, "run %u", r->id);
+}
+
+/* The seed table's first column is "C" (the design's table) when every run
+ * is a closed loop, "Load" when rates or speeds are among them. */
+static const char *label_head(const struct lt_analysis *a)
+{
+    for (uint32_t i = 0; i < a->n_runs; i++)
+        if (!a->runs[i]->concurrency)
+            return "Load";
+    return "C";
 }
 
 static double share(uint64_t part, uint64_t whole)
@@ -153,31 +164,31 @@ static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], in
     } while (0)
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_run *r = a->runs[i];
-        char lab[32];
-        run_label(r, lab, sizeof lab);
+        char lab[48];
+        lt_analyze_level(r, lab, sizeof lab);
         double lag99 = lt_analyze_pct(r->h[LT_AM_LAG], 99);
         if (lt_hist_count(r->h[LT_AM_LAG]) && lag99 > (double)a->opts.lag_warn_us)
-            WARN("run %u (C %s): schedule lag p99 is %.1f ms (> %.0f ms): the client did not "
+            WARN("run %u (%s): schedule lag p99 is %.1f ms (> %.0f ms): the client did not "
                  "keep up; the 'from sched' latencies are the honest ones",
                  r->id, lab, ms(lag99), ms((double)a->opts.lag_warn_us));
         if (r->n_want_out && share(r->out_off, r->n_want_out) > 0.10)
-            WARN("run %u (C %s): realized output lengths differ from the trace's want_out by "
+            WARN("run %u (%s): realized output lengths differ from the trace's want_out by "
                  "more than 5 %% for %.1f %% of requests (mean deviation %+.1f %%)",
                  r->id, lab, 100 * share(r->out_off, r->n_want_out),
                  100 * r->sum_out_dev / r->n_want_out);
         if (r->n_want_in && share(r->in_off, r->n_want_in) > 0.10)
-            WARN("run %u (C %s): realized prompt lengths differ from the trace's want_in by "
+            WARN("run %u (%s): realized prompt lengths differ from the trace's want_in by "
                  "more than 5 %% for %.1f %% of requests (mean deviation %+.1f %%)",
                  r->id, lab, 100 * share(r->in_off, r->n_want_in),
                  100 * r->sum_in_dev / r->n_want_in);
         if (r->count_chunks)
-            WARN("run %u (C %s): token counts of %llu Ok requests were counted from chunks, "
+            WARN("run %u (%s): token counts of %llu Ok requests were counted from chunks, "
                  "not taken from the server's usage",
                  r->id, lab, (unsigned long long)r->count_chunks);
         if (!r->have_record)
             WARN("run %u: results name this run but the file has no run record for it", r->id);
         if (r->warmup_declared && r->warmup != r->warmup_declared && !a->opts.include_warmup)
-            WARN("run %u (C %s): the run record declares %u warm-up requests but %llu results "
+            WARN("run %u (%s): the run record declares %u warm-up requests but %llu results "
                  "are flagged warmup (only flagged results are excluded)",
                  r->id, lab, r->warmup_declared, (unsigned long long)r->warmup);
         uint64_t neg = 0;
@@ -185,11 +196,11 @@ static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], in
             if (m != LT_AM_LAG)
                 neg += r->negative[m];
         if (neg)
-            WARN("run %u (C %s): %llu intervals were negative (a time before its start) and "
+            WARN("run %u (%s): %llu intervals were negative (a time before its start) and "
                  "counted as 0",
                  r->id, lab, (unsigned long long)neg);
         if (r->measured && r->ok == 0)
-            WARN("run %u (C %s): no request was Ok", r->id, lab);
+            WARN("run %u (%s): no request was Ok", r->id, lab);
         if (n < max)
             n += lt_analyze_server_warnings(r, w + n, max - n);
     }
@@ -202,7 +213,7 @@ static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], in
 static void text_seed(const struct lt_analysis *a, FILE *out)
 {
     bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
-    fprintf(out, "%8s | %10s | %13s | %10s | %8s | %s\n", "C", "Agg tok/s", "Per-req tok/s",
+    fprintf(out, "%8s | %10s | %13s | %10s | %8s | %s\n", label_head(a), "Agg tok/s", "Per-req tok/s",
             "Tokens", "Wall(s)", "Ok");
     fprintf(out, "---------+------------+---------------+------------+----------+------------\n");
     /* Sweep runs in order of their level, then the others in file order. */
