@@ -115,6 +115,14 @@ expect_grep "server metrics: not scraped (no Prometheus text at GET /metrics" "$
 expect_eq 0 "$(scrapes "$T/ht.lt.zst" | wc -l)" "samples of a target whose /metrics is HTML"
 expect_eq "200 metrics-html" "$(jq -r 'select(.path == "/metrics") | "\(.status) \(.fault)"' "$SIM_LOG" | sort -u)" \
     "the target's /metrics was asked, and answered HTML"
+# a target whose /metrics never answers within the probe's 2 s: said as
+# such, not as a wrong page
+start_sim slowtarget --profile fast --faults metrics-slow=1:30s
+"$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate -o "$T/st.lt.zst" --no-summary 2>"$T/st.err"
+expect_status 0 $? "replay against a target whose /metrics never answers"
+stop_sim
+expect_grep "server metrics: not scraped (GET /metrics: Timeout was reached" "$T/st.err"
+expect_eq 0 "$(scrapes "$T/st.lt.zst" | wc -l)" "samples of a target whose /metrics never answers"
 
 # --- faults: HTML, a page too big, an endpoint that never answers, one that
 # vanishes mid-run; the run still sends everything on time. Each bad
