@@ -7,6 +7,7 @@
 #include "traces/trace_lengths.h"
 #include "traces/trace_reader.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,11 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
     while ((n = lt_reader_next(r, &it, err)) == 1) {
         if (it->type != LT_ITEM_RECORD)
             continue;
+        if (js->n >= LT_PLAN_MAX_JOBS) {
+            rc = lt_errset(err, LT_EINVAL, "%s: more than %zu requests: a replay holds at most that",
+                           path, LT_PLAN_MAX_JOBS);
+            goto out;
+        }
         if (js->n == cap) {
             size_t nc = cap ? cap * 2 : 1024;
             struct lt_plan_job *j = realloc(js->v, nc * sizeof *j);
@@ -76,9 +82,14 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
             j->n_blocks = rec->n_blocks;
         }
         if (rec->text) {
+            if (rec->text_len > UINT32_MAX) { /* above the reader's limits */
+                rc = lt_errset(err, LT_EFORMAT, "%s: record %llu: a text of %zu bytes", path,
+                               (unsigned long long)it->index, rec->text_len);
+                goto out;
+            }
             if (!(j->text = dup_n(rec->text, rec->text_len, 1, 1)))
                 goto oom;
-            j->text_len = rec->text_len;
+            j->text_len = (uint32_t)rec->text_len;
         }
         if (rec->has & LT_HAS_SESSION) {
             bool added;
@@ -86,8 +97,8 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
             if (!v)
                 goto oom;
             if (!added) {
-                j->prev = (int64_t)*v - 1;
-                js->v[j->prev].next = (int64_t)js->n - 1;
+                j->prev = (int32_t)(*v - 1);
+                js->v[j->prev].next = (int32_t)(js->n - 1);
             }
             *v = js->n; /* job index + 1 */
         }
@@ -107,6 +118,54 @@ out:
     if (rc < 0)
         lt_plan_jobs_release(js);
     return rc;
+}
+
+int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
+                   uint64_t max_requests, uint8_t *keep, struct lt_plan_sample *s,
+                   struct lt_err *err)
+{
+    struct lt_plan_sample sm = {.of_requests = js->n};
+    bool full = false;     /* max_requests reached: no later session starts */
+    uint64_t admitted = 0; /* requests of the sessions kept so far, later turns included */
+    /* A job's previous turn comes before it (prev < j), so one pass
+     * decides each session at its first request and copies the decision
+     * to its later turns. */
+    for (size_t j = 0; j < js->n; j++) {
+        const struct lt_plan_job *job = &js->v[j];
+        bool sess = job->has & LT_HAS_SESSION;
+        if (job->prev >= 0) {
+            keep[j] = keep[job->prev];
+        } else {
+            sm.of_sessions += sess;
+            bool in = job->t >= win_start_us && (win_end_us <= 0 || job->t < win_end_us);
+            uint64_t size = 1;
+            if (in && max_requests && full) {
+                in = false;
+            } else if (in && max_requests) {
+                for (int32_t k = job->next; k >= 0; k = js->v[k].next)
+                    size++;
+                if (admitted + size > max_requests) {
+                    if (admitted == 0) /* only a session can be larger than 1 */
+                        return lt_errset(err, LT_EINVAL,
+                                         "--requests %llu: the first session to replay (record "
+                                         "%llu) has %llu requests, and a sample keeps sessions "
+                                         "whole: ask for at least %llu",
+                                         (unsigned long long)max_requests,
+                                         (unsigned long long)job->index,
+                                         (unsigned long long)size, (unsigned long long)size);
+                    full = true;
+                    in = false;
+                }
+            }
+            keep[j] = in;
+            admitted += in ? size : 0;
+            sm.sessions += in && sess;
+        }
+        sm.requests += keep[j];
+    }
+    if (s)
+        *s = sm;
+    return 0;
 }
 
 void lt_plan_jobs_release(struct lt_plan_jobs *js)
