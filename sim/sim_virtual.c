@@ -10,8 +10,17 @@
  * session's next turn or a slot.
  *
  * A request here is RUNNING (in the model, its token times kept) from the
- * plan's send to its last token, then its result is written and its token
- * times freed; everything else about its state is the plan's.
+ * plan's send to its last token, then its result is written and its state
+ * freed; everything else about it is the plan's. So this driver holds
+ * memory only for what is in the model: a small struct per request sent
+ * and not yet done (queued in the model included), and token times only
+ * from a request's first token to its last (issue 20: 8 bytes per queued
+ * token). Token arrays go back to a pool when their request is done and
+ * are reused by the next request that starts emitting: the pool holds at
+ * most as many as ever ran at once, and the allocator is not churned with
+ * one array per request (under AddressSanitizer, whose quarantine keeps
+ * up to 256 MB of freed blocks, that churn alone looked like every
+ * request's token times being held).
  */
 #include "sim/sim_virtual.h"
 
@@ -24,13 +33,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A request sent and not yet done: allocated at the plan's send, freed
+ * when its result is written. */
 struct vq {
+    struct vq *prev, *next; /* the live list, so a failed run frees every one */
+    size_t seq;
     int64_t sent_us;
     int64_t *tok; /* emission time of each token, ns; from the first token on */
+    uint32_t tokcap;
     uint32_t ntok;
     uint32_t cached;
     uint32_t in, out; /* asked for */
     bool rejected;    /* answered 400 at once (context overflow) */
+};
+
+/* A token array not in use, kept for the next request. */
+struct tokbuf {
+    int64_t *p;
+    uint32_t cap;
 };
 
 struct vrun {
@@ -38,12 +58,15 @@ struct vrun {
     struct lt_plan *plan;
     const struct lt_sim_vrun *vr;
     uint32_t run;
-    struct vq *q; /* per seq */
     struct lt_sim_model *m;
     struct lt_writer *w;
     int64_t now_ns;
-    size_t *done; /* seqs whose last token came in this step */
-    size_t ndone;
+    struct vq **done; /* requests whose last token came in this step */
+    size_t ndone, done_cap;
+    struct tokbuf *pool; /* token arrays free for reuse */
+    size_t npool, pool_cap;
+    size_t inflight; /* requests sent and not yet done (their struct vq) */
+    struct vq live;  /* head of their list */
     uint64_t *blockbuf;
     size_t blockbuf_cap;
     struct lt_chunk *chunks;
@@ -59,6 +82,64 @@ static const struct lt_plan_job *job_of(const struct vrun *v, size_t seq)
     return &v->plan->jobs->v[v->plan->order[seq]];
 }
 
+/* q is done (its last token came, or it was refused): on the list that
+ * finish_done writes. false when out of memory. */
+static bool push_done(struct vrun *v, struct vq *q)
+{
+    if (v->ndone == v->done_cap) {
+        size_t nc = v->done_cap ? v->done_cap * 2 : 64;
+        struct vq **d = realloc(v->done, nc * sizeof *d);
+        if (!d)
+            return false;
+        v->done = d;
+        v->done_cap = nc;
+    }
+    v->done[v->ndone++] = q;
+    return true;
+}
+
+/* A token array for q's out tokens, from the pool when it has one. */
+static bool take_tok(struct vrun *v, struct vq *q)
+{
+    struct tokbuf b = {0};
+    if (v->npool)
+        b = v->pool[--v->npool];
+    if (b.cap < q->out) {
+        int64_t *np = realloc(b.p, (size_t)q->out * sizeof *np);
+        if (!np) {
+            free(b.p);
+            return false;
+        }
+        b = (struct tokbuf){np, q->out};
+    }
+    q->tok = b.p;
+    q->tokcap = b.cap;
+    return true;
+}
+
+/* q's state goes: its token array to the pool, the struct freed. */
+static void drop_vq(struct vrun *v, struct vq *q)
+{
+    if (q->tok) {
+        if (v->npool == v->pool_cap) {
+            size_t nc = v->pool_cap ? v->pool_cap * 2 : 16;
+            struct tokbuf *np = realloc(v->pool, nc * sizeof *np);
+            if (np) {
+                v->pool = np;
+                v->pool_cap = nc;
+            }
+        }
+        if (v->npool < v->pool_cap)
+            v->pool[v->npool++] = (struct tokbuf){q->tok, q->tokcap};
+        else
+            free(q->tok);
+    }
+    q->prev->next = q->next;
+    q->next->prev = q->prev;
+    free(q);
+    v->inflight--;
+}
+
 /* ---- prefix blocks ---- */
 
 /* The sim's chained block hashes for request i: sim block k covers prompt
@@ -69,15 +150,15 @@ static const struct lt_plan_job *job_of(const struct vrun *v, size_t seq)
  * blocks the text is unique to the request, and so is every later block
  * (the hashes are chained). *nb receives the number of blocks put in
  * v->blockbuf (0: no prefix cache). Returns 0 or LT_ENOMEM. */
-static int make_blocks(struct vrun *v, size_t i, uint32_t *nb, struct lt_err *err)
+static int make_blocks(struct vrun *v, const struct vq *q, uint32_t *nb, struct lt_err *err)
 {
-    const struct lt_plan_job *r = job_of(v, i);
+    const struct lt_plan_job *r = job_of(v, q->seq);
     uint32_t sb = v->p->block_tokens;
     *nb = 0;
     if (!v->p->cache_blocks || !sb)
         return 0;
     uint32_t tb = v->vr->block_tokens ? v->vr->block_tokens : 512;
-    uint32_t n = v->q[i].in / sb;
+    uint32_t n = q->in / sb;
     if (!n)
         return 0;
     if (v->blockbuf_cap < n) {
@@ -120,8 +201,15 @@ static int make_blocks(struct vrun *v, size_t i, uint32_t *nb, struct lt_err *er
 static int send_seq(void *ud, size_t i, struct lt_err *err)
 {
     struct vrun *v = ud;
-    struct vq *q = &v->q[i];
-    memset(q, 0, sizeof *q);
+    struct vq *q = calloc(1, sizeof *q);
+    if (!q)
+        return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
+    q->seq = i;
+    q->next = v->live.next;
+    q->prev = &v->live;
+    q->next->prev = q;
+    v->live.next = q;
+    v->inflight++;
     uint32_t def = v->vr->default_out ? v->vr->default_out : LT_PLAN_DEFAULT_OUT;
     lt_plan_job_lengths(job_of(v, i), def, &q->in, &q->out);
     if (!q->in)
@@ -132,11 +220,14 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
     if ((uint64_t)q->in + q->out > v->p->max_model_len) {
         /* The sim answers a context overflow with a plain 400 at once. */
         q->rejected = true;
-        v->done[v->ndone++] = i;
+        if (!push_done(v, q)) {
+            drop_vq(v, q);
+            return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
+        }
         return 0;
     }
     uint32_t nb;
-    int rc = make_blocks(v, i, &nb, err);
+    int rc = make_blocks(v, q, &nb, err);
     if (rc < 0)
         return rc;
     struct lt_sim_req sr = {
@@ -144,22 +235,23 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
         .out_tokens = q->out,
         .blocks = nb ? v->blockbuf : NULL,
         .nblocks = nb,
-        .user = (void *)(uintptr_t)i,
+        .user = q,
     };
-    if (!lt_sim_model_add(v->m, v->now_ns, &sr, err))
+    if (!lt_sim_model_add(v->m, v->now_ns, &sr, err)) {
+        drop_vq(v, q);
         return err ? err->code : LT_ENOMEM;
+    }
     return 0;
 }
 
 static void on_emit(void *ud, const struct lt_sim_emit *e)
 {
     struct vrun *v = ud;
-    size_t i = (size_t)(uintptr_t)e->user;
-    struct vq *q = &v->q[i];
+    struct vq *q = e->user;
     /* Token times are kept from the first token on, not from the send: an
      * overloaded run queues many requests, and only the running ones (at
      * most max_running) need them. */
-    if (!q->tok && !(q->tok = malloc((size_t)q->out * sizeof *q->tok))) {
+    if (!q->tok && !take_tok(v, q)) {
         v->nomem = q->out;
         return;
     }
@@ -168,13 +260,13 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     else
         v->oom = true; /* the model emitted more than asked: cannot happen */
     q->cached = e->cached_tokens;
-    if (e->last)
-        v->done[v->ndone++] = i;
+    if (e->last && !push_done(v, q))
+        v->nomem = 1;
 }
 
-static int put_result(struct vrun *v, size_t i, struct lt_err *err)
+static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
 {
-    struct vq *q = &v->q[i];
+    size_t i = q->seq;
     struct lt_result res = {0};
     res.run = v->run;
     res.index = job_of(v, i)->index;
@@ -235,12 +327,13 @@ static int finish_done(struct vrun *v, struct lt_err *err)
     size_t k = 0;
     for (;;) {
         for (; k < v->ndone; k++) {
-            size_t i = v->done[k];
-            struct vq *q = &v->q[i];
-            LT_TRY(put_result(v, i, err));
+            struct vq *q = v->done[k];
+            size_t i = q->seq;
+            rc = put_result(v, q, err);
             int64_t end_us = q->ntok ? q->tok[q->ntok - 1] / 1000 : q->sent_us;
-            free(q->tok);
-            q->tok = NULL;
+            drop_vq(v, q);
+            if (rc < 0)
+                goto out;
             LT_TRY(lt_plan_finish(v->plan, i, end_us, err));
         }
         LT_TRY(lt_plan_pump(v->plan, v->now_ns / 1000, err));
@@ -303,8 +396,10 @@ static int loop(struct vrun *v, struct lt_err *err)
             v->now_ns = next_step;
             lt_sim_model_advance(v->m, v->now_ns, on_emit, v);
             if (v->nomem)
-                return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory (%u output tokens)",
-                                 v->nomem);
+                return lt_errset(err, LT_ENOMEM,
+                                 "virtual sim: out of memory (%u output tokens, %zu requests in "
+                                 "the model)",
+                                 v->nomem, v->inflight);
             if (v->oom)
                 return lt_errset(err, LT_EINVAL, "virtual sim: the model emitted too many tokens");
         } else {
@@ -325,17 +420,10 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
 {
     int rc = 0;
     struct vrun v = {.p = p, .plan = plan, .vr = vr, .run = run, .w = w};
+    v.live.next = v.live.prev = &v.live;
     v.next_sample_ns = vr->metrics_interval_us > 0 ? 0 : INT64_MAX;
     const struct lt_plan_ops ops = {.send = send_seq, .ud = &v};
-    size_t nn = 0;
     LT_TRY(lt_plan_start(plan, run, level, &ops, err));
-    nn = plan->nseq ? plan->nseq : 1;
-    v.q = calloc(nn, sizeof *v.q);
-    v.done = malloc(nn * sizeof *v.done);
-    if (!v.q || !v.done) {
-        rc = lt_errset(err, LT_ENOMEM, "virtual sim: out of memory for %zu requests", nn);
-        goto out;
-    }
     v.m = lt_sim_model_new(p, err);
     if (!v.m) {
         rc = err ? err->code : LT_ENOMEM;
@@ -373,11 +461,17 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
 out:
     if (st)
         *st = v.st;
-    if (v.q)
-        for (size_t i = 0; i < nn; i++)
-            free(v.q[i].tok);
+    /* What a failed run left in the model. */
+    while (v.live.next != &v.live) {
+        struct vq *q = v.live.next;
+        free(q->tok);
+        q->tok = NULL;
+        drop_vq(&v, q);
+    }
     lt_sim_model_free(v.m);
-    free(v.q);
+    for (size_t k = 0; k < v.npool; k++)
+        free(v.pool[k].p);
+    free(v.pool);
     free(v.done);
     free(v.blockbuf);
     free(v.chunks);
