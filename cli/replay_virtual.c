@@ -92,6 +92,8 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
         return 1;
     }
     if (!quiet)
+        cli_print_sample("replay", tot.sampled ? &tot.sample : NULL);
+    if (!quiet)
         fprintf(stderr,
                 "loadtrace replay: virtual time, profile %s: %llu requests, %llu ok, %llu "
                 "output tokens, %llu cached prompt tokens, %.1f s of model time in %.2f s of "

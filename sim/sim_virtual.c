@@ -487,6 +487,8 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
     struct lt_plan plan;
     *tot = (struct lt_sim_vstats){0};
     LT_TRY(lt_plan_init(&plan, jobs, &o->plan, err));
+    tot->sampled = plan.sampled;
+    tot->sample = plan.sample;
     const char *mk[] = {"trace", "target", "profile"};
     const char *mv[] = {o->trace_path, "sim:virtual", p->name};
     struct lt_buf meta;
