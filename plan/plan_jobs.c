@@ -11,11 +11,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A copy of n elements of `size` bytes at p, with `extra` zero bytes
- * after them (a NUL for text); NULL when out of memory. */
-static void *dup_n(const void *p, size_t n, size_t size, size_t extra)
+/* A slab of the jobs' messages, blocks and texts (8-byte aligned). */
+struct lt_plan_slab {
+    struct lt_plan_slab *next;
+    size_t used, cap; /* in 8-byte words */
+    uint64_t w[];
+};
+
+#define SLAB_WORDS ((size_t)1 << 17) /* 1 MiB */
+
+/* len bytes from the jobs' slabs; NULL when out of memory. An item over
+ * a quarter of a slab gets a slab of its own, behind the one being
+ * filled. */
+static void *slab_alloc(struct lt_plan_jobs *js, size_t len)
 {
-    char *d = malloc(n * size + extra);
+    size_t words = (len + 7) / 8;
+    struct lt_plan_slab *s = js->slabs;
+    if (s && s->cap - s->used >= words) {
+        void *p = s->w + s->used;
+        s->used += words;
+        return p;
+    }
+    bool own = words > SLAB_WORDS / 4;
+    size_t cap = own ? words : SLAB_WORDS;
+    struct lt_plan_slab *n = malloc(sizeof *n + cap * 8);
+    if (!n)
+        return NULL;
+    n->cap = cap;
+    n->used = words;
+    if (own && s) {
+        n->next = s->next;
+        s->next = n;
+    } else {
+        n->next = s;
+        js->slabs = n;
+    }
+    return n->w;
+}
+
+/* A copy of n elements of `size` bytes at p, with `extra` zero bytes
+ * after them (a NUL for text), in the slabs; NULL when out of memory. */
+static void *dup_n(struct lt_plan_jobs *js, const void *p, size_t n, size_t size, size_t extra)
+{
+    char *d = slab_alloc(js, n * size + extra);
     if (d) {
         memcpy(d, p, n * size);
         memset(d + n * size, 0, extra);
@@ -45,7 +83,14 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
             goto out;
         }
         if (js->n == cap) {
-            size_t nc = cap ? cap * 2 : 1024;
+            /* The first block is larger than any allocator keeps on its
+             * heap (glibc: 32 MiB at most), so it is mapped, and so is
+             * every larger one: a mapping grows in place (mremap) and
+             * leaves no freed copies behind, where doubling from a small
+             * heap block left about half the array's size resident in
+             * holes (bench/README.md, replay memory). Pages not written
+             * cost nothing, so a small trace pays only address space. */
+            size_t nc = cap ? cap * 2 : (size_t)1 << 19;
             struct lt_plan_job *j = realloc(js->v, nc * sizeof *j);
             if (!j) {
                 rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
@@ -72,12 +117,12 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
         j->prev = j->next = -1;
         js->n++;
         if (rec->n_msgs) {
-            if (!(j->msgs = dup_n(rec->msgs, rec->n_msgs, sizeof *j->msgs, 0)))
+            if (!(j->msgs = dup_n(js, rec->msgs, rec->n_msgs, sizeof *j->msgs, 0)))
                 goto oom;
             j->n_msgs = rec->n_msgs;
         }
         if (rec->n_blocks) {
-            if (!(j->blocks = dup_n(rec->blocks, rec->n_blocks, sizeof *j->blocks, 0)))
+            if (!(j->blocks = dup_n(js, rec->blocks, rec->n_blocks, sizeof *j->blocks, 0)))
                 goto oom;
             j->n_blocks = rec->n_blocks;
         }
@@ -87,7 +132,7 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
                                (unsigned long long)it->index, rec->text_len);
                 goto out;
             }
-            if (!(j->text = dup_n(rec->text, rec->text_len, 1, 1)))
+            if (!(j->text = dup_n(js, rec->text, rec->text_len, 1, 1)))
                 goto oom;
             j->text_len = (uint32_t)rec->text_len;
         }
@@ -170,10 +215,10 @@ int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t 
 
 void lt_plan_jobs_release(struct lt_plan_jobs *js)
 {
-    for (size_t i = 0; i < js->n; i++) {
-        free(js->v[i].msgs);
-        free(js->v[i].blocks);
-        free(js->v[i].text);
+    while (js->slabs) {
+        struct lt_plan_slab *s = js->slabs;
+        js->slabs = s->next;
+        free(s);
     }
     free(js->v);
     memset(js, 0, sizeof *js);

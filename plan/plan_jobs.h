@@ -42,6 +42,11 @@ struct lt_plan_jobs {
     struct lt_plan_job *v;
     size_t n;
     uint32_t block_tokens; /* the trace header's, 0 if absent */
+    /* The jobs' messages, blocks and texts, packed in large slabs (one
+     * allocation each would cost the allocator's 16 to 24 bytes of
+     * overhead twice per request of a typical trace); freed together by
+     * lt_plan_jobs_release. */
+    struct lt_plan_slab *slabs;
 };
 
 /* Read every record of the trace at path, sessions linked. Fails on an

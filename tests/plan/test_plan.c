@@ -52,8 +52,8 @@ static void make_jobs(struct lt_plan_jobs *js, struct lt_plan_job *v, size_t n, 
             v[i].think = think ? think[i] : 0;
             for (size_t j = i; j-- > 0;)
                 if (sess[j] == sess[i]) {
-                    v[i].prev = (int64_t)j;
-                    v[j].next = (int64_t)i;
+                    v[i].prev = (int32_t)j;
+                    v[j].next = (int32_t)i;
                     break;
                 }
         }
