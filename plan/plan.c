@@ -167,8 +167,8 @@ static int start_trace(struct lt_plan *p, struct lt_err *err)
     uint8_t *keep = NULL;
     p->sampled = tt->win_start_us > 0 || tt->win_end_us > 0 || p->o.requests > 0;
     if (p->sampled) {
-        int rc = lt_plan_sample(p->jobs, tt->win_start_us, tt->win_end_us, p->o.requests,
-                                p->state, &p->sample, err);
+        int rc = lt_plan_sample(p->jobs, tt->win_start_us, tt->win_end_us, p->o.requests, p->state,
+                                &p->sample, err);
         if (rc < 0)
             return rc;
         keep = p->state;

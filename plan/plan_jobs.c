@@ -78,8 +78,9 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
         if (it->type != LT_ITEM_RECORD)
             continue;
         if (js->n >= LT_PLAN_MAX_JOBS) {
-            rc = lt_errset(err, LT_EINVAL, "%s: more than %zu requests: a replay holds at most that",
-                           path, LT_PLAN_MAX_JOBS);
+            rc =
+                lt_errset(err, LT_EINVAL, "%s: more than %zu requests: a replay holds at most that",
+                          path, LT_PLAN_MAX_JOBS);
             goto out;
         }
         if (js->n == cap) {
@@ -196,8 +197,8 @@ int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t 
                                          "%llu) has %llu requests, and a sample keeps sessions "
                                          "whole: ask for at least %llu",
                                          (unsigned long long)max_requests,
-                                         (unsigned long long)job->index,
-                                         (unsigned long long)size, (unsigned long long)size);
+                                         (unsigned long long)job->index, (unsigned long long)size,
+                                         (unsigned long long)size);
                     full = true;
                     in = false;
                 }

@@ -24,7 +24,7 @@ struct lt_plan_job {
     int64_t think;
     struct lt_msg *msgs;
     uint64_t *blocks;
-    char *text; /* NUL-terminated, or NULL */
+    char *text;   /* NUL-terminated, or NULL */
     uint32_t has; /* LT_HAS_* bits of the record */
     uint32_t turn;
     uint32_t in, out, reasoning, max_tokens;
