@@ -84,14 +84,7 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
             goto out;
         }
         if (js->n == cap) {
-            /* The first block is larger than any allocator keeps on its
-             * heap (glibc: 32 MiB at most), so it is mapped, and so is
-             * every larger one: a mapping grows in place (mremap) and
-             * leaves no freed copies behind, where doubling from a small
-             * heap block left about half the array's size resident in
-             * holes (bench/README.md, replay memory). Pages not written
-             * cost nothing, so a small trace pays only address space. */
-            size_t nc = cap ? cap * 2 : (size_t)1 << 19;
+            size_t nc = cap ? cap * 2 : 1024;
             struct lt_plan_job *j = realloc(js->v, nc * sizeof *j);
             if (!j) {
                 rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
