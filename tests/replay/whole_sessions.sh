@@ -105,6 +105,15 @@ expect_grep "sample: 5 of 13 requests, 2 of 5 sessions" "$T/vwin.err"
 virt vreq --requests 6
 expect_status 0 $? "virtual --requests 6"
 expect_eq "0 1 2 3 6 8" "$(recs "$T/vreq.lt.zst")" "records replayed in virtual time with --requests 6"
+# Open loop: the same sessions, at drawn times.
+virt vopen --rate 100 --arrivals constant --requests 6
+expect_status 0 $? "virtual open loop --requests 6"
+expect_eq "0 1 2 3 6 8" "$(recs "$T/vopen.lt.zst")" "records replayed by the open loop"
+# Closed loop past the trace's end: one whole lap (13), then A alone (its 3
+# turns fit in the 4 left; B's 2 more would make 5 past 17).
+virt vlap --concurrency 2 --requests 17
+expect_status 0 $? "virtual closed loop --requests 17"
+expect_eq "0 0 1 2 3 4 5 6 6 7 8 8 9 10 11 12" "$(recs "$T/vlap.lt.zst")" "records of a lap and a part"
 
 # --- no sampling, no sample line.
 virt vall
