@@ -91,7 +91,9 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
     p->offs = malloc(cap * sizeof *p->offs);
     p->state = malloc(cap);
     p->attempts = calloc(cap, 1);
-    p->waitq = malloc(cap * sizeof *p->waitq);
+    /* Only a cap queues anything. */
+    if (o->max_concurrency && !(p->waitq = malloc(cap * sizeof *p->waitq)))
+        goto oom;
     lt_heap_init(&p->turns, sizeof(struct lt_plan_item), before, NULL, NULL);
     lt_heap_init(&p->again, sizeof(struct lt_plan_item), before, NULL, NULL);
     /* Per job only what the mode reads: session ends in trace time, laps
@@ -102,7 +104,7 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
         (!(p->job_launched = malloc((n ? n : 1) * sizeof *p->job_launched)) ||
          !(p->job_done = malloc((n ? n : 1) * sizeof *p->job_done))))
         goto oom;
-    if (!p->order || !p->offs || !p->state || !p->attempts || !p->waitq)
+    if (!p->order || !p->offs || !p->state || !p->attempts)
         goto oom;
     if (o->parts > 1) {
         uint32_t *part = malloc((n ? n : 1) * sizeof *part);

@@ -113,9 +113,10 @@ struct lt_plan {
     struct lt_plan_sample sample;
 
     /* internal. What a run holds per request is what bounds a replay's
-     * memory (bench/README.md): 26 bytes a seq in trace time (order,
-     * offs, state, attempts, waitq, job_end), 22 + 8 per job in a closed
-     * loop, 18 in an open one; the heaps grow with what waits in them. */
+     * memory (bench/README.md): 22 bytes a seq in trace time (order,
+     * offs, state, attempts, job_end), 14 + 8 per job in a closed loop,
+     * 14 in an open one, and 4 more with a concurrency cap (waitq); the
+     * heaps grow with what waits in them. */
     struct lt_plan_ops ops;
     size_t cap, cursor;
     bool begun;                        /* closed loop: the origin has passed */
@@ -123,7 +124,7 @@ struct lt_plan {
     int64_t *job_end;                  /* trace time: end of each job's request, -1 before,
                                           PLAN_CUT when the job is not in this run */
     uint32_t *job_launched, *job_done; /* closed loop: per job, in this run */
-    uint32_t *waitq;                   /* QUEUED seqs, a ring */
+    uint32_t *waitq;                   /* QUEUED seqs, a ring; NULL without a cap */
     size_t wq_head, wq_len;
     struct lt_heap turns; /* session turns whose time is known (lt_plan_item) */
     struct lt_heap again; /* seqs waiting to be retried (lt_plan_item) */
