@@ -507,6 +507,7 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
         rc = err ? err->code : LT_EIO;
         goto out;
     }
+    tot->opened = true;
     const struct lt_sim_vrun vr = {
         .warmup = o->warmup,
         .default_out = o->default_out,

@@ -102,6 +102,11 @@ virt vwin --window 4s,8s
 expect_status 0 $? "virtual --window"
 expect_eq "3 4 5 7 11" "$(recs "$T/vwin.lt.zst")" "records replayed in virtual time with --window"
 expect_grep "sample: 5 of 13 requests, 2 of 5 sessions" "$T/vwin.err"
+virt vreq2 --requests 2
+[ $? -ne 0 ] || fail "virtual --requests 2 exited 0 though no whole session fits"
+expect_grep "first session to replay (record 0) has 3 requests" "$T/vreq2.err"
+expect_no_grep "recorded in" "$T/vreq2.err"
+[ ! -e "$T/vreq2.lt.zst" ] || fail "virtual --requests 2 wrote a results file"
 virt vreq --requests 6
 expect_status 0 $? "virtual --requests 6"
 expect_eq "0 1 2 3 6 8" "$(recs "$T/vreq.lt.zst")" "records replayed in virtual time with --requests 6"
