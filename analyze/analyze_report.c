@@ -279,6 +279,11 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
             "\n  %llu requests measured (%llu warm-up excluded), %llu Ok, %llu sent >1 ms late\n",
             (unsigned long long)r->measured, (unsigned long long)r->warmup,
             (unsigned long long)r->ok, (unsigned long long)r->late);
+    if (r->cancelled)
+        fprintf(out,
+                "  cancelled: %llu (closed where the trace's client left; not errors), "
+                "%llu tokens received before\n",
+                (unsigned long long)r->cancelled, (unsigned long long)r->cancelled_tokens);
     if (r->n_checks) {
         char chk[400];
         lt_analyze_check_line(r, chk, sizeof chk);
@@ -286,13 +291,14 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
                 lt_analyze_check_flagged(r) ? "  <- CHECK (see the top)" : "");
     }
     text_latency(r, out);
-    if (r->measured > r->ok) {
+    if (r->measured > r->ok + r->cancelled) {
         fprintf(out, "  errors:");
         for (uint32_t i = 0; i < r->n_errs; i++)
             fprintf(out, " %s %llu", r->errs[i].name, (unsigned long long)r->errs[i].n);
         if (r->errs_other)
             fprintf(out, " other %llu", (unsigned long long)r->errs_other);
-        fprintf(out, "  (%.1f %% of measured)\n", 100 * share(r->measured - r->ok, r->measured));
+        fprintf(out, "  (%.1f %% of measured)\n",
+                100 * share(r->measured - r->ok - r->cancelled, r->measured));
         uint32_t idx[5], n = top_messages(r, idx, 5);
         for (uint32_t i = 0; i < n; i++) {
             const struct lt_analyze_errmsg *m = &r->msgs[idx[i]];
@@ -451,6 +457,7 @@ int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *
     fprintf(out, "file,run,mode,concurrency,rate,speed,results,warmup,measured,ok,late,tokens,"
                  "wall_s,agg_tps,perreq_decode_tps,perreq_e2e_tps,goodput,goodput_sched,"
                  "reasoning_tokens,content_tokens,cache_hits,cached_tokens,errors");
+    /* new columns go after the ones scripts already read by position */
     for (int m = 0; m < LT_AM_COUNT; m++) {
         const char *nm = lt_analyze_metric_name(m);
         fprintf(out, ",%s_n,%s_mean_ms,%s_p50_ms,%s_p90_ms,%s_p95_ms,%s_p99_ms,%s_max_ms", nm, nm,
@@ -460,7 +467,8 @@ int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *
      * probe (empty for other runs) */
     fprintf(out, ",check_rate_asked,check_rate_got,check_inflight_asked,check_inflight_got,"
                  "check_cpu_share,check_cpu_us_request,check_cpu_us_token,check");
-    fprintf(out, ",search,engine,load,attain,attain_lo,attain_hi,verdict\n");
+    fprintf(out,
+            ",search,engine,load,attain,attain_lo,attain_hi,verdict,cancelled,cancelled_tokens\n");
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_run *r = a->runs[i];
         fprintf(out, "%u,%u,", r->file, r->id);
@@ -499,10 +507,12 @@ int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *
         lt_analyze_check_csv(r, out);
         const struct lt_analyze_probe *p = &r->probe;
         if (p->search[0])
-            fprintf(out, ",%s,%s,%.6g,%.6f,%.6f,%.6f,%s\n", p->search, p->engine, p->load,
-                    p->attain, p->lo, p->hi, p->verdict);
+            fprintf(out, ",%s,%s,%.6g,%.6f,%.6f,%.6f,%s", p->search, p->engine, p->load, p->attain,
+                    p->lo, p->hi, p->verdict);
         else
-            fprintf(out, ",,,,,,,\n");
+            fprintf(out, ",,,,,,,");
+        fprintf(out, ",%llu,%llu\n", (unsigned long long)r->cancelled,
+                (unsigned long long)r->cancelled_tokens);
     }
     if (ferror(out))
         return lt_errset(err, LT_EIO, "analyze: writing CSV failed: %s", strerror(errno));
@@ -540,9 +550,10 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
     lt_analyze_jstr(out, r->model);
     fprintf(out,
             ",\n     \"results\": %llu, \"warmup\": %llu, \"measured\": %llu, \"sent\": %llu, "
-            "\"ok\": %llu, \"late\": %llu, \"tokens\": %llu, \"in_tokens\": %llu, \"wall_s\": ",
+            "\"ok\": %llu, \"late\": %llu, \"cancelled\": %llu, \"cancelled_tokens\": %llu, "
+            "\"tokens\": %llu, \"in_tokens\": %llu, \"wall_s\": ",
             U(r->results), U(r->warmup), U(r->measured), U(r->sent), U(r->ok), U(r->late),
-            U(r->tokens), U(r->in_tokens));
+            U(r->cancelled), U(r->cancelled_tokens), U(r->tokens), U(r->in_tokens));
     lt_analyze_jnum(out, r->wall_s);
     fprintf(out, ", \"agg_tps\": ");
     lt_analyze_jnum(out, r->agg_tps);

@@ -64,7 +64,7 @@ static void *dup_n(struct lt_plan_jobs *js, const void *p, size_t n, size_t size
 int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *err)
 {
     int rc = 0;
-    size_t cap = 0;
+    size_t cap = 0, ccap = 0;
     memset(js, 0, sizeof *js);
     struct lt_u64map last;
     lt_u64map_init(&last);
@@ -108,6 +108,21 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
         j->max_tokens = rec->max_tokens;
         j->tools_count = rec->tools_count;
         j->tools_tokens = rec->tools_tokens;
+        if (rec->has & (LT_HAS_CANCEL_AFTER | LT_HAS_CANCEL_TOKENS)) {
+            if (js->n_cancels == ccap) {
+                size_t nc = ccap ? ccap * 2 : 64;
+                struct lt_plan_cancel_rec *c = realloc(js->cancels, nc * sizeof *c);
+                if (!c)
+                    goto oom;
+                js->cancels = c;
+                ccap = nc;
+            }
+            js->cancels[js->n_cancels++] = (struct lt_plan_cancel_rec){
+                .index = it->index,
+                .after = rec->cancel_after,
+                .tokens = rec->cancel_tokens,
+                .has = rec->has & (LT_HAS_CANCEL_AFTER | LT_HAS_CANCEL_TOKENS)};
+        }
         j->prev = j->next = -1;
         js->n++;
         if (rec->n_msgs) {
@@ -215,7 +230,37 @@ void lt_plan_jobs_release(struct lt_plan_jobs *js)
         free(s);
     }
     free(js->v);
+    free(js->cancels);
     memset(js, 0, sizeof *js);
+}
+
+struct lt_plan_cancel lt_plan_job_cancel(const struct lt_plan_jobs *js,
+                                         const struct lt_plan_job *job)
+{
+    struct lt_plan_cancel c = {LT_PLAN_CANCEL_NONE, 0, 0};
+    if (!(job->has & (LT_HAS_CANCEL_AFTER | LT_HAS_CANCEL_TOKENS)))
+        return c;
+    size_t lo = 0, hi = js->n_cancels;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (js->cancels[mid].index < job->index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == js->n_cancels || js->cancels[lo].index != job->index)
+        return c;
+    const struct lt_plan_cancel_rec *r = &js->cancels[lo];
+    bool tokens = r->has & LT_HAS_CANCEL_TOKENS, after = r->has & LT_HAS_CANCEL_AFTER;
+    /* The token count is what the user saw, whatever the server's speed:
+     * it wins over the time when a record has both. */
+    if (tokens && r->tokens > 0)
+        c = (struct lt_plan_cancel){LT_PLAN_CANCEL_TOKENS, r->tokens, 0};
+    else if (after)
+        c = (struct lt_plan_cancel){LT_PLAN_CANCEL_TIME, 0, r->after};
+    else
+        c.by = LT_PLAN_CANCEL_FIRST;
+    return c;
 }
 
 void lt_plan_job_lengths(const struct lt_plan_job *job, uint32_t default_out, uint32_t *want_in,

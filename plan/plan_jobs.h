@@ -47,7 +47,39 @@ struct lt_plan_jobs {
      * overhead twice per request of a typical trace); freed together by
      * lt_plan_jobs_release. */
     struct lt_plan_slab *slabs;
+    /* Where the clients of the few records that say so left (cancel_after,
+     * cancel_tokens), by record number, ascending: kept apart so that a
+     * job costs nothing for them (lt_plan_job_cancel reads them). */
+    struct lt_plan_cancel_rec *cancels;
+    size_t n_cancels;
 };
+
+/* Where a request is cancelled (docs/replay.md "Cancellations"): the one
+ * rule the live and the virtual replay follow, read from its record.
+ *   TOKENS: cancel_tokens >= 1: once that many output tokens came;
+ *   TIME:   else cancel_after: that long after the request was sent;
+ *   FIRST:  cancel_tokens 0 alone: at the answer's first event, before
+ *           any token. */
+enum lt_plan_cancel_by {
+    LT_PLAN_CANCEL_NONE,
+    LT_PLAN_CANCEL_TOKENS,
+    LT_PLAN_CANCEL_TIME,
+    LT_PLAN_CANCEL_FIRST
+};
+struct lt_plan_cancel {
+    enum lt_plan_cancel_by by;
+    uint32_t tokens;  /* TOKENS */
+    int64_t after_us; /* TIME */
+};
+struct lt_plan_cancel_rec {
+    uint64_t index; /* the record's number */
+    int64_t after;
+    uint32_t tokens;
+    uint32_t has; /* its LT_HAS_CANCEL_* bits */
+};
+/* The cancel point of job (one of js's); by NONE when its record has none. */
+struct lt_plan_cancel lt_plan_job_cancel(const struct lt_plan_jobs *js,
+                                         const struct lt_plan_job *job);
 
 /* Read every record of the trace at path, sessions linked. Fails on an
  * unreadable trace and on one with no requests. */

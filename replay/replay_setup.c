@@ -63,6 +63,7 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     rp->epfd = rp->sched_tfd = rp->tick_tfd = -1;
     rp->stop_pipe[0] = rp->stop_pipe[1] = -1;
     rp->scr.tfd = -1;
+    rp->cancels.tfd = -1;
     rp->o = *opts;
     rp->mode = opts->mode;
     rp->head.next = rp->head.prev = &rp->head;

@@ -90,6 +90,10 @@ int lt_sim_metrics_render(struct lt_buf *b, const struct lt_sim_metrics *m,
         "Prefix cache queries, in terms of number of queried tokens.", prompt);
     ONE("vllm:prefix_cache_hits_total", "counter",
         "Prefix cache hits, in terms of number of cached tokens.", (double)st->cached_tokens);
+    /* The sim's own ground truth for replay's cancellations (no vLLM name:
+     * vLLM folds aborts into request_success_total's finished_reason). */
+    ONE("loadtrace_sim_requests_aborted_total", "counter",
+        "Requests whose client closed the connection before the answer ended.", (double)m->aborted);
 #undef ONE
     if (rc == 0)
         rc = lt_buf_printf(b,

@@ -34,6 +34,7 @@ struct lt_sim_metrics {
     struct lt_sim_mhist ttft, itl, e2e;
     uint64_t success; /* requests whose every token was emitted */
     uint64_t resets;  /* POST /reset_prefix_cache answered */
+    uint64_t aborted; /* inference requests whose client closed before the answer ended */
 };
 
 void lt_sim_metrics_init(struct lt_sim_metrics *m);

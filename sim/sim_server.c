@@ -76,6 +76,7 @@ struct sreq {
     struct lt_buf body;
     size_t counted; /* bytes of body added to the server's pending total */
     bool too_big, inference, logged_arrival;
+    bool aborted;    /* its client closed before the answer ended (on_completed) */
     bool busy;       /* the bodies in memory reached max_pending: 503 */
     bool two_length; /* Content-Length headers that disagree: 400 */
     bool anthropic;  /* /v1/messages: errors in Anthropic's shape */
@@ -838,6 +839,8 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
                       r->call.stream ? "true" : "false", lt_sim_fault_name(r->fault),
                       r->call.toks.n);
         if (r->started) {
+            if (r->aborted)
+                lt_buf_puts(&b, ",\"aborted\":true");
             lt_buf_printf(&b,
                           ",\"id\":\"%s\",\"cached_tokens\":%u,\"max_tokens\":%u,\"out\":%u,"
                           "\"reasoning_tokens\":%u,\"tool_call\":%s,\"finish\":\"%s\","
@@ -889,6 +892,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     s->st.streams_open--;
     s->st.requests++;
     s->pending -= r->counted;
+    /* The client closed before the whole answer left (replay's
+     * cancellations; not the sim's own cut, nor its stop). */
+    r->aborted = r->inference && r->started && !r->cut && !s->stopping &&
+                 toe != MHD_REQUEST_TERMINATED_COMPLETED_OK &&
+                 toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN;
+    s->met.aborted += r->aborted;
     if (r->fault != LT_SIM_FAULT_NONE)
         s->st.faults++;
     pthread_mutex_unlock(&s->mu);

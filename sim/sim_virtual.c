@@ -21,11 +21,18 @@
  * one array per request (under AddressSanitizer, whose quarantine keeps
  * up to 256 MB of freed blocks, that churn alone looked like every
  * request's token times being held).
+ *
+ * A record whose client left mid-stream (cancel_tokens, cancel_after) is
+ * cancelled as the live replay does (replay/replay_cancel.c has the rule):
+ * at its token count in on_emit, or at its time since send, a third event
+ * source (a heap of deadlines); the model is asked to abort the sequence
+ * (lt_sim_model_cancel), which frees its slot and KV at the step's end.
  */
 #include "sim/sim_virtual.h"
 
 #include "sim/sim_model.h"
 #include "base/lt_buf.h"
+#include "base/lt_heap.h"
 #include "base/lt_rng.h"
 #include "base/lt_time.h"
 #include "metrics/prom_map.h"
@@ -34,7 +41,8 @@
 #include <string.h>
 
 /* A request sent and not yet done: allocated at the plan's send, freed
- * when its result is written. */
+ * when its result is written (or, when a cancel deadline of it is still
+ * in the heap, when that deadline is dropped). */
 struct vq {
     struct vq *prev, *next; /* the live list, so a failed run frees every one */
     size_t seq;
@@ -43,8 +51,21 @@ struct vq {
     uint32_t tokcap;
     uint32_t ntok;
     uint32_t cached;
-    uint32_t in, out; /* asked for */
-    bool rejected;    /* answered 400 at once (context overflow) */
+    uint32_t in, out;       /* asked for */
+    bool rejected;          /* answered 400 at once (context overflow) */
+    struct lt_sim_mreq *mq; /* in the model; NULL once it ended or was cancelled */
+    bool by_tokens;         /* cancel once cancel_tokens came (0: at the first) */
+    uint32_t cancel_tokens;
+    bool cancelled;
+    int64_t cancel_ns; /* when it was cancelled */
+    bool in_heap;      /* a deadline of it is in the cancel heap */
+    bool written;      /* its result is written: freed once the heap lets go */
+};
+
+struct vcancel {
+    int64_t at_ns; /* sent + cancel_after */
+    size_t seq;    /* ties in seq order, so runs repeat exactly */
+    struct vq *q;
 };
 
 /* A token array not in use, kept for the next request. */
@@ -61,12 +82,12 @@ struct vrun {
     struct lt_sim_model *m;
     struct lt_writer *w;
     int64_t now_ns;
-    struct vq **done; /* requests whose last token came in this step */
+    struct vq **done; /* requests whose last token came (or cancelled) in this step */
     size_t ndone, done_cap;
     struct tokbuf *pool; /* token arrays free for reuse */
     size_t npool, pool_cap;
-    size_t inflight; /* requests sent and not yet done (their struct vq) */
-    struct vq live;  /* head of their list */
+    size_t inflight; /* requests sent and not yet done */
+    struct vq live;  /* head of the list of every struct vq */
     uint64_t *blockbuf;
     size_t blockbuf_cap;
     struct lt_chunk *chunks;
@@ -74,6 +95,7 @@ struct vrun {
     bool oom;               /* the model emitted more tokens than asked (not expected) */
     uint32_t nomem;         /* an emit found no memory for this many token times */
     int64_t next_sample_ns; /* the next scrape sample (INT64_MAX: none) */
+    struct lt_heap cancels; /* struct vcancel, earliest first */
     struct lt_sim_vstats st;
 };
 
@@ -82,8 +104,8 @@ static const struct lt_plan_job *job_of(const struct vrun *v, size_t seq)
     return &v->plan->jobs->v[v->plan->order[seq]];
 }
 
-/* q is done (its last token came, or it was refused): on the list that
- * finish_done writes. false when out of memory. */
+/* q is done (its last token came, it was cancelled, or it was refused):
+ * on the list that finish_done writes. false when out of memory. */
 static bool push_done(struct vrun *v, struct vq *q)
 {
     if (v->ndone == v->done_cap) {
@@ -117,7 +139,16 @@ static bool take_tok(struct vrun *v, struct vq *q)
     return true;
 }
 
-/* q's state goes: its token array to the pool, the struct freed. */
+static void free_vq(struct vq *q)
+{
+    q->prev->next = q->next;
+    q->next->prev = q->prev;
+    free(q->tok);
+    free(q);
+}
+
+/* q's result is written: its token array goes to the pool and the struct
+ * is freed, unless a deadline in the cancel heap still points at it. */
 static void drop_vq(struct vrun *v, struct vq *q)
 {
     if (q->tok) {
@@ -129,15 +160,15 @@ static void drop_vq(struct vrun *v, struct vq *q)
                 v->pool_cap = nc;
             }
         }
-        if (v->npool < v->pool_cap)
+        if (v->npool < v->pool_cap) {
             v->pool[v->npool++] = (struct tokbuf){q->tok, q->tokcap};
-        else
-            free(q->tok);
+            q->tok = NULL;
+        }
     }
-    q->prev->next = q->next;
-    q->next->prev = q->prev;
-    free(q);
     v->inflight--;
+    q->written = true;
+    if (!q->in_heap)
+        free_vq(q);
 }
 
 /* ---- prefix blocks ---- */
@@ -197,6 +228,63 @@ static int make_blocks(struct vrun *v, const struct vq *q, uint32_t *nb, struct 
 
 /* ---- the plan's engine ---- */
 
+/* Its client left at t (ns): the model aborts the sequence, the result
+ * is written with the done ones. */
+static void cancel_now(struct vrun *v, struct vq *q, int64_t t)
+{
+    lt_sim_model_cancel(v->m, q->mq);
+    q->mq = NULL;
+    q->cancelled = true;
+    q->cancel_ns = t;
+    if (!push_done(v, q))
+        v->nomem = 1;
+}
+
+/* At send: the record's cancel point, as replay/replay_cancel.c reads it. */
+static int arm_cancel(struct vrun *v, struct vq *q)
+{
+    if (v->vr->no_cancel)
+        return 0;
+    struct lt_plan_cancel p = lt_plan_job_cancel(v->plan->jobs, job_of(v, q->seq));
+    if (p.by == LT_PLAN_CANCEL_NONE)
+        return 0;
+    if (p.by == LT_PLAN_CANCEL_TOKENS) {
+        q->by_tokens = true;
+        q->cancel_tokens = p.tokens;
+        return 0;
+    }
+    /* FIRST: the live replay closes at the stream's first event, which the
+     * sim sends as the stream opens: at once, here. */
+    int64_t after_us = p.by == LT_PLAN_CANCEL_TIME ? p.after_us : 0;
+    struct vcancel c = {.at_ns = v->now_ns + after_us * 1000, .seq = q->seq, .q = q};
+    if (lt_heap_push(&v->cancels, &c) < 0)
+        return LT_ENOMEM;
+    q->in_heap = true;
+    return 0;
+}
+
+/* The next deadline of a request still in the model (stale ones, of
+ * requests that ended first, are dropped); INT64_MAX: none. */
+static int64_t next_cancel(struct vrun *v)
+{
+    struct vcancel *c;
+    while ((c = lt_heap_top(&v->cancels)) && !c->q->mq) {
+        struct vq *q = c->q;
+        lt_heap_pop(&v->cancels, NULL);
+        q->in_heap = false;
+        if (q->written)
+            free_vq(q);
+    }
+    return c ? c->at_ns : INT64_MAX;
+}
+
+static bool vcancel_less(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    const struct vcancel *x = a, *y = b;
+    return x->at_ns != y->at_ns ? x->at_ns < y->at_ns : x->seq < y->seq;
+}
+
 /* The plan's send: seq goes into the model now. */
 static int send_seq(void *ud, size_t i, struct lt_err *err)
 {
@@ -220,10 +308,8 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
     if ((uint64_t)q->in + q->out > v->p->max_model_len) {
         /* The sim answers a context overflow with a plain 400 at once. */
         q->rejected = true;
-        if (!push_done(v, q)) {
-            drop_vq(v, q);
+        if (!push_done(v, q))
             return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
-        }
         return 0;
     }
     uint32_t nb;
@@ -237,11 +323,9 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
         .nblocks = nb,
         .user = q,
     };
-    if (!lt_sim_model_add(v->m, v->now_ns, &sr, err)) {
-        drop_vq(v, q);
+    if (!(q->mq = lt_sim_model_add(v->m, v->now_ns, &sr, err)))
         return err ? err->code : LT_ENOMEM;
-    }
-    return 0;
+    return arm_cancel(v, q);
 }
 
 static void on_emit(void *ud, const struct lt_sim_emit *e)
@@ -260,8 +344,39 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     else
         v->oom = true; /* the model emitted more than asked: cannot happen */
     q->cached = e->cached_tokens;
-    if (e->last && !push_done(v, q))
-        v->nomem = 1;
+    if (e->last) {
+        q->mq = NULL; /* the model frees it */
+        if (!push_done(v, q))
+            v->nomem = 1;
+    } else if (q->by_tokens && q->ntok >= q->cancel_tokens) {
+        cancel_now(v, q, e->t);
+    }
+}
+
+/* A cancelled request: what its client had until it left, as the live
+ * replay records it (no usage came: counted from the chunks). */
+static int put_cancelled(struct vrun *v, const struct vq *q, struct lt_result *res,
+                         struct lt_err *err)
+{
+    static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
+    res->cancelled = true;
+    res->status = 200;
+    res->end = q->cancel_ns / 1000;
+    if (q->ntok) {
+        res->has |= LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT | LT_RHAS_CHUNKS | LT_RHAS_OUT |
+                    LT_RHAS_REASONING;
+        res->first_token = res->first_content = v->chunks[0].t;
+        res->n_chunks = q->ntok;
+        res->chunks = v->chunks;
+        res->out = q->ntok;
+        res->count = "chunks";
+        res->extra = (struct lt_extra){.data = ctok_one, .len = sizeof ctok_one, .n = 1};
+    }
+    v->st.requests++;
+    v->st.cancelled++;
+    v->st.out_tokens += q->ntok;
+    v->st.cached_tokens += q->cached;
+    return lt_writer_put_result(v->w, res, err);
 }
 
 static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
@@ -297,6 +412,8 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
     }
     for (uint32_t k = 0; k < q->ntok; k++)
         v->chunks[k] = (struct lt_chunk){.t = q->tok[k] / 1000, .tokens = 1};
+    if (q->cancelled)
+        return put_cancelled(v, q, &res, err);
     res.has |= LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT | LT_RHAS_CHUNKS | LT_RHAS_IN |
                LT_RHAS_OUT | LT_RHAS_REASONING | LT_RHAS_CACHED;
     res.first_token = res.first_content = v->chunks[0].t;
@@ -330,7 +447,9 @@ static int finish_done(struct vrun *v, struct lt_err *err)
             struct vq *q = v->done[k];
             size_t i = q->seq;
             rc = put_result(v, q, err);
-            int64_t end_us = q->ntok ? q->tok[q->ntok - 1] / 1000 : q->sent_us;
+            int64_t end_us = q->cancelled ? q->cancel_ns / 1000
+                             : q->ntok    ? q->tok[q->ntok - 1] / 1000
+                                          : q->sent_us;
             drop_vq(v, q);
             if (rc < 0)
                 goto out;
@@ -384,8 +503,23 @@ static int loop(struct vrun *v, struct lt_err *err)
         int64_t next_step = lt_sim_model_next(v->m);
         int64_t due_us = lt_plan_next_due(v->plan);
         int64_t next_due = due_us == INT64_MAX ? INT64_MAX : due_us * 1000;
+        int64_t next_cut = next_cancel(v);
         if (next_step == INT64_MAX && next_due == INT64_MAX)
             break;
+        /* A client leaves after the step that ends at the same time: it
+         * saw that step's token. */
+        if (next_cut < next_step && next_cut < next_due && next_cut <= v->next_sample_ns) {
+            v->now_ns = next_cut;
+            struct vcancel c;
+            while (next_cancel(v) <= v->now_ns && lt_heap_pop(&v->cancels, &c)) {
+                c.q->in_heap = false;
+                cancel_now(v, c.q, v->now_ns);
+            }
+            if (v->nomem)
+                return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
+            LT_TRY(finish_done(v, err));
+            continue;
+        }
         if (v->next_sample_ns < next_step && v->next_sample_ns < next_due) {
             v->now_ns = v->next_sample_ns;
             v->next_sample_ns += v->vr->metrics_interval_us * 1000;
@@ -422,6 +556,7 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
     struct vrun v = {.p = p, .plan = plan, .vr = vr, .run = run, .w = w};
     v.live.next = v.live.prev = &v.live;
     v.next_sample_ns = vr->metrics_interval_us > 0 ? 0 : INT64_MAX;
+    lt_heap_init(&v.cancels, sizeof(struct vcancel), vcancel_less, NULL, NULL);
     const struct lt_plan_ops ops = {.send = send_seq, .ud = &v};
     LT_TRY(lt_plan_start(plan, run, level, &ops, err));
     v.m = lt_sim_model_new(p, err);
@@ -461,14 +596,12 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
 out:
     if (st)
         *st = v.st;
-    /* What a failed run left in the model. */
-    while (v.live.next != &v.live) {
-        struct vq *q = v.live.next;
-        free(q->tok);
-        q->tok = NULL;
-        drop_vq(&v, q);
-    }
+    /* Every struct vq still held (a failed run's, or one whose deadline
+     * outlived it), then the pool. */
+    while (v.live.next != &v.live)
+        free_vq(v.live.next);
     lt_sim_model_free(v.m);
+    lt_heap_release(&v.cancels);
     for (size_t k = 0; k < v.npool; k++)
         free(v.pool[k].p);
     free(v.pool);
@@ -513,6 +646,7 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
         .default_out = o->default_out,
         .block_tokens = jobs->block_tokens ? jobs->block_tokens : LT_DEFAULT_BLOCK_TOKENS,
         .metrics_interval_us = o->metrics_interval_us,
+        .no_cancel = o->no_cancel,
     };
     uint32_t runs = lt_plan_runs(&o->plan, o->n_levels);
     for (uint32_t r = 0; r < runs; r++) {
@@ -521,6 +655,7 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
         rc = lt_sim_virtual_run(p, &plan, r, level, &vr, w, &st, err);
         tot->requests += st.requests;
         tot->ok += st.ok;
+        tot->cancelled += st.cancelled;
         tot->out_tokens += st.out_tokens;
         tot->steps += st.steps;
         tot->cached_tokens += st.cached_tokens;

@@ -415,6 +415,52 @@ static void test_open(void **state)
         LT_EINVAL);
 }
 
+/* The cancel rule, one case per row: which point a record's keys give
+ * (docs/replay.md "Cancellations"), found by record number among records
+ * that say nothing. */
+static void test_cancel_rule(void **state)
+{
+    (void)state;
+    enum { A = LT_HAS_CANCEL_AFTER, K = LT_HAS_CANCEL_TOKENS };
+    static const struct {
+        uint32_t has;
+        int64_t after;
+        uint32_t tokens;
+        enum lt_plan_cancel_by by;
+        uint32_t want_tokens;
+        int64_t want_after;
+    } rows[] = {
+        {0, 0, 0, LT_PLAN_CANCEL_NONE, 0, 0},
+        {K, 0, 5, LT_PLAN_CANCEL_TOKENS, 5, 0},
+        {A, 250000, 0, LT_PLAN_CANCEL_TIME, 0, 250000},
+        {A | K, 250000, 5, LT_PLAN_CANCEL_TOKENS, 5, 0}, /* tokens win */
+        {A | K, 250000, 0, LT_PLAN_CANCEL_TIME, 0, 250000},
+        {K, 0, 0, LT_PLAN_CANCEL_FIRST, 0, 0},
+        {A, 0, 0, LT_PLAN_CANCEL_TIME, 0, 0},
+    };
+    enum { R = sizeof rows / sizeof rows[0] };
+    struct lt_plan_job jobs[2 * R];
+    struct lt_plan_cancel_rec recs[R];
+    struct lt_plan_jobs js = {.v = jobs, .n = 2 * R, .cancels = recs};
+    memset(jobs, 0, sizeof jobs);
+    for (size_t k = 0; k < R; k++) {
+        jobs[2 * k] = (struct lt_plan_job){.index = 10 * k}; /* says nothing */
+        jobs[2 * k + 1] = (struct lt_plan_job){.index = 10 * k + 3, .has = rows[k].has};
+        if (rows[k].has)
+            recs[js.n_cancels++] = (struct lt_plan_cancel_rec){.index = 10 * k + 3,
+                                                               .after = rows[k].after,
+                                                               .tokens = rows[k].tokens,
+                                                               .has = rows[k].has};
+    }
+    for (size_t k = 0; k < R; k++) {
+        struct lt_plan_cancel c = lt_plan_job_cancel(&js, &jobs[2 * k + 1]);
+        assert_int_equal(c.by, rows[k].by);
+        assert_int_equal(c.tokens, rows[k].want_tokens);
+        assert_true(c.after_us == rows[k].want_after);
+        assert_int_equal(lt_plan_job_cancel(&js, &jobs[2 * k]).by, LT_PLAN_CANCEL_NONE);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -422,8 +468,8 @@ int main(void)
         cmocka_unit_test(test_cap),           cmocka_unit_test(test_closed),
         cmocka_unit_test(test_closed_limit),  cmocka_unit_test(test_retry),
         cmocka_unit_test(test_cut_and_parts), cmocka_unit_test(test_stop),
-        cmocka_unit_test(test_open),          cmocka_unit_test(test_sample),
-        cmocka_unit_test(test_closed_lap),
+        cmocka_unit_test(test_open),          cmocka_unit_test(test_cancel_rule),
+        cmocka_unit_test(test_sample),        cmocka_unit_test(test_closed_lap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
