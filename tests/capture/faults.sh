@@ -252,4 +252,18 @@ expect_status 0 $? "info reads the killed trace"
 expect_eq 40 "$(jq -s '[.[] | select(.max_tokens == 2 and .orig.status == 200)] | length' \
     "$T/kill.recs")" "each as sent and answered"
 stop $SIM_PID sim
+
+# The counters capture prints at exit (issue 21: what it did), against the
+# records each trace holds: every request recorded, and clients gone,
+# upstream failures (an err upstream_*), bodies too large and values not
+# as sent counted as the records say.
+for c in cvals c500 c429 cdisc cref cgone clim cdead cterm cdrain; do
+    records "$T/$c.lt.zst" >"$T/$c.recs" || { fail "$c: trace unreadable"; continue; }
+    want=$(jq -s -r '"terminated: \(length) requests, \(length) recorded, 0 not recorded (too many held), " +
+        "\([.[] | select(.err == "client_gone")] | length) clients gone, " +
+        "\([.[] | select(.err // "" | startswith("upstream_"))] | length) upstream failures, " +
+        "\([.[] | select(.err == "too_large")] | length) too large, " +
+        "\([.[] | select(.changed != null)] | length) with values not as sent"' "$T/$c.recs")
+    expect_grep "$want" "$T/$c.err"
+done
 finish
