@@ -62,13 +62,15 @@ static const char replay_usage[] =
     "  --speed X               compress time X times\n"
     "  --rate R                rescale to a mean of R requests/s, keeping the bursts\n"
     "  --max-gap D             compress idle gaps longer than D\n"
-    "  --window START,END      replay only the trace's slice [START, END)\n"
+    "  --window START,END      replay only the trace's slice [START, END): the sessions\n"
+    "                          that begin in it, each whole\n"
     "  --duration D            stop scheduling after D\n"
     "  --spread D              spread requests whose times were rounded to the same\n"
     "                          value evenly over D\n"
     "  --concurrency 1,4,16    closed loop: one run per level, that many requests in\n"
     "                          flight, the trace's requests in order (timestamps ignored)\n"
-    "  --requests N            requests per closed- or open-loop run (default: the trace's)\n"
+    "  --requests N            requests per closed- or open-loop run (default: the trace's);\n"
+    "                          in trace time, a sample: the first sessions that fit whole\n"
     "  --warmup N              the first N requests of a run are recorded but excluded\n"
     "  --arrivals poisson|gamma:CV|constant   open loop at --rate R\n"
     "  --max-concurrency N     open loop: at most N in flight; the wait is recorded\n"
@@ -276,6 +278,8 @@ static int replay_main(struct replay_cli *c)
     }
     struct lt_replay_stats st;
     lt_replay_get_stats(rp, &st);
+    if (!c->quiet)
+        cli_print_sample("replay", st.sampled ? &st.sample : NULL);
     if (!c->quiet)
         fprintf(stderr, "loadtrace replay: model %s; prompt lengths: %s\n", st.model, st.calib_how);
     if (!c->quiet)

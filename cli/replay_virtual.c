@@ -88,10 +88,13 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
     double cpu = cpu_seconds() - cpu0;
     if (rc < 0) {
         cli_error("replay", "%s", err.msg);
-        cli_error("replay", "%llu requests were recorded in %s before the error",
-                  (unsigned long long)tot.requests, o->out_path);
+        if (tot.opened) /* else nothing was written: the plan refused first */
+            cli_error("replay", "%llu requests were recorded in %s before the error",
+                      (unsigned long long)tot.requests, o->out_path);
         return 1;
     }
+    if (!quiet)
+        cli_print_sample("replay", tot.sampled ? &tot.sample : NULL);
     if (!quiet)
         fprintf(stderr,
                 "loadtrace replay: virtual time, profile %s: %llu requests, %llu ok, %llu "

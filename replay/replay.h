@@ -118,6 +118,9 @@ struct lt_replay_stats {
     uint64_t scrapes, scrape_errors;
     char reset_how[128]; /* how --reset-prefix-cache reset the cache */
     uint64_t resets;
+    /* --window or --requests sampled the trace: what was kept */
+    bool sampled;
+    struct lt_plan_sample sample;
 };
 
 struct lt_replay_opts {

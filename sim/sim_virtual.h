@@ -53,7 +53,10 @@ struct lt_sim_vstats {
     uint64_t out_tokens; /* tokens emitted */
     uint64_t steps;      /* engine steps */
     uint64_t cached_tokens;
-    int64_t model_end_us; /* virtual time of the run's last event */
+    int64_t model_end_us;         /* virtual time of the run's last event */
+    bool opened;                  /* the results file was created */
+    bool sampled;                 /* --window or --requests sampled the trace: */
+    struct lt_plan_sample sample; /* what was kept (lt_plan_sample) */
 };
 
 /* Run `run` of plan (closed loop: `level` in flight) through a new model
