@@ -63,7 +63,7 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
         return 0;
     struct lt_plan_jobs tr = {0};
     double cpu0 = cpu_seconds();
-    if (lt_plan_jobs_load(&tr, o->trace_path, &err) < 0) {
+    if (lt_plan_jobs_open(&tr, o->trace_path, &err) < 0) {
         cli_error("replay", "%s", err.msg);
         lt_plan_jobs_release(&tr);
         return 1;

@@ -87,8 +87,22 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
         p->o.requests = cap;
     }
     p->cap = cap;
+    /* A streamed trace stays streamed only where the plan walks the jobs
+     * once, in order: anything else reads every job now. */
+    bool win = o->tt.win_start_us > 0 || o->tt.win_end_us > 0;
+    p->streamed = jobs->stream && o->mode == LT_PLAN_TRACE && !win && !o->requests && o->parts <= 1;
+    if (jobs->stream && !p->streamed && (rc = lt_plan_jobs_need(jobs, 0, n, err)) < 0)
+        return rc;
     p->order = malloc(cap * sizeof *p->order);
-    p->offs = malloc(cap * sizeof *p->offs);
+    if (p->streamed) { /* the arrival times, read by lt_plan_jobs_open, become offs */
+        if (!(p->offs = lt_plan_jobs_times(jobs, err))) {
+            lt_plan_release(p);
+            return err ? err->code : LT_ENOMEM;
+        }
+        p->offs_times = true;
+    } else {
+        p->offs = malloc(cap * sizeof *p->offs);
+    }
     p->state = malloc(cap);
     p->attempts = calloc(cap, 1);
     /* Only a cap queues anything. */
@@ -127,6 +141,7 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
             lt_plan_release(p);
             return rc;
         }
+        p->fresh = p->streamed; /* laying it out again would read the trace again */
     }
     return 0;
 oom:
@@ -175,10 +190,19 @@ static int start_trace(struct lt_plan *p, struct lt_err *err)
             return rc;
         keep = p->state;
     }
+    if (p->streamed && !p->offs_times) { /* a later run: the times read again */
+        int64_t *t = lt_plan_jobs_times(p->jobs, err);
+        if (!t)
+            return err ? err->code : LT_ENOMEM;
+        free(p->offs);
+        p->offs = t;
+    }
     for (size_t i = 0; i < n; i++) {
         p->order[i] = (uint32_t)i;
-        p->offs[i] = p->jobs->v[i].t;
+        if (!p->streamed)
+            p->offs[i] = p->jobs->v[i].t;
     }
+    p->offs_times = false;
     int64_t kept = lt_plan_sched_trace(p->offs, n, tt, keep, p->offs, err);
     if (kept < 0)
         return (int)kept;
@@ -272,13 +296,22 @@ int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct 
     p->run = run;
     p->level = level;
     p->ops = *ops;
+    size_t done0 = p->done_n;
     p->cursor = p->done_n = 0;
+    p->low = p->dropped_at = p->need_edge = 0;
     p->inflight = 0;
     p->wq_head = p->wq_len = 0;
     while (lt_heap_pop(&p->turns, NULL) || lt_heap_pop(&p->again, NULL))
         ; /* a stopped run may leave some */
     p->begun = false;
-    int rc = p->o.mode == LT_PLAN_TRACE ? start_trace(p, err) : start_loop(p, err);
+    int rc = 0;
+    if (p->streamed && (rc = lt_plan_jobs_need(p->jobs, 0, 0, err)) < 0)
+        return rc; /* jobs a run before dropped: the reading starts over */
+    if (p->fresh)
+        p->done_n = done0; /* lt_plan_init's layout, untouched since */
+    else
+        rc = p->o.mode == LT_PLAN_TRACE ? start_trace(p, err) : start_loop(p, err);
+    p->fresh = false;
     if (rc < 0)
         return rc;
     p->planned = p->total - p->done_n;
@@ -402,6 +435,10 @@ static int pump_timed(struct lt_plan *p, int64_t now, struct lt_err *err)
         size_t k = p->cursor++;
         if (p->state[k] == LT_PLAN_DONE)
             continue; /* cut by the window, the duration or the split */
+        if (p->streamed && k >= p->need_edge) {
+            p->need_edge = k + LT_PLAN_LOOKAHEAD;
+            LT_TRY(lt_plan_jobs_need(p->jobs, p->low, p->need_edge, err));
+        }
         const struct lt_plan_job *job = &p->jobs->v[p->order[k]];
         if (p->o.mode == LT_PLAN_TRACE && job->prev >= 0 && p->job_end[job->prev] != PLAN_CUT) {
             int64_t pe = p->job_end[job->prev];
@@ -433,6 +470,17 @@ int lt_plan_pump(struct lt_plan *p, int64_t now_us, struct lt_err *err)
     int rc = 0;
     if (stopped(p))
         return 0;
+    if (p->streamed) {
+        /* What is DONE below the oldest seq still in play is given back
+         * (never in lt_plan_finish: the engine records a request before it
+         * finishes it, but may read its job until then). */
+        while (p->low < p->cursor && p->state[p->low] == LT_PLAN_DONE)
+            p->low++;
+        if (p->low >= p->dropped_at + 1024) {
+            lt_plan_jobs_drop(p->jobs, p->low);
+            p->dropped_at = p->low;
+        }
+    }
     while (heap_next(&p->again) <= now_us) {
         struct lt_plan_item h = heap_pop(&p->again);
         if (capped(p))

@@ -129,7 +129,18 @@ struct lt_plan {
     struct lt_heap turns; /* session turns whose time is known (lt_plan_item) */
     struct lt_heap again; /* seqs waiting to be retried (lt_plan_item) */
     uint8_t *mine;        /* split over parts: 1 for this part's jobs; NULL = all */
+    /* A streamed trace (lt_plan_jobs_open) in trace time without a window,
+     * --requests or parts: jobs are read LT_PLAN_LOOKAHEAD seqs ahead of
+     * the cursor and dropped below `low`, the oldest seq not DONE
+     * (plan/README.md "Streaming"). */
+    bool streamed;
+    bool offs_times; /* offs hold the trace's arrival times, not laid out yet */
+    bool fresh;      /* the layout lt_plan_init made is unused: lt_plan_start keeps it */
+    size_t low, dropped_at, need_edge;
 };
+
+/* Jobs a streamed plan reads ahead of its cursor. */
+#define LT_PLAN_LOOKAHEAD 4096
 
 /* Refuse contradictory options: 0 or LT_EINVAL with err filled. */
 int lt_plan_check(const struct lt_plan_opts *o, struct lt_err *err);

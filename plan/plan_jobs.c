@@ -2,6 +2,7 @@
  * A trace's requests, loaded for a replay, and their split over the parts
  * of a job (plan_jobs.h).
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE, madvise */
 #include "plan/plan_jobs.h"
 #include "base/lt_u64map.h"
 #include "traces/trace_lengths.h"
@@ -10,26 +11,43 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* A slab of the jobs' messages, blocks and texts (8-byte aligned). */
 struct lt_plan_slab {
     struct lt_plan_slab *next;
     size_t used, cap; /* in 8-byte words */
+    size_t last;      /* the highest job index with something here */
     uint64_t w[];
 };
 
 #define SLAB_WORDS ((size_t)1 << 17) /* 1 MiB */
 
-/* len bytes from the jobs' slabs; NULL when out of memory. An item over
- * a quarter of a slab gets a slab of its own, behind the one being
- * filled. */
-static void *slab_alloc(struct lt_plan_jobs *js, size_t len)
+/* A streamed trace (lt_plan_jobs_open): what is read, held and dropped. */
+struct lt_plan_stream {
+    char *path;
+    struct lt_reader *r;   /* the reading in progress; NULL before the first need */
+    size_t loaded;         /* jobs [dropped, loaded) are held */
+    size_t dropped;
+    size_t map_len;        /* bytes of v mapped (room for n jobs) */
+    size_t freed;          /* v's leading bytes given back */
+    struct lt_plan_slab *slabs;
+    struct lt_u64map last; /* session -> job index + 1 of its latest turn read */
+    int64_t *t;            /* the arrival times, until lt_plan_jobs_times takes them */
+};
+
+/* len bytes from the slabs at *head for job `job`; NULL when out of
+ * memory. An item over a quarter of a slab gets a slab of its own, behind
+ * the one being filled. */
+static void *slab_alloc(struct lt_plan_slab **head, size_t len, size_t job)
 {
     size_t words = (len + 7) / 8;
-    struct lt_plan_slab *s = js->slabs;
+    struct lt_plan_slab *s = *head;
     if (s && s->cap - s->used >= words) {
         void *p = s->w + s->used;
         s->used += words;
+        s->last = job;
         return p;
     }
     bool own = words > SLAB_WORDS / 4;
@@ -39,26 +57,120 @@ static void *slab_alloc(struct lt_plan_jobs *js, size_t len)
         return NULL;
     n->cap = cap;
     n->used = words;
+    n->last = job;
     if (own && s) {
         n->next = s->next;
         s->next = n;
     } else {
         n->next = s;
-        js->slabs = n;
+        *head = n;
     }
     return n->w;
 }
 
 /* A copy of n elements of `size` bytes at p, with `extra` zero bytes
  * after them (a NUL for text), in the slabs; NULL when out of memory. */
-static void *dup_n(struct lt_plan_jobs *js, const void *p, size_t n, size_t size, size_t extra)
+static void *dup_n(struct lt_plan_slab **head, size_t job, const void *p, size_t n, size_t size,
+                   size_t extra)
 {
-    char *d = slab_alloc(js, n * size + extra);
+    char *d = slab_alloc(head, n * size + extra, job);
     if (d) {
         memcpy(d, p, n * size);
         memset(d + n * size, 0, extra);
     }
     return d;
+}
+
+/* Checks every reading of a record makes (the first pass of a streamed
+ * trace, or the only one). */
+static int check_record(struct lt_plan_jobs *js, const char *path, const struct lt_item *it,
+                        size_t *ccap, struct lt_err *err)
+{
+    const struct lt_record *rec = &it->rec;
+    if (js->n >= LT_PLAN_MAX_JOBS)
+        return lt_errset(err, LT_EINVAL, "%s: more than %zu requests: a replay holds at most that",
+                         path, LT_PLAN_MAX_JOBS);
+    if (rec->text && rec->text_len > UINT32_MAX) /* above the reader's limits */
+        return lt_errset(err, LT_EFORMAT, "%s: record %llu: a text of %zu bytes", path,
+                         (unsigned long long)it->index, rec->text_len);
+    if (rec->has & (LT_HAS_CANCEL_AFTER | LT_HAS_CANCEL_TOKENS)) {
+        if (js->n_cancels == *ccap) {
+            size_t nc = *ccap ? *ccap * 2 : 64;
+            struct lt_plan_cancel_rec *c = realloc(js->cancels, nc * sizeof *c);
+            if (!c)
+                return lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
+            js->cancels = c;
+            *ccap = nc;
+        }
+        js->cancels[js->n_cancels++] = (struct lt_plan_cancel_rec){
+            .index = it->index,
+            .after = rec->cancel_after,
+            .tokens = rec->cancel_tokens,
+            .has = rec->has & (LT_HAS_CANCEL_AFTER | LT_HAS_CANCEL_TOKENS)};
+    }
+    return 0;
+}
+
+/* Job j (index idx) from a record, its messages, blocks and text copied
+ * into the slabs at *head; prev and next not linked yet. */
+static int fill_job(struct lt_plan_job *j, size_t idx, const struct lt_item *it,
+                    struct lt_plan_slab **head, struct lt_err *err)
+{
+    const struct lt_record *rec = &it->rec;
+    memset(j, 0, sizeof *j);
+    j->index = it->index;
+    j->t = rec->t;
+    j->has = rec->has;
+    j->session = rec->session;
+    j->turn = rec->turn;
+    j->think = rec->think;
+    j->in = rec->in;
+    j->out = rec->out;
+    j->reasoning = rec->reasoning;
+    j->max_tokens = rec->max_tokens;
+    j->tools_count = rec->tools_count;
+    j->tools_tokens = rec->tools_tokens;
+    j->prev = j->next = -1;
+    if (rec->n_msgs) {
+        if (!(j->msgs = dup_n(head, idx, rec->msgs, rec->n_msgs, sizeof *j->msgs, 0)))
+            goto oom;
+        j->n_msgs = rec->n_msgs;
+    }
+    if (rec->n_blocks) {
+        if (!(j->blocks = dup_n(head, idx, rec->blocks, rec->n_blocks, sizeof *j->blocks, 0)))
+            goto oom;
+        j->n_blocks = rec->n_blocks;
+    }
+    if (rec->text) {
+        if (!(j->text = dup_n(head, idx, rec->text, rec->text_len, 1, 1)))
+            goto oom;
+        j->text_len = (uint32_t)rec->text_len;
+    }
+    return 0;
+oom:
+    return lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
+}
+
+/* Link job idx of v to its session's previous turn (last: session ->
+ * job index + 1 of the latest turn read). The previous turn's next is set
+ * only when it is still held (>= held_from). */
+static int link_session(struct lt_plan_job *v, size_t idx, struct lt_u64map *last, size_t held_from,
+                        struct lt_err *err)
+{
+    struct lt_plan_job *j = &v[idx];
+    if (!(j->has & LT_HAS_SESSION))
+        return 0;
+    bool added;
+    uint64_t *p = lt_u64map_upsert(last, j->session, &added);
+    if (!p)
+        return lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
+    if (!added) {
+        j->prev = (int32_t)(*p - 1);
+        if ((size_t)j->prev >= held_from)
+            v[j->prev].next = (int32_t)idx;
+    }
+    *p = idx + 1;
+    return 0;
 }
 
 int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *err)
@@ -77,85 +189,21 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
     while ((n = lt_reader_next(r, &it, err)) == 1) {
         if (it->type != LT_ITEM_RECORD)
             continue;
-        if (js->n >= LT_PLAN_MAX_JOBS) {
-            rc =
-                lt_errset(err, LT_EINVAL, "%s: more than %zu requests: a replay holds at most that",
-                          path, LT_PLAN_MAX_JOBS);
+        if ((rc = check_record(js, path, it, &ccap, err)) < 0)
             goto out;
-        }
         if (js->n == cap) {
             size_t nc = cap ? cap * 2 : 1024;
             struct lt_plan_job *j = realloc(js->v, nc * sizeof *j);
-            if (!j) {
-                rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
-                goto out;
-            }
+            if (!j)
+                goto oom;
             js->v = j;
             cap = nc;
         }
-        const struct lt_record *rec = &it->rec;
-        struct lt_plan_job *j = &js->v[js->n];
-        memset(j, 0, sizeof *j);
-        j->index = it->index;
-        j->t = rec->t;
-        j->has = rec->has;
-        j->session = rec->session;
-        j->turn = rec->turn;
-        j->think = rec->think;
-        j->in = rec->in;
-        j->out = rec->out;
-        j->reasoning = rec->reasoning;
-        j->max_tokens = rec->max_tokens;
-        j->tools_count = rec->tools_count;
-        j->tools_tokens = rec->tools_tokens;
-        if (rec->has & (LT_HAS_CANCEL_AFTER | LT_HAS_CANCEL_TOKENS)) {
-            if (js->n_cancels == ccap) {
-                size_t nc = ccap ? ccap * 2 : 64;
-                struct lt_plan_cancel_rec *c = realloc(js->cancels, nc * sizeof *c);
-                if (!c)
-                    goto oom;
-                js->cancels = c;
-                ccap = nc;
-            }
-            js->cancels[js->n_cancels++] = (struct lt_plan_cancel_rec){
-                .index = it->index,
-                .after = rec->cancel_after,
-                .tokens = rec->cancel_tokens,
-                .has = rec->has & (LT_HAS_CANCEL_AFTER | LT_HAS_CANCEL_TOKENS)};
-        }
-        j->prev = j->next = -1;
+        if ((rc = fill_job(&js->v[js->n], js->n, it, &js->slabs, err)) < 0)
+            goto out;
         js->n++;
-        if (rec->n_msgs) {
-            if (!(j->msgs = dup_n(js, rec->msgs, rec->n_msgs, sizeof *j->msgs, 0)))
-                goto oom;
-            j->n_msgs = rec->n_msgs;
-        }
-        if (rec->n_blocks) {
-            if (!(j->blocks = dup_n(js, rec->blocks, rec->n_blocks, sizeof *j->blocks, 0)))
-                goto oom;
-            j->n_blocks = rec->n_blocks;
-        }
-        if (rec->text) {
-            if (rec->text_len > UINT32_MAX) { /* above the reader's limits */
-                rc = lt_errset(err, LT_EFORMAT, "%s: record %llu: a text of %zu bytes", path,
-                               (unsigned long long)it->index, rec->text_len);
-                goto out;
-            }
-            if (!(j->text = dup_n(js, rec->text, rec->text_len, 1, 1)))
-                goto oom;
-            j->text_len = (uint32_t)rec->text_len;
-        }
-        if (rec->has & LT_HAS_SESSION) {
-            bool added;
-            uint64_t *v = lt_u64map_upsert(&last, rec->session, &added);
-            if (!v)
-                goto oom;
-            if (!added) {
-                j->prev = (int32_t)(*v - 1);
-                js->v[j->prev].next = (int32_t)(js->n - 1);
-            }
-            *v = js->n; /* job index + 1 */
-        }
+        if ((rc = link_session(js->v, js->n - 1, &last, 0, err)) < 0)
+            goto out;
     }
     if (n < 0) {
         rc = n;
@@ -172,6 +220,198 @@ out:
     if (rc < 0)
         lt_plan_jobs_release(js);
     return rc;
+}
+
+/* ---- a streamed trace ---- */
+
+int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *err)
+{
+    int rc = 0;
+    size_t tcap = 0, ccap = 0;
+    memset(js, 0, sizeof *js);
+    struct lt_plan_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
+    js->stream = s;
+    lt_u64map_init(&s->last);
+    if (!(s->path = strdup(path))) {
+        lt_plan_jobs_release(js);
+        return lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
+    }
+    struct lt_reader *r = lt_reader_open_kind(path, LT_KIND_TRACE, NULL, err);
+    if (!r) {
+        rc = err ? err->code : LT_EIO;
+        goto out;
+    }
+    js->block_tokens = lt_reader_header(r)->block_tokens;
+    const struct lt_item *it;
+    int n;
+    /* The first pass: every record read and checked (a bad one is found
+     * before anything is sent, as with lt_plan_jobs_load), its time kept. */
+    while ((n = lt_reader_next(r, &it, err)) == 1) {
+        if (it->type != LT_ITEM_RECORD)
+            continue;
+        if ((rc = check_record(js, path, it, &ccap, err)) < 0)
+            goto out;
+        if (js->n == tcap) {
+            size_t nc = tcap ? tcap + tcap / 2 : 4096;
+            int64_t *t = realloc(s->t, nc * sizeof *t);
+            if (!t)
+                goto oom;
+            s->t = t;
+            tcap = nc;
+        }
+        s->t[js->n++] = it->rec.t;
+    }
+    if (n < 0) {
+        rc = n;
+        goto out;
+    }
+    if (js->n == 0) {
+        rc = lt_errset(err, LT_EFORMAT, "%s: the trace holds no requests", path);
+        goto out;
+    }
+    s->map_len = js->n * sizeof *js->v;
+    void *v = mmap(NULL, s->map_len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (v == MAP_FAILED)
+        goto oom;
+    js->v = v;
+    goto out;
+oom:
+    rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
+out:
+    lt_reader_free(r);
+    if (rc < 0)
+        lt_plan_jobs_release(js);
+    return rc;
+}
+
+static void free_slabs(struct lt_plan_slab **head)
+{
+    while (*head) {
+        struct lt_plan_slab *s = *head;
+        *head = s->next;
+        free(s);
+    }
+}
+
+/* Back to before the first need: every job dropped, the reading closed. */
+static void stream_reset(const struct lt_plan_jobs *js)
+{
+    struct lt_plan_stream *s = js->stream;
+    free_slabs(&s->slabs);
+    if (s->loaded)
+        madvise(js->v, s->map_len, MADV_DONTNEED);
+    s->loaded = s->dropped = s->freed = 0;
+    lt_u64map_release(&s->last);
+    lt_u64map_init(&s->last);
+    lt_reader_free(s->r);
+    s->r = NULL;
+}
+
+int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, struct lt_err *err)
+{
+    struct lt_plan_stream *s = js->stream;
+    if (!s)
+        return 0;
+    if (upto > js->n)
+        upto = js->n;
+    if (from < s->dropped)
+        stream_reset(js);
+    if (!s->r && s->loaded < upto &&
+        !(s->r = lt_reader_open_kind(s->path, LT_KIND_TRACE, NULL, err)))
+        return err ? err->code : LT_EIO;
+    while (s->loaded < upto) {
+        const struct lt_item *it;
+        int n = lt_reader_next(s->r, &it, err);
+        if (n < 0)
+            return n;
+        if (n == 0)
+            return lt_errset(err, LT_EFORMAT, "%s: the trace ended after %zu of %zu requests: "
+                             "it changed while it was replayed", s->path, s->loaded, js->n);
+        if (it->type != LT_ITEM_RECORD)
+            continue;
+        int rc = fill_job(&js->v[s->loaded], s->loaded, it, &s->slabs, err);
+        if (rc < 0)
+            return rc;
+        s->loaded++;
+        if ((rc = link_session(js->v, s->loaded - 1, &s->last, s->dropped, err)) < 0)
+            return rc;
+    }
+    if (s->loaded == js->n && s->r) { /* every record read: the file is closed */
+        lt_reader_free(s->r);
+        s->r = NULL;
+    }
+    return 0;
+}
+
+void lt_plan_jobs_drop(const struct lt_plan_jobs *js, size_t below)
+{
+    struct lt_plan_stream *s = js->stream;
+    if (!s)
+        return;
+    if (below > s->loaded)
+        below = s->loaded;
+    if (below <= s->dropped)
+        return;
+    s->dropped = below;
+    /* whole pages of v, every job on them below `below` */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t bytes = below * sizeof *js->v / page * page;
+    if (bytes > s->freed) {
+        madvise((char *)js->v + s->freed, bytes - s->freed, MADV_DONTNEED);
+        s->freed = bytes;
+    }
+    /* whole slabs */
+    for (struct lt_plan_slab **pp = &s->slabs; *pp;) {
+        struct lt_plan_slab *sl = *pp;
+        if (sl->last < below) {
+            *pp = sl->next;
+            free(sl);
+        } else {
+            pp = &sl->next;
+        }
+    }
+}
+
+size_t lt_plan_jobs_held(const struct lt_plan_jobs *js)
+{
+    return js->stream ? js->stream->loaded - js->stream->dropped : js->n;
+}
+
+int64_t *lt_plan_jobs_times(const struct lt_plan_jobs *js, struct lt_err *err)
+{
+    struct lt_plan_stream *s = js->stream;
+    if (!s) {
+        lt_errset(err, LT_EINVAL, "the trace is not streamed");
+        return NULL;
+    }
+    if (s->t) {
+        int64_t *t = s->t;
+        s->t = NULL;
+        return t;
+    }
+    int64_t *t = malloc(js->n * sizeof *t);
+    if (!t) {
+        lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
+        return NULL;
+    }
+    struct lt_reader *r = lt_reader_open_kind(s->path, LT_KIND_TRACE, NULL, err);
+    size_t k = 0;
+    const struct lt_item *it;
+    int n = r ? 0 : -1;
+    while (r && k < js->n && (n = lt_reader_next(r, &it, err)) == 1)
+        if (it->type == LT_ITEM_RECORD)
+            t[k++] = it->rec.t;
+    lt_reader_free(r);
+    if (k < js->n) {
+        if (n == 0)
+            lt_errset(err, LT_EFORMAT, "%s: the trace changed while it was replayed", s->path);
+        free(t);
+        return NULL;
+    }
+    return t;
 }
 
 int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
@@ -224,12 +464,20 @@ int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t 
 
 void lt_plan_jobs_release(struct lt_plan_jobs *js)
 {
-    while (js->slabs) {
-        struct lt_plan_slab *s = js->slabs;
-        js->slabs = s->next;
+    free_slabs(&js->slabs);
+    struct lt_plan_stream *s = js->stream;
+    if (s) {
+        free_slabs(&s->slabs);
+        lt_reader_free(s->r);
+        lt_u64map_release(&s->last);
+        free(s->t);
+        free(s->path);
+        if (js->v)
+            munmap(js->v, s->map_len);
         free(s);
+    } else {
+        free(js->v);
     }
-    free(js->v);
     free(js->cancels);
     memset(js, 0, sizeof *js);
 }

@@ -52,6 +52,10 @@ struct lt_plan_jobs {
      * job costs nothing for them (lt_plan_job_cancel reads them). */
     struct lt_plan_cancel_rec *cancels;
     size_t n_cancels;
+    /* lt_plan_jobs_open: the jobs are read as the run needs them and
+     * dropped behind it (the trace streamed); NULL when every job is
+     * loaded. See "Streaming" in plan/README.md. */
+    struct lt_plan_stream *stream;
 };
 
 /* Where a request is cancelled (docs/replay.md "Cancellations"): the one
@@ -85,6 +89,33 @@ struct lt_plan_cancel lt_plan_job_cancel(const struct lt_plan_jobs *js,
  * unreadable trace and on one with no requests. */
 int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *err);
 void lt_plan_jobs_release(struct lt_plan_jobs *js);
+
+/* The trace at path, streamed (plan/README.md "Streaming"): one pass now
+ * reads and checks every record but keeps only n, the arrival times (8
+ * bytes a request, until the plan takes them), the cancel points and the
+ * header's block size; v has room for n jobs (address space, not memory),
+ * and a job is readable only between lt_plan_jobs_need and the
+ * lt_plan_jobs_drop that passes it. The plan decides (lt_plan_init):
+ * trace time without --window, --requests or parts streams; any other
+ * run needs every job and loads them all (today's memory). Fails like
+ * lt_plan_jobs_load. */
+int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *err);
+/* Make jobs [from, upto) readable, reading the trace on (a streamed trace;
+ * a no-op for a loaded one). Sessions are linked as their turns are read:
+ * a turn's prev is set, and its previous turn's next when that one is
+ * still held. Asking for a job already dropped starts the reading over. */
+int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto,
+                      struct lt_err *err);
+/* A streamed trace: jobs below `below` are done with; their memory (whole
+ * pages of v, whole slabs) goes back to the system. */
+void lt_plan_jobs_drop(const struct lt_plan_jobs *js, size_t below);
+/* Jobs held in memory: every job of a loaded trace, the window of a
+ * streamed one. */
+size_t lt_plan_jobs_held(const struct lt_plan_jobs *js);
+/* The arrival times of a streamed trace (n of them), handed over to the
+ * caller (free()), or read again when already taken; NULL when out of
+ * memory or unreadable (err filled). */
+int64_t *lt_plan_jobs_times(const struct lt_plan_jobs *js, struct lt_err *err);
 
 /* What a sample kept (lt_plan_sample): requests and sessions (requests
  * with a session id, by id; a request without one is not counted as a

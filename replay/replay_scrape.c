@@ -21,6 +21,7 @@
 #include "replay/replay_internal.h"
 #include "base/lt_rng.h"
 #include "traces/lt_mp.h"
+#include "traces/trace_reader.h"
 
 #include <errno.h>
 #include <math.h>
@@ -506,49 +507,95 @@ out:
     return rc;
 }
 
+/* The blocks sent so far: an open-addressed set that grows with the
+ * distinct blocks (0 = empty; a hash of 0 is taken as 1). */
+struct hit_set {
+    uint64_t *v;
+    size_t cap, n;
+    double hit, all;
+};
+
+static bool hit_set_add(struct hit_set *s, uint64_t h, bool *seen)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 1 << 16;
+        uint64_t *nv = calloc(nc, sizeof *nv);
+        if (!nv)
+            return false;
+        for (size_t k = 0; k < s->cap; k++) {
+            if (!s->v[k])
+                continue;
+            size_t i = (size_t)(lt_mix64(s->v[k]) & (nc - 1));
+            while (nv[i])
+                i = (i + 1) & (nc - 1);
+            nv[i] = s->v[k];
+        }
+        free(s->v);
+        s->v = nv;
+        s->cap = nc;
+    }
+    size_t i = (size_t)(lt_mix64(h) & (s->cap - 1));
+    while (s->v[i] && s->v[i] != h)
+        i = (i + 1) & (s->cap - 1);
+    *seen = s->v[i] == h;
+    if (!*seen) {
+        s->v[i] = h;
+        s->n++;
+    }
+    return true;
+}
+
+/* One request: its leading blocks already sent count as hits. */
+static bool hit_request(struct hit_set *s, const uint64_t *blocks, uint32_t n_blocks, uint32_t in,
+                        uint32_t bt)
+{
+    bool chain = true;
+    uint64_t got = 0;
+    for (uint32_t b = 0; b < n_blocks; b++) {
+        bool seen;
+        if (!hit_set_add(s, blocks[b] ? blocks[b] : 1, &seen))
+            return false;
+        if (seen && chain)
+            got++;
+        else
+            chain = false;
+    }
+    double g = (double)got * bt;
+    s->hit += g < in ? g : in;
+    s->all += in;
+    return true;
+}
+
 /* The prefix-cache hit rate the run's trace allows: each request's
  * leading blocks already sent by an earlier request of the run (an
  * unbounded cache), in tokens, over all prompt tokens. What a server
  * reports far above it came from an earlier run (a warm cache). Returns
- * -1 when the trace has no blocks. */
+ * -1 when the trace has no blocks. A streamed plan (trace time: every
+ * record, in order) holds no jobs yet: the trace is read once more. Its
+ * memory is the set of distinct blocks, freed before the run. */
 static double trace_hit_rate(const struct lt_replay *rp)
 {
     const struct lt_plan *pl = &rp->plan;
-    size_t nb = 0;
-    for (size_t k = 0; k < pl->total; k++)
-        nb += rp->trace.v[pl->order[k]].n_blocks;
-    if (nb == 0)
-        return -1;
-    size_t cap = 16;
-    while (cap < 2 * nb)
-        cap <<= 1;
-    uint64_t *set = calloc(cap, sizeof *set); /* 0 = empty; a hash of 0 is taken as 1 */
-    if (!set)
-        return -1;
-    double hit = 0, all = 0;
+    struct hit_set s = {0};
+    bool ok = true;
     uint32_t bt = rp->build.block_tokens;
-    for (size_t k = 0; k < pl->total; k++) {
-        const struct lt_plan_job *j = &rp->trace.v[pl->order[k]];
-        bool chain = true;
-        uint64_t got = 0;
-        for (uint32_t b = 0; b < j->n_blocks; b++) {
-            uint64_t h = j->blocks[b] ? j->blocks[b] : 1;
-            size_t i = (size_t)(lt_mix64(h) & (cap - 1));
-            while (set[i] && set[i] != h)
-                i = (i + 1) & (cap - 1);
-            if (set[i] == h && chain)
-                got++;
-            else
-                chain = false;
-            set[i] = h;
+    if (pl->streamed) {
+        struct lt_reader *r = lt_reader_open_kind(rp->o.trace_path, LT_KIND_TRACE, NULL, NULL);
+        const struct lt_item *it;
+        ok = r != NULL;
+        while (ok && lt_reader_next(r, &it, NULL) == 1)
+            if (it->type == LT_ITEM_RECORD)
+                ok = hit_request(&s, it->rec.blocks, it->rec.n_blocks, it->rec.in, bt);
+        lt_reader_free(r);
+    } else {
+        for (size_t k = 0; ok && k < pl->total; k++) {
+            const struct lt_plan_job *j = &rp->trace.v[pl->order[k]];
+            ok = hit_request(&s, j->blocks, j->n_blocks, j->in, bt);
         }
-        double in = j->in;
-        double g = (double)got * bt;
-        hit += g < in ? g : in;
-        all += in;
     }
-    free(set);
-    return all > 0 ? hit / all : -1;
+    size_t distinct = s.n;
+    free(s.v);
+    return ok && distinct && s.all > 0 ? s.hit / s.all : -1;
 }
 
 int lt_replay_scrape_run_extra(struct lt_replay *rp, struct lt_extra *extra, struct lt_err *err)

@@ -101,7 +101,7 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
                                       opts->api_key_bearer_too, opts->api_key, opts->headers,
                                       opts->n_headers, err));
 
-    LT_TRY(lt_plan_jobs_load(&rp->trace, rp->o.trace_path, err));
+    LT_TRY(lt_plan_jobs_open(&rp->trace, rp->o.trace_path, err));
     if (opts->prompts_path)
         LT_TRY(lt_replay_corpus_load(&rp->corpus, opts->prompts_path, err));
     struct lt_plan_opts po;

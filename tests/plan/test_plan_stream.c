@@ -1,0 +1,243 @@
+/*
+ * A streamed trace (lt_plan_jobs_open) against the same trace loaded
+ * whole (lt_plan_jobs_load): a trace-time run driven by a fake engine
+ * (each request ends a fixed latency after it leaves) sends the same seqs
+ * at the same times and hands the engine the same jobs (fields, messages,
+ * blocks, text, session links), while holding only a window of the jobs;
+ * a second run of the same plan reads the trace again and repeats it;
+ * the modes that need every job (a window, a closed loop) load them all.
+ */
+#include "plan/plan.h"
+#include "traces/trace_writer.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define N 40000
+#define LATENCY_US 3000
+
+static char path[512];
+
+/* N records 1 ms apart; every 10th of them is a turn of one of 50
+ * sessions (so a session's turns are 500 records apart, its earlier turns
+ * long dropped when a later one is read), with a think time that makes
+ * some turns wait for their previous turn's end. */
+static void write_trace(void)
+{
+    const char *dir = getenv("LT_TMP");
+    snprintf(path, sizeof path, "%s/stream-%d.lt.zst", dir ? dir : "/tmp", (int)getpid());
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "test", .block_tokens = 16};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    for (uint32_t i = 0; i < N; i++) {
+        struct lt_msg msgs[2] = {{"system", 5}, {"user", 11 + i % 7}};
+        uint64_t blocks[2] = {1000 + i % 13, 77 * (uint64_t)i + 1};
+        char text[32];
+        int tl = snprintf(text, sizeof text, "prompt %u", i);
+        struct lt_record r = {.t = (int64_t)i * 1000,
+                              .has = LT_HAS_IN | LT_HAS_OUT | LT_HAS_MSGS | LT_HAS_BLOCKS,
+                              .in = 16 + i % 7,
+                              .out = 1 + i % 5,
+                              .msgs = msgs,
+                              .n_msgs = 2,
+                              .blocks = blocks,
+                              .n_blocks = 1 + i % 2,
+                              .text = i % 3 ? NULL : text,
+                              .text_len = (size_t)tl};
+        if (i % 10 == 0) {
+            r.has |= LT_HAS_SESSION | LT_HAS_THINK;
+            r.session = 1 + (i / 10) % 50;
+            /* every other turn thinks 0.6 s, later than its own time (a
+             * turn that thinks every time would fall further behind at
+             * each turn, and hold the window open: plan/README.md) */
+            r.think = (i / 500) % 2 ? 600000 : 0;
+        }
+        assert_int_equal(lt_writer_put_record(w, &r, &err), 0);
+    }
+    assert_int_equal(lt_writer_close(w, &err), 0);
+}
+
+struct sent {
+    size_t seq;
+    int64_t at;
+    uint64_t index;
+    int64_t t;
+    uint32_t in, out, n_msgs, n_blocks, text_len;
+    uint64_t msg_tokens, block0, session;
+    int32_t prev;
+};
+
+struct eng {
+    struct lt_plan *p;
+    struct sent *log;
+    size_t n;
+    int64_t now;
+    size_t *fifo; /* sent seqs in order; each ends LATENCY_US after it left */
+    int64_t *end;
+    size_t head, tail;
+    size_t max_held;
+};
+
+static int eng_send(void *ud, size_t seq, struct lt_err *err)
+{
+    (void)err;
+    struct eng *e = ud;
+    const struct lt_plan_job *j = &e->p->jobs->v[e->p->order[seq]];
+    struct sent s = {seq, e->p->offs[seq], j->index, j->t, j->in, j->out, j->n_msgs, j->n_blocks,
+                     j->text_len, 0, j->n_blocks ? j->blocks[0] : 0, j->session, j->prev};
+    for (uint32_t m = 0; m < j->n_msgs; m++)
+        s.msg_tokens += j->msgs[m].tokens * (m + 1);
+    if (j->text)
+        assert_int_equal(strlen(j->text), j->text_len);
+    e->log[e->n++] = s;
+    e->fifo[e->tail] = seq;
+    e->end[e->tail++] = e->now + LATENCY_US;
+    size_t held = lt_plan_jobs_held(e->p->jobs);
+    if (held > e->max_held)
+        e->max_held = held;
+    return 0;
+}
+
+/* Run p to its end; returns the sends, in order. */
+static struct sent *run(struct lt_plan *p, uint32_t r, size_t *n, size_t *max_held)
+{
+    struct eng e = {.p = p};
+    e.log = calloc(N, sizeof *e.log);
+    e.fifo = calloc(N, sizeof *e.fifo);
+    e.end = calloc(N, sizeof *e.end);
+    struct lt_err err = {0};
+    const struct lt_plan_ops ops = {.send = eng_send, .ud = &e};
+    assert_int_equal(lt_plan_start(p, r, 0, &ops, &err), 0);
+    while (!lt_plan_over(p)) {
+        int64_t due = lt_plan_next_due(p);
+        int64_t fin = e.head < e.tail ? e.end[e.head] : INT64_MAX;
+        assert_true(due != INT64_MAX || fin != INT64_MAX);
+        if (fin <= due) {
+            e.now = fin;
+            assert_int_equal(lt_plan_finish(p, e.fifo[e.head++], fin, &err), 0);
+        } else {
+            e.now = due;
+        }
+        assert_int_equal(lt_plan_pump(p, e.now, &err), 0);
+    }
+    free(e.fifo);
+    free(e.end);
+    *n = e.n;
+    *max_held = e.max_held;
+    return e.log;
+}
+
+static void same_sends(const struct sent *a, const struct sent *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(&a[i], &b[i], sizeof a[i]) != 0)
+            fail_msg("send %zu differs: seq %zu at %lld (index %llu) vs seq %zu at %lld (index "
+                     "%llu)",
+                     i, a[i].seq, (long long)a[i].at, (unsigned long long)a[i].index, b[i].seq,
+                     (long long)b[i].at, (unsigned long long)b[i].index);
+    }
+}
+
+static void test_stream_same_as_loaded(void **state)
+{
+    (void)state;
+    write_trace();
+    struct lt_err err = {0};
+    struct lt_plan_jobs whole, streamed;
+    assert_int_equal(lt_plan_jobs_load(&whole, path, &err), 0);
+    assert_int_equal(lt_plan_jobs_open(&streamed, path, &err), 0);
+    assert_int_equal(streamed.n, N);
+    assert_int_equal(streamed.block_tokens, 16);
+    assert_int_equal(lt_plan_jobs_held(&streamed), 0);
+
+    struct lt_plan_opts o = {.mode = LT_PLAN_TRACE, .tt = {.speed = 4}};
+    struct lt_plan pw, ps;
+    assert_int_equal(lt_plan_init(&pw, &whole, &o, &err), 0);
+    assert_int_equal(lt_plan_init(&ps, &streamed, &o, &err), 0);
+    assert_true(ps.streamed);
+    assert_false(pw.streamed);
+    size_t nw, ns, hw, hs;
+    struct sent *lw = run(&pw, 0, &nw, &hw);
+    struct sent *ls = run(&ps, 0, &ns, &hs);
+    assert_int_equal(nw, N);
+    assert_int_equal(ns, N);
+    same_sends(lw, ls, N);
+    /* some session turns waited for their previous turn's end */
+    size_t late = 0;
+    for (size_t i = 0; i < N; i++)
+        late += lw[i].at > lw[i].t / 4;
+    assert_true(late > 100);
+    /* the loaded trace holds every job; the streamed one a window: the
+     * lookahead, what waits, and what is not yet given back */
+    print_message("held at most %zu of %d jobs; %zu turns late\n", hs, N, late);
+    assert_int_equal(hw, N);
+    assert_true(hs <= 2 * LT_PLAN_LOOKAHEAD + 2048);
+    assert_true(hs < N / 4);
+
+    /* a second run reads the trace again and repeats the first */
+    size_t ns2, hs2;
+    struct sent *ls2 = run(&ps, 1, &ns2, &hs2);
+    assert_int_equal(ns2, N);
+    same_sends(lw, ls2, N);
+
+    free(lw);
+    free(ls);
+    free(ls2);
+    lt_plan_release(&pw);
+    lt_plan_release(&ps);
+    lt_plan_jobs_release(&whole);
+    lt_plan_jobs_release(&streamed);
+}
+
+/* A window, --requests or a closed loop walk the jobs out of order: the
+ * plan loads every job of a streamed trace, and runs as on a loaded one. */
+static void test_stream_loads_all_when_needed(void **state)
+{
+    (void)state;
+    struct lt_err err = {0};
+    const struct lt_plan_opts modes[] = {
+        {.mode = LT_PLAN_TRACE, .tt = {.win_start_us = 1000000, .win_end_us = 20000000}},
+        {.mode = LT_PLAN_TRACE, .requests = 5000},
+        {.mode = LT_PLAN_RATE, .rate = 1000, .requests = 3000},
+    };
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        struct lt_plan_jobs whole, streamed;
+        assert_int_equal(lt_plan_jobs_load(&whole, path, &err), 0);
+        assert_int_equal(lt_plan_jobs_open(&streamed, path, &err), 0);
+        struct lt_plan pw, ps;
+        assert_int_equal(lt_plan_init(&pw, &whole, &modes[m], &err), 0);
+        assert_int_equal(lt_plan_init(&ps, &streamed, &modes[m], &err), 0);
+        assert_false(ps.streamed);
+        assert_int_equal(lt_plan_jobs_held(&streamed), N);
+        size_t nw, ns, hw, hs;
+        struct sent *lw = run(&pw, 0, &nw, &hw);
+        struct sent *ls = run(&ps, 0, &ns, &hs);
+        assert_int_equal(nw, ns);
+        assert_true(nw > 0);
+        same_sends(lw, ls, nw);
+        free(lw);
+        free(ls);
+        lt_plan_release(&pw);
+        lt_plan_release(&ps);
+        lt_plan_jobs_release(&whole);
+        lt_plan_jobs_release(&streamed);
+    }
+    remove(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stream_same_as_loaded),
+        cmocka_unit_test(test_stream_loads_all_when_needed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
