@@ -245,4 +245,26 @@ expect_eq true "$(scrapes "$T/v.lt.zst" | jq -s '[.[].t] | (.[1] - .[0]) == 1000
 "$L" replay "$T/t.lt.zst" --target sim --virtual --no-server-metrics -o "$T/v0.lt.zst" -q \
     --no-summary || fail "virtual replay --no-server-metrics"
 expect_eq 0 "$(scrapes "$T/v0.lt.zst" | wc -l)" "virtual: samples with --no-server-metrics"
+# --- the hit rate the trace allows (an unbounded cache), against a hand
+# count: 512-token blocks; request 2 reuses request 1's two blocks (1,024
+# of 1,536 tokens), request 3 starts with a new block (its second block was
+# seen, but a prefix hit stops at the first miss: 0), request 4 reuses two
+# blocks but has 600 tokens (600): 1,624 of 4,184 tokens = 388,145 ppm.
+# The same with --requests, where replay loads the whole trace instead of
+# streaming it.
+printf '%s\n' '{"timestamp": 0, "input_length": 1024, "output_length": 4, "hash_ids": [1, 2]}' \
+    '{"timestamp": 100, "input_length": 1536, "output_length": 4, "hash_ids": [1, 2, 3]}' \
+    '{"timestamp": 200, "input_length": 1024, "output_length": 4, "hash_ids": [4, 2]}' \
+    '{"timestamp": 300, "input_length": 600, "output_length": 4, "hash_ids": [1, 2]}' >"$T/hit.jsonl"
+"$L" import --from mooncake "$T/hit.jsonl" -o "$T/hit.lt.zst" 2>/dev/null || fail "import hit.jsonl"
+start_sim hit --profile fast
+for how in streamed "--requests 4"; do
+    opt=
+    [ "$how" = streamed ] || opt=$how
+    # shellcheck disable=SC2086 # opt is two words or none
+    "$L" replay "$T/hit.lt.zst" --target "$SIM_URL" --no-calibrate $opt -o "$T/hit.r.lt.zst" -q \
+        --no-summary || fail "replay hit.lt.zst ($how)"
+    expect_eq 388145 "$(runs "$T/hit.r.lt.zst" | jq -r .trace_prefix_hit_ppm)" "the trace's hit rate ($how)"
+done
+stop_sim
 finish

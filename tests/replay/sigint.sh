@@ -39,6 +39,24 @@ for sig in INT TERM; do
     expect_eq "$(results "$T/r$sig.lt.zst" | jq -s '[.[] | select(.sent != null)] | length')" \
         "$(streams "$SIM_LOG" | wc -l)" "requests sent vs the sim's log after SIG$sig"
 done
+# a trace longer than replay's lookahead (plan/README.md "Streaming": it
+# holds only a window of the trace's requests): the ones never sent are
+# read in order to be recorded, each under its own record number
+"$L" synth --arrivals constant --rate 20 --requests 10000 --in fixed:16 --out fixed:200 -q \
+    -o "$T/tlong.lt.zst" || fail "synth"
+start_sim long
+"$L" replay "$T/tlong.lt.zst" --target "$SIM_URL" --no-calibrate -o "$T/rlong.lt.zst" -q \
+    --no-summary &
+RP=$!
+wait_sim_metric 1 vllm:num_requests_running vllm:num_requests_waiting
+kill -TERM $RP
+wait $RP
+expect_status 143 $? "exit status after SIGTERM, long trace"
+stop_sim
+results "$T/rlong.lt.zst" | jq -r .i | sort -n > "$T/long.i"
+expect_eq 10000 "$(sort -u "$T/long.i" | wc -l)" "distinct requests accounted for, long trace"
+expect_eq 10000 "$(wc -l < "$T/long.i")" "results, long trace"
+expect_eq 9999 "$(tail -n 1 "$T/long.i")" "the last record's number, long trace"
 # a crash (SIGKILL: nothing is cleaned up) loses at most the frame being
 # filled: the file salvages to the results finished before it
 "$L" synth --arrivals constant --rate 20 --requests 100 --in fixed:16 --out fixed:4 -q \
