@@ -342,6 +342,8 @@ int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, s
     if (s->loaded == js->n && s->r) { /* every record read: the file is closed */
         lt_reader_free(s->r);
         s->r = NULL;
+        free(s->t); /* the jobs hold the times (read again if ever asked for) */
+        s->t = NULL;
     }
     return 0;
 }
