@@ -305,8 +305,11 @@ int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct 
         ; /* a stopped run may leave some */
     p->begun = false;
     int rc = 0;
-    if (p->streamed && (rc = lt_plan_jobs_need(p->jobs, 0, 0, err)) < 0)
-        return rc; /* jobs a run before dropped: the reading starts over */
+    /* The first lookahead read now, before the run's origin (jobs a run
+     * before dropped: the reading starts over). */
+    p->need_edge = LT_PLAN_LOOKAHEAD;
+    if (p->streamed && (rc = lt_plan_jobs_need(p->jobs, 0, p->need_edge, err)) < 0)
+        return rc;
     if (p->fresh)
         p->done_n = done0; /* lt_plan_init's layout, untouched since */
     else
@@ -435,7 +438,9 @@ static int pump_timed(struct lt_plan *p, int64_t now, struct lt_err *err)
         size_t k = p->cursor++;
         if (p->state[k] == LT_PLAN_DONE)
             continue; /* cut by the window, the duration or the split */
-        if (p->streamed && k >= p->need_edge) {
+        if (p->streamed && k + LT_PLAN_LOOKAHEAD > p->need_edge) {
+            /* one record read per request that leaves, not a lookahead's
+             * worth at once (a stall of milliseconds in a live run) */
             p->need_edge = k + LT_PLAN_LOOKAHEAD;
             LT_TRY(lt_plan_jobs_need(p->jobs, p->low, p->need_edge, err));
         }
