@@ -91,8 +91,20 @@ static int eng_send(void *ud, size_t seq, struct lt_err *err)
     (void)err;
     struct eng *e = ud;
     const struct lt_plan_job *j = &e->p->jobs->v[e->p->order[seq]];
-    struct sent s = {seq, e->p->offs[seq], j->index, j->t, j->in, j->out, j->n_msgs, j->n_blocks,
-                     j->text_len, 0, j->n_blocks ? j->blocks[0] : 0, j->session, j->prev};
+    struct sent s;
+    memset(&s, 0, sizeof s); /* compared with memcmp: padding included */
+    s.seq = seq;
+    s.at = e->p->offs[seq];
+    s.index = j->index;
+    s.t = j->t;
+    s.in = j->in;
+    s.out = j->out;
+    s.n_msgs = j->n_msgs;
+    s.n_blocks = j->n_blocks;
+    s.text_len = j->text_len;
+    s.block0 = j->n_blocks ? j->blocks[0] : 0;
+    s.session = j->session;
+    s.prev = j->prev;
     for (uint32_t m = 0; m < j->n_msgs; m++)
         s.msg_tokens += j->msgs[m].tokens * (m + 1);
     if (j->text)
