@@ -133,23 +133,9 @@ static int on_prereq(void *ud, char *ip, char *lip, int port, int lport)
     return CURL_PREREQFUNC_OK;
 }
 
-static size_t on_header(char *p, size_t size, size_t n, void *ud)
+void replay_header_line(struct lt_replay_req *q, const char *p, size_t len)
 {
-    struct lt_replay_req *q = ud;
-    size_t len = size * n;
-    if (!q->has_fb) {
-        q->fb = lt_mono_now();
-        q->has_fb = true;
-        q->state = RS_RECEIVING;
-    }
-    q->head_bytes += len;
-    if (q->head_bytes > MAX_HEAD_BYTES) {
-        q->err = LT_REPLAY_ERR_MALFORMED;
-        return 0; /* abort the transfer */
-    }
-    if (len >= 5 && !memcmp(p, "HTTP/", 5)) /* a new header block (100, redirect) */
-        q->is_sse = false;
-    else if (len > 12 && !strncasecmp(p, "retry-after:", 12)) {
+    if (len > 12 && !strncasecmp(p, "retry-after:", 12)) {
         char v[32];
         size_t vl = len - 12 < sizeof v - 1 ? len - 12 : sizeof v - 1;
         memcpy(v, p + 12, vl);
@@ -166,6 +152,26 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
                 break;
             }
     }
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+    struct lt_replay_req *q = ud;
+    size_t len = size * n;
+    if (!q->has_fb) {
+        q->fb = lt_mono_now();
+        q->has_fb = true;
+        q->state = RS_RECEIVING;
+    }
+    q->head_bytes += len;
+    if (q->head_bytes > MAX_HEAD_BYTES) {
+        q->err = LT_REPLAY_ERR_MALFORMED;
+        return 0; /* abort the transfer */
+    }
+    if (len >= 5 && !memcmp(p, "HTTP/", 5)) /* a new header block (100, redirect) */
+        q->is_sse = false;
+    else
+        replay_header_line(q, p, len);
     return len;
 }
 
@@ -175,43 +181,48 @@ static int on_event(void *ud, const char *data, size_t len)
     return lt_wire_resp_event(&q->resp, data, len, q->now);
 }
 
-static size_t on_write(char *p, size_t size, size_t n, void *ud)
+int replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mono now)
 {
-    struct lt_replay_req *q = ud;
-    size_t len = size * n;
-    q->now = q->last = lt_mono_now();
+    q->now = q->last = now;
     if (!q->has_fb) {
         q->fb = q->now;
         q->has_fb = true;
         q->state = RS_RECEIVING;
     }
-    if (!q->headers_seen) {
-        q->headers_seen = true;
-        curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
-    }
     bool ok = q->status >= 200 && q->status < 300;
     if (q->is_sse && ok) {
-        int rc = lt_wire_sse_feed(&q->sse, p, len, on_event, q);
-        if (rc < 0) {
+        if (lt_wire_sse_feed(&q->sse, p, len, on_event, q) < 0) {
             q->err = LT_REPLAY_ERR_MALFORMED;
-            return 0; /* abort the transfer */
+            return -1;
         }
-        return len;
+        return 0;
     }
     if (q->rbody.len + len > q->rbody.max) {
         if (ok) {
             q->err = LT_REPLAY_ERR_MALFORMED;
-            return 0;
+            return -1;
         }
-        return len; /* an error body: its start is enough */
+        return 0; /* an error body: its start is enough */
     }
     if (!q->rbody.len && ok)
         q->body_t = q->now; /* a whole answer's tokens all arrive with its first byte */
     if (lt_buf_append(&q->rbody, p, len) < 0) {
         q->err = LT_REPLAY_ERR_MALFORMED;
-        return 0;
+        return -1;
     }
-    return len;
+    return 0;
+}
+
+static size_t on_write(char *p, size_t size, size_t n, void *ud)
+{
+    struct lt_replay_req *q = ud;
+    size_t len = size * n;
+    lt_mono now = lt_mono_now();
+    if (!q->headers_seen) {
+        q->headers_seen = true;
+        curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
+    }
+    return replay_body_bytes(q, p, len, now) < 0 ? 0 : len; /* 0 aborts the transfer */
 }
 
 /* ---- request pool ---- */
@@ -290,14 +301,14 @@ static void req_destroy(struct lt_replay_req *q)
     free(q);
 }
 
-/* The error class of a finished transfer. */
-static const char *classify(struct lt_replay *rp, struct lt_replay_req *q, CURLcode c)
+/* The error class of a curl transfer's end (NULL: it ended well; the
+ * answer's content decides, classify_content). The lean client classes
+ * its own ends alike (replay_h1.c). */
+static const char *classify_curl(const struct lt_replay_req *q, CURLcode c)
 {
-    if (q->err)
-        return q->err;
     switch (c) {
     case CURLE_OK:
-        break;
+        return NULL;
     case CURLE_OPERATION_TIMEDOUT:
         return LT_REPLAY_ERR_TIMEOUT;
     case CURLE_COULDNT_CONNECT:
@@ -320,6 +331,11 @@ static const char *classify(struct lt_replay *rp, struct lt_replay_req *q, CURLc
     default:
         return LT_REPLAY_ERR_TRANSFER;
     }
+}
+
+/* The error class of an answer that arrived whole. */
+static const char *classify_content(struct lt_replay *rp, struct lt_replay_req *q)
+{
     if (q->status == 429)
         return LT_REPLAY_ERR_RATELIMIT;
     if (q->status < 200 || q->status >= 300)
@@ -353,6 +369,14 @@ static const char *classify(struct lt_replay *rp, struct lt_replay_req *q, CURLc
 
 /* ---- the plan's engine ---- */
 
+static void link_req(struct lt_replay *rp, struct lt_replay_req *q)
+{
+    q->next = rp->head.next;
+    q->prev = &rp->head;
+    rp->head.next->prev = q;
+    rp->head.next = q;
+}
+
 /* The plan's send: seq leaves now, as a curl transfer. */
 static int send_seq(void *ud, size_t seq, struct lt_err *err)
 {
@@ -377,17 +401,18 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
         lt_buf_reset(&q->body);
         return 0;
     }
+    q->added = lt_mono_now();
+    if (rp->h1.on) {
+        link_req(rp, q);
+        return h1_send(rp, q, err);
+    }
     curl_easy_setopt(q->easy, CURLOPT_POSTFIELDS, q->body.p);
     curl_easy_setopt(q->easy, CURLOPT_POSTFIELDSIZE, (long)q->body.len);
-    q->added = lt_mono_now();
     if (curl_multi_add_handle(rp->multi, q->easy) != CURLM_OK) {
         req_put(rp, q);
         return lt_errset(err, LT_EIO, "curl refused a request");
     }
-    q->next = rp->head.next;
-    q->prev = &rp->head;
-    rp->head.next->prev = q;
-    rp->head.next = q;
+    link_req(rp, q);
     rp->kick = true;
     return 0;
 }
@@ -458,7 +483,13 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
 {
     size_t seq = q->seq;
     int64_t end_us = lt_replay_since_origin_us(rp, end_t);
-    curl_multi_remove_handle(rp->multi, q->easy);
+    /* Both clients cut a transfer that is not over here (a timeout, a
+     * stop, a cancellation): curl drops it, the lean client closes its
+     * connection (h1_detach). */
+    if (rp->h1.on)
+        h1_detach(rp, q);
+    else
+        curl_multi_remove_handle(rp->multi, q->easy);
     unlink_req(q);
     if (retryable(errclass, q->status)) {
         int again = lt_plan_retry(&rp->plan, seq, end_us, q->retry_after_us, err);
@@ -500,6 +531,13 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     return lt_plan_finish(&rp->plan, seq, end_us, err);
 }
 
+int replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, struct lt_err *err)
+{
+    lt_mono end_t = q->has_fb && q->last.ns ? q->last : lt_mono_now();
+    const char *cls = q->err ? q->err : x ? x : classify_content(rp, q);
+    return finish(rp, q, cls, end_t, err);
+}
+
 static int check_multi(struct lt_replay *rp, struct lt_err *err)
 {
     int rc = 0, left;
@@ -515,15 +553,12 @@ static int check_multi(struct lt_replay *rp, struct lt_err *err)
             continue;
         struct lt_replay_req *q = NULL;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&q);
-        lt_mono end_t = q->has_fb ? q->last : lt_mono_now();
-        if (!q->last.ns)
-            end_t = lt_mono_now();
         if (!q->headers_seen)
             curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
         long nc = 0;
         if (curl_easy_getinfo(q->easy, CURLINFO_NUM_CONNECTS, &nc) == CURLE_OK && nc > 0)
             rp->st.connects += (uint64_t)nc;
-        LT_TRY(finish(rp, q, classify(rp, q, c), end_t, err));
+        LT_TRY(replay_done(rp, q, classify_curl(q, c), err));
     }
 out:
     return rc;
@@ -544,7 +579,7 @@ static int tick(struct lt_replay *rp, struct lt_err *err)
             if (!q->resp.has_first_token && lt_mono_diff_us(now, from) > ftt) {
                 /* The headers may have come without any body yet: keep
                  * their status. */
-                if (!q->headers_seen && q->has_fb)
+                if (!q->headers_seen && q->has_fb && !rp->h1.on)
                     curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
                 LT_TRY(finish(rp, q, LT_REPLAY_ERR_TTFT, now, err));
             }
@@ -596,6 +631,14 @@ out:
     return rc;
 }
 
+/* epoll_wait's timeout for a deadline, at most cap ms. */
+static int wait_until(lt_mono due, lt_mono now, int cap)
+{
+    int64_t ns = lt_mono_diff_ns(due, now);
+    int ms = ns <= 0 ? 0 : ns >= 1000000000LL ? 1000 : (int)((ns + 999999) / 1000000);
+    return ms < cap ? ms : cap;
+}
+
 static int loop(struct lt_replay *rp, struct lt_err *err)
 {
     int rc = 0, running;
@@ -607,11 +650,13 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
             break;
         }
         int wait_ms = 1000;
-        if (rp->curl_due_set) {
-            int64_t ns = lt_mono_diff_ns(rp->curl_due, lt_mono_now());
-            wait_ms = ns <= 0 ? 0 : ns >= 1000000000LL ? 1000 : (int)((ns + 999999) / 1000000);
-        }
+        lt_mono now = lt_mono_now();
+        if (rp->curl_due_set)
+            wait_ms = wait_until(rp->curl_due, now, wait_ms);
+        if (rp->h1.due_set)
+            wait_ms = wait_until(rp->h1.due, now, wait_ms);
         int n = epoll_wait(rp->epfd, evs, 256, wait_ms);
+        h1_round(&rp->h1);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -641,6 +686,10 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
                 drain(fd);
             } else if (fd == rp->scr.tfd) {
                 lt_replay_scrape_tick(rp);
+            } else if ((rc = h1_event(rp, fd, evs[i].events, err)) != 0) {
+                if (rc < 0)
+                    goto out;
+                rc = 0;
             } else {
                 int f = (evs[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
                         (evs[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
@@ -657,6 +706,8 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
                 }
             }
         }
+        if (rp->h1.due_set && lt_mono_diff_ns(lt_mono_now(), rp->h1.due) >= 0)
+            LT_TRY(h1_timeouts(rp, err));
         if (rp->curl_due_set && lt_mono_diff_ns(lt_mono_now(), rp->curl_due) >= 0) {
             rp->curl_due_set = false;
             curl_multi_socket_action(rp->multi, CURL_SOCKET_TIMEOUT, 0, &running);
@@ -783,7 +834,10 @@ void lt_replay_engine_release(struct lt_replay *rp)
     lt_replay_scrape_release(rp);
     while (rp->head.next && rp->head.next != &rp->head) {
         struct lt_replay_req *q = rp->head.next;
-        curl_multi_remove_handle(rp->multi, q->easy);
+        if (rp->h1.on)
+            h1_detach(rp, q);
+        else
+            curl_multi_remove_handle(rp->multi, q->easy);
         unlink_req(q);
         req_destroy(q);
     }
@@ -797,6 +851,7 @@ void lt_replay_engine_release(struct lt_replay *rp)
         rp->free_reqs = q->next;
         req_destroy(q);
     }
+    h1_release(rp);
     if (rp->multi)
         curl_multi_cleanup(rp->multi);
     int fds[] = {rp->epfd, rp->sched_tfd, rp->tick_tfd, rp->stop_pipe[0], rp->stop_pipe[1]};

@@ -12,6 +12,7 @@
 
 #include "replay/replay.h"
 
+#include "replay/h1_internal.h"
 #include "replay/replay_http.h"
 #include "replay/scrape_internal.h"
 #include "wire/wire_resp.h"
@@ -46,8 +47,10 @@ struct lt_replay_req {
     uint32_t want_in, want_out;
     struct lt_wire_sse sse;
     struct lt_wire_resp resp;
-    struct lt_buf body;  /* request body; curl reads it during the transfer */
-    struct lt_buf rbody; /* a non-streamed response body */
+    struct lt_buf body;   /* request body; curl reads it during the transfer */
+    struct lt_buf rbody;  /* a non-streamed response body */
+    struct h1_conn *conn; /* its connection on the lean client (replay_h1.c) */
+    bool h1_fresh;        /* sent again on a new connection after a dead reused one */
 };
 
 /* The run's self-check in progress (replay_check.c). */
@@ -98,6 +101,7 @@ struct lt_replay {
     struct lt_replay_chk chk;
     struct lt_replay_stats st;
     struct lt_replay_scraper scr; /* replay_scrape.c */
+    struct h1 h1;                 /* the lean HTTP/1.1 client (replay_h1.c) */
 };
 
 static inline int64_t lt_replay_since_origin_us(const struct lt_replay *rp, lt_mono t)
@@ -109,6 +113,15 @@ static inline int64_t lt_replay_since_origin_us(const struct lt_replay *rp, lt_m
 int lt_replay_engine_init(struct lt_replay *rp, struct lt_err *err);
 /* ... and their release, with every request still held. */
 void lt_replay_engine_release(struct lt_replay *rp);
+
+/* replay.c, shared by both clients (curl's callbacks, replay_h1.c): one
+ * response header line (without its line end; Retry-After, the SSE
+ * content type); body bytes that arrived at now (0, or -1 with q->err set:
+ * abort the transfer); and the end of q's transfer, classed x (a transport
+ * failure) or, x NULL, by what arrived; q->err wins over both. */
+void replay_header_line(struct lt_replay_req *q, const char *p, size_t len);
+int replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mono now);
+int replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, struct lt_err *err);
 
 /* replay_target.c: the model the target serves (checked against
  * opts.model, or the only one it serves) into rp->model; and the prompt
