@@ -765,6 +765,13 @@ int cmd_replay(int argc, char **argv)
             return 2;
         }
     }
+    if (o->http_client == LT_REPLAY_CLIENT_LEAN && o->target && strncmp(o->target, "http://", 7)) {
+        cli_error("replay",
+                  "the lean HTTP client speaks plain http:// only: use --http-client "
+                  "curl (or auto) for %.8s... targets",
+                  o->target);
+        return 2;
+    }
     if (merge) {
         /* The parts of an MPI job, merged after the fact (a job cut short). */
         if (!o->out_path || optind == argc) {

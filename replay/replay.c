@@ -272,6 +272,7 @@ static struct lt_replay_req *req_get(struct lt_replay *rp)
     curl_easy_setopt(e, CURLOPT_HEADERDATA, q);
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
     curl_easy_setopt(e, CURLOPT_PREREQDATA, q);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, q->cerr);
     /* 1 KiB: SSE events are small, and 10,000 streams must fit in 16 KiB
      * each (bench/README.md); a long stream costs a few more reads. */
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 1024L);
@@ -320,8 +321,13 @@ static const char *classify_curl(const struct lt_replay_req *q, CURLcode c)
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CACERT_BADFILE:
         return LT_REPLAY_ERR_TLS;
-    case CURLE_GOT_NOTHING:
     case CURLE_RECV_ERROR:
+        /* curl's only sign of bad chunked framing is its message: that is
+         * the answer's fault, as the lean client says, not a cut stream */
+        if (strstr(q->cerr, "chunked-encoding"))
+            return LT_REPLAY_ERR_MALFORMED;
+        return q->has_fb ? LT_REPLAY_ERR_INCOMPLETE : LT_REPLAY_ERR_CONNECT;
+    case CURLE_GOT_NOTHING:
     case CURLE_SEND_ERROR:
     case CURLE_PARTIAL_FILE:
         return q->has_fb ? LT_REPLAY_ERR_INCOMPLETE : LT_REPLAY_ERR_CONNECT;

@@ -287,7 +287,6 @@ static int conn_open(struct lt_replay *rp, struct h1_conn *c, int k)
     c->st = C_CONNECTING;
     c->round = h->round;
     c->opened = lt_mono_now();
-    rp->st.connects++;
     if (fd_track(h, fd, c) < 0)
         return -ENOMEM;
     int r = connect(fd, (const struct sockaddr *)&h->addr[k], h->addrlen[k]);
@@ -797,6 +796,7 @@ static int connected(struct lt_replay *rp, struct h1_conn *c, struct lt_err *err
     }
     h->good = c->addr;
     c->st = C_ACTIVE;
+    rp->st.connects++; /* as curl counts: connections made */
     return write_req(rp, c, err);
 }
 

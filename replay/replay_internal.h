@@ -47,10 +47,11 @@ struct lt_replay_req {
     uint32_t want_in, want_out;
     struct lt_wire_sse sse;
     struct lt_wire_resp resp;
-    struct lt_buf body;   /* request body; curl reads it during the transfer */
-    struct lt_buf rbody;  /* a non-streamed response body */
-    struct h1_conn *conn; /* its connection on the lean client (replay_h1.c) */
-    bool h1_fresh;        /* sent again on a new connection after a dead reused one */
+    struct lt_buf body;         /* request body; curl reads it during the transfer */
+    struct lt_buf rbody;        /* a non-streamed response body */
+    char cerr[CURL_ERROR_SIZE]; /* curl's words on a failed transfer */
+    struct h1_conn *conn;       /* its connection on the lean client (replay_h1.c) */
+    bool h1_fresh;              /* sent again on a new connection after a dead reused one */
 };
 
 /* The run's self-check in progress (replay_check.c). */
