@@ -460,11 +460,17 @@ static int pump(struct lt_replay *rp, struct lt_err *err)
         return rc;
     int64_t next = lt_plan_next_due(&rp->plan);
     rp->due_set = next != INT64_MAX;
+    /* The timer is set only when what it says changes: a timerfd_settime
+     * per loop round was a system call per few tokens on long streams. */
     if (rp->due_set) {
         rp->next_due = lt_mono_add_ns(rp->origin, next * 1000);
-        arm_abs(rp->sched_tfd, rp->next_due);
-    } else {
+        if (rp->sched_armed.ns != rp->next_due.ns) {
+            arm_abs(rp->sched_tfd, rp->next_due);
+            rp->sched_armed = rp->next_due;
+        }
+    } else if (rp->sched_armed.ns) {
         disarm(rp->sched_tfd);
+        rp->sched_armed.ns = 0;
     }
     return 0;
 }
@@ -674,6 +680,7 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
         for (int i = 0; i < n; i++)
             if (evs[i].data.fd == rp->sched_tfd) {
                 drain(rp->sched_tfd);
+                rp->sched_armed.ns = -1; /* fired: set it again, whatever is next */
                 LT_TRY(pump(rp, err));
                 if (rp->kick) {
                     rp->kick = false;
@@ -740,6 +747,7 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
     const struct lt_replay_opts *o = &rp->o;
     rp->errors_run = rp->out_run = 0;
     rp->due_set = false;
+    rp->sched_armed.ns = -1;
     rp->build.salt = lt_mix64(o->seed ^ (0x1234567ULL + rp->run_id));
     const struct lt_plan_ops ops = {.send = send_seq, .stopped = send_stopped, .ud = rp};
     LT_TRY(lt_plan_start(&rp->plan, rp->run_id, rp->level, &ops, err));

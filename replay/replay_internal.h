@@ -92,6 +92,7 @@ struct lt_replay {
     bool kick;        /* handles were added: let curl start them now */
     lt_mono next_due; /* when the next send falls due (time-driven modes) */
     bool due_set;
+    lt_mono sched_armed;       /* what sched_tfd is set to: 0 nothing, -1 not known */
     struct lt_replay_req head; /* in-flight list sentinel */
     struct lt_replay_req *free_reqs;
     struct lt_replay_req *unsent; /* could not be built: recorded by pump, never sent */
