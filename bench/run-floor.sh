@@ -14,7 +14,9 @@
 # (Poisson, 20,000 streamed requests of 8 tokens, sim --profile fast) at
 # normal priority, with each client.
 # Usage: sh bench/run-floor.sh BUILD_DIR OUT_DIR [ROUNDS (default 3)]
-# LT_BENCH_ONLY=cpu or lag runs one part.
+# LT_BENCH_ONLY=cpu or lag runs one part; LT_BENCH_RT=1 runs the lag part
+# at real-time priority (chrt -f 10) instead, to show what other processes
+# on core 0 add to it.
 set -eu
 B=$1
 OUT=$2/floor
@@ -78,13 +80,20 @@ stop_sim
 fi
 
 if only lag; then
-echo "### schedule lag, open loop Poisson 2,000 req/s, 20,000 streamed requests of 8 tokens, normal priority (load $(cut -d' ' -f1-3 /proc/loadavg))"
+PRE=""
+PRIO=normal
+if [ "${LT_BENCH_RT:-}" = 1 ]; then
+    chrt -f 10 true 2>/dev/null || { echo "no real-time priority here" >&2; exit 1; }
+    PRE="chrt -f 10"
+    PRIO=real-time
+fi
+echo "### schedule lag, open loop Poisson 2,000 req/s, 20,000 streamed requests of 8 tokens, $PRIO priority (load $(cut -d' ' -f1-3 /proc/loadavg))"
 "$L" synth --arrivals constant --rate 1 --requests 1000 --in fixed:16 --out fixed:8 -q -o "$OUT/open.lt.zst"
 start_sim fast
 r=1
 while [ $r -le "$ROUNDS" ]; do
     for c in lean curl; do
-        taskset -c 0 "$L" replay "$OUT/open.lt.zst" --target "$URL" --rate 2000 --arrivals poisson \
+        taskset -c 0 $PRE "$L" replay "$OUT/open.lt.zst" --target "$URL" --rate 2000 --arrivals poisson \
             --requests 20000 -q --no-summary --no-calibrate --no-server-metrics --http-client $c \
             -o "$OUT/open-$c.lt.zst" || true
         cpu=$("$L" cat --no-header "$OUT/open-$c.lt.zst" | jq -r 'select(.rec == "check") | .cpu_s')
