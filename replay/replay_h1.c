@@ -298,6 +298,27 @@ static int conn_open(struct lt_replay *rp, struct h1_conn *c, int k)
     return 0;
 }
 
+/* A new connection for c: the address that last worked first, then the
+ * others; 0, or a negative errno from the last one tried. */
+static int open_any(struct lt_replay *rp, struct h1_conn *c)
+{
+    struct h1 *h = &rp->h1;
+    int r = -EHOSTUNREACH;
+    for (int i = 0; i < h->naddr; i++) {
+        int k = (h->good + i) % h->naddr;
+        if (i && c->fd >= 0) { /* the last try left a descriptor behind */
+            epoll_ctl(rp->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+            if ((size_t)c->fd < h->nfd)
+                h->byfd[c->fd] = NULL;
+            close(c->fd);
+            c->fd = -1;
+        }
+        if ((r = conn_open(rp, c, k)) == 0)
+            return 0;
+    }
+    return r;
+}
+
 /* Ready c (a new or an idle connection) for q's request. */
 static void conn_attach(struct h1_conn *c, struct lt_replay_req *q)
 {
@@ -352,8 +373,10 @@ static int fail(struct lt_replay *rp, struct h1_conn *c, const char *x, struct l
 static int complete(struct lt_replay *rp, struct h1_conn *c, bool extra, struct lt_err *err)
 {
     c->complete = true;
-    if (extra)
-        c->keep = false; /* bytes past the answer: the connection is out of step */
+    /* Bytes past the answer, or an answer before the whole request was
+     * written: the connection is out of step. */
+    if (extra || c->woff < c->wlen)
+        c->keep = false;
     return replay_done(rp, c->q, NULL, err);
 }
 
@@ -374,7 +397,7 @@ static int retry_or_fail(struct lt_replay *rp, struct h1_conn *c, const char *x,
         if (!n)
             return lt_errset(err, LT_ENOMEM, "out of memory for a connection");
         conn_attach(n, q);
-        int r = conn_open(rp, n, rp->h1.good);
+        int r = open_any(rp, n);
         if (r < 0)
             return fail(rp, n, LT_REPLAY_ERR_CONNECT, err);
         return 0;
@@ -452,7 +475,7 @@ static int send_now(struct lt_replay *rp, struct lt_replay_req *q, struct lt_err
         return lt_errset(err, LT_ENOMEM, "out of memory for a connection");
     conn_attach(c, q);
     c->reused = false;
-    if (conn_open(rp, c, h->good) < 0)
+    if (open_any(rp, c) < 0)
         return fail(rp, c, LT_REPLAY_ERR_CONNECT, err);
     return 0;
 }

@@ -338,6 +338,8 @@ static enum MHD_Result queue_body(struct sreq *r, int status, const char *ctype,
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", ctype);
+    if (r->s->dia.http10)
+        MHD_set_response_options(resp, MHD_RF_HTTP_1_0_SERVER, MHD_RO_END);
     if (r->s->dia.close)
         MHD_add_response_header(resp, "Connection", "close");
     if (status == 200)
@@ -632,6 +634,8 @@ static enum MHD_Result start_answer(struct sreq *r)
         return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", "text/event-stream");
     MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    if (s->dia.http10)
+        MHD_set_response_options(resp, MHD_RF_HTTP_1_0_SERVER, MHD_RO_END);
     if (s->dia.close)
         MHD_add_response_header(resp, "Connection", "close");
     pad_headers(r, resp);

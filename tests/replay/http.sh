@@ -5,7 +5,8 @@
 # the sim's log (each request's client TCP port, its fault):
 #   - keep-alive: a closed loop of 2 uses at most 2 connections, and the
 #     connections replay says it opened are the ports the sim saw; with the
-#     sim closing after every answer, one per request;
+#     sim closing after every answer, one per request; HTTP/1.0 answers
+#     (no chunks: a stream ends with the connection) read to their close;
 #   - HTTP framing gone wrong, each by a sim fault: a chunk size that is
 #     not hex is `malformed`; a Content-Length that claims more than the
 #     server sends before it closes is `incomplete` (whole answers; streams,
@@ -54,6 +55,25 @@ expect_status 0 $? "replay, a connection closed after every answer"
 stop_sim
 expect_eq 8 "$(ports "$SIM_LOG")" "connections the sim saw when it closes each"
 expect_grep "48 output tokens, 8 connections opened ($client client)" "$T/close.err"
+
+# HTTP/1.0 answers: no chunks, each stream ends with its connection's close
+start_sim h10 --profile fast --dialect http10 --faults disconnect=0.5:3,seed=1
+"$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate --no-server-metrics --concurrency 2 \
+    -o "$T/h10.lt.zst" 2>"$T/h10.err" >/dev/null
+expect_status 1 $? "replay, HTTP/1.0 streams, some cut"
+"$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate --no-server-metrics --concurrency 2 \
+    --no-stream -o "$T/h10w.lt.zst" -q --no-summary
+expect_status 0 $? "replay, HTTP/1.0 whole answers"
+stop_sim
+expect_eq 16 "$(ports "$SIM_LOG")" "connections the sim saw in HTTP/1.0"
+[ "$(faulted "$SIM_LOG" disconnect)" -ge 1 ] || fail "http10: no stream was cut"
+# a cut stream looks like the end of an HTTP/1.0 answer: only the SSE says
+expect_eq "$(jq -s '[.[] | select(.seq != null and .stream and .fault == "disconnect")] | length' "$SIM_LOG")" \
+    "$(results "$T/h10.lt.zst" | jq -s '[.[] | select(.err == "incomplete" and .out == 3)] | length')" \
+    "HTTP/1.0 streams cut after 3 tokens: incomplete"
+expect_eq "$(jq -s '[.[] | select(.seq != null and .stream and .fault == "none")] | length' "$SIM_LOG")" \
+    "$(results "$T/h10.lt.zst" | jq -s '[.[] | select(.err == null and .out == 6)] | length')" \
+    "HTTP/1.0 streams read to their close: ok"
 
 # --- framing gone wrong
 start_sim chunk --profile fast --faults badchunk=0.5:2,seed=1

@@ -282,6 +282,10 @@ static void test_render_dialects(void **state)
     }
     struct lt_sim_dialect d;
     assert_int_equal(lt_sim_dialect_parse(&d, "vllm,nope", NULL), LT_EFORMAT);
+    assert_int_equal(lt_sim_dialect_parse(&d, "http10", NULL), 0);
+    assert_true(d.http10);
+    assert_int_equal(lt_sim_dialect_parse(&d, "http10,http11", NULL), 0);
+    assert_false(d.http10);
 }
 
 static void test_faults(void **state)
