@@ -240,6 +240,11 @@ void lt_replay_get_stats(const struct lt_replay *r, struct lt_replay_stats *st);
 /* Free; NULL is a no-op. */
 void lt_replay_free(struct lt_replay *r);
 
+/* The lean HTTP client's response parser (replay_h1.c) over data, read
+ * in pieces whose size data's first byte picks; no I/O. For the fuzz
+ * target (tests/fuzz/fuzz_h1.c); always returns 0. */
+int lt_replay_h1_fuzz(const uint8_t *data, size_t size);
+
 /* Ask GET base/v1/models for the served model names (at most max, copied
  * into names[i][128]). Returns the count or a negative code. */
 int lt_replay_list_models(const char *base, const char *api_key, bool insecure, char (*names)[128],

@@ -698,11 +698,18 @@ bad:
     return -1;
 }
 
-/* Bytes of q's answer: headers, then body. */
-static int got(struct lt_replay *rp, struct h1_conn *c, const char *p, size_t n, lt_mono now,
-               struct lt_err *err)
+/* What parse says of the bytes it was given. */
+enum { R_MORE, R_DONE, R_FAIL };
+
+/* Bytes of q's answer, headers then body: R_MORE, R_DONE (*extra: bytes
+ * came past the answer's end), R_FAIL (q->err says why), or a negative
+ * code (out of memory). No I/O and no end of the request here: the caller
+ * (readable, or the fuzz target) acts on the result. */
+static int parse(struct h1_conn *c, const char *p, size_t n, lt_mono now, bool *extra,
+                 struct lt_err *err)
 {
     struct lt_replay_req *q = c->q;
+    *extra = false;
     if (!q->has_fb) {
         q->fb = now;
         q->has_fb = true;
@@ -727,15 +734,15 @@ static int got(struct lt_replay *rp, struct h1_conn *c, const char *p, size_t n,
                 bool interim;
                 (void)parse_head(c, c->head.len, &interim);
                 q->err = LT_REPLAY_ERR_MALFORMED;
-                return fail(rp, c, LT_REPLAY_ERR_MALFORMED, err);
+                return R_FAIL;
             }
-            return 0;
+            return R_MORE;
         }
         size_t hl = (size_t)(end - h);
         size_t rest_in_p = c->head.len - hl; /* bytes of p past the head */
         bool interim;
         if (parse_head(c, hl, &interim) < 0)
-            return fail(rp, c, LT_REPLAY_ERR_MALFORMED, err);
+            return R_FAIL;
         q->head_bytes += hl;
         p += take - rest_in_p;
         n -= take - rest_in_p;
@@ -743,16 +750,29 @@ static int got(struct lt_replay *rp, struct h1_conn *c, const char *p, size_t n,
         if (interim)
             continue;
         c->phase = P_BODY;
-        if (c->body == B_LENGTH && !c->left)
-            return complete(rp, c, n > 0, err);
+        if (c->body == B_LENGTH && !c->left) {
+            *extra = n > 0;
+            return R_DONE;
+        }
     }
     size_t used = 0;
     int r = body_bytes(c, p, n, now, &used);
     if (r < 0)
+        return R_FAIL;
+    *extra = r > 0 && used < n;
+    return r > 0 ? R_DONE : R_MORE;
+}
+
+static int got(struct lt_replay *rp, struct h1_conn *c, const char *p, size_t n, lt_mono now,
+               struct lt_err *err)
+{
+    bool extra;
+    int r = parse(c, p, n, now, &extra, err);
+    if (r == R_DONE)
+        return complete(rp, c, extra, err);
+    if (r == R_FAIL)
         return fail(rp, c, NULL, err);
-    if (r > 0)
-        return complete(rp, c, used < n, err);
-    return 0;
+    return r;
 }
 
 /* The server closed (EOF) or reset c. */
@@ -921,4 +941,40 @@ void h1_release(struct lt_replay *rp)
     free(h->rbuf);
     h->rbuf = NULL;
     lt_buf_release(&h->head);
+}
+
+int lt_replay_h1_fuzz(const uint8_t *data, size_t size)
+{
+    /* A request as the engine would hold it, without the engine. */
+    struct lt_replay_req q = {0};
+    lt_wire_sse_init(&q.sse, 1 << 16, 1 << 16);
+    lt_wire_resp_init(&q.resp, 1 << 12);
+    lt_buf_init(&q.rbody, 1 << 16);
+    struct h1_conn *c = conn_new();
+    if (!c)
+        return 0;
+    c->st = C_ACTIVE;
+    c->q = &q;
+    q.conn = c;
+    c->phase = P_HEAD;
+    c->keep = true;
+    /* the first byte picks the size of each read, so that every split of
+     * a line, a size or a CRLF across reads is tried */
+    size_t step = size ? (size_t)data[0] % 97 + 1 : 1;
+    lt_mono now = {0};
+    int r = R_MORE;
+    bool extra;
+    for (size_t off = 1; off < size && r == R_MORE; off += step) {
+        size_t n = size - off < step ? size - off : step;
+        r = parse(c, (const char *)data + off, n, now, &extra, NULL);
+    }
+    /* what a clean end of an answer read to its close would do */
+    if (r == R_MORE && c->phase == P_BODY && c->body == B_CLOSE)
+        r = R_DONE;
+    lt_buf_release(&c->head);
+    free(c);
+    lt_wire_sse_release(&q.sse);
+    lt_wire_resp_release(&q.resp);
+    lt_buf_release(&q.rbody);
+    return 0;
 }
