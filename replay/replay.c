@@ -489,19 +489,21 @@ static bool retryable(const char *errclass, long status)
                         (!strcmp(errclass, LT_REPLAY_ERR_HTTP) && status == 503));
 }
 
+void replay_transfer_cut(struct lt_replay *rp, struct lt_replay_req *q)
+{
+    if (rp->h1.on)
+        h1_detach(rp, q); /* kept alive if its answer was read whole, else closed */
+    else
+        curl_multi_remove_handle(rp->multi, q->easy);
+}
+
 /* A request is over: record it, recycle it, let what waited on it go. */
 static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *errclass,
                   lt_mono end_t, struct lt_err *err)
 {
     size_t seq = q->seq;
     int64_t end_us = lt_replay_since_origin_us(rp, end_t);
-    /* Both clients cut a transfer that is not over here (a timeout, a
-     * stop, a cancellation): curl drops it, the lean client closes its
-     * connection (h1_detach). */
-    if (rp->h1.on)
-        h1_detach(rp, q);
-    else
-        curl_multi_remove_handle(rp->multi, q->easy);
+    replay_transfer_cut(rp, q);
     unlink_req(q);
     if (retryable(errclass, q->status)) {
         int again = lt_plan_retry(&rp->plan, seq, end_us, q->retry_after_us, err);
@@ -848,10 +850,7 @@ void lt_replay_engine_release(struct lt_replay *rp)
     lt_replay_scrape_release(rp);
     while (rp->head.next && rp->head.next != &rp->head) {
         struct lt_replay_req *q = rp->head.next;
-        if (rp->h1.on)
-            h1_detach(rp, q);
-        else
-            curl_multi_remove_handle(rp->multi, q->easy);
+        replay_transfer_cut(rp, q);
         unlink_req(q);
         req_destroy(q);
     }

@@ -124,6 +124,12 @@ void lt_replay_engine_release(struct lt_replay *rp);
 void replay_header_line(struct lt_replay_req *q, const char *p, size_t len);
 int replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mono now);
 int replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, struct lt_err *err);
+/* Take q's transfer off its client, whichever it is: a transfer not over
+ * is cut mid-stream (curl drops it; the lean client closes its connection,
+ * so the server sees the client go). finish() calls it for every end (a
+ * timeout, a stop, a cancellation); one that cancels a request itself
+ * calls it, then records the request. */
+void replay_transfer_cut(struct lt_replay *rp, struct lt_replay_req *q);
 
 /* replay_target.c: the model the target serves (checked against
  * opts.model, or the only one it serves) into rp->model; and the prompt
