@@ -227,6 +227,8 @@ static size_t on_write(char *p, size_t size, size_t n, void *ud)
 
 /* ---- request pool ---- */
 
+static void req_destroy(struct lt_replay_req *q);
+
 static struct lt_replay_req *req_get(struct lt_replay *rp)
 {
     struct lt_replay_req *q = rp->free_reqs;
@@ -251,17 +253,19 @@ static struct lt_replay_req *req_get(struct lt_replay *rp)
     q = calloc(1, sizeof *q);
     if (!q)
         return NULL;
-    q->easy = curl_easy_init();
-    if (!q->easy) {
-        free(q);
-        return NULL;
-    }
     q->rp = rp;
     size_t max_line = rp->o.max_line ? rp->o.max_line : (size_t)1 << 20;
     lt_wire_sse_init(&q->sse, max_line, max_line);
     lt_wire_resp_init(&q->resp, MAX_CHUNKS);
     lt_buf_init(&q->body, (size_t)256 << 20);
     lt_buf_init(&q->rbody, rp->o.max_body ? rp->o.max_body : (size_t)16 << 20);
+    if (rp->h1.on)
+        return q; /* the lean client needs no curl handle */
+    q->easy = curl_easy_init();
+    if (!q->easy) {
+        req_destroy(q);
+        return NULL;
+    }
     CURL *e = q->easy;
     lt_replay_http_setup(e, &rp->http);
     curl_easy_setopt(e, CURLOPT_URL, rp->url);
