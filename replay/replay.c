@@ -26,7 +26,9 @@
  *   due again at Retry-After (the result is written only for the last
  *   attempt). Besides the arrows:
  *   - any state --stop--> DONE, err "aborted" (without `sent` if never sent);
- *   - SENT, RECEIVING --no token by --first-token-timeout (tick)--> finish.
+ *   - SENT, RECEIVING --no token by --first-token-timeout (tick)--> finish;
+ *   - any state --its trace's client left here (replay_cancel.c: a token
+ *     count, or a time since send)--> finish, "cancelled": not an error.
  *
  * Every seq of a run ends DONE with exactly one result record.
  */
@@ -178,7 +180,13 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 static int on_event(void *ud, const char *data, size_t len)
 {
     struct lt_replay_req *q = ud;
-    return lt_wire_resp_event(&q->resp, data, len, q->now);
+    /* Past its cancel point, nothing more is read (replay_cancel.c). */
+    if (q->cancel.by == CB_TOKENS && lt_replay_cancel_tokens_due(q))
+        return 0;
+    int rc = lt_wire_resp_event(&q->resp, data, len, q->now);
+    if (q->cancel.by == CB_TOKENS)
+        lt_replay_cancel_tokens_due(q);
+    return rc;
 }
 
 int replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mono now)
@@ -195,6 +203,8 @@ int replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mon
             q->err = LT_REPLAY_ERR_MALFORMED;
             return -1;
         }
+        if (q->err && lt_replay_is_cancelled(q->err))
+            return -1; /* its client left here: end the transfer */
         return 0;
     }
     if (q->rbody.len + len > q->rbody.max) {
@@ -387,7 +397,8 @@ static void link_req(struct lt_replay *rp, struct lt_replay_req *q)
     rp->head.next = q;
 }
 
-/* The plan's send: seq leaves now, as a curl transfer. */
+/* The plan's send: seq leaves now, on the lean client or as a curl
+ * transfer. */
 static int send_seq(void *ud, size_t seq, struct lt_err *err)
 {
     struct lt_replay *rp = ud;
@@ -396,6 +407,7 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
         return lt_errset(err, LT_ENOMEM, "out of memory starting a request");
     const struct lt_plan_job *job = &rp->trace.v[rp->plan.order[seq]];
     q->seq = seq;
+    q->cancel.idx = SIZE_MAX;
     q->state = RS_IN_CURL;
     q->retry_after_us = -1;
     q->sched = lt_mono_add_ns(rp->origin, rp->plan.offs[seq] * 1000);
@@ -414,6 +426,8 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
     q->added = lt_mono_now();
     if (rp->h1.on) {
         link_req(rp, q);
+        if (lt_replay_cancel_arm(rp, q, job) < 0)
+            return lt_errset(err, LT_ENOMEM, "out of memory arming a cancellation");
         return h1_send(rp, q, err);
     }
     curl_easy_setopt(q->easy, CURLOPT_POSTFIELDS, q->body.p);
@@ -424,6 +438,8 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
     }
     link_req(rp, q);
     rp->kick = true;
+    if (lt_replay_cancel_arm(rp, q, job) < 0)
+        return lt_errset(err, LT_ENOMEM, "out of memory arming a cancellation");
     return 0;
 }
 
@@ -509,6 +525,7 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     int64_t end_us = lt_replay_since_origin_us(rp, end_t);
     replay_transfer_cut(rp, q);
     unlink_req(q);
+    lt_replay_cancel_disarm(rp, q);
     if (retryable(errclass, q->status)) {
         int again = lt_plan_retry(&rp->plan, seq, end_us, q->retry_after_us, err);
         if (again) {
@@ -524,7 +541,9 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     rp->out_run += out;
     rp->st.requests++;
     rp->st.out_tokens += out;
-    if (errclass) {
+    if (lt_replay_is_cancelled(errclass)) {
+        rp->st.cancelled++;
+    } else if (errclass) {
         rp->errors_run++;
         rp->st.errors++;
         if (!strcmp(errclass, LT_REPLAY_ERR_ABORTED))
@@ -554,6 +573,16 @@ int replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, st
     lt_mono end_t = q->has_fb && q->last.ns ? q->last : lt_mono_now();
     const char *cls = q->err ? q->err : x ? x : classify_content(rp, q);
     return finish(rp, q, cls, end_t, err);
+}
+
+int lt_replay_req_close(struct lt_replay *rp, struct lt_replay_req *q, const char *why,
+                        lt_mono end_t, struct lt_err *err)
+{
+    /* Removing a transfer that has not ended closes its connection
+     * (finish: replay_transfer_cut). The lean client knows its status. */
+    if (!q->headers_seen && q->has_fb && !rp->h1.on)
+        curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
+    return finish(rp, q, why, end_t, err);
 }
 
 static int check_multi(struct lt_replay *rp, struct lt_err *err)
@@ -705,6 +734,8 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
                 drain(fd);
             } else if (fd == rp->scr.tfd) {
                 lt_replay_scrape_tick(rp);
+            } else if (fd == rp->cancels.tfd) {
+                LT_TRY(lt_replay_cancel_fire(rp, err));
             } else if ((rc = h1_event(rp, fd, evs[i].events, err)) != 0) {
                 if (rc < 0)
                     goto out;
@@ -846,7 +877,7 @@ int lt_replay_engine_init(struct lt_replay *rp, struct lt_err *err)
     curl_multi_setopt(rp->multi, CURLMOPT_TIMERFUNCTION, on_timer);
     curl_multi_setopt(rp->multi, CURLMOPT_TIMERDATA, rp);
     curl_multi_setopt(rp->multi, CURLMOPT_MAXCONNECTS, 20000L);
-    return 0;
+    return lt_replay_cancel_init(rp, rp->epfd, err);
 }
 
 void lt_replay_engine_release(struct lt_replay *rp)
@@ -871,6 +902,7 @@ void lt_replay_engine_release(struct lt_replay *rp)
     h1_release(rp);
     if (rp->multi)
         curl_multi_cleanup(rp->multi);
+    lt_replay_cancel_release(rp);
     int fds[] = {rp->epfd, rp->sched_tfd, rp->tick_tfd, rp->stop_pipe[0], rp->stop_pipe[1]};
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)
