@@ -20,7 +20,16 @@
 
 /* The cost columns, in the order collinear ones are dropped (a later
  * column that adds nothing to the earlier ones is not identified). */
-enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED };
+enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT };
+
+/* The regression's columns: the profile's costs, then the client's share of
+ * a TTFT (1 in TTFT rows only). A TTFT measured by the client holds the
+ * send-to-arrival time and the first chunk's delivery, which the server's
+ * model does not have; without a column of its own it lands in
+ * prefill_step_ms (and, through it, in every prefilling step of a
+ * prediction). Decode windows are client times at both ends, so there it
+ * cancels. */
+enum { NX = LT_SIM_FIT_NCOST + 1 };
 
 static const char *const cost_key[LT_SIM_FIT_NCOST] = {
     "step_ms",
@@ -58,7 +67,7 @@ struct ev {
 };
 
 struct row {
-    double x[LT_SIM_FIT_NCOST];
+    double x[NX];
     double y;
     int ttft; /* 1: a TTFT at an idle server; 0: a request's decode time (E2E - TTFT) */
 };
@@ -387,6 +396,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, struct 
         w.x[C_STEP] = w.x[C_PFSTEP] = w.x[C_PFSEQ] = 1;
         w.x[C_PFTOK] = q->in - q->cached;
         w.x[C_CACHED] = q->cached;
+        w.x[C_CLIENT] = 1;
         w.y = (double)(q->first - q->sent) * scale / 1e3;
         rc = rows_push(rs, &w);
         if (rc < 0)
@@ -446,7 +456,7 @@ static int add_result(struct run_data *rd, const struct lt_result *res)
  * (Gauss-Jordan); returns false if it is singular. */
 static bool invert(double *a, int k)
 {
-    double inv[LT_SIM_FIT_NCOST * LT_SIM_FIT_NCOST];
+    double inv[NX * NX];
     for (int i = 0; i < k; i++)
         for (int j = 0; j < k; j++)
             inv[i * k + j] = i == j;
@@ -520,7 +530,7 @@ static void residuals(const struct rows *rs, const double *beta, int ttft,
         if (w->ttft != ttft)
             continue;
         double f = 0;
-        for (int c = 0; c < LT_SIM_FIT_NCOST; c++)
+        for (int c = 0; c < NX; c++)
             f += beta[c] * w->x[c];
         ss += (w->y - f) * (w->y - f);
         sum += w->y;
@@ -541,7 +551,7 @@ static void residuals(const struct rows *rs, const double *beta, int ttft,
 static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struct lt_sim_fit *out,
                    struct lt_err *err)
 {
-    enum { N = LT_SIM_FIT_NCOST };
+    enum { N = NX };
     double xtx[N][N] = {{0}}, xty[N] = {0}, yty = 0;
     for (size_t i = 0; i < rs->n; i++) {
         const struct row *w = &rs->r[i];
@@ -617,7 +627,7 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
     }
     double s2 = fmax(rss, 0) / (double)(rs->n - (size_t)nk);
     out->profile = o->base;
-    for (int c = 0; c < N; c++) {
+    for (int c = 0; c < LT_SIM_FIT_NCOST; c++) {
         struct lt_sim_fit_param *p = &out->cost[c];
         p->key = cost_key[c];
         p->identified = false;
@@ -643,12 +653,20 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
         p->se = sqrt(s2 * m[a * nk + a]);
         *f = fmax(beta[c], 0);
     }
+    /* The client's share of a TTFT: reported, never part of the profile. */
+    for (int a = 0; a < nk; a++)
+        if (keep[a] == C_CLIENT) {
+            out->client_identified = true;
+            out->client_ms = beta[C_CLIENT];
+            out->client_se = sqrt(s2 * m[a * nk + a]);
+        }
     double *scratch = malloc((rs->n ? rs->n : 1) * sizeof *scratch);
     if (!scratch)
         return lt_errset(err, LT_ENOMEM, "sim --fit: out of memory");
     double bclamp[N];
-    for (int c = 0; c < N; c++)
+    for (int c = 0; c < LT_SIM_FIT_NCOST; c++)
         bclamp[c] = out->cost[c].identified ? beta[c] : 0;
+    bclamp[C_CLIENT] = out->client_ms;
     residuals(rs, bclamp, 0, &out->decode, scratch);
     residuals(rs, bclamp, 1, &out->prefill, scratch);
     free(scratch);

@@ -63,6 +63,14 @@ struct lt_sim_fit {
     /* rows: each request's decode time (E2E - TTFT, the sum of its ITLs), and
      * the TTFT of requests that found the server idle */
     struct lt_sim_fit_resid decode, prefill;
+    /* The client's share of a TTFT it measured (model time, ms): sending
+     * the request and receiving the first chunk, which the server's model
+     * does not have. A column of its own, fitted from the TTFT rows, so it
+     * stays out of prefill_step_ms; reported, not written to the profile
+     * (a virtual replay has no network). identified: TTFT rows existed and
+     * it came out non-negative. */
+    double client_ms, client_se;
+    bool client_identified;
     /* Hook: server metrics (running, waiting, KV usage) recorded beside the
      * results would constrain max_running and kv_tokens directly; results
      * files do not hold them yet, so this stays 0. */
