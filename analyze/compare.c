@@ -76,6 +76,8 @@ static int compare_results(const char *pa, const char *pb, const struct lt_compa
         sum->properties = r.compared;
         sum->different = r.worse;
         sum->better = r.better;
+        sum->twin = r.twin;
+        sum->twin_misses = r.twin_misses;
         if (o->json)
             lt_compare_results_write_json(&r, out);
         else
