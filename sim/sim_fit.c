@@ -9,6 +9,9 @@
  * prefilled in chunks over several steps (a prompt that cannot fit the
  * step's budget, or one waiting through the step that might be chunking)
  * are left out of the regression: their prefill tokens are not observable.
+ * The regression is least squares reweighted by Huber's rule (a live
+ * client's few stalled windows would otherwise pull every cost), with a
+ * column for the client's share of a TTFT that the profile does not get.
  */
 #include "sim/sim_fit.h"
 #include "traces/trace_reader.h"
@@ -682,8 +685,7 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
     double *scratch = malloc((rs->n ? rs->n : 1) * sizeof *scratch);
     if (!scratch)
         return lt_errset(err, LT_ENOMEM, "sim --fit: out of memory");
-    int iters = getenv("XH") ? atoi(getenv("XH")) : HUBER_ITERS;
-    for (int it = 0; it < iters; it++) {
+    for (int it = 0; it < HUBER_ITERS; it++) {
         double scale[2];
         resid_scale(rs, beta, scale, scratch);
         normal_eq(rs, beta, scale, xtx, xty, &yty);
@@ -726,7 +728,9 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
         p->se = sqrt(s2 * m[a * nk + a]);
         *f = fmax(beta[c], 0);
     }
-    /* The client's share of a TTFT: reported, never part of the profile. */
+    /* The client's share of a TTFT: reported, never part of the profile;
+     * 0 when it came out negative (the server's own TTFT explains it). */
+    out->client_identified = xtx[C_CLIENT][C_CLIENT] > 0;
     for (int a = 0; a < nk; a++)
         if (keep[a] == C_CLIENT) {
             out->client_identified = true;

@@ -11,7 +11,8 @@
  *       + prefill_ms_per_token P + cached_ms_per_token C,
  *
  * with D, K, S, P, C counted from the timelines, and least squares over all
- * steps gives the costs with their standard errors. A cost whose column
+ * steps (reweighted against outliers) gives the costs with their standard
+ * errors. A cost whose column
  * the data cannot tell from the others (no steps that vary it) is reported
  * as not identified, with the load that would identify it. The limits are
  * read from the timelines too (the largest batch seen, and whether anything
@@ -67,8 +68,8 @@ struct lt_sim_fit {
      * the request and receiving the first chunk, which the server's model
      * does not have. A column of its own, fitted from the TTFT rows, so it
      * stays out of prefill_step_ms; reported, not written to the profile
-     * (a virtual replay has no network). identified: TTFT rows existed and
-     * it came out non-negative. */
+     * (a virtual replay has no network). identified: TTFT rows existed (a
+     * fit below zero is 0, standard error 0). */
     double client_ms, client_se;
     bool client_identified;
     /* Hook: server metrics (running, waiting, KV usage) recorded beside the
