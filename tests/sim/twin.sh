@@ -6,11 +6,13 @@
 # predicts a third load in virtual time; the live sim at that load is the
 # truth, read from the sim's own --log in model time: from when the model
 # was given each request (model_us) to its tokens (tokens_us), so a loaded
-# machine's HTTP and client delays do not move it. Checked: costs the fit
-# identifies within 5 % of the hidden ones, and the prediction's p50 of
-# TTFT, TPOT and E2E within 10 %, p99 within 15 %, throughput within 5 %.
+# machine's HTTP delays do not move it (a client starved of CPU that sends
+# late still changes what the server was sent: bench/README.md). Checked:
+# costs the fit identifies within 5 % of the hidden ones, and the
+# prediction's p50 of TTFT, TPOT and E2E within 10 %, p99 within 15 %,
+# throughput within 5 %.
 #
-# TWIN_SEEDS   seeds to run (default "1 2")
+# TWIN_SEEDS   seeds to run (default "1 2 3")
 # TWIN_KINDS   trace kinds: plain (lognormal prompts ~400), prefix (sessions
 #              with shared system prompts: prefix reuse), long (prompts ~3000)
 #              (default "plain prefix long": one seed each, cycling)
