@@ -161,11 +161,16 @@ struct lt_analyze_run {
     char model[128];
     uint32_t warmup_declared; /* the run record's `warmup` */
 
-    uint64_t results;             /* result records of the run */
-    uint64_t warmup;              /* of them, warm-up results excluded */
-    uint64_t measured;            /* results - warmup */
-    uint64_t sent;                /* measured with a send time */
-    uint64_t ok;                  /* measured and Ok */
+    uint64_t results;  /* result records of the run */
+    uint64_t warmup;   /* of them, warm-up results excluded */
+    uint64_t measured; /* results - warmup */
+    uint64_t sent;     /* measured with a send time */
+    uint64_t ok;       /* measured and Ok */
+    /* Measured and cancelled: closed on purpose where the trace's client
+     * left (a result's `cancelled`). Neither Ok nor an error: in no
+     * latency, token or goodput figure, and not in errs; their output
+     * tokens, received until they were closed, in cancelled_tokens. */
+    uint64_t cancelled, cancelled_tokens;
     uint64_t late;                /* measured, sent more than LT_ANALYZE_LATE_US after sched */
     int64_t first_sent, last_end; /* window of the measured requests, us */
     double wall_s;                /* (last_end - first_sent) / 1e6 */

@@ -66,7 +66,7 @@ static const char css[] =
     "details{margin:.5em 0;border:1px solid #ccc;border-radius:4px;padding:.3em .7em}\n"
     "summary{cursor:pointer;font-weight:600}\n"
     "pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:85%}\n"
-    ".warn{color:#a00}\n"
+    ".warn{color:#a00}.answer{font-size:110%;margin:.4em 0 .8em}\n"
     "@media (max-width:600px){body{padding:0 .5em}h1{font-size:1.2em}"
     "th,td{padding:2px 4px;font-size:13px}details{padding:.3em .4em}}\n";
 
@@ -305,6 +305,31 @@ static int capacity(const struct lt_analysis *a, const struct lt_plot_ctx *ctx, 
     return rc;
 }
 
+/* A capacity search's answer, one sentence per engine, under the title: it
+ * is what the search was run for (issue 19: the key answer at the top); the
+ * probes and their chart follow in the Capacity section. */
+static void capacity_answer(const struct lt_analysis *a, FILE *out)
+{
+    static const char *const engines[] = {"live", "virtual"};
+    for (int e = 0; e < 2; e++) {
+        struct lt_analyze_capacity c;
+        if (!lt_analyze_capacity(a, engines[e], &c))
+            continue;
+        const char *unit = !strcmp(c.axis, "rate") ? " req/s" : " in flight";
+        fprintf(out, "<p class=answer id=capacity-answer>Capacity (%s): ", engines[e]);
+        if (c.max_ok > 0)
+            fprintf(out, "<b>%.4g%s</b> meets", c.max_ok, unit);
+        else
+            fprintf(out, "<b>no load probed</b> meets");
+        fprintf(out, " the SLO ");
+        esc(out, c.slo);
+        fprintf(out, " for %.3g %% of requests", 100 * c.target);
+        if (c.min_fail > 0)
+            fprintf(out, "; %.4g%s does not", c.min_fail, unit);
+        fprintf(out, " (%u probes; see Capacity below).</p>\n", c.probes);
+    }
+}
+
 static int level_details(const struct lt_analysis *a, uint32_t ri, const struct lt_plot_ctx *ctx,
                          bool *done, FILE *out, struct lt_err *err)
 {
@@ -388,6 +413,7 @@ int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const 
         return lt_errset(err, LT_ENOMEM, "out of memory");
     fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                 "<meta name=\"generator\" content=\"loadtrace " LT_VERSION "\">\n"
                  "<title>");
     esc(out, title);
     fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);
@@ -408,6 +434,7 @@ int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const 
             esc(out, fl[i]);
             fprintf(out, "</p>\n");
         }
+        capacity_answer(a, out);
         summary(a, out);
         missing(out, ctx);
         static const char *const sweep[] = {"throughput", "pareto", NULL};

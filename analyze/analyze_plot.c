@@ -138,16 +138,18 @@ int lt_plot_cdf_block(struct lt_buf *b, const struct lt_hist *h, double scale, d
     return rc ? rc : lt_buf_puts(b, "\n\n");
 }
 
+/* Whole or not at all: a chart file that fails keeps its last version. */
 static int write_file(const char *path, const void *p, size_t len, struct lt_err *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return lt_errset(err, LT_EIO, "cannot create %s: %s", path, strerror(errno));
-    size_t w = len ? fwrite(p, 1, len, f) : 0;
-    int bad = w != len || ferror(f);
-    if (fclose(f) != 0 || bad)
+    struct lt_path_out o;
+    int rc = lt_path_out_open(&o, path, err);
+    if (rc < 0)
+        return rc;
+    if (len && fwrite(p, 1, len, o.f) != len) {
+        lt_path_out_abort(&o);
         return lt_errset(err, LT_EIO, "cannot write %s: %s", path, strerror(errno));
-    return 0;
+    }
+    return lt_path_out_commit(&o, err);
 }
 
 int lt_plot_run_gnuplot(const char *dir, const char *script, bool *found, struct lt_err *err)
@@ -683,6 +685,9 @@ static int server_chart(const struct lt_analysis *a, const struct lt_analyze_run
     if (!s || s->n == 0 || r->ts.n == 0)
         goto out;
     double t_end = 0;
+    /* Each panel's highest value, for a range with headroom: no line on
+     * the top frame (issue 19), as in the other charts. */
+    double max_tps = 0, max_req = 0, max_ttft = 0;
     LT_TRY(lt_buf_puts(&d, "# client: t_s tokens_per_s in_flight ttft_p99_ms\n"));
     struct lt_analyze_ts_point p = {0};
     for (uint32_t k = 0; k < r->ts.n; k++) {
@@ -691,11 +696,18 @@ static int server_chart(const struct lt_analysis *a, const struct lt_analyze_run
         LT_TRY(isfinite(p.ttft_p99_ms) ? lt_buf_printf(&d, "%.6g\n", p.ttft_p99_ms)
                                        : lt_buf_puts(&d, "NaN\n"));
         t_end = p.t_s + p.len_s;
+        max_tps = fmax(max_tps, p.tokens_per_s);
+        max_req = fmax(max_req, p.in_flight);
+        if (isfinite(p.ttft_p99_ms))
+            max_ttft = fmax(max_ttft, p.ttft_p99_ms);
     }
     LT_TRY(lt_buf_puts(&d, "\n\n# server: t_s running waiting kv_usage\n"));
     for (uint32_t i = 0; i < s->n; i++) {
         const struct lt_analyze_srv_point *q = &s->pts[i];
         double c[3] = {q->running, q->waiting, q->kv};
+        for (int j = 0; j < 2; j++)
+            if (isfinite(c[j]))
+                max_req = fmax(max_req, c[j]);
         LT_TRY(lt_buf_printf(&d, "%g", q->t_s));
         for (int j = 0; j < 3; j++)
             LT_TRY(isnan(c[j]) ? lt_buf_puts(&d, " NaN") : lt_buf_printf(&d, " %.6g", c[j]));
@@ -713,6 +725,9 @@ static int server_chart(const struct lt_analysis *a, const struct lt_analyze_run
     ctx->cur_sparse = s->n < 2;
     LT_TRY(lt_plot_var(&v, "chart_title", title));
     LT_TRY(lt_buf_printf(&v, "xmin = 0\nxmax = %.9g\n", t_end > 0 ? t_end : 1));
+    LT_TRY(lt_plot_span(&v, "tps", 0, max_tps, LT_PLOT_ZERO));
+    LT_TRY(lt_plot_span(&v, "req", 0, max_req, LT_PLOT_ZERO));
+    LT_TRY(lt_plot_span(&v, "ttft", 0, max_ttft, LT_PLOT_ZERO));
     LT_TRY(lt_plot_chart(ctx, name, "server", title, v.p, &d, err));
 out:
     ctx->cur_run = 0;
@@ -729,7 +744,22 @@ int lt_plot_make_dir(const char *dir, struct lt_err *err)
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return lt_errset(err, LT_EIO, "%s is not a directory", dir);
-    return 0;
+    /* Checked again here, not only by the command before its work: the
+     * directory may have filled since. Then marked as loadtrace's, so that
+     * charts may replace charts in it later and nothing else. */
+    int rc = lt_path_dir_ok(dir, err);
+    if (rc < 0)
+        return rc;
+    char mark[4096];
+    if ((size_t)snprintf(mark, sizeof mark, "%s/%s", dir, LT_PATH_CHARTS_MARK) >= sizeof mark)
+        return lt_errset(err, LT_EIO, "%s: the name is too long", dir);
+    if (stat(mark, &st) == 0)
+        return 0;
+    static const char text[] =
+        "This directory holds charts written by loadtrace (analyze or compare --plots).\n"
+        "loadtrace replaces files of its charts' names here; it writes into no other\n"
+        "non-empty directory. Delete this file to keep loadtrace from writing here.\n";
+    return write_file(mark, text, sizeof text - 1, err);
 }
 
 /* Remove what a temporary chart directory holds, then the directory. */
@@ -835,16 +865,16 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
         note(rep, "time-series charts were made for the first 16 runs only");
 #undef CHART
     if (html_path) {
-        FILE *f = fopen(html_path, "w");
-        if (!f) {
-            rc = lt_errset(err, LT_EIO, "cannot create %s: %s", html_path, strerror(errno));
-            goto out;
-        }
+        /* Whole or not at all: a report that fails leaves the last one. */
+        struct lt_path_out o;
+        LT_TRY(lt_path_out_open(&o, html_path, err));
         char title[600];
         lt_analyze_title(a, title, sizeof title);
-        int hrc = lt_analyze_write_html(a, title, NULL, ctx, f, err);
-        if (fclose(f) != 0 && hrc == 0)
-            hrc = lt_errset(err, LT_EIO, "cannot write %s: %s", html_path, strerror(errno));
+        int hrc = lt_analyze_write_html(a, title, NULL, ctx, o.f, err);
+        if (hrc < 0)
+            lt_path_out_abort(&o);
+        else
+            hrc = lt_path_out_commit(&o, err);
         if (hrc < 0) {
             rc = hrc;
             goto out;

@@ -39,17 +39,28 @@ static double ms(double us)
     return us / 1000.0;
 }
 
-/* The label of a run in the C column: its concurrency, rate or speed. */
+/* The label of a run in the seed table's first column: its concurrency,
+ * rate or speed, in at most 8 characters for the usual levels. */
 static void run_label(const struct lt_analyze_run *r, char *buf, size_t n)
 {
     if (r->concurrency)
         snprintf(buf, n, "%u", r->concurrency);
     else if (r->rate > 0)
-        snprintf(buf, n, "r=%g", r->rate);
+        snprintf(buf, n, "%.4g/s", r->rate);
     else if (r->speed > 0)
-        snprintf(buf, n, "x%g", r->speed);
+        snprintf(buf, n, "x%.4g", r->speed);
     else
         snprintf(buf, n, "run %u", r->id);
+}
+
+/* The seed table's first column is "C" (the design's table) when every run
+ * is a closed loop, "Load" when rates or speeds are among them. */
+static const char *label_head(const struct lt_analysis *a)
+{
+    for (uint32_t i = 0; i < a->n_runs; i++)
+        if (!a->runs[i]->concurrency)
+            return "Load";
+    return "C";
 }
 
 static double share(uint64_t part, uint64_t whole)
@@ -153,31 +164,31 @@ static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], in
     } while (0)
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_run *r = a->runs[i];
-        char lab[32];
-        run_label(r, lab, sizeof lab);
+        char lab[48];
+        lt_analyze_level(r, lab, sizeof lab);
         double lag99 = lt_analyze_pct(r->h[LT_AM_LAG], 99);
         if (lt_hist_count(r->h[LT_AM_LAG]) && lag99 > (double)a->opts.lag_warn_us)
-            WARN("run %u (C %s): schedule lag p99 is %.1f ms (> %.0f ms): the client did not "
+            WARN("run %u (%s): schedule lag p99 is %.1f ms (> %.0f ms): the client did not "
                  "keep up; the 'from sched' latencies are the honest ones",
                  r->id, lab, ms(lag99), ms((double)a->opts.lag_warn_us));
         if (r->n_want_out && share(r->out_off, r->n_want_out) > 0.10)
-            WARN("run %u (C %s): realized output lengths differ from the trace's want_out by "
+            WARN("run %u (%s): realized output lengths differ from the trace's want_out by "
                  "more than 5 %% for %.1f %% of requests (mean deviation %+.1f %%)",
                  r->id, lab, 100 * share(r->out_off, r->n_want_out),
                  100 * r->sum_out_dev / r->n_want_out);
         if (r->n_want_in && share(r->in_off, r->n_want_in) > 0.10)
-            WARN("run %u (C %s): realized prompt lengths differ from the trace's want_in by "
+            WARN("run %u (%s): realized prompt lengths differ from the trace's want_in by "
                  "more than 5 %% for %.1f %% of requests (mean deviation %+.1f %%)",
                  r->id, lab, 100 * share(r->in_off, r->n_want_in),
                  100 * r->sum_in_dev / r->n_want_in);
         if (r->count_chunks)
-            WARN("run %u (C %s): token counts of %llu Ok requests were counted from chunks, "
+            WARN("run %u (%s): token counts of %llu Ok requests were counted from chunks, "
                  "not taken from the server's usage",
                  r->id, lab, (unsigned long long)r->count_chunks);
         if (!r->have_record)
             WARN("run %u: results name this run but the file has no run record for it", r->id);
         if (r->warmup_declared && r->warmup != r->warmup_declared && !a->opts.include_warmup)
-            WARN("run %u (C %s): the run record declares %u warm-up requests but %llu results "
+            WARN("run %u (%s): the run record declares %u warm-up requests but %llu results "
                  "are flagged warmup (only flagged results are excluded)",
                  r->id, lab, r->warmup_declared, (unsigned long long)r->warmup);
         uint64_t neg = 0;
@@ -185,11 +196,11 @@ static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], in
             if (m != LT_AM_LAG)
                 neg += r->negative[m];
         if (neg)
-            WARN("run %u (C %s): %llu intervals were negative (a time before its start) and "
+            WARN("run %u (%s): %llu intervals were negative (a time before its start) and "
                  "counted as 0",
                  r->id, lab, (unsigned long long)neg);
         if (r->measured && r->ok == 0)
-            WARN("run %u (C %s): no request was Ok", r->id, lab);
+            WARN("run %u (%s): no request was Ok", r->id, lab);
         if (n < max)
             n += lt_analyze_server_warnings(r, w + n, max - n);
     }
@@ -202,7 +213,7 @@ static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], in
 static void text_seed(const struct lt_analysis *a, FILE *out)
 {
     bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
-    fprintf(out, "%8s | %10s | %13s | %10s | %8s | %s\n", "C", "Agg tok/s", "Per-req tok/s",
+    fprintf(out, "%8s | %10s | %13s | %10s | %8s | %s\n", label_head(a), "Agg tok/s", "Per-req tok/s",
             "Tokens", "Wall(s)", "Ok");
     fprintf(out, "---------+------------+---------------+------------+----------+------------\n");
     /* Sweep runs in order of their level, then the others in file order. */
@@ -279,6 +290,11 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
             "\n  %llu requests measured (%llu warm-up excluded), %llu Ok, %llu sent >1 ms late\n",
             (unsigned long long)r->measured, (unsigned long long)r->warmup,
             (unsigned long long)r->ok, (unsigned long long)r->late);
+    if (r->cancelled)
+        fprintf(out,
+                "  cancelled: %llu (closed where the trace's client left; not errors), "
+                "%llu tokens received before\n",
+                (unsigned long long)r->cancelled, (unsigned long long)r->cancelled_tokens);
     if (r->n_checks) {
         char chk[400];
         lt_analyze_check_line(r, chk, sizeof chk);
@@ -286,13 +302,14 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
                 lt_analyze_check_flagged(r) ? "  <- CHECK (see the top)" : "");
     }
     text_latency(r, out);
-    if (r->measured > r->ok) {
+    if (r->measured > r->ok + r->cancelled) {
         fprintf(out, "  errors:");
         for (uint32_t i = 0; i < r->n_errs; i++)
             fprintf(out, " %s %llu", r->errs[i].name, (unsigned long long)r->errs[i].n);
         if (r->errs_other)
             fprintf(out, " other %llu", (unsigned long long)r->errs_other);
-        fprintf(out, "  (%.1f %% of measured)\n", 100 * share(r->measured - r->ok, r->measured));
+        fprintf(out, "  (%.1f %% of measured)\n",
+                100 * share(r->measured - r->ok - r->cancelled, r->measured));
         uint32_t idx[5], n = top_messages(r, idx, 5);
         for (uint32_t i = 0; i < n; i++) {
             const struct lt_analyze_errmsg *m = &r->msgs[idx[i]];
@@ -451,6 +468,7 @@ int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *
     fprintf(out, "file,run,mode,concurrency,rate,speed,results,warmup,measured,ok,late,tokens,"
                  "wall_s,agg_tps,perreq_decode_tps,perreq_e2e_tps,goodput,goodput_sched,"
                  "reasoning_tokens,content_tokens,cache_hits,cached_tokens,errors");
+    /* new columns go after the ones scripts already read by position */
     for (int m = 0; m < LT_AM_COUNT; m++) {
         const char *nm = lt_analyze_metric_name(m);
         fprintf(out, ",%s_n,%s_mean_ms,%s_p50_ms,%s_p90_ms,%s_p95_ms,%s_p99_ms,%s_max_ms", nm, nm,
@@ -460,7 +478,8 @@ int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *
      * probe (empty for other runs) */
     fprintf(out, ",check_rate_asked,check_rate_got,check_inflight_asked,check_inflight_got,"
                  "check_cpu_share,check_cpu_us_request,check_cpu_us_token,check");
-    fprintf(out, ",search,engine,load,attain,attain_lo,attain_hi,verdict\n");
+    fprintf(out,
+            ",search,engine,load,attain,attain_lo,attain_hi,verdict,cancelled,cancelled_tokens\n");
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_run *r = a->runs[i];
         fprintf(out, "%u,%u,", r->file, r->id);
@@ -499,10 +518,12 @@ int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *
         lt_analyze_check_csv(r, out);
         const struct lt_analyze_probe *p = &r->probe;
         if (p->search[0])
-            fprintf(out, ",%s,%s,%.6g,%.6f,%.6f,%.6f,%s\n", p->search, p->engine, p->load,
-                    p->attain, p->lo, p->hi, p->verdict);
+            fprintf(out, ",%s,%s,%.6g,%.6f,%.6f,%.6f,%s", p->search, p->engine, p->load, p->attain,
+                    p->lo, p->hi, p->verdict);
         else
-            fprintf(out, ",,,,,,,\n");
+            fprintf(out, ",,,,,,,");
+        fprintf(out, ",%llu,%llu\n", (unsigned long long)r->cancelled,
+                (unsigned long long)r->cancelled_tokens);
     }
     if (ferror(out))
         return lt_errset(err, LT_EIO, "analyze: writing CSV failed: %s", strerror(errno));
@@ -540,9 +561,10 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
     lt_analyze_jstr(out, r->model);
     fprintf(out,
             ",\n     \"results\": %llu, \"warmup\": %llu, \"measured\": %llu, \"sent\": %llu, "
-            "\"ok\": %llu, \"late\": %llu, \"tokens\": %llu, \"in_tokens\": %llu, \"wall_s\": ",
+            "\"ok\": %llu, \"late\": %llu, \"cancelled\": %llu, \"cancelled_tokens\": %llu, "
+            "\"tokens\": %llu, \"in_tokens\": %llu, \"wall_s\": ",
             U(r->results), U(r->warmup), U(r->measured), U(r->sent), U(r->ok), U(r->late),
-            U(r->tokens), U(r->in_tokens));
+            U(r->cancelled), U(r->cancelled_tokens), U(r->tokens), U(r->in_tokens));
     lt_analyze_jnum(out, r->wall_s);
     fprintf(out, ", \"agg_tps\": ");
     lt_analyze_jnum(out, r->agg_tps);

@@ -820,7 +820,11 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, s
         b->ended++;
         b->end_sum += (double)gone;
     }
-    if (ok) {
+    if (res->cancelled) {
+        r->cancelled++;
+        if (res->has & LT_RHAS_OUT)
+            r->cancelled_tokens += res->out;
+    } else if (ok) {
         add_ok(a, r, res);
     } else {
         add_error(r, res, sent);

@@ -126,6 +126,9 @@ void lt_info_render_text(FILE *out, const struct lt_info *in, const char *path, 
     fprintf(out, "\n");
     fprintf(out, "%-15s%s (%.2f%%)\n", "failed", grouped(in->failed, a),
             100 * share(in->failed, n));
+    if (in->cancelled)
+        fprintf(out, "%-15s%s (%.2f%%) clients left mid-stream; replay leaves there too\n",
+                "cancelled", grouped(in->cancelled, a), 100 * share(in->cancelled, n));
     if (in->estimated)
         fprintf(out, "%-15s%s (%.1f%%) have estimated token counts\n", "estimated",
                 grouped(in->estimated, a), 100 * share(in->estimated, n));
@@ -226,11 +229,13 @@ int lt_info_render_json(FILE *out, const struct lt_info *in, const char *path, c
     json_len(&j, "cached", &in->cached);
     lt_buf_puts(&j, "}");
     lt_buf_printf(&j,
-                  ",\"failed\":%" PRIu64 ",\"failed_share\":%.6f,\"estimated\":%" PRIu64
+                  ",\"failed\":%" PRIu64 ",\"failed_share\":%.6f,\"cancelled\":%" PRIu64
+                  ",\"estimated\":%" PRIu64
                   ",\"reasoning_share\":%.6f,\"tool_call_share\":%.6f,\"tool_calls\":%" PRIu64
                   ",\"tools_offered_share\":%.6f",
-                  in->failed, share(in->failed, n), in->estimated, share(in->with_reasoning, n),
-                  share(in->with_calls, n), in->calls, share(in->with_tools, n));
+                  in->failed, share(in->failed, n), in->cancelled, in->estimated,
+                  share(in->with_reasoning, n), share(in->with_calls, n), in->calls,
+                  share(in->with_tools, n));
     lt_buf_printf(&j,
                   ",\"messages\":{\"records\":%" PRIu64 ",\"mean\":%.6g,\"p50\":%" PRIu64
                   ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "}",

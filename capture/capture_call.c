@@ -64,6 +64,7 @@ struct lt_capture_call *lt_capture_call_new(enum lt_capture_api api,
     c->o = *o;
     c->api = api;
     c->ttft = c->e2e = -1;
+    c->cancel_after = c->cancel_tokens = -1;
     lt_buf_init(&c->out_text, OUT_TEXT_MAX);
     lt_buf_init(&c->extra, EXTRA_MAX);
     lt_buf_init(&c->scratch, SCRATCH_MAX);
@@ -627,6 +628,15 @@ unsigned lt_capture_call_chunk(struct lt_capture_call *c, const char *data, size
     return bits;
 }
 
+void lt_capture_call_client_left(struct lt_capture_call *c, int64_t after_us)
+{
+    c->cancel_after = after_us >= 0 ? after_us : -1;
+    if (!c->stream)
+        c->cancel_tokens = 0;
+    else
+        c->cancel_tokens = c->usage && c->u_out > c->tok_chunks ? c->u_out : c->tok_chunks;
+}
+
 int lt_capture_call_body(struct lt_capture_call *c, const char *body, size_t len)
 {
     struct lt_wire_resp_said s;
@@ -853,6 +863,20 @@ int lt_capture_call_record(struct lt_capture_call *c, struct lt_record *r)
     if (c->e2e >= 0) {
         r->has |= LT_HAS_ORIG_E2E;
         r->orig_e2e = c->e2e;
+    }
+    /* A client that left saw only part of the answer: that part is
+     * cancel_tokens, and the whole is unknown (out is "all of them"), so a
+     * replay asks for max_tokens and leaves at the same point. */
+    if (c->cancel_tokens >= 0)
+        r->has &= ~(uint32_t)(LT_HAS_OUT | LT_HAS_REASONING);
+    if (c->cancel_after >= 0) {
+        r->has |= LT_HAS_CANCEL_AFTER;
+        r->cancel_after = c->cancel_after;
+    }
+    if (c->cancel_tokens >= 0) {
+        r->has |= LT_HAS_CANCEL_TOKENS;
+        r->cancel_tokens =
+            (uint32_t)(c->cancel_tokens < UINT32_MAX ? c->cancel_tokens : UINT32_MAX);
     }
     if (c->finish[0])
         r->finish = c->finish;

@@ -119,7 +119,11 @@ struct lt_capture_call {
     /* What happened. */
     int status;        /* HTTP status the client got (0: none) */
     int64_t ttft, e2e; /* us, -1 when unknown */
-    const char *err;   /* error class (static string), NULL if none */
+    /* The client left before its answer ended (lt_capture_call_client_left):
+     * this long after the request was sent (us), having been passed this
+     * many output tokens; -1: it did not leave. */
+    int64_t cancel_after, cancel_tokens;
+    const char *err; /* error class (static string), NULL if none */
     /* Storage for lt_capture_call_record. */
     uint32_t *calls_tok;
     struct lt_buf extra;
@@ -162,6 +166,14 @@ void lt_capture_call_changed(struct lt_capture_call *c, const char *field, int64
  * message list cut to fit, each cut noted in `changed`. Returns 0 or
  * LT_ENOMEM. */
 int lt_capture_call_record(struct lt_capture_call *c, struct lt_record *rec);
+
+/* The client disconnected after_us after its request was sent (-1: when is
+ * unknown), before its answer ended: the record says where (cancel_after,
+ * and cancel_tokens, the output tokens of the answer so far: the server's
+ * running usage if it sent one, else the token-bearing chunks; a whole
+ * answer, which had not come, 0), so that replay can leave at the same
+ * point. */
+void lt_capture_call_client_left(struct lt_capture_call *c, int64_t after_us);
 
 /* The record of a request that has not finished (`err: "unfinished"`,
  * failed): what the request said, nothing of the answer. Reads only what

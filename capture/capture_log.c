@@ -260,6 +260,13 @@ static int read_line(json_t *line, const struct lt_capture_call_opts *co, struct
         c->e2e = end - start;
     if (has_ft && ft >= start)
         c->ttft = ft - start;
+    /* 499, nginx's "client closed request" (which gateways log): the client
+     * left before its answer ended, at the end time, having had what the
+     * logged response holds. */
+    if (c->status == 499) {
+        c->err = "client_gone";
+        lt_capture_call_client_left(c, c->e2e);
+    }
 out:
     json_decref(req);
     json_decref(resp);

@@ -885,6 +885,8 @@ static void finalize(struct conn *c, bool completed_ok)
     c->begun = false;
     struct lt_capture *cap = c->cap;
     atomic_fetch_sub(&cap->n_active, 1);
+    bool forwarded = c->easy_added;
+    lt_mono gone_t = lt_mono_now();
     if (c->easy_added) {
         /* The loop removes the transfer (cancelling it upstream if it
          * still runs); after its answer it never touches c again. */
@@ -918,6 +920,11 @@ static void finalize(struct conn *c, bool completed_ok)
         if (!c->err && c->bad_chunk)
             c->err = "bad_chunk";
         k->err = c->err;
+        /* Where the client left, for replay to leave there too (as the
+         * proxy noticed it: at its next write, or within POLL_MS while it
+         * waited for the upstream). */
+        if (forwarded && c->err && !strcmp(c->err, "client_gone"))
+            lt_capture_call_client_left(k, lt_mono_diff_us(gone_t, c->sent));
         if (k->has_session) {
             int64_t end_us =
                 lt_mono_diff_us(c->have_first_byte ? c->last_byte : lt_mono_now(), cap->start);

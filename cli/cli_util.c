@@ -1,6 +1,7 @@
 #include "cli/cli_util.h"
 
 #include "base/lt_dur.h"
+#include "plan/plan_jobs.h"
 #include "replay/replay.h"
 
 #include <errno.h>
@@ -223,6 +224,17 @@ bool cli_parse_slo(const char *s, int64_t *ttft_us, int64_t *tpot_us, int64_t *e
             return false;
     }
     return true;
+}
+
+void cli_print_sample(const char *cmd, const struct lt_plan_sample *s)
+{
+    if (!s)
+        return;
+    fprintf(stderr,
+            "loadtrace %s: sample: %llu of %llu requests, %llu of %llu sessions, each session "
+            "whole (kept where its first request falls)\n",
+            cmd, (unsigned long long)s->requests, (unsigned long long)s->of_requests,
+            (unsigned long long)s->sessions, (unsigned long long)s->of_sessions);
 }
 
 int cli_replay_status(bool stopped, uint64_t requests, uint64_t ok)

@@ -70,8 +70,16 @@ int cli_replay_run(struct lt_replay *rp, struct lt_err *err);
 /* The exit status of a replay that ran to its end or was stopped
  * (docs/cli.md): 128 + the signal that stopped it (130 SIGINT, 143
  * SIGTERM); 3 when none of its requests was ok; 1 when some failed; 0 when
- * every one was ok. */
+ * every one was ok. Callers leave cancelled requests (closed where the
+ * trace's client left) out of `requests`: they did not fail. */
 int cli_replay_status(bool stopped, uint64_t requests, uint64_t ok);
+
+/* The line a replay starts with when --window or --requests sampled the
+ * trace (plan/plan_jobs.h, lt_plan_sample): how many requests and
+ * sessions were kept, of how many, and that sessions are kept whole.
+ * Prints nothing for NULL. */
+struct lt_plan_sample;
+void cli_print_sample(const char *cmd, const struct lt_plan_sample *s);
 
 /* The API key from the environment: the variable key_env names, else
  * ANTHROPIC_API_KEY (when anthropic: the Messages API) and then

@@ -190,6 +190,13 @@ int cmd_analyze(int argc, char **argv)
         cli_error("analyze", "--plots %s", err.msg);
         return 2;
     }
+    /* The server CSV likewise replaces only a server CSV, never an input. */
+    if (server_csv && (lt_path_not_input(server_csv, (const char *const *)argv + optind,
+                                         (size_t)(argc - optind), &err) < 0 ||
+                       lt_path_csv_ok(server_csv, LT_ANALYZE_SERVER_CSV_HEAD, &err) < 0)) {
+        cli_error("analyze", "--server-csv %s", err.msg);
+        return 2;
+    }
     struct lt_analysis a;
     int rc = lt_analysis_init(&a, &o, &err);
     for (int i = optind; rc == 0 && i < argc; i++)
@@ -220,11 +227,14 @@ int cmd_analyze(int argc, char **argv)
         status = 1;
     }
     if (server_csv) {
-        FILE *f = fopen(server_csv, "w");
-        if (f)
-            lt_analyze_server_csv(&a, f);
-        if (!f || ferror(f) | (fclose(f) != 0)) {
-            cli_error("analyze", "--server-csv %s: cannot write it", server_csv);
+        struct lt_path_out out;
+        int wrc = lt_path_out_open(&out, server_csv, &err);
+        if (wrc == 0) {
+            lt_analyze_server_csv(&a, out.f);
+            wrc = lt_path_out_commit(&out, &err);
+        }
+        if (wrc < 0) {
+            cli_error("analyze", "--server-csv %s", err.msg);
             status = 1;
         }
     }

@@ -62,13 +62,15 @@ static const char replay_usage[] =
     "  --speed X               compress time X times\n"
     "  --rate R                rescale to a mean of R requests/s, keeping the bursts\n"
     "  --max-gap D             compress idle gaps longer than D\n"
-    "  --window START,END      replay only the trace's slice [START, END)\n"
+    "  --window START,END      replay only the trace's slice [START, END): the sessions\n"
+    "                          that begin in it, each whole\n"
     "  --duration D            stop scheduling after D\n"
     "  --spread D              spread requests whose times were rounded to the same\n"
     "                          value evenly over D\n"
     "  --concurrency 1,4,16    closed loop: one run per level, that many requests in\n"
     "                          flight, the trace's requests in order (timestamps ignored)\n"
-    "  --requests N            requests per closed- or open-loop run (default: the trace's)\n"
+    "  --requests N            requests per closed- or open-loop run (default: the trace's);\n"
+    "                          in trace time, a sample: the first sessions that fit whole\n"
     "  --warmup N              the first N requests of a run are recorded but excluded\n"
     "  --arrivals poisson|gamma:CV|constant   open loop at --rate R\n"
     "  --max-concurrency N     open loop: at most N in flight; the wait is recorded\n"
@@ -87,6 +89,8 @@ static const char replay_usage[] =
     "                          record reasoned, or always on or off (default: not sent)\n"
     "  --default-out N         output length when the trace has none (128)\n"
     "  --no-calibrate          do not probe the server for prompt length calibration\n"
+    "  --no-cancel             replay requests whose client left mid-stream (cancel_tokens,\n"
+    "                          cancel_after) to completion instead of cancelling them\n"
     "  --timeout D             per-request timeout (default 10m)\n"
     "  --first-token-timeout D fail a request with no token after D\n"
     "  --connect-timeout D     (default 10s)\n"
@@ -275,6 +279,8 @@ static int replay_main(struct replay_cli *c)
     struct lt_replay_stats st;
     lt_replay_get_stats(rp, &st);
     if (!c->quiet)
+        cli_print_sample("replay", st.sampled ? &st.sample : NULL);
+    if (!c->quiet)
         fprintf(stderr, "loadtrace replay: model %s; prompt lengths: %s\n", st.model, st.calib_how);
     if (!c->quiet)
         fprintf(stderr, "loadtrace replay: server metrics: %s\n", st.scrape_how);
@@ -290,13 +296,17 @@ static int replay_main(struct replay_cli *c)
         goto out;
     }
     if (!c->quiet) {
+        char cancelled[48] = "";
+        if (st.cancelled) /* where the trace's clients left: neither ok nor errors */
+            snprintf(cancelled, sizeof cancelled, ", %llu cancelled",
+                     (unsigned long long)st.cancelled);
         fprintf(stderr,
                 "loadtrace replay: %llu requests, %llu ok, %llu errors (%llu aborted, "
-                "%llu rate-limited, %llu retries), %llu output tokens, %llu connections "
+                "%llu rate-limited, %llu retries)%s, %llu output tokens, %llu connections "
                 "opened -> %s\n",
                 (unsigned long long)st.requests, (unsigned long long)st.ok,
                 (unsigned long long)st.errors, (unsigned long long)st.aborted,
-                (unsigned long long)st.ratelimited, (unsigned long long)st.retries,
+                (unsigned long long)st.ratelimited, (unsigned long long)st.retries, cancelled,
                 (unsigned long long)st.out_tokens, (unsigned long long)st.connects, c->o.out_path);
         if (st.len_checked)
             fprintf(stderr,
@@ -314,7 +324,7 @@ static int replay_main(struct replay_cli *c)
             fprintf(stderr, "loadtrace replay: prefix cache reset before %llu of %u runs (%s)\n",
                     (unsigned long long)st.resets, st.runs, st.reset_how);
     }
-    status = cli_replay_status(lt_replay_stopped(rp), st.requests, st.ok);
+    status = cli_replay_status(lt_replay_stopped(rp), st.requests - st.cancelled, st.ok);
     if (c->summary && strcmp(c->o.out_path, "-") != 0) {
         struct lt_analyze_opts ao;
         lt_analyze_opts_init(&ao);
@@ -367,6 +377,7 @@ enum {
     O_EFFORT,
     O_DEFOUT,
     O_NOCALIB,
+    O_NOCANCEL,
     O_TIMEOUT,
     O_FTT,
     O_CTIMEOUT,
@@ -431,6 +442,7 @@ int cmd_replay(int argc, char **argv)
         {"reasoning-effort", required_argument, NULL, O_EFFORT},
         {"default-out", required_argument, NULL, O_DEFOUT},
         {"no-calibrate", no_argument, NULL, O_NOCALIB},
+        {"no-cancel", no_argument, NULL, O_NOCANCEL},
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"first-token-timeout", required_argument, NULL, O_FTT},
         {"connect-timeout", required_argument, NULL, O_CTIMEOUT},
@@ -608,6 +620,9 @@ int cmd_replay(int argc, char **argv)
             break;
         case O_NOCALIB:
             o->no_calibrate = true;
+            break;
+        case O_NOCANCEL:
+            o->no_cancel = true;
             break;
         case O_TIMEOUT:
             if (!cli_parse_duration_in("replay", "--timeout", optarg, 1, &o->timeout_us))

@@ -81,7 +81,9 @@ int cli_replay_mpi(struct lt_replay_opts *o, const char *key_env, bool summary, 
                     (unsigned long long)st.requests, (unsigned long long)st.ok,
                     (unsigned long long)st.errors, lt_replay_mpi_path(m));
         ok = rc == 0;
-        status = rc < 0 ? 1 : cli_replay_status(lt_replay_stopped(rp), st.requests, st.ok);
+        status = rc < 0
+                     ? 1
+                     : cli_replay_status(lt_replay_stopped(rp), st.requests - st.cancelled, st.ok);
     }
 
     int merged = lt_replay_mpi_end(m, ok, rp != NULL, summary ? stdout : NULL, &err);

@@ -125,7 +125,10 @@ static int measure(const char *path, const struct cli_search_opts *s, double slo
             if (!load_error(r->errs[k].name) && !(cut && !strcmp(r->errs[k].name, "aborted")))
                 faults += r->errs[k].n;
         po->faults = faults < r->measured ? faults : r->measured;
-        po->n = r->measured - po->faults;
+        /* A request its trace's client abandoned (cancelled) neither met
+         * the SLO nor failed it: out of the count, like a fault. */
+        uint64_t gone = po->faults + r->cancelled;
+        po->n = gone < r->measured ? r->measured - gone : 0;
         po->good = r->good_sched;
         po->goodput = r->goodput_sched;
         /* Over-saturation: the mean in flight over the last quarter of the

@@ -75,6 +75,7 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
         .n_levels = o->n_levels,
         .warmup = o->warmup,
         .default_out = o->default_out,
+        .no_cancel = o->no_cancel,
         /* the model's values, as the live sim's /metrics would be scraped */
         .metrics_interval_us = o->server_metrics < 0    ? 0
                                : o->metrics_interval_us ? o->metrics_interval_us
@@ -87,19 +88,23 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
     double cpu = cpu_seconds() - cpu0;
     if (rc < 0) {
         cli_error("replay", "%s", err.msg);
-        cli_error("replay", "%llu requests were recorded in %s before the error",
-                  (unsigned long long)tot.requests, o->out_path);
+        if (tot.opened) /* else nothing was written: the plan refused first */
+            cli_error("replay", "%llu requests were recorded in %s before the error",
+                      (unsigned long long)tot.requests, o->out_path);
         return 1;
     }
     if (!quiet)
+        cli_print_sample("replay", tot.sampled ? &tot.sample : NULL);
+    if (!quiet)
         fprintf(stderr,
                 "loadtrace replay: virtual time, profile %s: %llu requests, %llu ok, %llu "
-                "output tokens, %llu cached prompt tokens, %.1f s of model time in %.2f s of "
-                "CPU -> %s\n",
+                "cancelled, %llu output tokens, %llu cached prompt tokens, %.1f s of model time "
+                "in %.2f s of CPU -> %s\n",
                 p.name, (unsigned long long)tot.requests, (unsigned long long)tot.ok,
-                (unsigned long long)tot.out_tokens, (unsigned long long)tot.cached_tokens,
-                (double)tot.model_end_us / 1e6, cpu, o->out_path);
-    int status = cli_replay_status(false, tot.requests, tot.ok);
+                (unsigned long long)tot.cancelled, (unsigned long long)tot.out_tokens,
+                (unsigned long long)tot.cached_tokens, (double)tot.model_end_us / 1e6, cpu,
+                o->out_path);
+    int status = cli_replay_status(false, tot.requests - tot.cancelled, tot.ok);
     if (summary && strcmp(o->out_path, "-") != 0) {
         struct lt_analyze_opts ao;
         lt_analyze_opts_init(&ao);

@@ -15,6 +15,7 @@
 
 #define RETRY_FIRST_US 1000000LL
 #define RETRY_MAX_US 30000000LL
+#define PLAN_CUT INT64_MIN /* job_end of a job this run does not send */
 
 /* The two heaps order (time, seq); ties in seq order, so runs repeat
  * exactly. */
@@ -25,10 +26,13 @@ static bool before(const void *a, const void *b, void *ctx)
     return x->at < y->at || (x->at == y->at && x->seq < y->seq);
 }
 
-static void heap_push(struct lt_heap *h, int64_t at, size_t seq)
+/* The heaps grow with what waits in them, not with the run's length. */
+static int heap_push(struct lt_heap *h, int64_t at, size_t seq, struct lt_err *err)
 {
     const struct lt_plan_item it = {at, seq};
-    lt_heap_push(h, &it); /* cannot fail: reserved for every seq in lt_plan_init */
+    if (lt_heap_push(h, &it) < 0)
+        return lt_errset(err, LT_ENOMEM, "out of memory planning the run");
+    return 0;
 }
 
 static struct lt_plan_item heap_pop(struct lt_heap *h)
@@ -74,6 +78,7 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
     size_t n = jobs->n, cap = n ? n : 1;
     if (o->mode != LT_PLAN_TRACE && o->requests > cap)
         cap = (size_t)o->requests;
+    p->sample_laps = o->mode != LT_PLAN_TRACE && o->requests;
     if (o->mode == LT_PLAN_RATE && !o->requests && o->duration_us > 0) {
         /* open loop for a duration: as many arrivals as the rate gives */
         double need = o->rate * (double)o->duration_us / 1e6 * 1.5 + 100;
@@ -86,16 +91,20 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
     p->offs = malloc(cap * sizeof *p->offs);
     p->state = malloc(cap);
     p->attempts = calloc(cap, 1);
-    p->waitq = malloc(cap * sizeof *p->waitq);
+    /* Only a cap queues anything. */
+    if (o->max_concurrency && !(p->waitq = malloc(cap * sizeof *p->waitq)))
+        goto oom;
     lt_heap_init(&p->turns, sizeof(struct lt_plan_item), before, NULL, NULL);
     lt_heap_init(&p->again, sizeof(struct lt_plan_item), before, NULL, NULL);
-    p->job_seq = malloc((n ? n : 1) * sizeof *p->job_seq);
-    p->job_end = malloc((n ? n : 1) * sizeof *p->job_end);
-    p->job_launched = malloc((n ? n : 1) * sizeof *p->job_launched);
-    p->job_done = malloc((n ? n : 1) * sizeof *p->job_done);
-    if (!p->order || !p->offs || !p->state || !p->attempts || !p->waitq || !p->job_seq ||
-        !p->job_end || !p->job_launched || !p->job_done || lt_heap_reserve(&p->turns, cap) < 0 ||
-        lt_heap_reserve(&p->again, cap) < 0)
+    /* Per job only what the mode reads: session ends in trace time, laps
+     * launched and done in a closed loop. */
+    if (o->mode == LT_PLAN_TRACE && !(p->job_end = malloc((n ? n : 1) * sizeof *p->job_end)))
+        goto oom;
+    if (o->mode == LT_PLAN_CONCURRENCY &&
+        (!(p->job_launched = malloc((n ? n : 1) * sizeof *p->job_launched)) ||
+         !(p->job_done = malloc((n ? n : 1) * sizeof *p->job_done))))
+        goto oom;
+    if (!p->order || !p->offs || !p->state || !p->attempts)
         goto oom;
     if (o->parts > 1) {
         uint32_t *part = malloc((n ? n : 1) * sizeof *part);
@@ -134,7 +143,6 @@ void lt_plan_release(struct lt_plan *p)
     free(p->waitq);
     lt_heap_release(&p->turns);
     lt_heap_release(&p->again);
-    free(p->job_seq);
     free(p->job_end);
     free(p->job_launched);
     free(p->job_done);
@@ -148,26 +156,35 @@ uint32_t lt_plan_runs(const struct lt_plan_opts *o, size_t n_levels)
 }
 
 /* Trace time: seq k is job k, due at its transformed time; seqs the
- * window, the duration or the split cut are DONE already. */
+ * window, --requests, the duration or the split cut are DONE already. The
+ * window and --requests keep whole sessions (lt_plan_sample); the duration
+ * is a time limit and cuts where it falls. */
 static int start_trace(struct lt_plan *p, struct lt_err *err)
 {
     size_t n = p->jobs->n;
+    const struct lt_plan_tt *tt = &p->o.tt;
     p->nseq = p->total = n;
-    int64_t *t = calloc(n ? n : 1, sizeof *t);
-    if (!t)
-        return lt_errset(err, LT_ENOMEM, "out of memory");
+    /* No n-sized temporaries: the times are scheduled in place in offs,
+     * and the sample's mask lives in state until the states are set. */
+    uint8_t *keep = NULL;
+    p->sampled = tt->win_start_us > 0 || tt->win_end_us > 0 || p->o.requests > 0;
+    if (p->sampled) {
+        int rc = lt_plan_sample(p->jobs, tt->win_start_us, tt->win_end_us, p->o.requests, p->state,
+                                &p->sample, err);
+        if (rc < 0)
+            return rc;
+        keep = p->state;
+    }
     for (size_t i = 0; i < n; i++) {
         p->order[i] = (uint32_t)i;
-        p->job_end[i] = -1;
-        t[i] = p->jobs->v[i].t;
+        p->offs[i] = p->jobs->v[i].t;
     }
-    int64_t kept = lt_plan_sched_trace(t, n, &p->o.tt, p->offs, err);
-    free(t);
+    int64_t kept = lt_plan_sched_trace(p->offs, n, tt, keep, p->offs, err);
     if (kept < 0)
         return (int)kept;
     for (size_t i = 0; i < n; i++) {
         p->state[i] = p->offs[i] < 0 ? LT_PLAN_DONE : LT_PLAN_PENDING;
-        p->job_seq[i] = p->offs[i] < 0 ? -1 : (int64_t)i;
+        p->job_end[i] = p->offs[i] < 0 ? PLAN_CUT : -1;
         if (p->offs[i] < 0)
             p->done_n++;
     }
@@ -185,22 +202,45 @@ static int start_trace(struct lt_plan *p, struct lt_err *err)
         for (size_t i = 0; i < n; i++)
             if (p->state[i] != LT_PLAN_DONE && !p->mine[i]) {
                 p->state[i] = LT_PLAN_DONE;
-                p->job_seq[i] = -1;
+                p->job_end[i] = PLAN_CUT;
                 p->done_n++;
             }
     return 0;
 }
 
 /* Closed and open loop: the trace's jobs in order, repeated as needed;
- * open loop with its arrival times (the same seed in every part). */
+ * open loop with its arrival times (the same seed in every part). When
+ * --requests ends a lap part-way, that lap keeps whole sessions only
+ * (lt_plan_sample), so a run may hold fewer than asked. */
 static int start_loop(struct lt_plan *p, struct lt_err *err)
 {
     size_t n = p->jobs->n;
-    p->nseq = (size_t)(p->o.requests ? p->o.requests : n);
-    for (size_t i = 0; i < p->nseq; i++) {
-        p->order[i] = (uint32_t)(i % n);
-        p->state[i] = LT_PLAN_PENDING;
+    size_t want = (size_t)(p->o.requests ? p->o.requests : n);
+    size_t laps = want / n, rest = want % n, k = 0;
+    for (size_t l = 0; l < laps; l++)
+        for (size_t j = 0; j < n; j++)
+            p->order[k++] = (uint32_t)j;
+    if (rest && p->sample_laps) {
+        /* state (cap >= n bytes) holds the mask until the states are set */
+        struct lt_plan_sample sm;
+        int rc = lt_plan_sample(p->jobs, 0, 0, rest, p->state, &sm, err);
+        if (rc < 0 && !laps)
+            return rc; /* not even one session fits */
+        if (rc == 0)
+            for (size_t j = 0; j < n; j++)
+                if (p->state[j])
+                    p->order[k++] = (uint32_t)j;
+        if (!laps) {
+            p->sampled = true;
+            p->sample = sm;
+        }
+    } else {
+        for (size_t j = 0; j < rest; j++)
+            p->order[k++] = (uint32_t)j;
     }
+    p->nseq = k;
+    for (size_t i = 0; i < p->nseq; i++)
+        p->state[i] = LT_PLAN_PENDING;
     p->total = p->nseq;
     if (p->o.mode == LT_PLAN_RATE) {
         const struct lt_plan_opts *o = &p->o;
@@ -211,7 +251,7 @@ static int start_loop(struct lt_plan *p, struct lt_err *err)
         p->nseq = p->total = (size_t)got;
     }
     if (p->mine) {
-        size_t k = 0;
+        k = 0;
         for (size_t i = 0; i < p->nseq; i++)
             if (p->mine[p->order[i]]) {
                 p->order[k] = p->order[i];
@@ -243,8 +283,10 @@ int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct 
         return rc;
     p->planned = p->total - p->done_n;
     memset(p->attempts, 0, p->nseq);
-    memset(p->job_launched, 0, p->jobs->n * sizeof *p->job_launched);
-    memset(p->job_done, 0, p->jobs->n * sizeof *p->job_done);
+    if (p->job_launched) {
+        memset(p->job_launched, 0, p->jobs->n * sizeof *p->job_launched);
+        memset(p->job_done, 0, p->jobs->n * sizeof *p->job_done);
+    }
     return 0;
 }
 
@@ -258,7 +300,7 @@ static bool stopped(const struct lt_plan *p)
 static int send(struct lt_plan *p, size_t seq, struct lt_err *err)
 {
     p->state[seq] = LT_PLAN_SENT;
-    if (!p->attempts[seq])
+    if (!p->attempts[seq] && p->job_launched)
         p->job_launched[p->order[seq]]++;
     p->inflight++;
     return p->ops.send(p->ops.ud, seq, err);
@@ -271,7 +313,7 @@ static bool capped(const struct lt_plan *p)
 
 static void enqueue(struct lt_plan *p, size_t seq)
 {
-    p->waitq[(p->wq_head + p->wq_len++) % p->nseq] = seq;
+    p->waitq[(p->wq_head + p->wq_len++) % p->nseq] = (uint32_t)seq;
     p->state[seq] = LT_PLAN_QUEUED;
 }
 
@@ -361,7 +403,7 @@ static int pump_timed(struct lt_plan *p, int64_t now, struct lt_err *err)
         if (p->state[k] == LT_PLAN_DONE)
             continue; /* cut by the window, the duration or the split */
         const struct lt_plan_job *job = &p->jobs->v[p->order[k]];
-        if (p->o.mode == LT_PLAN_TRACE && job->prev >= 0 && p->job_seq[job->prev] >= 0) {
+        if (p->o.mode == LT_PLAN_TRACE && job->prev >= 0 && p->job_end[job->prev] != PLAN_CUT) {
             int64_t pe = p->job_end[job->prev];
             if (pe < 0) {
                 p->state[k] = LT_PLAN_WAITING; /* released when the previous turn ends */
@@ -370,7 +412,7 @@ static int pump_timed(struct lt_plan *p, int64_t now, struct lt_err *err)
             int64_t at = turn_time(p, k, pe);
             if (at > now) {
                 p->state[k] = LT_PLAN_WAITING;
-                heap_push(&p->turns, at, k);
+                LT_TRY(heap_push(&p->turns, at, k, err));
                 continue;
             }
             LT_TRY(due(p, k, at, err));
@@ -443,15 +485,19 @@ int lt_plan_finish(struct lt_plan *p, size_t seq, int64_t end_us, struct lt_err 
     uint32_t job = p->order[seq];
     p->inflight--;
     p->state[seq] = LT_PLAN_DONE;
-    p->job_done[job]++;
+    if (p->job_done)
+        p->job_done[job]++;
     p->done_n++;
     if (p->o.mode == LT_PLAN_TRACE) {
         p->job_end[job] = end_us;
         /* Release the session's next turn if it was waiting for this one
          * (in trace time, seq k sends job k). */
         int64_t nx = p->jobs->v[job].next;
-        if (nx >= 0 && p->state[nx] == LT_PLAN_WAITING)
-            heap_push(&p->turns, turn_time(p, (size_t)nx, end_us), (size_t)nx);
+        if (nx >= 0 && p->state[nx] == LT_PLAN_WAITING) {
+            int rc = heap_push(&p->turns, turn_time(p, (size_t)nx, end_us), (size_t)nx, err);
+            if (rc < 0)
+                return rc;
+        }
     }
     return release_slots(p, err);
 }
@@ -465,10 +511,12 @@ int lt_plan_retry(struct lt_plan *p, size_t seq, int64_t end_us, int64_t retry_a
     int64_t delay = retry_after_us >= 0 ? retry_after_us : RETRY_FIRST_US << (n < 5 ? n : 5);
     if (delay > RETRY_MAX_US)
         delay = RETRY_MAX_US;
+    int rc = heap_push(&p->again, end_us + delay, seq, err);
+    if (rc < 0)
+        return rc;
     p->attempts[seq]++;
     p->inflight--;
-    heap_push(&p->again, end_us + delay, seq);
-    int rc = release_slots(p, err);
+    rc = release_slots(p, err);
     return rc < 0 ? rc : 1;
 }
 

@@ -65,7 +65,8 @@ enum lt_plan_state {
 struct lt_plan_opts {
     enum lt_plan_mode mode;
     struct lt_plan_tt tt; /* trace time */
-    uint64_t requests;    /* closed and open loop: per run; 0 = the whole trace */
+    uint64_t requests;    /* closed and open loop: per run; trace time: at most this many
+                             (a sample of whole sessions, lt_plan_sample); 0 = the whole trace */
     double rate;          /* open loop */
     enum lt_plan_arrivals arrivals;
     double cv;
@@ -105,15 +106,25 @@ struct lt_plan {
     int64_t *offs;       /* due time of each seq, µs; its sched once sent */
     uint8_t *state;      /* enum lt_plan_state */
     uint8_t *attempts;   /* retries made, per seq */
+    /* What the window or --requests kept (lt_plan_sample), when they cut
+     * the trace: sampled is true and sample says how many requests and
+     * sessions of how many. */
+    bool sampled;
+    struct lt_plan_sample sample;
 
-    /* internal */
+    /* internal. What a run holds per request is what bounds a replay's
+     * memory (bench/README.md): 22 bytes a seq in trace time (order,
+     * offs, state, attempts, job_end), 14 + 8 per job in a closed loop,
+     * 14 in an open one, and 4 more with a concurrency cap (waitq); the
+     * heaps grow with what waits in them. */
     struct lt_plan_ops ops;
     size_t cap, cursor;
     bool begun;                        /* closed loop: the origin has passed */
-    int64_t *job_seq;                  /* trace time: seq of each job, or -1 */
-    int64_t *job_end;                  /* trace time: end of each job's request, or -1 */
+    bool sample_laps;                  /* closed and open loop: --requests was given */
+    int64_t *job_end;                  /* trace time: end of each job's request, -1 before,
+                                          PLAN_CUT when the job is not in this run */
     uint32_t *job_launched, *job_done; /* closed loop: per job, in this run */
-    size_t *waitq;                     /* QUEUED seqs, a ring */
+    uint32_t *waitq;                   /* QUEUED seqs, a ring; NULL without a cap */
     size_t wq_head, wq_len;
     struct lt_heap turns; /* session turns whose time is known (lt_plan_item) */
     struct lt_heap again; /* seqs waiting to be retried (lt_plan_item) */

@@ -13,35 +13,105 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One request of the trace, copied out of the reader. */
+/* One request of the trace, copied out of the reader. Every replay holds
+ * one per request of the trace (112 bytes, plus the messages, blocks and
+ * text a record carries), so the fields are packed: a trace holds at most
+ * LT_PLAN_MAX_JOBS requests, and a text at most the reader's value limit. */
 struct lt_plan_job {
     uint64_t index; /* record number in the trace */
     int64_t t;      /* trace arrival, µs */
     uint64_t session;
     int64_t think;
+    struct lt_msg *msgs;
+    uint64_t *blocks;
+    char *text;   /* NUL-terminated, or NULL */
     uint32_t has; /* LT_HAS_* bits of the record */
     uint32_t turn;
     uint32_t in, out, reasoning, max_tokens;
     uint32_t n_msgs, n_blocks;
     uint32_t tools_count, tools_tokens;
-    int64_t prev; /* job index of the same session's previous turn, -1 if none */
-    int64_t next; /* ... and of its next turn */
-    struct lt_msg *msgs;
-    uint64_t *blocks;
-    char *text; /* NUL-terminated, or NULL */
-    size_t text_len;
+    int32_t prev; /* job index of the same session's previous turn, -1 if none */
+    int32_t next; /* ... and of its next turn */
+    uint32_t text_len;
 };
+
+/* Requests a replay may load (job indexes are int32_t). */
+#define LT_PLAN_MAX_JOBS ((size_t)INT32_MAX)
 
 struct lt_plan_jobs {
     struct lt_plan_job *v;
     size_t n;
     uint32_t block_tokens; /* the trace header's, 0 if absent */
+    /* The jobs' messages, blocks and texts, packed in large slabs (one
+     * allocation each would cost the allocator's 16 to 24 bytes of
+     * overhead twice per request of a typical trace); freed together by
+     * lt_plan_jobs_release. */
+    struct lt_plan_slab *slabs;
+    /* Where the clients of the few records that say so left (cancel_after,
+     * cancel_tokens), by record number, ascending: kept apart so that a
+     * job costs nothing for them (lt_plan_job_cancel reads them). */
+    struct lt_plan_cancel_rec *cancels;
+    size_t n_cancels;
 };
+
+/* Where a request is cancelled (docs/replay.md "Cancellations"): the one
+ * rule the live and the virtual replay follow, read from its record.
+ *   TOKENS: cancel_tokens >= 1: once that many output tokens came;
+ *   TIME:   else cancel_after: that long after the request was sent;
+ *   FIRST:  cancel_tokens 0 alone: at the answer's first event, before
+ *           any token. */
+enum lt_plan_cancel_by {
+    LT_PLAN_CANCEL_NONE,
+    LT_PLAN_CANCEL_TOKENS,
+    LT_PLAN_CANCEL_TIME,
+    LT_PLAN_CANCEL_FIRST
+};
+struct lt_plan_cancel {
+    enum lt_plan_cancel_by by;
+    uint32_t tokens;  /* TOKENS */
+    int64_t after_us; /* TIME */
+};
+struct lt_plan_cancel_rec {
+    uint64_t index; /* the record's number */
+    int64_t after;
+    uint32_t tokens;
+    uint32_t has; /* its LT_HAS_CANCEL_* bits */
+};
+/* The cancel point of job (one of js's); by NONE when its record has none. */
+struct lt_plan_cancel lt_plan_job_cancel(const struct lt_plan_jobs *js,
+                                         const struct lt_plan_job *job);
 
 /* Read every record of the trace at path, sessions linked. Fails on an
  * unreadable trace and on one with no requests. */
 int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *err);
 void lt_plan_jobs_release(struct lt_plan_jobs *js);
+
+/* What a sample kept (lt_plan_sample): requests and sessions (requests
+ * with a session id, by id; a request without one is not counted as a
+ * session), of the trace's. */
+struct lt_plan_sample {
+    uint64_t requests, sessions;
+    uint64_t of_requests, of_sessions;
+};
+
+/* A sample of the trace that never cuts a session in half (issue 17: a
+ * session's later turn replayed without its earlier ones, or an earlier
+ * one whose answer nothing follows, is no longer the conversation).
+ * A session belongs where its first request is and is kept whole or not
+ * at all:
+ *   - window [win_start_us, win_end_us) (win_end_us 0: no end): the
+ *     sessions whose first request arrives in it, with all their turns,
+ *     the ones after the window's end included;
+ *   - max_requests > 0: then the first sessions in order of their first
+ *     request, as many as fit whole in max_requests requests (the first
+ *     that does not fit ends the sample, so it stays a slice of time).
+ * keep[j] receives 1 for each kept job (n = js->n); s (may be NULL) what
+ * was kept. Returns 0, or LT_EINVAL when max_requests is smaller than the
+ * first kept session (nothing would be replayed; the error names its
+ * size). */
+int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
+                   uint64_t max_requests, uint8_t *keep, struct lt_plan_sample *s,
+                   struct lt_err *err);
 
 /* Output tokens asked for when a record says neither out nor max_tokens. */
 #define LT_PLAN_DEFAULT_OUT 128

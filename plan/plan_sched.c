@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt *o, int64_t *out,
-                            struct lt_err *err)
+int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt *o,
+                            const uint8_t *keep, int64_t *out, struct lt_err *err)
 {
     if (o->speed < 0 || o->rate < 0 || o->max_gap_us < 0 || o->spread_us < 0 || o->duration_us < 0)
         return lt_errset(err, LT_EINVAL, "speed, rate, gaps and durations must not be negative");
@@ -31,7 +31,8 @@ int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt 
     /* 1. window */
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
-        bool in = t[i] >= o->win_start_us && (o->win_end_us <= 0 || t[i] < o->win_end_us);
+        bool in = keep ? keep[i] && t[i] >= o->win_start_us
+                       : t[i] >= o->win_start_us && (o->win_end_us <= 0 || t[i] < o->win_end_us);
         out[i] = in ? t[i] - o->win_start_us : -1;
         kept += in;
     }

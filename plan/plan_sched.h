@@ -40,14 +40,16 @@ struct lt_plan_tt {
     int64_t duration_us; /* 0 = no limit */
 };
 
-/* t: n arrival times (µs, non-decreasing). out[i] receives request i's send
- * offset in µs from the run origin, or -1 when it is dropped. Returns the
+/* t: n arrival times (µs, non-decreasing). keep: NULL, or which requests
+ * step 1 keeps instead of the window's own test (lt_plan_sample: whole
+ * sessions; the window still moves START to 0). out[i] receives request
+ * i's send offset in µs from the run origin, or -1 when it is dropped. Returns the
  * number kept, or LT_EINVAL (with err) for contradictory options, or for
  * a transformation that would put a send beyond LT_PLAN_MAX_OFFSET_US (the
  * error names the option and its value); it is checked before the
  * arithmetic, so nothing overflows. */
-int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt *o, int64_t *out,
-                            struct lt_err *err);
+int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt *o,
+                            const uint8_t *keep, int64_t *out, struct lt_err *err);
 
 enum lt_plan_arrivals {
     LT_PLAN_POISSON = 0,

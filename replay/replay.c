@@ -26,7 +26,9 @@
  *   due again at Retry-After (the result is written only for the last
  *   attempt). Besides the arrows:
  *   - any state --stop--> DONE, err "aborted" (without `sent` if never sent);
- *   - SENT, RECEIVING --no token by --first-token-timeout (tick)--> finish.
+ *   - SENT, RECEIVING --no token by --first-token-timeout (tick)--> finish;
+ *   - any state --its trace's client left here (replay_cancel.c: a token
+ *     count, or a time since send)--> finish, "cancelled": not an error.
  *
  * Every seq of a run ends DONE with exactly one result record.
  */
@@ -172,7 +174,13 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 static int on_event(void *ud, const char *data, size_t len)
 {
     struct lt_replay_req *q = ud;
-    return lt_wire_resp_event(&q->resp, data, len, q->now);
+    /* Past its cancel point, nothing more is read (replay_cancel.c). */
+    if (q->cancel.by == CB_TOKENS && lt_replay_cancel_tokens_due(q))
+        return 0;
+    int rc = lt_wire_resp_event(&q->resp, data, len, q->now);
+    if (q->cancel.by == CB_TOKENS)
+        lt_replay_cancel_tokens_due(q);
+    return rc;
 }
 
 static size_t on_write(char *p, size_t size, size_t n, void *ud)
@@ -196,6 +204,8 @@ static size_t on_write(char *p, size_t size, size_t n, void *ud)
             q->err = LT_REPLAY_ERR_MALFORMED;
             return 0; /* abort the transfer */
         }
+        if (q->err && lt_replay_is_cancelled(q->err))
+            return 0; /* its client left here: close the transfer */
         return len;
     }
     if (q->rbody.len + len > q->rbody.max) {
@@ -362,6 +372,7 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
         return lt_errset(err, LT_ENOMEM, "out of memory starting a request");
     const struct lt_plan_job *job = &rp->trace.v[rp->plan.order[seq]];
     q->seq = seq;
+    q->cancel.idx = SIZE_MAX;
     q->state = RS_IN_CURL;
     q->retry_after_us = -1;
     q->sched = lt_mono_add_ns(rp->origin, rp->plan.offs[seq] * 1000);
@@ -389,6 +400,8 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
     rp->head.next->prev = q;
     rp->head.next = q;
     rp->kick = true;
+    if (lt_replay_cancel_arm(rp, q, job) < 0)
+        return lt_errset(err, LT_ENOMEM, "out of memory arming a cancellation");
     return 0;
 }
 
@@ -460,6 +473,7 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     int64_t end_us = lt_replay_since_origin_us(rp, end_t);
     curl_multi_remove_handle(rp->multi, q->easy);
     unlink_req(q);
+    lt_replay_cancel_disarm(rp, q);
     if (retryable(errclass, q->status)) {
         int again = lt_plan_retry(&rp->plan, seq, end_us, q->retry_after_us, err);
         if (again) {
@@ -475,7 +489,9 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     rp->out_run += out;
     rp->st.requests++;
     rp->st.out_tokens += out;
-    if (errclass) {
+    if (lt_replay_is_cancelled(errclass)) {
+        rp->st.cancelled++;
+    } else if (errclass) {
         rp->errors_run++;
         rp->st.errors++;
         if (!strcmp(errclass, LT_REPLAY_ERR_ABORTED))
@@ -498,6 +514,15 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     if (rc < 0)
         return rc;
     return lt_plan_finish(&rp->plan, seq, end_us, err);
+}
+
+int lt_replay_req_close(struct lt_replay *rp, struct lt_replay_req *q, const char *why,
+                        lt_mono end_t, struct lt_err *err)
+{
+    /* Removing a transfer that has not ended closes its connection. */
+    if (!q->headers_seen && q->has_fb)
+        curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
+    return finish(rp, q, why, end_t, err);
 }
 
 static int check_multi(struct lt_replay *rp, struct lt_err *err)
@@ -641,6 +666,8 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
                 drain(fd);
             } else if (fd == rp->scr.tfd) {
                 lt_replay_scrape_tick(rp);
+            } else if (fd == rp->cancels.tfd) {
+                LT_TRY(lt_replay_cancel_fire(rp, err));
             } else {
                 int f = (evs[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
                         (evs[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
@@ -775,7 +802,7 @@ int lt_replay_engine_init(struct lt_replay *rp, struct lt_err *err)
     curl_multi_setopt(rp->multi, CURLMOPT_TIMERFUNCTION, on_timer);
     curl_multi_setopt(rp->multi, CURLMOPT_TIMERDATA, rp);
     curl_multi_setopt(rp->multi, CURLMOPT_MAXCONNECTS, 20000L);
-    return 0;
+    return lt_replay_cancel_init(rp, rp->epfd, err);
 }
 
 void lt_replay_engine_release(struct lt_replay *rp)
@@ -799,6 +826,7 @@ void lt_replay_engine_release(struct lt_replay *rp)
     }
     if (rp->multi)
         curl_multi_cleanup(rp->multi);
+    lt_replay_cancel_release(rp);
     int fds[] = {rp->epfd, rp->sched_tfd, rp->tick_tfd, rp->stop_pipe[0], rp->stop_pipe[1]};
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)

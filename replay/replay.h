@@ -67,6 +67,9 @@ enum lt_replay_mode {
 #define LT_REPLAY_ERR_BAD_USAGE "bad_usage"      /* usage the chunks received disprove */
 #define LT_REPLAY_ERR_TOO_LARGE "request_too_large" /* its body could not be built: never sent */
 #define LT_REPLAY_ERR_TRANSFER "transfer"           /* any other transfer failure */
+/* Not an error class: the request was closed on purpose where the trace
+ * said its client left (replay_cancel.c); recorded as `cancelled`. */
+#define LT_REPLAY_CANCELLED "cancelled"
 
 /* Bytes of a failed request's answer kept in its result (err_body). */
 #define LT_REPLAY_ERR_BODY 512
@@ -93,8 +96,9 @@ struct lt_replay_progress {
 /* Totals over the whole replay. */
 struct lt_replay_stats {
     uint64_t requests, ok, errors, aborted, ratelimited;
-    uint64_t retries;  /* attempts repeated (--retry) */
-    uint64_t connects; /* connections opened (reuse is the rest) */
+    uint64_t cancelled; /* closed where the trace's client left (neither ok nor errors) */
+    uint64_t retries;   /* attempts repeated (--retry) */
+    uint64_t connects;  /* connections opened (reuse is the rest) */
     uint64_t out_tokens;
     /* Prompt length check: requests whose server usage gave `in`, their
      * summed |in - want_in|, summed want_in, and the largest relative
@@ -114,6 +118,9 @@ struct lt_replay_stats {
     uint64_t scrapes, scrape_errors;
     char reset_how[128]; /* how --reset-prefix-cache reset the cache */
     uint64_t resets;
+    /* --window or --requests sampled the trace: what was kept */
+    bool sampled;
+    struct lt_plan_sample sample;
 };
 
 struct lt_replay_opts {
@@ -152,6 +159,7 @@ struct lt_replay_opts {
     bool no_token_ids;
     bool synthetic_prompts;
     bool no_calibrate;
+    bool no_cancel; /* replay records whose client left mid-stream to completion */
     const char *prompts_path;
     const char *reasoning_effort;
     int thinking;         /* LT_REPLAY_THINK_* of replay_prompt.h */

@@ -18,6 +18,7 @@
 #include "wire/wire_sse.h"
 #include "plan/plan.h"
 #include "base/lt_buf.h"
+#include "base/lt_heap.h"
 #include "base/lt_time.h"
 #include "traces/trace_writer.h"
 
@@ -26,9 +27,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum lt_replay_req_state { RS_IN_CURL, RS_SENT, RS_RECEIVING };
 
+/* Where a request is closed on purpose (replay_cancel.c): its trace's
+ * client left mid-stream. */
+enum lt_replay_cancel_by { CB_NONE, CB_TOKENS, CB_TIME };
+struct lt_replay_cancel_req {
+    enum lt_replay_cancel_by by;
+    uint32_t tokens;  /* CB_TOKENS: close once this many output tokens came */
+    int64_t after_us; /* CB_TIME: close this long after the request was sent */
+    lt_mono at;       /* CB_TIME: when, as now known */
+    size_t idx;       /* position in the deadline heap; SIZE_MAX: not in it */
+};
 struct lt_replay_req {
     CURL *easy;
     struct lt_replay *rp;
@@ -48,6 +60,14 @@ struct lt_replay_req {
     struct lt_wire_resp resp;
     struct lt_buf body;  /* request body; curl reads it during the transfer */
     struct lt_buf rbody; /* a non-streamed response body */
+    struct lt_replay_cancel_req cancel;
+};
+
+/* The deadlines of the requests to cancel by time (replay_cancel.c). */
+struct lt_replay_cancels {
+    struct lt_heap due; /* struct lt_replay_req *, earliest first */
+    int tfd;            /* a timerfd in the loop's epoll set, armed at the earliest */
+    uint64_t seq;       /* tie-break */
 };
 
 /* The run's self-check in progress (replay_check.c). */
@@ -97,7 +117,8 @@ struct lt_replay {
 
     struct lt_replay_chk chk;
     struct lt_replay_stats st;
-    struct lt_replay_scraper scr; /* replay_scrape.c */
+    struct lt_replay_scraper scr;     /* replay_scrape.c */
+    struct lt_replay_cancels cancels; /* replay_cancel.c */
 };
 
 static inline int64_t lt_replay_since_origin_us(const struct lt_replay *rp, lt_mono t)
@@ -109,6 +130,34 @@ static inline int64_t lt_replay_since_origin_us(const struct lt_replay *rp, lt_m
 int lt_replay_engine_init(struct lt_replay *rp, struct lt_err *err);
 /* ... and their release, with every request still held. */
 void lt_replay_engine_release(struct lt_replay *rp);
+
+/* replay.c: close one request in flight now, whatever its transport,
+ * and finish it with class `why` (the plan is told; its result written). */
+int lt_replay_req_close(struct lt_replay *rp, struct lt_replay_req *q, const char *why,
+                        lt_mono end_t, struct lt_err *err);
+
+/* replay_cancel.c: replaying a client that left mid-stream (docs/replay.md
+ * "Cancellations"). The engine calls these hooks; each is transport-neutral.
+ * init/release with the engine (the timerfd joins the epoll set epfd). */
+int lt_replay_cancel_init(struct lt_replay *rp, int epfd, struct lt_err *err);
+void lt_replay_cancel_release(struct lt_replay *rp);
+/* At send: read the job's cancel point and arm the timer for a time one.
+ * Returns 0 or LT_ENOMEM. */
+int lt_replay_cancel_arm(struct lt_replay *rp, struct lt_replay_req *q,
+                         const struct lt_plan_job *job);
+/* Before and after each stream event: true when the request is past its
+ * token cancel point (q->err is then LT_REPLAY_CANCELLED and the caller
+ * stops reading: the write callback ends the transfer). */
+bool lt_replay_cancel_tokens_due(struct lt_replay_req *q);
+/* The timerfd fired: close every request whose time is up. */
+int lt_replay_cancel_fire(struct lt_replay *rp, struct lt_err *err);
+/* The request is over (any way): forget its deadline. */
+void lt_replay_cancel_disarm(struct lt_replay *rp, struct lt_replay_req *q);
+/* Classify: a cancelled request is not an error. */
+static inline bool lt_replay_is_cancelled(const char *errclass)
+{
+    return errclass && errclass[0] == 'c' && !strcmp(errclass, LT_REPLAY_CANCELLED);
+}
 
 /* replay_target.c: the model the target serves (checked against
  * opts.model, or the only one it serves) into rp->model; and the prompt

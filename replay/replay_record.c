@@ -89,7 +89,11 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
     r.run = rp->run_id;
     r.index = job->index;
     r.sched = rp->plan.offs[seq];
-    r.err = err;
+    /* A request closed where its trace's client left is no error. */
+    r.cancelled = lt_replay_is_cancelled(err);
+    r.err = r.cancelled ? NULL : err;
+    if (r.cancelled)
+        err = NULL;
     r.warmup = seq < rp->o.warmup;
     static const uint8_t ctok_usage[] = {0xa4, 'c', 't', 'o', 'k', 0xa5, 'u', 's', 'a', 'g', 'e'};
     static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};

@@ -199,20 +199,22 @@ int lt_replay_scrape_prepare(struct lt_replay *rp, struct lt_err *err)
         return 0;
     }
     bool want_target = o->server_metrics > 0 && o->n_metrics_urls == 0;
-    const char *why = "";
+    char why[160] = "";
     if (!want_target) {
         /* On by default when the target serves Prometheus text. */
         struct lt_buf b;
         long status = 0;
         struct lt_err e = {0};
         lt_buf_init(&b, LT_PROM_PAGE_MAX);
-        if (lt_replay_http_do(&rp->http, "/metrics", NULL, &b, &status, PROBE_TIMEOUT_MS, &e) ==
-                0 &&
-            status == 200 && looks_prometheus(s, &b))
+        int hr = lt_replay_http_do(&rp->http, "/metrics", NULL, &b, &status, PROBE_TIMEOUT_MS, &e);
+        if (hr == 0 && status == 200 && looks_prometheus(s, &b))
             want_target = true;
+        else if (hr < 0) /* no answer: say why (a timeout is not a wrong page) */
+            snprintf(why, sizeof why, "%.150s", e.msg); /* "GET /metrics: Timeout was reached" */
+        else if (status != 200)
+            snprintf(why, sizeof why, "it answers GET /metrics with HTTP %ld", status);
         else
-            why = status && status != 200 ? "it answers GET /metrics with an HTTP error"
-                                          : "no Prometheus text at GET /metrics";
+            snprintf(why, sizeof why, "no Prometheus text at GET /metrics");
         lt_buf_release(&b);
     }
     if (want_target)

@@ -63,6 +63,7 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     rp->epfd = rp->sched_tfd = rp->tick_tfd = -1;
     rp->stop_pipe[0] = rp->stop_pipe[1] = -1;
     rp->scr.tfd = -1;
+    rp->cancels.tfd = -1;
     rp->o = *opts;
     rp->mode = opts->mode;
     rp->head.next = rp->head.prev = &rp->head;
@@ -106,6 +107,8 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     struct lt_plan_opts po;
     lt_replay_plan_opts(opts, &po);
     LT_TRY(lt_plan_init(&rp->plan, &rp->trace, &po, err));
+    rp->st.sampled = rp->plan.sampled;
+    rp->st.sample = rp->plan.sample;
 
     if (opts->model) /* checked against the target by lt_replay_prepare */
         snprintf(rp->model, sizeof rp->model, "%s", opts->model);

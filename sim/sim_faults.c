@@ -17,6 +17,18 @@ static const char *const names[LT_SIM_FAULT_COUNT] = {
     "stall", "malformed", "slow", "bighead", "badchoices", "badusage",
 };
 
+static const char *const mnames[LT_SIM_MFAULT_COUNT] = {
+    "none",
+    "metrics-html",
+    "metrics-big",
+    "metrics-slow",
+};
+
+const char *lt_sim_mfault_name(enum lt_sim_mfault k)
+{
+    return (unsigned)k < LT_SIM_MFAULT_COUNT ? mnames[k] : "?";
+}
+
 const char *lt_sim_fault_name(enum lt_sim_fault k)
 {
     return (unsigned)k < LT_SIM_FAULT_COUNT ? names[k] : "?";
@@ -91,6 +103,41 @@ static const char *const extra[LT_SIM_FAULT_COUNT][2] = {
     [LT_SIM_FAULT_BADUSAGE] = {"tokens claimed", NULL},
 };
 
+static int parse_prob(const char *name, const char *s, double *p, struct lt_err *err)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (end == s || *end || errno || !(x >= 0 && x <= 1))
+        return lt_errset(err, LT_EFORMAT, "fault '%s': the probability '%s' is not 0 to 1", name,
+                         s);
+    *p = x;
+    return 0;
+}
+
+/* metrics-html=P, metrics-big=P[:BYTES], metrics-slow=P[:DUR]. */
+static int parse_metrics_item(struct lt_sim_faults *f, int k, const char *name, char *val,
+                              struct lt_err *err)
+{
+    char *fld[3] = {0};
+    int max = k == LT_SIM_MFAULT_HTML ? 0 : 1;
+    int n = split(val, fld, max);
+    if (n > max + 1)
+        return max ? lt_errset(err, LT_EFORMAT, "fault '%s': at most %d values after ':'", name,
+                               max)
+                   : lt_errset(err, LT_EFORMAT, "fault '%s' takes only a probability", name);
+    int rc = parse_prob(name, fld[0], &f->mp[k], err);
+    if (rc == 0 && n > 1 && k == LT_SIM_MFAULT_BIG) {
+        uint64_t b;
+        rc = parse_uint(name, "page bytes", fld[1], LT_SIM_MFAULT_BIG_MAX, &b, err);
+        if (rc == 0)
+            f->mbig_bytes = (uint32_t)b;
+    }
+    if (rc == 0 && n > 1 && k == LT_SIM_MFAULT_SLOW)
+        rc = parse_dur(name, "delay", fld[1], &f->mslow_us, err);
+    return rc;
+}
+
 static int parse_item(struct lt_sim_faults *f, char *name, char *val, struct lt_err *err)
 {
     char *fld[4] = {0};
@@ -104,13 +151,17 @@ static int parse_item(struct lt_sim_faults *f, char *name, char *val, struct lt_
         return lt_errset(err, LT_EFORMAT, "fault 'seed': '%s' is not a whole number", val);
     }
     int k;
+    for (k = 1; k < LT_SIM_MFAULT_COUNT; k++)
+        if (!strcmp(name, mnames[k]))
+            return parse_metrics_item(f, k, name, val, err);
     for (k = 1; k < LT_SIM_FAULT_COUNT; k++)
         if (!strcmp(name, names[k]))
             break;
     if (k == LT_SIM_FAULT_COUNT)
         return lt_errset(err, LT_EFORMAT,
                          "unknown fault '%s' (500, 503, 429, refuse, disconnect, stall, "
-                         "malformed, slow, bighead, badchoices, badusage, seed)",
+                         "malformed, slow, bighead, badchoices, badusage, metrics-html, "
+                         "metrics-big, metrics-slow, seed)",
                          name);
     int max = extra[k][1] ? 2 : extra[k][0] ? 1 : 0;
     int n = split(val, fld, max);
@@ -118,14 +169,9 @@ static int parse_item(struct lt_sim_faults *f, char *name, char *val, struct lt_
         return max ? lt_errset(err, LT_EFORMAT, "fault '%s': at most %d values after ':'", name,
                                max)
                    : lt_errset(err, LT_EFORMAT, "fault '%s' takes only a probability", name);
-    char *end;
-    errno = 0;
-    double p = strtod(fld[0], &end);
-    if (end == fld[0] || *end || errno || !(p >= 0 && p <= 1))
-        return lt_errset(err, LT_EFORMAT, "fault '%s': the probability '%s' is not 0 to 1", name,
-                         fld[0]);
-    f->p[k] = p;
-    int rc = 0;
+    int rc = parse_prob(name, fld[0], &f->p[k], err);
+    if (rc < 0)
+        return rc;
     switch (k) {
     case LT_SIM_FAULT_503:
         if (n > 1)
@@ -193,6 +239,8 @@ int lt_sim_faults_parse(struct lt_sim_faults *f, const char *spec, struct lt_err
     f->bighead_bytes = 2u << 20;
     f->badchoices_after = 3;
     f->badusage_tokens = UINT64_MAX;
+    f->mbig_bytes = 8u << 20;
+    f->mslow_us = 30000000;
     if (!spec || !*spec)
         return 0;
     char buf[1024];
@@ -215,6 +263,13 @@ int lt_sim_faults_parse(struct lt_sim_faults *f, const char *spec, struct lt_err
     if (sum > 1 + 1e-9)
         return lt_errset(err, LT_EFORMAT, "fault probabilities add up to %.3f, more than 1", sum);
     f->any = sum > 0;
+    double msum = 0;
+    for (int k = 1; k < LT_SIM_MFAULT_COUNT; k++)
+        msum += f->mp[k];
+    if (msum > 1 + 1e-9)
+        return lt_errset(err, LT_EFORMAT, "metrics fault probabilities add up to %.3f, more than 1",
+                         msum);
+    f->many = msum > 0;
     return 0;
 }
 
@@ -231,4 +286,21 @@ enum lt_sim_fault lt_sim_faults_pick(const struct lt_sim_faults *f, uint64_t seq
             return (enum lt_sim_fault)k;
     }
     return LT_SIM_FAULT_NONE;
+}
+
+enum lt_sim_mfault lt_sim_faults_pick_metrics(const struct lt_sim_faults *f, uint64_t seq)
+{
+    if (!f->many)
+        return LT_SIM_MFAULT_NONE;
+    /* Another stream than the inference draw's, so that scrapes and
+     * requests with the same number do not fail together. */
+    struct lt_rng r;
+    lt_rng_seed(&r, lt_mix64(f->seed ^ lt_mix64(seq + 0x3e7c5)) ^ 0x6d657472696373ull);
+    double u = lt_rng_uniform(&r), acc = 0;
+    for (int k = 1; k < LT_SIM_MFAULT_COUNT; k++) {
+        acc += f->mp[k];
+        if (f->mp[k] > 0 && (u < acc || f->mp[k] >= 1))
+            return (enum lt_sim_mfault)k;
+    }
+    return LT_SIM_MFAULT_NONE;
 }

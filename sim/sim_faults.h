@@ -23,6 +23,17 @@
  *                           whatever was sent
  *   seed=N                  generator seed (default: the sim's seed)
  *
+ * GET /metrics has faults of its own, drawn per scrape from (seed, scrape
+ * number) in a band of their own, so they change no inference request's
+ * draw (and the two sums are each at most 1):
+ *   metrics-html=P          the page is HTML (200, text/html), as a web UI
+ *                           or a login page in front of the server answers
+ *   metrics-big=P[:BYTES]   the true page, then comment lines up to BYTES
+ *                           (default 8 MiB, at most 64 MiB): over any
+ *                           scraper's page limit, valid all the same
+ *   metrics-slow=P[:DUR]    the page only DUR (default 30s) after the
+ *                           request: an endpoint that does not answer
+ *
  * New faults go at the end of the enum, so that a spec without them draws
  * the same faults for the same seed as before.
  */
@@ -53,8 +64,24 @@ enum lt_sim_fault {
     LT_SIM_FAULT_COUNT
 };
 
+/* The answer a GET /metrics is given: the metrics-* items above. */
+enum lt_sim_mfault {
+    LT_SIM_MFAULT_NONE,
+    LT_SIM_MFAULT_HTML,
+    LT_SIM_MFAULT_BIG,
+    LT_SIM_MFAULT_SLOW,
+    LT_SIM_MFAULT_COUNT
+};
+
+/* The most bytes metrics-big may make a page. */
+#define LT_SIM_MFAULT_BIG_MAX (64u << 20)
+
 struct lt_sim_faults {
     double p[LT_SIM_FAULT_COUNT];
+    double mp[LT_SIM_MFAULT_COUNT]; /* metrics faults, their own band */
+    uint32_t mbig_bytes;
+    int64_t mslow_us;
+    bool many;                                 /* some metrics fault has a probability above 0 */
     uint32_t retry_after_503, retry_after_429; /* seconds */
     int64_t refuse_us;
     uint32_t disconnect_after;
@@ -76,6 +103,12 @@ int lt_sim_faults_parse(struct lt_sim_faults *f, const char *spec, struct lt_err
 
 /* The fault for inference request number seq. */
 enum lt_sim_fault lt_sim_faults_pick(const struct lt_sim_faults *f, uint64_t seq);
+
+/* The fault for GET /metrics number seq (from 1). */
+enum lt_sim_mfault lt_sim_faults_pick_metrics(const struct lt_sim_faults *f, uint64_t seq);
+
+/* "none", "metrics-html", "metrics-big", "metrics-slow". */
+const char *lt_sim_mfault_name(enum lt_sim_mfault k);
 
 /* "none", "500", "503", "429", "refuse", "disconnect", "stall", "malformed", "slow",
  * "bighead", "badchoices", "badusage". */

@@ -90,6 +90,10 @@ int lt_sim_metrics_render(struct lt_buf *b, const struct lt_sim_metrics *m,
         "Prefix cache queries, in terms of number of queried tokens.", prompt);
     ONE("vllm:prefix_cache_hits_total", "counter",
         "Prefix cache hits, in terms of number of cached tokens.", (double)st->cached_tokens);
+    /* The sim's own ground truth for replay's cancellations (no vLLM name:
+     * vLLM folds aborts into request_success_total's finished_reason). */
+    ONE("loadtrace_sim_requests_aborted_total", "counter",
+        "Requests whose client closed the connection before the answer ended.", (double)m->aborted);
 #undef ONE
     if (rc == 0)
         rc = lt_buf_printf(b,
@@ -108,4 +112,30 @@ int lt_sim_metrics_render(struct lt_buf *b, const struct lt_sim_metrics *m,
         rc = hist(b, "vllm:e2e_request_latency_seconds",
                   "Histogram of e2e request latency in seconds.", mod, &m->e2e);
     return rc;
+}
+
+const char lt_sim_metrics_html[] =
+    "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n"
+    "<body><h1>Sign in</h1><p>This page is not Prometheus metrics.</p></body></html>\n";
+
+static const char pad_line[] = "# loadtrace sim: metrics-big fault padding, not a metric ......\n";
+#define PAD_LINE (sizeof pad_line - 1)
+_Static_assert(sizeof pad_line - 1 == 64, "64-byte padding lines");
+
+void lt_sim_metrics_pad(char *dst, size_t n, uint64_t off)
+{
+    for (size_t i = 0; i < n;) {
+        size_t at = (size_t)((off + i) % PAD_LINE), k = PAD_LINE - at;
+        if (k > n - i)
+            k = n - i;
+        memcpy(dst + i, pad_line + at, k);
+        i += k;
+    }
+}
+
+uint64_t lt_sim_metrics_pad_len(size_t page_len, uint64_t total)
+{
+    if (total <= page_len)
+        return 0;
+    return (total - page_len + PAD_LINE - 1) / PAD_LINE * PAD_LINE;
 }

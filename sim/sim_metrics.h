@@ -34,6 +34,7 @@ struct lt_sim_metrics {
     struct lt_sim_mhist ttft, itl, e2e;
     uint64_t success; /* requests whose every token was emitted */
     uint64_t resets;  /* POST /reset_prefix_cache answered */
+    uint64_t aborted; /* inference requests whose client closed before the answer ended */
 };
 
 void lt_sim_metrics_init(struct lt_sim_metrics *m);
@@ -43,5 +44,17 @@ void lt_sim_metrics_observe(struct lt_sim_mhist *h, double s);
  * capacity and the model name). Returns 0 or the lt_buf error. */
 int lt_sim_metrics_render(struct lt_buf *b, const struct lt_sim_metrics *m,
                           const struct lt_sim_model_stats *st, const struct lt_sim_profile *p);
+
+/* The metrics-html fault's page: what a web UI or a login page in front
+ * of the server answers on /metrics. */
+extern const char lt_sim_metrics_html[];
+
+/* The metrics-big fault: n bytes of the padding that follows the true page,
+ * from byte off of the padding on, into dst: comment lines of 64 bytes,
+ * valid Prometheus text that only makes the page long. */
+void lt_sim_metrics_pad(char *dst, size_t n, uint64_t off);
+/* The padding's length for a page of page_len bytes made at least total
+ * bytes long: whole lines, 0 when the page is long enough already. */
+uint64_t lt_sim_metrics_pad_len(size_t page_len, uint64_t total);
 
 #endif

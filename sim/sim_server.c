@@ -76,6 +76,7 @@ struct sreq {
     struct lt_buf body;
     size_t counted; /* bytes of body added to the server's pending total */
     bool too_big, inference, logged_arrival;
+    bool aborted;    /* its client closed before the answer ended (on_completed) */
     bool busy;       /* the bodies in memory reached max_pending: 503 */
     bool two_length; /* Content-Length headers that disagree: 400 */
     bool anthropic;  /* /v1/messages: errors in Anthropic's shape */
@@ -83,6 +84,7 @@ struct sreq {
     const char *method;
     uint64_t seq;
     enum lt_sim_fault fault;
+    enum lt_sim_mfault mfault; /* GET /metrics */
     int status;
     int64_t arrival; /* real ns since start */
     int64_t modeled; /* when the model was given it (real ns since start) */
@@ -97,6 +99,7 @@ struct sreq {
     struct lt_buf out;
     size_t heap_idx;
     int64_t timer_at;
+    int64_t due; /* P_DELAYED: when the answer may start (real ns since start) */
     int64_t end;
 };
 
@@ -136,6 +139,7 @@ struct lt_sim {
     struct sreq *live;
     struct lt_heap timers; /* of struct sreq *, by timer_at */
     uint64_t next_seq;
+    uint64_t next_mseq; /* GET /metrics answered, for the metrics faults' draw */
     struct lt_sim_stats st;
     struct lt_sim_metrics met; /* /metrics histograms (under mu) */
     struct lt_hist *late;      /* chunk lateness, us */
@@ -587,7 +591,8 @@ static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
     case LT_SIM_FAULT_SLOW:
         pthread_mutex_lock(&s->mu);
         r->phase = P_DELAYED;
-        timer_set(s, r, r->arrival + s->faults.slow_us * 1000);
+        r->due = r->arrival + s->faults.slow_us * 1000;
+        timer_set(s, r, r->due);
         suspend(r);
         pthread_mutex_unlock(&s->mu);
         return MHD_YES;
@@ -621,10 +626,67 @@ static enum MHD_Result answer_tokenize(struct sreq *r)
     return ret;
 }
 
-/* GET /metrics: the model's state now, in vLLM's names (sim_metrics.h). */
+/* The metrics-big fault's answer: the true page, then padding made as it
+ * is read, so a page of 64 MiB costs no 64 MiB of memory. */
+struct big_page {
+    struct lt_buf page;
+    uint64_t total;
+};
+
+static ssize_t big_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct big_page *bp = cls;
+    if (pos >= bp->total)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    size_t n = max;
+    if (n > bp->total - pos)
+        n = (size_t)(bp->total - pos);
+    size_t from_page = 0;
+    if (pos < bp->page.len) {
+        from_page = bp->page.len - (size_t)pos < n ? bp->page.len - (size_t)pos : n;
+        memcpy(buf, bp->page.p + pos, from_page);
+    }
+    lt_sim_metrics_pad(buf + from_page, n - from_page, pos + from_page - bp->page.len);
+    return (ssize_t)n;
+}
+
+static void big_free(void *cls)
+{
+    struct big_page *bp = cls;
+    lt_buf_release(&bp->page);
+    free(bp);
+}
+
+static enum MHD_Result queue_big(struct sreq *r, struct lt_buf *page)
+{
+    struct big_page *bp = malloc(sizeof *bp);
+    if (!bp)
+        return MHD_NO;
+    bp->page = *page; /* taken over */
+    lt_buf_init(page, 0);
+    bp->total = bp->page.len + lt_sim_metrics_pad_len(bp->page.len, r->s->faults.mbig_bytes);
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(bp->total, 65536, big_read, bp, big_free);
+    if (!resp) {
+        big_free(bp);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
+    MHD_destroy_response(resp);
+    r->status = 200;
+    r->phase = P_DONE;
+    return ret;
+}
+
+/* GET /metrics: the model's state now, in vLLM's names (sim_metrics.h),
+ * unless a metrics fault drawn at the request (route) says otherwise. */
 static enum MHD_Result answer_metrics(struct sreq *r)
 {
     struct lt_sim *s = r->s;
+    if (r->mfault == LT_SIM_MFAULT_HTML)
+        return queue_body(r, 200, "text/html; charset=utf-8", lt_sim_metrics_html,
+                          strlen(lt_sim_metrics_html));
     struct lt_buf b;
     struct lt_sim_model_stats st;
     lt_buf_init(&b, 1 << 20);
@@ -633,11 +695,32 @@ static enum MHD_Result answer_metrics(struct sreq *r)
     lt_sim_model_stats(s->model, &st);
     int rc = lt_sim_metrics_render(&b, &s->met, &st, &s->prof);
     pthread_mutex_unlock(&s->mu);
-    enum MHD_Result ret = rc < 0 ? queue_error(r, 500, "metrics page too large")
-                                 : queue_body(r, 200, "text/plain; version=0.0.4; charset=utf-8",
-                                              b.p ? b.p : "", b.len);
+    enum MHD_Result ret =
+        rc < 0 ? queue_error(r, 500, "metrics page too large")
+        : r->mfault == LT_SIM_MFAULT_BIG
+            ? queue_big(r, &b)
+            : queue_body(r, 200, "text/plain; version=0.0.4; charset=utf-8", b.p ? b.p : "", b.len);
     lt_buf_release(&b);
     return ret;
+}
+
+/* A GET /metrics: draw its fault; metrics-slow holds it (P_DELAYED) until
+ * it is due, the others answer now. */
+static enum MHD_Result route_metrics(struct sreq *r)
+{
+    struct lt_sim *s = r->s;
+    pthread_mutex_lock(&s->mu);
+    r->mfault = lt_sim_faults_pick_metrics(&s->faults, ++s->next_mseq);
+    if (r->mfault == LT_SIM_MFAULT_SLOW) {
+        r->phase = P_DELAYED;
+        r->due = r->arrival + s->faults.mslow_us * 1000;
+        timer_set(s, r, r->due);
+        suspend(r);
+        pthread_mutex_unlock(&s->mu);
+        return MHD_YES;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return answer_metrics(r);
 }
 
 /* POST /reset_prefix_cache, as vLLM answers it: the cache is emptied. */
@@ -681,7 +764,7 @@ static enum MHD_Result route(struct sreq *r, const char *url, const char *method
     if (!strcmp(url, "/v1/models"))
         return get ? answer_models(r) : queue_error(r, 405, "use GET");
     if (!strcmp(url, "/metrics"))
-        return get ? answer_metrics(r) : queue_error(r, 405, "use GET");
+        return get ? route_metrics(r) : queue_error(r, 405, "use GET");
     if (!strcmp(url, "/reset_prefix_cache"))
         return post ? answer_reset_prefix(r) : queue_error(r, 405, "use POST");
     if (!strcmp(url, "/tokenize") && !r->s->dia.no_tokenize)
@@ -800,13 +883,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return ret;
     case P_DELAYED: {
         pthread_mutex_lock(&s->mu);
-        bool stop = s->stopping, early = now_ns(s) < r->arrival + s->faults.slow_us * 1000;
+        bool stop = s->stopping, early = now_ns(s) < r->due;
         if (!stop && early)
             suspend(r);
         pthread_mutex_unlock(&s->mu);
         if (stop)
             return MHD_NO;
-        return early ? MHD_YES : start_answer(r);
+        if (early)
+            return MHD_YES;
+        return r->inference ? start_answer(r) : answer_metrics(r);
     }
     case P_WAITING: {
         pthread_mutex_lock(&s->mu);
@@ -832,6 +917,8 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
                   "\"end_us\":%lld",
                   r->method, r->path ? r->path : "", r->status, (long long)(r->arrival / 1000),
                   (long long)(r->end / 1000));
+    if (r->mfault != LT_SIM_MFAULT_NONE)
+        lt_buf_printf(&b, ",\"fault\":\"%s\"", lt_sim_mfault_name(r->mfault));
     if (r->inference) {
         lt_buf_printf(&b,
                       ",\"seq\":%llu,\"api\":\"%s\",\"stream\":%s,\"fault\":\"%s\","
@@ -840,6 +927,8 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
                       r->call.stream ? "true" : "false", lt_sim_fault_name(r->fault),
                       r->call.toks.n);
         if (r->started) {
+            if (r->aborted)
+                lt_buf_puts(&b, ",\"aborted\":true");
             lt_buf_printf(
                 &b,
                 ",\"model_us\":%lld,\"id\":\"%s\",\"cached_tokens\":%u,"
@@ -892,7 +981,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     s->st.streams_open--;
     s->st.requests++;
     s->pending -= r->counted;
-    if (r->fault != LT_SIM_FAULT_NONE)
+    /* The client closed before the whole answer left (replay's
+     * cancellations; not the sim's own cut, nor its stop). */
+    r->aborted = r->inference && r->started && !r->cut && !s->stopping &&
+                 toe != MHD_REQUEST_TERMINATED_COMPLETED_OK &&
+                 toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN;
+    s->met.aborted += r->aborted;
+    if (r->fault != LT_SIM_FAULT_NONE || r->mfault != LT_SIM_MFAULT_NONE)
         s->st.faults++;
     pthread_mutex_unlock(&s->mu);
     if (s->log)

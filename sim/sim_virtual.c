@@ -10,13 +10,29 @@
  * session's next turn or a slot.
  *
  * A request here is RUNNING (in the model, its token times kept) from the
- * plan's send to its last token, then its result is written and its token
- * times freed; everything else about its state is the plan's.
+ * plan's send to its last token, then its result is written and its state
+ * freed; everything else about it is the plan's. So this driver holds
+ * memory only for what is in the model: a small struct per request sent
+ * and not yet done (queued in the model included), and token times only
+ * from a request's first token to its last (issue 20: 8 bytes per queued
+ * token). Token arrays go back to a pool when their request is done and
+ * are reused by the next request that starts emitting: the pool holds at
+ * most as many as ever ran at once, and the allocator is not churned with
+ * one array per request (under AddressSanitizer, whose quarantine keeps
+ * up to 256 MB of freed blocks, that churn alone looked like every
+ * request's token times being held).
+ *
+ * A record whose client left mid-stream (cancel_tokens, cancel_after) is
+ * cancelled as the live replay does (replay/replay_cancel.c has the rule):
+ * at its token count in on_emit, or at its time since send, a third event
+ * source (a heap of deadlines); the model is asked to abort the sequence
+ * (lt_sim_model_cancel), which frees its slot and KV at the step's end.
  */
 #include "sim/sim_virtual.h"
 
 #include "sim/sim_model.h"
 #include "base/lt_buf.h"
+#include "base/lt_heap.h"
 #include "base/lt_rng.h"
 #include "base/lt_time.h"
 #include "metrics/prom_map.h"
@@ -24,13 +40,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A request sent and not yet done: allocated at the plan's send, freed
+ * when its result is written (or, when a cancel deadline of it is still
+ * in the heap, when that deadline is dropped). */
 struct vq {
+    struct vq *prev, *next; /* the live list, so a failed run frees every one */
+    size_t seq;
     int64_t sent_us;
     int64_t *tok; /* emission time of each token, ns; from the first token on */
+    uint32_t tokcap;
     uint32_t ntok;
     uint32_t cached;
-    uint32_t in, out; /* asked for */
-    bool rejected;    /* answered 400 at once (context overflow) */
+    uint32_t in, out;       /* asked for */
+    bool rejected;          /* answered 400 at once (context overflow) */
+    struct lt_sim_mreq *mq; /* in the model; NULL once it ended or was cancelled */
+    bool by_tokens;         /* cancel once cancel_tokens came (0: at the first) */
+    uint32_t cancel_tokens;
+    bool cancelled;
+    int64_t cancel_ns; /* when it was cancelled */
+    bool in_heap;      /* a deadline of it is in the cancel heap */
+    bool written;      /* its result is written: freed once the heap lets go */
+};
+
+struct vcancel {
+    int64_t at_ns; /* sent + cancel_after */
+    size_t seq;    /* ties in seq order, so runs repeat exactly */
+    struct vq *q;
+};
+
+/* A token array not in use, kept for the next request. */
+struct tokbuf {
+    int64_t *p;
+    uint32_t cap;
 };
 
 struct vrun {
@@ -38,12 +79,15 @@ struct vrun {
     struct lt_plan *plan;
     const struct lt_sim_vrun *vr;
     uint32_t run;
-    struct vq *q; /* per seq */
     struct lt_sim_model *m;
     struct lt_writer *w;
     int64_t now_ns;
-    size_t *done; /* seqs whose last token came in this step */
-    size_t ndone;
+    struct vq **done; /* requests whose last token came (or cancelled) in this step */
+    size_t ndone, done_cap;
+    struct tokbuf *pool; /* token arrays free for reuse */
+    size_t npool, pool_cap;
+    size_t inflight; /* requests sent and not yet done */
+    struct vq live;  /* head of the list of every struct vq */
     uint64_t *blockbuf;
     size_t blockbuf_cap;
     struct lt_chunk *chunks;
@@ -51,12 +95,80 @@ struct vrun {
     bool oom;               /* the model emitted more tokens than asked (not expected) */
     uint32_t nomem;         /* an emit found no memory for this many token times */
     int64_t next_sample_ns; /* the next scrape sample (INT64_MAX: none) */
+    struct lt_heap cancels; /* struct vcancel, earliest first */
     struct lt_sim_vstats st;
 };
 
 static const struct lt_plan_job *job_of(const struct vrun *v, size_t seq)
 {
     return &v->plan->jobs->v[v->plan->order[seq]];
+}
+
+/* q is done (its last token came, it was cancelled, or it was refused):
+ * on the list that finish_done writes. false when out of memory. */
+static bool push_done(struct vrun *v, struct vq *q)
+{
+    if (v->ndone == v->done_cap) {
+        size_t nc = v->done_cap ? v->done_cap * 2 : 64;
+        struct vq **d = realloc(v->done, nc * sizeof *d);
+        if (!d)
+            return false;
+        v->done = d;
+        v->done_cap = nc;
+    }
+    v->done[v->ndone++] = q;
+    return true;
+}
+
+/* A token array for q's out tokens, from the pool when it has one. */
+static bool take_tok(struct vrun *v, struct vq *q)
+{
+    struct tokbuf b = {0};
+    if (v->npool)
+        b = v->pool[--v->npool];
+    if (b.cap < q->out) {
+        int64_t *np = realloc(b.p, (size_t)q->out * sizeof *np);
+        if (!np) {
+            free(b.p);
+            return false;
+        }
+        b = (struct tokbuf){np, q->out};
+    }
+    q->tok = b.p;
+    q->tokcap = b.cap;
+    return true;
+}
+
+static void free_vq(struct vq *q)
+{
+    q->prev->next = q->next;
+    q->next->prev = q->prev;
+    free(q->tok);
+    free(q);
+}
+
+/* q's result is written: its token array goes to the pool and the struct
+ * is freed, unless a deadline in the cancel heap still points at it. */
+static void drop_vq(struct vrun *v, struct vq *q)
+{
+    if (q->tok) {
+        if (v->npool == v->pool_cap) {
+            size_t nc = v->pool_cap ? v->pool_cap * 2 : 16;
+            struct tokbuf *np = realloc(v->pool, nc * sizeof *np);
+            if (np) {
+                v->pool = np;
+                v->pool_cap = nc;
+            }
+        }
+        if (v->npool < v->pool_cap) {
+            v->pool[v->npool++] = (struct tokbuf){q->tok, q->tokcap};
+            q->tok = NULL;
+        }
+    }
+    v->inflight--;
+    q->written = true;
+    if (!q->in_heap)
+        free_vq(q);
 }
 
 /* ---- prefix blocks ---- */
@@ -69,15 +181,15 @@ static const struct lt_plan_job *job_of(const struct vrun *v, size_t seq)
  * blocks the text is unique to the request, and so is every later block
  * (the hashes are chained). *nb receives the number of blocks put in
  * v->blockbuf (0: no prefix cache). Returns 0 or LT_ENOMEM. */
-static int make_blocks(struct vrun *v, size_t i, uint32_t *nb, struct lt_err *err)
+static int make_blocks(struct vrun *v, const struct vq *q, uint32_t *nb, struct lt_err *err)
 {
-    const struct lt_plan_job *r = job_of(v, i);
+    const struct lt_plan_job *r = job_of(v, q->seq);
     uint32_t sb = v->p->block_tokens;
     *nb = 0;
     if (!v->p->cache_blocks || !sb)
         return 0;
     uint32_t tb = v->vr->block_tokens ? v->vr->block_tokens : 512;
-    uint32_t n = v->q[i].in / sb;
+    uint32_t n = q->in / sb;
     if (!n)
         return 0;
     if (v->blockbuf_cap < n) {
@@ -116,12 +228,76 @@ static int make_blocks(struct vrun *v, size_t i, uint32_t *nb, struct lt_err *er
 
 /* ---- the plan's engine ---- */
 
+/* Its client left at t (ns): the model aborts the sequence, the result
+ * is written with the done ones. */
+static void cancel_now(struct vrun *v, struct vq *q, int64_t t)
+{
+    lt_sim_model_cancel(v->m, q->mq);
+    q->mq = NULL;
+    q->cancelled = true;
+    q->cancel_ns = t;
+    if (!push_done(v, q))
+        v->nomem = 1;
+}
+
+/* At send: the record's cancel point, as replay/replay_cancel.c reads it. */
+static int arm_cancel(struct vrun *v, struct vq *q)
+{
+    if (v->vr->no_cancel)
+        return 0;
+    struct lt_plan_cancel p = lt_plan_job_cancel(v->plan->jobs, job_of(v, q->seq));
+    if (p.by == LT_PLAN_CANCEL_NONE)
+        return 0;
+    if (p.by == LT_PLAN_CANCEL_TOKENS) {
+        q->by_tokens = true;
+        q->cancel_tokens = p.tokens;
+        return 0;
+    }
+    /* FIRST: the live replay closes at the stream's first event, which the
+     * sim sends as the stream opens: at once, here. */
+    int64_t after_us = p.by == LT_PLAN_CANCEL_TIME ? p.after_us : 0;
+    struct vcancel c = {.at_ns = v->now_ns + after_us * 1000, .seq = q->seq, .q = q};
+    if (lt_heap_push(&v->cancels, &c) < 0)
+        return LT_ENOMEM;
+    q->in_heap = true;
+    return 0;
+}
+
+/* The next deadline of a request still in the model (stale ones, of
+ * requests that ended first, are dropped); INT64_MAX: none. */
+static int64_t next_cancel(struct vrun *v)
+{
+    struct vcancel *c;
+    while ((c = lt_heap_top(&v->cancels)) && !c->q->mq) {
+        struct vq *q = c->q;
+        lt_heap_pop(&v->cancels, NULL);
+        q->in_heap = false;
+        if (q->written)
+            free_vq(q);
+    }
+    return c ? c->at_ns : INT64_MAX;
+}
+
+static bool vcancel_less(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    const struct vcancel *x = a, *y = b;
+    return x->at_ns != y->at_ns ? x->at_ns < y->at_ns : x->seq < y->seq;
+}
+
 /* The plan's send: seq goes into the model now. */
 static int send_seq(void *ud, size_t i, struct lt_err *err)
 {
     struct vrun *v = ud;
-    struct vq *q = &v->q[i];
-    memset(q, 0, sizeof *q);
+    struct vq *q = calloc(1, sizeof *q);
+    if (!q)
+        return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
+    q->seq = i;
+    q->next = v->live.next;
+    q->prev = &v->live;
+    q->next->prev = q;
+    v->live.next = q;
+    v->inflight++;
     uint32_t def = v->vr->default_out ? v->vr->default_out : LT_PLAN_DEFAULT_OUT;
     lt_plan_job_lengths(job_of(v, i), def, &q->in, &q->out);
     if (!q->in)
@@ -132,11 +308,12 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
     if ((uint64_t)q->in + q->out > v->p->max_model_len) {
         /* The sim answers a context overflow with a plain 400 at once. */
         q->rejected = true;
-        v->done[v->ndone++] = i;
+        if (!push_done(v, q))
+            return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
         return 0;
     }
     uint32_t nb;
-    int rc = make_blocks(v, i, &nb, err);
+    int rc = make_blocks(v, q, &nb, err);
     if (rc < 0)
         return rc;
     struct lt_sim_req sr = {
@@ -144,22 +321,21 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
         .out_tokens = q->out,
         .blocks = nb ? v->blockbuf : NULL,
         .nblocks = nb,
-        .user = (void *)(uintptr_t)i,
+        .user = q,
     };
-    if (!lt_sim_model_add(v->m, v->now_ns, &sr, err))
+    if (!(q->mq = lt_sim_model_add(v->m, v->now_ns, &sr, err)))
         return err ? err->code : LT_ENOMEM;
-    return 0;
+    return arm_cancel(v, q);
 }
 
 static void on_emit(void *ud, const struct lt_sim_emit *e)
 {
     struct vrun *v = ud;
-    size_t i = (size_t)(uintptr_t)e->user;
-    struct vq *q = &v->q[i];
+    struct vq *q = e->user;
     /* Token times are kept from the first token on, not from the send: an
      * overloaded run queues many requests, and only the running ones (at
      * most max_running) need them. */
-    if (!q->tok && !(q->tok = malloc((size_t)q->out * sizeof *q->tok))) {
+    if (!q->tok && !take_tok(v, q)) {
         v->nomem = q->out;
         return;
     }
@@ -168,13 +344,44 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     else
         v->oom = true; /* the model emitted more than asked: cannot happen */
     q->cached = e->cached_tokens;
-    if (e->last)
-        v->done[v->ndone++] = i;
+    if (e->last) {
+        q->mq = NULL; /* the model frees it */
+        if (!push_done(v, q))
+            v->nomem = 1;
+    } else if (q->by_tokens && q->ntok >= q->cancel_tokens) {
+        cancel_now(v, q, e->t);
+    }
 }
 
-static int put_result(struct vrun *v, size_t i, struct lt_err *err)
+/* A cancelled request: what its client had until it left, as the live
+ * replay records it (no usage came: counted from the chunks). */
+static int put_cancelled(struct vrun *v, const struct vq *q, struct lt_result *res,
+                         struct lt_err *err)
 {
-    struct vq *q = &v->q[i];
+    static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
+    res->cancelled = true;
+    res->status = 200;
+    res->end = q->cancel_ns / 1000;
+    if (q->ntok) {
+        res->has |= LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT | LT_RHAS_CHUNKS | LT_RHAS_OUT |
+                    LT_RHAS_REASONING;
+        res->first_token = res->first_content = v->chunks[0].t;
+        res->n_chunks = q->ntok;
+        res->chunks = v->chunks;
+        res->out = q->ntok;
+        res->count = "chunks";
+        res->extra = (struct lt_extra){.data = ctok_one, .len = sizeof ctok_one, .n = 1};
+    }
+    v->st.requests++;
+    v->st.cancelled++;
+    v->st.out_tokens += q->ntok;
+    v->st.cached_tokens += q->cached;
+    return lt_writer_put_result(v->w, res, err);
+}
+
+static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
+{
+    size_t i = q->seq;
     struct lt_result res = {0};
     res.run = v->run;
     res.index = job_of(v, i)->index;
@@ -205,6 +412,8 @@ static int put_result(struct vrun *v, size_t i, struct lt_err *err)
     }
     for (uint32_t k = 0; k < q->ntok; k++)
         v->chunks[k] = (struct lt_chunk){.t = q->tok[k] / 1000, .tokens = 1};
+    if (q->cancelled)
+        return put_cancelled(v, q, &res, err);
     res.has |= LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT | LT_RHAS_CHUNKS | LT_RHAS_IN |
                LT_RHAS_OUT | LT_RHAS_REASONING | LT_RHAS_CACHED;
     res.first_token = res.first_content = v->chunks[0].t;
@@ -235,12 +444,15 @@ static int finish_done(struct vrun *v, struct lt_err *err)
     size_t k = 0;
     for (;;) {
         for (; k < v->ndone; k++) {
-            size_t i = v->done[k];
-            struct vq *q = &v->q[i];
-            LT_TRY(put_result(v, i, err));
-            int64_t end_us = q->ntok ? q->tok[q->ntok - 1] / 1000 : q->sent_us;
-            free(q->tok);
-            q->tok = NULL;
+            struct vq *q = v->done[k];
+            size_t i = q->seq;
+            rc = put_result(v, q, err);
+            int64_t end_us = q->cancelled ? q->cancel_ns / 1000
+                             : q->ntok    ? q->tok[q->ntok - 1] / 1000
+                                          : q->sent_us;
+            drop_vq(v, q);
+            if (rc < 0)
+                goto out;
             LT_TRY(lt_plan_finish(v->plan, i, end_us, err));
         }
         LT_TRY(lt_plan_pump(v->plan, v->now_ns / 1000, err));
@@ -291,8 +503,23 @@ static int loop(struct vrun *v, struct lt_err *err)
         int64_t next_step = lt_sim_model_next(v->m);
         int64_t due_us = lt_plan_next_due(v->plan);
         int64_t next_due = due_us == INT64_MAX ? INT64_MAX : due_us * 1000;
+        int64_t next_cut = next_cancel(v);
         if (next_step == INT64_MAX && next_due == INT64_MAX)
             break;
+        /* A client leaves after the step that ends at the same time: it
+         * saw that step's token. */
+        if (next_cut < next_step && next_cut < next_due && next_cut <= v->next_sample_ns) {
+            v->now_ns = next_cut;
+            struct vcancel c;
+            while (next_cancel(v) <= v->now_ns && lt_heap_pop(&v->cancels, &c)) {
+                c.q->in_heap = false;
+                cancel_now(v, c.q, v->now_ns);
+            }
+            if (v->nomem)
+                return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
+            LT_TRY(finish_done(v, err));
+            continue;
+        }
         if (v->next_sample_ns < next_step && v->next_sample_ns < next_due) {
             v->now_ns = v->next_sample_ns;
             v->next_sample_ns += v->vr->metrics_interval_us * 1000;
@@ -303,8 +530,10 @@ static int loop(struct vrun *v, struct lt_err *err)
             v->now_ns = next_step;
             lt_sim_model_advance(v->m, v->now_ns, on_emit, v);
             if (v->nomem)
-                return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory (%u output tokens)",
-                                 v->nomem);
+                return lt_errset(err, LT_ENOMEM,
+                                 "virtual sim: out of memory (%u output tokens, %zu requests in "
+                                 "the model)",
+                                 v->nomem, v->inflight);
             if (v->oom)
                 return lt_errset(err, LT_EINVAL, "virtual sim: the model emitted too many tokens");
         } else {
@@ -325,17 +554,11 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
 {
     int rc = 0;
     struct vrun v = {.p = p, .plan = plan, .vr = vr, .run = run, .w = w};
+    v.live.next = v.live.prev = &v.live;
     v.next_sample_ns = vr->metrics_interval_us > 0 ? 0 : INT64_MAX;
+    lt_heap_init(&v.cancels, sizeof(struct vcancel), vcancel_less, NULL, NULL);
     const struct lt_plan_ops ops = {.send = send_seq, .ud = &v};
-    size_t nn = 0;
     LT_TRY(lt_plan_start(plan, run, level, &ops, err));
-    nn = plan->nseq ? plan->nseq : 1;
-    v.q = calloc(nn, sizeof *v.q);
-    v.done = malloc(nn * sizeof *v.done);
-    if (!v.q || !v.done) {
-        rc = lt_errset(err, LT_ENOMEM, "virtual sim: out of memory for %zu requests", nn);
-        goto out;
-    }
     v.m = lt_sim_model_new(p, err);
     if (!v.m) {
         rc = err ? err->code : LT_ENOMEM;
@@ -373,11 +596,15 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
 out:
     if (st)
         *st = v.st;
-    if (v.q)
-        for (size_t i = 0; i < nn; i++)
-            free(v.q[i].tok);
+    /* Every struct vq still held (a failed run's, or one whose deadline
+     * outlived it), then the pool. */
+    while (v.live.next != &v.live)
+        free_vq(v.live.next);
     lt_sim_model_free(v.m);
-    free(v.q);
+    lt_heap_release(&v.cancels);
+    for (size_t k = 0; k < v.npool; k++)
+        free(v.pool[k].p);
+    free(v.pool);
     free(v.done);
     free(v.blockbuf);
     free(v.chunks);
@@ -393,6 +620,8 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
     struct lt_plan plan;
     *tot = (struct lt_sim_vstats){0};
     LT_TRY(lt_plan_init(&plan, jobs, &o->plan, err));
+    tot->sampled = plan.sampled;
+    tot->sample = plan.sample;
     const char *mk[] = {"trace", "target", "profile"};
     const char *mv[] = {o->trace_path, "sim:virtual", p->name};
     struct lt_buf meta;
@@ -411,11 +640,13 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
         rc = err ? err->code : LT_EIO;
         goto out;
     }
+    tot->opened = true;
     const struct lt_sim_vrun vr = {
         .warmup = o->warmup,
         .default_out = o->default_out,
         .block_tokens = jobs->block_tokens ? jobs->block_tokens : LT_DEFAULT_BLOCK_TOKENS,
         .metrics_interval_us = o->metrics_interval_us,
+        .no_cancel = o->no_cancel,
     };
     uint32_t runs = lt_plan_runs(&o->plan, o->n_levels);
     for (uint32_t r = 0; r < runs; r++) {
@@ -424,6 +655,7 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
         rc = lt_sim_virtual_run(p, &plan, r, level, &vr, w, &st, err);
         tot->requests += st.requests;
         tot->ok += st.ok;
+        tot->cancelled += st.cancelled;
         tot->out_tokens += st.out_tokens;
         tot->steps += st.steps;
         tot->cached_tokens += st.cached_tokens;

@@ -43,15 +43,20 @@ struct lt_sim_vrun {
     const char *model;           /* run record's model; NULL = the profile's name */
     int64_t metrics_interval_us; /* > 0: a scrape sample of the model's values this often
                                     (docs/server-metrics.md §6); 0 = none */
+    bool no_cancel; /* run records whose client left (cancel_tokens, cancel_after) to the end */
 };
 
 struct lt_sim_vstats {
     uint64_t requests;   /* results written */
     uint64_t ok;         /* of them, status 200 */
+    uint64_t cancelled;  /* of them, closed where the trace's client left (not ok) */
     uint64_t out_tokens; /* tokens emitted */
     uint64_t steps;      /* engine steps */
     uint64_t cached_tokens;
-    int64_t model_end_us; /* virtual time of the run's last event */
+    int64_t model_end_us;         /* virtual time of the run's last event */
+    bool opened;                  /* the results file was created */
+    bool sampled;                 /* --window or --requests sampled the trace: */
+    struct lt_plan_sample sample; /* what was kept (lt_plan_sample) */
 };
 
 /* Run `run` of plan (closed loop: `level` in flight) through a new model
@@ -75,6 +80,7 @@ struct lt_sim_vreplay {
     uint64_t warmup;
     uint32_t default_out;        /* 0 = LT_PLAN_DEFAULT_OUT */
     int64_t metrics_interval_us; /* > 0: scrape samples of the model's values */
+    bool no_cancel;
 };
 
 /* tot receives the sums over the runs (also on failure: what was

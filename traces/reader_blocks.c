@@ -88,12 +88,14 @@ _Static_assert(BK_N <= 8, "struct rblock's quick[] has a row per column kind");
 
 /* What each column may hold. */
 static const enum bkind bcol_kind[BC_N] = {
-    [BC_I] = BK_DELTA,       [BC_RUN] = BK_U32R,    [BC_SCHED] = BK_DELTA,  [BC_SENT] = BK_TIME,
-    [BC_FB] = BK_TIME,       [BC_FT] = BK_TIME,     [BC_FC] = BK_TIME,      [BC_END] = BK_TIME,
-    [BC_CHUNKS] = BK_CHUNKS, [BC_IN] = BK_U32,      [BC_OUT] = BK_U32,      [BC_REASONING] = BK_U32,
-    [BC_CACHED] = BK_U32,    [BC_WANT_IN] = BK_U32, [BC_WANT_OUT] = BK_U32, [BC_STATUS] = BK_STATUS,
-    [BC_ERR] = BK_STR,       [BC_FINISH] = BK_STR,  [BC_COUNT] = BK_STR,    [BC_ERR_BODY] = BK_STR,
-    [BC_WARMUP] = BK_BOOL,
+    [BC_I] = BK_DELTA,        [BC_RUN] = BK_U32R,     [BC_SCHED] = BK_DELTA,
+    [BC_SENT] = BK_TIME,      [BC_FB] = BK_TIME,      [BC_FT] = BK_TIME,
+    [BC_FC] = BK_TIME,        [BC_END] = BK_TIME,     [BC_CHUNKS] = BK_CHUNKS,
+    [BC_IN] = BK_U32,         [BC_OUT] = BK_U32,      [BC_REASONING] = BK_U32,
+    [BC_CACHED] = BK_U32,     [BC_WANT_IN] = BK_U32,  [BC_WANT_OUT] = BK_U32,
+    [BC_STATUS] = BK_STATUS,  [BC_ERR] = BK_STR,      [BC_FINISH] = BK_STR,
+    [BC_COUNT] = BK_STR,      [BC_ERR_BODY] = BK_STR, [BC_WARMUP] = BK_BOOL,
+    [BC_CANCELLED] = BK_BOOL,
 };
 
 /* A block is checked in one pass over its bytes, which replaces the scan
@@ -830,6 +832,7 @@ static int lt_rd_block_next(struct lt_reader *r, struct lt_err *err)
             return lt_errset(err, rc, "%s: out of memory", r->path);
     }
     res->warmup = col[BC_WARMUP] && *col[BC_WARMUP]++ == 0xc3;
+    res->cancelled = col[BC_CANCELLED] && *col[BC_CANCELLED]++ == 0xc3;
     if (col[BC_CHUNKS]) {
         if (*col[BC_CHUNKS] == 0xc0) {
             col[BC_CHUNKS]++;

@@ -258,6 +258,10 @@ struct lt_result {
      * bytes, printable ASCII; NULL when there was none): its words. */
     const char *err_body;
     bool warmup; /* recorded, but excluded from the figures */
+    /* Closed on purpose where the trace's record said its client left
+     * (cancel_after, cancel_tokens): not an error (err is NULL), the
+     * times and chunks are those received until then. */
+    bool cancelled;
     struct lt_extra extra;
 };
 

@@ -135,7 +135,8 @@ struct lt_field {
     X(FINISH, "finish", STR, finish, 0, 0)                                                         \
     X(COUNT, "count", STR, count, 0, 0)                                                            \
     X(ERR_BODY, "err_body", STR, err_body, 0, 0)                                                   \
-    X(WARMUP, "warmup", BOOL, warmup, 0, 0)
+    X(WARMUP, "warmup", BOOL, warmup, 0, 0)                                                        \
+    X(CANCELLED, "cancelled", BOOL, cancelled, 0, 0)
 
 /* A scrape sample (struct lt_scrape, docs/trace-format.md §2.7). */
 #define LT_SCRAPE_FIELDS(X)                                                                        \

@@ -741,6 +741,12 @@ static int block_row(struct block *k, const struct lt_result *r)
     } else {
         rc |= mp_nil(&k->col[BC_WARMUP]);
     }
+    if (r->cancelled) {
+        rc |= lt_mp_bool(&(struct lt_mp){&k->col[BC_CANCELLED], 0}, true);
+        k->present[BC_CANCELLED]++;
+    } else {
+        rc |= mp_nil(&k->col[BC_CANCELLED]);
+    }
     if (rc) { /* the codes are negative: any failure leaves bits set */
         for (int c = 0; c < BC_N; c++)
             k->col[c].len = len[c];

@@ -216,6 +216,8 @@ int lt_info_add(struct lt_info *info, const struct lt_record *r, struct lt_err *
         info->with_reasoning++;
     if (h & LT_HAS_FAILED)
         info->failed++;
+    if (h & (LT_HAS_CANCEL_AFTER | LT_HAS_CANCEL_TOKENS))
+        info->cancelled++;
     if (h & LT_HAS_ESTIMATED)
         info->estimated++;
     if ((h & LT_HAS_TOOLS) && r->tools_count > 0)

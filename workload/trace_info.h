@@ -65,8 +65,9 @@ struct lt_info {
     uint64_t max_same_t; /* most records at one t */
 
     struct lt_info_len in, out, reasoning, cached;
-    uint64_t failed;         /* records marked failed */
-    uint64_t estimated;      /* records whose token counts are estimates */
+    uint64_t failed;    /* records marked failed */
+    uint64_t cancelled; /* records whose client left mid-stream (cancel_tokens, cancel_after) */
+    uint64_t estimated; /* records whose token counts are estimates */
     uint64_t with_reasoning; /* reasoning > 0 */
     uint64_t with_tools;     /* tool definitions offered */
     uint64_t with_calls;     /* at least one tool call in the response */

@@ -91,7 +91,10 @@ expect_eq 50 "$(jq '.runs[0].late' "$T/late.json")" "late sends"
 expect_eq 100 "$(jq '.runs[0].goodput.good' "$T/late.json")" "goodput from send"
 expect_eq 50 "$(jq '.runs[0].goodput.good_sched' "$T/late.json")" "goodput from sched"
 "$LT" analyze "$T/late.lt.zst" >"$T/out"
-expect_grep 'warning: run 0 (C r=10): schedule lag p99 is 200.' "$T/out"
+expect_grep 'warning: run 0 (rate 10/s): schedule lag p99 is 200.' "$T/out"
+# a rate run's level in the seed table: under "Load", as a rate
+expect_grep '^    Load |  Agg tok/s |' "$T/out"
+expect_grep '^    10/s |' "$T/out"
 # No late sends: the two columns agree exactly.
 jq -e '.runs[] | .latency_ms.ttft == .latency_ms.ttft_sched and .latency_ms.e2e == .latency_ms.e2e_sched' \
     "$T/sweep.json" >/dev/null || fail "sends on time but corrected figures differ"

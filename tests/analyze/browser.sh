@@ -38,6 +38,12 @@ mkdir -p "$D" || fail "mkdir $D"
     "$LT_GEN" trace "$D/a.lt.zst" 1 && "$LT_GEN" trace "$D/b.lt.zst" 2 &&
     "$LT_GEN" level 4 "$D/r1.lt.zst" 1 1.0 && "$LT_GEN" level 4 "$D/r2.lt.zst" 2 1.1 || fail "generate inputs"
 for c in 1 4 16 32; do "$LT_GEN" level $c "$D/c$c.lt.zst" || fail "gen level $c"; done
+"$LT_GEN" server "$D/server.lt.zst" || fail "generate the server input"
+# a capacity search (replay --find-max in virtual time: no server)
+"$LT" synth --arrivals poisson --rate 2 --requests 80 --in fixed:200 --out fixed:100 -q \
+    -o "$D/cap-t.lt.zst" &&
+    "$LT" replay "$D/cap-t.lt.zst" --target sim --virtual --find-max rate --slo ttft=1s -q \
+        -o "$D/cap.lt.zst" >/dev/null || fail "capacity search"
 mkdir -p "$T/html" "$T/shots"
 H=$T/html
 "$LT" analyze --slo ttft=80ms,e2e=2s --plots "$T/p" --html "$H/sweep.html" "$D/sweep.lt.zst" >/dev/null 2>&1 ||
@@ -46,6 +52,8 @@ H=$T/html
     >/dev/null 2>&1 || fail "report: sweep over four files"
 "$LT" analyze --html "$H/rate.html" "$D/gaps.lt.zst" >/dev/null 2>&1 || fail "report: one rate run"
 "$LT" analyze --html "$H/short.html" "$D/one.lt.zst" >/dev/null 2>&1 || fail "report: one request"
+"$LT" analyze --html "$H/server.html" "$D/server.lt.zst" >/dev/null 2>&1 || fail "report: server metrics"
+"$LT" analyze --html "$H/capacity.html" "$D/cap.lt.zst" >/dev/null 2>&1 || fail "report: capacity search"
 LT_GNUPLOT=/nonexistent/gnuplot "$LT" analyze --html "$H/nogp.html" "$D/sweep.lt.zst" >/dev/null 2>&1 ||
     fail "report: without gnuplot"
 "$LT" compare --html "$H/cmp-traces.html" "$D/a.lt.zst" "$D/b.lt.zst" >/dev/null 2>&1 ||
@@ -56,7 +64,7 @@ LT_GNUPLOT=/nonexistent/gnuplot "$LT" analyze --html "$H/nogp.html" "$D/sweep.lt
 node "$LT_SRC/tests/analyze/browser.js" "$CHROMIUM" "$T/shots" 1400x900,420x860 "$H"/*.html \
     >"$T/pages.jsonl" 2>"$T/browser.err"
 expect_status 0 $? "browser.js ($(cat "$T/browser.err"))"
-expect_eq 14 "$(wc -l <"$T/pages.jsonl" | tr -d ' ')" "pages measured (7 reports x 2 widths)"
+expect_eq 18 "$(wc -l <"$T/pages.jsonl" | tr -d ' ')" "pages measured (9 reports x 2 widths)"
 
 # One failure line per broken rule, naming the page, the width and the figure.
 jq -r '

@@ -1,10 +1,16 @@
 #!/bin/sh
-# No command overwrites its input, and a report overwrites only a report:
+# No command overwrites its input, and a report overwrites only a report
+# (one loadtrace wrote, not a page of the user's):
 # `analyze --html a.lt.zst b.lt.zst` (the report's name forgotten) and the
 # same with compare, a report named as a CSV file, `--plots a.lt.zst ...`
 # (a file where the charts' directory goes), `synth --fit t -o t`
 # (also through another name for the same file) are refused with exit 2,
-# and the files are byte for byte as they were.
+# and the files are byte for byte as they were. --plots writes only into a
+# new or empty directory or one loadtrace made (.loadtrace-charts), so a
+# user's file of a chart's name is never overwritten; --server-csv never
+# takes an input's place and replaces only its own CSV; the HTML report,
+# the server CSV and each chart file are written whole and renamed into
+# place (a new inode, no temporary file left).
 set -u
 . "$LT_SRC/tests/cli/lib.sh"
 : "${LT_GEN:?LT_GEN not set}"
@@ -33,6 +39,14 @@ printf 'C,tok/s\n1,100\n' >"$T/table.csv"
 cp "$T/table.csv" "$T/table.orig"
 refused "analyze --html over a CSV file" "is not an HTML file" \
     "$LOADTRACE" analyze --html "$T/table.csv" "$T/a.lt.zst"
+# an HTML page of the user's own is not a report loadtrace wrote
+printf '<!DOCTYPE html>\n<html><body><p>Our team page</p></body></html>\n' >"$T/team.html"
+cp "$T/team.html" "$T/team.orig"
+refused "analyze --html over the user's own page" "is an HTML file loadtrace did not write" \
+    "$LOADTRACE" analyze --html "$T/team.html" "$T/a.lt.zst"
+refused "compare --html over the user's own page" "is an HTML file loadtrace did not write" \
+    "$LOADTRACE" compare --html "$T/team.html" "$T/a.lt.zst" "$T/b.lt.zst"
+cmp -s "$T/team.html" "$T/team.orig" || fail "team.html changed"
 # --plots DIR with a file's name (the directory forgotten) is refused too
 refused "analyze --plots over the first results file" "exists and is not a directory" \
     "$LOADTRACE" analyze --plots "$T/a.lt.zst" "$T/b.lt.zst"
@@ -42,11 +56,82 @@ cmp -s "$T/a.lt.zst" "$T/a.orig" || fail "a.lt.zst changed"
 cmp -s "$T/b.lt.zst" "$T/b.orig" || fail "b.lt.zst changed"
 cmp -s "$T/table.csv" "$T/table.orig" || fail "table.csv changed"
 
-# A report may replace a report (its own, written again).
+# A report may replace a report (its own, written again; one from before
+# reports named loadtrace as their generator: its last line says so).
+printf '<!DOCTYPE html>\n<html><body><h1>x</h1>\n<p><small>Made by loadtrace 0.1.0.</small></p>\n</body>\n</html>\n' >"$T/old.html"
+"$LOADTRACE" analyze --html "$T/old.html" "$T/a.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "analyze --html over an older loadtrace report"
+expect_grep '<meta name="generator" content="loadtrace ' "$T/old.html"
+"$LOADTRACE" compare --html "$T/old.html" "$T/a.lt.zst" "$T/b.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "compare --html over an analyze report"
 "$LOADTRACE" analyze --html "$T/r.html" "$T/a.lt.zst" >/dev/null 2>"$T/err"
 expect_status 0 $? "analyze --html to a new file"
 "$LOADTRACE" analyze --html "$T/r.html" "$T/a.lt.zst" >/dev/null 2>"$T/err"
 expect_status 0 $? "analyze --html over its own report"
+
+# --plots into a directory of the user's own: a file named as a chart
+# (their edited script, say) would be overwritten, so nothing is written.
+mkdir -p "$T/mine"
+echo "my own script" >"$T/mine/throughput.gp"
+echo "notes" >"$T/mine/notes.txt"
+ls -a "$T/mine" >"$T/mine.before"
+refused "analyze --plots into a directory of the user's files" "holds files loadtrace did not write" \
+    "$LOADTRACE" analyze --plots "$T/mine" "$T/a.lt.zst"
+refused "compare --plots into a directory of the user's files" "holds files loadtrace did not write" \
+    "$LOADTRACE" compare --plots "$T/mine" "$T/a.lt.zst" "$T/b.lt.zst"
+expect_eq "my own script" "$(cat "$T/mine/throughput.gp")" "the user's throughput.gp"
+ls -a "$T/mine" | cmp -s - "$T/mine.before" || fail "files appeared in the user's directory"
+# a new directory becomes loadtrace's: written again and again, and by
+# compare too; a file of another name put there is left alone
+"$LOADTRACE" analyze --plots "$T/charts" "$T/a.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "analyze --plots into a new directory"
+[ -s "$T/charts/.loadtrace-charts" ] || fail "no .loadtrace-charts in the directory loadtrace made"
+[ -s "$T/charts/throughput.gp" ] || fail "no throughput.gp"
+echo "notes" >"$T/charts/notes.txt"
+ino=$(stat -c %i "$T/charts/throughput.gp")
+"$LOADTRACE" analyze --plots "$T/charts" "$T/a.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "analyze --plots into the directory it made"
+"$LOADTRACE" compare --plots "$T/charts" "$T/a.lt.zst" "$T/b.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "compare --plots into a chart directory"
+expect_eq notes "$(cat "$T/charts/notes.txt")" "a file of another name in the chart directory"
+[ "$(stat -c %i "$T/charts/throughput.gp")" != "$ino" ] || fail "throughput.gp rewritten in place, not replaced whole"
+mkdir -p "$T/empty"
+"$LOADTRACE" analyze --plots "$T/empty" "$T/a.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "analyze --plots into an empty directory"
+
+# --server-csv: never an input, never a file that is not its CSV
+refused "analyze --server-csv over the results file" "the output is the input file" \
+    "$LOADTRACE" analyze --server-csv "$T/a.lt.zst" "$T/a.lt.zst"
+refused "analyze --server-csv over another CSV" "is not a CSV file this option wrote" \
+    "$LOADTRACE" analyze --server-csv "$T/table.csv" "$T/a.lt.zst"
+cmp -s "$T/a.lt.zst" "$T/a.orig" || fail "a.lt.zst changed by --server-csv"
+cmp -s "$T/table.csv" "$T/table.orig" || fail "table.csv changed by --server-csv"
+"$LOADTRACE" analyze --server-csv "$T/s.csv" "$T/a.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "analyze --server-csv to a new file"
+expect_eq "file,run,t_s,running,waiting,kv_usage,gpu_util,power_w" "$(head -1 "$T/s.csv")" "server CSV header"
+ino=$(stat -c %i "$T/s.csv")
+"$LOADTRACE" analyze --server-csv "$T/s.csv" "$T/a.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "analyze --server-csv over its own CSV"
+[ "$(stat -c %i "$T/s.csv")" != "$ino" ] || fail "the server CSV rewritten in place, not replaced whole"
+# the report too is replaced whole (see "over its own report" above)
+ino=$(stat -c %i "$T/r.html")
+"$LOADTRACE" analyze --html "$T/r.html" "$T/a.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "analyze --html over its own report, again"
+[ "$(stat -c %i "$T/r.html")" != "$ino" ] || fail "the report rewritten in place, not replaced whole"
+# a report reached through a link: the link stays, the file it names is
+# replaced, with its permissions (a private report stays private)
+mkdir -p "$T/pub"
+"$LOADTRACE" analyze --html "$T/pub/r.html" "$T/a.lt.zst" >/dev/null 2>&1 || fail "report in pub/"
+chmod 600 "$T/pub/r.html"
+ln -s pub/r.html "$T/link.html"
+ino=$(stat -c %i "$T/pub/r.html")
+"$LOADTRACE" analyze --html "$T/link.html" "$T/b.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "analyze --html through a link to a report"
+[ -L "$T/link.html" ] || fail "the link was replaced by a file"
+[ "$(stat -c %i "$T/pub/r.html")" != "$ino" ] || fail "pub/r.html rewritten in place, not replaced whole"
+expect_eq 600 "$(stat -c %a "$T/pub/r.html")" "the report's permissions"
+find "$T" -name '*.tmp-*' >"$T/tmps"
+expect_eq "" "$(cat "$T/tmps")" "temporary files left behind"
 
 # synth --fit T -o T, by the same name and by another name.
 "$LOADTRACE" import --from azure "$LT_SRC/traces/samples/AzureLLMInferenceTrace_code.csv" \

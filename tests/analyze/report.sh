@@ -179,6 +179,48 @@ expect_near "$(cat "$T/ttft99")" "$(echo "$knee" | awk '{ print $6 }')" 0.15 "HT
 expect_eq 4 "$(grep -c '^<details>' "$T/sweep.html" | awk '{ print $1 - 1 }')" "a collapsible section per level (and the full report)"
 expect_grep '<summary>C=16 &mdash; 238/238 Ok' "$T/sweep.html"
 
+# --- the client-and-server chart: each panel's range from its data with
+# headroom, its key above it (inside and opaque, it hid the lines under it)
+"$LT_GEN" server "$T/server.lt.zst" || fail "generate the server input"
+"$LT" analyze --plots "$T/sp" "$T/server.lt.zst" >/dev/null 2>"$T/err"
+expect_status 0 $? "analyze --plots with server metrics"
+[ -s "$T/err" ] && fail "stderr: $(cat "$T/err")"
+"$LT" cat --no-header "$T/server.lt.zst" >"$T/server.jsonl"
+events 0 <"$T/server.jsonl" | series 1000000 >"$T/server.want"
+srv_max=$(jq -s '[.[] | select(.rec == "scrape") | .v.requests_running, .v.requests_waiting | numbers] | max' "$T/server.jsonl")
+req_max=$(awk -v s="$srv_max" 'BEGIN { m = s } { if ($2 > m) m = $2 } END { print m }' "$T/server.want")
+tps_max=$(awk '{ if ($3 > m) m = $3 } END { print m }' "$T/server.want")
+for v in "reqmax $req_max" "tpsmax $tps_max"; do
+    got=$(gpvar "${v% *}" "$T/sp/server_run0.gp")
+    awk -v a="$got" -v b="${v#* }" 'BEGIN { exit !(b > 0 && a >= 1.05 * b && a <= 1.5 * b) }' ||
+        fail "server chart: ${v% *} '$got' is not just above the data's highest (${v#* })"
+done
+expect_grep '^set key outside top' "$T/sp/server_run0.gp"
+expect_no_grep '^set key.* opaque\|^set key inside' "$T/sp/server_run0.gp"
+
+# --- a capacity search: its answer heads the report, as its probes say
+# (attainment per probe computed here from the results: Ok and TTFT <= 1 s)
+"$LT" synth --arrivals poisson --rate 2 --requests 80 --in fixed:200 --out fixed:100 -q \
+    -o "$T/cap-t.lt.zst" &&
+    "$LT" replay "$T/cap-t.lt.zst" --target sim --virtual --find-max rate --slo ttft=1s -q \
+        -o "$T/cap.lt.zst" >/dev/null || fail "capacity search"
+"$LT" analyze --html "$T/cap.html" "$T/cap.lt.zst" >/dev/null 2>&1 || fail "analyze --html capacity"
+"$LT" cat --no-header "$T/cap.lt.zst" | jq -s -r '
+    ([.[] | select(.rec == "run") | {key: (.run | tostring), value: .rate}] | from_entries) as $rate
+    | [.[] | select(.rec == null and (.warmup | not))] | group_by(.run)[] | length as $n
+    | ([.[] | select(.status == 200 and .err == null and (.out // 0) >= 1 and .ft - .sent <= 1000000)]
+       | length) as $k
+    | "\($rate[.[0].run | tostring]) \($k / $n)"' >"$T/cap.attain"
+max_ok=$(awk '$2 >= 0.9 && $1 > m { m = $1 } END { printf "%.4g", m }' "$T/cap.attain")
+min_fail=$(awk '$2 < 0.9 && (m == "" || $1 < m) { m = $1 } END { printf "%.4g", m }' "$T/cap.attain")
+probes=$(wc -l <"$T/cap.attain" | tr -d ' ')
+[ "$probes" -ge 3 ] || fail "only $probes probes in the capacity search"
+expect_grep "<p class=answer id=capacity-answer>Capacity (virtual): <b>$max_ok req/s</b> meets the SLO ttft=1s for 90 % of requests; $min_fail req/s does not ($probes probes" "$T/cap.html"
+answer_at=$(grep -n 'capacity-answer' "$T/cap.html" | head -1 | cut -d: -f1)
+table_at=$(grep -n '<table id=summary>' "$T/cap.html" | head -1 | cut -d: -f1)
+[ -n "$answer_at" ] && [ -n "$table_at" ] && [ "$answer_at" -lt "$table_at" ] ||
+    fail "the capacity answer (line ${answer_at:-none}) must come before the summary table (line ${table_at:-none})"
+
 # --- a run too short for charts over time: said, not drawn ---------------------------------
 "$LT" analyze --html "$T/one.html" "$T/one.lt.zst" >/dev/null 2>&1 || fail "analyze --html one"
 expect_no_grep '<figure id="pct_time' "$T/one.html"

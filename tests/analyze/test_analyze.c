@@ -351,6 +351,55 @@ static void test_late_sends(void **state)
     lt_analysis_release(&a);
 }
 
+/* Cancelled results (closed where the trace's client left) are neither Ok
+ * nor errors: counted apart with their tokens, in no latency or goodput
+ * figure, even with an absurd end; a cancelled warm-up stays out. */
+static void test_cancelled(void **state)
+{
+    (void)state;
+    struct lt_analyze_opts o;
+    lt_analyze_opts_init(&o);
+    o.slo_ttft_us = 100 * MS;
+    struct lt_analysis a;
+    assert_int_equal(lt_analysis_init(&a, &o, NULL), 0);
+    add_basic(&a, 3, 0);
+    struct req q;
+    for (int k = 0; k < 3; k++) {
+        make_req(&q, 3, 2000 + (uint64_t)k, 0);
+        q.res.cancelled = true;
+        q.res.out = 4 + (uint32_t)k; /* 4 + 5 + 6 tokens received */
+        q.res.end += 1000000 * MS;
+        q.res.warmup = k == 2;
+        assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    }
+    make_req(&q, 3, 2010, 0);
+    q.res.err = "timeout";
+    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    const struct lt_analyze_run *r = a.runs[0];
+    assert_int_equal(r->measured, N + 3);
+    assert_int_equal(r->ok, N);
+    assert_int_equal(r->cancelled, 2);
+    assert_int_equal(r->cancelled_tokens, 9);
+    assert_int_equal(r->n_errs, 1);
+    assert_string_equal(r->errs[0].name, "timeout");
+    assert_int_equal(r->errs[0].n, 1);
+    assert_int_equal(lt_hist_count(r->h[LT_AM_E2E]), N);
+    assert_int_equal(lt_hist_max(r->h[LT_AM_E2E]), 200 * MS);
+    assert_int_equal(r->good, N);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(lt_analyze_write_text(&a, f, NULL), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "cancelled: 2 (closed where the trace's client left; not errors), "
+                                "9 tokens received before"));
+    assert_non_null(strstr(buf, "errors: timeout 1  (1.0 % of measured)"));
+    free(buf);
+    lt_analysis_release(&a);
+}
+
 static void test_errors_and_warmup(void **state)
 {
     struct lt_analysis a;
@@ -728,6 +777,7 @@ int main(void)
         cmocka_unit_test(test_late_sends),
         cmocka_unit_test(test_hostile_times),
         cmocka_unit_test(test_errors_and_warmup),
+        cmocka_unit_test(test_cancelled),
         cmocka_unit_test(test_knee),
         cmocka_unit_test(test_timeseries_coarsening),
         cmocka_unit_test(test_timeseries_points),

@@ -102,6 +102,32 @@ expect_eq "false" "$(jq -r 'select(.seq) | .complete' "$T/stall.log")" \
     "upstream request cancelled"
 expect_eq "client_gone true" "$(rec cgone '"\(.err) \(.failed)"')" "departure recorded"
 expect_grep "1 clients gone" "$T/cgone.err"
+# ... and where it left, for replay to leave there too: after the tokens
+# the client itself received, no sooner than its --max-time after it sent.
+expect_eq 2 "$(rec cgone .cancel_tokens)" "tokens the departed client had"
+after=$(rec cgone .cancel_after)
+[ "$after" -ge 900000 ] || fail "the client left after 1 s, recorded at $after us"
+# Its record has no `out` (the whole answer is unknown): replayed, it asks
+# for max_tokens (10) and leaves at the same point; the sim (the default
+# profile, tokens ~6 ms apart, no stall) sees one client leave, and the
+# result holds the two tokens.
+expect_eq null "$(rec cgone .out)" "no out for an answer the client left"
+start_sim again
+"$LOADTRACE" replay "$T/cgone.lt.zst" --target "$SIM_URL" --no-calibrate --no-server-metrics \
+    -o "$T/again.lt.zst" -q --no-summary
+expect_status 0 $? "replay of the departed client"
+# the sim notices a departure at its next write: wait (at most 30 s) for its count
+i=0
+while [ $i -lt 300 ] && ! curl -s --max-time 5 "$SIM_URL/metrics" |
+    grep -q '^loadtrace_sim_requests_aborted_total{.*} 1$'; do
+    sleep 0.1
+    i=$((i + 1))
+done
+stop $SIM_PID sim
+expect_eq "true 2" "$("$LOADTRACE" cat --no-header "$T/again.lt.zst" |
+    jq -r 'select(.rec == null) | "\(.cancelled) \(.out)"')" "replayed: cancelled after 2 tokens"
+expect_eq 1 "$(jq -s '[.[] | select(.seq != null and .aborted == true)] | length' "$T/again.log")" \
+    "replayed: the sim saw the client leave"
 
 # Bodies over the limit: 413, whether the length is announced or chunked;
 # not JSON: passed on, the upstream's 400 comes back, recorded as bad_json.
@@ -226,4 +252,18 @@ expect_status 0 $? "info reads the killed trace"
 expect_eq 40 "$(jq -s '[.[] | select(.max_tokens == 2 and .orig.status == 200)] | length' \
     "$T/kill.recs")" "each as sent and answered"
 stop $SIM_PID sim
+
+# The counters capture prints at exit (issue 21: what it did), against the
+# records each trace holds: every request recorded, and clients gone,
+# upstream failures (an err upstream_*), bodies too large and values not
+# as sent counted as the records say.
+for c in cvals c500 c429 cdisc cref cgone clim cdead cterm cdrain; do
+    records "$T/$c.lt.zst" >"$T/$c.recs" || { fail "$c: trace unreadable"; continue; }
+    want=$(jq -s -r '"terminated: \(length) requests, \(length) recorded, 0 not recorded (too many held), " +
+        "\([.[] | select(.err == "client_gone")] | length) clients gone, " +
+        "\([.[] | select(.err // "" | startswith("upstream_"))] | length) upstream failures, " +
+        "\([.[] | select(.err == "too_large")] | length) too large, " +
+        "\([.[] | select(.changed != null)] | length) with values not as sent"' "$T/$c.recs")
+    expect_grep "$want" "$T/$c.err"
+done
 finish

@@ -116,6 +116,21 @@ expect_grep "time 1e+300 is out of range" "$T/err"
 "$LOADTRACE" capture --from-log "$T/huge.jsonl" --skip-bad -o "$T/huge.lt.zst" 2>"$T/err"
 expect_status 0 $? "--skip-bad over a time out of range"
 expect_eq 1 "$("$LOADTRACE" cat --no-header "$T/huge.lt.zst" | wc -l)" "records kept with --skip-bad"
+# A 499 (the client closed the request: nginx's code, which gateways log)
+# is a client that left mid-stream: where it left is recorded, the logged
+# duration and the three token chunks it had (a whole-body 499, which had
+# no answer yet, left after 0 tokens); a 200 stream says nothing of it.
+D='data: {\"choices\":[{\"delta\":{\"content\":\"w\"}}]}\n\n'
+cat >"$T/gone.jsonl" <<EOF2
+{"start_time":1795946400000,"latency_ms":2500,"url":"/v1/chat/completions","status_code":499,"request":{"model":"m","stream":true,"messages":[$U1]},"response":"$D$D$D"}
+{"start_time":1795946401000,"latency_ms":700,"url":"/v1/chat/completions","status_code":499,"request":{"model":"m","messages":[$U1]}}
+{"start_time":1795946402000,"latency_ms":900,"url":"/v1/chat/completions","status_code":200,"request":{"model":"m","stream":true,"messages":[$U1]},"response":"$D${D}data: [DONE]\n\n"}
+EOF2
+"$LOADTRACE" capture --from-log "$T/gone.jsonl" -o "$T/gone.lt.zst" 2>"$T/err"
+expect_status 0 $? "from-log with a 499"
+expect_eq "client_gone 2500000 3|client_gone 700000 0|null null null" \
+    "$("$LOADTRACE" cat --no-header "$T/gone.lt.zst" | jq -r '"\(.err) \(.cancel_after) \(.cancel_tokens)"' | paste -sd'|')" \
+    "499: where the client left"
 "$LOADTRACE" capture --help | grep -q -- "--from-log"
 expect_status 0 $? "--help"
 finish

@@ -52,8 +52,8 @@ static void make_jobs(struct lt_plan_jobs *js, struct lt_plan_job *v, size_t n, 
             v[i].think = think ? think[i] : 0;
             for (size_t j = i; j-- > 0;)
                 if (sess[j] == sess[i]) {
-                    v[i].prev = (int64_t)j;
-                    v[j].next = (int64_t)i;
+                    v[i].prev = (int32_t)j;
+                    v[j].next = (int32_t)i;
                     break;
                 }
         }
@@ -285,6 +285,86 @@ static void test_cut_and_parts(void **state)
     lt_plan_release(p);
 }
 
+/* Samples keep whole sessions (lt_plan_sample): a session belongs where
+ * its first request is. Jobs (t, session): 0 (0,A) 1 (10,B) 2 (20,-)
+ * 3 (30,A) 4 (40,C) 5 (50,C) 6 (60,B). */
+static void test_sample(void **state)
+{
+    const int64_t t[] = {0, 10, 20, 30, 40, 50, 60};
+    const uint64_t s[] = {1, 2, 0, 1, 3, 3, 2};
+    struct lt_plan_job v[7];
+    struct lt_plan_jobs js;
+    make_jobs(&js, v, 7, t, s, NULL);
+    struct {
+        int64_t ws, we;
+        uint64_t req;
+        const char *keep;
+        uint64_t requests, sessions;
+    } cases[] = {
+        {0, 0, 0, "1111111", 7, 3},
+        {10, 45, 0, "0110111", 5, 2}, /* B (its turn at 60 too), the single one, C */
+        {25, 55, 0, "0000110", 2, 1}, /* A's turn at 30 began before: left out */
+        {0, 0, 5, "1111001", 5, 2},   /* A 2, B 2, the single 1; C would make 7 */
+        {0, 0, 6, "1111001", 5, 2},   /* the first that does not fit ends the sample */
+        {0, 0, 2, "1001000", 2, 1},   /* A alone; B would make 4 */
+        {10, 0, 3, "0110001", 3, 1},  /* the window first, then the count */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uint8_t keep[7];
+        struct lt_plan_sample sm;
+        struct lt_err err = {0};
+        assert_int_equal(
+            lt_plan_sample(&js, cases[c].ws, cases[c].we, cases[c].req, keep, &sm, &err), 0);
+        char got[8];
+        for (size_t j = 0; j < 7; j++)
+            got[j] = keep[j] ? '1' : '0';
+        got[7] = '\0';
+        assert_string_equal(got, cases[c].keep);
+        assert_int_equal(sm.requests, cases[c].requests);
+        assert_int_equal(sm.sessions, cases[c].sessions);
+        assert_int_equal(sm.of_requests, 7);
+        assert_int_equal(sm.of_sessions, 3);
+    }
+    /* A first session larger than the count: refused, named. */
+    uint8_t keep[7];
+    struct lt_err err = {0};
+    assert_int_equal(lt_plan_sample(&js, 0, 0, 1, keep, NULL, &err), LT_EINVAL);
+    assert_non_null(strstr(err.msg, "has 2 requests"));
+}
+
+/* A closed loop whose --requests ends a lap part-way keeps whole sessions
+ * in that lap: 7 jobs, 10 requests = one lap + 3; in the second lap A (2
+ * requests) fits and B (2 more) would make 4, so that lap is A alone. */
+static void test_closed_lap(void **state)
+{
+    const int64_t t[] = {0, 10, 20, 30, 40, 50, 60};
+    const uint64_t s[] = {1, 2, 0, 1, 3, 3, 2};
+    struct lt_plan_job v[7];
+    struct lt_plan_jobs js;
+    make_jobs(&js, v, 7, t, s, NULL);
+    struct lt_plan p;
+    struct lt_err err = {0};
+    const struct lt_plan_opts o = {.mode = LT_PLAN_CONCURRENCY, .requests = 10};
+    assert_int_equal(lt_plan_init(&p, &js, &o, &err), 0);
+    struct fake f = {0};
+    const struct lt_plan_ops ops = {.send = fake_send, .stopped = fake_stopped, .ud = &f};
+    assert_int_equal(lt_plan_start(&p, 0, 1, &ops, &err), 0);
+    assert_int_equal(p.nseq, 9);
+    const uint32_t want[] = {0, 1, 2, 3, 4, 5, 6, 0, 3};
+    for (size_t k = 0; k < 9; k++)
+        assert_int_equal(p.order[k], want[k]);
+    assert_false(p.sampled); /* a whole lap ran: the trace is not sampled */
+    lt_plan_release(&p);
+    /* --requests 5: less than one lap, the same sample as trace time */
+    const struct lt_plan_opts o5 = {.mode = LT_PLAN_CONCURRENCY, .requests = 5};
+    assert_int_equal(lt_plan_init(&p, &js, &o5, &err), 0);
+    assert_int_equal(lt_plan_start(&p, 0, 1, &ops, &err), 0);
+    assert_int_equal(p.nseq, 5);
+    assert_true(p.sampled);
+    assert_int_equal(p.sample.sessions, 2);
+    lt_plan_release(&p);
+}
+
 /* A stop: nothing more leaves, and abort makes the rest DONE. */
 static void test_stop(void **state)
 {
@@ -335,6 +415,52 @@ static void test_open(void **state)
         LT_EINVAL);
 }
 
+/* The cancel rule, one case per row: which point a record's keys give
+ * (docs/replay.md "Cancellations"), found by record number among records
+ * that say nothing. */
+static void test_cancel_rule(void **state)
+{
+    (void)state;
+    enum { A = LT_HAS_CANCEL_AFTER, K = LT_HAS_CANCEL_TOKENS };
+    static const struct {
+        uint32_t has;
+        int64_t after;
+        uint32_t tokens;
+        enum lt_plan_cancel_by by;
+        uint32_t want_tokens;
+        int64_t want_after;
+    } rows[] = {
+        {0, 0, 0, LT_PLAN_CANCEL_NONE, 0, 0},
+        {K, 0, 5, LT_PLAN_CANCEL_TOKENS, 5, 0},
+        {A, 250000, 0, LT_PLAN_CANCEL_TIME, 0, 250000},
+        {A | K, 250000, 5, LT_PLAN_CANCEL_TOKENS, 5, 0}, /* tokens win */
+        {A | K, 250000, 0, LT_PLAN_CANCEL_TIME, 0, 250000},
+        {K, 0, 0, LT_PLAN_CANCEL_FIRST, 0, 0},
+        {A, 0, 0, LT_PLAN_CANCEL_TIME, 0, 0},
+    };
+    enum { R = sizeof rows / sizeof rows[0] };
+    struct lt_plan_job jobs[2 * R];
+    struct lt_plan_cancel_rec recs[R];
+    struct lt_plan_jobs js = {.v = jobs, .n = 2 * R, .cancels = recs};
+    memset(jobs, 0, sizeof jobs);
+    for (size_t k = 0; k < R; k++) {
+        jobs[2 * k] = (struct lt_plan_job){.index = 10 * k}; /* says nothing */
+        jobs[2 * k + 1] = (struct lt_plan_job){.index = 10 * k + 3, .has = rows[k].has};
+        if (rows[k].has)
+            recs[js.n_cancels++] = (struct lt_plan_cancel_rec){.index = 10 * k + 3,
+                                                               .after = rows[k].after,
+                                                               .tokens = rows[k].tokens,
+                                                               .has = rows[k].has};
+    }
+    for (size_t k = 0; k < R; k++) {
+        struct lt_plan_cancel c = lt_plan_job_cancel(&js, &jobs[2 * k + 1]);
+        assert_int_equal(c.by, rows[k].by);
+        assert_int_equal(c.tokens, rows[k].want_tokens);
+        assert_true(c.after_us == rows[k].want_after);
+        assert_int_equal(lt_plan_job_cancel(&js, &jobs[2 * k]).by, LT_PLAN_CANCEL_NONE);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,7 +468,8 @@ int main(void)
         cmocka_unit_test(test_cap),           cmocka_unit_test(test_closed),
         cmocka_unit_test(test_closed_limit),  cmocka_unit_test(test_retry),
         cmocka_unit_test(test_cut_and_parts), cmocka_unit_test(test_stop),
-        cmocka_unit_test(test_open),
+        cmocka_unit_test(test_open),          cmocka_unit_test(test_cancel_rule),
+        cmocka_unit_test(test_sample),        cmocka_unit_test(test_closed_lap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

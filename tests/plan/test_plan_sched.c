@@ -60,7 +60,7 @@ static void test_trace_time(void **state)
         size_t n = k->n;
         int64_t out[8];
         struct lt_err err = {0};
-        int64_t kept = lt_plan_sched_trace(k->in, n, &k->o, out, &err);
+        int64_t kept = lt_plan_sched_trace(k->in, n, &k->o, NULL, out, &err);
         if (kept != k->kept)
             fail_msg("%s: kept %lld, want %lld (%s)", k->name, (long long)kept, (long long)k->kept,
                      err.msg);
@@ -76,19 +76,19 @@ static void test_trace_time_errors(void **state)
     int64_t t[2] = {0, 1}, out[2];
     struct lt_err err = {0};
     struct lt_plan_tt both = {.speed = 2, .rate = 3};
-    assert_int_equal(lt_plan_sched_trace(t, 2, &both, out, &err), LT_EINVAL);
+    assert_int_equal(lt_plan_sched_trace(t, 2, &both, NULL, out, &err), LT_EINVAL);
     struct lt_plan_tt win = {.win_start_us = 10, .win_end_us = 5};
-    assert_int_equal(lt_plan_sched_trace(t, 2, &win, out, &err), LT_EINVAL);
+    assert_int_equal(lt_plan_sched_trace(t, 2, &win, NULL, out, &err), LT_EINVAL);
     /* Stretching past the schedule's span is refused, naming the value,
      * instead of overflowing into negative (dropped) offsets. */
     int64_t t400[400], out400[400];
     for (int i = 0; i < 400; i++)
         t400[i] = (int64_t)i * 100000;
     struct lt_plan_tt slow = {.speed = 1e-12};
-    assert_int_equal(lt_plan_sched_trace(t400, 400, &slow, out400, &err), LT_EINVAL);
+    assert_int_equal(lt_plan_sched_trace(t400, 400, &slow, NULL, out400, &err), LT_EINVAL);
     assert_non_null(strstr(err.msg, "--speed 1e-12"));
     struct lt_plan_tt sane = {.speed = 1e-3}; /* 11 hours: kept, all 400 */
-    assert_int_equal(lt_plan_sched_trace(t400, 400, &sane, out400, &err), 400);
+    assert_int_equal(lt_plan_sched_trace(t400, 400, &sane, NULL, out400, &err), 400);
     assert_int_equal(out400[399], (int64_t)399 * 100000 * 1000);
     int64_t o2[4];
     assert_int_equal(lt_plan_sched_open(LT_PLAN_CONSTANT, 1e-300, 1, 1, 0, o2, 4, &err), LT_EINVAL);

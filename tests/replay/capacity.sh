@@ -93,7 +93,7 @@ awk -v a="$a2" 'BEGIN { exit !(a < 0.9) }' || fail "concurrency $c15 attains $a2
 "$L" analyze "$T/vc.lt.zst" >"$T/vc.txt" || fail "analyze text"
 expect_grep "^Capacity (concurrency; SLO $SLO for 0.9 of requests)" "$T/vc.txt"
 "$L" analyze --csv "$T/vc.lt.zst" >"$T/vc.csv" || fail "analyze csv"
-expect_grep ',search,engine,load,attain,attain_lo,attain_hi,verdict$' "$T/vc.csv"
+expect_grep ',search,engine,load,attain,attain_lo,attain_hi,verdict,cancelled,cancelled_tokens$' "$T/vc.csv"
 expect_grep ',concurrency,virtual,1,1.000000,' "$T/vc.csv"
 
 # the percentile form: p95 of TTFT within 1 s is 95 % of requests within it

@@ -5,9 +5,11 @@
 # - the last sample's counters are the sim's own totals (its --log) and
 #   its final /metrics page; analyze's server table is their difference
 #   and agrees with the tokens loadtrace counted (no warning);
+# - a target whose /metrics is a web page is not scraped, and replay says so;
 # - scrape faults (HTML, a page over the limit, an endpoint that never
-#   answers, one that vanishes mid-run) are recorded errors, and the run
-#   sends every request on time all the same;
+#   answers: sims with metrics faults, whose logs say what each scrape got;
+#   one that vanishes mid-run: a sim stopped) are recorded errors, and the
+#   run sends every request on time all the same;
 # - --reset-prefix-cache resets the sim's cache before each run (vLLM's
 #   endpoint), and without it a second run over the same prefixes is
 #   flagged as warmed by the first.
@@ -103,28 +105,53 @@ stop_sim
 expect_grep "server metrics: off" "$T/off.err"
 expect_eq 0 "$(scrapes "$T/off.lt.zst" | wc -l)" "samples with --no-server-metrics"
 
+# --- a target whose /metrics is a web page (a sim with metrics-html): not
+# scraped, and said; the run is untouched
+start_sim htmltarget --profile fast --faults metrics-html=1
+"$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate -o "$T/ht.lt.zst" --no-summary 2>"$T/ht.err"
+expect_status 0 $? "replay against a target whose /metrics is HTML"
+stop_sim
+expect_grep "server metrics: not scraped (no Prometheus text at GET /metrics" "$T/ht.err"
+expect_eq 0 "$(scrapes "$T/ht.lt.zst" | wc -l)" "samples of a target whose /metrics is HTML"
+expect_eq "200 metrics-html" "$(jq -r 'select(.path == "/metrics") | "\(.status) \(.fault)"' "$SIM_LOG" | sort -u)" \
+    "the target's /metrics was asked, and answered HTML"
+# a target whose /metrics never answers within the probe's 2 s: said as
+# such, not as a wrong page
+start_sim slowtarget --profile fast --faults metrics-slow=1:30s
+"$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate -o "$T/st.lt.zst" --no-summary 2>"$T/st.err"
+expect_status 0 $? "replay against a target whose /metrics never answers"
+stop_sim
+expect_grep "server metrics: not scraped (GET /metrics: Timeout was reached" "$T/st.err"
+expect_eq 0 "$(scrapes "$T/st.lt.zst" | wc -l)" "samples of a target whose /metrics never answers"
+
 # --- faults: HTML, a page too big, an endpoint that never answers, one that
-# vanishes mid-run; the run still sends everything on time
-mkdir -p "$T/www"
-echo '<html><body>not metrics</body></html>' >"$T/www/index.html"
-head -c 5000000 /dev/zero | tr '\0' 'x' >"$T/www/big.txt"
-python3 -m http.server 0 --bind 127.0.0.1 --directory "$T/www" >"$T/www.out" 2>&1 &
-EXTRA_PIDS="$EXTRA_PIDS $!"
-python3 -c 'import socket,sys,time
-s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(64)
-print(s.getsockname()[1], flush=True); time.sleep(600)' >"$T/hang.port" &
-EXTRA_PIDS="$EXTRA_PIDS $!"
-"$L" sim --listen 127.0.0.1:0 --port-file "$T/gone.port" -q --profile fast &
-GONE=$!
-EXTRA_PIDS="$EXTRA_PIDS $GONE"
-i=0
-while { ! grep -q 'port' "$T/www.out" || [ ! -s "$T/hang.port" ] || [ ! -s "$T/gone.port" ]; } && [ $i -lt 100 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
-WWW=http://127.0.0.1:$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$T/www.out" | head -1)
-HANG=http://127.0.0.1:$(cat "$T/hang.port")/metrics
-GONE_URL=http://127.0.0.1:$(cat "$T/gone.port")/metrics
+# vanishes mid-run; the run still sends everything on time. Each bad
+# endpoint is a sim whose /metrics has a fault (docs/sim.md, metrics-*),
+# and its log is the ground truth of what each scrape got.
+side_sim() { # name [sim options...]: a sim of the test's own, its URL in $T/name.url
+    rm -f "$T/$1.port"
+    _n=$1
+    shift
+    "$L" sim --listen 127.0.0.1:0 --port-file "$T/$_n.port" --log "$T/$_n.log" -q --profile fast "$@" &
+    EXTRA_PIDS="$EXTRA_PIDS $!"
+    eval "${_n}_PID=$!"
+    _i=0
+    while [ ! -s "$T/$_n.port" ] && [ $_i -lt 100 ]; do
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+    [ -s "$T/$_n.port" ] || fail "the $_n sim did not start"
+    echo "http://127.0.0.1:$(cat "$T/$_n.port")/metrics" >"$T/$_n.url"
+}
+side_sim html --faults metrics-html=1
+side_sim big --faults metrics-big=1:5000000
+side_sim hang --faults metrics-slow=1:30s
+side_sim gone
+HTML_URL=$(cat "$T/html.url")
+BIG_URL=$(cat "$T/big.url")
+HANG=$(cat "$T/hang.url")
+GONE_URL=$(cat "$T/gone.url")
+GONE=$gone_PID
 "$L" synth --arrivals constant --rate 50 --requests 100 --in fixed:32 --out fixed:8 -q \
     -o "$T/f.lt.zst" || fail "synth"
 start_sim faults --profile fast
@@ -133,7 +160,7 @@ start_sim faults --profile fast
 # end before a loaded machine had started the replay
 (wait_sim_metric 10 vllm:request_success_total; kill "$GONE") &
 "$L" replay "$T/f.lt.zst" --target "$SIM_URL" --metrics-interval 50ms --server-metrics-keep 'request_success' \
-    --server-metrics="$WWW/index.html,$WWW/big.txt,$HANG,$GONE_URL" -o "$T/f.out.lt.zst" \
+    --server-metrics="$HTML_URL,$BIG_URL,$HANG,$GONE_URL" -o "$T/f.out.lt.zst" \
     --no-summary 2>"$T/f.err"
 expect_status 0 $? "replay with failing metrics endpoints"
 stop_sim
@@ -148,12 +175,42 @@ expect_eq 0 "$(jq -s --arg u "$SIM_URL/metrics" '[.[] | select(.ep == $u and .er
 ntarget=$(jq -s --arg u "$SIM_URL/metrics" '[.[] | select(.ep == $u)] | length' "$T/f.scrapes")
 expect_eq "$ntarget" "$(jq -s --arg u "$SIM_URL/metrics" '[.[] | select(.ep == $u and (.raw | keys) == ["vllm:request_success_total{finished_reason=\"stop\",model_name=\"loadtrace-sim-fast\"}"])] | length' "$T/f.scrapes")" \
     "--server-metrics-keep: the kept series in every sample of the target"
-jq -r --arg u "$WWW/index.html" 'select(.ep == $u) | .err' "$T/f.scrapes" | sort -u >"$T/e.html"
-expect_grep "HTML, not Prometheus text" "$T/e.html"
-jq -r --arg u "$WWW/big.txt" 'select(.ep == $u) | .err' "$T/f.scrapes" | sort -u >"$T/e.big"
-expect_grep "page larger than" "$T/e.big"
-jq -r --arg u "$HANG" 'select(.ep == $u) | .err' "$T/f.scrapes" | sort -u >"$T/e.hang"
-expect_grep "timed out" "$T/e.hang"
+for side in $html_PID $big_PID $hang_PID; do
+    kill "$side" 2>/dev/null
+    wait "$side" 2>/dev/null
+done
+# each bad endpoint: every scrape an error of its kind, and the sim's log
+# says it was asked (once per scrape, after the probe of the start) and
+# answered as the fault says
+sim_gets() { # sim log: its GET /metrics lines, as "status fault"
+    jq -r 'select(.path == "/metrics") | "\(.status) \(.fault)"' "$1" | sort | uniq -c |
+        awk '{ print $2, $3 }'
+}
+errs() { # URL: the distinct errors of its scrapes
+    jq -r --arg u "$1" 'select(.ep == $u) | .err' "$T/f.scrapes" | sort -u
+}
+scraped() { # URL: how many samples the results hold
+    jq -s --arg u "$1" '[.[] | select(.ep == $u)] | length' "$T/f.scrapes"
+}
+expect_eq "HTML, not Prometheus text (Content-Type text/html; charset=utf-8)" "$(errs "$HTML_URL")" \
+    "the HTML endpoint's errors"
+expect_eq "200 metrics-html" "$(sim_gets "$T/html.log")" "the HTML sim: what it answered"
+nh=$(scraped "$HTML_URL")
+[ "$nh" -ge 3 ] || fail "the HTML endpoint was scraped $nh times over a 2 s run"
+[ "$(jq -s '[.[] | select(.path == "/metrics")] | length' "$T/html.log")" -ge "$nh" ] ||
+    fail "more HTML scrape records than requests in the sim's log"
+expect_eq "page larger than 4194304 bytes" "$(errs "$BIG_URL")" "the big endpoint's errors"
+expect_eq "200 metrics-big" "$(sim_gets "$T/big.log")" "the big sim: what it answered"
+expect_eq "timed out after 1000 ms" "$(errs "$HANG" | grep -v '^timed out after 2000 ms$')" \
+    "the endpoint that never answers: its errors (2000 ms: the last scrape's)"
+expect_eq "metrics-slow" "$(jq -r 'select(.path == "/metrics") | .fault' "$T/hang.log" | sort -u)" \
+    "the slow sim: every GET held"
+# a hung endpoint is asked again only when its scrape has ended: no more
+# requests than samples, and one more for a scrape the run's end cut
+# short (the last scrape takes its place)
+nhang=$(jq -s '[.[] | select(.path == "/metrics")] | length' "$T/hang.log")
+[ "$nhang" -ge 2 ] && [ "$nhang" -le "$(($(scraped "$HANG") + 1))" ] ||
+    fail "the hung endpoint was asked $nhang times for $(scraped "$HANG") samples"
 jq -r --arg u "$GONE_URL" 'select(.ep == $u) | if .err then "err" else "ok" end' "$T/f.scrapes" | uniq >"$T/e.gone"
 expect_eq "ok err" "$(head -2 "$T/e.gone" | tr '\n' ' ' | sed 's/ $//')" "the vanished endpoint: scraped, then errors"
 

@@ -160,6 +160,45 @@ for run in a b c; do
     stop_sim
     logf '"\(.seq) \(.fault)"' | sort -n >"$T/faults.$run"
 done
+# GET /metrics faults (the scrape tests use them: tests/replay/scrape.sh):
+# bad values name the fault and the field; a metrics fault changes no
+# inference request's draw, and at p=0.5 hits about half the scrapes
+for bad in 'metrics-html=1:3|takes only a probability' 'metrics-big=1:67108865|more than 67108864' \
+    'metrics-slow=0.5:-1s|the delay .-1s. is not a duration' 'metrics-html=0.6,metrics-slow=0.6|metrics fault probabilities add up to 1.200'; do
+    "$LOADTRACE" sim --listen 127.0.0.1:0 --faults "${bad%%|*}" >/dev/null 2>"$T/err"
+    expect_status 1 $? "--faults ${bad%%|*}"
+    expect_grep "${bad#*|}" "$T/err"
+done
+start_sim seedm --profile fast --faults "500=0.3,429=0.2,disconnect=0.2:1,seed=9,metrics-html=0.5"
+k=0
+while [ $k -lt 30 ]; do
+    curl -s --max-time 10 -d "$N" "$URL/v1/chat/completions" >/dev/null 2>&1
+    curl -s --max-time 10 "$URL/metrics" >"$T/m.$k" 2>&1
+    k=$((k + 1))
+done
+stop_sim
+logf '"\(.seq) \(.fault)"' | sort -n >"$T/faults.m"
+cmp -s "$T/faults.a" "$T/faults.m" || fail "metrics faults changed the inference faults' draw"
+nhtml=$(jq -s '[.[] | select(.path == "/metrics" and .fault == "metrics-html")] | length' "$T/seedm.log")
+expect_eq "$nhtml" "$(grep -l '<html>' "$T"/m.* | wc -l)" "HTML pages served, as the log says"
+[ "$nhtml" -ge 5 ] && [ "$nhtml" -le 25 ] || fail "metrics-html=0.5 hit $nhtml of 30 scrapes"
+# metrics-big: the true page, then whole comment lines up to the size;
+# metrics-slow: the page only after the delay (the sim's log says when)
+start_sim mbig --profile fast --faults metrics-big=1:200000
+curl -sS --max-time 10 "$URL/metrics" >"$T/big.prom"
+stop_sim
+size=$(wc -c <"$T/big.prom" | tr -d ' ')
+[ "$size" -ge 200000 ] && [ "$size" -lt 200064 ] || fail "metrics-big page of $size bytes, expected 200000 to 200063"
+grep -q '^vllm:generation_tokens_total{model_name="loadtrace-sim-fast"} 0$' "$T/big.prom" ||
+    fail "metrics-big: the true page is not in it"
+expect_eq 0 "$(sed -n '/^# loadtrace sim: metrics-big/,$p' "$T/big.prom" | grep -vc '^# loadtrace sim: metrics-big fault padding')" \
+    "metrics-big: lines after the padding starts that are not padding"
+start_sim mslow --profile fast --faults metrics-slow=1:1s
+curl -sS --max-time 10 "$URL/metrics" >"$T/slow.prom"
+stop_sim
+grep -q '^vllm:num_requests_running' "$T/slow.prom" || fail "metrics-slow: no page after the delay"
+jq -r 'select(.path == "/metrics") | "\(.status) \(.fault) \(.end_us - .arrival_us >= 1000000)"' "$T/mslow.log" >"$T/slow.log"
+expect_eq "200 metrics-slow true" "$(cat "$T/slow.log")" "metrics-slow: answered 200 after 1 s, in the sim's log"
 cmp -s "$T/faults.a" "$T/faults.b" || fail "same seed, different faults"
 cmp -s "$T/faults.a" "$T/faults.c" && fail "different seeds, same faults"
 expect_eq 30 "$(wc -l <"$T/faults.a")" "30 requests logged"

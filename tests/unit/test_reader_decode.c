@@ -187,6 +187,7 @@ static const struct field fields[] = {
     {LT_KIND_TRACE, false, "out", NULL, "out", F_U32, W_TOP},
     {LT_KIND_TRACE, false, "reasoning", NULL, "reasoning", F_U32, W_TOP},
     {LT_KIND_TRACE, false, "max_tokens", NULL, "max_tokens", F_U32, W_TOP},
+    {LT_KIND_TRACE, false, "cancel_tokens", NULL, "cancel_tokens", F_U32, W_TOP},
     {LT_KIND_TRACE, false, "calls", NULL, "calls", F_U32, W_ARRAY1},
     {LT_KIND_TRACE, false, "blocks", NULL, "blocks", F_U64, W_ARRAY1},
     {LT_KIND_TRACE, false, "tools", NULL, "tools", F_U32, W_TOOLS},
@@ -255,12 +256,13 @@ static struct iv got_value(const struct field *f, const struct lt_item *it)
             else if (!strcmp(f->key, "think"))
                 x = r->think;
             else
-                return POS(!strcmp(f->key, "turn")        ? r->turn
-                           : !strcmp(f->key, "in")        ? r->in
-                           : !strcmp(f->key, "cached")    ? r->cached
-                           : !strcmp(f->key, "out")       ? r->out
-                           : !strcmp(f->key, "reasoning") ? r->reasoning
-                                                          : r->max_tokens);
+                return POS(!strcmp(f->key, "turn")            ? r->turn
+                           : !strcmp(f->key, "in")            ? r->in
+                           : !strcmp(f->key, "cached")        ? r->cached
+                           : !strcmp(f->key, "out")           ? r->out
+                           : !strcmp(f->key, "reasoning")     ? r->reasoning
+                           : !strcmp(f->key, "cancel_tokens") ? r->cancel_tokens
+                                                              : r->max_tokens);
         }
         return x < 0 ? NEG(x) : POS(x);
     }

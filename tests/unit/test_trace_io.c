@@ -55,6 +55,11 @@ static void test_roundtrip_records(void **state)
             r.model = "m1";
             r.text = "hello \"world\"\n", r.text_len = 14;
         }
+        if (i % 11 == 5) { /* a client that left mid-stream */
+            r.has |= LT_HAS_CANCEL_AFTER | LT_HAS_CANCEL_TOKENS;
+            r.cancel_after = 1500000 + i;
+            r.cancel_tokens = (uint32_t)i % 13;
+        }
         assert_int_equal(lt_writer_put_record(w, &r, &err), 0);
     }
     assert_int_equal(lt_writer_close(w, &err), 0);
@@ -86,9 +91,15 @@ static void test_roundtrip_records(void **state)
             assert_string_equal(it->rec.model, "m1");
             assert_int_equal(it->rec.text_len, 14);
             assert_memory_equal(it->rec.text, "hello \"world\"\n", 14);
-        } else {
+        } else if (i % 11 != 5) {
             assert_int_equal(it->rec.has, LT_HAS_IN | LT_HAS_OUT);
             assert_null(it->rec.model);
+        }
+        assert_int_equal(!!(it->rec.has & LT_HAS_CANCEL_AFTER), i % 11 == 5);
+        assert_int_equal(!!(it->rec.has & LT_HAS_CANCEL_TOKENS), i % 11 == 5);
+        if (i % 11 == 5) {
+            assert_true(it->rec.cancel_after == 1500000 + i);
+            assert_int_equal(it->rec.cancel_tokens, (uint32_t)i % 13);
         }
         i++;
     }
@@ -798,6 +809,7 @@ static struct lt_result block_result(int i, struct lt_chunk *ch, char *sbuf)
     }
     r.count = i % 3 ? "usage" : "chunks";
     r.warmup = i < 4;
+    r.cancelled = i % 7 == 3;
     return r;
 }
 
@@ -890,6 +902,7 @@ static void test_blocks_roundtrip(void **state)
                 assert_null(g);
         }
         assert_int_equal(got->warmup, want.warmup);
+        assert_int_equal(got->cancelled, want.cancelled);
         assert_int_equal(got->extra.n, i % 333 == 0);
         /* Results of a block have no bytes of their own. */
         assert_true(i % 333 == 0 ? it[0]->raw != NULL : it[0]->raw == NULL);
