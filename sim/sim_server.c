@@ -89,6 +89,7 @@ struct sreq {
     enum lt_sim_mfault mfault; /* GET /metrics */
     int status;
     int64_t arrival; /* real ns since start */
+    int64_t modeled; /* when the model was given it (real ns since start) */
     struct lt_sim_call call;
     struct lt_sim_resp resp;
     char id[40];
@@ -529,6 +530,7 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
     r->mreq = lt_sim_model_add(s->model, to_model(s, now), &q, err);
     if (!r->mreq)
         return LT_ENOMEM;
+    r->modeled = now;
     poke(s, to_real(s, lt_sim_model_next(s->model)));
     r->started = true;
     return 0;
@@ -1039,16 +1041,17 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
         if (r->started) {
             if (r->aborted)
                 lt_buf_puts(&b, ",\"aborted\":true");
-            lt_buf_printf(&b,
-                          ",\"id\":\"%s\",\"cached_tokens\":%u,\"max_tokens\":%u,\"out\":%u,"
-                          "\"reasoning_tokens\":%u,\"tool_call\":%s,\"finish\":\"%s\","
-                          "\"emitted\":%u,\"sent\":%u,\"complete\":%s,\"tokens_us\":[",
-                          r->id, r->resp.cached_tokens, r->call.max_tokens, r->resp.out,
-                          r->resp.reasoning, r->resp.tool_call ? "true" : "false", r->resp.finish,
-                          r->avail, r->call.stream ? r->sent : r->avail,
-                          toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && r->model_done && !r->cut
-                              ? "true"
-                              : "false");
+            lt_buf_printf(
+                &b,
+                ",\"model_us\":%lld,\"id\":\"%s\",\"cached_tokens\":%u,"
+                "\"max_tokens\":%u,\"out\":%u,"
+                "\"reasoning_tokens\":%u,\"tool_call\":%s,\"finish\":\"%s\","
+                "\"emitted\":%u,\"sent\":%u,\"complete\":%s,\"tokens_us\":[",
+                (long long)(r->modeled / 1000), r->id, r->resp.cached_tokens, r->call.max_tokens,
+                r->resp.out, r->resp.reasoning, r->resp.tool_call ? "true" : "false",
+                r->resp.finish, r->avail, r->call.stream ? r->sent : r->avail,
+                toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && r->model_done && !r->cut ? "true"
+                                                                                       : "false");
             for (uint32_t i = 0; i < r->avail; i++)
                 lt_buf_printf(&b, i ? ",%lld" : "%lld", (long long)(r->rel[i] / 1000));
             lt_buf_puts(&b, "],\"sent_us\":[");
