@@ -173,6 +173,13 @@ int lt_compare_files(const char *path_a, const char *path_b, const struct lt_com
                        kb == LT_KIND_TRACE ? "trace" : "results");
         goto out;
     }
+    if (o.twin && ka == LT_KIND_TRACE) {
+        rc = lt_errset(err, LT_EINVAL,
+                       "--twin compares results with results (a live run and its "
+                       "prediction); %s and %s are traces",
+                       path_a, path_b);
+        goto out;
+    }
     if (o.plots_dir || o.html_path)
         LT_TRY(ctx_open(&ctx, &o, tmpdir, &rep, err));
     /* With --html the report is also kept as text for the page. */

@@ -102,4 +102,10 @@ expect_grep 'twin verdict: misses' "$T/r.html"
 "$LT" compare --slo ttft=fast "$T/a.lt.zst" "$T/b.lt.zst" >/dev/null 2>"$T/err"
 expect_status 2 $? "bad --slo"
 expect_grep 'slo' "$T/err"
+"$LT" synth --arrivals poisson --rate 5 --requests 20 --in fixed:10 --out fixed:10 -q \
+    -o "$T/t1.lt.zst" || fail "synth"
+cp "$T/t1.lt.zst" "$T/t2.lt.zst"
+"$LT" compare --twin "$T/t1.lt.zst" "$T/t2.lt.zst" >/dev/null 2>"$T/err"
+expect_status 1 $? "--twin of two traces"
+expect_grep 'twin compares results with results' "$T/err"
 finish
