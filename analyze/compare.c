@@ -9,7 +9,6 @@
 #include "base/lt_path.h"
 #include "traces/trace_reader.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +75,8 @@ static int compare_results(const char *pa, const char *pb, const struct lt_compa
         sum->properties = r.compared;
         sum->different = r.worse;
         sum->better = r.better;
+        sum->twin = r.twin;
+        sum->twin_misses = r.twin_misses;
         if (o->json)
             lt_compare_results_write_json(&r, out);
         else
@@ -127,17 +128,23 @@ static void ctx_close(struct lt_plot_ctx *ctx, const char *tmpdir, const struct 
     free(ctx);
 }
 
+/* The page is written whole or not at all (lt_path_out); its title names
+ * the two files, not their directories, which made it wrap on a phone. */
 static int write_html(const char *path_a, const char *path_b, const char *html_path,
                       const char *text, const struct lt_plot_ctx *ctx, struct lt_err *err)
 {
-    FILE *f = fopen(html_path, "w");
-    if (!f)
-        return lt_errset(err, LT_EIO, "cannot create %s: %s", html_path, strerror(errno));
+    struct lt_path_out o;
+    int rc = lt_path_out_open(&o, html_path, err);
+    if (rc < 0)
+        return rc;
     char title[1200];
-    snprintf(title, sizeof title, "loadtrace compare: %s vs %s", path_a, path_b);
-    int rc = lt_analyze_write_html(NULL, title, text ? text : "", ctx, f, err);
-    if (fclose(f) != 0 && rc == 0)
-        rc = lt_errset(err, LT_EIO, "cannot write %s", html_path);
+    const char *a = strrchr(path_a, '/'), *b = strrchr(path_b, '/');
+    snprintf(title, sizeof title, "loadtrace compare: %s vs %s", a ? a + 1 : path_a,
+             b ? b + 1 : path_b);
+    rc = lt_analyze_write_html(NULL, title, text ? text : "", ctx, o.f, err);
+    if (rc == 0)
+        return lt_path_out_commit(&o, err);
+    lt_path_out_abort(&o);
     return rc;
 }
 
@@ -164,6 +171,13 @@ int lt_compare_files(const char *path_a, const char *path_b, const struct lt_com
                        "or two results files",
                        path_a, ka == LT_KIND_TRACE ? "trace" : "results", path_b,
                        kb == LT_KIND_TRACE ? "trace" : "results");
+        goto out;
+    }
+    if (o.twin && ka == LT_KIND_TRACE) {
+        rc = lt_errset(err, LT_EINVAL,
+                       "--twin compares results with results (a live run and its "
+                       "prediction); %s and %s are traces",
+                       path_a, path_b);
         goto out;
     }
     if (o.plots_dir || o.html_path)

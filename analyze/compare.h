@@ -25,6 +25,12 @@
  * the same requests in both files when they replayed the same trace), so
  * memory is bounded by k whatever the number of requests.
  *
+ * Twin (compare_twin.c): when B is a prediction of A (a virtual run, target
+ * sim:virtual, or --twin), per matched run the error (B - A) / A of p50,
+ * p90 and p99 of TTFT, TPOT, ITL and E2E, of throughput and goodput, the
+ * KS distance of each distribution, and one verdict against the
+ * tolerances below (docs/compare.md, "Twin").
+ *
  * Rendering: compare_render.c (text and JSON, schema loadtrace-compare/1)
  * and compare_plot.c (CDF overlays and QQ plots through analyze_plot.h).
  */
@@ -66,6 +72,9 @@ struct lt_compare_opts {
     double confidence;     /* results: CI level; 0 = 0.95 */
     double margin;         /* results: relative difference that matters; 0 = 0.05 */
     bool salvage;          /* read every intact frame of a damaged file */
+    bool twin;             /* results: the twin table even when B is not a virtual run */
+    /* results: SLOs for goodput (us; 0 = not given: every Ok request counts) */
+    int64_t slo_ttft_us, slo_tpot_us, slo_e2e_us;
     void (*on_skip)(void *ud, const char *what); /* salvage: each piece skipped; may be NULL */
     void *skip_ud;
 };
@@ -77,6 +86,8 @@ struct lt_compare_summary {
     uint32_t properties;             /* properties (traces) or metrics (results) compared */
     uint32_t different;              /* of them, different (traces); worse or different (results) */
     uint32_t better;                 /* results: metrics where B is better */
+    bool twin;                       /* results: the twin table was shown */
+    uint32_t twin_misses;            /* of its matched runs, those whose twin verdict failed */
     uint32_t charts;                 /* charts written */
     bool gnuplot_missing;            /* charts asked for but gnuplot is not installed */
     uint64_t skipped[2];             /* salvage: frames plus values skipped in A and in B */
@@ -194,6 +205,33 @@ struct lt_compare_paired {
     uint64_t faster[LT_CMP_PAIRED_COUNT];                    /* requests where B was faster */
 };
 
+/* The twin's tolerances: |error| of a p50, of a p90 or p99, of throughput
+ * or goodput (the issue's: a twin is trusted within these). */
+#define LT_CMP_TWIN_TOL_P50 0.10
+#define LT_CMP_TWIN_TOL_TAIL 0.15
+#define LT_CMP_TWIN_TOL_RATE 0.05
+
+/* The distributions of the twin table, in its order; ITL is shown and not
+ * judged (a live ITL holds the delivery's jitter, which no model has). */
+enum { LT_CMP_TWIN_TTFT, LT_CMP_TWIN_TPOT, LT_CMP_TWIN_ITL, LT_CMP_TWIN_E2E, LT_CMP_TWIN_DISTS };
+
+struct lt_compare_twin_dist {
+    const char *name; /* "TTFT", ... */
+    bool judged;
+    uint64_t na, nb;           /* values on each side; 0: no data, nothing judged */
+    double a[3], b[3], err[3]; /* p50, p90, p99 (ms) and (b - a) / a */
+    double ks;                 /* two-sample KS distance of the distributions */
+};
+
+struct lt_compare_twin {
+    struct lt_compare_twin_dist d[LT_CMP_TWIN_DISTS];
+    double tput_a, tput_b, tput_err; /* Agg tok/s */
+    double good_a, good_b, good_err; /* requests/s meeting the SLOs (every Ok one without) */
+    uint32_t judged, misses;         /* figures judged; beyond their tolerance */
+    char worst[32];                  /* the judged figure with the largest |error| / tolerance */
+    double worst_err, worst_tol;
+};
+
 struct lt_compare_pair {
     const struct lt_analyze_run *ra, *rb; /* belong to the comparison */
     char la[48], lb[48];                  /* "C 16", "rate 2/s", "run 3" */
@@ -202,6 +240,7 @@ struct lt_compare_pair {
     /* TPOT p50, Agg tok/s and mean output length the same: B performs as
      * A (the synthetic-prompts question) */
     bool same_performance;
+    struct lt_compare_twin twin; /* when the results' twin is set */
 };
 
 struct lt_compare_rside;
@@ -217,6 +256,8 @@ struct lt_compare_results {
     struct lt_compare_pair *pairs;
     uint32_t n_pairs;
     uint32_t compared, better, worse; /* metrics with data; B better; B worse or different */
+    bool twin;                        /* B is a prediction of A: the twin table is shown */
+    uint32_t twin_misses;             /* pairs whose twin verdict failed */
     uint64_t skipped_a, skipped_b;    /* salvage: frames and values skipped in A, in B */
     struct lt_compare_rside *sa, *sb; /* private: the analyses and samples */
 };

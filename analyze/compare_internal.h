@@ -35,6 +35,16 @@ int lt_compare_traces_charts(const struct lt_compare_traces *t, struct lt_plot_c
 int lt_compare_results_charts(const struct lt_compare_results *r, struct lt_plot_ctx *ctx,
                               struct lt_err *err);
 
+/* The twin table of one matched pair (A the truth, B the prediction):
+ * errors, KS distances, verdict (compare_twin.c). Returns 0 or LT_EINVAL
+ * when the histograms cannot be compared. */
+int lt_compare_twin_eval(struct lt_compare_twin *t, const struct lt_analyze_run *ra,
+                         const struct lt_analyze_run *rb, struct lt_err *err);
+
+/* The twin table in text and as a JSON object. */
+void lt_compare_twin_write_text(const struct lt_compare_twin *t, FILE *out);
+void lt_compare_twin_write_json(const struct lt_compare_twin *t, FILE *out);
+
 /* Open a file of the given kind with compare's salvage options (o may be
  * NULL), and how many frames and values salvage skipped in it. */
 static inline struct lt_reader *lt_compare_open(const char *path, enum lt_kind kind,

@@ -229,6 +229,8 @@ static void text_pair(const struct lt_compare_results *r, const struct lt_compar
             "  same performance (TPOT p50, Agg tok/s and mean output length within "
             "%.0f %% or not significantly different): %s\n",
             100 * r->o.margin, p->same_performance ? "yes" : "no");
+    if (r->twin)
+        lt_compare_twin_write_text(&p->twin, out);
 }
 
 void lt_compare_results_write_text(const struct lt_compare_results *r, FILE *out)
@@ -254,6 +256,9 @@ void lt_compare_results_write_text(const struct lt_compare_results *r, FILE *out
                 "\nverdict: B is better on %u, worse (or different) on %u, and the same on "
                 "%u of %u figures\n",
                 r->better, r->worse, r->compared - r->better - r->worse, r->compared);
+    if (r->n_pairs > 0 && r->twin)
+        fprintf(out, "twin verdict: %s (%u of %u matched runs within tolerance)\n",
+                r->twin_misses ? "misses" : "holds", r->n_pairs - r->twin_misses, r->n_pairs);
 }
 
 static void json_metric(enum lt_compare_metric i, const struct lt_compare_metric_result *x,
@@ -289,7 +294,8 @@ static void json_paired(const struct lt_compare_paired *pr, FILE *out)
     fprintf(out, "}");
 }
 
-static void json_pair(const struct lt_compare_pair *p, bool first, FILE *out)
+static void json_pair(const struct lt_compare_results *r, const struct lt_compare_pair *p,
+                      bool first, FILE *out)
 {
     fprintf(out, "%s\n    {\"a_run\": %u, \"b_run\": %u, \"a_label\": ", first ? "" : ",",
             p->ra->id, p->rb->id);
@@ -304,6 +310,11 @@ static void json_pair(const struct lt_compare_pair *p, bool first, FILE *out)
     }
     fprintf(out, "],\n     \"paired\": ");
     json_paired(&p->paired, out);
+    fprintf(out, ",\n     \"twin\": ");
+    if (r->twin)
+        lt_compare_twin_write_json(&p->twin, out);
+    else
+        fprintf(out, "null");
     fprintf(out, "}");
 }
 
@@ -320,7 +331,9 @@ void lt_compare_results_write_json(const struct lt_compare_results *r, FILE *out
     lt_analyze_jnum(out, r->o.margin);
     fprintf(out, ",\n  \"runs\": [");
     for (uint32_t k = 0; k < r->n_pairs; k++)
-        json_pair(&r->pairs[k], k == 0, out);
-    fprintf(out, "\n  ],\n  \"better\": %u, \"worse_or_different\": %u, \"compared\": %u\n}\n",
-            r->better, r->worse, r->compared);
+        json_pair(r, &r->pairs[k], k == 0, out);
+    fprintf(out,
+            "\n  ],\n  \"better\": %u, \"worse_or_different\": %u, \"compared\": %u,\n"
+            "  \"twin\": %s, \"twin_misses\": %u\n}\n",
+            r->better, r->worse, r->compared, r->twin ? "true" : "false", r->twin_misses);
 }

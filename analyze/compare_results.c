@@ -142,7 +142,13 @@ static int read_results(struct lt_compare_rside *s, const char *path,
     struct lt_reader *r = lt_compare_open(path, LT_KIND_RESULTS, o, err);
     if (!r)
         return err && err->code < 0 ? err->code : LT_EIO;
-    LT_TRY(lt_analysis_init(&s->a, NULL, err));
+    /* The SLOs say what goodput counts (the twin's goodput). */
+    struct lt_analyze_opts ao;
+    lt_analyze_opts_init(&ao);
+    ao.slo_ttft_us = o->slo_ttft_us;
+    ao.slo_tpot_us = o->slo_tpot_us;
+    ao.slo_e2e_us = o->slo_e2e_us;
+    LT_TRY(lt_analysis_init(&s->a, &ao, err));
     s->a_ok = true;
     lt_analysis_next_file(&s->a);
     snprintf(s->a.path, sizeof s->a.path, "%s", path);
@@ -500,6 +506,10 @@ int lt_compare_results_compute(struct lt_compare_results *r, const char *path_a,
         if (!r->pairs)
             return lt_errset(err, LT_ENOMEM, "compare: out of memory");
     }
+    /* B is a prediction of A when it is a virtual replay (or --twin). */
+    r->twin = r->o.twin;
+    for (uint32_t k = 0; k < B->n_runs; k++)
+        r->twin = r->twin || !strcmp(B->runs[k]->target, "sim:virtual");
     for (uint32_t i = 0; i < A->n_runs; i++) {
         int j = -1;
         if (A->n_runs == 1 && B->n_runs == 1)
@@ -510,8 +520,14 @@ int lt_compare_results_compute(struct lt_compare_results *r, const char *path_a,
                     j = (int)k;
         r->id_a[i] = A->runs[i]->id;
         r->pair_of[i] = j < 0 ? -1 : (int32_t)r->n_pairs;
-        if (j >= 0)
-            LT_TRY(compare_pair(r, &r->pairs[r->n_pairs++], i, (uint32_t)j, err));
+        if (j < 0)
+            continue;
+        struct lt_compare_pair *p = &r->pairs[r->n_pairs++];
+        LT_TRY(compare_pair(r, p, i, (uint32_t)j, err));
+        if (r->twin) {
+            LT_TRY(lt_compare_twin_eval(&p->twin, p->ra, p->rb, err));
+            r->twin_misses += p->twin.misses > 0 || p->twin.judged == 0;
+        }
     }
 out:
     return rc;

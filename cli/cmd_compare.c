@@ -35,6 +35,13 @@ static const char compare_usage[] =
     "the same trace. A difference counts when its CI excludes 0 and it exceeds\n"
     "the margin.\n"
     "\n"
+    "When B predicted A (B is a virtual replay, target sim:virtual, or --twin):\n"
+    "also the twin table: the error (B - A) / A of p50, p90 and p99 of TTFT,\n"
+    "TPOT, ITL and E2E, of throughput and goodput, the KS distance of each\n"
+    "distribution, and a verdict: holds when every p50 is within 10 %, every\n"
+    "p90 and p99 within 15 %, throughput and goodput within 5 % (ITL is shown,\n"
+    "not judged).\n"
+    "\n"
     "A ServeGen folder and a trace `synth --servegen` made from it: B against\n"
     "a fresh draw (another seed) of the same slice of the folder, i.e. against\n"
     "its windows' rates, gap CVs and length distributions (docs/synth.md).\n"
@@ -49,8 +56,12 @@ static const char compare_usage[] =
     "  --seed S          bootstrap seed (default 1)\n"
     "  --salvage         read every intact frame of damaged files (say on stderr\n"
     "                    what was skipped) instead of stopping at the first bad one\n"
-    "  --check           exit 3 when B is not representative (traces) or is worse\n"
-    "                    on some figure (results)\n"
+    "  --twin            results: the twin table even when B is not a virtual run\n"
+    "  --slo ttft=DUR,tpot=DUR,e2e=DUR  results: what goodput counts (default:\n"
+    "                    every Ok request)\n"
+    "  --check           exit 3 when B is not representative (traces), is worse\n"
+    "                    on some figure (results), or, with the twin table, when\n"
+    "                    the twin's verdict is not \"holds\" on every matched run\n"
     "  -h, --help        this text\n"
     "\n"
     "Definitions and thresholds: docs/compare.md; metrics: docs/metrics.md.\n";
@@ -72,7 +83,9 @@ int cmd_compare(int argc, char **argv)
         O_SAMPLE,
         O_SEED,
         O_CHECK,
-        O_SALVAGE
+        O_SALVAGE,
+        O_TWIN,
+        O_SLO
     };
     static const struct option longopts[] = {{"json", no_argument, NULL, O_JSON},
                                              {"plots", required_argument, NULL, O_PLOTS},
@@ -84,6 +97,8 @@ int cmd_compare(int argc, char **argv)
                                              {"seed", required_argument, NULL, O_SEED},
                                              {"salvage", no_argument, NULL, O_SALVAGE},
                                              {"check", no_argument, NULL, O_CHECK},
+                                             {"twin", no_argument, NULL, O_TWIN},
+                                             {"slo", required_argument, NULL, O_SLO},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     struct lt_compare_opts o = {0};
@@ -125,6 +140,18 @@ int cmd_compare(int argc, char **argv)
             break;
         case O_CHECK:
             check = true;
+            break;
+        case O_TWIN:
+            o.twin = true;
+            break;
+        case O_SLO:
+            if (!cli_parse_slo(optarg, &o.slo_ttft_us, &o.slo_tpot_us, &o.slo_e2e_us, NULL)) {
+                cli_error("compare",
+                          "--slo wants ttft=DUR,tpot=DUR,e2e=DUR (any of them), "
+                          "not '%s'",
+                          optarg);
+                return 2;
+            }
             break;
         case O_SALVAGE:
             o.salvage = true;
@@ -202,7 +229,11 @@ int cmd_compare(int argc, char **argv)
         cli_error("compare", "%s", err.msg);
         return 1;
     }
-    if (check && (sum.traces ? sum.overall == LT_CMP_DIFFERENT : sum.different > 0))
+    /* With the twin table the question is the prediction's error, not
+     * whether B beat A. */
+    if (check && (sum.traces ? sum.overall == LT_CMP_DIFFERENT
+                  : sum.twin ? sum.twin_misses > 0
+                             : sum.different > 0))
         return 3;
     /* Salvaged files gave figures, but from part of the data. */
     return sum.skipped[0] || sum.skipped[1] ? 1 : 0;

@@ -51,6 +51,10 @@ static const char replay_usage[] =
     "                          argument\n"
     "  --header 'Name: value'  extra request header (repeatable)\n"
     "  --insecure              do not verify TLS certificates (DANGEROUS)\n"
+    "  --http-client auto|curl|lean   which HTTP client sends (default auto, or\n"
+    "                          $LOADTRACE_HTTP_CLIENT): lean is replay's own HTTP/1.1\n"
+    "                          client, for plain http:// without a proxy (auto's\n"
+    "                          choice there); curl (libcurl) for TLS, HTTP/2, proxies\n"
     "  --sim-profile P, --sim-dialect D, --sim-faults SPEC, --sim-log FILE,\n"
     "  --sim-time-scale X      options of the in-process sim (see loadtrace sim --help)\n"
     "  --virtual               with --target sim: run the sim's model in virtual time, no\n"
@@ -303,11 +307,12 @@ static int replay_main(struct replay_cli *c)
         fprintf(stderr,
                 "loadtrace replay: %llu requests, %llu ok, %llu errors (%llu aborted, "
                 "%llu rate-limited, %llu retries)%s, %llu output tokens, %llu connections "
-                "opened -> %s\n",
+                "opened (%s client) -> %s\n",
                 (unsigned long long)st.requests, (unsigned long long)st.ok,
                 (unsigned long long)st.errors, (unsigned long long)st.aborted,
                 (unsigned long long)st.ratelimited, (unsigned long long)st.retries, cancelled,
-                (unsigned long long)st.out_tokens, (unsigned long long)st.connects, c->o.out_path);
+                (unsigned long long)st.out_tokens, (unsigned long long)st.connects,
+                st.http_client ? st.http_client : "curl", c->o.out_path);
         if (st.len_checked)
             fprintf(stderr,
                     "loadtrace replay: prompt lengths vs the server's usage: mean |error| "
@@ -399,7 +404,22 @@ enum {
     O_MKEEP,
     O_MMAP,
     O_RESETPC,
+    O_HCLIENT,
 };
+
+/* --http-client and $LOADTRACE_HTTP_CLIENT. */
+static bool parse_client(const char *v, enum lt_replay_client *out)
+{
+    if (!strcmp(v, "auto"))
+        *out = LT_REPLAY_CLIENT_AUTO;
+    else if (!strcmp(v, "curl"))
+        *out = LT_REPLAY_CLIENT_CURL;
+    else if (!strcmp(v, "lean"))
+        *out = LT_REPLAY_CLIENT_LEAN;
+    else
+        return false;
+    return true;
+}
 
 static int bad(const char *opt, const char *val)
 {
@@ -463,6 +483,7 @@ int cmd_replay(int argc, char **argv)
         {"server-metrics-keep", required_argument, NULL, O_MKEEP},
         {"server-metrics-map", required_argument, NULL, O_MMAP},
         {"reset-prefix-cache", no_argument, NULL, O_RESETPC},
+        {"http-client", required_argument, NULL, O_HCLIENT},
         {"profile", required_argument, NULL, O_SPROFILE},
         {"output", required_argument, NULL, 'o'},
         {"no-summary", no_argument, NULL, O_NOSUMMARY},
@@ -481,6 +502,9 @@ int cmd_replay(int argc, char **argv)
     int64_t us;
     int ch;
     struct lt_err err = {0};
+    const char *hc = getenv("LOADTRACE_HTTP_CLIENT");
+    if (hc && *hc && !parse_client(hc, &o->http_client))
+        return bad("LOADTRACE_HTTP_CLIENT", hc);
     while ((ch = getopt_long(argc, argv, "ho:q", longopts, NULL)) != -1) {
         switch (ch) {
         case O_TARGET:
@@ -697,6 +721,10 @@ int cmd_replay(int argc, char **argv)
         case O_RESETPC:
             o->reset_prefix_cache = true;
             break;
+        case O_HCLIENT:
+            if (!parse_client(optarg, &o->http_client))
+                return bad("--http-client", optarg);
+            break;
         case O_MERGE:
             merge = true;
             break;
@@ -751,6 +779,13 @@ int cmd_replay(int argc, char **argv)
             fputs(replay_usage, stderr);
             return 2;
         }
+    }
+    if (o->http_client == LT_REPLAY_CLIENT_LEAN && o->target && strncmp(o->target, "http://", 7)) {
+        cli_error("replay",
+                  "the lean HTTP client speaks plain http:// only: use --http-client "
+                  "curl (or auto) for %.8s... targets",
+                  o->target);
+        return 2;
     }
     if (merge) {
         /* The parts of an MPI job, merged after the fact (a job cut short). */

@@ -295,6 +295,12 @@ static int run_fit(const struct sim_cli_opts *o)
            f->max_prefill);
     printf("  kv_tokens, batch_tokens, cache: not identified from timelines (kept); server "
            "metrics would\n");
+    if (f->client_identified)
+        printf("  client share of TTFT %.4g ms +- %.2g (send and first chunk's delivery; not in "
+               "the profile)\n",
+               f->client_ms, f->client_se);
+    else
+        printf("  client share of TTFT: not identified (no request found the server idle)\n");
     printf("\nresiduals (observed - fitted, model time, per request):\n");
     print_resid("decode time (E2E - TTFT)", &f->decode);
     print_resid("TTFT at an idle server", &f->prefill);

@@ -135,23 +135,9 @@ static int on_prereq(void *ud, char *ip, char *lip, int port, int lport)
     return CURL_PREREQFUNC_OK;
 }
 
-static size_t on_header(char *p, size_t size, size_t n, void *ud)
+void replay_header_line(struct lt_replay_req *q, const char *p, size_t len)
 {
-    struct lt_replay_req *q = ud;
-    size_t len = size * n;
-    if (!q->has_fb) {
-        q->fb = lt_mono_now();
-        q->has_fb = true;
-        q->state = RS_RECEIVING;
-    }
-    q->head_bytes += len;
-    if (q->head_bytes > MAX_HEAD_BYTES) {
-        q->err = LT_REPLAY_ERR_MALFORMED;
-        return 0; /* abort the transfer */
-    }
-    if (len >= 5 && !memcmp(p, "HTTP/", 5)) /* a new header block (100, redirect) */
-        q->is_sse = false;
-    else if (len > 12 && !strncasecmp(p, "retry-after:", 12)) {
+    if (len > 12 && !strncasecmp(p, "retry-after:", 12)) {
         char v[32];
         size_t vl = len - 12 < sizeof v - 1 ? len - 12 : sizeof v - 1;
         memcpy(v, p + 12, vl);
@@ -168,6 +154,26 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
                 break;
             }
     }
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+    struct lt_replay_req *q = ud;
+    size_t len = size * n;
+    if (!q->has_fb) {
+        q->fb = lt_mono_now();
+        q->has_fb = true;
+        q->state = RS_RECEIVING;
+    }
+    q->head_bytes += len;
+    if (q->head_bytes > MAX_HEAD_BYTES) {
+        q->err = LT_REPLAY_ERR_MALFORMED;
+        return 0; /* abort the transfer */
+    }
+    if (len >= 5 && !memcmp(p, "HTTP/", 5)) /* a new header block (100, redirect) */
+        q->is_sse = false;
+    else
+        replay_header_line(q, p, len);
     return len;
 }
 
@@ -183,48 +189,55 @@ static int on_event(void *ud, const char *data, size_t len)
     return rc;
 }
 
-static size_t on_write(char *p, size_t size, size_t n, void *ud)
+int replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mono now)
 {
-    struct lt_replay_req *q = ud;
-    size_t len = size * n;
-    q->now = q->last = lt_mono_now();
+    q->now = q->last = now;
     if (!q->has_fb) {
         q->fb = q->now;
         q->has_fb = true;
         q->state = RS_RECEIVING;
     }
-    if (!q->headers_seen) {
-        q->headers_seen = true;
-        curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
-    }
     bool ok = q->status >= 200 && q->status < 300;
     if (q->is_sse && ok) {
-        int rc = lt_wire_sse_feed(&q->sse, p, len, on_event, q);
-        if (rc < 0) {
+        if (lt_wire_sse_feed(&q->sse, p, len, on_event, q) < 0) {
             q->err = LT_REPLAY_ERR_MALFORMED;
-            return 0; /* abort the transfer */
+            return -1;
         }
         if (q->err && lt_replay_is_cancelled(q->err))
-            return 0; /* its client left here: close the transfer */
-        return len;
+            return -1; /* its client left here: end the transfer */
+        return 0;
     }
     if (q->rbody.len + len > q->rbody.max) {
         if (ok) {
             q->err = LT_REPLAY_ERR_MALFORMED;
-            return 0;
+            return -1;
         }
-        return len; /* an error body: its start is enough */
+        return 0; /* an error body: its start is enough */
     }
     if (!q->rbody.len && ok)
         q->body_t = q->now; /* a whole answer's tokens all arrive with its first byte */
     if (lt_buf_append(&q->rbody, p, len) < 0) {
         q->err = LT_REPLAY_ERR_MALFORMED;
-        return 0;
+        return -1;
     }
-    return len;
+    return 0;
+}
+
+static size_t on_write(char *p, size_t size, size_t n, void *ud)
+{
+    struct lt_replay_req *q = ud;
+    size_t len = size * n;
+    lt_mono now = lt_mono_now();
+    if (!q->headers_seen) {
+        q->headers_seen = true;
+        curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
+    }
+    return replay_body_bytes(q, p, len, now) < 0 ? 0 : len; /* 0 aborts the transfer */
 }
 
 /* ---- request pool ---- */
+
+static void req_destroy(struct lt_replay_req *q);
 
 static struct lt_replay_req *req_get(struct lt_replay *rp)
 {
@@ -250,17 +263,19 @@ static struct lt_replay_req *req_get(struct lt_replay *rp)
     q = calloc(1, sizeof *q);
     if (!q)
         return NULL;
-    q->easy = curl_easy_init();
-    if (!q->easy) {
-        free(q);
-        return NULL;
-    }
     q->rp = rp;
     size_t max_line = rp->o.max_line ? rp->o.max_line : (size_t)1 << 20;
     lt_wire_sse_init(&q->sse, max_line, max_line);
     lt_wire_resp_init(&q->resp, MAX_CHUNKS);
     lt_buf_init(&q->body, (size_t)256 << 20);
     lt_buf_init(&q->rbody, rp->o.max_body ? rp->o.max_body : (size_t)16 << 20);
+    if (rp->h1.on)
+        return q; /* the lean client needs no curl handle */
+    q->easy = curl_easy_init();
+    if (!q->easy) {
+        req_destroy(q);
+        return NULL;
+    }
     CURL *e = q->easy;
     lt_replay_http_setup(e, &rp->http);
     curl_easy_setopt(e, CURLOPT_URL, rp->url);
@@ -271,6 +286,7 @@ static struct lt_replay_req *req_get(struct lt_replay *rp)
     curl_easy_setopt(e, CURLOPT_HEADERDATA, q);
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
     curl_easy_setopt(e, CURLOPT_PREREQDATA, q);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, q->cerr);
     /* 1 KiB: SSE events are small, and 10,000 streams must fit in 16 KiB
      * each (bench/README.md); a long stream costs a few more reads. */
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 1024L);
@@ -300,14 +316,14 @@ static void req_destroy(struct lt_replay_req *q)
     free(q);
 }
 
-/* The error class of a finished transfer. */
-static const char *classify(struct lt_replay *rp, struct lt_replay_req *q, CURLcode c)
+/* The error class of a curl transfer's end (NULL: it ended well; the
+ * answer's content decides, classify_content). The lean client classes
+ * its own ends alike (replay_h1.c). */
+static const char *classify_curl(const struct lt_replay_req *q, CURLcode c)
 {
-    if (q->err)
-        return q->err;
     switch (c) {
     case CURLE_OK:
-        break;
+        return NULL;
     case CURLE_OPERATION_TIMEDOUT:
         return LT_REPLAY_ERR_TIMEOUT;
     case CURLE_COULDNT_CONNECT:
@@ -319,8 +335,13 @@ static const char *classify(struct lt_replay *rp, struct lt_replay_req *q, CURLc
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CACERT_BADFILE:
         return LT_REPLAY_ERR_TLS;
-    case CURLE_GOT_NOTHING:
     case CURLE_RECV_ERROR:
+        /* curl's only sign of bad chunked framing is its message: that is
+         * the answer's fault, as the lean client says, not a cut stream */
+        if (strstr(q->cerr, "chunked-encoding"))
+            return LT_REPLAY_ERR_MALFORMED;
+        return q->has_fb ? LT_REPLAY_ERR_INCOMPLETE : LT_REPLAY_ERR_CONNECT;
+    case CURLE_GOT_NOTHING:
     case CURLE_SEND_ERROR:
     case CURLE_PARTIAL_FILE:
         return q->has_fb ? LT_REPLAY_ERR_INCOMPLETE : LT_REPLAY_ERR_CONNECT;
@@ -330,6 +351,11 @@ static const char *classify(struct lt_replay *rp, struct lt_replay_req *q, CURLc
     default:
         return LT_REPLAY_ERR_TRANSFER;
     }
+}
+
+/* The error class of an answer that arrived whole. */
+static const char *classify_content(struct lt_replay *rp, struct lt_replay_req *q)
+{
     if (q->status == 429)
         return LT_REPLAY_ERR_RATELIMIT;
     if (q->status < 200 || q->status >= 300)
@@ -363,7 +389,16 @@ static const char *classify(struct lt_replay *rp, struct lt_replay_req *q, CURLc
 
 /* ---- the plan's engine ---- */
 
-/* The plan's send: seq leaves now, as a curl transfer. */
+static void link_req(struct lt_replay *rp, struct lt_replay_req *q)
+{
+    q->next = rp->head.next;
+    q->prev = &rp->head;
+    rp->head.next->prev = q;
+    rp->head.next = q;
+}
+
+/* The plan's send: seq leaves now, on the lean client or as a curl
+ * transfer. */
 static int send_seq(void *ud, size_t seq, struct lt_err *err)
 {
     struct lt_replay *rp = ud;
@@ -388,17 +423,20 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
         lt_buf_reset(&q->body);
         return 0;
     }
+    q->added = lt_mono_now();
+    if (rp->h1.on) {
+        link_req(rp, q);
+        if (lt_replay_cancel_arm(rp, q, job) < 0)
+            return lt_errset(err, LT_ENOMEM, "out of memory arming a cancellation");
+        return h1_send(rp, q, err);
+    }
     curl_easy_setopt(q->easy, CURLOPT_POSTFIELDS, q->body.p);
     curl_easy_setopt(q->easy, CURLOPT_POSTFIELDSIZE, (long)q->body.len);
-    q->added = lt_mono_now();
     if (curl_multi_add_handle(rp->multi, q->easy) != CURLM_OK) {
         req_put(rp, q);
         return lt_errset(err, LT_EIO, "curl refused a request");
     }
-    q->next = rp->head.next;
-    q->prev = &rp->head;
-    rp->head.next->prev = q;
-    rp->head.next = q;
+    link_req(rp, q);
     rp->kick = true;
     if (lt_replay_cancel_arm(rp, q, job) < 0)
         return lt_errset(err, LT_ENOMEM, "out of memory arming a cancellation");
@@ -442,11 +480,17 @@ static int pump(struct lt_replay *rp, struct lt_err *err)
         return rc;
     int64_t next = lt_plan_next_due(&rp->plan);
     rp->due_set = next != INT64_MAX;
+    /* The timer is set only when what it says changes: a timerfd_settime
+     * per loop round was a system call per few tokens on long streams. */
     if (rp->due_set) {
         rp->next_due = lt_mono_add_ns(rp->origin, next * 1000);
-        arm_abs(rp->sched_tfd, rp->next_due);
-    } else {
+        if (rp->sched_armed.ns != rp->next_due.ns) {
+            arm_abs(rp->sched_tfd, rp->next_due);
+            rp->sched_armed = rp->next_due;
+        }
+    } else if (rp->sched_armed.ns) {
         disarm(rp->sched_tfd);
+        rp->sched_armed.ns = 0;
     }
     return 0;
 }
@@ -465,13 +509,21 @@ static bool retryable(const char *errclass, long status)
                         (!strcmp(errclass, LT_REPLAY_ERR_HTTP) && status == 503));
 }
 
+void replay_transfer_cut(struct lt_replay *rp, struct lt_replay_req *q)
+{
+    if (rp->h1.on)
+        h1_detach(rp, q); /* kept alive if its answer was read whole, else closed */
+    else
+        curl_multi_remove_handle(rp->multi, q->easy);
+}
+
 /* A request is over: record it, recycle it, let what waited on it go. */
 static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *errclass,
                   lt_mono end_t, struct lt_err *err)
 {
     size_t seq = q->seq;
     int64_t end_us = lt_replay_since_origin_us(rp, end_t);
-    curl_multi_remove_handle(rp->multi, q->easy);
+    replay_transfer_cut(rp, q);
     unlink_req(q);
     lt_replay_cancel_disarm(rp, q);
     if (retryable(errclass, q->status)) {
@@ -516,11 +568,19 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     return lt_plan_finish(&rp->plan, seq, end_us, err);
 }
 
+int replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, struct lt_err *err)
+{
+    lt_mono end_t = q->has_fb && q->last.ns ? q->last : lt_mono_now();
+    const char *cls = q->err ? q->err : x ? x : classify_content(rp, q);
+    return finish(rp, q, cls, end_t, err);
+}
+
 int lt_replay_req_close(struct lt_replay *rp, struct lt_replay_req *q, const char *why,
                         lt_mono end_t, struct lt_err *err)
 {
-    /* Removing a transfer that has not ended closes its connection. */
-    if (!q->headers_seen && q->has_fb)
+    /* Removing a transfer that has not ended closes its connection
+     * (finish: replay_transfer_cut). The lean client knows its status. */
+    if (!q->headers_seen && q->has_fb && !rp->h1.on)
         curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
     return finish(rp, q, why, end_t, err);
 }
@@ -540,15 +600,12 @@ static int check_multi(struct lt_replay *rp, struct lt_err *err)
             continue;
         struct lt_replay_req *q = NULL;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&q);
-        lt_mono end_t = q->has_fb ? q->last : lt_mono_now();
-        if (!q->last.ns)
-            end_t = lt_mono_now();
         if (!q->headers_seen)
             curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
         long nc = 0;
         if (curl_easy_getinfo(q->easy, CURLINFO_NUM_CONNECTS, &nc) == CURLE_OK && nc > 0)
             rp->st.connects += (uint64_t)nc;
-        LT_TRY(finish(rp, q, classify(rp, q, c), end_t, err));
+        LT_TRY(replay_done(rp, q, classify_curl(q, c), err));
     }
 out:
     return rc;
@@ -569,7 +626,7 @@ static int tick(struct lt_replay *rp, struct lt_err *err)
             if (!q->resp.has_first_token && lt_mono_diff_us(now, from) > ftt) {
                 /* The headers may have come without any body yet: keep
                  * their status. */
-                if (!q->headers_seen && q->has_fb)
+                if (!q->headers_seen && q->has_fb && !rp->h1.on)
                     curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
                 LT_TRY(finish(rp, q, LT_REPLAY_ERR_TTFT, now, err));
             }
@@ -627,6 +684,14 @@ out:
     return rc;
 }
 
+/* epoll_wait's timeout for a deadline, at most cap ms. */
+static int wait_until(lt_mono due, lt_mono now, int cap)
+{
+    int64_t ns = lt_mono_diff_ns(due, now);
+    int ms = ns <= 0 ? 0 : ns >= 1000000000LL ? 1000 : (int)((ns + 999999) / 1000000);
+    return ms < cap ? ms : cap;
+}
+
 static int loop(struct lt_replay *rp, struct lt_err *err)
 {
     int rc = 0, running;
@@ -638,11 +703,13 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
             break;
         }
         int wait_ms = 1000;
-        if (rp->curl_due_set) {
-            int64_t ns = lt_mono_diff_ns(rp->curl_due, lt_mono_now());
-            wait_ms = ns <= 0 ? 0 : ns >= 1000000000LL ? 1000 : (int)((ns + 999999) / 1000000);
-        }
+        lt_mono now = lt_mono_now();
+        if (rp->curl_due_set)
+            wait_ms = wait_until(rp->curl_due, now, wait_ms);
+        if (rp->h1.due_set)
+            wait_ms = wait_until(rp->h1.due, now, wait_ms);
         int n = epoll_wait(rp->epfd, evs, 256, wait_ms);
+        h1_round(&rp->h1);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -654,6 +721,7 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
         for (int i = 0; i < n; i++)
             if (evs[i].data.fd == rp->sched_tfd) {
                 drain(rp->sched_tfd);
+                rp->sched_armed.ns = -1; /* fired: set it again, whatever is next */
                 LT_TRY(pump(rp, err));
                 if (rp->kick) {
                     rp->kick = false;
@@ -674,6 +742,10 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
                 lt_replay_scrape_tick(rp);
             } else if (fd == rp->cancels.tfd) {
                 LT_TRY(lt_replay_cancel_fire(rp, err));
+            } else if ((rc = h1_event(rp, fd, evs[i].events, err)) != 0) {
+                if (rc < 0)
+                    goto out;
+                rc = 0;
             } else {
                 int f = (evs[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
                         (evs[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
@@ -690,6 +762,8 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
                 }
             }
         }
+        if (rp->h1.due_set && lt_mono_diff_ns(lt_mono_now(), rp->h1.due) >= 0)
+            LT_TRY(h1_timeouts(rp, err));
         if (rp->curl_due_set && lt_mono_diff_ns(lt_mono_now(), rp->curl_due) >= 0) {
             rp->curl_due_set = false;
             curl_multi_socket_action(rp->multi, CURL_SOCKET_TIMEOUT, 0, &running);
@@ -716,6 +790,7 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
     const struct lt_replay_opts *o = &rp->o;
     rp->errors_run = rp->out_run = 0;
     rp->due_set = false;
+    rp->sched_armed.ns = -1;
     rp->build.salt = lt_mix64(o->seed ^ (0x1234567ULL + rp->run_id));
     const struct lt_plan_ops ops = {.send = send_seq, .stopped = send_stopped, .ud = rp};
     LT_TRY(lt_plan_start(&rp->plan, rp->run_id, rp->level, &ops, err));
@@ -816,7 +891,7 @@ void lt_replay_engine_release(struct lt_replay *rp)
     lt_replay_scrape_release(rp);
     while (rp->head.next && rp->head.next != &rp->head) {
         struct lt_replay_req *q = rp->head.next;
-        curl_multi_remove_handle(rp->multi, q->easy);
+        replay_transfer_cut(rp, q);
         unlink_req(q);
         req_destroy(q);
     }
@@ -830,6 +905,7 @@ void lt_replay_engine_release(struct lt_replay *rp)
         rp->free_reqs = q->next;
         req_destroy(q);
     }
+    h1_release(rp);
     if (rp->multi)
         curl_multi_cleanup(rp->multi);
     lt_replay_cancel_release(rp);

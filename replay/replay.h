@@ -78,6 +78,13 @@ enum lt_replay_mode {
 #define LT_REPLAY_MAX_HEADERS 32
 #define LT_REPLAY_MAX_METRICS_URLS 7
 
+/* Which HTTP client carries the requests (docs/replay.md "HTTP clients"). */
+enum lt_replay_client {
+    LT_REPLAY_CLIENT_AUTO, /* lean for plain http:// without a proxy, else curl */
+    LT_REPLAY_CLIENT_CURL, /* libcurl: TLS, HTTP/2, proxies */
+    LT_REPLAY_CLIENT_LEAN, /* replay's own HTTP/1.1 client (plain http only) */
+};
+
 /* What a progress callback is told, about the run in progress. */
 struct lt_replay_progress {
     uint32_t run;   /* run id (0-based) */
@@ -96,9 +103,10 @@ struct lt_replay_progress {
 /* Totals over the whole replay. */
 struct lt_replay_stats {
     uint64_t requests, ok, errors, aborted, ratelimited;
-    uint64_t cancelled; /* closed where the trace's client left (neither ok nor errors) */
-    uint64_t retries;   /* attempts repeated (--retry) */
-    uint64_t connects;  /* connections opened (reuse is the rest) */
+    uint64_t cancelled;      /* closed where the trace's client left (neither ok nor errors) */
+    uint64_t retries;        /* attempts repeated (--retry) */
+    uint64_t connects;       /* connections opened (reuse is the rest) */
+    const char *http_client; /* "lean" or "curl": the client that carried the requests */
     uint64_t out_tokens;
     /* Prompt length check: requests whose server usage gave `in`, their
      * summed |in - want_in|, summed want_in, and the largest relative
@@ -134,6 +142,7 @@ struct lt_replay_opts {
     const char *headers[LT_REPLAY_MAX_HEADERS]; /* extra "Name: value" headers */
     size_t n_headers;
     bool insecure; /* TLS verification off */
+    enum lt_replay_client http_client;
 
     enum lt_replay_mode mode;
     /* trace time */
@@ -238,6 +247,11 @@ void lt_replay_get_stats(const struct lt_replay *r, struct lt_replay_stats *st);
 
 /* Free; NULL is a no-op. */
 void lt_replay_free(struct lt_replay *r);
+
+/* The lean HTTP client's response parser (replay_h1.c) over data, read
+ * in pieces whose size data's first byte picks; no I/O. For the fuzz
+ * target (tests/fuzz/fuzz_h1.c); always returns 0. */
+int lt_replay_h1_fuzz(const uint8_t *data, size_t size);
 
 /* Ask GET base/v1/models for the served model names (at most max, copied
  * into names[i][128]). Returns the count or a negative code. */

@@ -12,6 +12,7 @@
 
 #include "replay/replay.h"
 
+#include "replay/h1_internal.h"
 #include "replay/replay_http.h"
 #include "replay/scrape_internal.h"
 #include "wire/wire_resp.h"
@@ -58,8 +59,11 @@ struct lt_replay_req {
     uint32_t want_in, want_out;
     struct lt_wire_sse sse;
     struct lt_wire_resp resp;
-    struct lt_buf body;  /* request body; curl reads it during the transfer */
-    struct lt_buf rbody; /* a non-streamed response body */
+    struct lt_buf body;         /* request body; curl reads it during the transfer */
+    struct lt_buf rbody;        /* a non-streamed response body */
+    char cerr[CURL_ERROR_SIZE]; /* curl's words on a failed transfer */
+    struct h1_conn *conn;       /* its connection on the lean client (replay_h1.c) */
+    bool h1_fresh;              /* sent again on a new connection after a dead reused one */
     struct lt_replay_cancel_req cancel;
 };
 
@@ -108,6 +112,7 @@ struct lt_replay {
     bool kick;        /* handles were added: let curl start them now */
     lt_mono next_due; /* when the next send falls due (time-driven modes) */
     bool due_set;
+    lt_mono sched_armed;       /* what sched_tfd is set to: 0 nothing, -1 not known */
     struct lt_replay_req head; /* in-flight list sentinel */
     struct lt_replay_req *free_reqs;
     struct lt_replay_req *unsent; /* could not be built: recorded by pump, never sent */
@@ -119,6 +124,7 @@ struct lt_replay {
     struct lt_replay_stats st;
     struct lt_replay_scraper scr;     /* replay_scrape.c */
     struct lt_replay_cancels cancels; /* replay_cancel.c */
+    struct h1 h1;                     /* the lean HTTP/1.1 client (replay_h1.c) */
 };
 
 static inline int64_t lt_replay_since_origin_us(const struct lt_replay *rp, lt_mono t)
@@ -130,6 +136,21 @@ static inline int64_t lt_replay_since_origin_us(const struct lt_replay *rp, lt_m
 int lt_replay_engine_init(struct lt_replay *rp, struct lt_err *err);
 /* ... and their release, with every request still held. */
 void lt_replay_engine_release(struct lt_replay *rp);
+
+/* replay.c, shared by both clients (curl's callbacks, replay_h1.c): one
+ * response header line (without its line end; Retry-After, the SSE
+ * content type); body bytes that arrived at now (0, or -1 with q->err set:
+ * abort the transfer); and the end of q's transfer, classed x (a transport
+ * failure) or, x NULL, by what arrived; q->err wins over both. */
+void replay_header_line(struct lt_replay_req *q, const char *p, size_t len);
+int replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mono now);
+int replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, struct lt_err *err);
+/* Take q's transfer off its client, whichever it is: a transfer not over
+ * is cut mid-stream (curl drops it; the lean client closes its connection,
+ * so the server sees the client go). finish() calls it for every end (a
+ * timeout, a stop, a cancellation); one that cancels a request itself
+ * calls it, then records the request. */
+void replay_transfer_cut(struct lt_replay *rp, struct lt_replay_req *q);
 
 /* replay.c: close one request in flight now, whatever its transport,
  * and finish it with class `why` (the plan is told; its result written). */

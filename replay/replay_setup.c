@@ -131,6 +131,13 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "not calibrated");
     snprintf(rp->url, sizeof rp->url, "%s%s", rp->base, lt_replay_api_path(opts->api));
 
+    rc = h1_choose(rp, err);
+    if (rc < 0)
+        goto out;
+    rp->h1.on = rc == 1;
+    rc = 0;
+    rp->st.http_client = rp->h1.on ? "lean" : "curl";
+    LT_TRY(h1_init(rp, err));
     LT_TRY(lt_replay_engine_init(rp, err));
     LT_TRY(lt_replay_scrape_init(rp, err));
 
@@ -144,6 +151,7 @@ out:
 
 int lt_replay_prepare(struct lt_replay *rp, struct lt_err *err)
 {
+    h1_prepare(rp);
     int rc = lt_replay_find_model(rp, err);
     if (rc < 0)
         return rc;

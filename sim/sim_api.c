@@ -46,6 +46,10 @@ int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_e
             d->close = true;
         else if (!strcmp(w, "keep-alive"))
             d->close = false;
+        else if (!strcmp(w, "http10"))
+            d->http10 = true;
+        else if (!strcmp(w, "http11"))
+            d->http10 = false;
         else if (!strcmp(w, "no-tokenize"))
             d->no_tokenize = true;
         else if (!strcmp(w, "tokenize"))
@@ -54,7 +58,7 @@ int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_e
             return lt_errset(err, LT_EFORMAT,
                              "unknown dialect item '%s' (vllm, role-chunk, no-role-chunk, "
                              "usage-separate, usage-in-last, reasoning, reasoning_content, "
-                             "close, keep-alive, no-tokenize, tokenize)",
+                             "close, keep-alive, http10, http11, no-tokenize, tokenize)",
                              w);
         p += n;
         if (*p == ',')

@@ -13,8 +13,8 @@
 #include <string.h>
 
 static const char *const names[LT_SIM_FAULT_COUNT] = {
-    "none",  "500",       "503",  "429",     "refuse",     "disconnect",
-    "stall", "malformed", "slow", "bighead", "badchoices", "badusage",
+    "none",      "500",  "503",     "429",        "refuse",   "disconnect", "stall",
+    "malformed", "slow", "bighead", "badchoices", "badusage", "liesize",    "badchunk",
 };
 
 static const char *const mnames[LT_SIM_MFAULT_COUNT] = {
@@ -101,6 +101,8 @@ static const char *const extra[LT_SIM_FAULT_COUNT][2] = {
     [LT_SIM_FAULT_BIGHEAD] = {"header bytes", NULL},
     [LT_SIM_FAULT_BADCHOICES] = {"chunks before the bad one", NULL},
     [LT_SIM_FAULT_BADUSAGE] = {"tokens claimed", NULL},
+    [LT_SIM_FAULT_LIESIZE] = {"bytes claimed beyond the body", NULL},
+    [LT_SIM_FAULT_BADCHUNK] = {"chunks before the bad one", NULL},
 };
 
 static int parse_prob(const char *name, const char *s, double *p, struct lt_err *err)
@@ -160,8 +162,8 @@ static int parse_item(struct lt_sim_faults *f, char *name, char *val, struct lt_
     if (k == LT_SIM_FAULT_COUNT)
         return lt_errset(err, LT_EFORMAT,
                          "unknown fault '%s' (500, 503, 429, refuse, disconnect, stall, "
-                         "malformed, slow, bighead, badchoices, badusage, metrics-html, "
-                         "metrics-big, metrics-slow, seed)",
+                         "malformed, slow, bighead, badchoices, badusage, liesize, badchunk, "
+                         "metrics-html, metrics-big, metrics-slow, seed)",
                          name);
     int max = extra[k][1] ? 2 : extra[k][0] ? 1 : 0;
     int n = split(val, fld, max);
@@ -219,6 +221,17 @@ static int parse_item(struct lt_sim_faults *f, char *name, char *val, struct lt_
         if (n > 1)
             rc = parse_uint(name, extra[k][0], fld[1], UINT64_MAX, &f->badusage_tokens, err);
         break;
+    case LT_SIM_FAULT_LIESIZE:
+        if (n > 1)
+            rc = parse_u32(name, extra[k][0], fld[1], &f->liesize_bytes, err);
+        if (!rc && !f->liesize_bytes)
+            rc = lt_errset(err, LT_EFORMAT, "fault '%s': the bytes claimed must be at least 1",
+                           name);
+        break;
+    case LT_SIM_FAULT_BADCHUNK:
+        if (n > 1)
+            rc = parse_u32(name, extra[k][0], fld[1], &f->badchunk_after, err);
+        break;
     default:
         break;
     }
@@ -239,6 +252,8 @@ int lt_sim_faults_parse(struct lt_sim_faults *f, const char *spec, struct lt_err
     f->bighead_bytes = 2u << 20;
     f->badchoices_after = 3;
     f->badusage_tokens = UINT64_MAX;
+    f->liesize_bytes = 100;
+    f->badchunk_after = 3;
     f->mbig_bytes = 8u << 20;
     f->mslow_us = 30000000;
     if (!spec || !*spec)

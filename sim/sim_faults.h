@@ -21,6 +21,14 @@
  *                           "choices":"nope" (valid JSON, wrong shape)
  *   badusage=P[:N]          usage claims N output tokens (default 2^64-1)
  *                           whatever was sent
+ *   liesize=P[:BYTES]       a whole answer's Content-Length claims BYTES
+ *                           (default 100) more than it sends, then the
+ *                           connection closes (a stream it hits is sent as
+ *                           usual: streams have no length)
+ *   badchunk=P[:N]          a stream's HTTP chunk holding token chunk N
+ *                           (default 3) has a size line that is not hex
+ *                           (the stream is framed by the sim itself, and the
+ *                           connection closed after it)
  *   seed=N                  generator seed (default: the sim's seed)
  *
  * GET /metrics has faults of its own, drawn per scrape from (seed, scrape
@@ -61,6 +69,8 @@ enum lt_sim_fault {
     LT_SIM_FAULT_BIGHEAD,
     LT_SIM_FAULT_BADCHOICES,
     LT_SIM_FAULT_BADUSAGE,
+    LT_SIM_FAULT_LIESIZE,
+    LT_SIM_FAULT_BADCHUNK,
     LT_SIM_FAULT_COUNT
 };
 
@@ -92,6 +102,8 @@ struct lt_sim_faults {
     uint32_t bighead_bytes;
     uint32_t badchoices_after;
     uint64_t badusage_tokens;
+    uint32_t liesize_bytes;
+    uint32_t badchunk_after;
     uint64_t seed;
     bool seed_set;
     bool any;
@@ -111,7 +123,7 @@ enum lt_sim_mfault lt_sim_faults_pick_metrics(const struct lt_sim_faults *f, uin
 const char *lt_sim_mfault_name(enum lt_sim_mfault k);
 
 /* "none", "500", "503", "429", "refuse", "disconnect", "stall", "malformed", "slow",
- * "bighead", "badchoices", "badusage". */
+ * "bighead", "badchoices", "badusage", "liesize", "badchunk". */
 const char *lt_sim_fault_name(enum lt_sim_fault k);
 
 #endif

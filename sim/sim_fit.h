@@ -11,7 +11,8 @@
  *       + prefill_ms_per_token P + cached_ms_per_token C,
  *
  * with D, K, S, P, C counted from the timelines, and least squares over all
- * steps gives the costs with their standard errors. A cost whose column
+ * steps (reweighted against outliers) gives the costs with their standard
+ * errors. A cost whose column
  * the data cannot tell from the others (no steps that vary it) is reported
  * as not identified, with the load that would identify it. The limits are
  * read from the timelines too (the largest batch seen, and whether anything
@@ -63,6 +64,14 @@ struct lt_sim_fit {
     /* rows: each request's decode time (E2E - TTFT, the sum of its ITLs), and
      * the TTFT of requests that found the server idle */
     struct lt_sim_fit_resid decode, prefill;
+    /* The client's share of a TTFT it measured (model time, ms): sending
+     * the request and receiving the first chunk, which the server's model
+     * does not have. A column of its own, fitted from the TTFT rows, so it
+     * stays out of prefill_step_ms; reported, not written to the profile
+     * (a virtual replay has no network). identified: TTFT rows existed (a
+     * fit below zero is 0, standard error 0). */
+    double client_ms, client_se;
+    bool client_identified;
     /* Hook: server metrics (running, waiting, KV usage) recorded beside the
      * results would constrain max_running and kv_tokens directly; results
      * files do not hold them yet, so this stays 0. */

@@ -44,6 +44,7 @@
 #include "base/lt_time.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -76,10 +77,11 @@ struct sreq {
     struct lt_buf body;
     size_t counted; /* bytes of body added to the server's pending total */
     bool too_big, inference, logged_arrival;
-    bool aborted;    /* its client closed before the answer ended (on_completed) */
-    bool busy;       /* the bodies in memory reached max_pending: 503 */
-    bool two_length; /* Content-Length headers that disagree: 400 */
-    bool anthropic;  /* /v1/messages: errors in Anthropic's shape */
+    uint16_t client_port; /* the client's TCP port, for the log */
+    bool aborted;         /* its client closed before the answer ended (on_completed) */
+    bool busy;            /* the bodies in memory reached max_pending: 503 */
+    bool two_length;      /* Content-Length headers that disagree: 400 */
+    bool anthropic;       /* /v1/messages: errors in Anthropic's shape */
     const char *path;
     const char *method;
     uint64_t seq;
@@ -87,6 +89,7 @@ struct sreq {
     enum lt_sim_mfault mfault; /* GET /metrics */
     int status;
     int64_t arrival; /* real ns since start */
+    int64_t modeled; /* when the model was given it (real ns since start) */
     struct lt_sim_call call;
     struct lt_sim_resp resp;
     char id[40];
@@ -312,14 +315,36 @@ static void pad_headers(const struct sreq *r, struct MHD_Response *resp)
     }
 }
 
+/* The liesize fault's body: what there is, then the connection cut short
+ * of the length the headers claimed. */
+static ssize_t on_read_lie(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct sreq *r = cls;
+    if (pos >= r->out.len)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    size_t n = r->out.len - (size_t)pos < max ? r->out.len - (size_t)pos : max;
+    memcpy(buf, r->out.p + pos, n);
+    return (ssize_t)n;
+}
+
 static enum MHD_Result queue_body(struct sreq *r, int status, const char *ctype, const char *body,
                                   size_t len)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *resp;
+    if (status == 200 && r->fault == LT_SIM_FAULT_LIESIZE) {
+        lt_buf_reset(&r->out);
+        if (lt_buf_append_grow(&r->out, body, len) < 0)
+            return MHD_NO;
+        resp = MHD_create_response_from_callback(len + r->s->faults.liesize_bytes, 8192,
+                                                 on_read_lie, r, NULL);
+    } else {
+        resp = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    }
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", ctype);
+    if (r->s->dia.http10)
+        MHD_set_response_options(resp, MHD_RF_HTTP_1_0_SERVER, MHD_RO_END);
     if (r->s->dia.close)
         MHD_add_response_header(resp, "Connection", "close");
     if (status == 200)
@@ -505,9 +530,87 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
     r->mreq = lt_sim_model_add(s->model, to_model(s, now), &q, err);
     if (!r->mreq)
         return LT_ENOMEM;
+    r->modeled = now;
     poke(s, to_real(s, lt_sim_model_next(s->model)));
     r->started = true;
     return 0;
+}
+
+/* One HTTP chunk of b's bytes; bad: a size line that is not hex. */
+static int put_chunk(struct lt_buf *raw, const struct lt_buf *b, bool bad)
+{
+    if (lt_buf_printf(raw, bad ? "zz%zx\r\n" : "%zx\r\n", b->len) < 0 ||
+        lt_buf_append_grow(raw, b->p, b->len) < 0 || lt_buf_puts(raw, "\r\n") < 0)
+        return -1;
+    return 0;
+}
+
+static ssize_t on_read_cut(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/* The badchunk fault. libmicrohttpd frames every stream itself and will
+ * not send a Transfer-Encoding of ours, so this answer is written to the
+ * connection's socket by hand, at once: the head, the role chunk and the
+ * token chunks before the bad one, which comes under a size line that is
+ * not hex. Then libmicrohttpd's own answer (its head after ours, which no
+ * client reads past the bad chunk) ends in error and closes. */
+static enum MHD_Result answer_badchunk(struct sreq *r)
+{
+    struct lt_sim *s = r->s;
+    struct lt_buf raw, piece;
+    lt_buf_init(&raw, (size_t)64 << 20);
+    lt_buf_init(&piece, (size_t)16 << 20);
+    int rc = lt_buf_puts(&raw, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                               "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n"
+                               "Connection: close\r\n\r\n");
+    pthread_mutex_lock(&s->mu);
+    if (rc == 0) {
+        lt_sim_render_head(&piece, &r->resp);
+        rc = put_chunk(&raw, &piece, false);
+    }
+    uint32_t n = s->faults.badchunk_after;
+    int64_t now = now_ns(s);
+    for (uint32_t i = 0; rc == 0 && i < r->resp.out && i <= n; i++) {
+        lt_buf_reset(&piece);
+        if (lt_sim_render_token(&piece, &r->resp, i, false) < 0 ||
+            put_chunk(&raw, &piece, i == n) < 0)
+            rc = -1;
+        if (r->sent_at && i < n)
+            r->sent_at[i] = now;
+        r->sent = r->written = i < n ? i + 1 : n;
+    }
+    if (rc == 0 && n >= r->resp.out) { /* fewer tokens than that: no bad chunk */
+        lt_buf_reset(&piece);
+        lt_sim_render_tail(&piece, &r->resp);
+        rc = put_chunk(&raw, &piece, false);
+        if (rc == 0)
+            rc = lt_buf_puts(&raw, "0\r\n\r\n");
+    }
+    pthread_mutex_unlock(&s->mu);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    size_t off = 0;
+    for (int tries = 0; rc == 0 && ci && off < raw.len && tries < 1000; tries++) {
+        ssize_t w = send(ci->connect_fd, raw.p + off, raw.len - off, MSG_NOSIGNAL);
+        if (w > 0)
+            off += (size_t)w;
+        else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            break;
+        else if (w < 0)
+            poll(&(struct pollfd){.fd = ci->connect_fd, .events = POLLOUT}, 1, 10);
+    }
+    lt_buf_release(&raw);
+    lt_buf_release(&piece);
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1024, on_read_cut, r, NULL);
+    if (!resp)
+        return MHD_NO;
+    enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
+    MHD_destroy_response(resp);
+    r->status = 200;
+    return ret;
 }
 
 /* Start the answer of an admitted request: a stream or a wait. */
@@ -529,12 +632,16 @@ static enum MHD_Result start_answer(struct sreq *r)
     }
     r->phase = P_STREAMING;
     pthread_mutex_unlock(&s->mu);
+    if (r->fault == LT_SIM_FAULT_BADCHUNK)
+        return answer_badchunk(r);
     struct MHD_Response *resp =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 8192, on_read, r, NULL);
     if (!resp)
         return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", "text/event-stream");
     MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    if (s->dia.http10)
+        MHD_set_response_options(resp, MHD_RF_HTTP_1_0_SERVER, MHD_RO_END);
     if (s->dia.close)
         MHD_add_response_header(resp, "Connection", "close");
     pad_headers(r, resp);
@@ -842,6 +949,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->s = s;
         r->conn = conn;
         r->heap_idx = NO_TIMER;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+            r->client_port = ntohs(((const struct sockaddr_in *)ci->client_addr)->sin_port);
+        else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
+            r->client_port = ntohs(((const struct sockaddr_in6 *)ci->client_addr)->sin6_port);
         r->method = !strcmp(method, "GET") ? "GET" : !strcmp(method, "POST") ? "POST" : "OTHER";
         r->path = "other";
         for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
@@ -915,6 +1028,7 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
                   "\"end_us\":%lld",
                   r->method, r->path ? r->path : "", r->status, (long long)(r->arrival / 1000),
                   (long long)(r->end / 1000));
+    lt_buf_printf(&b, ",\"client_port\":%u", (unsigned)r->client_port);
     if (r->mfault != LT_SIM_MFAULT_NONE)
         lt_buf_printf(&b, ",\"fault\":\"%s\"", lt_sim_mfault_name(r->mfault));
     if (r->inference) {
@@ -927,16 +1041,17 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
         if (r->started) {
             if (r->aborted)
                 lt_buf_puts(&b, ",\"aborted\":true");
-            lt_buf_printf(&b,
-                          ",\"id\":\"%s\",\"cached_tokens\":%u,\"max_tokens\":%u,\"out\":%u,"
-                          "\"reasoning_tokens\":%u,\"tool_call\":%s,\"finish\":\"%s\","
-                          "\"emitted\":%u,\"sent\":%u,\"complete\":%s,\"tokens_us\":[",
-                          r->id, r->resp.cached_tokens, r->call.max_tokens, r->resp.out,
-                          r->resp.reasoning, r->resp.tool_call ? "true" : "false", r->resp.finish,
-                          r->avail, r->call.stream ? r->sent : r->avail,
-                          toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && r->model_done && !r->cut
-                              ? "true"
-                              : "false");
+            lt_buf_printf(
+                &b,
+                ",\"model_us\":%lld,\"id\":\"%s\",\"cached_tokens\":%u,"
+                "\"max_tokens\":%u,\"out\":%u,"
+                "\"reasoning_tokens\":%u,\"tool_call\":%s,\"finish\":\"%s\","
+                "\"emitted\":%u,\"sent\":%u,\"complete\":%s,\"tokens_us\":[",
+                (long long)(r->modeled / 1000), r->id, r->resp.cached_tokens, r->call.max_tokens,
+                r->resp.out, r->resp.reasoning, r->resp.tool_call ? "true" : "false",
+                r->resp.finish, r->avail, r->call.stream ? r->sent : r->avail,
+                toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && r->model_done && !r->cut ? "true"
+                                                                                       : "false");
             for (uint32_t i = 0; i < r->avail; i++)
                 lt_buf_printf(&b, i ? ",%lld" : "%lld", (long long)(r->rel[i] / 1000));
             lt_buf_puts(&b, "],\"sent_us\":[");

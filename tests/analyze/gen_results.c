@@ -26,6 +26,13 @@
  *                                30 of 100 queried tokens per sample, a TTFT
  *                                histogram of 40 requests, half under
  *                                100 ms, half under 200 ms; one scrape error
+ *   gen_results twin OUT SCALE TARGET  one rate run (10/s) against TARGET
+ *                                (sim:virtual makes it a prediction): 100
+ *                                requests sent k * 100 ms, k = 0..99, each
+ *                                with TTFT (k + 1) ms and 11 tokens 10 + k % 10
+ *                                ms apart, every latency times SCALE; so
+ *                                TTFT p50/p90/p99 are 50/90/99 ms, TPOT and
+ *                                ITL 14/18/19 ms (times SCALE)
  *   gen_results trace OUT SEED [const]  a trace: Poisson arrivals at 5/s,
  *                                lognormal lengths, sessions, reasoning; with
  *                                "const", every length is the mean
@@ -199,6 +206,35 @@ fail:
     return 1;
 }
 
+static int twin(struct lt_writer *w, double scale, const char *target)
+{
+    struct lt_err err = {0};
+    struct lt_run rr = {.id = 0, .mode = "rate", .rate = 10, .target = target, .model = "m"};
+    if (lt_writer_put_run(w, &rr, &err) < 0)
+        goto fail;
+    static struct lt_chunk ch[11];
+    for (uint32_t k = 0; k < 100; k++) {
+        int64_t sent = 100000 * (int64_t)k;
+        int64_t t = sent + llround(scale * 1000 * (k + 1));
+        for (uint32_t j = 0; j < 11; j++) {
+            if (j > 0)
+                t += llround(scale * 1000 * (10 + k % 10));
+            ch[j] = (struct lt_chunk){.t = t, .tokens = 1};
+        }
+        struct lt_result r = answered(k, sent, ch[0].t, t, 11);
+        r.first_content = r.first_token;
+        r.chunks = ch;
+        r.n_chunks = 11;
+        r.has |= LT_RHAS_FIRST_CONTENT | LT_RHAS_CHUNKS;
+        if (lt_writer_put_result(w, &r, &err) < 0)
+            goto fail;
+    }
+    return 0;
+fail:
+    fprintf(stderr, "gen_results: %s\n", err.msg);
+    return 1;
+}
+
 static int trace(const char *path, uint64_t seed, bool constant)
 {
     struct lt_err err = {0};
@@ -351,10 +387,14 @@ int main(int argc, char **argv)
         double scale = argc > 5 ? strtod(argv[5], NULL) : 1.0;
         return close_results(w, level(w, 0, c, tps, seed, scale));
     }
+    if (argc >= 5 && !strcmp(argv[1], "twin")) {
+        struct lt_writer *w = open_results(argv[2]);
+        return w ? close_results(w, twin(w, strtod(argv[3], NULL), argv[4])) : 1;
+    }
     if (argc >= 4 && !strcmp(argv[1], "trace"))
         return trace(argv[2], strtoull(argv[3], NULL, 10), argc > 4 && !strcmp(argv[4], "const"));
     fprintf(stderr,
             "usage: gen_results sweep|late|one|gaps|server OUT | level C OUT [SEED [SCALE]] | "
-            "trace OUT SEED [const]\n");
+            "twin OUT SCALE TARGET | trace OUT SEED [const]\n");
     return 2;
 }

@@ -282,6 +282,10 @@ static void test_render_dialects(void **state)
     }
     struct lt_sim_dialect d;
     assert_int_equal(lt_sim_dialect_parse(&d, "vllm,nope", NULL), LT_EFORMAT);
+    assert_int_equal(lt_sim_dialect_parse(&d, "http10", NULL), 0);
+    assert_true(d.http10);
+    assert_int_equal(lt_sim_dialect_parse(&d, "http10,http11", NULL), 0);
+    assert_false(d.http10);
 }
 
 static void test_faults(void **state)
@@ -310,6 +314,15 @@ static void test_faults(void **state)
     assert_int_equal(h.badchoices_after, 0);
     assert_true(h.badusage_tokens == 7);
     assert_string_equal(lt_sim_fault_name(LT_SIM_FAULT_BADUSAGE), "badusage");
+    /* HTTP framing gone wrong */
+    assert_int_equal(lt_sim_faults_parse(&h, "liesize=0.1,badchunk=0.1", &err), 0);
+    assert_int_equal(h.liesize_bytes, 100);
+    assert_int_equal(h.badchunk_after, 3);
+    assert_int_equal(lt_sim_faults_parse(&h, "liesize=0.1:7,badchunk=0.1:0", &err), 0);
+    assert_int_equal(h.liesize_bytes, 7);
+    assert_int_equal(h.badchunk_after, 0);
+    assert_int_equal(lt_sim_faults_parse(&h, "liesize=0.1:0", &err), LT_EFORMAT);
+    assert_string_equal(lt_sim_fault_name(LT_SIM_FAULT_BADCHUNK), "badchunk");
     int count[LT_SIM_FAULT_COUNT] = {0};
     for (uint64_t seq = 1; seq <= 10000; seq++) {
         enum lt_sim_fault k = lt_sim_faults_pick(&f, seq);
