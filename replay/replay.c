@@ -668,12 +668,13 @@ static int abort_all(struct lt_replay *rp, struct lt_err *err)
     for (size_t k = 0; k < rp->plan.total; k++) {
         if (rp->plan.state[k] == LT_PLAN_DONE)
             continue;
-        /* A streamed trace holds only a window of the jobs: the rest are
-         * read in order to be recorded, and given back behind (every seq
-         * below k is DONE by now). */
-        if (k % 1024 == 0)
+        /* A streamed plan (seq k is job k) holds only a window of the
+         * jobs: the rest are read in order to be recorded, and given back
+         * behind (every seq below k is DONE by now). */
+        if (rp->plan.streamed && k % 1024 == 0)
             lt_plan_jobs_drop(&rp->trace, k);
-        LT_TRY(lt_plan_jobs_need(&rp->trace, k, k + 1, err));
+        if (rp->plan.streamed)
+            LT_TRY(lt_plan_jobs_need(&rp->trace, k, k + 1, err));
         lt_plan_abort(&rp->plan, k, now_us);
         LT_TRY(lt_replay_put_result(rp, k, NULL, LT_REPLAY_ERR_ABORTED, now, err));
         rp->st.requests++;

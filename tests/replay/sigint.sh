@@ -57,6 +57,22 @@ results "$T/rlong.lt.zst" | jq -r .i | sort -n > "$T/long.i"
 expect_eq 10000 "$(sort -u "$T/long.i" | wc -l)" "distinct requests accounted for, long trace"
 expect_eq 10000 "$(wc -l < "$T/long.i")" "results, long trace"
 expect_eq 9999 "$(tail -n 1 "$T/long.i")" "the last record's number, long trace"
+# an open loop over the trace twice (every request loaded, seqs repeat
+# the trace's requests): the unsent are recorded under their own record
+# numbers too, each number twice
+"$L" synth --arrivals constant --rate 20 --requests 1500 --in fixed:16 --out fixed:200 -q \
+    -o "$T/tloop.lt.zst" || fail "synth"
+start_sim loop
+"$L" replay "$T/tloop.lt.zst" --target "$SIM_URL" --no-calibrate --arrivals constant --rate 20 --requests 3000 \
+    -o "$T/rloop.lt.zst" -q --no-summary &
+RP=$!
+wait_sim_metric 1 vllm:num_requests_running vllm:num_requests_waiting
+kill -TERM $RP
+wait $RP
+expect_status 143 $? "exit status after SIGTERM, open loop"
+stop_sim
+expect_eq 3000 "$(results "$T/rloop.lt.zst" | wc -l)" "results, open loop"
+expect_eq "1500 2" "$(results "$T/rloop.lt.zst" | jq -r .i | sort -n | uniq -c | awk '{ n[$1]++ } END { for (c in n) print n[c], c }')" "each record twice, open loop"
 # a crash (SIGKILL: nothing is cleaned up) loses at most the frame being
 # filled: the file salvages to the results finished before it
 "$L" synth --arrivals constant --rate 20 --requests 100 --in fixed:16 --out fixed:4 -q \
