@@ -27,11 +27,11 @@ struct lt_plan_slab {
 /* A streamed trace (lt_plan_jobs_open): what is read, held and dropped. */
 struct lt_plan_stream {
     char *path;
-    struct lt_reader *r;   /* the reading in progress; NULL before the first need */
-    size_t loaded;         /* jobs [dropped, loaded) are held */
+    struct lt_reader *r; /* the reading in progress; NULL before the first need */
+    size_t loaded;       /* jobs [dropped, loaded) are held */
     size_t dropped;
-    size_t map_len;        /* bytes of v mapped (room for n jobs) */
-    size_t freed;          /* v's leading bytes given back */
+    size_t map_len; /* bytes of v mapped (room for n jobs) */
+    size_t freed;   /* v's leading bytes given back */
     struct lt_plan_slab *slabs;
     struct lt_u64map last; /* session -> job index + 1 of its latest turn read */
     int64_t *t;            /* the arrival times, until lt_plan_jobs_times takes them */
@@ -328,8 +328,10 @@ int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, s
         if (n < 0)
             return n;
         if (n == 0)
-            return lt_errset(err, LT_EFORMAT, "%s: the trace ended after %zu of %zu requests: "
-                             "it changed while it was replayed", s->path, s->loaded, js->n);
+            return lt_errset(err, LT_EFORMAT,
+                             "%s: the trace ended after %zu of %zu requests: "
+                             "it changed while it was replayed",
+                             s->path, s->loaded, js->n);
         if (it->type != LT_ITEM_RECORD)
             continue;
         int rc = fill_job(&js->v[s->loaded], s->loaded, it, &s->slabs, err);

@@ -104,8 +104,7 @@ int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *
  * a no-op for a loaded one). Sessions are linked as their turns are read:
  * a turn's prev is set, and its previous turn's next when that one is
  * still held. Asking for a job already dropped starts the reading over. */
-int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto,
-                      struct lt_err *err);
+int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, struct lt_err *err);
 /* A streamed trace: jobs below `below` are done with; their memory (whole
  * pages of v, whole slabs) goes back to the system. */
 void lt_plan_jobs_drop(const struct lt_plan_jobs *js, size_t below);
