@@ -4,6 +4,7 @@
 #include <stdbool.h>
 
 #include <stdio.h>
+#include <sys/timerfd.h>
 #include <time.h>
 
 lt_mono lt_mono_now(void)
@@ -11,6 +12,25 @@ lt_mono lt_mono_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (lt_mono){(int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec};
+}
+
+void lt_mono_timer_at(int fd, lt_mono at, int64_t interval_ns)
+{
+    struct itimerspec its = {0};
+    int64_t ns = at.ns > 0 ? at.ns : 1;
+    its.it_value.tv_sec = (time_t)(ns / 1000000000);
+    its.it_value.tv_nsec = (long)(ns % 1000000000);
+    if (interval_ns > 0) {
+        its.it_interval.tv_sec = (time_t)(interval_ns / 1000000000);
+        its.it_interval.tv_nsec = (long)(interval_ns % 1000000000);
+    }
+    timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+void lt_mono_timer_off(int fd)
+{
+    struct itimerspec its = {0};
+    timerfd_settime(fd, 0, &its, NULL);
 }
 
 void lt_wall_rfc3339(char buf[32])

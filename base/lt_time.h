@@ -30,6 +30,14 @@ static inline lt_mono lt_mono_add_ns(lt_mono t, int64_t ns)
     return t;
 }
 
+/* Arm a CLOCK_MONOTONIC timerfd for the absolute time at (a time at or
+ * before the clock's start fires at once: 0 would disarm it), then every
+ * interval_ns when that is above 0; and disarm one. One home for the
+ * engines' timers (replay's schedule, tick, cancellations and scrapes, the
+ * sim's model). */
+void lt_mono_timer_at(int fd, lt_mono at, int64_t interval_ns);
+void lt_mono_timer_off(int fd);
+
 /* Current wall-clock time as RFC 3339 UTC with microseconds,
  * e.g. "2026-11-29T08:04:22.123456Z". buf must hold 32 bytes. */
 void lt_wall_rfc3339(char buf[32]);

@@ -62,22 +62,6 @@ _Static_assert((int)LT_REPLAY_MODE_TRACE == (int)LT_PLAN_TRACE &&
 
 /* ---- small helpers ---- */
 
-static void arm_abs(int fd, lt_mono at)
-{
-    struct itimerspec its = {0};
-    if (at.ns <= 0)
-        at.ns = 1;
-    its.it_value.tv_sec = (time_t)(at.ns / 1000000000LL);
-    its.it_value.tv_nsec = (long)(at.ns % 1000000000LL);
-    timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
-}
-
-static void disarm(int fd)
-{
-    struct itimerspec its = {0};
-    timerfd_settime(fd, 0, &its, NULL);
-}
-
 static void drain(int fd)
 {
     uint64_t x;
@@ -485,11 +469,11 @@ static int pump(struct lt_replay *rp, struct lt_err *err)
     if (rp->due_set) {
         rp->next_due = lt_mono_add_ns(rp->origin, next * 1000);
         if (rp->sched_armed.ns != rp->next_due.ns) {
-            arm_abs(rp->sched_tfd, rp->next_due);
+            lt_mono_timer_at(rp->sched_tfd, rp->next_due, 0);
             rp->sched_armed = rp->next_due;
         }
     } else if (rp->sched_armed.ns) {
-        disarm(rp->sched_tfd);
+        lt_mono_timer_off(rp->sched_tfd);
         rp->sched_armed.ns = 0;
     }
     return 0;
@@ -806,15 +790,14 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
     LT_TRY(lt_writer_flush(rp->w, err));
     LT_TRY(lt_replay_check_start(rp, err));
     lt_replay_scrape_start(rp);
-    struct itimerspec its = {.it_interval = {0, TICK_NS}, .it_value = {0, TICK_NS}};
-    timerfd_settime(rp->tick_tfd, 0, &its, NULL);
+    lt_mono_timer_at(rp->tick_tfd, lt_mono_add_ns(lt_mono_now(), TICK_NS), TICK_NS);
     LT_TRY(loop(rp, err));
     LT_TRY(lt_replay_scrape_stop(rp, err));
     LT_TRY(tick(rp, err)); /* a last progress report */
     LT_TRY(lt_replay_check_end(rp, err));
 out:
-    disarm(rp->tick_tfd);
-    disarm(rp->sched_tfd);
+    lt_mono_timer_off(rp->tick_tfd);
+    lt_mono_timer_off(rp->sched_tfd);
     return rc;
 }
 

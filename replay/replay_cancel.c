@@ -53,14 +53,11 @@ static void due_moved(void *item, size_t idx, void *ctx)
 /* The timerfd at the earliest deadline, or off. */
 static void rearm(struct lt_replay *rp)
 {
-    struct itimerspec its = {0};
     struct lt_replay_req **top = lt_heap_top(&rp->cancels.due);
-    if (top) {
-        int64_t ns = (*top)->cancel.at.ns > 0 ? (*top)->cancel.at.ns : 1;
-        its.it_value.tv_sec = (time_t)(ns / 1000000000LL);
-        its.it_value.tv_nsec = (long)(ns % 1000000000LL);
-    }
-    timerfd_settime(rp->cancels.tfd, TFD_TIMER_ABSTIME, &its, NULL);
+    if (top)
+        lt_mono_timer_at(rp->cancels.tfd, (*top)->cancel.at, 0);
+    else
+        lt_mono_timer_off(rp->cancels.tfd);
 }
 
 int lt_replay_cancel_init(struct lt_replay *rp, int epfd, struct lt_err *err)

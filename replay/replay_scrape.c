@@ -277,13 +277,7 @@ void lt_replay_scrape_start(struct lt_replay *rp)
     struct lt_replay_scraper *s = &rp->scr;
     if (s->n == 0)
         return;
-    struct itimerspec its = {0};
-    lt_mono at = rp->origin;
-    its.it_value.tv_sec = (time_t)(at.ns / 1000000000LL);
-    its.it_value.tv_nsec = (long)(at.ns % 1000000000LL);
-    its.it_interval.tv_sec = (time_t)(s->interval_ns / 1000000000LL);
-    its.it_interval.tv_nsec = (long)(s->interval_ns % 1000000000LL);
-    timerfd_settime(s->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+    lt_mono_timer_at(s->tfd, rp->origin, s->interval_ns);
 }
 
 void lt_replay_scrape_tick(struct lt_replay *rp)
@@ -483,8 +477,7 @@ int lt_replay_scrape_stop(struct lt_replay *rp, struct lt_err *err)
     int rc = 0;
     if (s->n == 0)
         return 0;
-    struct itimerspec off = {0};
-    timerfd_settime(s->tfd, 0, &off, NULL);
+    lt_mono_timer_off(s->tfd);
     for (int i = 0; i < s->n; i++) {
         struct lt_replay_scrape_ep *ep = &s->ep[i];
         if (ep->busy) {

@@ -1188,15 +1188,10 @@ static void stop_listening(struct lt_sim *s)
 
 static void arm_timer(struct lt_sim *s, int64_t at)
 {
-    struct itimerspec its = {{0, 0}, {0, 0}};
-    if (at != INT64_MAX) {
-        int64_t abs_ns = s->t0.ns + at;
-        if (abs_ns < 1)
-            abs_ns = 1;
-        its.it_value.tv_sec = abs_ns / 1000000000;
-        its.it_value.tv_nsec = abs_ns % 1000000000;
-    }
-    timerfd_settime(s->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+    if (at != INT64_MAX)
+        lt_mono_timer_at(s->tfd, lt_mono_add_ns(s->t0, at), 0);
+    else
+        lt_mono_timer_off(s->tfd);
 }
 
 /* Do what is due at time now; return when the next thing is due. Called
