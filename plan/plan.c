@@ -344,7 +344,7 @@ static int lay_out(struct lt_plan *p, size_t want, struct lt_err *err)
     size_t n = js->n;
     if (want > n)
         want = n;
-    while (p->laid < n) {
+    while (p->laid < p->nseq) {
         size_t i = p->laid, read = lt_plan_jobs_loaded(js);
         int64_t t = i < read ? js->v[i].t : -1;
         size_t j = i + 1, k = t >= 0;
@@ -377,6 +377,13 @@ static int lay_out(struct lt_plan *p, size_t want, struct lt_err *err)
             p->offs[x] = p->lay_prev = at;
         }
         p->laid = j;
+        if (p->laid - p->cut == p->kept && p->laid < n) {
+            /* Every seq kept is laid out: the rest are cut, and never
+             * read (counted DONE from the start, no longer). */
+            p->done_n -= n - p->laid;
+            p->nseq = p->total = p->laid;
+            break;
+        }
         if (p->cut > n - p->kept || (p->laid == n && p->cut != n - p->kept))
             return lt_errset(err, LT_EFORMAT,
                              "the trace's times changed while it was replayed (%zu of %zu "
@@ -510,6 +517,7 @@ int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct 
         p->walk = p->walk0;
         p->laid = p->cut = 0;
         p->lay_prev = 0;
+        p->nseq = p->total = p->jobs->n;
         p->done_n = p->jobs->n - p->kept;
         rc = ahead(p, 0, err);
     } else {

@@ -307,6 +307,9 @@ static void test_stream_moving_times(void **state)
         assert_int_equal(nw, ns);
         assert_true(nw > 100);
         same_sends(lw, ls, nw);
+        /* --duration: the cut tail is never read */
+        if (modes[m].tt.duration_us)
+            assert_true(lt_plan_jobs_loaded(&streamed) < nw + 2 * LT_PLAN_LOOKAHEAD);
         /* (what is held is not checked here: a turn that thinks longer
          * than its gap, as many do once --max-gap or --rate shortens the
          * gaps, pins the window: plan/README.md "Traps") */
