@@ -12,6 +12,8 @@
 #     --duration 2s: the whole trace is read and planned, about 4,000
 #     requests are sent. What grows with the trace shows without sending
 #     10 M requests over HTTP.
+#   - window: 100 k requests of the 10 M trace (--window 50s,51s: a second
+#     of it) in virtual time, as a user samples a big trace;
 #   - overloaded: 200 k requests of 365 output tokens at 10,000 req/s in
 #     virtual time against a model that runs 2 at a time (issue 20: 584 MB
 #     when every queued request's token times were held): nearly every
@@ -68,6 +70,8 @@ for bin in "$L" $OTHER; do
     done
     peak "overloaded 200000" "$bin" "$OUT/over.lt.zst" --target sim --virtual \
         --profile "$OUT/two.profile"
+    peak "window 10000000" "$bin" "$OUT/t10000000.lt.zst" --target sim --virtual \
+        --profile fast --window 50s,51s
 done | awk '
     /^==/ { print; next }
     { kib[$1, $2] = $3; printf "%-8s %9s requests: peak RSS %7.1f MB, %6.1f s\n", $1, $2, $3 / 1024, $4 }

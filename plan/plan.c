@@ -93,8 +93,7 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
     lt_heap_init(&p->again, sizeof(struct lt_plan_item), before, NULL, NULL);
     /* A streamed trace stays streamed only where the plan walks the jobs
      * once, in order: anything else reads every job now. */
-    bool win = o->tt.win_start_us > 0 || o->tt.win_end_us > 0;
-    p->streamed = jobs->stream && o->mode == LT_PLAN_TRACE && !win && !o->requests && o->parts <= 1;
+    p->streamed = jobs->stream && o->mode == LT_PLAN_TRACE && o->parts <= 1;
     if (p->streamed) {
         if ((rc = stream_init(p, err)) < 0)
             lt_plan_release(p);
@@ -225,69 +224,81 @@ static int start_trace(struct lt_plan *p, struct lt_err *err)
 
 /* ---- a streamed trace (plan/README.md "Streaming") ---- */
 
-/* Steps 2-3 of the trace-time schedule over the times in record order,
- * the groups of equal times whole: what steps 4-6 need. */
+/* A reading of the records in order: which the sample keeps (with a
+ * window or --requests: the sampler, which holds one entry per session),
+ * and steps 2-3 of the trace-time schedule over the kept ones' times, the
+ * groups of equal times whole: what steps 4-6 need. */
 struct tt_scan {
     struct lt_plan_tt_walk w;
-    bool scaled; /* w can place: count what the duration keeps */
-    int64_t gt;  /* the group's time (-1: none yet) */
-    size_t gk;   /* its size */
+    struct lt_plan_sampler *sp; /* NULL: every record at or after 0 is kept */
+    bool counting;              /* the sampler's first reading (sessions' sizes) */
+    bool scaled;                /* w can place: count what the duration keeps */
+    int64_t gt;                 /* the group's time (-1: none yet) */
+    size_t gk;                  /* its size */
     int64_t first, last;
     size_t kept, placed;
-    int rc;
     struct lt_err *err;
 };
 
-static void scan_group(struct tt_scan *c)
+static int scan_group(struct tt_scan *c)
 {
-    for (size_t m = 0; m < c->gk && c->rc == 0; m++) {
+    for (size_t m = 0; m < c->gk; m++) {
         int64_t x;
-        if ((c->rc = lt_plan_tt_walk_gap(&c->w, c->gt, m, c->gk, &x, c->err)) < 0)
-            return;
+        int rc = lt_plan_tt_walk_gap(&c->w, c->gt, m, c->gk, &x, c->err);
+        if (rc < 0)
+            return rc;
         if (!c->kept++)
             c->first = x;
         c->last = x;
         c->placed += c->scaled && lt_plan_tt_walk_place(&c->w, x) >= 0;
     }
+    return 0;
 }
 
-static void scan_time(void *ud, int64_t t)
+static int scan_rec(void *ud, const struct lt_plan_rec_key *k)
 {
     struct tt_scan *c = ud;
-    if (t < 0 || c->rc < 0)
-        return; /* before the trace's origin: not replayed */
+    if (c->counting)
+        return lt_plan_sampler_count(c->sp, k, c->err);
+    bool in = k->t >= 0; /* before the trace's origin: not replayed */
+    if (c->sp) {
+        int rc = lt_plan_sampler_keep(c->sp, k, &in, c->err);
+        if (rc < 0)
+            return rc;
+        in = in && k->t >= c->w.o.win_start_us;
+    }
+    if (!in)
+        return 0; /* an entry cut does not end a group */
+    int64_t t = k->t - c->w.o.win_start_us;
     if (t == c->gt && c->w.o.spread_us > 0) {
         c->gk++;
-        return;
+        return 0;
     }
-    if (c->gk)
-        scan_group(c);
+    int rc = c->gk ? scan_group(c) : 0;
     c->gt = t;
     c->gk = 1;
+    return rc;
 }
 
-/* One reading of the times: first, last and kept after step 3, and when
- * w is scaled already, how many the duration keeps. */
-static int scan_times(struct lt_plan *p, struct tt_scan *c, bool scaled, struct lt_err *err)
+/* One reading: first, last and kept after step 3, and when the walk is
+ * scaled already, how many the duration keeps. */
+static int scan_records(struct lt_plan *p, struct tt_scan *c, struct lt_err *err)
 {
-    struct lt_plan_tt_walk w = c->w;
-    *c = (struct tt_scan){.scaled = scaled, .gt = -1, .first = -1, .last = -1, .err = err};
-    lt_plan_tt_walk_init(&c->w, &p->o.tt);
-    c->w.first = w.first;
-    c->w.factor = w.factor;
-    int rc = lt_plan_jobs_each_time(p->jobs, scan_time, c, err);
-    if (rc < 0)
-        return rc;
-    if (c->gk)
-        scan_group(c);
-    return c->rc;
+    c->gt = c->first = c->last = -1;
+    c->gk = c->kept = c->placed = 0;
+    c->err = err;
+    int rc = lt_plan_jobs_each(p->jobs, scan_rec, c, err);
+    if (rc >= 0 && c->gk)
+        rc = scan_group(c);
+    return rc < 0 ? rc : 0;
 }
 
 /* The schedule's scale and what it keeps, from the first reading's
- * figures when no transform moves a time, else from the times read
- * again (twice for --rate with --duration: the rate's scale needs the
- * last time, the duration's cut needs the scale). Nothing per request is
- * kept. */
+ * figures when nothing moves a time or samples, else from the records
+ * read again: twice with --requests (the sessions' sizes, then the
+ * sample), once more with --duration (the cut needs the scale, which
+ * --rate takes from the last time kept). Nothing per request is kept;
+ * the sample's entry per session only until the run begins. */
 static int stream_init(struct lt_plan *p, struct lt_err *err)
 {
     const struct lt_plan_jobs *js = p->jobs;
@@ -303,37 +314,86 @@ static int stream_init(struct lt_plan *p, struct lt_err *err)
     p->state = p->m_state.p;
     p->attempts = p->m_attempts.p;
     lt_plan_tt_walk_init(&p->walk0, tt);
-    bool moves = tt->spread_us > 0 || tt->max_gap_us > 0 || tt->rate > 0;
-    struct tt_scan c = {.w = p->walk0};
-    if (moves) {
-        if ((rc = scan_times(p, &c, false, err)) < 0)
-            return rc;
+    p->sampled = tt->win_start_us > 0 || tt->win_end_us > 0 || p->o.requests > 0;
+    p->first_out = SIZE_MAX;
+    struct lt_plan_sampler sp;
+    struct tt_scan c = {.sp = p->sampled ? &sp : NULL};
+    if (p->sampled)
+        lt_plan_sampler_init(&sp, tt->win_start_us, tt->win_end_us, p->o.requests);
+    if (p->o.requests) {
+        c.counting = true;
+        c.w = p->walk0;
+        if ((rc = scan_records(p, &c, err)) < 0)
+            goto out;
+        c.counting = false;
+    }
+    if (p->sampled || tt->spread_us > 0 || tt->max_gap_us > 0 || tt->rate > 0) {
+        c.w = p->walk0;
+        if ((rc = scan_records(p, &c, err)) < 0)
+            goto out;
     } else {
         c.first = js->t_first;
         c.last = js->t_last;
         c.kept = js->n_nonneg;
     }
+    if (p->sampled) {
+        p->sample = sp.sm;
+        p->first_out = sp.first_out;
+    }
     if (c.kept && (rc = lt_plan_tt_walk_scale(&p->walk0, c.first, c.last, c.kept, err)) < 0)
-        return rc;
+        goto out;
     p->kept = c.kept;
     if (c.kept && tt->duration_us > 0) {
+        /* the sample again: the sampler decided every session already */
+        if (p->sampled) {
+            lt_plan_sampler_release(&sp);
+            lt_plan_sampler_init(&sp, tt->win_start_us, tt->win_end_us, p->o.requests);
+            if (p->o.requests) {
+                c.counting = true;
+                if ((rc = scan_records(p, &c, err)) < 0)
+                    goto out;
+                c.counting = false;
+            }
+        }
         c.w = p->walk0;
-        if ((rc = scan_times(p, &c, true, err)) < 0)
-            return rc;
+        c.scaled = true;
+        if ((rc = scan_records(p, &c, err)) < 0)
+            goto out;
         p->kept = c.placed;
     }
     p->nseq = p->total = n;
     p->done_n = n - p->kept;
-    return 0;
+out:
+    if (p->sampled)
+        lt_plan_sampler_release(&sp);
+    return rc;
 }
 
-/* Seq i is not replayed. */
-static void lay_cut(struct lt_plan *p, size_t i)
+/* Seq i is not replayed: mark (LT_PLAN_TURN_CUT or _OUT) is what its
+ * session's next turn learns. */
+static void lay_cut(struct lt_plan *p, size_t i, int64_t mark)
 {
     p->state[i] = LT_PLAN_DONE;
     p->offs[i] = p->lay_prev;
-    lt_plan_jobs_turn_over(p->jobs, i, LT_PLAN_TURN_CUT);
-    p->cut++;
+    lt_plan_jobs_turn_over(p->jobs, i, mark);
+}
+
+/* Whether seq x is in the run (the sample's rule, as the sampler decided
+ * it: a session's first request by its time and first_out, a later one as
+ * its first, which left LT_PLAN_TURN_OUT if it was not); if not, it is cut
+ * now. Seqs are decided in order. */
+static void decide(struct lt_plan *p, size_t x)
+{
+    const struct lt_plan_job *j = &p->jobs->v[x];
+    const struct lt_plan_tt *tt = &p->o.tt;
+    bool in = j->t >= tt->win_start_us;
+    if (p->sampled && j->prev != -1)
+        in = in && j->prev_end != LT_PLAN_TURN_OUT;
+    else if (p->sampled)
+        in = in && (tt->win_end_us <= 0 || j->t < tt->win_end_us) && x < p->first_out;
+    if (!in)
+        lay_cut(p, x, p->sampled ? LT_PLAN_TURN_OUT : LT_PLAN_TURN_CUT);
+    p->decided = x + 1;
 }
 
 /* Lay out the seqs read so far (a group of equal times only once it is
@@ -341,18 +401,33 @@ static void lay_cut(struct lt_plan *p, size_t i)
 static int lay_out(struct lt_plan *p, size_t want, struct lt_err *err)
 {
     const struct lt_plan_jobs *js = p->jobs;
+    const int64_t ws = p->o.tt.win_start_us;
     size_t n = js->n;
     if (want > n)
         want = n;
     while (p->laid < p->nseq) {
-        size_t i = p->laid, read = lt_plan_jobs_loaded(js);
-        int64_t t = i < read ? js->v[i].t : -1;
-        size_t j = i + 1, k = t >= 0;
-        if (t >= 0 && p->o.tt.spread_us > 0)
-            for (; j < read && (js->v[j].t < 0 || js->v[j].t == t); j++)
-                k += js->v[j].t >= 0;
-        if (i >= read ||
-            (j == read && read < n && p->o.tt.spread_us > 0)) { /* not read whole yet */
+        size_t i = p->laid, read = lt_plan_jobs_loaded(js), j = i + 1, k = 1;
+        bool whole = i < read;
+        if (whole && p->decided <= i)
+            decide(p, i);
+        if (whole && p->state[i] == LT_PLAN_DONE) {
+            p->laid = j;
+            continue;
+        }
+        int64_t t = whole ? js->v[i].t - ws : -1;
+        if (whole && p->o.tt.spread_us > 0) {
+            for (; j < read; j++) {
+                if (p->decided <= j)
+                    decide(p, j);
+                if (p->state[j] == LT_PLAN_DONE)
+                    continue; /* a seq cut does not end a group */
+                if (js->v[j].t - ws != t)
+                    break;
+                k++;
+            }
+            whole = j < read || read == n;
+        }
+        if (!whole) {
             if (p->laid >= want)
                 break;
             int rc = lt_plan_jobs_need(js, p->low, read + LT_PLAN_LOOKAHEAD, err);
@@ -362,34 +437,33 @@ static int lay_out(struct lt_plan *p, size_t want, struct lt_err *err)
         }
         size_t m = 0;
         for (size_t x = i; x < j; x++) {
-            if (js->v[x].t < 0) {
-                lay_cut(p, x);
+            if (p->state[x] == LT_PLAN_DONE)
                 continue;
-            }
             int64_t at;
             int rc = lt_plan_tt_walk_gap(&p->walk, t, m++, k, &at, err);
             if (rc < 0)
                 return rc;
             if ((at = lt_plan_tt_walk_place(&p->walk, at)) < 0) {
-                lay_cut(p, x);
+                lay_cut(p, x, LT_PLAN_TURN_CUT);
                 continue;
             }
             p->offs[x] = p->lay_prev = at;
+            p->placed++;
         }
         p->laid = j;
-        if (p->laid - p->cut == p->kept && p->laid < n) {
+        if (p->placed == p->kept && p->laid < n) {
             /* Every seq kept is laid out: the rest are cut, and never
              * read (counted DONE from the start, no longer). */
             p->done_n -= n - p->laid;
             p->nseq = p->total = p->laid;
             break;
         }
-        if (p->cut > n - p->kept || (p->laid == n && p->cut != n - p->kept))
-            return lt_errset(err, LT_EFORMAT,
-                             "the trace's times changed while it was replayed (%zu of %zu "
-                             "requests cut, %zu planned)",
-                             p->cut, p->laid, n - p->kept);
     }
+    if (p->placed > p->kept || (p->laid == n && p->placed != p->kept))
+        return lt_errset(err, LT_EFORMAT,
+                         "the trace changed while it was replayed (%zu of %zu requests laid "
+                         "out were kept, %zu planned)",
+                         p->placed, p->laid, p->kept);
     return 0;
 }
 
@@ -515,7 +589,7 @@ int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct 
         lt_vmem_clear(&p->m_state);
         lt_vmem_clear(&p->m_attempts);
         p->walk = p->walk0;
-        p->laid = p->cut = 0;
+        p->laid = p->decided = p->placed = 0;
         p->lay_prev = 0;
         p->nseq = p->total = p->jobs->n;
         p->done_n = p->jobs->n - p->kept;
@@ -659,8 +733,13 @@ static int pump_timed(struct lt_plan *p, int64_t now, struct lt_err *err)
         if (p->cursor >= p->nseq || p->offs[p->cursor] > now)
             break;
         size_t k = p->cursor++;
-        if (p->state[k] == LT_PLAN_DONE)
-            continue; /* cut by the window, the duration or the split */
+        if (p->state[k] == LT_PLAN_DONE) {
+            /* cut by the window, the duration or the split; a streamed
+             * plan gives back behind a long run of them as it passes */
+            if (p->streamed && !(k & 1023))
+                give_back(p, k);
+            continue;
+        }
         const struct lt_plan_job *job = &p->jobs->v[lt_plan_job_of(p, k)];
         if (p->o.mode == LT_PLAN_TRACE && job->prev != -1 && job->prev_end != LT_PLAN_TURN_CUT) {
             if (!job->prev_end) {

@@ -128,17 +128,17 @@ struct lt_plan {
     struct lt_heap turns; /* session turns whose time is known (lt_plan_item) */
     struct lt_heap again; /* seqs waiting to be retried (lt_plan_item) */
     uint8_t *mine;        /* split over parts: 1 for this part's jobs; NULL = all */
-    /* A streamed trace (lt_plan_jobs_open) in trace time without a window,
-     * --requests or parts: jobs are read LT_PLAN_LOOKAHEAD seqs ahead of
-     * the cursor and laid out as they are read (offs, state); jobs, offs,
-     * state and attempts are given back below `low`, the oldest seq not
-     * DONE (plan/README.md "Streaming"): only seqs in [low, laid) may be
-     * read. */
+    /* A streamed trace (lt_plan_jobs_open) in trace time without parts: jobs are read
+     * LT_PLAN_LOOKAHEAD seqs ahead of the cursor and laid out as they are read (offs, state); jobs,
+     * offs, state and attempts are given back below `low`, the oldest seq not DONE (plan/README.md
+     * "Streaming"): only seqs in [low, laid) may be read. */
     bool streamed;
     struct lt_vmem m_offs, m_state, m_attempts;
     struct lt_plan_tt_walk walk0, walk; /* scaled; as it goes */
     size_t kept;                        /* seqs the schedule keeps (the rest are cut) */
-    size_t laid, cut;                   /* seqs laid out; of them cut */
+    size_t decided, laid;               /* seqs whose sample is decided; laid out */
+    size_t placed;                      /* seqs laid out and kept */
+    size_t first_out;                   /* --requests: no session starts at or after it */
     int64_t lay_prev;                   /* offs of the last kept seq laid out */
     size_t low, dropped_at, need_edge;
 };

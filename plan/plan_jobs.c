@@ -32,7 +32,7 @@ struct lt_plan_stream {
     struct lt_plan_slab *slabs;
     /* session -> its latest turn read: job index + 1, or once that turn is
      * over and its next turn not read yet, ENDED | its prev_end for the
-     * next turn (0 for LT_PLAN_TURN_CUT) */
+     * next turn + 1 (0 for LT_PLAN_TURN_CUT, 1 for LT_PLAN_TURN_OUT) */
     struct lt_u64map last;
 };
 
@@ -171,8 +171,9 @@ static int link_session(struct lt_plan_job *v, size_t idx, struct lt_u64map *las
     if (!p)
         return lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
     if (!added && *p & ENDED) {
+        uint64_t e = *p & ~ENDED;
         j->prev = LT_PLAN_PREV_GONE;
-        j->prev_end = *p & ~ENDED ? (int64_t)(*p & ~ENDED) : LT_PLAN_TURN_CUT;
+        j->prev_end = e == 0 ? LT_PLAN_TURN_CUT : e == 1 ? LT_PLAN_TURN_OUT : (int64_t)(e - 1);
     } else if (!added) {
         j->prev = (int32_t)(*p - 1);
         if ((size_t)j->prev >= held_from)
@@ -387,28 +388,40 @@ void lt_plan_jobs_rewind(const struct lt_plan_jobs *js)
         stream_reset(js);
 }
 
-int lt_plan_jobs_each_time(const struct lt_plan_jobs *js, void (*fn)(void *ud, int64_t t), void *ud,
-                           struct lt_err *err)
+int lt_plan_jobs_each(const struct lt_plan_jobs *js,
+                      int (*fn)(void *ud, const struct lt_plan_rec_key *k), void *ud,
+                      struct lt_err *err)
 {
     struct lt_plan_stream *s = js->stream;
+    int rc = 0;
     if (!s) {
-        for (size_t j = 0; j < js->n; j++)
-            fn(ud, js->v[j].t);
-        return 0;
+        for (size_t j = 0; j < js->n && rc >= 0; j++) {
+            const struct lt_plan_job *v = &js->v[j];
+            const struct lt_plan_rec_key k = {
+                j,         v->index,    v->t, v->session, (v->has & LT_HAS_SESSION) != 0,
+                v->blocks, v->n_blocks, v->in};
+            rc = fn(ud, &k);
+        }
+        return rc < 0 ? rc : 0;
     }
     struct lt_reader *r = lt_reader_open_kind(s->path, LT_KIND_TRACE, NULL, err);
     if (!r)
         return err ? err->code : LT_EIO;
-    size_t k = 0;
+    size_t j = 0;
     const struct lt_item *it;
     int n = 0;
-    while (k < js->n && (n = lt_reader_next(r, &it, err)) == 1)
+    while (rc >= 0 && j < js->n && (n = lt_reader_next(r, &it, err)) == 1)
         if (it->type == LT_ITEM_RECORD) {
-            fn(ud, it->rec.t);
-            k++;
+            const struct lt_record *rec = &it->rec;
+            const struct lt_plan_rec_key k = {
+                j++,         it->index,     rec->t, rec->session, (rec->has & LT_HAS_SESSION) != 0,
+                rec->blocks, rec->n_blocks, rec->in};
+            rc = fn(ud, &k);
         }
     lt_reader_free(r);
-    if (k < js->n)
+    if (rc < 0)
+        return rc;
+    if (j < js->n)
         return n < 0 ? n
                      : lt_errset(err, LT_EFORMAT, "%s: the trace changed while it was replayed",
                                  s->path);
@@ -428,55 +441,118 @@ void lt_plan_jobs_turn_over(const struct lt_plan_jobs *js, size_t j, int64_t pre
         return;
     uint64_t *v = lt_u64map_get(&js->stream->last, job->session);
     if (v && *v == j + 1)
-        *v = ENDED | (prev_end == LT_PLAN_TURN_CUT ? 0 : (uint64_t)prev_end);
+        *v = ENDED | (prev_end == LT_PLAN_TURN_CUT   ? 0
+                      : prev_end == LT_PLAN_TURN_OUT ? 1
+                                                     : (uint64_t)prev_end + 1);
+}
+
+#define S_DECIDED ((uint64_t)1 << 63)
+#define S_KEPT ((uint64_t)1 << 62)
+
+void lt_plan_sampler_init(struct lt_plan_sampler *s, int64_t win_start_us, int64_t win_end_us,
+                          uint64_t max_requests)
+{
+    *s = (struct lt_plan_sampler){
+        .ws = win_start_us, .we = win_end_us, .max = max_requests, .first_out = SIZE_MAX};
+    lt_u64map_init(&s->sess);
+}
+
+void lt_plan_sampler_release(struct lt_plan_sampler *s)
+{
+    lt_u64map_release(&s->sess);
+}
+
+int lt_plan_sampler_count(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k,
+                          struct lt_err *err)
+{
+    if (!k->has_session)
+        return 0;
+    uint64_t *v = lt_u64map_upsert(&s->sess, k->session, NULL);
+    if (!v)
+        return lt_errset(err, LT_ENOMEM, "out of memory sampling the trace");
+    ++*v;
+    return 0;
+}
+
+int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k, bool *keep,
+                         struct lt_err *err)
+{
+    struct lt_plan_sample *sm = &s->sm;
+    uint64_t *v = NULL;
+    sm->of_requests++;
+    if (k->has_session) {
+        if (!(v = lt_u64map_upsert(&s->sess, k->session, NULL)))
+            return lt_errset(err, LT_ENOMEM, "out of memory sampling the trace");
+        if (*v & S_DECIDED) { /* a later turn: as its session's first */
+            *keep = (*v & S_KEPT) != 0;
+            sm->requests += *keep;
+            return 0;
+        }
+    }
+    /* A session's first request decides for all of it. */
+    sm->of_sessions += k->has_session;
+    bool in = k->t >= s->ws && (s->we <= 0 || k->t < s->we);
+    uint64_t size = v && *v ? *v : 1; /* counted, with max_requests */
+    if (in && s->max && s->full) {
+        in = false;
+    } else if (in && s->max && s->admitted + size > s->max) {
+        if (s->admitted == 0) /* only a session can be larger than 1 */
+            return lt_errset(err, LT_EINVAL,
+                             "--requests %llu: the first session to replay (record %llu) has "
+                             "%llu requests, and a sample keeps sessions whole: ask for at "
+                             "least %llu",
+                             (unsigned long long)s->max, (unsigned long long)k->index,
+                             (unsigned long long)size, (unsigned long long)size);
+        s->full = true;
+        s->first_out = k->idx;
+        in = false;
+    }
+    if (v)
+        *v = S_DECIDED | (in ? S_KEPT : 0);
+    s->admitted += in ? size : 0;
+    sm->sessions += in && k->has_session;
+    sm->requests += in;
+    *keep = in;
+    return 0;
+}
+
+struct sample_walk {
+    struct lt_plan_sampler *s;
+    uint8_t *keep;
+    struct lt_err *err;
+};
+
+static int sample_count(void *ud, const struct lt_plan_rec_key *k)
+{
+    struct sample_walk *w = ud;
+    return lt_plan_sampler_count(w->s, k, w->err);
+}
+
+static int sample_keep(void *ud, const struct lt_plan_rec_key *k)
+{
+    struct sample_walk *w = ud;
+    bool in = false;
+    int rc = lt_plan_sampler_keep(w->s, k, &in, w->err);
+    w->keep[k->idx] = in;
+    return rc;
 }
 
 int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
                    uint64_t max_requests, uint8_t *keep, struct lt_plan_sample *s,
                    struct lt_err *err)
 {
-    struct lt_plan_sample sm = {.of_requests = js->n};
-    bool full = false;     /* max_requests reached: no later session starts */
-    uint64_t admitted = 0; /* requests of the sessions kept so far, later turns included */
-    /* A job's previous turn comes before it (prev < j), so one pass
-     * decides each session at its first request and copies the decision
-     * to its later turns. */
-    for (size_t j = 0; j < js->n; j++) {
-        const struct lt_plan_job *job = &js->v[j];
-        bool sess = job->has & LT_HAS_SESSION;
-        if (job->prev >= 0) {
-            keep[j] = keep[job->prev];
-        } else {
-            sm.of_sessions += sess;
-            bool in = job->t >= win_start_us && (win_end_us <= 0 || job->t < win_end_us);
-            uint64_t size = 1;
-            if (in && max_requests && full) {
-                in = false;
-            } else if (in && max_requests) {
-                for (int32_t k = job->next; k >= 0; k = js->v[k].next)
-                    size++;
-                if (admitted + size > max_requests) {
-                    if (admitted == 0) /* only a session can be larger than 1 */
-                        return lt_errset(err, LT_EINVAL,
-                                         "--requests %llu: the first session to replay (record "
-                                         "%llu) has %llu requests, and a sample keeps sessions "
-                                         "whole: ask for at least %llu",
-                                         (unsigned long long)max_requests,
-                                         (unsigned long long)job->index, (unsigned long long)size,
-                                         (unsigned long long)size);
-                    full = true;
-                    in = false;
-                }
-            }
-            keep[j] = in;
-            admitted += in ? size : 0;
-            sm.sessions += in && sess;
-        }
-        sm.requests += keep[j];
-    }
-    if (s)
-        *s = sm;
-    return 0;
+    struct lt_plan_sampler sp;
+    lt_plan_sampler_init(&sp, win_start_us, win_end_us, max_requests);
+    struct sample_walk w = {&sp, keep, err};
+    int rc = 0;
+    if (max_requests)
+        rc = lt_plan_jobs_each(js, sample_count, &w, err);
+    if (rc >= 0)
+        rc = lt_plan_jobs_each(js, sample_keep, &w, err);
+    if (rc >= 0 && s)
+        *s = sp.sm;
+    lt_plan_sampler_release(&sp);
+    return rc < 0 ? rc : 0;
 }
 
 void lt_plan_jobs_release(struct lt_plan_jobs *js)

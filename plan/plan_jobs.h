@@ -8,8 +8,10 @@
 #define LT_PLAN_JOBS_H
 
 #include "base/lt_err.h"
+#include "base/lt_u64map.h"
 #include "traces/trace_format.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,7 +44,8 @@ struct lt_plan_job {
 };
 
 #define LT_PLAN_PREV_GONE (-2)
-#define LT_PLAN_TURN_CUT INT64_MIN
+#define LT_PLAN_TURN_CUT INT64_MIN       /* the previous turn is not sent (cut by time) */
+#define LT_PLAN_TURN_OUT (INT64_MIN + 1) /* ... nor is its session (not in the sample) */
 
 /* Requests a replay may load (job indexes are int32_t). */
 #define LT_PLAN_MAX_JOBS ((size_t)INT32_MAX)
@@ -131,13 +134,24 @@ size_t lt_plan_jobs_loaded(const struct lt_plan_jobs *js);
 /* A streamed trace: back to before the first lt_plan_jobs_need (a run
  * starts over: every job dropped, the turns' ends forgotten). */
 void lt_plan_jobs_rewind(const struct lt_plan_jobs *js);
-/* The arrival times of every record in order, one call of fn each (the
- * trace read again for a streamed one). Returns 0, or what reading
- * failed with. */
-int lt_plan_jobs_each_time(const struct lt_plan_jobs *js, void (*fn)(void *ud, int64_t t), void *ud,
-                           struct lt_err *err);
+/* What a reading of the records sees of each, in order. */
+struct lt_plan_rec_key {
+    size_t idx;     /* job index */
+    uint64_t index; /* record number */
+    int64_t t;
+    uint64_t session;
+    bool has_session;
+    const uint64_t *blocks; /* its prefix blocks */
+    uint32_t n_blocks, in;
+};
+/* Every record in order, one call of fn each (the trace read again for a
+ * streamed one); fn returns < 0 to stop with that. Returns 0, or what
+ * reading or fn failed with. */
+int lt_plan_jobs_each(const struct lt_plan_jobs *js,
+                      int (*fn)(void *ud, const struct lt_plan_rec_key *k), void *ud,
+                      struct lt_err *err);
 /* Trace time: job j's request is over (prev_end: its end + 1, or
- * LT_PLAN_TURN_CUT when it is not replayed), for its session's next turn:
+ * LT_PLAN_TURN_CUT / _OUT when it is not replayed), for its session's next turn:
  * written into the next turn's prev_end when that one is linked, else
  * (a streamed trace that has not read it yet) kept with the session until
  * it is read. */
@@ -169,6 +183,34 @@ struct lt_plan_sample {
 int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
                    uint64_t max_requests, uint8_t *keep, struct lt_plan_sample *s,
                    struct lt_err *err);
+
+/* The same rule request by request, for a plan that streams the trace
+ * (lt_plan_sample is built on it). With max_requests, two readings in
+ * order: lt_plan_sampler_count for every request (a session's size), then
+ * lt_plan_sampler_keep for every request; without, the second alone. It
+ * holds one entry per session. first_out is the first request whose
+ * session did not fit (SIZE_MAX: none), after which no session starts: a
+ * session's first request is kept when it falls in the window and comes
+ * before first_out, a later one when its first was. */
+struct lt_plan_sampler {
+    int64_t ws, we;
+    uint64_t max;
+    struct lt_u64map sess; /* session -> its requests, then DECIDED | KEPT */
+    bool full;
+    uint64_t admitted;
+    size_t first_out;
+    struct lt_plan_sample sm;
+};
+void lt_plan_sampler_init(struct lt_plan_sampler *s, int64_t win_start_us, int64_t win_end_us,
+                          uint64_t max_requests);
+void lt_plan_sampler_release(struct lt_plan_sampler *s);
+int lt_plan_sampler_count(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k,
+                          struct lt_err *err);
+/* *keep: whether request k is in the sample. LT_EINVAL when max_requests
+ * is smaller than the first session to keep (the error names its size),
+ * LT_ENOMEM. */
+int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k, bool *keep,
+                         struct lt_err *err);
 
 /* Output tokens asked for when a record says neither out nor max_tokens. */
 #define LT_PLAN_DEFAULT_OUT 128

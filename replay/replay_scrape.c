@@ -515,32 +515,63 @@ out:
  * (trace time: every record, in order) holds no jobs yet: the trace is
  * read once more. Its memory is the set of distinct blocks, bounded,
  * freed before the run. */
+struct hit_walk {
+    struct lt_hits h;
+    struct lt_plan_sampler *sp; /* a streamed plan's sample, or NULL */
+    bool counting, blocks;
+    uint32_t bt;
+};
+
+static int hit_rec(void *ud, const struct lt_plan_rec_key *k)
+{
+    struct hit_walk *w = ud;
+    if (w->counting)
+        return lt_plan_sampler_count(w->sp, k, NULL);
+    bool in = true;
+    if (w->sp && lt_plan_sampler_keep(w->sp, k, &in, NULL) < 0)
+        return -1;
+    if (!in)
+        return 0;
+    w->blocks |= k->n_blocks > 0;
+    return lt_hits_add(&w->h, k->blocks, k->n_blocks, k->in, w->bt);
+}
+
 static double trace_hit_rate(const struct lt_replay *rp, unsigned *level)
 {
     const struct lt_plan *pl = &rp->plan;
-    struct lt_hits s;
-    lt_hits_init(&s, LT_HITS_MAX);
-    bool ok = true, blocks = false;
-    uint32_t bt = rp->build.block_tokens;
+    struct hit_walk w = {.bt = rp->build.block_tokens};
+    lt_hits_init(&w.h, LT_HITS_MAX);
+    int rc = 0;
     if (pl->streamed) {
-        struct lt_reader *r = lt_reader_open_kind(rp->o.trace_path, LT_KIND_TRACE, NULL, NULL);
-        const struct lt_item *it;
-        ok = r != NULL;
-        while (ok && lt_reader_next(r, &it, NULL) == 1)
-            if (it->type == LT_ITEM_RECORD) {
-                blocks |= it->rec.n_blocks > 0;
-                ok = lt_hits_add(&s, it->rec.blocks, it->rec.n_blocks, it->rec.in, bt) == 0;
-            }
-        lt_reader_free(r);
+        /* every record in order, but those the sample leaves out: the
+         * sample's rule read again (its sessions' sizes first, for
+         * --requests) */
+        struct lt_plan_sampler sp;
+        const struct lt_plan_tt *tt = &pl->o.tt;
+        if (pl->sampled) {
+            lt_plan_sampler_init(&sp, tt->win_start_us, tt->win_end_us, pl->o.requests);
+            w.sp = &sp;
+            w.counting = pl->o.requests > 0;
+            if (w.counting)
+                rc = lt_plan_jobs_each(pl->jobs, hit_rec, &w, NULL);
+            w.counting = false;
+        }
+        if (rc >= 0)
+            rc = lt_plan_jobs_each(pl->jobs, hit_rec, &w, NULL);
+        if (pl->sampled)
+            lt_plan_sampler_release(&sp);
     } else {
-        for (size_t k = 0; ok && k < pl->total; k++) {
+        /* the run's seqs (a loop's laps repeat the trace), but those cut */
+        for (size_t k = 0; rc >= 0 && k < pl->total; k++) {
+            if (pl->state[k] == LT_PLAN_DONE)
+                continue;
             const struct lt_plan_job *j = &rp->trace.v[lt_plan_job_of(pl, k)];
-            blocks |= j->n_blocks > 0;
-            ok = lt_hits_add(&s, j->blocks, j->n_blocks, j->in, bt) == 0;
+            w.blocks |= j->n_blocks > 0;
+            rc = lt_hits_add(&w.h, j->blocks, j->n_blocks, j->in, w.bt);
         }
     }
-    double r = ok && blocks ? lt_hits_rate(&s, level) : -1;
-    lt_hits_release(&s);
+    double r = rc >= 0 && w.blocks ? lt_hits_rate(&w.h, level) : -1;
+    lt_hits_release(&w.h);
     return r;
 }
 
