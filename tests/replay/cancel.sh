@@ -16,8 +16,8 @@
 L=$LOADTRACE
 
 # i: out (= max_tokens in the sim's log), the cancel keys. Cancel points
-# stay 20+ tokens before the end, so the sim has writes left to notice the
-# departure on; time points fall well inside the stream (the default
+# stay 20+ tokens before the end, so each departure comes while the sim
+# still streams (tests/sim/departure.sh: one while queued); time points fall well inside the stream (the default
 # profile: ~0.6 s to the first token, then ~6 ms a token).
 cat >"$T/t.jsonl" <<'EOF'
 {"t":0,"in":16,"out":40}
@@ -48,7 +48,7 @@ start_sim live
     -o "$T/r.lt.zst" 2>"$T/r.err"
 expect_status 0 $? "replay with cancellations (cancelled requests are no failures)"
 expect_grep "9 requests, 3 ok, 0 errors .*, $CANCELLED cancelled" "$T/r.err"
-# the sim notices a departure at its next write: wait for its count
+# the sim counts a departure as its close arrives: wait for its count
 wait_sim_metric $CANCELLED loadtrace_sim_requests_aborted_total
 expect_eq $CANCELLED "$(sim_metric loadtrace_sim_requests_aborted_total)" "the sim's aborted requests"
 "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate --no-server-metrics --no-cancel \
