@@ -143,6 +143,25 @@ expect_eq true "$(jq '.runs[0].cancelled > 0' "$T/cap.json")" "the first probe h
 expect_near "$(jq '.runs[0] | .goodput.good_sched / (.measured - .cancelled)' "$T/cap.json")" \
     "$(jq '.capacity.probes[0].attain' "$T/cap.json")" 0.000001 \
     "the first probe's attainment leaves the cancelled out"
+# Each probe says how many it measured (n), how many of them were
+# cancelled, and how many attain is the share of (judged), counted here
+# from the results themselves; the goodput at the max is attain x judged
+# over the probe's wall time (first send to last end), not attain x n.
+results "$T/cap.lt.zst" | jq -s -c 'map(select(.warmup != true)) | group_by(.run)[] |
+    {run: .[0].run, n: length, cancelled: (map(select(.cancelled == true)) | length),
+     errors: (map(select(.err != null)) | length),
+     wall: (((map(.end) | max) - (map(.sent) | min)) / 1e6)}' >"$T/cap.runs"
+[ "$(wc -l <"$T/cap.runs")" -ge 2 ] || fail "the search ran fewer than 2 probes"
+while read -r run; do
+    k=$(echo "$run" | jq .run)
+    expect_eq "$(echo "$run" | jq -c '[.n, .cancelled, .errors, .n - .cancelled]')" \
+        "$(jq -c ".capacity.probes[] | select(.run == $k) | [.n, .cancelled, .faults, .judged]" "$T/cap.json")" \
+        "probe $k: n, cancelled, faults, judged"
+done <"$T/cap.runs"
+maxk=$(jq '.capacity.virtual.max_ok as $m | .capacity.probes[] | select(.load == $m) | .run' "$T/cap.json")
+attain=$(jq ".capacity.probes[] | select(.run == $maxk) | .attain" "$T/cap.json")
+expect_near "$(jq -s ".[] | select(.run == $maxk) | $attain * (.n - .cancelled) / .wall" "$T/cap.runs")" \
+    "$(jq .capacity.virtual.goodput "$T/cap.json")" 0.000001 "goodput at the max: attain x judged / wall"
 
 # analyze: cancelled apart from Ok and errors, in text, JSON and CSV
 "$L" analyze "$T/r.lt.zst" >"$T/a.txt" 2>&1
