@@ -492,6 +492,7 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
     if (need_model) {
         if (search(c, &vs, true, &err) < 0) {
             cli_error("replay", "virtual probe: %s", err.msg);
+            status = cli_fail_status(&err);
             goto out;
         }
     }
@@ -515,6 +516,7 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
         c->api_key = cli_api_key(s->key_env, o->api == LT_REPLAY_API_MESSAGES, &c->bearer_too);
         if (search(c, &ls, false, &err) < 0) {
             cli_error("replay", "live probe: %s", err.msg);
+            status = cli_fail_status(&err);
             goto out;
         }
     }

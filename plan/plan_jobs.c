@@ -444,7 +444,7 @@ int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t 
                     size++;
                 if (admitted + size > max_requests) {
                     if (admitted == 0) /* only a session can be larger than 1 */
-                        return lt_errset(err, LT_EINVAL,
+                        return lt_errset(err, LT_EUSAGE,
                                          "--requests %llu: the first session to replay (record "
                                          "%llu) has %llu requests, and a sample keeps sessions "
                                          "whole: ask for at least %llu",
