@@ -29,6 +29,8 @@
  *                         nothing is; emit/timer resume it; ends after [DONE],
  *                         or cut by the disconnect fault
  *     (admit) --no stream--> WAITING --last token--> DONE (whole body queued)
+ *   WAITING/STREAMING --the client's close, seen by the loop's watch--> out of
+ *                              the model at once (depart), resumed to be closed
  *   any --connection closed--> completed: model request cancelled, log line
  *                              written, memory freed
  */
@@ -291,8 +293,10 @@ static void unwatch(struct lt_sim *s, struct sreq *r)
 static void depart(struct lt_sim *s, struct sreq *r)
 {
     unwatch(s, r);
-    if (r->tail_sent || r->phase == P_DONE)
-        return; /* the whole answer was given: the client left after it */
+    /* The model is done with it: nothing to free, and the answer may have
+     * left whole before the client closed; its writes tell, as before. */
+    if (r->model_done)
+        return;
     r->gone = true;
     if (r->mreq) {
         lt_sim_model_cancel(s->model, r->mreq);
