@@ -594,7 +594,7 @@ static double trace_hit_rate(const struct lt_replay *rp)
         lt_reader_free(r);
     } else {
         for (size_t k = 0; ok && k < pl->total; k++) {
-            const struct lt_plan_job *j = &rp->trace.v[pl->order[k]];
+            const struct lt_plan_job *j = &rp->trace.v[lt_plan_job_of(pl, k)];
             ok = hit_request(&s, j->blocks, j->n_blocks, j->in, bt);
         }
     }
