@@ -343,11 +343,24 @@ struct lt_analyze_ts_point {
 /* Bucket k (< r->ts.n) of run r's time series. */
 void lt_analyze_ts_point(const struct lt_analyze_run *r, uint32_t k, struct lt_analyze_ts_point *p);
 
+/* The requests a capacity probe's attainment is the share of (replay
+ * --find-max): the one rule for the search, which judges each probe by it,
+ * and for the report of its file. Of the probe's measured requests, those
+ * cancelled where the trace's client left neither met the SLO nor failed
+ * it, and the faults say nothing of the load: every error class but the
+ * load's own (timeout, first_token_timeout) and, in a probe stopped early
+ * for saturation (cut; its run record says why), but the requests the stop
+ * aborted, which the load caused. judged = measured - cancelled - faults. */
+struct lt_analyze_judged {
+    uint64_t judged, cancelled, faults;
+};
+void lt_analyze_probe_judged(const struct lt_analyze_run *r, bool cut, struct lt_analyze_judged *j);
+
 /* The answer of a capacity search in the file, for one engine ("live" or
  * "virtual"): the highest load whose probe met the SLO, the lowest that
- * failed it (0: none), goodput at the former (requests/s meeting the SLO,
- * from the probe's attainment), and the probes. Returns false when the
- * file holds no probe of that engine. */
+ * failed it (0: none), goodput at the former (requests/s meeting the SLO:
+ * the probe's attainment of its judged requests), and the probes. Returns
+ * false when the file holds no probe of that engine. */
 struct lt_analyze_capacity {
     const char *axis, *slo;
     double target;

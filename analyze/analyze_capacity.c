@@ -12,6 +12,32 @@
 #include <math.h>
 #include <string.h>
 
+/* Errors a load causes (a request left waiting too long); every other
+ * class is a fault: a 500, a refused or cut connection, a bad stream. */
+static bool load_error(const char *name)
+{
+    return !strcmp(name, "timeout") || !strcmp(name, "first_token_timeout");
+}
+
+void lt_analyze_probe_judged(const struct lt_analyze_run *r, bool cut, struct lt_analyze_judged *j)
+{
+    uint64_t faults = r->errs_other;
+    for (uint32_t k = 0; k < r->n_errs; k++)
+        if (!load_error(r->errs[k].name) && !(cut && !strcmp(r->errs[k].name, "aborted")))
+            faults += r->errs[k].n;
+    j->faults = faults < r->measured ? faults : r->measured;
+    j->cancelled = r->cancelled;
+    uint64_t out = j->faults + j->cancelled;
+    j->judged = out < r->measured ? r->measured - out : 0;
+}
+
+/* A probe's judged requests, as the search counted them (its run record
+ * says why when it was stopped early). */
+static void judged_of(const struct lt_analyze_run *r, struct lt_analyze_judged *j)
+{
+    lt_analyze_probe_judged(r, r->probe.why[0] != '\0', j);
+}
+
 static bool failing(const char *verdict)
 {
     return !strcmp(verdict, "fails") || !strcmp(verdict, "saturated");
@@ -35,8 +61,11 @@ bool lt_analyze_capacity(const struct lt_analysis *a, const char *engine,
             c->max_ok = p->load;
             c->max_run = (int)i;
             /* requests/s meeting the SLO: the share that met it of the
-             * measured requests, over the probe's wall time */
-            c->goodput = r->wall_s > 0 ? p->attain * (double)r->measured / r->wall_s : 0;
+             * judged requests (not of the cancelled or the faults), over
+             * the probe's wall time */
+            struct lt_analyze_judged j;
+            judged_of(r, &j);
+            c->goodput = r->wall_s > 0 ? p->attain * (double)j.judged / r->wall_s : 0;
             /* a virtual probe against a time-scaled sim ran the model at a
              * rate below its (live) load: its goodput in live units too */
             if (!strcmp(p->search, "rate") && r->rate > 0)
@@ -75,20 +104,27 @@ void lt_analyze_capacity_text(const struct lt_analysis *a, FILE *out)
     }
     if (!any)
         return;
-    fprintf(out, "  %4s %-7s %10s %8s %8s %17s  %s\n", "run", "engine", "load", "n", "attain",
-            "95 % interval", "verdict");
+    fprintf(out, "  %4s %-7s %10s %8s %8s %8s %17s  %s\n", "run", "engine", "load", "n", "judged",
+            "attain", "95 % interval", "verdict");
+    bool apart = false;
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_run *r = a->runs[i];
         const struct lt_analyze_probe *p = &r->probe;
         if (!p->search[0])
             continue;
+        struct lt_analyze_judged j;
+        judged_of(r, &j);
+        apart |= j.judged != r->measured;
         bool straddles = p->lo < p->target && p->hi > p->target;
-        fprintf(out, "  %4u %-7s %10.4g %8llu %8.3f   [%.3f, %.3f]  %s%s\n", r->id, p->engine,
-                p->load, (unsigned long long)r->measured, p->attain, p->lo, p->hi, p->verdict,
-                straddles ? " (interval straddles the target)" : "");
+        fprintf(out, "  %4u %-7s %10.4g %8llu %8llu %8.3f   [%.3f, %.3f]  %s%s\n", r->id, p->engine,
+                p->load, (unsigned long long)r->measured, (unsigned long long)j.judged, p->attain,
+                p->lo, p->hi, p->verdict, straddles ? " (interval straddles the target)" : "");
         if (p->why[0])
             fprintf(out, "       %s\n", p->why);
     }
+    if (apart)
+        fprintf(out, "  judged: the requests attain is the share of, n less the cancelled (their "
+                     "client left) and the faults (failures that are not the load's)\n");
 }
 
 void lt_analyze_capacity_json(const struct lt_analysis *a, FILE *out)
@@ -131,7 +167,13 @@ void lt_analyze_capacity_json(const struct lt_analysis *a, FILE *out)
         lt_analyze_jstr(out, p->engine);
         fprintf(out, ", \"load\": ");
         lt_analyze_jnum(out, p->load);
-        fprintf(out, ", \"n\": %llu, \"attain\": ", (unsigned long long)r->measured);
+        struct lt_analyze_judged j;
+        judged_of(r, &j);
+        fprintf(out,
+                ", \"n\": %llu, \"cancelled\": %llu, \"faults\": %llu, \"judged\": %llu, "
+                "\"attain\": ",
+                (unsigned long long)r->measured, (unsigned long long)j.cancelled,
+                (unsigned long long)j.faults, (unsigned long long)j.judged);
         lt_analyze_jnum(out, p->attain);
         fprintf(out, ", \"attain_lo\": ");
         lt_analyze_jnum(out, p->lo);

@@ -39,6 +39,30 @@ void lt_analyze_slo_text(const struct lt_analyze_opts *o, char *buf, size_t n);
 /* The knee as one sentence (or that there is none), for a sweep. */
 void lt_analyze_knee_text(const struct lt_analysis *a, char *buf, size_t n);
 
+/* What a result counts as, the one rule of every figure of analyze and
+ * compare: cancelled (closed where its trace's client left: neither Ok nor
+ * an error, in no latency, token or goodput figure), else Ok (sent,
+ * status 200, no error, at least one output token), else an error. Inline:
+ * it runs for every result. */
+enum lt_analyze_outcome { LT_AO_ERROR, LT_AO_OK, LT_AO_CANCELLED };
+static inline enum lt_analyze_outcome lt_analyze_outcome(const struct lt_result *res)
+{
+    if (res->cancelled)
+        return LT_AO_CANCELLED;
+    const uint32_t h = res->has;
+    return (h & LT_RHAS_SENT) && (h & LT_RHAS_STATUS) && res->status == 200 && !res->err &&
+                   (h & LT_RHAS_OUT) && res->out >= 1
+               ? LT_AO_OK
+               : LT_AO_ERROR;
+}
+
+/* The measured requests of a run that failed: neither Ok nor cancelled. */
+static inline uint64_t lt_analyze_failed(const struct lt_analyze_run *r)
+{
+    uint64_t done = r->ok + r->cancelled;
+    return r->measured > done ? r->measured - done : 0;
+}
+
 /* Open a file of the given kind as analyze and compare read it: with
  * salvage, every intact frame of a damaged file, on_skip (may be NULL)
  * hearing of each piece skipped (their --salvage). */

@@ -213,8 +213,8 @@ static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], in
 static void text_seed(const struct lt_analysis *a, FILE *out)
 {
     bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
-    fprintf(out, "%8s | %10s | %13s | %10s | %8s | %s\n", label_head(a), "Agg tok/s", "Per-req tok/s",
-            "Tokens", "Wall(s)", "Ok");
+    fprintf(out, "%8s | %10s | %13s | %10s | %8s | %s\n", label_head(a), "Agg tok/s",
+            "Per-req tok/s", "Tokens", "Wall(s)", "Ok");
     fprintf(out, "---------+------------+---------------+------------+----------+------------\n");
     /* Sweep runs in order of their level, then the others in file order. */
     uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order);
@@ -302,14 +302,13 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
                 lt_analyze_check_flagged(r) ? "  <- CHECK (see the top)" : "");
     }
     text_latency(r, out);
-    if (r->measured > r->ok + r->cancelled) {
+    if (lt_analyze_failed(r)) {
         fprintf(out, "  errors:");
         for (uint32_t i = 0; i < r->n_errs; i++)
             fprintf(out, " %s %llu", r->errs[i].name, (unsigned long long)r->errs[i].n);
         if (r->errs_other)
             fprintf(out, " other %llu", (unsigned long long)r->errs_other);
-        fprintf(out, "  (%.1f %% of measured)\n",
-                100 * share(r->measured - r->ok - r->cancelled, r->measured));
+        fprintf(out, "  (%.1f %% of measured)\n", 100 * share(lt_analyze_failed(r), r->measured));
         uint32_t idx[5], n = top_messages(r, idx, 5);
         for (uint32_t i = 0; i < n; i++) {
             const struct lt_analyze_errmsg *m = &r->msgs[idx[i]];

@@ -583,12 +583,6 @@ static void add_error(struct lt_analyze_run *r, const struct lt_result *res, boo
 /* Ok as DESIGN.md defines it: HTTP 200, the stream ended properly (replay
  * records no `err` exactly when [DONE] or a finish reason was seen), and at
  * least one output token. */
-static bool result_ok(const struct lt_result *res)
-{
-    return (res->has & LT_RHAS_STATUS) && res->status == 200 && !res->err &&
-           (res->has & LT_RHAS_OUT) && res->out >= 1;
-}
-
 /* s equals the literal lit (s may be NULL): inline, where strcmp() is a
  * call, and unrolled, the literal's length being known (this runs for
  * every result). No byte of s past its end is read: the first one that
@@ -799,7 +793,7 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, s
     }
     r->measured++;
     bool sent = res->has & LT_RHAS_SENT;
-    bool ok = sent && result_ok(res);
+    enum lt_analyze_outcome oc = lt_analyze_outcome(res);
     if (sent) {
         r->sent++;
         if (res->sent < r->first_sent)
@@ -825,11 +819,11 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, s
         b->ended++;
         b->end_sum += (double)gone;
     }
-    if (res->cancelled) {
+    if (oc == LT_AO_CANCELLED) {
         r->cancelled++;
         if (res->has & LT_RHAS_OUT)
             r->cancelled_tokens += res->out;
-    } else if (ok) {
+    } else if (oc == LT_AO_OK) {
         add_ok(a, r, res);
     } else {
         add_error(r, res, sent);

@@ -192,11 +192,34 @@ void lt_compare_traces_write_json(const struct lt_compare_traces *t, FILE *out)
 
 static const char *const paired_names[LT_CMP_PAIRED_COUNT] = {"TTFT", "TPOT", "E2E"};
 
+/* Whether A and B had a different number of cancelled requests: then
+ * their figures are over different sets of requests. */
+static bool cancelled_differ(const struct lt_compare_pair *p)
+{
+    return p->ra->cancelled != p->rb->cancelled;
+}
+
 static void text_pair(const struct lt_compare_results *r, const struct lt_compare_pair *p,
                       FILE *out)
 {
-    fprintf(out, "\n%s (A run %u) vs %s (B run %u): %llu and %llu Ok requests\n", p->la, p->ra->id,
-            p->lb, p->rb->id, (unsigned long long)p->ra->ok, (unsigned long long)p->rb->ok);
+    const struct lt_analyze_run *a = p->ra, *b = p->rb;
+    fprintf(out,
+            "\n%s (A run %u) vs %s (B run %u): %llu and %llu Ok requests, %llu and %llu errors\n",
+            p->la, a->id, p->lb, b->id, (unsigned long long)a->ok, (unsigned long long)b->ok,
+            (unsigned long long)lt_analyze_failed(a), (unsigned long long)lt_analyze_failed(b));
+    /* As analyze counts them: neither Ok nor errors, in no figure below. */
+    if (a->cancelled || b->cancelled)
+        fprintf(out,
+                "  cancelled (closed where the trace's client left; not errors, in no figure "
+                "below): %llu and %llu, %llu and %llu tokens received before\n",
+                (unsigned long long)a->cancelled, (unsigned long long)b->cancelled,
+                (unsigned long long)a->cancelled_tokens, (unsigned long long)b->cancelled_tokens);
+    if (cancelled_differ(p))
+        fprintf(out,
+                "  NOTE: A and B cancelled a different number of requests (%llu and %llu): "
+                "their figures are over different requests (a run with --no-cancel, or "
+                "clients that left elsewhere)\n",
+                (unsigned long long)a->cancelled, (unsigned long long)b->cancelled);
     fprintf(out, "  %-28s %11s %11s %11s   %-25s %8s  %s\n", "metric", "A", "B", "B - A", "CI",
             "change", "verdict");
     for (int i = 0; i < LT_CMPM_COUNT; i++) {
@@ -256,6 +279,12 @@ void lt_compare_results_write_text(const struct lt_compare_results *r, FILE *out
                 "\nverdict: B is better on %u, worse (or different) on %u, and the same on "
                 "%u of %u figures\n",
                 r->better, r->worse, r->compared - r->better - r->worse, r->compared);
+    uint32_t differ = 0;
+    for (uint32_t k = 0; k < r->n_pairs; k++)
+        differ += cancelled_differ(&r->pairs[k]);
+    if (differ)
+        fprintf(out, "cancelled: A and B differ in %u of %u matched runs (see NOTE above)\n",
+                differ, r->n_pairs);
     if (r->n_pairs > 0 && r->twin)
         fprintf(out, "twin verdict: %s (%u of %u matched runs within tolerance)\n",
                 r->twin_misses ? "misses" : "holds", r->n_pairs - r->twin_misses, r->n_pairs);
@@ -302,8 +331,16 @@ static void json_pair(const struct lt_compare_results *r, const struct lt_compar
     lt_analyze_jstr(out, p->la);
     fprintf(out, ", \"b_label\": ");
     lt_analyze_jstr(out, p->lb);
-    fprintf(out, ", \"a_ok\": %llu, \"b_ok\": %llu, \"metrics\": [", (unsigned long long)p->ra->ok,
-            (unsigned long long)p->rb->ok);
+    const struct lt_analyze_run *a = p->ra, *b = p->rb;
+    fprintf(out,
+            ", \"a_ok\": %llu, \"b_ok\": %llu, \"a_errors\": %llu, \"b_errors\": %llu,\n     "
+            "\"a_cancelled\": %llu, \"b_cancelled\": %llu, \"a_cancelled_tokens\": %llu, "
+            "\"b_cancelled_tokens\": %llu, \"cancelled_differ\": %s,\n     \"metrics\": [",
+            (unsigned long long)a->ok, (unsigned long long)b->ok,
+            (unsigned long long)lt_analyze_failed(a), (unsigned long long)lt_analyze_failed(b),
+            (unsigned long long)a->cancelled, (unsigned long long)b->cancelled,
+            (unsigned long long)a->cancelled_tokens, (unsigned long long)b->cancelled_tokens,
+            cancelled_differ(p) ? "true" : "false");
     for (int i = 0; i < LT_CMPM_COUNT; i++) {
         fprintf(out, "%s\n      ", i ? "," : "");
         json_metric((enum lt_compare_metric)i, &p->m[i], out);
@@ -332,8 +369,11 @@ void lt_compare_results_write_json(const struct lt_compare_results *r, FILE *out
     fprintf(out, ",\n  \"runs\": [");
     for (uint32_t k = 0; k < r->n_pairs; k++)
         json_pair(r, &r->pairs[k], k == 0, out);
+    uint32_t differ = 0;
+    for (uint32_t k = 0; k < r->n_pairs; k++)
+        differ += cancelled_differ(&r->pairs[k]);
     fprintf(out,
             "\n  ],\n  \"better\": %u, \"worse_or_different\": %u, \"compared\": %u,\n"
-            "  \"twin\": %s, \"twin_misses\": %u\n}\n",
-            r->better, r->worse, r->compared, r->twin ? "true" : "false", r->twin_misses);
+            "  \"cancelled_differ\": %u,\n  \"twin\": %s, \"twin_misses\": %u\n}\n",
+            r->better, r->worse, r->compared, differ, r->twin ? "true" : "false", r->twin_misses);
 }

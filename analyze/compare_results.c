@@ -110,7 +110,8 @@ static void bk_finish(struct bottomk *b)
         b->n = b->k;
 }
 
-/* One result as a sample entry: Ok as analyze counts it, and its values. */
+/* One result as a sample entry: Ok as analyze counts it (a cancelled one
+ * is not: its latencies end where its client left), and its values. */
 static struct sent sent_of(const struct lt_result *res)
 {
     struct sent e = {.hash = lt_mix64(res->index ^ UINT64_C(0x9e3779b97f4a7c15)),
@@ -121,8 +122,7 @@ static struct sent sent_of(const struct lt_result *res)
                      .dec = NAN,
                      .out = res->out};
     const uint32_t h = res->has;
-    e.ok = (h & LT_RHAS_SENT) && (h & LT_RHAS_STATUS) && res->status == 200 && !res->err &&
-           (h & LT_RHAS_OUT) && res->out >= 1;
+    e.ok = lt_analyze_outcome(res) == LT_AO_OK;
     if (e.ok && (h & LT_RHAS_FIRST_TOKEN))
         e.ttft = (double)(res->first_token - res->sent);
     if (e.ok && (h & LT_RHAS_END))

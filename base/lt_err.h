@@ -18,6 +18,8 @@ enum lt_errcode {
     LT_ELIMIT = -5,   /* input exceeds a hard limit (size, length, depth) */
     LT_EVERSION = -6, /* written by a newer loadtrace */
     LT_ETRUNC = -7,   /* input ends in the middle of something */
+    LT_EUSAGE = -8,   /* options that cannot apply to this input: the caller's to fix (a
+                         command exits 2, a usage error) */
 };
 
 struct lt_err {

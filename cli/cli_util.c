@@ -246,6 +246,11 @@ int cli_replay_status(bool stopped, uint64_t requests, uint64_t ok)
     return ok < requests ? 1 : 0;
 }
 
+int cli_fail_status(const struct lt_err *err)
+{
+    return err && err->code == LT_EUSAGE ? 2 : 1;
+}
+
 const char *cli_api_key(const char *key_env, bool anthropic, bool *openai_style)
 {
     const char *key = key_env ? getenv(key_env) : NULL;

@@ -74,6 +74,11 @@ int cli_replay_run(struct lt_replay *rp, struct lt_err *err);
  * trace's client left) out of `requests`: they did not fail. */
 int cli_replay_status(bool stopped, uint64_t requests, uint64_t ok);
 
+/* The exit status of a command whose library call failed with err: 2 when
+ * the options cannot apply to the input (LT_EUSAGE: a usage error, which
+ * docs/cli.md gives 2), else 1 (the work failed). */
+int cli_fail_status(const struct lt_err *err);
+
 /* The line a replay starts with when --window or --requests sampled the
  * trace (plan/plan_jobs.h, lt_plan_sample): how many requests and
  * sessions were kept, of how many, and that sessions are kept whole.

@@ -278,6 +278,7 @@ static int replay_main(struct replay_cli *c)
     }
     if (!rp) {
         cli_error("replay", "%s", err.msg);
+        status = cli_fail_status(&err);
         goto out;
     }
     struct lt_replay_stats st;

@@ -63,6 +63,7 @@ int cli_replay_mpi(struct lt_replay_opts *o, const char *key_env, bool summary, 
     if (!rp) {
         cli_error("replay", "rank %d: %s", rank, err.msg);
         lt_replay_mpi_failed(m);
+        status = cli_fail_status(&err);
     } else {
         if (!quiet && rank == 0) {
             struct lt_replay_stats st;

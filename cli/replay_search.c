@@ -89,14 +89,6 @@ static double since_s(lt_mono t0)
     return (double)lt_mono_diff_us(lt_mono_now(), t0) / 1e6;
 }
 
-/* Errors a load causes (a request left waiting too long) count against
- * the SLO; every other error class is a fault, which says nothing of the
- * capacity: a 500, a refused or cut connection, a malformed stream. */
-static bool load_error(const char *name)
-{
-    return !strcmp(name, "timeout") || !strcmp(name, "first_token_timeout");
-}
-
 struct probe_out {
     uint64_t n, good, faults;
     double goodput;
@@ -120,15 +112,12 @@ static int measure(const char *path, const struct cli_search_opts *s, double slo
         rc = lt_errset(err, LT_EFORMAT, "%s: the probe recorded no run", path);
     if (rc == 0) {
         const struct lt_analyze_run *r = a.runs[0];
-        uint64_t faults = r->errs_other;
-        for (uint32_t k = 0; k < r->n_errs; k++)
-            if (!load_error(r->errs[k].name) && !(cut && !strcmp(r->errs[k].name, "aborted")))
-                faults += r->errs[k].n;
-        po->faults = faults < r->measured ? faults : r->measured;
-        /* A request its trace's client abandoned (cancelled) neither met
-         * the SLO nor failed it: out of the count, like a fault. */
-        uint64_t gone = po->faults + r->cancelled;
-        po->n = gone < r->measured ? r->measured - gone : 0;
+        /* Cancelled requests and faults are out of the count (analyze.h,
+         * the rule the report of the file follows too). */
+        struct lt_analyze_judged j;
+        lt_analyze_probe_judged(r, cut, &j);
+        po->faults = j.faults;
+        po->n = j.judged;
         po->good = r->good_sched;
         po->goodput = r->goodput_sched;
         /* Over-saturation: the mean in flight over the last quarter of the
@@ -503,6 +492,7 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
     if (need_model) {
         if (search(c, &vs, true, &err) < 0) {
             cli_error("replay", "virtual probe: %s", err.msg);
+            status = cli_fail_status(&err);
             goto out;
         }
     }
@@ -526,6 +516,7 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
         c->api_key = cli_api_key(s->key_env, o->api == LT_REPLAY_API_MESSAGES, &c->bearer_too);
         if (search(c, &ls, false, &err) < 0) {
             cli_error("replay", "live probe: %s", err.msg);
+            status = cli_fail_status(&err);
             goto out;
         }
     }

@@ -91,7 +91,7 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
         if (tot.opened) /* else nothing was written: the plan refused first */
             cli_error("replay", "%llu requests were recorded in %s before the error",
                       (unsigned long long)tot.requests, o->out_path);
-        return 1;
+        return cli_fail_status(&err);
     }
     if (!quiet)
         cli_print_sample("replay", tot.sampled ? &tot.sample : NULL);

@@ -497,7 +497,7 @@ int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key
         in = false;
     } else if (in && s->max && s->admitted + size > s->max) {
         if (s->admitted == 0) /* only a session can be larger than 1 */
-            return lt_errset(err, LT_EINVAL,
+            return lt_errset(err, LT_EUSAGE,
                              "--requests %llu: the first session to replay (record %llu) has "
                              "%llu requests, and a sample keeps sessions whole: ask for at "
                              "least %llu",

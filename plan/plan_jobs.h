@@ -177,9 +177,9 @@ struct lt_plan_sample {
  *     request, as many as fit whole in max_requests requests (the first
  *     that does not fit ends the sample, so it stays a slice of time).
  * keep[j] receives 1 for each kept job (n = js->n); s (may be NULL) what
- * was kept. Returns 0, or LT_EINVAL when max_requests is smaller than the
+ * was kept. Returns 0, or LT_EUSAGE when max_requests is smaller than the
  * first kept session (nothing would be replayed; the error names its
- * size). */
+ * size, the smallest max_requests that keeps it whole). */
 int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
                    uint64_t max_requests, uint8_t *keep, struct lt_plan_sample *s,
                    struct lt_err *err);
@@ -206,7 +206,7 @@ void lt_plan_sampler_init(struct lt_plan_sampler *s, int64_t win_start_us, int64
 void lt_plan_sampler_release(struct lt_plan_sampler *s);
 int lt_plan_sampler_count(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k,
                           struct lt_err *err);
-/* *keep: whether request k is in the sample. LT_EINVAL when max_requests
+/* *keep: whether request k is in the sample. LT_EUSAGE when max_requests
  * is smaller than the first session to keep (the error names its size),
  * LT_ENOMEM. */
 int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k, bool *keep,

@@ -29,6 +29,8 @@
  *                         nothing is; emit/timer resume it; ends after [DONE],
  *                         or cut by the disconnect fault
  *     (admit) --no stream--> WAITING --last token--> DONE (whole body queued)
+ *   WAITING/STREAMING --the client's close, seen by the loop's watch--> out of
+ *                              the model at once (depart), resumed to be closed
  *   any --connection closed--> completed: model request cancelled, log line
  *                              written, memory freed
  */
@@ -66,6 +68,12 @@
 #define LATE_BITS 10
 #define LATE_HIGHEST_US UINT64_C(3600000000)
 #define NO_TIMER SIZE_MAX
+/* What an event of the loop's epoll set is: the timer, the waker, or a
+ * watched socket, whose request is told by EV_WATCH + its seq (a seq is
+ * never reused; a socket's number is, once closed). */
+#define EV_TIMER UINT64_C(0)
+#define EV_WAKER UINT64_C(1)
+#define EV_WATCH UINT64_C(2)
 
 enum phase { P_BODY, P_DELAYED, P_WAITING, P_STREAMING, P_DONE };
 
@@ -79,6 +87,8 @@ struct sreq {
     bool too_big, inference, logged_arrival;
     uint16_t client_port; /* the client's TCP port, for the log */
     bool aborted;         /* its client closed before the answer ended (on_completed) */
+    bool gone;            /* the loop saw its client close (depart): the answer is dropped */
+    int watch_fd;         /* its socket, in the loop's epoll set while the model has it; -1 */
     bool busy;            /* the bodies in memory reached max_pending: 503 */
     bool two_length;      /* Content-Length headers that disagree: 400 */
     bool anthropic;       /* /v1/messages: errors in Anthropic's shape */
@@ -114,7 +124,7 @@ struct lt_sim {
     pthread_mutex_t mu;
     pthread_t loop;
     bool loop_started, stopping;
-    int ep;        /* the loop's epoll set: the timer and the waker */
+    int ep;        /* the loop's epoll set: the timer, the waker, watched sockets */
     int tfd;       /* timerfd: the next model event or fault timer */
     int wfd;       /* eventfd: another thread changed what is due next */
     int64_t armed; /* real time the loop wakes at next (INT64_MAX: never) */
@@ -241,6 +251,70 @@ static void wake(struct sreq *r)
         r->suspended = false;
         MHD_resume_connection(r->conn);
     }
+}
+
+/* ---- a client's departure (always under s->mu) ----
+ *
+ * A suspended connection is out of libmicrohttpd's poll set, so on its own
+ * the server would learn that the client left only at the next write to it:
+ * a request queued behind max_running would keep its place, and one in the
+ * batch its slot, until its next token (issue 17's cancellations). So while
+ * the model holds a request, the loop's epoll set watches its socket for the
+ * peer's close (EPOLLRDHUP, or EPOLLHUP/EPOLLERR for a reset; never EPOLLIN,
+ * so a pipelined next request is no event), and depart() takes the request
+ * out of the model at once. A client that only shuts down its sending side
+ * counts as gone too, as nginx takes it: no OpenAI client does that and
+ * still waits for the answer. The watch is taken off in on_completed,
+ * which libmicrohttpd calls before it closes the socket. */
+
+static void watch(struct lt_sim *s, struct sreq *r)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci || r->watch_fd >= 0)
+        return;
+    struct epoll_event ev = {.events = EPOLLRDHUP | EPOLLONESHOT, .data.u64 = EV_WATCH + r->seq};
+    /* Unwatched, the request is as before: noticed at its next write. */
+    if (epoll_ctl(s->ep, EPOLL_CTL_ADD, ci->connect_fd, &ev) == 0)
+        r->watch_fd = ci->connect_fd;
+}
+
+static void unwatch(struct lt_sim *s, struct sreq *r)
+{
+    if (r->watch_fd < 0)
+        return;
+    epoll_ctl(s->ep, EPOLL_CTL_DEL, r->watch_fd, NULL);
+    r->watch_fd = -1;
+}
+
+/* r's client closed: the model forgets the request now, and the connection
+ * is resumed so that libmicrohttpd closes it (its reader or handler sees
+ * `gone`); on_completed counts and logs it as aborted. */
+static void depart(struct lt_sim *s, struct sreq *r)
+{
+    unwatch(s, r);
+    /* The model is done with it: nothing to free, and the answer may have
+     * left whole before the client closed; its writes tell, as before. */
+    if (r->model_done)
+        return;
+    r->gone = true;
+    if (r->mreq) {
+        lt_sim_model_cancel(s->model, r->mreq);
+        r->mreq = NULL;
+    }
+    timer_cancel(s, r);
+    wake(r);
+}
+
+/* The loop's watch event for the request with this seq, if it is still
+ * open (its event may have been read just before on_completed ran). */
+static void departed(struct lt_sim *s, uint64_t seq)
+{
+    for (struct sreq *r = s->live; r; r = r->next)
+        if (r->inference && r->seq == seq && r->watch_fd >= 0) {
+            depart(s, r);
+            return;
+        }
 }
 
 /* ---- the model's tokens ---- */
@@ -387,7 +461,7 @@ static ssize_t on_read(void *cls, uint64_t pos, char *buf, size_t max)
     struct lt_sim *s = r->s;
     ssize_t ret;
     pthread_mutex_lock(&s->mu);
-    if (s->stopping) {
+    if (s->stopping || r->gone) {
         ret = MHD_CONTENT_READER_END_WITH_ERROR;
         goto out;
     }
@@ -533,6 +607,7 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
     r->modeled = now;
     poke(s, to_real(s, lt_sim_model_next(s->model)));
     r->started = true;
+    watch(s, r);
     return 0;
 }
 
@@ -949,6 +1024,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->s = s;
         r->conn = conn;
         r->heap_idx = NO_TIMER;
+        r->watch_fd = -1;
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
         if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
@@ -1006,7 +1082,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     case P_WAITING: {
         pthread_mutex_lock(&s->mu);
-        bool stop = s->stopping, done = r->model_done;
+        bool stop = s->stopping || r->gone, done = r->model_done;
         if (!stop && !done)
             suspend(r);
         pthread_mutex_unlock(&s->mu);
@@ -1084,6 +1160,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         r->mreq = NULL;
     }
     timer_cancel(s, r);
+    unwatch(s, r);
     if (r->prev)
         r->prev->next = r->next;
     else
@@ -1094,10 +1171,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     s->st.requests++;
     s->pending -= r->counted;
     /* The client closed before the whole answer left (replay's
-     * cancellations; not the sim's own cut, nor its stop). */
-    r->aborted = r->inference && r->started && !r->cut && !s->stopping &&
-                 toe != MHD_REQUEST_TERMINATED_COMPLETED_OK &&
-                 toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN;
+     * cancellations; not the sim's own cut, nor its stop), seen by the
+     * loop's watch or at a write. */
+    r->aborted = r->inference && r->started && !r->cut &&
+                 (r->gone || (!s->stopping && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK &&
+                              toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN));
     s->met.aborted += r->aborted;
     if (r->fault != LT_SIM_FAULT_NONE || r->mfault != LT_SIM_MFAULT_NONE)
         s->st.faults++;
@@ -1228,7 +1306,7 @@ static int64_t tick(struct lt_sim *s, int64_t now)
 static void *loop_main(void *arg)
 {
     struct lt_sim *s = arg;
-    struct epoll_event evs[2];
+    struct epoll_event evs[64];
     int64_t timer_at = -1;
     for (;;) {
         pthread_mutex_lock(&s->mu);
@@ -1247,14 +1325,26 @@ static void *loop_main(void *arg)
             arm_timer(s, next);
             timer_at = next;
         }
-        int n = epoll_wait(s->ep, evs, 2, -1);
+        int n = epoll_wait(s->ep, evs, (int)(sizeof evs / sizeof evs[0]), -1);
+        bool gone = false;
         for (int i = 0; i < n; i++) {
-            uint64_t v;
-            if (evs[i].data.u32 == 0 && read(s->tfd, &v, sizeof v) == sizeof v)
+            uint64_t v, tag = evs[i].data.u64;
+            if (tag == EV_TIMER && read(s->tfd, &v, sizeof v) == sizeof v)
                 timer_at = -1;
-            else if (evs[i].data.u32 == 1 && read(s->wfd, &v, sizeof v) < 0)
+            else if (tag == EV_WAKER && read(s->wfd, &v, sizeof v) < 0)
                 v = 0; /* already drained */
+            gone |= tag >= EV_WATCH;
         }
+        if (!gone)
+            continue;
+        pthread_mutex_lock(&s->mu);
+        /* The model first, up to now: what it emitted before the client
+         * left stays emitted. */
+        advance(s, now_ns(s));
+        for (int i = 0; i < n; i++)
+            if (evs[i].data.u64 >= EV_WATCH)
+                departed(s, evs[i].data.u64 - EV_WATCH);
+        pthread_mutex_unlock(&s->mu);
     }
     return NULL;
 }
@@ -1298,8 +1388,8 @@ struct lt_sim *lt_sim_start(const struct lt_sim_opts *o, struct lt_err *err)
         rc = lt_errset(err, LT_EIO, "cannot create the event loop: %s", strerror(errno));
         goto out;
     }
-    struct epoll_event tev = {.events = EPOLLIN, .data.u32 = 0};
-    struct epoll_event wev = {.events = EPOLLIN, .data.u32 = 1};
+    struct epoll_event tev = {.events = EPOLLIN, .data.u64 = EV_TIMER};
+    struct epoll_event wev = {.events = EPOLLIN, .data.u64 = EV_WAKER};
     if (epoll_ctl(s->ep, EPOLL_CTL_ADD, s->tfd, &tev) < 0 ||
         epoll_ctl(s->ep, EPOLL_CTL_ADD, s->wfd, &wev) < 0) {
         rc = lt_errset(err, LT_EIO, "cannot create the event loop: %s", strerror(errno));

@@ -328,7 +328,7 @@ static void test_sample(void **state)
     /* A first session larger than the count: refused, named. */
     uint8_t keep[7];
     struct lt_err err = {0};
-    assert_int_equal(lt_plan_sample(&js, 0, 0, 1, keep, NULL, &err), LT_EINVAL);
+    assert_int_equal(lt_plan_sample(&js, 0, 0, 1, keep, NULL, &err), LT_EUSAGE);
     assert_non_null(strstr(err.msg, "has 2 requests"));
 }
 

@@ -16,8 +16,8 @@
 L=$LOADTRACE
 
 # i: out (= max_tokens in the sim's log), the cancel keys. Cancel points
-# stay 20+ tokens before the end, so the sim has writes left to notice the
-# departure on; time points fall well inside the stream (the default
+# stay 20+ tokens before the end, so each departure comes while the sim
+# still streams (tests/sim/departure.sh: one while queued); time points fall well inside the stream (the default
 # profile: ~0.6 s to the first token, then ~6 ms a token).
 cat >"$T/t.jsonl" <<'EOF'
 {"t":0,"in":16,"out":40}
@@ -48,7 +48,7 @@ start_sim live
     -o "$T/r.lt.zst" 2>"$T/r.err"
 expect_status 0 $? "replay with cancellations (cancelled requests are no failures)"
 expect_grep "9 requests, 3 ok, 0 errors .*, $CANCELLED cancelled" "$T/r.err"
-# the sim notices a departure at its next write: wait for its count
+# the sim counts a departure as its close arrives: wait for its count
 wait_sim_metric $CANCELLED loadtrace_sim_requests_aborted_total
 expect_eq $CANCELLED "$(sim_metric loadtrace_sim_requests_aborted_total)" "the sim's aborted requests"
 "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate --no-server-metrics --no-cancel \
@@ -143,6 +143,25 @@ expect_eq true "$(jq '.runs[0].cancelled > 0' "$T/cap.json")" "the first probe h
 expect_near "$(jq '.runs[0] | .goodput.good_sched / (.measured - .cancelled)' "$T/cap.json")" \
     "$(jq '.capacity.probes[0].attain' "$T/cap.json")" 0.000001 \
     "the first probe's attainment leaves the cancelled out"
+# Each probe says how many it measured (n), how many of them were
+# cancelled, and how many attain is the share of (judged), counted here
+# from the results themselves; the goodput at the max is attain x judged
+# over the probe's wall time (first send to last end), not attain x n.
+results "$T/cap.lt.zst" | jq -s -c 'map(select(.warmup != true)) | group_by(.run)[] |
+    {run: .[0].run, n: length, cancelled: (map(select(.cancelled == true)) | length),
+     errors: (map(select(.err != null)) | length),
+     wall: (((map(.end) | max) - (map(.sent) | min)) / 1e6)}' >"$T/cap.runs"
+[ "$(wc -l <"$T/cap.runs")" -ge 2 ] || fail "the search ran fewer than 2 probes"
+while read -r run; do
+    k=$(echo "$run" | jq .run)
+    expect_eq "$(echo "$run" | jq -c '[.n, .cancelled, .errors, .n - .cancelled]')" \
+        "$(jq -c ".capacity.probes[] | select(.run == $k) | [.n, .cancelled, .faults, .judged]" "$T/cap.json")" \
+        "probe $k: n, cancelled, faults, judged"
+done <"$T/cap.runs"
+maxk=$(jq '.capacity.virtual.max_ok as $m | .capacity.probes[] | select(.load == $m) | .run' "$T/cap.json")
+attain=$(jq ".capacity.probes[] | select(.run == $maxk) | .attain" "$T/cap.json")
+expect_near "$(jq -s ".[] | select(.run == $maxk) | $attain * (.n - .cancelled) / .wall" "$T/cap.runs")" \
+    "$(jq .capacity.virtual.goodput "$T/cap.json")" 0.000001 "goodput at the max: attain x judged / wall"
 
 # analyze: cancelled apart from Ok and errors, in text, JSON and CSV
 "$L" analyze "$T/r.lt.zst" >"$T/a.txt" 2>&1
@@ -159,4 +178,44 @@ expect_eq "3 $CANCELLED $tok {}" \
 expect_eq "$CANCELLED,$tok" \
     "$(awk -F, 'NR == 1 { for (k = 1; k <= NF; k++) c[$k] = k } NR == 2 { print $c["cancelled"] "," $c["cancelled_tokens"] }' "$T/a.csv")" \
     "analyze --csv: cancelled, cancelled_tokens"
+# compare counts cancelled requests apart as analyze does (text, JSON,
+# HTML), keeps them out of its samples (the paired differences are over
+# the requests Ok on both sides), and says when A and B cancelled a
+# different number: one trace, a quarter of its clients leaving after 2
+# tokens, replayed in virtual time with and without --no-cancel. Counted
+# here from the results themselves.
+"$L" cat "$T/s.lt.zst" | jq -c 'if .t != null and (.t % 4 == 0) then .cancel_tokens = 2 else . end' |
+    "$L" import --from jsonl - -o "$T/q.lt.zst" -q || fail "import with cancel points"
+"$L" replay "$T/q.lt.zst" --target sim --virtual -o "$T/qa.lt.zst" -q --no-summary
+"$L" replay "$T/q.lt.zst" --target sim --virtual --no-cancel -o "$T/qb.lt.zst" -q --no-summary
+counts() { # results: ok errors cancelled cancelled_tokens
+    results "$1" | jq -s -r 'map(select(.warmup != true)) |
+        (map(select(.cancelled == true))) as $c |
+        (map(select(.cancelled != true and .status == 200 and .err == null and (.out // 0) >= 1))) as $ok |
+        "\($ok | length) \(length - ($ok | length) - ($c | length)) \($c | length) \($c | map(.out // 0) | add // 0)"'
+}
+ca=$(counts "$T/qa.lt.zst")
+cb=$(counts "$T/qb.lt.zst")
+[ "$(echo "$ca" | cut -d' ' -f3)" -gt 0 ] || fail "nothing cancelled in A: $ca"
+"$L" compare "$T/qa.lt.zst" "$T/qb.lt.zst" --json >"$T/cmp.json"
+expect_status 0 $? "compare --json"
+expect_eq "$ca|$cb|true|1" \
+    "$(jq -r '.runs[0] as $r | "\($r.a_ok) \($r.a_errors) \($r.a_cancelled) \($r.a_cancelled_tokens)|\($r.b_ok) \($r.b_errors) \($r.b_cancelled) \($r.b_cancelled_tokens)|\($r.cancelled_differ)|\(.cancelled_differ)"' "$T/cmp.json")" \
+    "compare --json: ok, errors, cancelled and their tokens of A and B; they differ"
+# requests Ok on both sides, by record number
+okboth=$({ results "$T/qa.lt.zst"; results "$T/qb.lt.zst"; } |
+    jq -s '[.[] | select(.cancelled != true and .status == 200 and .err == null and (.out // 0) >= 1) | .i] |
+        group_by(.) | map(select(length == 2)) | length')
+expect_eq "$okboth" "$(jq '.runs[0].paired.pairs' "$T/cmp.json")" "paired: only the requests Ok on both sides"
+"$L" compare "$T/qa.lt.zst" "$T/qb.lt.zst" --html "$T/cmp.html" >"$T/cmp.txt"
+set -- $ca
+expect_grep "cancelled (closed where the trace's client left; not errors, in no figure below): $3 and 0, $4 and 0 tokens" "$T/cmp.txt"
+expect_grep "NOTE: A and B cancelled a different number of requests ($3 and 0)" "$T/cmp.txt"
+expect_grep "^cancelled: A and B differ in 1 of 1 matched runs" "$T/cmp.txt"
+expect_grep "A and B cancelled a different number of requests" "$T/cmp.html"
+# the same file on both sides: no difference to note
+"$L" compare "$T/qa.lt.zst" "$T/qa.lt.zst" >"$T/same.txt"
+expect_no_grep "NOTE: A and B cancelled" "$T/same.txt"
+expect_eq false "$("$L" compare "$T/qa.lt.zst" "$T/qa.lt.zst" --json | jq .runs[0].cancelled_differ)" \
+    "the same file: cancelled_differ false"
 finish

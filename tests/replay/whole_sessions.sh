@@ -77,12 +77,12 @@ live req5 --speed 20 --requests 5
 expect_status 0 $? "replay --requests 5"
 expect_eq "0 1 2 6 8" "$(asked "$T/req5.log")" "records sent with --requests 5"
 
-# --- --requests 2: the first session alone has 3 requests: refused, named,
+# --- --requests 2: the first session alone has 3 requests: a usage error
+# (exit 2, docs/cli.md) that names the smallest N that keeps it whole;
 # nothing sent.
 live req2 --speed 20 --requests 2
-st=$?
-[ "$st" -ne 0 ] || fail "replay --requests 2 exited 0 though no whole session fits"
-expect_grep "first session to replay (record 0) has 3 requests" "$T/req2.err"
+expect_status 2 $? "replay --requests 2, though no whole session fits"
+expect_grep "first session to replay (record 0) has 3 requests.*ask for at least 3" "$T/req2.err"
 expect_eq "" "$(asked "$T/req2.log" 2>/dev/null)" "records sent with --requests 2"
 
 # --- closed loop: --requests 6 per run takes the same whole sessions.
@@ -103,8 +103,16 @@ expect_status 0 $? "virtual --window"
 expect_eq "3 4 5 7 11" "$(recs "$T/vwin.lt.zst")" "records replayed in virtual time with --window"
 expect_grep "sample: 5 of 13 requests, 2 of 5 sessions" "$T/vwin.err"
 virt vreq2 --requests 2
-[ $? -ne 0 ] || fail "virtual --requests 2 exited 0 though no whole session fits"
-expect_grep "first session to replay (record 0) has 3 requests" "$T/vreq2.err"
+expect_status 2 $? "virtual --requests 2, though no whole session fits"
+expect_grep "first session to replay (record 0) has 3 requests.*ask for at least 3" "$T/vreq2.err"
+# the closed loop and a capacity search's probes sample the same way
+virt vreq2c --requests 2 --concurrency 1
+expect_status 2 $? "virtual closed loop --requests 2"
+"$L" replay "$T/h.lt.zst" --target sim --virtual --find-max concurrency --slo ttft=1s \
+    --requests 2 -o "$T/fm2.lt.zst" -q 2>"$T/fm2.err" >/dev/null
+expect_status 2 $? "--find-max concurrency --requests 2"
+expect_grep "ask for at least 3" "$T/fm2.err"
+[ ! -e "$T/fm2.lt.zst" ] || fail "a refused search wrote a results file"
 expect_no_grep "recorded in" "$T/vreq2.err"
 [ ! -e "$T/vreq2.lt.zst" ] || fail "virtual --requests 2 wrote a results file"
 virt vreq --requests 6
