@@ -93,7 +93,7 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
     lt_heap_init(&p->again, sizeof(struct lt_plan_item), before, NULL, NULL);
     /* A streamed trace stays streamed only where the plan walks the jobs
      * once, in order: anything else reads every job now. */
-    p->streamed = jobs->stream && o->mode == LT_PLAN_TRACE && o->parts <= 1;
+    p->streamed = jobs->stream && o->mode != LT_PLAN_CONCURRENCY && o->parts <= 1;
     if (p->streamed) {
         if ((rc = stream_init(p, err)) < 0)
             lt_plan_release(p);
@@ -299,20 +299,153 @@ static int scan_records(struct lt_plan *p, struct tt_scan *c, struct lt_err *err
  * sample), once more with --duration (the cut needs the scale, which
  * --rate takes from the last time kept). Nothing per request is kept;
  * the sample's entry per session only until the run begins. */
+/* Seq i is not replayed: mark (LT_PLAN_TURN_CUT or _OUT) is what its
+ * session's next turn learns. */
+static void lay_cut(struct lt_plan *p, size_t i, int64_t mark)
+{
+    p->state[i] = LT_PLAN_DONE;
+    p->offs[i] = p->lay_prev;
+    lt_plan_jobs_turn_over(p->jobs, i, mark);
+}
+
+/* Room for npos seqs of offs, state and attempts (address space). */
+static int map_seqs(struct lt_plan *p, size_t npos, struct lt_err *err)
+{
+    if (lt_vmem_map(&p->m_offs, npos * sizeof *p->offs) < 0 ||
+        lt_vmem_map(&p->m_state, npos) < 0 || lt_vmem_map(&p->m_attempts, npos) < 0)
+        return lt_errset(err, LT_ENOMEM, "out of memory planning %zu requests", npos);
+    p->offs = p->m_offs.p;
+    p->state = p->m_state.p;
+    p->attempts = p->m_attempts.p;
+    return 0;
+}
+
+/* The open loop's arrivals of run `run`, and how many of the kept0 it
+ * keeps before the duration (drawn once to count them: nothing kept). */
+static int loop_arrivals(struct lt_plan *p, uint32_t run, struct lt_err *err)
+{
+    const struct lt_plan_opts *o = &p->o;
+    uint64_t seed = lt_mix64(o->seed + run);
+    int rc = lt_plan_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed, o->duration_us, err);
+    if (rc < 0)
+        return rc;
+    p->kept = p->kept0;
+    for (size_t i = 0; i < p->kept0; i++) {
+        int64_t at;
+        if ((rc = lt_plan_arrive_next(&p->arrive, &at, err)) < 0)
+            return rc;
+        if (rc == 0) {
+            p->kept = i;
+            break;
+        }
+    }
+    return lt_plan_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed, o->duration_us, err);
+}
+
+/* An open loop over a streamed trace: the trace in laps (its positions
+ * are the seqs: lt_plan_jobs_laps), the last lap, when --requests ends
+ * one part-way, a sample of whole sessions (the sampler, as
+ * lt_plan_sample decides it for a loaded trace), the arrivals drawn as
+ * the seqs are laid out. */
+static int stream_init_loop(struct lt_plan *p, struct lt_err *err)
+{
+    const struct lt_plan_jobs *js = p->jobs;
+    size_t n = js->n;
+    uint64_t want = p->o.requests ? p->o.requests : n;
+    size_t laps = (size_t)(want / n), rest = (size_t)(want % n), kept_rest = rest;
+    int rc = 0;
+    p->first_out = SIZE_MAX;
+    p->lap_sampled = rest && p->sample_laps;
+    if (p->lap_sampled) {
+        struct lt_plan_sampler sp;
+        lt_plan_sampler_init(&sp, 0, 0, rest);
+        struct tt_scan c = {.sp = &sp, .counting = true};
+        lt_plan_tt_walk_init(&c.w, &p->o.tt);
+        rc = scan_records(p, &c, err);
+        c.counting = false;
+        if (rc >= 0)
+            rc = scan_records(p, &c, err);
+        if (rc >= 0) {
+            kept_rest = (size_t)sp.sm.requests;
+            p->first_out = sp.first_out;
+            if (!laps) {
+                p->sampled = true;
+                p->sample = sp.sm;
+            }
+        }
+        lt_plan_sampler_release(&sp);
+        if (rc < 0 && !laps)
+            return rc; /* not even one session fits */
+        if (rc < 0) { /* the laps alone */
+            rest = kept_rest = 0;
+            p->lap_sampled = false;
+        }
+    }
+    p->laps_pos = laps * n;
+    p->npos = laps * n + (p->lap_sampled ? n : rest);
+    p->kept0 = laps * n + kept_rest;
+    if ((rc = lt_plan_jobs_laps(js, p->npos, err)) < 0 || (rc = map_seqs(p, p->npos, err)) < 0 ||
+        (rc = loop_arrivals(p, 0, err)) < 0)
+        return rc;
+    p->nseq = p->total = p->npos;
+    p->done_n = p->npos - p->kept;
+    return 0;
+}
+
+/* Lay out an open loop's seqs read so far, reading on until seq `want` -
+ * 1 is laid out: kept (a whole lap, or in the last lap's sample) with the
+ * next arrival, else cut. */
+static int lay_out_loop(struct lt_plan *p, size_t want, struct lt_err *err)
+{
+    const struct lt_plan_jobs *js = p->jobs;
+    while (p->laid < p->nseq) {
+        size_t x = p->laid, read = lt_plan_jobs_loaded(js);
+        if (x >= read) {
+            if (x >= want)
+                break;
+            int rc = lt_plan_jobs_need(js, p->low, read + LT_PLAN_LOOKAHEAD, err);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        const struct lt_plan_job *j = &js->v[x];
+        bool in = true;
+        if (p->lap_sampled && x >= p->laps_pos)
+            in = j->prev != -1 ? j->prev_end != LT_PLAN_TURN_OUT : x - p->laps_pos < p->first_out;
+        int64_t at = 0;
+        int rc = in ? lt_plan_arrive_next(&p->arrive, &at, err) : 0;
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            lay_cut(p, x, in ? LT_PLAN_TURN_CUT : LT_PLAN_TURN_OUT);
+        } else {
+            p->offs[x] = p->lay_prev = at;
+            p->placed++;
+        }
+        p->laid = x + 1;
+        if (p->placed == p->kept && p->laid < p->nseq) {
+            /* every seq kept is laid out: the rest are cut, never read */
+            p->done_n -= p->nseq - p->laid;
+            p->nseq = p->total = p->laid;
+        }
+    }
+    if (p->placed > p->kept)
+        return lt_errset(err, LT_EFORMAT, "the trace changed while it was replayed");
+    return 0;
+}
+
 static int stream_init(struct lt_plan *p, struct lt_err *err)
 {
     const struct lt_plan_jobs *js = p->jobs;
     const struct lt_plan_tt *tt = &p->o.tt;
+    if (p->o.mode != LT_PLAN_TRACE)
+        return stream_init_loop(p, err);
     int rc = lt_plan_tt_check(tt, err);
     if (rc < 0)
         return rc;
     size_t n = js->n;
-    if (lt_vmem_map(&p->m_offs, n * sizeof *p->offs) < 0 || lt_vmem_map(&p->m_state, n) < 0 ||
-        lt_vmem_map(&p->m_attempts, n) < 0)
-        return lt_errset(err, LT_ENOMEM, "out of memory planning %zu requests", n);
-    p->offs = p->m_offs.p;
-    p->state = p->m_state.p;
-    p->attempts = p->m_attempts.p;
+    if ((rc = map_seqs(p, n, err)) < 0)
+        return rc;
     lt_plan_tt_walk_init(&p->walk0, tt);
     p->sampled = tt->win_start_us > 0 || tt->win_end_us > 0 || p->o.requests > 0;
     p->first_out = SIZE_MAX;
@@ -369,14 +502,6 @@ out:
     return rc;
 }
 
-/* Seq i is not replayed: mark (LT_PLAN_TURN_CUT or _OUT) is what its
- * session's next turn learns. */
-static void lay_cut(struct lt_plan *p, size_t i, int64_t mark)
-{
-    p->state[i] = LT_PLAN_DONE;
-    p->offs[i] = p->lay_prev;
-    lt_plan_jobs_turn_over(p->jobs, i, mark);
-}
 
 /* Whether seq x is in the run (the sample's rule, as the sampler decided
  * it: a session's first request by its time and first_out, a later one as
@@ -400,6 +525,8 @@ static void decide(struct lt_plan *p, size_t x)
  * read whole), reading on until seq `want` - 1 is laid out. */
 static int lay_out(struct lt_plan *p, size_t want, struct lt_err *err)
 {
+    if (p->o.mode != LT_PLAN_TRACE)
+        return lay_out_loop(p, want, err);
     const struct lt_plan_jobs *js = p->jobs;
     const int64_t ws = p->o.tt.win_start_us;
     size_t n = js->n;
@@ -591,8 +718,11 @@ int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct 
         p->walk = p->walk0;
         p->laid = p->decided = p->placed = 0;
         p->lay_prev = 0;
-        p->nseq = p->total = p->jobs->n;
-        p->done_n = p->jobs->n - p->kept;
+        size_t npos = p->o.mode == LT_PLAN_TRACE ? p->jobs->n : p->npos;
+        if (p->o.mode != LT_PLAN_TRACE && (rc = loop_arrivals(p, run, err)) < 0)
+            return rc;
+        p->nseq = p->total = npos;
+        p->done_n = npos - p->kept;
         rc = ahead(p, 0, err);
     } else {
         rc = p->o.mode == LT_PLAN_TRACE ? start_trace(p, err) : start_loop(p, err);

@@ -139,6 +139,12 @@ struct lt_plan {
     size_t decided, laid;               /* seqs whose sample is decided; laid out */
     size_t placed;                      /* seqs laid out and kept */
     size_t first_out;                   /* --requests: no session starts at or after it */
+    /* an open loop: positions of the trace's laps, those of the whole
+     * laps, the seqs kept before the duration, whether the last lap is a
+     * sample of whole sessions; its arrivals as they are drawn */
+    size_t npos, laps_pos, kept0;
+    bool lap_sampled;
+    struct lt_plan_arrive arrive;
     int64_t lay_prev;                   /* offs of the last kept seq laid out */
     size_t low, dropped_at, need_edge;
 };

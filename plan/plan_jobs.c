@@ -26,8 +26,9 @@ struct lt_plan_slab {
 struct lt_plan_stream {
     char *path;
     struct lt_reader *r; /* the reading in progress; NULL before the first need */
-    size_t loaded;       /* jobs [dropped, loaded) are held */
+    size_t loaded;       /* jobs [dropped, loaded) are held (positions: see npos) */
     size_t dropped;
+    size_t npos; /* positions v has room for: n, or laps of the trace (lt_plan_jobs_laps) */
     struct lt_vmem vm; /* v: room for n jobs */
     struct lt_plan_slab *slabs;
     /* session -> its latest turn read: job index + 1, or once that turn is
@@ -278,6 +279,7 @@ int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *
     if (lt_vmem_map(&s->vm, js->n * sizeof *js->v) < 0)
         goto oom;
     js->v = s->vm.p;
+    s->npos = js->n;
     goto out;
 oom:
     rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
@@ -311,13 +313,32 @@ static void stream_reset(const struct lt_plan_jobs *js)
     s->r = NULL;
 }
 
+int lt_plan_jobs_laps(const struct lt_plan_jobs *js, size_t npos, struct lt_err *err)
+{
+    struct lt_plan_stream *s = js->stream;
+    if (!s || npos == s->npos)
+        return 0;
+    if (npos > LT_PLAN_MAX_JOBS)
+        return lt_errset(err, LT_EINVAL, "%zu requests: a replay sends at most %zu", npos,
+                         LT_PLAN_MAX_JOBS);
+    stream_reset(js);
+    struct lt_vmem vm;
+    if (lt_vmem_map(&vm, npos * sizeof *js->v) < 0)
+        return lt_errset(err, LT_ENOMEM, "out of memory planning %zu requests", npos);
+    lt_vmem_release(&s->vm);
+    s->vm = vm;
+    ((struct lt_plan_jobs *)js)->v = vm.p; /* the stream's own mapping */
+    s->npos = npos;
+    return 0;
+}
+
 int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, struct lt_err *err)
 {
     struct lt_plan_stream *s = js->stream;
     if (!s)
         return 0;
-    if (upto > js->n)
-        upto = js->n;
+    if (upto > s->npos)
+        upto = s->npos;
     if (from < s->dropped)
         stream_reset(js);
     if (!s->r && s->loaded < upto &&
@@ -328,11 +349,20 @@ int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, s
         int n = lt_reader_next(s->r, &it, err);
         if (n < 0)
             return n;
+        if (n == 0 && s->loaded % js->n == 0) {
+            /* the next lap: the trace from its start, its sessions anew */
+            lt_reader_free(s->r);
+            lt_u64map_release(&s->last);
+            lt_u64map_init(&s->last);
+            if (!(s->r = lt_reader_open_kind(s->path, LT_KIND_TRACE, NULL, err)))
+                return err ? err->code : LT_EIO;
+            continue;
+        }
         if (n == 0)
             return lt_errset(err, LT_EFORMAT,
                              "%s: the trace ended after %zu of %zu requests: "
                              "it changed while it was replayed",
-                             s->path, s->loaded, js->n);
+                             s->path, s->loaded % js->n, js->n);
         if (it->type != LT_ITEM_RECORD)
             continue;
         int rc = fill_job(&js->v[s->loaded], s->loaded, it, &s->slabs, err);
@@ -342,7 +372,7 @@ int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, s
         if ((rc = link_session(js->v, s->loaded - 1, &s->last, s->dropped, err)) < 0)
             return rc;
     }
-    if (s->loaded == js->n && s->r) { /* every record read: the file is closed */
+    if (s->loaded == s->npos && s->r) { /* every record read: the file is closed */
         lt_reader_free(s->r);
         s->r = NULL;
     }

@@ -123,6 +123,12 @@ int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *
  * still held; a turn whose previous one is over already gets its prev_end
  * (lt_plan_jobs_turn_over). Asking for a job already dropped starts the reading over. */
 int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, struct lt_err *err);
+/* A streamed trace read in laps (a loop over it): npos positions, job k
+ * of lap l at position l * n + k (v has room for them: address space),
+ * each lap's sessions linked anew; lt_plan_jobs_need and _drop then take
+ * positions. Before the first need. Returns 0, LT_EINVAL beyond
+ * LT_PLAN_MAX_JOBS, LT_ENOMEM. */
+int lt_plan_jobs_laps(const struct lt_plan_jobs *js, size_t npos, struct lt_err *err);
 /* A streamed trace: jobs below `below` are done with; their memory (whole
  * pages of v, whole slabs) goes back to the system. */
 void lt_plan_jobs_drop(const struct lt_plan_jobs *js, size_t below);

@@ -151,44 +151,64 @@ int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt 
     return (int64_t)kept;
 }
 
-int64_t lt_plan_sched_open(enum lt_plan_arrivals a, double rate, double cv, uint64_t seed,
-                           int64_t duration_us, int64_t *out, size_t n, struct lt_err *err)
+int lt_plan_arrive_init(struct lt_plan_arrive *g, enum lt_plan_arrivals a, double rate, double cv,
+                        uint64_t seed, int64_t duration_us, struct lt_err *err)
 {
     if (!(rate > 0) || !isfinite(rate))
         return lt_errset(err, LT_EINVAL, "the open-loop rate must be a positive number");
     if (a == LT_PLAN_GAMMA && !(cv > 0))
         return lt_errset(err, LT_EINVAL, "gamma arrivals need a positive CV (gamma:CV)");
-    struct lt_rng rng;
-    lt_rng_seed(&rng, seed);
-    double mean = 1e6 / rate, t = 0;
-    double shape = a == LT_PLAN_GAMMA ? 1.0 / (cv * cv) : 1.0;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        if (!(t <= (double)LT_PLAN_MAX_OFFSET_US)) {
-            if (duration_us > 0)
-                break; /* past any duration too */
-            return lt_errset(err, LT_EINVAL,
-                             "--rate %g would put request %zu at %.3g s, beyond the %.0f s "
-                             "(100 years) a schedule may span",
-                             rate, i + 1, t / 1e6, (double)LT_PLAN_MAX_OFFSET_US / 1e6);
-        }
-        int64_t us = (int64_t)llround(t);
-        if (duration_us > 0 && us >= duration_us)
-            break;
-        out[i] = us;
-        switch (a) {
-        case LT_PLAN_POISSON:
-            t += lt_rng_exp(&rng, mean);
-            break;
-        case LT_PLAN_GAMMA:
-            t += lt_rng_gamma(&rng, shape, mean / shape);
-            break;
-        case LT_PLAN_CONSTANT:
-            t = (double)(i + 1) * mean;
-            break;
-        }
+    *g = (struct lt_plan_arrive){.a = a,
+                                 .rate = rate,
+                                 .mean = 1e6 / rate,
+                                 .shape = a == LT_PLAN_GAMMA ? 1.0 / (cv * cv) : 1.0,
+                                 .duration_us = duration_us};
+    lt_rng_seed(&g->rng, seed);
+    return 0;
+}
+
+int lt_plan_arrive_next(struct lt_plan_arrive *g, int64_t *us, struct lt_err *err)
+{
+    if (!(g->t <= (double)LT_PLAN_MAX_OFFSET_US)) {
+        if (g->duration_us > 0)
+            return 0; /* past any duration too */
+        return lt_errset(err, LT_EINVAL,
+                         "--rate %g would put request %llu at %.3g s, beyond the %.0f s "
+                         "(100 years) a schedule may span",
+                         g->rate, (unsigned long long)g->i + 1, g->t / 1e6,
+                         (double)LT_PLAN_MAX_OFFSET_US / 1e6);
     }
-    return (int64_t)i;
+    int64_t at = (int64_t)llround(g->t);
+    if (g->duration_us > 0 && at >= g->duration_us)
+        return 0;
+    *us = at;
+    g->i++;
+    switch (g->a) {
+    case LT_PLAN_POISSON:
+        g->t += lt_rng_exp(&g->rng, g->mean);
+        break;
+    case LT_PLAN_GAMMA:
+        g->t += lt_rng_gamma(&g->rng, g->shape, g->mean / g->shape);
+        break;
+    case LT_PLAN_CONSTANT:
+        g->t = (double)g->i * g->mean;
+        break;
+    }
+    return 1;
+}
+
+int64_t lt_plan_sched_open(enum lt_plan_arrivals a, double rate, double cv, uint64_t seed,
+                           int64_t duration_us, int64_t *out, size_t n, struct lt_err *err)
+{
+    struct lt_plan_arrive g;
+    int rc = lt_plan_arrive_init(&g, a, rate, cv, seed, duration_us, err);
+    if (rc < 0)
+        return rc;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if ((rc = lt_plan_arrive_next(&g, &out[i], err)) <= 0)
+            break;
+    return rc < 0 ? rc : (int64_t)i;
 }
 
 int lt_plan_parse_arrivals(const char *s, enum lt_plan_arrivals *a, double *cv, struct lt_err *err)

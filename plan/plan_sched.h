@@ -21,6 +21,7 @@
 #define LT_PLAN_SCHED_H
 
 #include "base/lt_err.h"
+#include "base/lt_rng.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -85,6 +86,23 @@ enum lt_plan_arrivals {
     LT_PLAN_GAMMA = 1,
     LT_PLAN_CONSTANT = 2,
 };
+
+/* Open-loop arrivals one at a time (lt_plan_sched_open is built on it). */
+struct lt_plan_arrive {
+    enum lt_plan_arrivals a;
+    double rate, mean, shape, t;
+    int64_t duration_us;
+    uint64_t i; /* arrivals drawn */
+    struct lt_rng rng;
+};
+/* Returns 0, or LT_EINVAL for a rate that is not a positive number or a
+ * gamma CV that is not positive. */
+int lt_plan_arrive_init(struct lt_plan_arrive *g, enum lt_plan_arrivals a, double rate, double cv,
+                        uint64_t seed, int64_t duration_us, struct lt_err *err);
+/* The next arrival in *us: 1, or 0 when it would fall at or after the
+ * duration, or LT_EINVAL beyond LT_PLAN_MAX_OFFSET_US without a duration
+ * (the error names the rate and the request). */
+int lt_plan_arrive_next(struct lt_plan_arrive *g, int64_t *us, struct lt_err *err);
 
 /* Fill out[0..n) with open-loop send offsets (µs) at `rate` requests/s.
  * cv is the gamma coefficient of variation. When duration_us > 0, arrivals

@@ -520,11 +520,14 @@ struct hit_walk {
     struct lt_plan_sampler *sp; /* a streamed plan's sample, or NULL */
     bool counting, blocks;
     uint32_t bt;
+    size_t limit; /* records read past this are not in the run */
 };
 
 static int hit_rec(void *ud, const struct lt_plan_rec_key *k)
 {
     struct hit_walk *w = ud;
+    if (k->idx >= w->limit)
+        return 0;
     if (w->counting)
         return lt_plan_sampler_count(w->sp, k, NULL);
     bool in = true;
@@ -539,26 +542,36 @@ static int hit_rec(void *ud, const struct lt_plan_rec_key *k)
 static double trace_hit_rate(const struct lt_replay *rp, unsigned *level)
 {
     const struct lt_plan *pl = &rp->plan;
-    struct hit_walk w = {.bt = rp->build.block_tokens};
+    struct hit_walk w = {.bt = rp->build.block_tokens, .limit = SIZE_MAX};
     lt_hits_init(&w.h, LT_HITS_MAX);
     int rc = 0;
     if (pl->streamed) {
         /* every record in order, but those the sample leaves out: the
          * sample's rule read again (its sessions' sizes first, for
-         * --requests) */
+         * --requests); an open loop's whole laps first, then its last */
         struct lt_plan_sampler sp;
         const struct lt_plan_tt *tt = &pl->o.tt;
-        if (pl->sampled) {
-            lt_plan_sampler_init(&sp, tt->win_start_us, tt->win_end_us, pl->o.requests);
+        bool loop = pl->o.mode != LT_PLAN_TRACE;
+        size_t n = pl->jobs->n, laps = loop ? pl->laps_pos / n : 0;
+        for (size_t l = 0; rc >= 0 && l < laps; l++)
+            rc = lt_plan_jobs_each(pl->jobs, hit_rec, &w, NULL);
+        if (loop && !pl->lap_sampled)
+            w.limit = pl->npos - pl->laps_pos;
+        bool sampled = loop ? pl->lap_sampled : pl->sampled;
+        if (sampled) {
+            if (loop)
+                lt_plan_sampler_init(&sp, 0, 0, pl->o.requests % n);
+            else
+                lt_plan_sampler_init(&sp, tt->win_start_us, tt->win_end_us, pl->o.requests);
             w.sp = &sp;
             w.counting = pl->o.requests > 0;
-            if (w.counting)
+            if (w.counting && rc >= 0)
                 rc = lt_plan_jobs_each(pl->jobs, hit_rec, &w, NULL);
             w.counting = false;
         }
-        if (rc >= 0)
+        if (rc >= 0 && w.limit)
             rc = lt_plan_jobs_each(pl->jobs, hit_rec, &w, NULL);
-        if (pl->sampled)
+        if (sampled)
             lt_plan_sampler_release(&sp);
     } else {
         /* the run's seqs (a loop's laps repeat the trace), but those cut */

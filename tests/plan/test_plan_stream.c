@@ -143,7 +143,9 @@ static int eng_send(void *ud, size_t seq, struct lt_err *err)
     const struct lt_plan_job *j = &e->p->jobs->v[lt_plan_job_of(e->p, seq)];
     struct sent s;
     memset(&s, 0, sizeof s); /* compared with memcmp: padding included */
-    s.seq = seq;
+    /* a streamed loop numbers its seqs by position in its laps, the cut
+     * ones of the last lap included: the job and time are what count */
+    s.seq = e->p->o.mode == LT_PLAN_TRACE ? seq : 0;
     s.at = e->p->offs[seq];
     s.index = j->index;
     s.t = j->t;
@@ -180,12 +182,13 @@ static size_t last_pages; /* the last run's max_pages */
 static struct sent *run(struct lt_plan *p, uint32_t r, size_t *n, size_t *max_held)
 {
     struct eng e = {.p = p};
-    e.log = calloc(N, sizeof *e.log);
-    e.fifo = calloc(N, sizeof *e.fifo);
-    e.end = calloc(N, sizeof *e.end);
+    e.log = calloc(4 * N, sizeof *e.log);
+    e.fifo = calloc(4 * N, sizeof *e.fifo);
+    e.end = calloc(4 * N, sizeof *e.end);
     struct lt_err err = {0};
     const struct lt_plan_ops ops = {.send = eng_send, .ud = &e};
-    assert_int_equal(lt_plan_start(p, r, 0, &ops, &err), 0);
+    uint32_t level = p->o.mode == LT_PLAN_CONCURRENCY ? 4 : 0;
+    assert_int_equal(lt_plan_start(p, r, level, &ops, &err), 0);
     while (!lt_plan_over(p)) {
         int64_t due = lt_plan_next_due(p);
         int64_t fin = e.head < e.tail ? e.end[e.head] : INT64_MAX;
@@ -296,6 +299,18 @@ static void test_stream_moving_times(void **state)
         {.mode = LT_PLAN_TRACE,
          .requests = 20000,
          .tt = {.win_start_us = 2000000, .spread_us = 700, .rate = 900, .duration_us = 15000000}},
+        /* open loops: a sample of whole sessions (less than the trace),
+         * laps of it and a sample, a duration, gamma arrivals behind a
+         * cap */
+        {.mode = LT_PLAN_RATE, .rate = 1000, .requests = 3000, .seed = 7},
+        {.mode = LT_PLAN_RATE, .rate = 5000, .requests = 100000, .seed = 8},
+        {.mode = LT_PLAN_RATE, .rate = 2000, .duration_us = 10000000, .seed = 9},
+        {.mode = LT_PLAN_RATE,
+         .rate = 3000,
+         .arrivals = LT_PLAN_GAMMA,
+         .cv = 2,
+         .requests = 90000,
+         .max_concurrency = 3},
         /* a window late in the trace: some 21,000 requests cut before it,
          * given back as they are passed (the last mode: checked below) */
         {.mode = LT_PLAN_TRACE, .tt = {.win_start_us = 150000000, .win_end_us = 200000000}},
@@ -337,14 +352,14 @@ static void test_stream_moving_times(void **state)
     remove(path);
 }
 
-/* Closed and open loops repeat the jobs, parts walk sessions whole: the
- * plan loads every job of a streamed trace, and runs as on a loaded one. */
+/* A closed loop reorders the jobs, parts walk sessions whole: the plan
+ * loads every job of a streamed trace, and runs as on a loaded one. */
 static void test_stream_loads_all_when_needed(void **state)
 {
     (void)state;
     struct lt_err err = {0};
     const struct lt_plan_opts modes[] = {
-        {.mode = LT_PLAN_RATE, .rate = 1000, .requests = 3000},
+        {.mode = LT_PLAN_CONCURRENCY, .requests = 3000},
         {.mode = LT_PLAN_TRACE, .parts = 3, .part = 1},
     };
     for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
