@@ -14,6 +14,8 @@
 #     10 M requests over HTTP.
 #   - window: 100 k requests of the 10 M trace (--window 50s,51s: a second
 #     of it) in virtual time, as a user samples a big trace;
+#   - open: an open loop (Poisson, 1,000 req/s) of 100 k requests over the
+#     10 M trace in virtual time (--requests: a sample of whole sessions);
 #   - overloaded: 200 k requests of 365 output tokens at 10,000 req/s in
 #     virtual time against a model that runs 2 at a time (issue 20: 584 MB
 #     when every queued request's token times were held): nearly every
@@ -72,6 +74,8 @@ for bin in "$L" $OTHER; do
         --profile "$OUT/two.profile"
     peak "window 10000000" "$bin" "$OUT/t10000000.lt.zst" --target sim --virtual \
         --profile fast --window 50s,51s
+    peak "open 10000000" "$bin" "$OUT/t10000000.lt.zst" --target sim --virtual \
+        --profile fast --rate 1000 --arrivals poisson --requests 100000
 done | awk '
     /^==/ { print; next }
     { kib[$1, $2] = $3; printf "%-8s %9s requests: peak RSS %7.1f MB, %6.1f s\n", $1, $2, $3 / 1024, $4 }
