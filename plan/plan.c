@@ -311,8 +311,8 @@ static void lay_cut(struct lt_plan *p, size_t i, int64_t mark)
 /* Room for npos seqs of offs, state and attempts (address space). */
 static int map_seqs(struct lt_plan *p, size_t npos, struct lt_err *err)
 {
-    if (lt_vmem_map(&p->m_offs, npos * sizeof *p->offs) < 0 ||
-        lt_vmem_map(&p->m_state, npos) < 0 || lt_vmem_map(&p->m_attempts, npos) < 0)
+    if (lt_vmem_map(&p->m_offs, npos * sizeof *p->offs) < 0 || lt_vmem_map(&p->m_state, npos) < 0 ||
+        lt_vmem_map(&p->m_attempts, npos) < 0)
         return lt_errset(err, LT_ENOMEM, "out of memory planning %zu requests", npos);
     p->offs = p->m_offs.p;
     p->state = p->m_state.p;
@@ -326,7 +326,8 @@ static int loop_arrivals(struct lt_plan *p, uint32_t run, struct lt_err *err)
 {
     const struct lt_plan_opts *o = &p->o;
     uint64_t seed = lt_mix64(o->seed + run);
-    int rc = lt_plan_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed, o->duration_us, err);
+    int rc =
+        lt_plan_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed, o->duration_us, err);
     if (rc < 0)
         return rc;
     p->kept = p->kept0;
@@ -376,7 +377,7 @@ static int stream_init_loop(struct lt_plan *p, struct lt_err *err)
         lt_plan_sampler_release(&sp);
         if (rc < 0 && !laps)
             return rc; /* not even one session fits */
-        if (rc < 0) { /* the laps alone */
+        if (rc < 0) {  /* the laps alone */
             rest = kept_rest = 0;
             p->lap_sampled = false;
         }
@@ -501,7 +502,6 @@ out:
         lt_plan_sampler_release(&sp);
     return rc;
 }
-
 
 /* Whether seq x is in the run (the sample's rule, as the sampler decided
  * it: a session's first request by its time and first_out, a later one as

@@ -103,7 +103,8 @@ struct lt_plan {
     size_t done_n;       /* seqs DONE */
     uint64_t planned;    /* seqs this part means to send in this run */
     uint64_t inflight;   /* seqs SENT */
-    uint32_t *order;     /* job of each seq; NULL when seq k is job k (lt_plan_job_of) */
+    uint32_t *order;     /* job of each seq; NULL when seq k is job (position) k of a streamed
+                            trace: read it with lt_plan_job_of */
     int64_t *offs;       /* due time of each seq, µs; its sched once sent */
     uint8_t *state;      /* enum lt_plan_state */
     uint8_t *attempts;   /* retries made, per seq */
@@ -145,7 +146,7 @@ struct lt_plan {
     size_t npos, laps_pos, kept0;
     bool lap_sampled;
     struct lt_plan_arrive arrive;
-    int64_t lay_prev;                   /* offs of the last kept seq laid out */
+    int64_t lay_prev; /* offs of the last kept seq laid out */
     size_t low, dropped_at, need_edge;
 };
 

@@ -28,7 +28,7 @@ struct lt_plan_stream {
     struct lt_reader *r; /* the reading in progress; NULL before the first need */
     size_t loaded;       /* jobs [dropped, loaded) are held (positions: see npos) */
     size_t dropped;
-    size_t npos; /* positions v has room for: n, or laps of the trace (lt_plan_jobs_laps) */
+    size_t npos;       /* positions v has room for: n, or laps of the trace (lt_plan_jobs_laps) */
     struct lt_vmem vm; /* v: room for n jobs */
     struct lt_plan_slab *slabs;
     /* session -> its latest turn read: job index + 1, or once that turn is
