@@ -10,11 +10,13 @@
  * windows pull the costs).
  *
  * A second client is starved of CPU the way a loaded test machine starves
- * it, most when it has most streams to read: a request's send time is
- * taken on schedule but the request reaches the server up to STARVE_MS
- * later. Such requests look as if they had waited for a place in the
- * batch, the largest one included: the fit must not take the largest batch
- * it saw for max_running from them.
+ * it, most when it has most streams to read: with STARVE_BUSY requests or
+ * more at the server, 4 in 5 of its requests have their send time taken on
+ * schedule but reach the server 20 to STARVE_MS later. Such requests look
+ * as if they had waited for a place in the batch, the largest one
+ * included: the fit must not take the largest batch it saw for
+ * max_running from them, and must still read back a limit the load does
+ * reach.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,7 +80,7 @@ static struct lt_sim_profile hidden_long(void)
 struct scenario {
     struct lt_sim_profile p;
     uint32_t in_lo, in_span; /* prompt lengths: in_lo + [0, in_span) */
-    bool starved;            /* the client stalls (STARVE_MS) instead of the fixed pattern */
+    bool starved;            /* the starved client (STARVE_MS) instead of the CLIENT_MS one */
 };
 
 struct req {
