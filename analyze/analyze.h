@@ -248,6 +248,7 @@ struct lt_analyze_run {
     struct lt_analyze_server *srv;
     uint64_t out_all;
     double trace_hit;
+    double trace_hit_share; /* 1, or the share of prefix chains trace_hit is estimated from */
     /* The run's self-check (its "check" record, analyze_check.c): the load
      * delivered and the client's CPU, summed over the ranks of an MPI run
      * (n_checks of them); n_checks 0 when the file has none. */

@@ -244,6 +244,9 @@ void lt_analyze_server_text(const struct lt_analyze_run *r, FILE *out)
         fprintf(out, isnan(st.hit_rate) ? "-" : "%.1f %%", 100 * st.hit_rate);
         fprintf(out, ", the trace predicts ");
         fprintf(out, isnan(r->trace_hit) ? "-" : "%.1f %%", 100 * r->trace_hit);
+        if (!isnan(r->trace_hit) && r->trace_hit_share < 1)
+            fprintf(out, " (estimated from 1 in %.0f of its prefix chains)",
+                    1 / r->trace_hit_share);
         fprintf(out, "\n");
     }
     double cttft50 = lt_analyze_pct(r->h[LT_AM_TTFT], 50) / 1e3;
@@ -293,8 +296,8 @@ int lt_analyze_server_warnings(const struct lt_analyze_run *r, char (*w)[LT_ANAL
                  "(--reset-prefix-cache)",
                  r->id, 100 * st.hit_rate, 100 * r->trace_hit);
     if (n < max && s->samples && s->errors == s->samples)
-        snprintf(w[n++], LT_ANALYZE_WARN_LEN, "run %u: every scrape of %.100s failed (%.150s)", r->id,
-                 s->ep, s->last_err);
+        snprintf(w[n++], LT_ANALYZE_WARN_LEN, "run %u: every scrape of %.100s failed (%.150s)",
+                 r->id, s->ep, s->last_err);
     return n;
 }
 
@@ -335,6 +338,7 @@ void lt_analyze_server_json(const struct lt_analyze_run *r, FILE *out)
     fprintf(out, ", \"client_output_tokens\": %llu", (unsigned long long)r->out_all);
     jnum(out, "prefix_hit_rate", st.hit_rate, true);
     jnum(out, "trace_prefix_hit_rate", r->trace_hit, true);
+    jnum(out, "trace_prefix_hit_sampled", r->trace_hit_share, true);
     jnum(out, "ttft_p50_ms", st.ttft_p50_ms, true);
     jnum(out, "ttft_p99_ms", st.ttft_p99_ms, true);
     jnum(out, "e2e_p50_ms", st.e2e_p50_ms, true);

@@ -133,6 +133,7 @@ static int get_run_slow(struct lt_analysis *a, uint32_t id, struct lt_analyze_ru
     r->first_sent = INT64_MAX;
     r->last_end = INT64_MIN;
     r->trace_hit = NAN;
+    r->trace_hit_share = 1;
     r->ts.width_us = a->opts.bucket_us;
     r->ts.inv_width = 1.0 / (double)r->ts.width_us;
     for (int m = 0; m < LT_AM_COUNT + 2; m++) {
@@ -189,6 +190,10 @@ int lt_analysis_add_run(struct lt_analysis *a, const struct lt_run *run, struct 
     int64_t ppm;
     if (lt_extra_get_int(&run->extra, "trace_prefix_hit_ppm", &ppm) && ppm >= 0 && ppm <= 1000000)
         r->trace_hit = (double)ppm / 1e6;
+    int64_t lvl;
+    if (lt_extra_get_int(&run->extra, "trace_prefix_hit_sampled_level", &lvl) && lvl > 0 &&
+        lvl <= 64)
+        r->trace_hit_share = ldexp(1.0, -(int)lvl);
     return 0;
 }
 

@@ -4,7 +4,8 @@
  * non-decreasing, plus two heaps: session turns whose time became known
  * when their previous turn ended, and seqs waiting to be retried. A closed
  * loop walks the cursor as slots free. Everything is sized once, for the
- * largest run, in lt_plan_init.
+ * largest run, in lt_plan_init; a streamed trace is laid out as it is
+ * read, and given back behind (plan/README.md "Streaming").
  */
 #include "plan/plan.h"
 
@@ -65,6 +66,7 @@ int lt_plan_check(const struct lt_plan_opts *o, struct lt_err *err)
 
 static int start_trace(struct lt_plan *p, struct lt_err *err);
 static int start_loop(struct lt_plan *p, struct lt_err *err);
+static int stream_init(struct lt_plan *p, struct lt_err *err);
 
 int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struct lt_plan_opts *o,
                  struct lt_err *err)
@@ -87,33 +89,25 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
         p->o.requests = cap;
     }
     p->cap = cap;
+    lt_heap_init(&p->turns, sizeof(struct lt_plan_item), before, NULL, NULL);
+    lt_heap_init(&p->again, sizeof(struct lt_plan_item), before, NULL, NULL);
     /* A streamed trace stays streamed only where the plan walks the jobs
      * once, in order: anything else reads every job now. */
     bool win = o->tt.win_start_us > 0 || o->tt.win_end_us > 0;
     p->streamed = jobs->stream && o->mode == LT_PLAN_TRACE && !win && !o->requests && o->parts <= 1;
-    if (jobs->stream && !p->streamed && (rc = lt_plan_jobs_need(jobs, 0, n, err)) < 0)
+    if (p->streamed) {
+        if ((rc = stream_init(p, err)) < 0)
+            lt_plan_release(p);
+        return rc;
+    }
+    if (jobs->stream && (rc = lt_plan_jobs_need(jobs, 0, n, err)) < 0)
         return rc;
     p->order = malloc(cap * sizeof *p->order);
-    if (p->streamed) { /* the arrival times, read by lt_plan_jobs_open, become offs */
-        if (!(p->offs = lt_plan_jobs_times(jobs, err))) {
-            lt_plan_release(p);
-            return err ? err->code : LT_ENOMEM;
-        }
-        p->offs_times = true;
-    } else {
-        p->offs = malloc(cap * sizeof *p->offs);
-    }
+    p->offs = malloc(cap * sizeof *p->offs);
     p->state = malloc(cap);
     p->attempts = calloc(cap, 1);
-    /* Only a cap queues anything. */
-    if (o->max_concurrency && !(p->waitq = malloc(cap * sizeof *p->waitq)))
-        goto oom;
-    lt_heap_init(&p->turns, sizeof(struct lt_plan_item), before, NULL, NULL);
-    lt_heap_init(&p->again, sizeof(struct lt_plan_item), before, NULL, NULL);
-    /* Per job only what the mode reads: session ends in trace time, laps
-     * launched and done in a closed loop. */
-    if (o->mode == LT_PLAN_TRACE && !(p->job_end = malloc((n ? n : 1) * sizeof *p->job_end)))
-        goto oom;
+    /* Per job only what the mode reads: laps launched and done in a
+     * closed loop. */
     if (o->mode == LT_PLAN_CONCURRENCY &&
         (!(p->job_launched = malloc((n ? n : 1) * sizeof *p->job_launched)) ||
          !(p->job_done = malloc((n ? n : 1) * sizeof *p->job_done))))
@@ -141,7 +135,6 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
             lt_plan_release(p);
             return rc;
         }
-        p->fresh = p->streamed; /* laying it out again would read the trace again */
     }
     return 0;
 oom:
@@ -151,14 +144,19 @@ oom:
 
 void lt_plan_release(struct lt_plan *p)
 {
+    if (p->streamed) {
+        lt_vmem_release(&p->m_offs);
+        lt_vmem_release(&p->m_state);
+        lt_vmem_release(&p->m_attempts);
+    } else {
+        free(p->offs);
+        free(p->state);
+        free(p->attempts);
+    }
     free(p->order);
-    free(p->offs);
-    free(p->state);
-    free(p->attempts);
     free(p->waitq);
     lt_heap_release(&p->turns);
     lt_heap_release(&p->again);
-    free(p->job_end);
     free(p->job_launched);
     free(p->job_done);
     free(p->mine);
@@ -170,10 +168,18 @@ uint32_t lt_plan_runs(const struct lt_plan_opts *o, size_t n_levels)
     return o->mode == LT_PLAN_CONCURRENCY ? (uint32_t)n_levels : 1;
 }
 
+/* The end a turn leaves for its session's next turn (struct
+ * lt_plan_job's prev_end). */
+static int64_t end_mark(int64_t end_us)
+{
+    return end_us > 0 ? end_us + 1 : 1;
+}
+
 /* Trace time: seq k is job k, due at its transformed time; seqs the
  * window, --requests, the duration or the split cut are DONE already. The
  * window and --requests keep whole sessions (lt_plan_sample); the duration
- * is a time limit and cuts where it falls. */
+ * is a time limit and cuts where it falls. (A streamed plan lays out as it
+ * reads: lay_out.) */
 static int start_trace(struct lt_plan *p, struct lt_err *err)
 {
     size_t n = p->jobs->n;
@@ -190,46 +196,243 @@ static int start_trace(struct lt_plan *p, struct lt_err *err)
             return rc;
         keep = p->state;
     }
-    if (p->streamed && !p->offs_times) { /* a later run: the times read again */
-        int64_t *t = lt_plan_jobs_times(p->jobs, err);
-        if (!t)
-            return err ? err->code : LT_ENOMEM;
-        free(p->offs);
-        p->offs = t;
-    }
     for (size_t i = 0; i < n; i++) {
         p->order[i] = (uint32_t)i;
-        if (!p->streamed)
-            p->offs[i] = p->jobs->v[i].t;
+        p->offs[i] = p->jobs->v[i].t;
+        p->jobs->v[i].prev_end = 0; /* the turns' ends of a run before */
     }
-    p->offs_times = false;
     int64_t kept = lt_plan_sched_trace(p->offs, n, tt, keep, p->offs, err);
     if (kept < 0)
         return (int)kept;
-    for (size_t i = 0; i < n; i++) {
-        p->state[i] = p->offs[i] < 0 ? LT_PLAN_DONE : LT_PLAN_PENDING;
-        p->job_end[i] = p->offs[i] < 0 ? PLAN_CUT : -1;
-        if (p->offs[i] < 0)
-            p->done_n++;
-    }
     /* offs must be non-decreasing for the cursor: a cut seq takes the time
-     * of the previous kept one. */
+     * of the previous kept one. Another part's requests are cut like the
+     * window's, after the whole trace was scheduled, so every part keeps
+     * the global schedule. */
     int64_t prev = 0;
     for (size_t i = 0; i < n; i++) {
+        bool cut = p->offs[i] < 0 || (p->mine && !p->mine[i]);
+        p->state[i] = cut ? LT_PLAN_DONE : LT_PLAN_PENDING;
+        if (cut) {
+            lt_plan_jobs_turn_over(p->jobs, i, LT_PLAN_TURN_CUT);
+            p->done_n++;
+        }
         if (p->offs[i] < 0)
             p->offs[i] = prev;
         prev = p->offs[i];
     }
-    /* Another part's requests: cut like the window's, after the whole
-     * trace was scheduled, so every part keeps the global schedule. */
-    if (p->mine)
-        for (size_t i = 0; i < n; i++)
-            if (p->state[i] != LT_PLAN_DONE && !p->mine[i]) {
-                p->state[i] = LT_PLAN_DONE;
-                p->job_end[i] = PLAN_CUT;
-                p->done_n++;
-            }
     return 0;
+}
+
+/* ---- a streamed trace (plan/README.md "Streaming") ---- */
+
+/* Steps 2-3 of the trace-time schedule over the times in record order,
+ * the groups of equal times whole: what steps 4-6 need. */
+struct tt_scan {
+    struct lt_plan_tt_walk w;
+    bool scaled; /* w can place: count what the duration keeps */
+    int64_t gt;  /* the group's time (-1: none yet) */
+    size_t gk;   /* its size */
+    int64_t first, last;
+    size_t kept, placed;
+    int rc;
+    struct lt_err *err;
+};
+
+static void scan_group(struct tt_scan *c)
+{
+    for (size_t m = 0; m < c->gk && c->rc == 0; m++) {
+        int64_t x;
+        if ((c->rc = lt_plan_tt_walk_gap(&c->w, c->gt, m, c->gk, &x, c->err)) < 0)
+            return;
+        if (!c->kept++)
+            c->first = x;
+        c->last = x;
+        c->placed += c->scaled && lt_plan_tt_walk_place(&c->w, x) >= 0;
+    }
+}
+
+static void scan_time(void *ud, int64_t t)
+{
+    struct tt_scan *c = ud;
+    if (t < 0 || c->rc < 0)
+        return; /* before the trace's origin: not replayed */
+    if (t == c->gt && c->w.o.spread_us > 0) {
+        c->gk++;
+        return;
+    }
+    if (c->gk)
+        scan_group(c);
+    c->gt = t;
+    c->gk = 1;
+}
+
+/* One reading of the times: first, last and kept after step 3, and when
+ * w is scaled already, how many the duration keeps. */
+static int scan_times(struct lt_plan *p, struct tt_scan *c, bool scaled, struct lt_err *err)
+{
+    struct lt_plan_tt_walk w = c->w;
+    *c = (struct tt_scan){.scaled = scaled, .gt = -1, .first = -1, .last = -1, .err = err};
+    lt_plan_tt_walk_init(&c->w, &p->o.tt);
+    c->w.first = w.first;
+    c->w.factor = w.factor;
+    int rc = lt_plan_jobs_each_time(p->jobs, scan_time, c, err);
+    if (rc < 0)
+        return rc;
+    if (c->gk)
+        scan_group(c);
+    return c->rc;
+}
+
+/* The schedule's scale and what it keeps, from the first reading's
+ * figures when no transform moves a time, else from the times read
+ * again (twice for --rate with --duration: the rate's scale needs the
+ * last time, the duration's cut needs the scale). Nothing per request is
+ * kept. */
+static int stream_init(struct lt_plan *p, struct lt_err *err)
+{
+    const struct lt_plan_jobs *js = p->jobs;
+    const struct lt_plan_tt *tt = &p->o.tt;
+    int rc = lt_plan_tt_check(tt, err);
+    if (rc < 0)
+        return rc;
+    size_t n = js->n;
+    if (lt_vmem_map(&p->m_offs, n * sizeof *p->offs) < 0 || lt_vmem_map(&p->m_state, n) < 0 ||
+        lt_vmem_map(&p->m_attempts, n) < 0)
+        return lt_errset(err, LT_ENOMEM, "out of memory planning %zu requests", n);
+    p->offs = p->m_offs.p;
+    p->state = p->m_state.p;
+    p->attempts = p->m_attempts.p;
+    lt_plan_tt_walk_init(&p->walk0, tt);
+    bool moves = tt->spread_us > 0 || tt->max_gap_us > 0 || tt->rate > 0;
+    struct tt_scan c = {.w = p->walk0};
+    if (moves) {
+        if ((rc = scan_times(p, &c, false, err)) < 0)
+            return rc;
+    } else {
+        c.first = js->t_first;
+        c.last = js->t_last;
+        c.kept = js->n_nonneg;
+    }
+    if (c.kept && (rc = lt_plan_tt_walk_scale(&p->walk0, c.first, c.last, c.kept, err)) < 0)
+        return rc;
+    p->kept = c.kept;
+    if (c.kept && tt->duration_us > 0) {
+        c.w = p->walk0;
+        if ((rc = scan_times(p, &c, true, err)) < 0)
+            return rc;
+        p->kept = c.placed;
+    }
+    p->nseq = p->total = n;
+    p->done_n = n - p->kept;
+    return 0;
+}
+
+/* Seq i is not replayed. */
+static void lay_cut(struct lt_plan *p, size_t i)
+{
+    p->state[i] = LT_PLAN_DONE;
+    p->offs[i] = p->lay_prev;
+    lt_plan_jobs_turn_over(p->jobs, i, LT_PLAN_TURN_CUT);
+    p->cut++;
+}
+
+/* Lay out the seqs read so far (a group of equal times only once it is
+ * read whole), reading on until seq `want` - 1 is laid out. */
+static int lay_out(struct lt_plan *p, size_t want, struct lt_err *err)
+{
+    const struct lt_plan_jobs *js = p->jobs;
+    size_t n = js->n;
+    if (want > n)
+        want = n;
+    while (p->laid < p->nseq) {
+        size_t i = p->laid, read = lt_plan_jobs_loaded(js);
+        int64_t t = i < read ? js->v[i].t : -1;
+        size_t j = i + 1, k = t >= 0;
+        if (t >= 0 && p->o.tt.spread_us > 0)
+            for (; j < read && (js->v[j].t < 0 || js->v[j].t == t); j++)
+                k += js->v[j].t >= 0;
+        if (i >= read ||
+            (j == read && read < n && p->o.tt.spread_us > 0)) { /* not read whole yet */
+            if (p->laid >= want)
+                break;
+            int rc = lt_plan_jobs_need(js, p->low, read + LT_PLAN_LOOKAHEAD, err);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        size_t m = 0;
+        for (size_t x = i; x < j; x++) {
+            if (js->v[x].t < 0) {
+                lay_cut(p, x);
+                continue;
+            }
+            int64_t at;
+            int rc = lt_plan_tt_walk_gap(&p->walk, t, m++, k, &at, err);
+            if (rc < 0)
+                return rc;
+            if ((at = lt_plan_tt_walk_place(&p->walk, at)) < 0) {
+                lay_cut(p, x);
+                continue;
+            }
+            p->offs[x] = p->lay_prev = at;
+        }
+        p->laid = j;
+        if (p->laid - p->cut == p->kept && p->laid < n) {
+            /* Every seq kept is laid out: the rest are cut, and never
+             * read (counted DONE from the start, no longer). */
+            p->done_n -= n - p->laid;
+            p->nseq = p->total = p->laid;
+            break;
+        }
+        if (p->cut > n - p->kept || (p->laid == n && p->cut != n - p->kept))
+            return lt_errset(err, LT_EFORMAT,
+                             "the trace's times changed while it was replayed (%zu of %zu "
+                             "requests cut, %zu planned)",
+                             p->cut, p->laid, n - p->kept);
+    }
+    return 0;
+}
+
+/* The jobs read LT_PLAN_LOOKAHEAD seqs ahead of seq k (one record per
+ * request that leaves, not a lookahead's worth at once: a stall of
+ * milliseconds in a live run), laid out as far as read, seq k at least. */
+static int ahead(struct lt_plan *p, size_t k, struct lt_err *err)
+{
+    if (!p->streamed || k >= p->nseq)
+        return 0;
+    if (k + LT_PLAN_LOOKAHEAD > p->need_edge) {
+        p->need_edge = k + LT_PLAN_LOOKAHEAD;
+        int rc = lt_plan_jobs_need(p->jobs, p->low, p->need_edge, err);
+        if (rc < 0)
+            return rc;
+    }
+    return lay_out(p, k + 1, err);
+}
+
+/* What is DONE below the oldest seq still in play (at most `upto`) goes
+ * back, in steps of 1,024 seqs: jobs, offs, state and attempts. Never in
+ * lt_plan_finish: the engine records a request before it finishes it,
+ * but may read its job until then. */
+static void give_back(struct lt_plan *p, size_t upto)
+{
+    while (p->low < upto && p->state[p->low] == LT_PLAN_DONE)
+        p->low++;
+    if (p->low >= p->dropped_at + 1024) {
+        lt_plan_jobs_drop(p->jobs, p->low);
+        lt_vmem_give_back(&p->m_offs, p->low * sizeof *p->offs);
+        lt_vmem_give_back(&p->m_state, p->low);
+        lt_vmem_give_back(&p->m_attempts, p->low);
+        p->dropped_at = p->low;
+    }
+}
+
+int lt_plan_hold(struct lt_plan *p, size_t seq, struct lt_err *err)
+{
+    if (!p->streamed || seq >= p->nseq)
+        return 0;
+    give_back(p, seq < p->laid ? seq : p->laid);
+    int rc = lt_plan_jobs_need(p->jobs, p->low, seq + 1, err);
+    return rc < 0 ? rc : lay_out(p, seq + 1, err);
 }
 
 /* Closed and open loop: the trace's jobs in order, repeated as needed;
@@ -296,7 +499,6 @@ int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct 
     p->run = run;
     p->level = level;
     p->ops = *ops;
-    size_t done0 = p->done_n;
     p->cursor = p->done_n = 0;
     p->low = p->dropped_at = p->need_edge = 0;
     p->inflight = 0;
@@ -305,20 +507,26 @@ int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct 
         ; /* a stopped run may leave some */
     p->begun = false;
     int rc = 0;
-    /* The first lookahead read now, before the run's origin (jobs a run
-     * before dropped: the reading starts over). */
-    p->need_edge = LT_PLAN_LOOKAHEAD;
-    if (p->streamed && (rc = lt_plan_jobs_need(p->jobs, 0, p->need_edge, err)) < 0)
-        return rc;
-    if (p->fresh)
-        p->done_n = done0; /* lt_plan_init's layout, untouched since */
-    else
+    if (p->streamed) {
+        /* Laid out as it is read, from the first record again (the turns'
+         * ends a run before left in the jobs forgotten). */
+        lt_plan_jobs_rewind(p->jobs);
+        lt_vmem_clear(&p->m_offs);
+        lt_vmem_clear(&p->m_state);
+        lt_vmem_clear(&p->m_attempts);
+        p->walk = p->walk0;
+        p->laid = p->cut = 0;
+        p->lay_prev = 0;
+        p->nseq = p->total = p->jobs->n;
+        p->done_n = p->jobs->n - p->kept;
+        rc = ahead(p, 0, err);
+    } else {
         rc = p->o.mode == LT_PLAN_TRACE ? start_trace(p, err) : start_loop(p, err);
-    p->fresh = false;
+        memset(p->attempts, 0, p->nseq);
+    }
     if (rc < 0)
         return rc;
     p->planned = p->total - p->done_n;
-    memset(p->attempts, 0, p->nseq);
     if (p->job_launched) {
         memset(p->job_launched, 0, p->jobs->n * sizeof *p->job_launched);
         memset(p->job_done, 0, p->jobs->n * sizeof *p->job_done);
@@ -347,20 +555,32 @@ static bool capped(const struct lt_plan *p)
     return p->o.max_concurrency && p->inflight >= p->o.max_concurrency;
 }
 
-static void enqueue(struct lt_plan *p, size_t seq)
+/* The queue behind the cap grows with what waits in it. */
+static int enqueue(struct lt_plan *p, size_t seq, struct lt_err *err)
 {
-    p->waitq[(p->wq_head + p->wq_len++) % p->nseq] = (uint32_t)seq;
+    if (p->wq_len == p->wq_cap) {
+        size_t nc = p->wq_cap ? p->wq_cap * 2 : 256;
+        size_t *q = malloc(nc * sizeof *q);
+        if (!q)
+            return lt_errset(err, LT_ENOMEM, "out of memory planning the run");
+        for (size_t i = 0; i < p->wq_len; i++)
+            q[i] = p->waitq[(p->wq_head + i) % p->wq_cap];
+        free(p->waitq);
+        p->waitq = q;
+        p->wq_cap = nc;
+        p->wq_head = 0;
+    }
+    p->waitq[(p->wq_head + p->wq_len++) % p->wq_cap] = seq;
     p->state[seq] = LT_PLAN_QUEUED;
+    return 0;
 }
 
 /* seq is due at `at`: send it, or queue it behind the concurrency cap. */
 static int due(struct lt_plan *p, size_t seq, int64_t at, struct lt_err *err)
 {
     p->offs[seq] = at;
-    if (capped(p)) {
-        enqueue(p, seq);
-        return 0;
-    }
+    if (capped(p))
+        return enqueue(p, seq, err);
     return send(p, seq, err);
 }
 
@@ -376,7 +596,7 @@ static int64_t think_us(const struct lt_plan *p, const struct lt_plan_job *job)
  * time, or at that end plus its think time, whichever is later. */
 static int64_t turn_time(const struct lt_plan *p, size_t seq, int64_t prev_end)
 {
-    int64_t t = prev_end + think_us(p, &p->jobs->v[p->order[seq]]);
+    int64_t t = prev_end + think_us(p, &p->jobs->v[lt_plan_job_of(p, seq)]);
     return t > p->offs[seq] ? t : p->offs[seq];
 }
 
@@ -434,24 +654,20 @@ out:
 static int pump_timed(struct lt_plan *p, int64_t now, struct lt_err *err)
 {
     int rc = 0;
-    while (p->cursor < p->nseq && p->offs[p->cursor] <= now) {
+    for (;;) {
+        LT_TRY(ahead(p, p->cursor, err));
+        if (p->cursor >= p->nseq || p->offs[p->cursor] > now)
+            break;
         size_t k = p->cursor++;
         if (p->state[k] == LT_PLAN_DONE)
             continue; /* cut by the window, the duration or the split */
-        if (p->streamed && k + LT_PLAN_LOOKAHEAD > p->need_edge) {
-            /* one record read per request that leaves, not a lookahead's
-             * worth at once (a stall of milliseconds in a live run) */
-            p->need_edge = k + LT_PLAN_LOOKAHEAD;
-            LT_TRY(lt_plan_jobs_need(p->jobs, p->low, p->need_edge, err));
-        }
-        const struct lt_plan_job *job = &p->jobs->v[p->order[k]];
-        if (p->o.mode == LT_PLAN_TRACE && job->prev >= 0 && p->job_end[job->prev] != PLAN_CUT) {
-            int64_t pe = p->job_end[job->prev];
-            if (pe < 0) {
+        const struct lt_plan_job *job = &p->jobs->v[lt_plan_job_of(p, k)];
+        if (p->o.mode == LT_PLAN_TRACE && job->prev != -1 && job->prev_end != LT_PLAN_TURN_CUT) {
+            if (!job->prev_end) {
                 p->state[k] = LT_PLAN_WAITING; /* released when the previous turn ends */
                 continue;
             }
-            int64_t at = turn_time(p, k, pe);
+            int64_t at = turn_time(p, k, job->prev_end - 1);
             if (at > now) {
                 p->state[k] = LT_PLAN_WAITING;
                 LT_TRY(heap_push(&p->turns, at, k, err));
@@ -475,21 +691,12 @@ int lt_plan_pump(struct lt_plan *p, int64_t now_us, struct lt_err *err)
     int rc = 0;
     if (stopped(p))
         return 0;
-    if (p->streamed) {
-        /* What is DONE below the oldest seq still in play is given back
-         * (never in lt_plan_finish: the engine records a request before it
-         * finishes it, but may read its job until then). */
-        while (p->low < p->cursor && p->state[p->low] == LT_PLAN_DONE)
-            p->low++;
-        if (p->low >= p->dropped_at + 1024) {
-            lt_plan_jobs_drop(p->jobs, p->low);
-            p->dropped_at = p->low;
-        }
-    }
+    if (p->streamed)
+        give_back(p, p->cursor);
     while (heap_next(&p->again) <= now_us) {
         struct lt_plan_item h = heap_pop(&p->again);
         if (capped(p))
-            enqueue(p, h.seq);
+            LT_TRY(enqueue(p, h.seq, err));
         else
             LT_TRY(send(p, h.seq, err));
     }
@@ -525,7 +732,7 @@ static int release_slots(struct lt_plan *p, struct lt_err *err)
     int rc = 0;
     while (!stopped(p) && p->wq_len && p->inflight < p->o.max_concurrency) {
         size_t k = p->waitq[p->wq_head];
-        p->wq_head = (p->wq_head + 1) % p->nseq;
+        p->wq_head = (p->wq_head + 1) % p->wq_cap;
         p->wq_len--;
         LT_TRY(send(p, k, err));
     }
@@ -535,14 +742,14 @@ out:
 
 int lt_plan_finish(struct lt_plan *p, size_t seq, int64_t end_us, struct lt_err *err)
 {
-    uint32_t job = p->order[seq];
+    size_t job = lt_plan_job_of(p, seq);
     p->inflight--;
     p->state[seq] = LT_PLAN_DONE;
     if (p->job_done)
         p->job_done[job]++;
     p->done_n++;
     if (p->o.mode == LT_PLAN_TRACE) {
-        p->job_end[job] = end_us;
+        lt_plan_jobs_turn_over(p->jobs, job, end_mark(end_us));
         /* Release the session's next turn if it was waiting for this one
          * (in trace time, seq k sends job k). */
         int64_t nx = p->jobs->v[job].next;

@@ -43,6 +43,7 @@
 #include "plan/plan_sched.h"
 #include "base/lt_err.h"
 #include "base/lt_heap.h"
+#include "base/lt_vmem.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -102,7 +103,7 @@ struct lt_plan {
     size_t done_n;       /* seqs DONE */
     uint64_t planned;    /* seqs this part means to send in this run */
     uint64_t inflight;   /* seqs SENT */
-    uint32_t *order;     /* job of each seq */
+    uint32_t *order;     /* job of each seq; NULL when seq k is job k (lt_plan_job_of) */
     int64_t *offs;       /* due time of each seq, µs; its sched once sent */
     uint8_t *state;      /* enum lt_plan_state */
     uint8_t *attempts;   /* retries made, per seq */
@@ -113,31 +114,40 @@ struct lt_plan {
     struct lt_plan_sample sample;
 
     /* internal. What a run holds per request is what bounds a replay's
-     * memory (bench/README.md): 22 bytes a seq in trace time (order,
-     * offs, state, attempts, job_end), 14 + 8 per job in a closed loop,
-     * 14 in an open one, and 4 more with a concurrency cap (waitq); the
-     * heaps grow with what waits in them. */
+     * memory (bench/README.md): 14 bytes a seq in trace time (order,
+     * offs, state, attempts), 14 + 8 per job in a closed loop, 14 in an
+     * open one; a streamed plan only the seqs in play (see below). The
+     * heaps and the queue behind a cap grow with what waits in them. */
     struct lt_plan_ops ops;
     size_t cap, cursor;
     bool begun;                        /* closed loop: the origin has passed */
     bool sample_laps;                  /* closed and open loop: --requests was given */
-    int64_t *job_end;                  /* trace time: end of each job's request, -1 before,
-                                          PLAN_CUT when the job is not in this run */
     uint32_t *job_launched, *job_done; /* closed loop: per job, in this run */
-    uint32_t *waitq;                   /* QUEUED seqs, a ring; NULL without a cap */
-    size_t wq_head, wq_len;
+    size_t *waitq;                     /* QUEUED seqs, a ring that grows */
+    size_t wq_head, wq_len, wq_cap;
     struct lt_heap turns; /* session turns whose time is known (lt_plan_item) */
     struct lt_heap again; /* seqs waiting to be retried (lt_plan_item) */
     uint8_t *mine;        /* split over parts: 1 for this part's jobs; NULL = all */
     /* A streamed trace (lt_plan_jobs_open) in trace time without a window,
      * --requests or parts: jobs are read LT_PLAN_LOOKAHEAD seqs ahead of
-     * the cursor and dropped below `low`, the oldest seq not DONE
-     * (plan/README.md "Streaming"). */
+     * the cursor and laid out as they are read (offs, state); jobs, offs,
+     * state and attempts are given back below `low`, the oldest seq not
+     * DONE (plan/README.md "Streaming"): only seqs in [low, laid) may be
+     * read. */
     bool streamed;
-    bool offs_times; /* offs hold the trace's arrival times, not laid out yet */
-    bool fresh;      /* the layout lt_plan_init made is unused: lt_plan_start keeps it */
+    struct lt_vmem m_offs, m_state, m_attempts;
+    struct lt_plan_tt_walk walk0, walk; /* scaled; as it goes */
+    size_t kept;                        /* seqs the schedule keeps (the rest are cut) */
+    size_t laid, cut;                   /* seqs laid out; of them cut */
+    int64_t lay_prev;                   /* offs of the last kept seq laid out */
     size_t low, dropped_at, need_edge;
 };
+
+/* The job seq sends. */
+static inline size_t lt_plan_job_of(const struct lt_plan *p, size_t seq)
+{
+    return p->order ? p->order[seq] : seq;
+}
 
 /* Jobs a streamed plan reads ahead of its cursor. */
 #define LT_PLAN_LOOKAHEAD 4096
@@ -180,6 +190,11 @@ int lt_plan_retry(struct lt_plan *p, size_t seq, int64_t end_us, int64_t retry_a
 /* The engine stopped: a seq not yet DONE is DONE now, unsent (closed loop:
  * its sched becomes now_us). */
 void lt_plan_abort(struct lt_plan *p, size_t seq, int64_t now_us);
+
+/* Make seq's job, state and sched readable (a streamed plan reads and
+ * lays out the trace up to it, and gives back what is DONE below it):
+ * for an engine that walks every seq from `low`, as one that stops does. */
+int lt_plan_hold(struct lt_plan *p, size_t seq, struct lt_err *err);
 
 /* True once every seq of the run is DONE. */
 bool lt_plan_over(const struct lt_plan *p);

@@ -2,17 +2,15 @@
  * A trace's requests, loaded for a replay, and their split over the parts
  * of a job (plan_jobs.h).
  */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE, madvise */
 #include "plan/plan_jobs.h"
 #include "base/lt_u64map.h"
+#include "base/lt_vmem.h"
 #include "traces/trace_lengths.h"
 #include "traces/trace_reader.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 /* A slab of the jobs' messages, blocks and texts (8-byte aligned). */
 struct lt_plan_slab {
@@ -30,12 +28,15 @@ struct lt_plan_stream {
     struct lt_reader *r; /* the reading in progress; NULL before the first need */
     size_t loaded;       /* jobs [dropped, loaded) are held */
     size_t dropped;
-    size_t map_len; /* bytes of v mapped (room for n jobs) */
-    size_t freed;   /* v's leading bytes given back */
+    struct lt_vmem vm; /* v: room for n jobs */
     struct lt_plan_slab *slabs;
-    struct lt_u64map last; /* session -> job index + 1 of its latest turn read */
-    int64_t *t;            /* the arrival times, until lt_plan_jobs_times takes them */
+    /* session -> its latest turn read: job index + 1, or once that turn is
+     * over and its next turn not read yet, ENDED | its prev_end for the
+     * next turn (0 for LT_PLAN_TURN_CUT) */
+    struct lt_u64map last;
 };
+
+#define ENDED ((uint64_t)1 << 63)
 
 /* len bytes from the slabs at *head for job `job`; NULL when out of
  * memory. An item over a quarter of a slab gets a slab of its own, behind
@@ -87,6 +88,11 @@ static int check_record(struct lt_plan_jobs *js, const char *path, const struct 
                         size_t *ccap, struct lt_err *err)
 {
     const struct lt_record *rec = &it->rec;
+    if (rec->t >= 0) {
+        if (!js->n_nonneg++)
+            js->t_first = rec->t;
+        js->t_last = rec->t;
+    }
     if (js->n >= LT_PLAN_MAX_JOBS)
         return lt_errset(err, LT_EINVAL, "%s: more than %zu requests: a replay holds at most that",
                          path, LT_PLAN_MAX_JOBS);
@@ -151,9 +157,9 @@ oom:
     return lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
 }
 
-/* Link job idx of v to its session's previous turn (last: session ->
- * job index + 1 of the latest turn read). The previous turn's next is set
- * only when it is still held (>= held_from). */
+/* Link job idx of v to its session's previous turn (last: see struct
+ * lt_plan_stream). The previous turn's next is set only when it is still
+ * held (>= held_from). */
 static int link_session(struct lt_plan_job *v, size_t idx, struct lt_u64map *last, size_t held_from,
                         struct lt_err *err)
 {
@@ -164,7 +170,10 @@ static int link_session(struct lt_plan_job *v, size_t idx, struct lt_u64map *las
     uint64_t *p = lt_u64map_upsert(last, j->session, &added);
     if (!p)
         return lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
-    if (!added) {
+    if (!added && *p & ENDED) {
+        j->prev = LT_PLAN_PREV_GONE;
+        j->prev_end = *p & ~ENDED ? (int64_t)(*p & ~ENDED) : LT_PLAN_TURN_CUT;
+    } else if (!added) {
         j->prev = (int32_t)(*p - 1);
         if ((size_t)j->prev >= held_from)
             v[j->prev].next = (int32_t)idx;
@@ -178,6 +187,7 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
     int rc = 0;
     size_t cap = 0, ccap = 0;
     memset(js, 0, sizeof *js);
+    js->t_first = js->t_last = -1;
     struct lt_u64map last;
     lt_u64map_init(&last);
     struct lt_reader *r = lt_reader_open_kind(path, LT_KIND_TRACE, NULL, err);
@@ -227,8 +237,9 @@ out:
 int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *err)
 {
     int rc = 0;
-    size_t tcap = 0, ccap = 0;
+    size_t ccap = 0;
     memset(js, 0, sizeof *js);
+    js->t_first = js->t_last = -1;
     struct lt_plan_stream *s = calloc(1, sizeof *s);
     if (!s)
         return lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
@@ -247,21 +258,13 @@ int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *
     const struct lt_item *it;
     int n;
     /* The first pass: every record read and checked (a bad one is found
-     * before anything is sent, as with lt_plan_jobs_load), its time kept. */
+     * before anything is sent, as with lt_plan_jobs_load). */
     while ((n = lt_reader_next(r, &it, err)) == 1) {
         if (it->type != LT_ITEM_RECORD)
             continue;
         if ((rc = check_record(js, path, it, &ccap, err)) < 0)
             goto out;
-        if (js->n == tcap) {
-            size_t nc = tcap ? tcap + tcap / 2 : 4096;
-            int64_t *t = realloc(s->t, nc * sizeof *t);
-            if (!t)
-                goto oom;
-            s->t = t;
-            tcap = nc;
-        }
-        s->t[js->n++] = it->rec.t;
+        js->n++;
     }
     if (n < 0) {
         rc = n;
@@ -271,12 +274,9 @@ int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *
         rc = lt_errset(err, LT_EFORMAT, "%s: the trace holds no requests", path);
         goto out;
     }
-    s->map_len = js->n * sizeof *js->v;
-    void *v = mmap(NULL, s->map_len, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (v == MAP_FAILED)
+    if (lt_vmem_map(&s->vm, js->n * sizeof *js->v) < 0)
         goto oom;
-    js->v = v;
+    js->v = s->vm.p;
     goto out;
 oom:
     rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
@@ -302,8 +302,8 @@ static void stream_reset(const struct lt_plan_jobs *js)
     struct lt_plan_stream *s = js->stream;
     free_slabs(&s->slabs);
     if (s->loaded)
-        madvise(js->v, s->map_len, MADV_DONTNEED);
-    s->loaded = s->dropped = s->freed = 0;
+        lt_vmem_clear(&s->vm);
+    s->loaded = s->dropped = 0;
     lt_u64map_release(&s->last);
     lt_u64map_init(&s->last);
     lt_reader_free(s->r);
@@ -344,8 +344,6 @@ int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, s
     if (s->loaded == js->n && s->r) { /* every record read: the file is closed */
         lt_reader_free(s->r);
         s->r = NULL;
-        free(s->t); /* the jobs hold the times (read again if ever asked for) */
-        s->t = NULL;
     }
     return 0;
 }
@@ -360,13 +358,7 @@ void lt_plan_jobs_drop(const struct lt_plan_jobs *js, size_t below)
     if (below <= s->dropped)
         return;
     s->dropped = below;
-    /* whole pages of v, every job on them below `below` */
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t bytes = below * sizeof *js->v / page * page;
-    if (bytes > s->freed) {
-        madvise((char *)js->v + s->freed, bytes - s->freed, MADV_DONTNEED);
-        s->freed = bytes;
-    }
+    lt_vmem_give_back(&s->vm, below * sizeof *js->v);
     /* whole slabs */
     for (struct lt_plan_slab **pp = &s->slabs; *pp;) {
         struct lt_plan_slab *sl = *pp;
@@ -384,38 +376,59 @@ size_t lt_plan_jobs_held(const struct lt_plan_jobs *js)
     return js->stream ? js->stream->loaded - js->stream->dropped : js->n;
 }
 
-int64_t *lt_plan_jobs_times(const struct lt_plan_jobs *js, struct lt_err *err)
+size_t lt_plan_jobs_loaded(const struct lt_plan_jobs *js)
+{
+    return js->stream ? js->stream->loaded : js->n;
+}
+
+void lt_plan_jobs_rewind(const struct lt_plan_jobs *js)
+{
+    if (js->stream)
+        stream_reset(js);
+}
+
+int lt_plan_jobs_each_time(const struct lt_plan_jobs *js, void (*fn)(void *ud, int64_t t), void *ud,
+                           struct lt_err *err)
 {
     struct lt_plan_stream *s = js->stream;
     if (!s) {
-        lt_errset(err, LT_EINVAL, "the trace is not streamed");
-        return NULL;
-    }
-    if (s->t) {
-        int64_t *t = s->t;
-        s->t = NULL;
-        return t;
-    }
-    int64_t *t = malloc(js->n * sizeof *t);
-    if (!t) {
-        lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
-        return NULL;
+        for (size_t j = 0; j < js->n; j++)
+            fn(ud, js->v[j].t);
+        return 0;
     }
     struct lt_reader *r = lt_reader_open_kind(s->path, LT_KIND_TRACE, NULL, err);
+    if (!r)
+        return err ? err->code : LT_EIO;
     size_t k = 0;
     const struct lt_item *it;
-    int n = r ? 0 : -1;
-    while (r && k < js->n && (n = lt_reader_next(r, &it, err)) == 1)
-        if (it->type == LT_ITEM_RECORD)
-            t[k++] = it->rec.t;
+    int n = 0;
+    while (k < js->n && (n = lt_reader_next(r, &it, err)) == 1)
+        if (it->type == LT_ITEM_RECORD) {
+            fn(ud, it->rec.t);
+            k++;
+        }
     lt_reader_free(r);
-    if (k < js->n) {
-        if (n == 0)
-            lt_errset(err, LT_EFORMAT, "%s: the trace changed while it was replayed", s->path);
-        free(t);
-        return NULL;
+    if (k < js->n)
+        return n < 0 ? n
+                     : lt_errset(err, LT_EFORMAT, "%s: the trace changed while it was replayed",
+                                 s->path);
+    return 0;
+}
+
+void lt_plan_jobs_turn_over(const struct lt_plan_jobs *js, size_t j, int64_t prev_end)
+{
+    struct lt_plan_job *job = &js->v[j];
+    if (job->next >= 0) {
+        js->v[job->next].prev_end = prev_end;
+        return;
     }
-    return t;
+    /* Not linked: no later turn, or (streamed) one not read yet, which
+     * finds the end with the session when it is read. */
+    if (!js->stream || !(job->has & LT_HAS_SESSION))
+        return;
+    uint64_t *v = lt_u64map_get(&js->stream->last, job->session);
+    if (v && *v == j + 1)
+        *v = ENDED | (prev_end == LT_PLAN_TURN_CUT ? 0 : (uint64_t)prev_end);
 }
 
 int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
@@ -474,10 +487,8 @@ void lt_plan_jobs_release(struct lt_plan_jobs *js)
         free_slabs(&s->slabs);
         lt_reader_free(s->r);
         lt_u64map_release(&s->last);
-        free(s->t);
         free(s->path);
-        if (js->v)
-            munmap(js->v, s->map_len);
+        lt_vmem_release(&s->vm);
         free(s);
     } else {
         free(js->v);

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One request of the trace, copied out of the reader. Every replay holds
- * one per request of the trace (112 bytes, plus the messages, blocks and
+/* One request of the trace, copied out of the reader. A replay holds one
+ * per request of the trace (120 bytes, plus the messages, blocks and
  * text a record carries), so the fields are packed: a trace holds at most
  * LT_PLAN_MAX_JOBS requests, and a text at most the reader's value limit. */
 struct lt_plan_job {
@@ -30,10 +30,19 @@ struct lt_plan_job {
     uint32_t in, out, reasoning, max_tokens;
     uint32_t n_msgs, n_blocks;
     uint32_t tools_count, tools_tokens;
-    int32_t prev; /* job index of the same session's previous turn, -1 if none */
-    int32_t next; /* ... and of its next turn */
+    int32_t prev; /* job index of the same session's previous turn, -1 if none,
+                     LT_PLAN_PREV_GONE when a streamed trace read this turn after the
+                     previous one had ended and been dropped (prev_end says when) */
+    int32_t next; /* ... and of its next turn, -1 if none (or not read yet) */
     uint32_t text_len;
+    /* Trace time: when the previous turn's request ended, + 1; 0 while it
+     * has not (or there is none); LT_PLAN_TURN_CUT when the previous turn
+     * is not replayed. Set through lt_plan_jobs_turn_over. */
+    int64_t prev_end;
 };
+
+#define LT_PLAN_PREV_GONE (-2)
+#define LT_PLAN_TURN_CUT INT64_MIN
 
 /* Requests a replay may load (job indexes are int32_t). */
 #define LT_PLAN_MAX_JOBS ((size_t)INT32_MAX)
@@ -56,6 +65,11 @@ struct lt_plan_jobs {
      * dropped behind it (the trace streamed); NULL when every job is
      * loaded. See "Streaming" in plan/README.md. */
     struct lt_plan_stream *stream;
+    /* What the first reading saw of the arrival times, in record order:
+     * the first and the last time >= 0 and how many are >= 0 (a
+     * trace-time schedule keeps those: plan_sched.h). */
+    int64_t t_first, t_last;
+    size_t n_nonneg;
 };
 
 /* Where a request is cancelled (docs/replay.md "Cancellations"): the one
@@ -91,9 +105,9 @@ int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *
 void lt_plan_jobs_release(struct lt_plan_jobs *js);
 
 /* The trace at path, streamed (plan/README.md "Streaming"): one pass now
- * reads and checks every record but keeps only n, the arrival times (8
- * bytes a request, until the plan takes them), the cancel points and the
- * header's block size; v has room for n jobs (address space, not memory),
+ * reads and checks every record but keeps only n, what it saw of the
+ * times (t_first, t_last, n_nonneg), the cancel points and the header's
+ * block size; v has room for n jobs (address space, not memory),
  * and a job is readable only between lt_plan_jobs_need and the
  * lt_plan_jobs_drop that passes it. The plan decides (lt_plan_init):
  * trace time without --window, --requests or parts streams; any other
@@ -103,7 +117,8 @@ int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *
 /* Make jobs [from, upto) readable, reading the trace on (a streamed trace;
  * a no-op for a loaded one). Sessions are linked as their turns are read:
  * a turn's prev is set, and its previous turn's next when that one is
- * still held. Asking for a job already dropped starts the reading over. */
+ * still held; a turn whose previous one is over already gets its prev_end
+ * (lt_plan_jobs_turn_over). Asking for a job already dropped starts the reading over. */
 int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, struct lt_err *err);
 /* A streamed trace: jobs below `below` are done with; their memory (whole
  * pages of v, whole slabs) goes back to the system. */
@@ -111,10 +126,22 @@ void lt_plan_jobs_drop(const struct lt_plan_jobs *js, size_t below);
 /* Jobs held in memory: every job of a loaded trace, the window of a
  * streamed one. */
 size_t lt_plan_jobs_held(const struct lt_plan_jobs *js);
-/* The arrival times of a streamed trace (n of them), handed over to the
- * caller (free()), or read again when already taken; NULL when out of
- * memory or unreadable (err filled). */
-int64_t *lt_plan_jobs_times(const struct lt_plan_jobs *js, struct lt_err *err);
+/* Jobs [0, this) have been read (every job of a loaded trace). */
+size_t lt_plan_jobs_loaded(const struct lt_plan_jobs *js);
+/* A streamed trace: back to before the first lt_plan_jobs_need (a run
+ * starts over: every job dropped, the turns' ends forgotten). */
+void lt_plan_jobs_rewind(const struct lt_plan_jobs *js);
+/* The arrival times of every record in order, one call of fn each (the
+ * trace read again for a streamed one). Returns 0, or what reading
+ * failed with. */
+int lt_plan_jobs_each_time(const struct lt_plan_jobs *js, void (*fn)(void *ud, int64_t t), void *ud,
+                           struct lt_err *err);
+/* Trace time: job j's request is over (prev_end: its end + 1, or
+ * LT_PLAN_TURN_CUT when it is not replayed), for its session's next turn:
+ * written into the next turn's prev_end when that one is linked, else
+ * (a streamed trace that has not read it yet) kept with the session until
+ * it is read. */
+void lt_plan_jobs_turn_over(const struct lt_plan_jobs *js, size_t j, int64_t prev_end);
 
 /* What a sample kept (lt_plan_sample): requests and sessions (requests
  * with a session id, by id; a request without one is not counted as a

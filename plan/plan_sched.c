@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt *o,
-                            const uint8_t *keep, int64_t *out, struct lt_err *err)
+int lt_plan_tt_check(const struct lt_plan_tt *o, struct lt_err *err)
 {
     if (o->speed < 0 || o->rate < 0 || o->max_gap_us < 0 || o->spread_us < 0 || o->duration_us < 0)
         return lt_errset(err, LT_EINVAL, "speed, rate, gaps and durations must not be negative");
@@ -27,67 +26,41 @@ int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt 
     if (o->spread_us > LT_PLAN_MAX_OFFSET_US)
         return lt_errset(err, LT_EINVAL, "--spread %.0f s is beyond the %.0f s a schedule may span",
                          (double)o->spread_us / 1e6, (double)LT_PLAN_MAX_OFFSET_US / 1e6);
+    return 0;
+}
 
-    /* 1. window */
-    size_t kept = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool in = keep ? keep[i] && t[i] >= o->win_start_us
-                       : t[i] >= o->win_start_us && (o->win_end_us <= 0 || t[i] < o->win_end_us);
-        out[i] = in ? t[i] - o->win_start_us : -1;
-        kept += in;
+void lt_plan_tt_walk_init(struct lt_plan_tt_walk *w, const struct lt_plan_tt *o)
+{
+    *w = (struct lt_plan_tt_walk){.o = *o, .prev = -1, .factor = 1.0};
+}
+
+int lt_plan_tt_walk_gap(struct lt_plan_tt_walk *w, int64_t t, size_t m, size_t k, int64_t *x,
+                        struct lt_err *err)
+{
+    /* 2. spread a group of equal timestamps evenly over [t, t + D) */
+    if (w->o.spread_us > 0) {
+        if (t > LT_PLAN_MAX_OFFSET_US)
+            return lt_errset(err, LT_EINVAL,
+                             "a request at %.0f s of the trace is beyond the %.0f s a "
+                             "schedule may span",
+                             (double)t / 1e6, (double)LT_PLAN_MAX_OFFSET_US / 1e6);
+        t += (int64_t)((double)w->o.spread_us * (double)m / (double)k);
     }
-    if (!kept)
-        return 0;
-
-    /* 2. spread groups of equal timestamps */
-    if (o->spread_us > 0) {
-        size_t i = 0;
-        while (i < n) {
-            if (out[i] < 0) {
-                i++;
-                continue;
-            }
-            size_t j = i, k = 0;
-            while (j < n && (out[j] < 0 || out[j] == out[i])) {
-                k += out[j] >= 0;
-                j++;
-            }
-            int64_t base = out[i];
-            if (base > LT_PLAN_MAX_OFFSET_US)
-                return lt_errset(err, LT_EINVAL,
-                                 "a request at %.0f s of the trace is beyond the %.0f s a "
-                                 "schedule may span",
-                                 (double)base / 1e6, (double)LT_PLAN_MAX_OFFSET_US / 1e6);
-            size_t m = 0;
-            for (size_t x = i; x < j; x++)
-                if (out[x] >= 0)
-                    out[x] = base + (int64_t)((double)o->spread_us * (double)m++ / (double)k);
-            i = j;
-        }
+    /* 3. compress idle gaps (a cumulative shift keeps the order) */
+    if (w->o.max_gap_us > 0) {
+        if (w->prev >= 0 && t - w->prev > w->o.max_gap_us)
+            w->shift += t - w->prev - w->o.max_gap_us;
+        w->prev = t;
+        t -= w->shift;
     }
+    *x = t;
+    return 0;
+}
 
-    /* 3. compress idle gaps (cumulative shift keeps the order) */
-    if (o->max_gap_us > 0) {
-        int64_t shift = 0, prev = -1;
-        for (size_t i = 0; i < n; i++) {
-            if (out[i] < 0)
-                continue;
-            int64_t orig = out[i];
-            if (prev >= 0 && orig - prev > o->max_gap_us)
-                shift += orig - prev - o->max_gap_us;
-            prev = orig;
-            out[i] = orig - shift;
-        }
-    }
-
-    /* 4-5. rescale, and move the first request to 0 */
-    int64_t first = -1, last = -1;
-    for (size_t i = 0; i < n; i++)
-        if (out[i] >= 0) {
-            if (first < 0)
-                first = out[i];
-            last = out[i];
-        }
+int lt_plan_tt_walk_scale(struct lt_plan_tt_walk *w, int64_t first, int64_t last, size_t kept,
+                          struct lt_err *err)
+{
+    const struct lt_plan_tt *o = &w->o;
     double factor = 1.0;
     if (o->rate > 0 && kept > 1 && last > first)
         factor = ((double)(kept - 1) / o->rate * 1e6) / (double)(last - first);
@@ -110,17 +83,71 @@ int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt 
                          "(100 years) a schedule may span",
                          what, span / 1e6, (double)LT_PLAN_MAX_OFFSET_US / 1e6);
     }
-    for (size_t i = 0; i < n; i++)
-        if (out[i] >= 0)
-            out[i] = (int64_t)llround((double)(out[i] - first) * factor);
+    w->first = first;
+    w->factor = factor;
+    return 0;
+}
 
-    /* 6. duration */
-    if (o->duration_us > 0)
-        for (size_t i = 0; i < n; i++)
-            if (out[i] >= o->duration_us) {
-                out[i] = -1;
-                kept--;
+int64_t lt_plan_tt_walk_place(const struct lt_plan_tt_walk *w, int64_t x)
+{
+    int64_t at = (int64_t)llround((double)(x - w->first) * w->factor);
+    return w->o.duration_us > 0 && at >= w->o.duration_us ? -1 : at;
+}
+
+int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt *o,
+                            const uint8_t *keep, int64_t *out, struct lt_err *err)
+{
+    int rc = lt_plan_tt_check(o, err);
+    if (rc < 0)
+        return rc;
+
+    /* 1. window */
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool in = keep ? keep[i] && t[i] >= o->win_start_us
+                       : t[i] >= o->win_start_us && (o->win_end_us <= 0 || t[i] < o->win_end_us);
+        out[i] = in ? t[i] - o->win_start_us : -1;
+        kept += in;
+    }
+    if (!kept)
+        return 0;
+
+    /* 2-3. groups of equal times (the ones step 1 dropped in between do
+     * not end a group) */
+    struct lt_plan_tt_walk w;
+    lt_plan_tt_walk_init(&w, o);
+    int64_t first = -1, last = -1;
+    for (size_t i = 0; i < n;) {
+        if (out[i] < 0) {
+            i++;
+            continue;
+        }
+        size_t j = i, k = 0;
+        while (j < n && (out[j] < 0 || out[j] == out[i])) {
+            k += out[j] >= 0;
+            j++;
+        }
+        int64_t base = out[i];
+        size_t m = 0;
+        for (size_t x = i; x < j; x++)
+            if (out[x] >= 0) {
+                if ((rc = lt_plan_tt_walk_gap(&w, base, m++, k, &out[x], err)) < 0)
+                    return rc;
+                if (first < 0)
+                    first = out[x];
+                last = out[x];
             }
+        i = j;
+    }
+
+    /* 4-6. rescale, move the first request to 0, cut at the duration */
+    if ((rc = lt_plan_tt_walk_scale(&w, first, last, kept, err)) < 0)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        if (out[i] >= 0) {
+            out[i] = lt_plan_tt_walk_place(&w, out[i]);
+            kept -= out[i] < 0;
+        }
     return (int64_t)kept;
 }
 

@@ -51,6 +51,35 @@ struct lt_plan_tt {
 int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt *o,
                             const uint8_t *keep, int64_t *out, struct lt_err *err);
 
+/* The same transform request by request, for a plan that reads the trace
+ * as it goes (plan/README.md "Streaming"); lt_plan_sched_trace is built
+ * on it, so both give the same offsets. Steps 2-3 need each group of
+ * equal times whole (its size k), and steps 4-6 the first and last time
+ * the kept requests have after step 3 and their number (a first pass). */
+struct lt_plan_tt_walk {
+    struct lt_plan_tt o;
+    int64_t shift, prev; /* --max-gap: the shift so far, the previous time (-1: none) */
+    int64_t first;       /* steps 4-5 */
+    double factor;
+};
+/* Refuse contradictory or negative options: 0 or LT_EINVAL. */
+int lt_plan_tt_check(const struct lt_plan_tt *o, struct lt_err *err);
+void lt_plan_tt_walk_init(struct lt_plan_tt_walk *w, const struct lt_plan_tt *o);
+/* Steps 2-3 for member m (0-based, in order) of a group of k kept requests
+ * at time t (µs from the window's start, >= 0): *x receives the time after
+ * --spread and --max-gap. LT_EINVAL when --spread would place a group
+ * beyond LT_PLAN_MAX_OFFSET_US. */
+int lt_plan_tt_walk_gap(struct lt_plan_tt_walk *w, int64_t t, size_t m, size_t k, int64_t *x,
+                        struct lt_err *err);
+/* Steps 4-5 from the first and last time after step 3 of the `kept`
+ * requests: the factor of --rate or --speed, refused (LT_EINVAL, naming
+ * the option) when the span would exceed LT_PLAN_MAX_OFFSET_US. */
+int lt_plan_tt_walk_scale(struct lt_plan_tt_walk *w, int64_t first, int64_t last, size_t kept,
+                          struct lt_err *err);
+/* Steps 4-6 of a time x after step 3: the send offset, or -1 when the
+ * duration cuts it. */
+int64_t lt_plan_tt_walk_place(const struct lt_plan_tt_walk *w, int64_t x);
+
 enum lt_plan_arrivals {
     LT_PLAN_POISSON = 0,
     LT_PLAN_GAMMA = 1,

@@ -389,7 +389,7 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
     struct lt_replay_req *q = req_get(rp);
     if (!q)
         return lt_errset(err, LT_ENOMEM, "out of memory starting a request");
-    const struct lt_plan_job *job = &rp->trace.v[rp->plan.order[seq]];
+    const struct lt_plan_job *job = &rp->trace.v[lt_plan_job_of(&rp->plan, seq)];
     q->seq = seq;
     q->cancel.idx = SIZE_MAX;
     q->state = RS_IN_CURL;
@@ -649,16 +649,13 @@ static int abort_all(struct lt_replay *rp, struct lt_err *err)
     while (rp->head.next != &rp->head)
         LT_TRY(finish(rp, rp->head.next, LT_REPLAY_ERR_ABORTED, now, err));
     int64_t now_us = lt_replay_since_origin_us(rp, now);
-    for (size_t k = 0; k < rp->plan.total; k++) {
+    /* Below low every seq is DONE (a streamed plan gave their memory
+     * back: they read as PENDING). A streamed plan holds only a window:
+     * the rest is read in order to be recorded, and given back behind. */
+    for (size_t k = rp->plan.low; k < rp->plan.total; k++) {
+        LT_TRY(lt_plan_hold(&rp->plan, k, err));
         if (rp->plan.state[k] == LT_PLAN_DONE)
             continue;
-        /* A streamed plan (seq k is job k) holds only a window of the
-         * jobs: the rest are read in order to be recorded, and given back
-         * behind (every seq below k is DONE by now). */
-        if (rp->plan.streamed && k % 1024 == 0)
-            lt_plan_jobs_drop(&rp->trace, k);
-        if (rp->plan.streamed)
-            LT_TRY(lt_plan_jobs_need(&rp->trace, k, k + 1, err));
         lt_plan_abort(&rp->plan, k, now_us);
         LT_TRY(lt_replay_put_result(rp, k, NULL, LT_REPLAY_ERR_ABORTED, now, err));
         rp->st.requests++;

@@ -43,23 +43,22 @@ static double thread_cpu_s(void)
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+static bool end_before(const void *a, const void *b, void *ctx)
+{
+    (void)ctx;
+    return *(const int64_t *)a < *(const int64_t *)b;
+}
+
 int lt_replay_check_start(struct lt_replay *rp, struct lt_err *err)
 {
+    (void)err;
     struct lt_replay_chk *c = &rp->chk;
-    size_t n = rp->plan.total ? rp->plan.total : 1;
-    free(c->sent);
-    free(c->end);
-    c->sent = malloc(n * sizeof *c->sent);
-    c->end = malloc(n * sizeof *c->end);
-    c->cap = n;
-    if (!c->sent || !c->end)
-        return lt_errset(err, LT_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        c->sent[i] = -1;
+    lt_heap_release(&c->over);
+    *c = (struct lt_replay_chk){.s0 = INT64_MAX, .s1 = INT64_MIN, .q0 = INT64_MAX, .q1 = INT64_MIN};
+    lt_heap_init(&c->over, sizeof(int64_t), end_before, NULL, NULL);
     c->cpu0 = thread_cpu_s();
     c->t0 = lt_mono_now();
     c->out0 = rp->st.out_tokens;
-    c->done = 0;
     return 0;
 }
 
@@ -68,10 +67,27 @@ void lt_replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_re
 {
     struct lt_replay_chk *c = &rp->chk;
     c->done++;
-    if (seq >= c->cap || !q->has_sent)
+    if (!q->has_sent)
         return;
-    c->sent[seq] = lt_replay_since_origin_us(rp, q->sent);
-    c->end[seq] = lt_replay_since_origin_us(rp, end_t);
+    int64_t s = lt_replay_since_origin_us(rp, q->sent), e = lt_replay_since_origin_us(rp, end_t);
+    int64_t sched = rp->plan.offs[seq]; /* held: seq is not DONE yet */
+    c->sent++;
+    c->s0 = s < c->s0 ? s : c->s0;
+    c->q0 = sched < c->q0 ? sched : c->q0;
+    c->q1 = sched > c->q1 ? sched : c->q1;
+    if (s > c->s1) {
+        c->s1 = s;
+        const int64_t *top;
+        while ((top = lt_heap_top(&c->over)) && *top <= s)
+            lt_heap_pop(&c->over, NULL);
+    }
+    if (e > s) {
+        c->busy += (double)(e - s);
+        /* out of memory: its overshoot is kept in the busy time (a tiny
+         * error, on a run already short of memory) */
+        if (e > c->s1)
+            (void)lt_heap_push(&c->over, &e);
+    }
 }
 
 int lt_replay_check_end(struct lt_replay *rp, struct lt_err *err)
@@ -82,26 +98,16 @@ int lt_replay_check_end(struct lt_replay *rp, struct lt_err *err)
     k.wall_s = (double)lt_mono_diff_ns(lt_mono_now(), c->t0) / 1e9;
     k.requests = c->done;
     k.out_tokens = rp->st.out_tokens - c->out0;
-    int64_t s0 = INT64_MAX, s1 = INT64_MIN, q0 = INT64_MAX, q1 = INT64_MIN;
-    size_t n = c->cap < rp->plan.total ? c->cap : rp->plan.total;
-    for (size_t i = 0; i < n; i++) {
-        if (c->sent[i] < 0)
-            continue;
-        k.sent++;
-        s0 = c->sent[i] < s0 ? c->sent[i] : s0;
-        s1 = c->sent[i] > s1 ? c->sent[i] : s1;
-        q0 = rp->plan.offs[i] < q0 ? rp->plan.offs[i] : q0;
-        q1 = rp->plan.offs[i] > q1 ? rp->plan.offs[i] : q1;
-    }
+    k.sent = c->sent;
+    int64_t s0 = c->s0, s1 = c->s1, q0 = c->q0, q1 = c->q1;
     if (k.sent >= 2 && s1 > s0) {
         k.rate_got = (double)(k.sent - 1) / ((double)(s1 - s0) / 1e6);
-        /* The time in flight within [first send, last send]. */
-        double busy = 0;
-        for (size_t i = 0; i < n; i++)
-            if (c->sent[i] >= 0) {
-                int64_t e = c->end[i] < s1 ? c->end[i] : s1;
-                busy += e > c->sent[i] ? (double)(e - c->sent[i]) : 0;
-            }
+        /* The time in flight within [first send, last send]: what ended
+         * after the last send counts up to it. */
+        double busy = c->busy;
+        int64_t e;
+        while (lt_heap_pop(&c->over, &e))
+            busy -= (double)(e - s1);
         k.inflight_got = busy / (double)(s1 - s0);
     }
     if (rp->mode == LT_REPLAY_MODE_CONCURRENCY) {
@@ -120,7 +126,6 @@ int lt_replay_check_end(struct lt_replay *rp, struct lt_err *err)
 
 void lt_replay_check_release(struct lt_replay *rp)
 {
-    free(rp->chk.sent);
-    free(rp->chk.end);
+    lt_heap_release(&rp->chk.over);
     memset(&rp->chk, 0, sizeof rp->chk);
 }

@@ -75,9 +75,14 @@ struct lt_replay_cancels {
 };
 
 /* The run's self-check in progress (replay_check.c). */
+/* The run's check, kept as it goes (nothing per request of the trace):
+ * the span of the sends and of their scheds, the time in flight, and the
+ * ends past the latest send so far, which the busy time must clip. */
 struct lt_replay_chk {
-    int64_t *sent, *end; /* per seq, µs; sent -1: not sent */
-    size_t cap;
+    uint64_t sent;
+    int64_t s0, s1, q0, q1; /* first and last send, first and last sched, µs */
+    double busy;            /* sum of (end - sent) */
+    struct lt_heap over;    /* ends (int64_t) after s1 */
     double cpu0;
     lt_mono t0;
     uint64_t out0, done;

@@ -19,9 +19,9 @@
  * that counter deltas cover the whole run.
  */
 #include "replay/replay_internal.h"
-#include "base/lt_rng.h"
 #include "traces/lt_mp.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_hits.h"
 
 #include <errno.h>
 #include <math.h>
@@ -239,13 +239,13 @@ out:
     return rc;
 }
 
-static double trace_hit_rate(const struct lt_replay *rp);
+static double trace_hit_rate(const struct lt_replay *rp, unsigned *level);
 
 void lt_replay_scrape_before_run(struct lt_replay *rp)
 {
     /* Before the origin is set: a big trace's walk must not make the
      * run's first sends late. */
-    rp->scr.trace_hit = rp->scr.n ? trace_hit_rate(rp) : -1;
+    rp->scr.trace_hit = rp->scr.n ? trace_hit_rate(rp, &rp->scr.trace_hit_level) : -1;
     rp->scr.waiting = -1; /* nothing scraped in this run yet */
     if (!rp->o.reset_prefix_cache)
         return;
@@ -506,101 +506,42 @@ out:
  * share a fingerprint with odds of n / 2^32 (0.2 % at 10 M blocks), which
  * counts one hit too many for a figure that is only compared with the
  * server's at a margin of 10 points (analyze). */
-struct hit_set {
-    uint32_t *v;
-    size_t cap, n;
-    double hit, all;
-};
-
-static size_t hit_slot(uint32_t fp, size_t cap)
-{
-    return (size_t)(lt_mix64(fp) & (cap - 1));
-}
-
-static bool hit_set_add(struct hit_set *s, uint64_t block, bool *seen)
-{
-    uint32_t fp = (uint32_t)(lt_mix64(block) >> 32);
-    fp = fp ? fp : 1;
-    if (4 * (s->n + 1) > 3 * s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 1 << 16;
-        uint32_t *nv = calloc(nc, sizeof *nv);
-        if (!nv)
-            return false;
-        for (size_t k = 0; k < s->cap; k++) {
-            if (!s->v[k])
-                continue;
-            size_t i = hit_slot(s->v[k], nc);
-            while (nv[i])
-                i = (i + 1) & (nc - 1);
-            nv[i] = s->v[k];
-        }
-        free(s->v);
-        s->v = nv;
-        s->cap = nc;
-    }
-    size_t i = hit_slot(fp, s->cap);
-    while (s->v[i] && s->v[i] != fp)
-        i = (i + 1) & (s->cap - 1);
-    *seen = s->v[i] == fp;
-    if (!*seen) {
-        s->v[i] = fp;
-        s->n++;
-    }
-    return true;
-}
-
-/* One request: its leading blocks already sent count as hits. */
-static bool hit_request(struct hit_set *s, const uint64_t *blocks, uint32_t n_blocks, uint32_t in,
-                        uint32_t bt)
-{
-    bool chain = true;
-    uint64_t got = 0;
-    for (uint32_t b = 0; b < n_blocks; b++) {
-        bool seen;
-        if (!hit_set_add(s, blocks[b], &seen))
-            return false;
-        if (seen && chain)
-            got++;
-        else
-            chain = false;
-    }
-    double g = (double)got * bt;
-    s->hit += g < in ? g : in;
-    s->all += in;
-    return true;
-}
-
 /* The prefix-cache hit rate the run's trace allows: each request's
  * leading blocks already sent by an earlier request of the run (an
  * unbounded cache), in tokens, over all prompt tokens. What a server
  * reports far above it came from an earlier run (a warm cache). Returns
- * -1 when the trace has no blocks. A streamed plan (trace time: every
- * record, in order) holds no jobs yet: the trace is read once more. Its
- * memory is the set of distinct blocks (struct hit_set), freed before the
- * run. */
-static double trace_hit_rate(const struct lt_replay *rp)
+ * -1 when the trace has no blocks; *level > 0 when it is estimated from
+ * 1 in 2^level prefix chains (traces/trace_hits.h). A streamed plan
+ * (trace time: every record, in order) holds no jobs yet: the trace is
+ * read once more. Its memory is the set of distinct blocks, bounded,
+ * freed before the run. */
+static double trace_hit_rate(const struct lt_replay *rp, unsigned *level)
 {
     const struct lt_plan *pl = &rp->plan;
-    struct hit_set s = {0};
-    bool ok = true;
+    struct lt_hits s;
+    lt_hits_init(&s, LT_HITS_MAX);
+    bool ok = true, blocks = false;
     uint32_t bt = rp->build.block_tokens;
     if (pl->streamed) {
         struct lt_reader *r = lt_reader_open_kind(rp->o.trace_path, LT_KIND_TRACE, NULL, NULL);
         const struct lt_item *it;
         ok = r != NULL;
         while (ok && lt_reader_next(r, &it, NULL) == 1)
-            if (it->type == LT_ITEM_RECORD)
-                ok = hit_request(&s, it->rec.blocks, it->rec.n_blocks, it->rec.in, bt);
+            if (it->type == LT_ITEM_RECORD) {
+                blocks |= it->rec.n_blocks > 0;
+                ok = lt_hits_add(&s, it->rec.blocks, it->rec.n_blocks, it->rec.in, bt) == 0;
+            }
         lt_reader_free(r);
     } else {
         for (size_t k = 0; ok && k < pl->total; k++) {
-            const struct lt_plan_job *j = &rp->trace.v[pl->order[k]];
-            ok = hit_request(&s, j->blocks, j->n_blocks, j->in, bt);
+            const struct lt_plan_job *j = &rp->trace.v[lt_plan_job_of(pl, k)];
+            blocks |= j->n_blocks > 0;
+            ok = lt_hits_add(&s, j->blocks, j->n_blocks, j->in, bt) == 0;
         }
     }
-    size_t distinct = s.n;
-    free(s.v);
-    return ok && distinct && s.all > 0 ? s.hit / s.all : -1;
+    double r = ok && blocks ? lt_hits_rate(&s, level) : -1;
+    lt_hits_release(&s);
+    return r;
 }
 
 int lt_replay_scrape_run_extra(struct lt_replay *rp, struct lt_extra *extra, struct lt_err *err)
@@ -615,6 +556,11 @@ int lt_replay_scrape_run_extra(struct lt_replay *rp, struct lt_extra *extra, str
         lt_mp_raw(&m, extra->data, extra->len);
     lt_mp_cstr(&m, "trace_prefix_hit_ppm");
     lt_mp_uint(&m, (uint64_t)llround(r * 1e6));
+    if (s->trace_hit_level) { /* an estimate from 1 in 2^level prefix chains */
+        lt_mp_cstr(&m, "trace_prefix_hit_sampled_level");
+        lt_mp_uint(&m, s->trace_hit_level);
+        extra->n++;
+    }
     if (m.rc < 0)
         return lt_errset(err, LT_ENOMEM, "out of memory");
     extra->data = (const uint8_t *)s->extra.p;

@@ -101,7 +101,7 @@ struct vrun {
 
 static const struct lt_plan_job *job_of(const struct vrun *v, size_t seq)
 {
-    return &v->plan->jobs->v[v->plan->order[seq]];
+    return &v->plan->jobs->v[lt_plan_job_of(v->plan, seq)];
 }
 
 /* q is done (its last token came, it was cancelled, or it was refused):
