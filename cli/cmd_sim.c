@@ -286,11 +286,21 @@ static int run_fit(const struct sim_cli_opts *o)
             printf("  %-24s %12.6g %12s  not identified (%s); needs %s\n", p->key, p->value, "-",
                    p->kept ? "kept from the base profile" : "0, folded into the others", p->needs);
     }
-    printf("\n  max_running %u: %s\n", f->profile.max_running,
-           f->max_running_identified
-               ? "requests queued behind a batch this size"
-               : "not identified (nothing queued behind the largest batch seen; a load beyond "
-                 "it would identify it)");
+    if (f->max_running_identified)
+        printf("\n  max_running %u: requests queued behind a batch this size (%llu steps; "
+               "%.4g at each size below)\n",
+               f->profile.max_running, (unsigned long long)f->queued_at_max, f->queued_below);
+    else if (f->queued_at_max >= 3)
+        printf("\n  max_running %u: not identified (requests seemed to wait behind the largest "
+               "batch seen, %u, in %llu steps, but about as often beside the sizes below it, "
+               "%.4g each, which a limit does not allow: they reached the server late, as from a "
+               "client starved of CPU; a load that queues for longer would identify it)\n",
+               f->profile.max_running, f->max_batch, (unsigned long long)f->queued_at_max,
+               f->queued_below);
+    else
+        printf("\n  max_running %u: not identified (nothing queued behind the largest batch "
+               "seen, %u; a load beyond it would identify it)\n",
+               f->profile.max_running, f->max_batch);
     printf("  prefill_seqs %u (most prompts finished in one step: %u)\n", f->profile.prefill_seqs,
            f->max_prefill);
     printf("  kv_tokens, batch_tokens, cache: not identified from timelines (kept); server "

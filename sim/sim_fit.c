@@ -39,6 +39,13 @@ enum { NX = LT_SIM_FIT_NCOST + 1 };
 #define HUBER_K 1.345
 enum { HUBER_ITERS = 6 };
 
+/* max_running is identified when the steps at the largest batch with a
+ * request queued behind it are PILE times those at each of the PILE_SIZES
+ * sizes below it (on average), and three of their standard deviations (a
+ * count's: its square root) and 3 more. */
+#define PILE 4.0
+enum { PILE_SIZES = 3 };
+
 static const char *const cost_key[LT_SIM_FIT_NCOST] = {
     "step_ms",
     "step_ms_per_seq",
@@ -143,8 +150,8 @@ struct run_data {
 struct limits {
     uint32_t max_batch, max_prefill;
     uint32_t peak_inflight; /* most requests sent and not finished at a step's start */
-    uint8_t
-        *queued_full; /* [batch size]: steps where a request waited two step starts at that size */
+    uint32_t *queued_full;  /* [batch size]: steps where a request waited two step starts at
+                               that size */
     uint32_t cap;
     uint32_t *queued_at_prefill; /* [prompts finished]: waited with room in the batch */
 };
@@ -370,7 +377,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, struct 
          * prompt is the wait the batch's (or the KV's) doing. */
         if (old_waiter && !chunked && wait_tok + P + dec <= budget) {
             if (batch < lim->cap)
-                lim->queued_full[batch] += lim->queued_full[batch] < 255;
+                lim->queued_full[batch]++;
             if (npf < lim->cap)
                 lim->queued_at_prefill[npf]++;
         }
@@ -762,7 +769,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     struct rows rs = {0};
     struct limits lim = {0};
     lim.cap = 1u << 20;
-    lim.queued_full = calloc(lim.cap, 1);
+    lim.queued_full = calloc(lim.cap, sizeof *lim.queued_full);
     lim.queued_at_prefill = calloc(lim.cap, sizeof *lim.queued_at_prefill);
     /* Runs by id within a file; a file's runs are read in one pass. */
     struct run_data *runs = NULL;
@@ -829,11 +836,28 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     if (rc < 0)
         goto out;
     /* Limits: the largest batch seen is max_running when requests queued
-     * behind it; else only a lower bound (the base's value stays if larger). */
+     * behind it; else only a lower bound (the base's value stays if larger).
+     * A request "waits" in the timelines from its send time, so one that
+     * reached the server late (a starved client takes the time, then is
+     * descheduled before the write; a loaded server reads and tokenizes
+     * slowly) seems to wait behind whatever batch ran then, and a client is
+     * starved most when the batch is largest: the largest batch gets such
+     * waits too, about as many as the sizes just below it. A real limit
+     * lets nothing wait below it and holds the batch at its size for as
+     * long as anything waits, so the waits there stand out: a multiple of
+     * those at each of the sizes below, beyond their noise. */
     out->max_batch = lim.max_batch;
     out->max_prefill = lim.max_prefill;
-    out->max_running_identified = lim.max_batch < lim.cap && lim.queued_full[lim.max_batch] >= 3 &&
-                                  lim.peak_inflight > lim.max_batch;
+    uint32_t m = lim.max_batch < lim.cap ? lim.max_batch : 0;
+    out->queued_at_max = lim.queued_full[m];
+    uint64_t below = 0;
+    uint32_t nbelow = 0;
+    for (uint32_t b = m > PILE_SIZES ? m - PILE_SIZES : 1; b < m; b++, nbelow++)
+        below += lim.queued_full[b];
+    out->queued_below = nbelow ? (double)below / nbelow : 0;
+    out->max_running_identified =
+        out->queued_at_max >= 3 && lim.peak_inflight > m &&
+        (double)out->queued_at_max >= PILE * out->queued_below + 3 * sqrt(out->queued_below) + 3;
     if (out->max_running_identified || lim.max_batch > out->profile.max_running)
         out->profile.max_running = lim.max_batch ? lim.max_batch : 1;
     if (lim.max_prefill > out->profile.prefill_seqs)

@@ -16,7 +16,8 @@
  * the data cannot tell from the others (no steps that vary it) is reported
  * as not identified, with the load that would identify it. The limits are
  * read from the timelines too (the largest batch seen, and whether anything
- * queued behind it). Deterministic: no sampling, one pass per run.
+ * queued behind it but not beside smaller batches). Deterministic: no
+ * sampling, one pass per run.
  */
 #ifndef LT_SIM_FIT_H
 #define LT_SIM_FIT_H
@@ -59,8 +60,17 @@ struct lt_sim_fit {
     uint64_t files, runs, requests, tokens;
     uint64_t steps, steps_used;  /* steps read back; used in the regression */
     uint32_t max_batch;          /* most requests seen in one step */
-    bool max_running_identified; /* requests queued behind a full batch */
-    uint32_t max_prefill;        /* most prompts finished in one step */
+    bool max_running_identified; /* requests queued behind a full batch, which stayed full */
+    /* Steps where a request had waited two step starts and the token
+     * budget would have taken it: at the largest batch, and at each of the
+     * few sizes below it (mean). A limit lets nothing wait below it and
+     * holds the batch at its size while anything waits, so the first is a
+     * multiple of the second; requests that reached the server late (a
+     * client starved of CPU) seem to wait at any size, about as often at
+     * the largest as just below it. */
+    uint64_t queued_at_max;
+    double queued_below;
+    uint32_t max_prefill; /* most prompts finished in one step */
     /* rows: each request's decode time (E2E - TTFT, the sum of its ITLs), and
      * the TTFT of requests that found the server idle */
     struct lt_sim_fit_resid decode, prefill;

@@ -8,6 +8,15 @@
  * out of the profile), and every 20th request's last token reaches it
  * STALL_MS late (a stalled client: the reweighting must not let those
  * windows pull the costs).
+ *
+ * A second client is starved of CPU the way a loaded test machine starves
+ * it, most when it has most streams to read: with STARVE_BUSY requests or
+ * more at the server, 4 in 5 of its requests have their send time taken on
+ * schedule but reach the server 20 to STARVE_MS later. Such requests look
+ * as if they had waited for a place in the batch, the largest one
+ * included: the fit must not take the largest batch it saw for
+ * max_running from them, and must still read back a limit the load does
+ * reach.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,6 +41,9 @@
 #define CLIENT_MS 3.0
 #define STALL_MS 150.0
 
+#define STARVE_MS 500.0
+#define STARVE_BUSY 5
+
 static struct lt_sim_profile hidden(void)
 {
     struct lt_sim_profile p;
@@ -47,9 +59,35 @@ static struct lt_sim_profile hidden(void)
     return p;
 }
 
+/* A hidden server with long prompts and a batch limit the loads never
+ * reach (seed 9 of tests/sim/twin.sh, whose fit once claimed 12). */
+static struct lt_sim_profile hidden_long(void)
+{
+    struct lt_sim_profile p;
+    assert_int_equal(lt_sim_profile_builtin(&p, "default", NULL), 0);
+    p.step_ms = 7.1406;
+    p.step_ms_per_seq = 0.4109;
+    p.decode_ms_per_kv_token = 0.000146;
+    p.prefill_step_ms = 12.836;
+    p.prefill_ms_per_seq = 7.95;
+    p.prefill_ms_per_token = 0.03043;
+    p.cached_ms_per_token = 0.00251;
+    p.max_running = 55;
+    return p;
+}
+
+/* What a live run is made of: the server, the prompts, and the client. */
+struct scenario {
+    struct lt_sim_profile p;
+    uint32_t in_lo, in_span; /* prompt lengths: in_lo + [0, in_span) */
+    bool starved;            /* the starved client (STARVE_MS) instead of the CLIENT_MS one */
+};
+
 struct req {
-    int64_t arrival; /* ns */
+    int64_t due;     /* ns: when the client meant to send it (its clock) */
+    int64_t arrival; /* ns: when the server got it */
     uint32_t in, out, n;
+    uint32_t busy; /* requests at the server when it was due */
     int64_t t[MAXOUT];
 };
 
@@ -60,34 +98,78 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     q->t[q->n++] = e->t;
 }
 
-/* Run the hidden profile on NREQ Poisson arrivals at rate (per s) and write
- * what a client would have recorded to path. */
-static void live_run(const char *path, double rate, uint64_t seed)
+static struct req *g_sort;
+
+static int cmp_arrival(const void *a, const void *b)
 {
-    struct lt_sim_profile p = hidden();
-    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    const struct req *x = &g_sort[*(const int *)a], *y = &g_sort[*(const int *)b];
+    if (x->arrival != y->arrival)
+        return x->arrival < y->arrival ? -1 : 1;
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Serve the requests in order of arrival: their token times, and how busy
+ * the server was when each was due. */
+static void serve(const struct lt_sim_profile *p, struct req *reqs, int n)
+{
+    static int order[NREQ];
+    for (int i = 0; i < n; i++) {
+        order[i] = i;
+        reqs[i].n = 0;
+    }
+    g_sort = reqs;
+    qsort(order, (size_t)n, sizeof *order, cmp_arrival);
+    struct lt_sim_model *m = lt_sim_model_new(p, NULL);
     assert_non_null(m);
-    static struct req reqs[NREQ];
-    memset(reqs, 0, sizeof reqs);
-    struct lt_rng rng;
-    lt_rng_seed(&rng, seed);
-    int64_t now = 0;
-    for (int i = 0; i < NREQ; i++) {
-        now += (int64_t)(lt_rng_exp(&rng, 1e9 / rate));
+    int d = 0; /* requests by due time (arrival order when nothing is late) */
+    for (int k = 0; k < n; k++) {
+        struct req *q = &reqs[order[k]];
         int64_t t;
-        while ((t = lt_sim_model_next(m)) <= now)
+        for (; d < n && reqs[d].due <= q->arrival; d++) {
+            while ((t = lt_sim_model_next(m)) <= reqs[d].due)
+                lt_sim_model_advance(m, t, on_emit, NULL);
+            struct lt_sim_model_stats ms;
+            lt_sim_model_stats(m, &ms);
+            reqs[d].busy = ms.running + ms.queued;
+        }
+        while ((t = lt_sim_model_next(m)) <= q->arrival)
             lt_sim_model_advance(m, t, on_emit, NULL);
-        struct req *q = &reqs[i];
-        q->arrival = now;
-        q->in = 50 + (uint32_t)lt_rng_below(&rng, 1500);
-        q->out = 20 + (uint32_t)lt_rng_below(&rng, MAXOUT - 20);
         struct lt_sim_req r = {.prompt_tokens = q->in, .out_tokens = q->out, .user = q};
-        assert_non_null(lt_sim_model_add(m, now, &r, NULL));
+        assert_non_null(lt_sim_model_add(m, q->arrival, &r, NULL));
     }
     int64_t t;
     while ((t = lt_sim_model_next(m)) != INT64_MAX)
         lt_sim_model_advance(m, t, on_emit, NULL);
     lt_sim_model_free(m);
+}
+
+/* Run the scenario's hidden profile on NREQ Poisson arrivals at rate (per
+ * s) and write what its client would have recorded to path. */
+static void live_run(const struct scenario *sc, const char *path, double rate, uint64_t seed)
+{
+    static struct req reqs[NREQ];
+    memset(reqs, 0, sizeof reqs);
+    struct lt_rng rng;
+    lt_rng_seed(&rng, seed);
+    int64_t due = 0;
+    for (int i = 0; i < NREQ; i++) {
+        struct req *q = &reqs[i];
+        due += (int64_t)(lt_rng_exp(&rng, 1e9 / rate));
+        q->due = due;
+        q->arrival = due + (sc->starved ? 0 : (int64_t)(CLIENT_MS * 1e6));
+        q->in = sc->in_lo + (uint32_t)lt_rng_below(&rng, sc->in_span);
+        q->out = 20 + (uint32_t)lt_rng_below(&rng, MAXOUT - 20);
+    }
+    serve(&sc->p, reqs, NREQ);
+    if (sc->starved) {
+        /* With STARVE_BUSY requests or more at the server (streams to
+         * read), the client is starved most of the time: the request
+         * leaves up to STARVE_MS late. Served again with those arrivals. */
+        for (int i = 0; i < NREQ; i++)
+            if (reqs[i].busy >= STARVE_BUSY && lt_rng_uniform(&rng) < 0.8)
+                reqs[i].arrival += (int64_t)((20 + (STARVE_MS - 20) * lt_rng_uniform(&rng)) * 1e6);
+        serve(&sc->p, reqs, NREQ);
+    }
 
     struct lt_err err = {0};
     struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "replay"};
@@ -101,9 +183,9 @@ static void live_run(const char *path, double rate, uint64_t seed)
         assert_int_equal(q->n, q->out);
         for (uint32_t k = 0; k < q->n; k++)
             ch[k] = (struct lt_chunk){.t = q->t[k] / 1000, .tokens = 1};
-        if (i % 20 == 7)
+        if (!sc->starved && i % 20 == 7)
             ch[q->n - 1].t += (int64_t)(STALL_MS * 1000);
-        int64_t sent = q->arrival / 1000 - (int64_t)(CLIENT_MS * 1000);
+        int64_t sent = q->due / 1000;
         struct lt_result r = {.run = 0,
                               .index = (uint64_t)i,
                               .sched = sent,
@@ -123,16 +205,18 @@ static void live_run(const char *path, double rate, uint64_t seed)
     assert_int_equal(lt_writer_close(w, &err), 0);
 }
 
-static void test_fit_recovers_hidden_costs(void **state)
+/* Two live runs of the scenario (rate, seed each), fitted on the default
+ * profile; the caller frees the fit. */
+static struct lt_sim_fit *fit_two(const struct scenario *sc, double r1, uint64_t s1, double r2,
+                                  uint64_t s2)
 {
-    (void)state;
     char a[] = "/tmp/lt-test-fit-a-XXXXXX", b[] = "/tmp/lt-test-fit-b-XXXXXX";
     int fa = mkstemp(a), fb = mkstemp(b);
     assert_true(fa >= 0 && fb >= 0);
     close(fa);
     close(fb);
-    live_run(a, 2, 1);
-    live_run(b, 5, 2);
+    live_run(sc, a, r1, s1);
+    live_run(sc, b, r2, s2);
     struct lt_sim_fit_opts o = {.time_scale = 1, .step_gap_ms = 0.1};
     assert_int_equal(lt_sim_profile_builtin(&o.base, "default", NULL), 0);
     struct lt_sim_fit *f = malloc(sizeof *f);
@@ -142,7 +226,16 @@ static void test_fit_recovers_hidden_costs(void **state)
     int rc = lt_sim_fit_files(paths, 2, &o, f, &err);
     unlink(a);
     unlink(b);
-    assert_int_equal(rc, 0);
+    if (rc != 0)
+        fail_msg("sim --fit: %s", err.msg);
+    return f;
+}
+
+static void test_fit_recovers_hidden_costs(void **state)
+{
+    (void)state;
+    struct scenario sc = {.p = hidden(), .in_lo = 50, .in_span = 1500};
+    struct lt_sim_fit *f = fit_two(&sc, 2, 1, 5, 2);
     struct lt_sim_profile h = hidden();
     const double want[LT_SIM_FIT_NCOST] = {h.step_ms,
                                            h.step_ms_per_seq,
@@ -175,10 +268,53 @@ static void test_fit_recovers_hidden_costs(void **state)
     free(f);
 }
 
+/* Long prompts at two loads that never fill the hidden batch limit (55),
+ * sent by a starved client: the requests it sent late seem to wait behind
+ * whatever batch ran then, the largest one included, as often as beside
+ * the sizes below it, which a real limit does not allow. And a limit the
+ * loads do reach is still read back, exactly, whether the client keeps up
+ * or is starved (the waits behind the full batch then stand out). */
+static void test_fit_max_running_only_when_queued(void **state)
+{
+    (void)state;
+    struct scenario sc = {.p = hidden_long(), .in_lo = 1500, .in_span = 3000, .starved = true};
+    struct lt_sim_fit *f = fit_two(&sc, 1, 12, 2, 13);
+    fprintf(stderr,
+            "long prompts, starved: max batch %u, identified %d (%llu steps queued at it, %.4g at "
+            "each size below)\n",
+            f->max_batch, f->max_running_identified, (unsigned long long)f->queued_at_max,
+            f->queued_below);
+    if (f->max_running_identified)
+        fail_msg("max_running %u identified (largest batch seen %u; hidden %u)",
+                 f->profile.max_running, f->max_batch, sc.p.max_running);
+    assert_true(f->max_batch < sc.p.max_running);
+    /* not identified: the base's (the default profile's) value stays */
+    struct lt_sim_profile base;
+    assert_int_equal(lt_sim_profile_builtin(&base, "default", NULL), 0);
+    assert_int_equal(f->profile.max_running, base.max_running);
+    free(f);
+
+    for (int starved = 0; starved < 2; starved++) {
+        sc = (struct scenario){.p = hidden(), .in_lo = 50, .in_span = 1500, .starved = starved};
+        sc.p.max_running = 6;
+        f = fit_two(&sc, 2, 1, 5, 2);
+        fprintf(stderr,
+                "limit 6, starved %d: max batch %u, identified %d (%llu steps queued at it, %.4g "
+                "at each size below)\n",
+                starved, f->max_batch, f->max_running_identified,
+                (unsigned long long)f->queued_at_max, f->queued_below);
+        if (!f->max_running_identified)
+            fail_msg("max_running not identified (starved client: %d)", starved);
+        assert_int_equal(f->profile.max_running, sc.p.max_running);
+        free(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_recovers_hidden_costs),
+        cmocka_unit_test(test_fit_max_running_only_when_queued),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
