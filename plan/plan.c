@@ -93,7 +93,7 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
     lt_heap_init(&p->again, sizeof(struct lt_plan_item), before, NULL, NULL);
     /* A streamed trace stays streamed only where the plan walks the jobs
      * once, in order: anything else reads every job now. */
-    p->streamed = jobs->stream && o->mode != LT_PLAN_CONCURRENCY && o->parts <= 1;
+    p->streamed = jobs->stream && o->parts <= 1;
     if (p->streamed) {
         if ((rc = stream_init(p, err)) < 0)
             lt_plan_release(p);
@@ -305,6 +305,7 @@ static void lay_cut(struct lt_plan *p, size_t i, int64_t mark)
 {
     p->state[i] = LT_PLAN_DONE;
     p->offs[i] = p->lay_prev;
+    p->ncut++;
     lt_plan_jobs_turn_over(p->jobs, i, mark);
 }
 
@@ -385,8 +386,9 @@ static int stream_init_loop(struct lt_plan *p, struct lt_err *err)
     p->laps_pos = laps * n;
     p->npos = laps * n + (p->lap_sampled ? n : rest);
     p->kept0 = laps * n + kept_rest;
+    p->kept = p->kept0;
     if ((rc = lt_plan_jobs_laps(js, p->npos, err)) < 0 || (rc = map_seqs(p, p->npos, err)) < 0 ||
-        (rc = loop_arrivals(p, 0, err)) < 0)
+        (p->o.mode == LT_PLAN_RATE && (rc = loop_arrivals(p, 0, err)) < 0))
         return rc;
     p->nseq = p->total = p->npos;
     p->done_n = p->npos - p->kept;
@@ -413,8 +415,10 @@ static int lay_out_loop(struct lt_plan *p, size_t want, struct lt_err *err)
         bool in = true;
         if (p->lap_sampled && x >= p->laps_pos)
             in = j->prev != -1 ? j->prev_end != LT_PLAN_TURN_OUT : x - p->laps_pos < p->first_out;
-        int64_t at = 0;
-        int rc = in ? lt_plan_arrive_next(&p->arrive, &at, err) : 0;
+        int64_t at = 0; /* a closed loop's sched is when it leaves */
+        int rc = !in                         ? 0
+                 : p->o.mode == LT_PLAN_RATE ? lt_plan_arrive_next(&p->arrive, &at, err)
+                                             : 1;
         if (rc < 0)
             return rc;
         if (rc == 0) {
@@ -719,7 +723,8 @@ int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct 
         p->laid = p->decided = p->placed = 0;
         p->lay_prev = 0;
         size_t npos = p->o.mode == LT_PLAN_TRACE ? p->jobs->n : p->npos;
-        if (p->o.mode != LT_PLAN_TRACE && (rc = loop_arrivals(p, run, err)) < 0)
+        p->ncut = p->hi_sent = 0;
+        if (p->o.mode == LT_PLAN_RATE && (rc = loop_arrivals(p, run, err)) < 0)
             return rc;
         p->nseq = p->total = npos;
         p->done_n = npos - p->kept;
@@ -748,6 +753,8 @@ static bool stopped(const struct lt_plan *p)
 static int send(struct lt_plan *p, size_t seq, struct lt_err *err)
 {
     p->state[seq] = LT_PLAN_SENT;
+    if (seq >= p->hi_sent)
+        p->hi_sent = seq + 1;
     if (!p->attempts[seq] && p->job_launched)
         p->job_launched[p->order[seq]]++;
     p->inflight++;
@@ -809,6 +816,10 @@ static int64_t turn_time(const struct lt_plan *p, size_t seq, int64_t prev_end)
  * turn's n-th completion; the trace repeats when --requests exceeds it). */
 static bool turn_ready(const struct lt_plan *p, size_t seq)
 {
+    if (p->streamed) { /* positions of one lap: its previous turn is done */
+        int32_t prev = p->jobs->v[seq].prev;
+        return prev < 0 || (size_t)prev < p->low || p->state[prev] == LT_PLAN_DONE;
+    }
     uint32_t j = p->order[seq];
     int64_t prev = p->jobs->v[j].prev;
     return prev < 0 || p->job_launched[j] < p->job_done[prev];
@@ -830,6 +841,47 @@ static bool pull_ready(struct lt_plan *p)
     return false;
 }
 
+/* A streamed closed loop: the cursor's turn must wait, so the nearest
+ * ready seq of the next 64 not yet sent leaves before it (as pull_ready
+ * brings it forward). *k: that seq; returns 1, 0 when none is ready, or
+ * what reading the trace failed with. */
+static int pull_ahead(struct lt_plan *p, size_t *k, struct lt_err *err)
+{
+    size_t seen = 0;
+    for (size_t j = p->cursor + 1; j < p->total && seen < 64; j++) {
+        int rc = lay_out(p, j + 1, err);
+        if (rc < 0)
+            return rc;
+        if (j >= p->total || p->state[j] != LT_PLAN_PENDING)
+            continue;
+        seen++;
+        if (turn_ready(p, j)) {
+            *k = j;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A streamed closed loop's time is up: what was not sent is not in the
+ * run. Seqs sent ahead of the cursor stay (the run ends after the last
+ * one); those left PENDING before it are DONE, unrecorded; the seqs cut
+ * after the end, counted DONE from the start, no longer count. */
+static void stream_time_up(struct lt_plan *p)
+{
+    size_t end = p->cursor > p->hi_sent ? p->cursor : p->hi_sent, after = 0;
+    for (size_t k = p->cursor; k < end; k++)
+        if (p->state[k] == LT_PLAN_PENDING) {
+            p->state[k] = LT_PLAN_DONE;
+            p->done_n++;
+        }
+    for (size_t k = end; k < p->laid; k++)
+        after += p->state[k] == LT_PLAN_DONE;
+    size_t cut_all = p->npos - p->kept, cut_before = p->ncut - after;
+    p->done_n -= cut_all - cut_before;
+    p->nseq = p->total = end;
+}
+
 static int pump_closed(struct lt_plan *p, int64_t now, struct lt_err *err)
 {
     int rc = 0;
@@ -837,7 +889,9 @@ static int pump_closed(struct lt_plan *p, int64_t now, struct lt_err *err)
         return 0;
     p->begun = true;
     bool timeup = p->o.duration_us > 0 && now >= p->o.duration_us;
-    if (timeup && p->total > p->cursor) {
+    if (timeup && p->streamed && p->total > p->cursor) {
+        stream_time_up(p);
+    } else if (timeup && p->total > p->cursor) {
         /* Requests never meant to be sent are not recorded. */
         for (size_t k = p->cursor; k < p->nseq; k++)
             p->state[k] = LT_PLAN_DONE;
@@ -845,9 +899,30 @@ static int pump_closed(struct lt_plan *p, int64_t now, struct lt_err *err)
     }
     /* a request waiting to be retried keeps its slot */
     while (!timeup && p->cursor < p->total && p->inflight + lt_heap_len(&p->again) < p->level) {
+        size_t k = p->cursor;
+        if (p->streamed) {
+            LT_TRY(ahead(p, k, err));
+            if (k < p->total && p->state[k] != LT_PLAN_PENDING) {
+                p->cursor++; /* cut, or sent ahead of it */
+                continue;
+            }
+            if (k >= p->total)
+                break;
+            if (!turn_ready(p, k)) {
+                int got = pull_ahead(p, &k, err);
+                LT_TRY(got);
+                if (!got)
+                    break; /* every candidate waits for its previous turn */
+            }
+            if (k == p->cursor)
+                p->cursor++;
+            p->offs[k] = now;
+            LT_TRY(send(p, k, err));
+            continue;
+        }
         if (!turn_ready(p, p->cursor) && !pull_ready(p))
             break; /* every candidate waits for its previous turn */
-        size_t k = p->cursor++;
+        k = p->cursor++;
         p->offs[k] = now;
         LT_TRY(send(p, k, err));
     }

@@ -102,6 +102,28 @@ static void write_trace_moving(void)
     assert_int_equal(lt_writer_close(w, &err), 0);
 }
 
+/* N records 1 ms apart, sessions of 5 consecutive turns: a closed
+ * loop's next seq is mostly a turn whose previous one is still in flight,
+ * and a later session's turn leaves before it. */
+static void write_trace_chatty(void)
+{
+    const char *dir = getenv("LT_TMP");
+    snprintf(path, sizeof path, "%s/stream-c-%d.lt.zst", dir ? dir : "/tmp", (int)getpid());
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "test"};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    for (uint32_t i = 0; i < N; i++) {
+        struct lt_record r = {.t = (int64_t)i * 1000,
+                              .has = LT_HAS_IN | LT_HAS_OUT | LT_HAS_SESSION,
+                              .in = 16 + i % 7,
+                              .out = 1 + i % 5,
+                              .session = 1 + i / 5};
+        assert_int_equal(lt_writer_put_record(w, &r, &err), 0);
+    }
+    assert_int_equal(lt_writer_close(w, &err), 0);
+}
+
 /* Pages of m the system holds. */
 static size_t resident(const struct lt_vmem *m)
 {
@@ -311,6 +333,11 @@ static void test_stream_moving_times(void **state)
          .cv = 2,
          .requests = 90000,
          .max_concurrency = 3},
+        /* closed loops (4 in flight): a sample, laps and a sample, a
+         * time limit; a session's turn waits for its previous one */
+        {.mode = LT_PLAN_CONCURRENCY, .requests = 3000},
+        {.mode = LT_PLAN_CONCURRENCY, .requests = 100000},
+        {.mode = LT_PLAN_CONCURRENCY, .duration_us = 7000000},
         /* a window late in the trace: some 21,000 requests cut before it,
          * given back as they are passed (the last mode: checked below) */
         {.mode = LT_PLAN_TRACE, .tt = {.win_start_us = 150000000, .win_end_us = 200000000}},
@@ -352,14 +379,58 @@ static void test_stream_moving_times(void **state)
     remove(path);
 }
 
-/* A closed loop reorders the jobs, parts walk sessions whole: the plan
- * loads every job of a streamed trace, and runs as on a loaded one. */
+/* A closed loop over sessions whose turns follow one another: the
+ * streamed plan sends a ready turn ahead of the cursor's waiting one as
+ * the loaded plan brings it forward, in the same order. */
+static void test_stream_closed_sessions(void **state)
+{
+    (void)state;
+    write_trace_chatty();
+    struct lt_err err = {0};
+    const struct lt_plan_opts modes[] = {
+        {.mode = LT_PLAN_CONCURRENCY},
+        {.mode = LT_PLAN_CONCURRENCY, .requests = 97003},
+        {.mode = LT_PLAN_CONCURRENCY, .duration_us = 7000000},
+    };
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        struct lt_plan_jobs whole, streamed;
+        assert_int_equal(lt_plan_jobs_load(&whole, path, &err), 0);
+        assert_int_equal(lt_plan_jobs_open(&streamed, path, &err), 0);
+        struct lt_plan pw, ps;
+        assert_int_equal(lt_plan_init(&pw, &whole, &modes[m], &err), 0);
+        assert_int_equal(lt_plan_init(&ps, &streamed, &modes[m], &err), 0);
+        assert_true(ps.streamed);
+        size_t nw, ns, hw, hs;
+        struct sent *lw = run(&pw, 0, &nw, &hw);
+        struct sent *ls = run(&ps, 0, &ns, &hs);
+        /* the order of the sends differs from the trace's */
+        size_t out_of_order = 0;
+        for (size_t i = 1; i < nw; i++)
+            out_of_order += lw[i].index < lw[i - 1].index;
+        print_message("closed %zu: %zu sent, %zu out of the trace's order; held at most %zu\n", m,
+                      ns, out_of_order, hs);
+        assert_int_equal(nw, ns);
+        assert_true(nw > 100);
+        assert_true(out_of_order > nw / 10);
+        same_sends(lw, ls, nw);
+        assert_true(hs <= 2 * LT_PLAN_LOOKAHEAD + 2048);
+        free(lw);
+        free(ls);
+        lt_plan_release(&pw);
+        lt_plan_release(&ps);
+        lt_plan_jobs_release(&whole);
+        lt_plan_jobs_release(&streamed);
+    }
+    remove(path);
+}
+
+/* Parts walk sessions whole: the plan loads every job of a streamed
+ * trace, and runs as on a loaded one. */
 static void test_stream_loads_all_when_needed(void **state)
 {
     (void)state;
     struct lt_err err = {0};
     const struct lt_plan_opts modes[] = {
-        {.mode = LT_PLAN_CONCURRENCY, .requests = 3000},
         {.mode = LT_PLAN_TRACE, .parts = 3, .part = 1},
     };
     for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
@@ -393,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_stream_same_as_loaded),
         cmocka_unit_test(test_stream_loads_all_when_needed),
         cmocka_unit_test(test_stream_moving_times),
+        cmocka_unit_test(test_stream_closed_sessions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
