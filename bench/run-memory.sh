@@ -16,6 +16,8 @@
 #     of it) in virtual time, as a user samples a big trace;
 #   - open: an open loop (Poisson, 1,000 req/s) of 100 k requests over the
 #     10 M trace in virtual time (--requests: a sample of whole sessions);
+#   - closed: a closed loop at 1 and 64 in flight, 100 k requests each,
+#     over the 10 M trace in virtual time;
 #   - overloaded: 200 k requests of 365 output tokens at 10,000 req/s in
 #     virtual time against a model that runs 2 at a time (issue 20: 584 MB
 #     when every queued request's token times were held): nearly every
@@ -76,6 +78,8 @@ for bin in "$L" $OTHER; do
         --profile fast --window 50s,51s
     peak "open 10000000" "$bin" "$OUT/t10000000.lt.zst" --target sim --virtual \
         --profile fast --rate 1000 --arrivals poisson --requests 100000
+    peak "closed 10000000" "$bin" "$OUT/t10000000.lt.zst" --target sim --virtual \
+        --profile fast --concurrency 1,64 --requests 100000
 done | awk '
     /^==/ { print; next }
     { kib[$1, $2] = $3; printf "%-8s %9s requests: peak RSS %7.1f MB, %6.1f s\n", $1, $2, $3 / 1024, $4 }
