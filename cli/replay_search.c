@@ -456,7 +456,8 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
         status = 0;
         goto out;
     }
-    if (lt_plan_jobs_load(&c->jobs, o->trace_path, &err) < 0) {
+    /* streamed: each virtual probe reads the trace as it goes */
+    if (lt_plan_jobs_open(&c->jobs, o->trace_path, &err) < 0) {
         cli_error("replay", "%s", err.msg);
         goto out;
     }
@@ -480,7 +481,7 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
     } else {
         c->warmup = o->warmup ? o->warmup : c->jobs.n / 20;
         if (!(so.start > 0)) { /* the trace's own mean rate */
-            int64_t span = c->jobs.n > 1 ? c->jobs.v[c->jobs.n - 1].t - c->jobs.v[0].t : 0;
+            int64_t span = c->jobs.n > 1 ? c->jobs.t_last - c->jobs.t_first : 0;
             so.start = span > 0 ? (double)(c->jobs.n - 1) * 1e6 / (double)span : 1;
         }
     }

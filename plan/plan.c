@@ -449,7 +449,7 @@ static int stream_init(struct lt_plan *p, struct lt_err *err)
     if (rc < 0)
         return rc;
     size_t n = js->n;
-    if ((rc = map_seqs(p, n, err)) < 0)
+    if ((rc = lt_plan_jobs_laps(js, n, err)) < 0 || (rc = map_seqs(p, n, err)) < 0)
         return rc;
     lt_plan_tt_walk_init(&p->walk0, tt);
     p->sampled = tt->win_start_us > 0 || tt->win_end_us > 0 || p->o.requests > 0;
