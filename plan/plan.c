@@ -16,7 +16,9 @@
 
 #define RETRY_FIRST_US 1000000LL
 #define RETRY_MAX_US 30000000LL
-#define PLAN_CUT INT64_MIN /* job_end of a job this run does not send */
+/* A streamed plan's state of a seq another part sends, from its deal to
+ * its layout (then DONE). */
+#define NOT_MINE 0x80
 
 /* The two heaps order (time, seq); ties in seq order, so runs repeat
  * exactly. */
@@ -93,7 +95,7 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
     lt_heap_init(&p->again, sizeof(struct lt_plan_item), before, NULL, NULL);
     /* A streamed trace stays streamed only where the plan walks the jobs
      * once, in order: anything else reads every job now. */
-    p->streamed = jobs->stream && o->parts <= 1;
+    p->streamed = jobs->stream && (o->parts <= 1 || o->mode == LT_PLAN_TRACE);
     if (p->streamed) {
         if ((rc = stream_init(p, err)) < 0)
             lt_plan_release(p);
@@ -143,6 +145,8 @@ oom:
 
 void lt_plan_release(struct lt_plan *p)
 {
+    if (p->dealer.load)
+        lt_plan_dealer_release(&p->dealer);
     if (p->streamed) {
         lt_vmem_release(&p->m_offs);
         lt_vmem_release(&p->m_state);
@@ -237,6 +241,11 @@ struct tt_scan {
     size_t gk;                  /* its size */
     int64_t first, last;
     size_t kept, placed;
+    /* parts: the deal, this part, and whether each of the group is its */
+    struct lt_plan_dealer *dl;
+    uint32_t part;
+    uint8_t *gmine;
+    size_t gcap, mine_kept, mine_placed;
     struct lt_err *err;
 };
 
@@ -250,7 +259,10 @@ static int scan_group(struct tt_scan *c)
         if (!c->kept++)
             c->first = x;
         c->last = x;
-        c->placed += c->scaled && lt_plan_tt_walk_place(&c->w, x) >= 0;
+        bool placed = c->scaled && lt_plan_tt_walk_place(&c->w, x) >= 0, mine = c->gmine[m];
+        c->placed += placed;
+        c->mine_kept += mine;
+        c->mine_placed += placed && mine;
     }
     return 0;
 }
@@ -260,6 +272,14 @@ static int scan_rec(void *ud, const struct lt_plan_rec_key *k)
     struct tt_scan *c = ud;
     if (c->counting)
         return lt_plan_sampler_count(c->sp, k, c->err);
+    bool mine = true;
+    if (c->dl) { /* every request is dealt, in order */
+        int64_t part =
+            lt_plan_dealer_next(c->dl, k->has_session, k->session, k->in, k->out, c->err);
+        if (part < 0)
+            return (int)part;
+        mine = part == c->part;
+    }
     bool in = k->t >= 0; /* before the trace's origin: not replayed */
     if (c->sp) {
         int rc = lt_plan_sampler_keep(c->sp, k, &in, c->err);
@@ -270,13 +290,21 @@ static int scan_rec(void *ud, const struct lt_plan_rec_key *k)
     if (!in)
         return 0; /* an entry cut does not end a group */
     int64_t t = k->t - c->w.o.win_start_us;
-    if (t == c->gt && c->w.o.spread_us > 0) {
-        c->gk++;
-        return 0;
+    int rc = 0;
+    if (!(t == c->gt && c->w.o.spread_us > 0)) { /* a new group */
+        rc = c->gk ? scan_group(c) : 0;
+        c->gt = t;
+        c->gk = 0;
     }
-    int rc = c->gk ? scan_group(c) : 0;
-    c->gt = t;
-    c->gk = 1;
+    if (c->gk == c->gcap) {
+        size_t nc = c->gcap ? c->gcap * 2 : 64;
+        uint8_t *g = realloc(c->gmine, nc);
+        if (!g)
+            return lt_errset(c->err, LT_ENOMEM, "out of memory planning the run");
+        c->gmine = g;
+        c->gcap = nc;
+    }
+    c->gmine[c->gk++] = mine;
     return rc;
 }
 
@@ -285,20 +313,26 @@ static int scan_rec(void *ud, const struct lt_plan_rec_key *k)
 static int scan_records(struct lt_plan *p, struct tt_scan *c, struct lt_err *err)
 {
     c->gt = c->first = c->last = -1;
-    c->gk = c->kept = c->placed = 0;
+    c->gk = c->kept = c->placed = c->mine_kept = c->mine_placed = 0;
     c->err = err;
-    int rc = lt_plan_jobs_each(p->jobs, scan_rec, c, err);
+    struct lt_plan_dealer dl;
+    int rc = 0;
+    c->dl = NULL;
+    if (p->o.parts > 1 && !c->counting) {
+        if ((rc = lt_plan_dealer_init(&dl, p->o.parts, err)) < 0)
+            return rc;
+        c->dl = &dl;
+        c->part = p->o.part;
+    }
+    rc = lt_plan_jobs_each(p->jobs, scan_rec, c, err);
     if (rc >= 0 && c->gk)
         rc = scan_group(c);
+    if (c->dl)
+        lt_plan_dealer_release(&dl);
+    c->dl = NULL;
     return rc < 0 ? rc : 0;
 }
 
-/* The schedule's scale and what it keeps, from the first reading's
- * figures when nothing moves a time or samples, else from the records
- * read again: twice with --requests (the sessions' sizes, then the
- * sample), once more with --duration (the cut needs the scale, which
- * --rate takes from the last time kept). Nothing per request is kept;
- * the sample's entry per session only until the run begins. */
 /* Seq i is not replayed: mark (LT_PLAN_TURN_CUT or _OUT) is what its
  * session's next turn learns. */
 static void lay_cut(struct lt_plan *p, size_t i, int64_t mark)
@@ -439,6 +473,14 @@ static int lay_out_loop(struct lt_plan *p, size_t want, struct lt_err *err)
     return 0;
 }
 
+/* The schedule's scale and what it keeps, from the first reading's
+ * figures when nothing moves a time or samples, else from the records
+ * read again: twice with --requests (the sessions' sizes, then the
+ * sample), once more with --duration (the cut needs the scale, which
+ * --rate takes from the last time kept). Nothing per request is kept;
+ * the sample's entry per session only until the run begins. With parts,
+ * every reading deals the sessions (lt_plan_dealer) and counts this
+ * part's. */
 static int stream_init(struct lt_plan *p, struct lt_err *err)
 {
     const struct lt_plan_jobs *js = p->jobs;
@@ -465,14 +507,14 @@ static int stream_init(struct lt_plan *p, struct lt_err *err)
             goto out;
         c.counting = false;
     }
-    if (p->sampled || tt->spread_us > 0 || tt->max_gap_us > 0 || tt->rate > 0) {
+    if (p->sampled || tt->spread_us > 0 || tt->max_gap_us > 0 || tt->rate > 0 || p->o.parts > 1) {
         c.w = p->walk0;
         if ((rc = scan_records(p, &c, err)) < 0)
             goto out;
     } else {
         c.first = js->t_first;
         c.last = js->t_last;
-        c.kept = js->n_nonneg;
+        c.kept = c.mine_kept = js->n_nonneg;
     }
     if (p->sampled) {
         p->sample = sp.sm;
@@ -480,7 +522,7 @@ static int stream_init(struct lt_plan *p, struct lt_err *err)
     }
     if (c.kept && (rc = lt_plan_tt_walk_scale(&p->walk0, c.first, c.last, c.kept, err)) < 0)
         goto out;
-    p->kept = c.kept;
+    p->kept = c.mine_kept;
     if (c.kept && tt->duration_us > 0) {
         /* the sample again: the sampler decided every session already */
         if (p->sampled) {
@@ -497,13 +539,16 @@ static int stream_init(struct lt_plan *p, struct lt_err *err)
         c.scaled = true;
         if ((rc = scan_records(p, &c, err)) < 0)
             goto out;
-        p->kept = c.placed;
+        p->kept = c.mine_placed;
     }
     p->nseq = p->total = n;
     p->done_n = n - p->kept;
+    if (p->o.parts > 1)
+        rc = lt_plan_dealer_init(&p->dealer, p->o.parts, err);
 out:
     if (p->sampled)
         lt_plan_sampler_release(&sp);
+    free(c.gmine);
     return rc;
 }
 
@@ -511,10 +556,19 @@ out:
  * it: a session's first request by its time and first_out, a later one as
  * its first, which left LT_PLAN_TURN_OUT if it was not); if not, it is cut
  * now. Seqs are decided in order. */
-static void decide(struct lt_plan *p, size_t x)
+static int decide(struct lt_plan *p, size_t x, struct lt_err *err)
 {
     const struct lt_plan_job *j = &p->jobs->v[x];
     const struct lt_plan_tt *tt = &p->o.tt;
+    if (p->o.parts > 1) { /* every request is dealt, in order; another
+                            part's is laid out, then cut (NOT_MINE) */
+        int64_t part = lt_plan_dealer_next(&p->dealer, j->has & LT_HAS_SESSION, j->session, j->in,
+                                           j->out, err);
+        if (part < 0)
+            return (int)part;
+        if (part != p->o.part)
+            p->state[x] = NOT_MINE;
+    }
     bool in = j->t >= tt->win_start_us;
     if (p->sampled && j->prev != -1)
         in = in && j->prev_end != LT_PLAN_TURN_OUT;
@@ -523,6 +577,7 @@ static void decide(struct lt_plan *p, size_t x)
     if (!in)
         lay_cut(p, x, p->sampled ? LT_PLAN_TURN_OUT : LT_PLAN_TURN_CUT);
     p->decided = x + 1;
+    return 0;
 }
 
 /* Lay out the seqs read so far (a group of equal times only once it is
@@ -534,13 +589,14 @@ static int lay_out(struct lt_plan *p, size_t want, struct lt_err *err)
     const struct lt_plan_jobs *js = p->jobs;
     const int64_t ws = p->o.tt.win_start_us;
     size_t n = js->n;
+    int rc = 0;
     if (want > n)
         want = n;
     while (p->laid < p->nseq) {
         size_t i = p->laid, read = lt_plan_jobs_loaded(js), j = i + 1, k = 1;
         bool whole = i < read;
-        if (whole && p->decided <= i)
-            decide(p, i);
+        if (whole && p->decided <= i && (rc = decide(p, i, err)) < 0)
+            return rc;
         if (whole && p->state[i] == LT_PLAN_DONE) {
             p->laid = j;
             continue;
@@ -548,8 +604,8 @@ static int lay_out(struct lt_plan *p, size_t want, struct lt_err *err)
         int64_t t = whole ? js->v[i].t - ws : -1;
         if (whole && p->o.tt.spread_us > 0) {
             for (; j < read; j++) {
-                if (p->decided <= j)
-                    decide(p, j);
+                if (p->decided <= j && (rc = decide(p, j, err)) < 0)
+                    return rc;
                 if (p->state[j] == LT_PLAN_DONE)
                     continue; /* a seq cut does not end a group */
                 if (js->v[j].t - ws != t)
@@ -561,8 +617,7 @@ static int lay_out(struct lt_plan *p, size_t want, struct lt_err *err)
         if (!whole) {
             if (p->laid >= want)
                 break;
-            int rc = lt_plan_jobs_need(js, p->low, read + LT_PLAN_LOOKAHEAD, err);
-            if (rc < 0)
+            if ((rc = lt_plan_jobs_need(js, p->low, read + LT_PLAN_LOOKAHEAD, err)) < 0)
                 return rc;
             continue;
         }
@@ -571,14 +626,18 @@ static int lay_out(struct lt_plan *p, size_t want, struct lt_err *err)
             if (p->state[x] == LT_PLAN_DONE)
                 continue;
             int64_t at;
-            int rc = lt_plan_tt_walk_gap(&p->walk, t, m++, k, &at, err);
-            if (rc < 0)
+            if ((rc = lt_plan_tt_walk_gap(&p->walk, t, m++, k, &at, err)) < 0)
                 return rc;
             if ((at = lt_plan_tt_walk_place(&p->walk, at)) < 0) {
                 lay_cut(p, x, LT_PLAN_TURN_CUT);
                 continue;
             }
             p->offs[x] = p->lay_prev = at;
+            if (p->state[x] == NOT_MINE) { /* scheduled with the rest, sent by its part */
+                lay_cut(p, x, LT_PLAN_TURN_CUT);
+                p->offs[x] = at;
+                continue;
+            }
             p->placed++;
         }
         p->laid = j;
@@ -724,6 +783,11 @@ int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct 
         p->lay_prev = 0;
         size_t npos = p->o.mode == LT_PLAN_TRACE ? p->jobs->n : p->npos;
         p->ncut = p->hi_sent = 0;
+        if (p->dealer.load) { /* the deal again from the first request */
+            lt_plan_dealer_release(&p->dealer);
+            if ((rc = lt_plan_dealer_init(&p->dealer, p->o.parts, err)) < 0)
+                return rc;
+        }
         if (p->o.mode == LT_PLAN_RATE && (rc = loop_arrivals(p, run, err)) < 0)
             return rc;
         p->nseq = p->total = npos;

@@ -144,8 +144,9 @@ struct lt_plan {
      * laps, the seqs kept before the duration, whether the last lap is a
      * sample of whole sessions; its arrivals as they are drawn */
     size_t npos, laps_pos, kept0;
-    size_t ncut;    /* seqs laid out and cut */
-    size_t hi_sent; /* a streamed closed loop: seqs below this were sent or passed */
+    size_t ncut;                  /* seqs laid out and cut */
+    struct lt_plan_dealer dealer; /* parts: the deal as the trace is read */
+    size_t hi_sent;               /* a streamed closed loop: seqs below this were sent or passed */
     bool lap_sampled;
     struct lt_plan_arrive arrive;
     int64_t lay_prev; /* offs of the last kept seq laid out */

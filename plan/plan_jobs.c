@@ -428,8 +428,8 @@ int lt_plan_jobs_each(const struct lt_plan_jobs *js,
         for (size_t j = 0; j < js->n && rc >= 0; j++) {
             const struct lt_plan_job *v = &js->v[j];
             const struct lt_plan_rec_key k = {
-                j,         v->index,    v->t, v->session, (v->has & LT_HAS_SESSION) != 0,
-                v->blocks, v->n_blocks, v->in};
+                j,         v->index,    v->t,  v->session, (v->has & LT_HAS_SESSION) != 0,
+                v->blocks, v->n_blocks, v->in, v->out};
             rc = fn(ud, &k);
         }
         return rc < 0 ? rc : 0;
@@ -444,8 +444,8 @@ int lt_plan_jobs_each(const struct lt_plan_jobs *js,
         if (it->type == LT_ITEM_RECORD) {
             const struct lt_record *rec = &it->rec;
             const struct lt_plan_rec_key k = {
-                j++,         it->index,     rec->t, rec->session, (rec->has & LT_HAS_SESSION) != 0,
-                rec->blocks, rec->n_blocks, rec->in};
+                j++,         it->index,     rec->t,  rec->session, (rec->has & LT_HAS_SESSION) != 0,
+                rec->blocks, rec->n_blocks, rec->in, rec->out};
             rc = fn(ud, &k);
         }
     lt_reader_free(r);
@@ -646,24 +646,71 @@ void lt_plan_job_lengths(const struct lt_plan_job *job, uint32_t default_out, ui
     lt_record_lengths(&view, default_out, want_in, want_out);
 }
 
+/* The deal's pick: the part whose load so far is least, ties the lowest
+ * (load[] is tiny, one per process: a linear scan per session is fine). */
+static uint32_t deal_pick(const uint64_t *load, uint32_t parts)
+{
+    uint32_t p = 0;
+    for (uint32_t k = 1; k < parts; k++)
+        if (load[k] < load[p])
+            p = k;
+    return p;
+}
+
+/* ... and a request's weight. */
+static uint64_t deal_weight(uint32_t in, uint32_t out)
+{
+    return 1024u + (uint64_t)in + out;
+}
+
+static uint32_t deal_parts(uint32_t parts)
+{
+    return parts < 1 ? 1 : parts > LT_PLAN_MAX_PARTS ? LT_PLAN_MAX_PARTS : parts;
+}
+
 void lt_plan_split(const struct lt_plan_job *jobs, size_t n, uint32_t parts, uint32_t *out)
 {
-    /* load[] is tiny (one per process): a linear scan per session is fine. */
     uint64_t load[LT_PLAN_MAX_PARTS] = {0};
-    if (parts < 1)
-        parts = 1;
-    if (parts > LT_PLAN_MAX_PARTS)
-        parts = LT_PLAN_MAX_PARTS;
+    parts = deal_parts(parts);
     for (size_t j = 0; j < n; j++) {
-        uint32_t p = 0;
-        if (jobs[j].prev >= 0) {
-            p = out[jobs[j].prev]; /* a later turn follows its session */
-        } else {
-            for (uint32_t k = 1; k < parts; k++)
-                if (load[k] < load[p])
-                    p = k;
-        }
+        /* a later turn follows its session */
+        uint32_t p = jobs[j].prev >= 0 ? out[jobs[j].prev] : deal_pick(load, parts);
         out[j] = p;
-        load[p] += 1024u + (uint64_t)jobs[j].in + jobs[j].out;
+        load[p] += deal_weight(jobs[j].in, jobs[j].out);
     }
+}
+
+int lt_plan_dealer_init(struct lt_plan_dealer *d, uint32_t parts, struct lt_err *err)
+{
+    d->parts = deal_parts(parts);
+    lt_u64map_init(&d->sess);
+    if (!(d->load = calloc(d->parts, sizeof *d->load)))
+        return lt_errset(err, LT_ENOMEM, "out of memory splitting the trace");
+    return 0;
+}
+
+void lt_plan_dealer_release(struct lt_plan_dealer *d)
+{
+    free(d->load);
+    lt_u64map_release(&d->sess);
+    memset(d, 0, sizeof *d);
+}
+
+int64_t lt_plan_dealer_next(struct lt_plan_dealer *d, bool has_session, uint64_t session,
+                            uint32_t in, uint32_t out, struct lt_err *err)
+{
+    uint32_t p;
+    if (has_session) {
+        bool added;
+        uint64_t *v = lt_u64map_upsert(&d->sess, session, &added);
+        if (!v)
+            return lt_errset(err, LT_ENOMEM, "out of memory splitting the trace");
+        if (added)
+            *v = deal_pick(d->load, d->parts);
+        p = (uint32_t)*v;
+    } else {
+        p = deal_pick(d->load, d->parts);
+    }
+    d->load[p] += deal_weight(in, out);
+    return p;
 }

@@ -148,7 +148,7 @@ struct lt_plan_rec_key {
     uint64_t session;
     bool has_session;
     const uint64_t *blocks; /* its prefix blocks */
-    uint32_t n_blocks, in;
+    uint32_t n_blocks, in, out;
 };
 /* Every record in order, one call of fn each (the trace read again for a
  * streamed one); fn returns < 0 to stop with that. Returns 0, or what
@@ -236,5 +236,19 @@ void lt_plan_job_lengths(const struct lt_plan_job *job, uint32_t default_out, ui
  * 1024 + in + out tokens: balanced in request count and tokens, and over
  * time as well, since the deal follows arrival order. */
 void lt_plan_split(const struct lt_plan_job *jobs, size_t n, uint32_t parts, uint32_t *out);
+
+/* The same deal request by request, for a streamed trace: a session's
+ * part kept by its id (one entry per session), the loads as they grow.
+ * lt_plan_split and it share the pick and the weight. */
+struct lt_plan_dealer {
+    uint32_t parts;
+    uint64_t *load;
+    struct lt_u64map sess; /* session -> its part */
+};
+int lt_plan_dealer_init(struct lt_plan_dealer *d, uint32_t parts, struct lt_err *err);
+void lt_plan_dealer_release(struct lt_plan_dealer *d);
+/* The part of the next request in order. Returns it, or LT_ENOMEM. */
+int64_t lt_plan_dealer_next(struct lt_plan_dealer *d, bool has_session, uint64_t session,
+                            uint32_t in, uint32_t out, struct lt_err *err);
 
 #endif

@@ -520,7 +520,9 @@ struct hit_walk {
     struct lt_plan_sampler *sp; /* a streamed plan's sample, or NULL */
     bool counting, blocks;
     uint32_t bt;
-    size_t limit; /* records read past this are not in the run */
+    size_t limit;              /* records read past this are not in the run */
+    struct lt_plan_dealer *dl; /* parts: the deal, and this part */
+    uint32_t part;
 };
 
 static int hit_rec(void *ud, const struct lt_plan_rec_key *k)
@@ -531,9 +533,16 @@ static int hit_rec(void *ud, const struct lt_plan_rec_key *k)
     if (w->counting)
         return lt_plan_sampler_count(w->sp, k, NULL);
     bool in = true;
-    if (w->sp && lt_plan_sampler_keep(w->sp, k, &in, NULL) < 0)
+    if (w->dl) { /* every request dealt, in order: another part's is not sent here */
+        int64_t part = lt_plan_dealer_next(w->dl, k->has_session, k->session, k->in, k->out, NULL);
+        if (part < 0)
+            return -1;
+        in = part == w->part;
+    }
+    bool kept = true;
+    if (w->sp && lt_plan_sampler_keep(w->sp, k, &kept, NULL) < 0)
         return -1;
-    if (!in)
+    if (!in || !kept)
         return 0;
     w->blocks |= k->n_blocks > 0;
     return lt_hits_add(&w->h, k->blocks, k->n_blocks, k->in, w->bt);
@@ -569,8 +578,16 @@ static double trace_hit_rate(const struct lt_replay *rp, unsigned *level)
                 rc = lt_plan_jobs_each(pl->jobs, hit_rec, &w, NULL);
             w.counting = false;
         }
+        struct lt_plan_dealer dl;
+        if (!loop && pl->o.parts > 1 && rc >= 0) {
+            rc = lt_plan_dealer_init(&dl, pl->o.parts, NULL);
+            w.dl = rc >= 0 ? &dl : NULL;
+            w.part = pl->o.part;
+        }
         if (rc >= 0 && w.limit)
             rc = lt_plan_jobs_each(pl->jobs, hit_rec, &w, NULL);
+        if (w.dl)
+            lt_plan_dealer_release(&dl);
         if (sampled)
             lt_plan_sampler_release(&sp);
     } else {

@@ -5,7 +5,7 @@
  * at the same times and hands the engine the same jobs (fields, messages,
  * blocks, text, session links), while holding only a window of the jobs;
  * a second run of the same plan reads the trace again and repeats it;
- * the modes that need every job (a window, a closed loop) load them all.
+ * open and closed loops, samples and parts of an MPI replay stream too.
  * The plan's own per-request state (offs, state, attempts) is held only
  * for a window too: the pages the system holds for it are counted
  * (mincore), whatever the trace's length. A second trace has what moves
@@ -338,6 +338,14 @@ static void test_stream_moving_times(void **state)
         {.mode = LT_PLAN_CONCURRENCY, .requests = 3000},
         {.mode = LT_PLAN_CONCURRENCY, .requests = 100000},
         {.mode = LT_PLAN_CONCURRENCY, .duration_us = 7000000},
+        /* parts of an MPI replay: whole sessions dealt by load, the
+         * global schedule kept */
+        {.mode = LT_PLAN_TRACE, .parts = 3, .part = 1, .tt = {.speed = 2}},
+        {.mode = LT_PLAN_TRACE,
+         .parts = 2,
+         .part = 0,
+         .requests = 30000,
+         .tt = {.spread_us = 500, .rate = 1500, .duration_us = 12000000}},
         /* a window late in the trace: some 21,000 requests cut before it,
          * given back as they are passed (the last mode: checked below) */
         {.mode = LT_PLAN_TRACE, .tt = {.win_start_us = 150000000, .win_end_us = 200000000}},
@@ -424,45 +432,10 @@ static void test_stream_closed_sessions(void **state)
     remove(path);
 }
 
-/* Parts walk sessions whole: the plan loads every job of a streamed
- * trace, and runs as on a loaded one. */
-static void test_stream_loads_all_when_needed(void **state)
-{
-    (void)state;
-    struct lt_err err = {0};
-    const struct lt_plan_opts modes[] = {
-        {.mode = LT_PLAN_TRACE, .parts = 3, .part = 1},
-    };
-    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
-        struct lt_plan_jobs whole, streamed;
-        assert_int_equal(lt_plan_jobs_load(&whole, path, &err), 0);
-        assert_int_equal(lt_plan_jobs_open(&streamed, path, &err), 0);
-        struct lt_plan pw, ps;
-        assert_int_equal(lt_plan_init(&pw, &whole, &modes[m], &err), 0);
-        assert_int_equal(lt_plan_init(&ps, &streamed, &modes[m], &err), 0);
-        assert_false(ps.streamed);
-        assert_int_equal(lt_plan_jobs_held(&streamed), N);
-        size_t nw, ns, hw, hs;
-        struct sent *lw = run(&pw, 0, &nw, &hw);
-        struct sent *ls = run(&ps, 0, &ns, &hs);
-        assert_int_equal(nw, ns);
-        assert_true(nw > 0);
-        same_sends(lw, ls, nw);
-        free(lw);
-        free(ls);
-        lt_plan_release(&pw);
-        lt_plan_release(&ps);
-        lt_plan_jobs_release(&whole);
-        lt_plan_jobs_release(&streamed);
-    }
-    remove(path);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_same_as_loaded),
-        cmocka_unit_test(test_stream_loads_all_when_needed),
         cmocka_unit_test(test_stream_moving_times),
         cmocka_unit_test(test_stream_closed_sessions),
     };
