@@ -34,18 +34,26 @@
 
 static char path[512];
 
+/* A trace to write at path, named by tag. */
+static struct lt_writer *trace_open(const char *tag, uint32_t block_tokens)
+{
+    const char *dir = getenv("LT_TMP");
+    snprintf(path, sizeof path, "%s/stream-%s-%d.lt.zst", dir ? dir : "/tmp", tag, (int)getpid());
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "test", .block_tokens = block_tokens};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    return w;
+}
+
 /* N records 1 ms apart; every 10th of them is a turn of one of 50
  * sessions (so a session's turns are 500 records apart, its earlier turns
  * long dropped when a later one is read), with a think time that makes
  * some turns wait for their previous turn's end. */
 static void write_trace(void)
 {
-    const char *dir = getenv("LT_TMP");
-    snprintf(path, sizeof path, "%s/stream-%d.lt.zst", dir ? dir : "/tmp", (int)getpid());
     struct lt_err err = {0};
-    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "test", .block_tokens = 16};
-    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
-    assert_non_null(w);
+    struct lt_writer *w = trace_open("w", 16);
     for (uint32_t i = 0; i < N; i++) {
         struct lt_msg msgs[2] = {{"system", 5}, {"user", 11 + i % 7}};
         uint64_t blocks[2] = {1000 + i % 13, 77 * (uint64_t)i + 1};
@@ -80,12 +88,8 @@ static void write_trace(void)
  * time at --speed 3 and beyond). */
 static void write_trace_moving(void)
 {
-    const char *dir = getenv("LT_TMP");
-    snprintf(path, sizeof path, "%s/stream-m-%d.lt.zst", dir ? dir : "/tmp", (int)getpid());
     struct lt_err err = {0};
-    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "test"};
-    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
-    assert_non_null(w);
+    struct lt_writer *w = trace_open("m", 0);
     int64_t t = 1000000;
     for (uint32_t i = 0; i < N; i++) {
         if (i > 0 && i % 3 == 0)
@@ -107,12 +111,8 @@ static void write_trace_moving(void)
  * and a later session's turn leaves before it. */
 static void write_trace_chatty(void)
 {
-    const char *dir = getenv("LT_TMP");
-    snprintf(path, sizeof path, "%s/stream-c-%d.lt.zst", dir ? dir : "/tmp", (int)getpid());
     struct lt_err err = {0};
-    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "test"};
-    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
-    assert_non_null(w);
+    struct lt_writer *w = trace_open("c", 0);
     for (uint32_t i = 0; i < N; i++) {
         struct lt_record r = {.t = (int64_t)i * 1000,
                               .has = LT_HAS_IN | LT_HAS_OUT | LT_HAS_SESSION,
@@ -301,13 +301,51 @@ static void test_stream_same_as_loaded(void **state)
     lt_plan_jobs_release(&streamed);
 }
 
+/* What one mode did: the loaded plan's sends (n, the streamed plan's are
+ * the same), the jobs the streamed one held at most and read. */
+struct outcome {
+    struct sent *sends;
+    size_t n, held, read;
+};
+
+/* Plan mode o on the trace at path loaded whole and streamed, run both,
+ * and check that they send the same (seqs, jobs and times) and plan and
+ * sample alike. */
+static struct outcome compare_mode(const struct lt_plan_opts *o)
+{
+    struct lt_err err = {0};
+    struct lt_plan_jobs whole, streamed;
+    assert_int_equal(lt_plan_jobs_load(&whole, path, &err), 0);
+    assert_int_equal(lt_plan_jobs_open(&streamed, path, &err), 0);
+    struct lt_plan pw, ps;
+    assert_int_equal(lt_plan_init(&pw, &whole, o, &err), 0);
+    assert_int_equal(lt_plan_init(&ps, &streamed, o, &err), 0);
+    assert_true(ps.streamed);
+    assert_int_equal(ps.planned, pw.planned);
+    assert_int_equal(ps.sampled, pw.sampled);
+    assert_memory_equal(&ps.sample, &pw.sample, sizeof ps.sample);
+    struct outcome r;
+    size_t hw, ns;
+    r.sends = run(&pw, 0, &r.n, &hw);
+    struct sent *ls = run(&ps, 0, &ns, &r.held);
+    r.read = lt_plan_jobs_loaded(&streamed);
+    assert_int_equal(r.n, ns);
+    assert_true(r.n > 100);
+    same_sends(r.sends, ls, r.n);
+    free(ls);
+    lt_plan_release(&pw);
+    lt_plan_release(&ps);
+    lt_plan_jobs_release(&whole);
+    lt_plan_jobs_release(&streamed);
+    return r;
+}
+
 /* Times that move (--spread, --max-gap, --rate, --duration) and sessions whose previous turn ended
  * and was dropped before the next was read: the streamed plan sends what the loaded one sends. */
 static void test_stream_moving_times(void **state)
 {
     (void)state;
     write_trace_moving();
-    struct lt_err err = {0};
     const struct lt_plan_opts modes[] = {
         {.mode = LT_PLAN_TRACE, .tt = {.speed = 3}},
         {.mode = LT_PLAN_TRACE, .tt = {.spread_us = 900, .max_gap_us = 50000, .speed = 2}},
@@ -351,38 +389,18 @@ static void test_stream_moving_times(void **state)
         {.mode = LT_PLAN_TRACE, .tt = {.win_start_us = 150000000, .win_end_us = 200000000}},
     };
     for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
-        struct lt_plan_jobs whole, streamed;
-        assert_int_equal(lt_plan_jobs_load(&whole, path, &err), 0);
-        assert_int_equal(lt_plan_jobs_open(&streamed, path, &err), 0);
-        struct lt_plan pw, ps;
-        assert_int_equal(lt_plan_init(&pw, &whole, &modes[m], &err), 0);
-        assert_int_equal(lt_plan_init(&ps, &streamed, &modes[m], &err), 0);
-        assert_true(ps.streamed);
-        assert_int_equal(ps.planned, pw.planned);
-        assert_int_equal(ps.sampled, pw.sampled);
-        assert_memory_equal(&ps.sample, &pw.sample, sizeof ps.sample);
-        size_t nw, ns, hw, hs;
-        struct sent *lw = run(&pw, 0, &nw, &hw);
-        struct sent *ls = run(&ps, 0, &ns, &hs);
+        struct outcome r = compare_mode(&modes[m]);
         print_message("mode %zu: %zu of %d sent; held at most %zu jobs, %zu pages; %zu read\n", m,
-                      ns, N, hs, last_pages, lt_plan_jobs_loaded(&streamed));
-        assert_int_equal(nw, ns);
-        assert_true(nw > 100);
-        same_sends(lw, ls, nw);
+                      r.n, N, r.held, last_pages, r.read);
         if (m == sizeof modes / sizeof *modes - 1)
-            assert_true(hs <= 2 * LT_PLAN_LOOKAHEAD + 2048);
+            assert_true(r.held <= 2 * LT_PLAN_LOOKAHEAD + 2048);
         /* --duration: the cut tail is never read */
         if (modes[m].tt.duration_us)
-            assert_true(lt_plan_jobs_loaded(&streamed) < N);
+            assert_true(r.read < N);
         /* (what is held is not checked here: a turn that thinks longer
          * than its gap, as many do once --max-gap or --rate shortens the
          * gaps, pins the window: plan/README.md "Traps") */
-        free(lw);
-        free(ls);
-        lt_plan_release(&pw);
-        lt_plan_release(&ps);
-        lt_plan_jobs_release(&whole);
-        lt_plan_jobs_release(&streamed);
+        free(r.sends);
     }
     remove(path);
 }
@@ -394,40 +412,22 @@ static void test_stream_closed_sessions(void **state)
 {
     (void)state;
     write_trace_chatty();
-    struct lt_err err = {0};
     const struct lt_plan_opts modes[] = {
         {.mode = LT_PLAN_CONCURRENCY},
         {.mode = LT_PLAN_CONCURRENCY, .requests = 97003},
         {.mode = LT_PLAN_CONCURRENCY, .duration_us = 7000000},
     };
     for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
-        struct lt_plan_jobs whole, streamed;
-        assert_int_equal(lt_plan_jobs_load(&whole, path, &err), 0);
-        assert_int_equal(lt_plan_jobs_open(&streamed, path, &err), 0);
-        struct lt_plan pw, ps;
-        assert_int_equal(lt_plan_init(&pw, &whole, &modes[m], &err), 0);
-        assert_int_equal(lt_plan_init(&ps, &streamed, &modes[m], &err), 0);
-        assert_true(ps.streamed);
-        size_t nw, ns, hw, hs;
-        struct sent *lw = run(&pw, 0, &nw, &hw);
-        struct sent *ls = run(&ps, 0, &ns, &hs);
+        struct outcome r = compare_mode(&modes[m]);
         /* the order of the sends differs from the trace's */
         size_t out_of_order = 0;
-        for (size_t i = 1; i < nw; i++)
-            out_of_order += lw[i].index < lw[i - 1].index;
+        for (size_t i = 1; i < r.n; i++)
+            out_of_order += r.sends[i].index < r.sends[i - 1].index;
         print_message("closed %zu: %zu sent, %zu out of the trace's order; held at most %zu\n", m,
-                      ns, out_of_order, hs);
-        assert_int_equal(nw, ns);
-        assert_true(nw > 100);
-        assert_true(out_of_order > nw / 10);
-        same_sends(lw, ls, nw);
-        assert_true(hs <= 2 * LT_PLAN_LOOKAHEAD + 2048);
-        free(lw);
-        free(ls);
-        lt_plan_release(&pw);
-        lt_plan_release(&ps);
-        lt_plan_jobs_release(&whole);
-        lt_plan_jobs_release(&streamed);
+                      r.n, out_of_order, r.held);
+        assert_true(out_of_order > r.n / 10);
+        assert_true(r.held <= 2 * LT_PLAN_LOOKAHEAD + 2048);
+        free(r.sends);
     }
     remove(path);
 }
