@@ -410,6 +410,7 @@ static int stream_init_loop(struct lt_plan *p, struct lt_err *err)
             }
         }
         lt_plan_sampler_release(&sp);
+        free(c.gmine);
         if (rc < 0 && !laps)
             return rc; /* not even one session fits */
         if (rc < 0) {  /* the laps alone */
