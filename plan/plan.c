@@ -95,7 +95,7 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
     lt_heap_init(&p->again, sizeof(struct lt_plan_item), before, NULL, NULL);
     /* A streamed trace stays streamed only where the plan walks the jobs
      * once, in order: anything else reads every job now. */
-    p->streamed = jobs->stream && (o->parts <= 1 || o->mode == LT_PLAN_TRACE);
+    p->streamed = jobs->stream != NULL;
     if (p->streamed) {
         if ((rc = stream_init(p, err)) < 0)
             lt_plan_release(p);
@@ -246,6 +246,7 @@ struct tt_scan {
     uint32_t part;
     uint8_t *gmine;
     size_t gcap, mine_kept, mine_placed;
+    size_t limit; /* count only the first this many kept (0: all) */
     struct lt_err *err;
 };
 
@@ -253,6 +254,8 @@ static int scan_group(struct tt_scan *c)
 {
     for (size_t m = 0; m < c->gk; m++) {
         int64_t x;
+        if (c->limit && c->kept >= c->limit)
+            return 0;
         int rc = lt_plan_tt_walk_gap(&c->w, c->gt, m, c->gk, &x, c->err);
         if (rc < 0)
             return rc;
@@ -378,6 +381,55 @@ static int loop_arrivals(struct lt_plan *p, uint32_t run, struct lt_err *err)
     return lt_plan_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed, o->duration_us, err);
 }
 
+/* A loop split over parts: of the first `upto` seqs the loop keeps (its
+ * whole laps, then its last lap's sample), how many are this part's. Each
+ * lap deals the trace alike: one reading deals a whole lap, one more the
+ * part of a lap `upto` ends in. */
+static int loop_mine(struct lt_plan *p, size_t upto, size_t *mine, struct lt_err *err)
+{
+    size_t n = p->jobs->n, laps = p->laps_pos / n;
+    size_t full = upto / n < laps ? upto / n : laps, rest = upto - full * n;
+    const struct lt_plan_tt plain = {0}; /* a loop's times are its own */
+    struct tt_scan c = {0};
+    struct lt_plan_sampler sp;
+    int rc = 0;
+    *mine = 0;
+    lt_plan_tt_walk_init(&c.w, &plain);
+    if (full && (rc = scan_records(p, &c, err)) >= 0)
+        *mine += full * c.mine_kept;
+    if (rc >= 0 && rest) {
+        bool sample = full == laps && p->lap_sampled;
+        if (sample) {
+            lt_plan_sampler_init(&sp, 0, 0, p->o.requests % n);
+            c.sp = &sp;
+            c.counting = p->o.requests > 0;
+            if (c.counting)
+                rc = scan_records(p, &c, err);
+            c.counting = false;
+        }
+        c.limit = rest;
+        if (rc >= 0 && (rc = scan_records(p, &c, err)) >= 0)
+            *mine += c.mine_kept;
+        if (sample)
+            lt_plan_sampler_release(&sp);
+    }
+    free(c.gmine);
+    return rc < 0 ? rc : 0;
+}
+
+/* The seqs a loop keeps: the arrivals' count cuts an open loop at its
+ * duration, and parts keep their own. */
+static int loop_kept(struct lt_plan *p, uint32_t run, struct lt_err *err)
+{
+    int rc = 0;
+    p->kept = p->kept0;
+    if (p->o.mode == LT_PLAN_RATE && (rc = loop_arrivals(p, run, err)) < 0)
+        return rc;
+    if (p->o.parts > 1)
+        rc = loop_mine(p, p->kept, &p->kept, err);
+    return rc;
+}
+
 /* An open loop over a streamed trace: the trace in laps (its positions
  * are the seqs: lt_plan_jobs_laps), the last lap, when --requests ends
  * one part-way, a sample of whole sessions (the sampler, as
@@ -421,9 +473,8 @@ static int stream_init_loop(struct lt_plan *p, struct lt_err *err)
     p->laps_pos = laps * n;
     p->npos = laps * n + (p->lap_sampled ? n : rest);
     p->kept0 = laps * n + kept_rest;
-    p->kept = p->kept0;
     if ((rc = lt_plan_jobs_laps(js, p->npos, err)) < 0 || (rc = map_seqs(p, p->npos, err)) < 0 ||
-        (p->o.mode == LT_PLAN_RATE && (rc = loop_arrivals(p, 0, err)) < 0))
+        (rc = loop_kept(p, 0, err)) < 0)
         return rc;
     p->nseq = p->total = p->npos;
     p->done_n = p->npos - p->kept;
@@ -447,17 +498,30 @@ static int lay_out_loop(struct lt_plan *p, size_t want, struct lt_err *err)
             continue;
         }
         const struct lt_plan_job *j = &js->v[x];
-        bool in = true;
+        bool in = true, mine = true;
         if (p->lap_sampled && x >= p->laps_pos)
             in = j->prev != -1 ? j->prev_end != LT_PLAN_TURN_OUT : x - p->laps_pos < p->first_out;
+        if (p->o.parts > 1) { /* each lap deals the trace from its start */
+            if (x % js->n == 0) {
+                lt_plan_dealer_release(&p->dealer);
+                int rc = lt_plan_dealer_init(&p->dealer, p->o.parts, err);
+                if (rc < 0)
+                    return rc;
+            }
+            int64_t part = lt_plan_dealer_next(&p->dealer, j->has & LT_HAS_SESSION, j->session,
+                                               j->in, j->out, err);
+            if (part < 0)
+                return (int)part;
+            mine = part == p->o.part;
+        }
         int64_t at = 0; /* a closed loop's sched is when it leaves */
         int rc = !in                         ? 0
                  : p->o.mode == LT_PLAN_RATE ? lt_plan_arrive_next(&p->arrive, &at, err)
                                              : 1;
         if (rc < 0)
             return rc;
-        if (rc == 0) {
-            lay_cut(p, x, in ? LT_PLAN_TURN_CUT : LT_PLAN_TURN_OUT);
+        if (rc == 0 || !mine) { /* another part's takes its arrival along */
+            lay_cut(p, x, !in ? LT_PLAN_TURN_OUT : LT_PLAN_TURN_CUT);
         } else {
             p->offs[x] = p->lay_prev = at;
             p->placed++;
@@ -789,7 +853,7 @@ int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct 
             if ((rc = lt_plan_dealer_init(&p->dealer, p->o.parts, err)) < 0)
                 return rc;
         }
-        if (p->o.mode == LT_PLAN_RATE && (rc = loop_arrivals(p, run, err)) < 0)
+        if (p->o.mode != LT_PLAN_TRACE && (rc = loop_kept(p, run, err)) < 0)
             return rc;
         p->nseq = p->total = npos;
         p->done_n = npos - p->kept;

@@ -384,6 +384,16 @@ static void test_stream_moving_times(void **state)
          .part = 0,
          .requests = 30000,
          .tt = {.spread_us = 500, .rate = 1500, .duration_us = 12000000}},
+        /* loops split over parts: laps and a sample, a duration */
+        {.mode = LT_PLAN_RATE, .rate = 2000, .requests = 50000, .parts = 3, .part = 2, .seed = 3},
+        {.mode = LT_PLAN_RATE, .rate = 2000, .duration_us = 10000000, .parts = 2, .part = 1},
+        {.mode = LT_PLAN_RATE,
+         .rate = 9000,
+         .duration_us = 9000000,
+         .requests = 100000,
+         .parts = 2,
+         .part = 0},
+        {.mode = LT_PLAN_CONCURRENCY, .requests = 30000, .parts = 2, .part = 0},
         /* a window late in the trace: some 21,000 requests cut before it,
          * given back as they are passed (the last mode: checked below) */
         {.mode = LT_PLAN_TRACE, .tt = {.win_start_us = 150000000, .win_end_us = 200000000}},
@@ -416,6 +426,7 @@ static void test_stream_closed_sessions(void **state)
         {.mode = LT_PLAN_CONCURRENCY},
         {.mode = LT_PLAN_CONCURRENCY, .requests = 97003},
         {.mode = LT_PLAN_CONCURRENCY, .duration_us = 7000000},
+        {.mode = LT_PLAN_CONCURRENCY, .requests = 50000, .parts = 2, .part = 1},
     };
     for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
         struct outcome r = compare_mode(&modes[m]);
