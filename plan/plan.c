@@ -336,6 +336,28 @@ static int scan_records(struct lt_plan *p, struct tt_scan *c, struct lt_err *err
     return rc < 0 ? rc : 0;
 }
 
+/* A reading with the sample (c->sp, if any): the sessions' sizes first
+ * when --requests needs them and nothing is decided yet, then the
+ * decisions. */
+static int scan_sampled(struct lt_plan *p, struct tt_scan *c, struct lt_err *err)
+{
+    int rc = 0;
+    if (c->sp && c->sp->max && !c->sp->again) {
+        c->counting = true;
+        rc = scan_records(p, c, err);
+        c->counting = false;
+    }
+    return rc < 0 ? rc : scan_records(p, c, err);
+}
+
+/* Every seq kept is laid out: the rest are cut, and never read (they were
+ * counted DONE from the start: no longer). */
+static void end_at_laid(struct lt_plan *p)
+{
+    p->done_n -= p->nseq - p->laid;
+    p->nseq = p->total = p->laid;
+}
+
 /* Seq i is not replayed: mark (LT_PLAN_TURN_CUT or _OUT) is what its
  * session's next turn learns. */
 static void lay_cut(struct lt_plan *p, size_t i, int64_t mark)
@@ -402,13 +424,9 @@ static int loop_mine(struct lt_plan *p, size_t upto, size_t *mine, struct lt_err
         if (sample) {
             lt_plan_sampler_init(&sp, 0, 0, p->o.requests % n);
             c.sp = &sp;
-            c.counting = p->o.requests > 0;
-            if (c.counting)
-                rc = scan_records(p, &c, err);
-            c.counting = false;
         }
         c.limit = rest;
-        if (rc >= 0 && (rc = scan_records(p, &c, err)) >= 0)
+        if ((rc = scan_sampled(p, &c, err)) >= 0)
             *mine += c.mine_kept;
         if (sample)
             lt_plan_sampler_release(&sp);
@@ -447,13 +465,9 @@ static int stream_init_loop(struct lt_plan *p, struct lt_err *err)
     if (p->lap_sampled) {
         struct lt_plan_sampler sp;
         lt_plan_sampler_init(&sp, 0, 0, rest);
-        struct tt_scan c = {.sp = &sp, .counting = true};
+        struct tt_scan c = {.sp = &sp};
         lt_plan_tt_walk_init(&c.w, &p->o.tt);
-        rc = scan_records(p, &c, err);
-        c.counting = false;
-        if (rc >= 0)
-            rc = scan_records(p, &c, err);
-        if (rc >= 0) {
+        if ((rc = scan_sampled(p, &c, err)) >= 0) {
             kept_rest = (size_t)sp.sm.requests;
             p->first_out = sp.first_out;
             if (!laps) {
@@ -527,11 +541,8 @@ static int lay_out_loop(struct lt_plan *p, size_t want, struct lt_err *err)
             p->placed++;
         }
         p->laid = x + 1;
-        if (p->placed == p->kept && p->laid < p->nseq) {
-            /* every seq kept is laid out: the rest are cut, never read */
-            p->done_n -= p->nseq - p->laid;
-            p->nseq = p->total = p->laid;
-        }
+        if (p->placed == p->kept && p->laid < p->nseq)
+            end_at_laid(p);
     }
     if (p->placed > p->kept)
         return lt_errset(err, LT_EFORMAT, "the trace changed while it was replayed");
@@ -565,16 +576,9 @@ static int stream_init(struct lt_plan *p, struct lt_err *err)
     struct tt_scan c = {.sp = p->sampled ? &sp : NULL};
     if (p->sampled)
         lt_plan_sampler_init(&sp, tt->win_start_us, tt->win_end_us, p->o.requests);
-    if (p->o.requests) {
-        c.counting = true;
-        c.w = p->walk0;
-        if ((rc = scan_records(p, &c, err)) < 0)
-            goto out;
-        c.counting = false;
-    }
     if (p->sampled || tt->spread_us > 0 || tt->max_gap_us > 0 || tt->rate > 0 || p->o.parts > 1) {
         c.w = p->walk0;
-        if ((rc = scan_records(p, &c, err)) < 0)
+        if ((rc = scan_sampled(p, &c, err)) < 0)
             goto out;
     } else {
         c.first = js->t_first;
@@ -590,16 +594,8 @@ static int stream_init(struct lt_plan *p, struct lt_err *err)
     p->kept = c.mine_kept;
     if (c.kept && tt->duration_us > 0) {
         /* the sample again: the sampler decided every session already */
-        if (p->sampled) {
-            lt_plan_sampler_release(&sp);
-            lt_plan_sampler_init(&sp, tt->win_start_us, tt->win_end_us, p->o.requests);
-            if (p->o.requests) {
-                c.counting = true;
-                if ((rc = scan_records(p, &c, err)) < 0)
-                    goto out;
-                c.counting = false;
-            }
-        }
+        if (p->sampled)
+            lt_plan_sampler_again(&sp);
         c.w = p->walk0;
         c.scaled = true;
         if ((rc = scan_records(p, &c, err)) < 0)
@@ -707,10 +703,7 @@ static int lay_out(struct lt_plan *p, size_t want, struct lt_err *err)
         }
         p->laid = j;
         if (p->placed == p->kept && p->laid < n) {
-            /* Every seq kept is laid out: the rest are cut, and never
-             * read (counted DONE from the start, no longer). */
-            p->done_n -= n - p->laid;
-            p->nseq = p->total = p->laid;
+            end_at_laid(p);
             break;
         }
     }

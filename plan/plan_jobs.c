@@ -509,6 +509,12 @@ int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key
 {
     struct lt_plan_sample *sm = &s->sm;
     uint64_t *v = NULL;
+    bool in_window = k->t >= s->ws && (s->we <= 0 || k->t < s->we);
+    if (s->again) {
+        const uint64_t *d = k->has_session ? lt_u64map_get(&s->sess, k->session) : NULL;
+        *keep = d && (*d & S_DECIDED) ? (*d & S_KEPT) != 0 : in_window && k->idx < s->first_out;
+        return 0;
+    }
     sm->of_requests++;
     if (k->has_session) {
         if (!(v = lt_u64map_upsert(&s->sess, k->session, NULL)))
@@ -521,7 +527,7 @@ int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key
     }
     /* A session's first request decides for all of it. */
     sm->of_sessions += k->has_session;
-    bool in = k->t >= s->ws && (s->we <= 0 || k->t < s->we);
+    bool in = in_window;
     uint64_t size = v && *v ? *v : 1; /* counted, with max_requests */
     if (in && s->max && s->full) {
         in = false;
@@ -544,6 +550,11 @@ int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key
     sm->requests += in;
     *keep = in;
     return 0;
+}
+
+void lt_plan_sampler_again(struct lt_plan_sampler *s)
+{
+    s->again = true;
 }
 
 struct sample_walk {

@@ -206,6 +206,7 @@ struct lt_plan_sampler {
     uint64_t admitted;
     size_t first_out;
     struct lt_plan_sample sm;
+    bool again; /* lt_plan_sampler_again: every decision made */
 };
 void lt_plan_sampler_init(struct lt_plan_sampler *s, int64_t win_start_us, int64_t win_end_us,
                           uint64_t max_requests);
@@ -217,6 +218,10 @@ int lt_plan_sampler_count(struct lt_plan_sampler *s, const struct lt_plan_rec_ke
  * LT_ENOMEM. */
 int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k, bool *keep,
                          struct lt_err *err);
+/* After a whole reading: the next reading's lt_plan_sampler_keep says the
+ * same from what was decided (a session's entry, first_out), with no
+ * count first and sm left as it is. */
+void lt_plan_sampler_again(struct lt_plan_sampler *s);
 
 /* Output tokens asked for when a record says neither out nor max_tokens. */
 #define LT_PLAN_DEFAULT_OUT 128
