@@ -17,6 +17,7 @@
 #include "workload/trace_import.h"
 #include "workload/csv.h"
 #include "workload/import_internal.h"
+#include "workload/session_infer_internal.h"
 #include "base/lt_buf.h"
 #include "base/lt_json.h"
 #include "base/lt_path.h"
@@ -64,14 +65,6 @@ struct sess {
     char *name;
     int64_t think_next; /* the wait after the last answer, for the next turn */
     bool has_think_next;
-};
-
-/* A request of a chain inferred from prefix blocks. */
-struct chain_node {
-    uint64_t session;
-    uint32_t n_blocks;
-    uint32_t turn;
-    bool has_child; /* a later request already continues it */
 };
 
 struct imp {
@@ -122,10 +115,7 @@ struct imp {
     struct sess *sess;
     size_t n_sess, sess_cap;
 
-    /* infer_sessions: each request with blocks, found by its last block */
-    struct lt_u64map chain_map; /* last block id -> index in nodes + 1 */
-    struct chain_node *nodes;
-    size_t n_nodes, nodes_cap;
+    struct session_infer infer; /* infer_sessions */
 
     /* sort */
     struct held *held;
@@ -442,60 +432,22 @@ static int send_header(struct imp *m, bool have_first, int64_t first_raw)
     return m->sink->header ? m->sink->header(m->sink->ud, &m->hdr, m->err) : 0;
 }
 
-/*
- * Session inference: a conversation's next turn sends the previous turn's
- * prompt and answer again, plus the new message, so its prefix blocks
- * extend the previous request's blocks (Mooncake's block ids name whole
- * prefixes: equal ids, equal prefix). Each request is found by its last
- * block; a new one is linked to the longest earlier request whose blocks
- * are a strict prefix of its own, unless that one already has a next turn
- * (then it is a branch, and starts a chain of its own). Records are seen
- * in arrival order. Think times are not known (the original answers'
- * ends are not in such traces), so none is set: replay sends a turn at
- * its recorded time or when the turn before has been answered, whichever
- * is later.
- */
+/* infer_sessions (session_infer.c): think times are not known (the
+ * original answers' ends are not in such traces), so none is set: replay
+ * sends a turn at its recorded time or when the turn before has been
+ * answered, whichever is later. */
 static int infer_session(struct imp *m, struct lt_record *r, uint64_t line)
 {
-    const uint64_t *b = r->blocks;
-    uint32_t n = r->n_blocks;
-    size_t parent = SIZE_MAX;
-    for (uint32_t i = n - 1; i-- > 0;) {
-        uint64_t *v = lt_u64map_get(&m->chain_map, b[i]);
-        if (v && m->nodes[*v - 1].n_blocks == i + 1) {
-            parent = *v - 1;
-            break;
-        }
-    }
-    if (m->n_nodes == m->nodes_cap) {
-        size_t cap = m->nodes_cap ? m->nodes_cap * 2 : 1024;
-        struct chain_node *nn = realloc(m->nodes, cap * sizeof *nn);
-        if (!nn)
-            goto oom;
-        m->nodes = nn;
-        m->nodes_cap = cap;
-    }
-    struct chain_node *c = &m->nodes[m->n_nodes];
-    *c = (struct chain_node){.n_blocks = n};
-    if (parent != SIZE_MAX && !m->nodes[parent].has_child) {
-        m->nodes[parent].has_child = true;
-        c->session = m->nodes[parent].session;
-        c->turn = m->nodes[parent].turn + 1;
-        m->st->chained++;
-    } else {
-        c->session = m->st->chains++;
-    }
-    uint64_t *v = lt_u64map_upsert(&m->chain_map, b[n - 1], NULL);
-    if (!v)
-        goto oom;
-    *v = ++m->n_nodes; /* an equal prompt later is the one continued next */
-    r->session = c->session;
-    r->turn = c->turn;
+    uint64_t session;
+    uint32_t turn;
+    if (session_infer_add(&m->infer, r->blocks, r->n_blocks, (r->has & LT_HAS_IN) != 0, r->in,
+                          &session, &turn) < 0)
+        return lt_errset(m->err, LT_ENOMEM, "%s:%llu: out of memory for session inference", m->name,
+                         (unsigned long long)line);
+    r->session = session;
+    r->turn = turn;
     r->has |= LT_HAS_SESSION | LT_HAS_TURN;
     return 0;
-oom:
-    return lt_errset(m->err, LT_ENOMEM, "%s:%llu: out of memory for session inference", m->name,
-                     (unsigned long long)line);
 }
 
 /*
@@ -2172,7 +2124,7 @@ static int run(FILE *f, const void *data, size_t len, const struct lt_import_opt
     lt_buf_init(&m.mstr, max);
     m.pk = (struct lt_mp){&m.extra, 0};
     lt_u64map_init(&m.sess_map);
-    lt_u64map_init(&m.chain_map);
+    session_infer_init(&m.infer);
 
     switch (o->format) {
     case LT_IMPORT_AZURE:
@@ -2212,8 +2164,9 @@ static int run(FILE *f, const void *data, size_t len, const struct lt_import_opt
         free(m.sess[i].name);
     free(m.sess);
     lt_u64map_release(&m.sess_map);
-    lt_u64map_release(&m.chain_map);
-    free(m.nodes);
+    if (o->infer_sessions)
+        session_infer_stats(&m.infer, m.st);
+    session_infer_release(&m.infer);
     free(m.blocks);
     free(m.msgs);
     free(m.calls);
