@@ -55,8 +55,13 @@ struct held {
     int64_t raw;
     uint64_t line;
     uint64_t seq;
+    uint64_t group; /* its session's first seq (its own without one): ties in
+                     * time keep a session's turns together, in turn order */
     struct lt_record rec;
     void *blob;
+    size_t sess;         /* index of its named session, or SIZE_MAX */
+    int64_t think_after; /* the wait after its answer (think_after), ... */
+    bool has_think_after;
 };
 
 /* A session named by the source: its dense id is its index. The name is
@@ -65,6 +70,7 @@ struct sess {
     char *name;
     int64_t think_next; /* the wait after the last answer, for the next turn */
     bool has_think_next;
+    uint64_t first_seq; /* sort: the seq of its first record + 1 (0: none yet) */
 };
 
 struct imp {
@@ -120,6 +126,14 @@ struct imp {
     /* sort */
     struct held *held;
     size_t n_held, held_cap, held_bytes;
+    /* the current record's session (SIZE_MAX: none) and think_after, for a
+     * sort that chains think times in the sorted order */
+    size_t cur_sess;
+    int64_t cur_think_after;
+    bool cur_has_think_after;
+
+    /* TraceLab: each (session, round) once, with the line it came on */
+    struct lt_u64map rounds; /* session << 32 | round -> line */
 };
 
 /* ---- small parsers ------------------------------------------------------ */
@@ -555,7 +569,21 @@ static int hold(struct imp *m, int64_t raw, uint64_t line)
     if (size && !blob)
         return lt_errset(m->err, LT_ENOMEM, "%s: out of memory", m->name);
     struct held *h = &m->held[m->n_held];
-    *h = (struct held){.raw = raw, .line = line, .seq = m->n_held, .rec = *r, .blob = blob};
+    *h = (struct held){.raw = raw,
+                       .line = line,
+                       .seq = m->n_held,
+                       .group = m->n_held,
+                       .rec = *r,
+                       .blob = blob,
+                       .sess = m->cur_sess,
+                       .think_after = m->cur_think_after,
+                       .has_think_after = m->cur_has_think_after};
+    if (m->cur_sess != SIZE_MAX) {
+        struct sess *s = &m->sess[m->cur_sess];
+        if (!s->first_seq)
+            s->first_seq = m->n_held + 1;
+        h->group = s->first_seq - 1;
+    }
     char *p = blob;
 #define COPY(field, n)                                                                             \
     do {                                                                                           \
@@ -590,11 +618,21 @@ static int hold(struct imp *m, int64_t raw, uint64_t line)
     return 0;
 }
 
+/* By arrival; at one time, a session's records together (where its first
+ * one was) in turn order, else in input order: TraceLab gives every round
+ * of a session the session's arrival, and its rounds need not come in
+ * order. A total order, so qsort is stable where it has to be. */
 static int by_arrival(const void *a, const void *b)
 {
     const struct held *x = a, *y = b;
     if (x->raw != y->raw)
         return x->raw < y->raw ? -1 : 1;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    uint32_t tx = x->rec.has & LT_HAS_TURN ? x->rec.turn : 0,
+             ty = y->rec.has & LT_HAS_TURN ? y->rec.turn : 0;
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -635,8 +673,19 @@ static int finish(struct imp *m)
     if ((rc = send_header(m, m->n_held > 0, first)) < 0)
         return rc;
     for (size_t i = 0; i < m->n_held; i++) {
-        m->held[i].rec.t = m->held[i].raw - m->origin;
-        if ((rc = deliver(m, &m->held[i].rec, m->held[i].line)) < 0)
+        struct held *h = &m->held[i];
+        h->rec.t = h->raw - m->origin;
+        /* the wait after the session's previous answer is this turn's think */
+        if (h->sess != SIZE_MAX) {
+            struct sess *s = &m->sess[h->sess];
+            if (s->has_think_next && !(h->rec.has & LT_HAS_THINK)) {
+                h->rec.think = s->think_next;
+                h->rec.has |= LT_HAS_THINK;
+            }
+            s->think_next = h->think_after;
+            s->has_think_next = h->has_think_after;
+        }
+        if ((rc = deliver(m, &h->rec, h->line)) < 0)
             return rc;
     }
     return 0;
@@ -1927,6 +1976,25 @@ static int map_blocks(struct imp *m, const struct macc *a)
     return 0;
 }
 
+/* A TraceLab round is one LLM call of its session: a second round of the
+ * same index is a bad row, naming the first. */
+static int round_once(struct imp *m, const struct sess *sess, uint32_t round, uint64_t line)
+{
+    uint64_t idx = (uint64_t)(sess - m->sess);
+    if (idx > UINT32_MAX)
+        return 0; /* past 2^32 sessions the key would not be exact: not checked */
+    bool added;
+    uint64_t *v = lt_u64map_upsert(&m->rounds, idx << 32 | round, &added);
+    if (!v)
+        return lt_errset(m->err, LT_ENOMEM, "%s:%llu: out of memory", m->name,
+                         (unsigned long long)line);
+    if (!added)
+        return row_bad(m, line, "session \"%s\" has round %u twice (first on line %llu)",
+                       sess->name, round, (unsigned long long)*v);
+    *v = line;
+    return 0;
+}
+
 /* One record by the map, from a CSV row or a JSON object. */
 static int map_row(struct imp *m, const struct msrc *src, uint64_t line, int64_t *raw)
 {
@@ -1998,12 +2066,19 @@ static int map_row(struct imp *m, const struct msrc *src, uint64_t line, int64_t
             *(const char **)(void *)((char *)r + lt_schema_record[k].off) = m->mstr.p + str_off[k];
     if (r->session_id && !(r->has & LT_HAS_SESSION))
         LT_TRY(name_session(m, r->session_id, strlen(r->session_id), line, &sess));
-    /* the wait after the previous answer of the session is this turn's think */
-    if (sess && sess->has_think_next && !(r->has & LT_HAS_THINK)) {
-        r->think = sess->think_next;
-        r->has |= LT_HAS_THINK;
-    }
-    if (sess) {
+    if (sess && (m->o->format == LT_IMPORT_TRACELAB || m->o->format == LT_IMPORT_TRACELAB_JSONL) &&
+        (r->has & LT_HAS_TURN))
+        LT_TRY(round_once(m, sess, r->turn, line));
+    /* the wait after the previous answer of the session is this turn's
+     * think; sorted, in the sorted order (finish) */
+    m->cur_sess = sess ? (size_t)(sess - m->sess) : SIZE_MAX;
+    m->cur_think_after = think_after;
+    m->cur_has_think_after = have_think_after;
+    if (sess && !m->o->sort) {
+        if (sess->has_think_next && !(r->has & LT_HAS_THINK)) {
+            r->think = sess->think_next;
+            r->has |= LT_HAS_THINK;
+        }
         sess->think_next = think_after;
         sess->has_think_next = have_think_after;
     }
@@ -2125,6 +2200,8 @@ static int run(FILE *f, const void *data, size_t len, const struct lt_import_opt
     m.pk = (struct lt_mp){&m.extra, 0};
     lt_u64map_init(&m.sess_map);
     session_infer_init(&m.infer);
+    lt_u64map_init(&m.rounds);
+    m.cur_sess = SIZE_MAX;
 
     switch (o->format) {
     case LT_IMPORT_AZURE:
@@ -2167,6 +2244,7 @@ static int run(FILE *f, const void *data, size_t len, const struct lt_import_opt
     if (o->infer_sessions)
         session_infer_stats(&m.infer, m.st);
     session_infer_release(&m.infer);
+    lt_u64map_release(&m.rounds);
     free(m.blocks);
     free(m.msgs);
     free(m.calls);
