@@ -2,8 +2,9 @@
  * A small CSV reader (RFC 4180) for the public traces loadtrace imports.
  *
  * Fields are separated by commas and records by LF or CRLF; the last record
- * may lack a terminator. A field in double quotes may hold commas, quotes
- * (written twice) and line breaks, which are kept as they were in the file.
+ * may lack a terminator. A CR alone outside quotes is an error that says
+ * so: such a file (classic Mac OS line ends) would read as one line. A field in double quotes may
+ * hold commas, quotes (written twice) and line breaks, which are kept as they were in the file.
  * Anything else is an error that names the line and the field, never a
  * guess: a quote inside an unquoted field, text after a closing quote, a
  * quoted field that never ends, a NUL byte. A UTF-8 byte order mark before

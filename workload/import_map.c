@@ -44,7 +44,8 @@ static int bad(struct lt_err *err, const char *what, const char *p, const char *
     return lt_errset(err, LT_EINVAL, "--map: %s: \"%.*s\"", what, (int)(e - p), p);
 }
 
-/* One name, unquoted. */
+/* One name, unquoted. Unquoted, it holds none of the grammar's signs: a
+ * second ':' or '=' is a slip (t=ts:s:ms), not a name. */
 static int name(const char *p, const char *e, char **out, struct lt_err *err)
 {
     trim(&p, &e);
@@ -52,6 +53,11 @@ static int name(const char *p, const char *e, char **out, struct lt_err *err)
         p++, e--;
     else if (find_sep(p, e, '"', false))
         return bad(err, "a quote inside a name (quote the whole name)", p, e);
+    else if (find_sep(p, e, ':', false) || find_sep(p, e, '=', false))
+        return bad(err,
+                   "a name holding ':' or '=' (two units, or two '=' in one item? a name "
+                   "that holds them is written in double quotes)",
+                   p, e);
     if (p == e)
         return bad(err, "an empty name", p, e);
     if (!(*out = strndup(p, (size_t)(e - p))))
@@ -134,6 +140,15 @@ int lt_map_parse(const char *spec, struct lt_map *m, struct lt_err *err)
     int rc = 0;
     memset(m, 0, sizeof *m);
     const char *p = spec, *end = spec + strlen(spec);
+    const char *open = NULL; /* an odd quote leaves the rest of the map one name */
+    for (const char *q = spec; q < end; q++)
+        if (*q == '"')
+            open = open ? NULL : q;
+    if (open)
+        return lt_errset(err, LT_EINVAL,
+                         "--map: the quote before %.*s is not closed (a quoted name ends with "
+                         "a quote)",
+                         (int)(end - open - 1 > 60 ? 60 : end - open - 1), open + 1);
     while (p < end) {
         const char *comma = find_sep(p, end, ',', false);
         const char *e = comma ? comma : end;
