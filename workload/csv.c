@@ -138,7 +138,9 @@ int lt_csv_next(struct lt_csv *c, struct lt_csv_row *row, struct lt_err *err)
                 rc = bad(c, err, n ? n : 1, "contains a NUL byte");
                 goto out;
             }
-            if (ch == '\r' && st != QUOTED) {
+            /* the first record is where a file of CR-only line ends shows:
+             * all of it reads as one line; later, a CR is data as before */
+            if (ch == '\r' && st != QUOTED && !c->first_read) {
                 rc = lt_errset(err, LT_EFORMAT,
                                "%s:%llu: a carriage return (CR) alone ends a line here: a file "
                                "whose lines end with CR alone (classic Mac OS) is not read; "
@@ -208,6 +210,7 @@ int lt_csv_next(struct lt_csv *c, struct lt_csv_row *row, struct lt_err *err)
     row->n = n;
     row->f = c->fields;
     row->line = first;
+    c->first_read = true;
     rc = 1;
 out:
     return rc;
