@@ -1,7 +1,8 @@
 /*
  * loadtrace import: convert a public trace (Azure, BurstGPT, Mooncake) or
  * JSON lines of loadtrace records into a .lt.zst trace. The work is in
- * workload/trace_import.c; this file parses options and reports.
+ * workload/ (trace_import.c and the format families behind its table);
+ * this file parses options and reports.
  */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
