@@ -765,6 +765,8 @@ int lt_import_file(const char *in_path, const char *out_path, const struct lt_im
     struct lt_err dummy = {0};
     if (!err)
         err = &dummy;
+    if (st) /* what the caller reports is true when nothing was read too */
+        memset(st, 0, sizeof *st);
     bool is_stdin = !strcmp(in_path, "-");
     FILE *f = is_stdin ? stdin : fopen(in_path, "rb");
     if (!f)

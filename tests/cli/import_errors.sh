@@ -143,6 +143,16 @@ expect_error "--skip-bad does not skip disorder" burstgpt unsorted.csv 'out of t
 "$LOADTRACE" import --from nosuch x -o y 2>err.txt && fail "bad --from accepted" || [ $? -eq 2 ] || fail "bad --from: status not 2"
 "$LOADTRACE" import --from azure x 2>err.txt && fail "missing -o accepted" || [ $? -eq 2 ] || fail "missing -o: status not 2"
 
+# an input that cannot be opened, or is the output, was not read: no count
+# of records "read" is claimed
+"$LOADTRACE" import --from azure nosuch.csv -o out.lt.zst 2>err.txt && fail "a missing input was accepted"
+grep -q 'nosuch.csv: cannot open' err.txt && ! grep -q 'records had been read' err.txt &&
+    echo "ok   a missing input: $(cat err.txt)" || fail "a missing input: $(cat err.txt)"
+cp badnum.csv same2.csv
+"$LOADTRACE" import --from azure same2.csv -o same2.csv 2>err.txt && fail "the input as the output was accepted"
+! grep -q 'records had been read' err.txt && echo "ok   the input as the output: nothing claimed read" ||
+    fail "the input as the output: $(cat err.txt)"
+
 # --map syntax errors are usage errors (exit 2) that say what is wrong,
 # before the file is read, not a column the file lacks
 printf 'a,b,ts\n1,2,3\n' >m.csv
