@@ -58,12 +58,17 @@ void session_infer_release(struct session_infer *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Room for one more of *n items of size sz in *p. */
+/* Room for n + 1 items of size sz in *p. */
 static bool grow(void **p, size_t *cap, size_t n, size_t sz)
 {
     if (n < *cap)
         return true;
-    size_t c = *cap ? *cap * 2 : 256;
+    size_t c = *cap ? *cap : 256;
+    while (c <= n) {
+        if (c > SIZE_MAX / 2 / sz)
+            return false;
+        c *= 2;
+    }
     void *q = realloc(*p, c * sz);
     if (!q)
         return false;

@@ -686,13 +686,31 @@ static void test_infer_rules(void **state)
             assert_int_equal(turn, 0);
         }
     }
+    /* a prompt of 100,000 blocks after those of 200 at most, and its next
+     * turn: the prefix hashes of each fit (ASan checks the bounds) */
+    enum { LONG = 100000 };
+    uint64_t *lb = calloc(LONG + 1, sizeof *lb);
+    assert_non_null(lb);
+    for (uint32_t j = 0; j <= LONG; j++)
+        lb[j] = 5000000 + j;
+    uint64_t ls;
+    uint32_t lt;
+    assert_int_equal(session_infer_add(&si, lb, LONG, true, 512u * LONG - 5, &ls, &lt), 0);
+    assert_int_equal(lt, 0);
+    uint64_t ls0 = ls;
+    lb[LONG - 1] = 7; /* the last block grew */
+    assert_int_equal(session_infer_add(&si, lb, LONG + 1, true, 512u * LONG + 5, &ls, &lt), 0);
+    assert_int_equal(ls, ls0);
+    assert_int_equal(lt, 1);
+    free(lb);
     session_infer_stats(&si, &st);
-    assert_int_equal(st.chained, 199);
-    assert_int_equal(st.chains, 1 + 5000);
+    assert_int_equal(st.chained, 199 + 1);
+    assert_int_equal(st.chains, 1 + 5000 + 1);
     assert_int_equal(st.infer_shorter, 1);
     assert_int_equal(st.infer_tied, 4998);
     assert_int_equal(st.turns_max, 200);
     assert_int_equal(st.turns_hist[0], 5000);
+    assert_int_equal(st.turns_hist[1], 1); /* the long one's two turns */
     assert_int_equal(st.turns_hist[7], 1);
     session_infer_release(&si);
 }
