@@ -1,6 +1,7 @@
 /*
  * libFuzzer target for the importers and the CSV reader under them: the
- * first byte picks the format (and sort), the rest is the input, parsed in
+ * first byte picks the format and the options (bit 2 sort, 3 skip_bad, 4
+ * block_tokens, 5 infer_sessions), the rest is the input, parsed in
  * memory with small limits and every record turned into JSON. No input may
  * crash, leak or go past the limits.
  *
@@ -83,6 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .sort = (data[0] >> 2) & 1,
         .skip_bad = (data[0] >> 3) & 1,
         .block_tokens = (data[0] >> 4) & 1 ? 512 : 0,
+        .infer_sessions = (data[0] >> 5) & 1,
         .max_line = 1 << 16,
         .max_sort_bytes = 1 << 22,
     };
