@@ -1,7 +1,8 @@
 /*
  * loadtrace import: convert a public trace (Azure, BurstGPT, Mooncake) or
  * JSON lines of loadtrace records into a .lt.zst trace. The work is in
- * workload/trace_import.c; this file parses options and reports.
+ * workload/ (trace_import.c and the format families behind its table);
+ * this file parses options and reports.
  */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -51,8 +52,10 @@ static const char import_usage[] =
     "  --skip-bad        skip rows that cannot be parsed, reporting each one\n"
     "                    (default: the first bad row is an error)\n"
     "  --infer-sessions  requests with prefix blocks and no session: link each to\n"
-    "                    the earlier request whose blocks it extends (its previous\n"
-    "                    turn), so replay keeps each conversation's turns in order\n"
+    "                    the earlier request whose blocks it extends, but for a\n"
+    "                    last block that grew (its previous turn), so replay keeps\n"
+    "                    each conversation's turns in order; none where two fit\n"
+    "                    equally. The summary gives the turns per session\n"
     "  --max-context N   clip each request's prompt plus output to N tokens (a\n"
     "                    server's context): the output first; the summary says how\n"
     "                    many were clipped and by how much\n"
@@ -69,6 +72,37 @@ static const char import_usage[] =
 static void on_skip(void *ud, const char *msg)
 {
     cli_error("import", "skipped: %s", msg);
+}
+
+/* What --infer-sessions found: the links, why the other requests start a
+ * session of their own, and how long the sessions are. */
+static void report_sessions(const struct lt_import_stats *st)
+{
+    fprintf(stderr,
+            "loadtrace import: inferred %" PRIu64 " sessions from prefix blocks; %" PRIu64
+            " requests continue an earlier turn; of the rest, %" PRIu64
+            " fit two earlier requests equally, %" PRIu64
+            " extend one that already has a next turn, %" PRIu64
+            " are not longer than the one they extend\n",
+            st->chains, st->chained, st->infer_tied, st->infer_branched, st->infer_shorter);
+    if (!st->chains)
+        return;
+    fprintf(stderr, "loadtrace import: turns per session:");
+    const char *sep = " ";
+    for (int i = 0; i < LT_IMPORT_TURN_BINS; i++) {
+        uint64_t lo = (uint64_t)1 << i, hi = ((uint64_t)1 << (i + 1)) - 1;
+        if (lo > st->turns_max)
+            break;
+        if (i == LT_IMPORT_TURN_BINS - 1)
+            fprintf(stderr, "%s%" PRIu64 "+: %" PRIu64, sep, lo, st->turns_hist[i]);
+        else if (lo == hi)
+            fprintf(stderr, "%s%" PRIu64 ": %" PRIu64, sep, lo, st->turns_hist[i]);
+        else
+            fprintf(stderr, "%s%" PRIu64 "-%" PRIu64 ": %" PRIu64, sep, lo, hi, st->turns_hist[i]);
+        sep = ", ";
+    }
+    fprintf(stderr, "; longest %" PRIu32 ", mean %.2f\n", st->turns_max,
+            (double)(st->chains + st->chained) / (double)st->chains);
 }
 
 static int import_run(const struct import_opts *o)
@@ -104,10 +138,7 @@ static int import_run(const struct import_opts *o)
                     " prompt and %" PRIu64 " output tokens\n",
                     o->lib.max_context, st.clipped, st.clipped_in, st.clipped_out);
         if (o->lib.infer_sessions)
-            fprintf(stderr,
-                    "loadtrace import: inferred %" PRIu64 " sessions from prefix blocks; %" PRIu64
-                    " requests continue an earlier turn\n",
-                    st.chains, st.chained);
+            report_sessions(&st);
     }
     return 0;
 }

@@ -20,7 +20,8 @@
 static const char synth_usage[] =
     "usage: loadtrace synth [options] -o OUT.lt.zst\n"
     "       loadtrace synth --fit REAL.lt.zst [--rate R] [--duration D | --requests N] -o OUT\n"
-    "       loadtrace synth --servegen DIR [--window S] [--duration D] [--rate R] -o OUT\n"
+    "       loadtrace synth --servegen DIR [--window S] [--duration D] [--rate R]\n"
+    "                       [--requests N] -o OUT\n"
     "\n"
     "Write a synthetic trace. The same options and --seed give the same bytes.\n"
     "\n"
@@ -29,7 +30,8 @@ static const char synth_usage[] =
     "                   with --fit also gamma:fit (the real CV) and empirical (the\n"
     "                   real gaps, replayed in runs of up to 1024 consecutive\n"
     "                   ones). Default: poisson; with --fit, empirical\n"
-    "  --rate R         mean requests per second (with --fit: default the real rate)\n"
+    "  --rate R         mean requests per second, at most 1e6 (with --fit: default\n"
+    "                   the real rate)\n"
     "  --duration D     last arrival at most D after the first (500ms, 90s, 10m, 2h)\n"
     "  --requests N     stop after N requests (with --fit and neither: the real count)\n"
     "  --shape S        flat (default) | ramp:R0,R1 (rate goes linearly from R0 to R1\n"
@@ -66,7 +68,8 @@ static const char synth_usage[] =
     "                   families and CVs, and length distributions (docs/synth.md)\n"
     "  --window S       with --servegen: start the slice at S seconds of the day\n"
     "                   (default: the first window with traffic); --duration is its\n"
-    "                   length (default 600 s), --rate scales it to R req/s\n"
+    "                   length (default 600 s), --rate scales it to R req/s,\n"
+    "                   --requests N stops after N\n"
     "  --seed N         random seed (default 1)\n"
     "  -o, --output F   the trace to write (- = standard output)\n"
     "  -q, --quiet      no summary line on stderr\n"
@@ -315,6 +318,7 @@ int cmd_synth(int argc, char **argv)
                                       .start_s = window_us >= 0 ? window_us / 1000000 : -1,
                                       .duration_s = o.duration_us / 1000000,
                                       .rate = o.rate,
+                                      .requests = o.requests,
                                       .seed = o.seed,
                                       .created = o.created,
                                       .command = command};

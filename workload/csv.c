@@ -127,11 +127,25 @@ int lt_csv_next(struct lt_csv *c, struct lt_csv_row *row, struct lt_err *err)
                 p += 3, len -= 3;
             c->started = true;
         }
+        /* a CR before the end of the input with no LF after it: one too
+         * many for a CRLF file cut short, so it is dropped */
+        if (end == LT_LINE_EOF && len && p[len - 1] == '\r')
+            len--;
         size_t run = 0; /* start of the bytes not yet copied into rec */
         for (size_t i = 0; i < len; i++) {
             char ch = p[i];
             if (ch == '\0') {
                 rc = bad(c, err, n ? n : 1, "contains a NUL byte");
+                goto out;
+            }
+            /* the first record is where a file of CR-only line ends shows:
+             * all of it reads as one line; later, a CR is data as before */
+            if (ch == '\r' && st != QUOTED && !c->first_read) {
+                rc = lt_errset(err, LT_EFORMAT,
+                               "%s:%llu: a carriage return (CR) alone ends a line here: a file "
+                               "whose lines end with CR alone (classic Mac OS) is not read; "
+                               "convert it to LF line ends, e.g. tr '\\r' '\\n' <IN >OUT",
+                               c->src.name, (unsigned long long)c->src.lineno);
                 goto out;
             }
             switch (st) {
@@ -196,6 +210,7 @@ int lt_csv_next(struct lt_csv *c, struct lt_csv_row *row, struct lt_err *err)
     row->n = n;
     row->f = c->fields;
     row->line = first;
+    c->first_read = true;
     rc = 1;
 out:
     return rc;

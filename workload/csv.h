@@ -2,8 +2,10 @@
  * A small CSV reader (RFC 4180) for the public traces loadtrace imports.
  *
  * Fields are separated by commas and records by LF or CRLF; the last record
- * may lack a terminator. A field in double quotes may hold commas, quotes
- * (written twice) and line breaks, which are kept as they were in the file.
+ * may lack a terminator. A CR alone outside quotes in the first record is
+ * an error that says so: a file of CR-only line ends (classic Mac OS)
+ * would read as one line; in later records such a CR is data. A field in double quotes may
+ * hold commas, quotes (written twice) and line breaks, which are kept as they were in the file.
  * Anything else is an error that names the line and the field, never a
  * guess: a quote inside an unquoted field, text after a closing quote, a
  * quoted field that never ends, a NUL byte. A UTF-8 byte order mark before
@@ -39,7 +41,8 @@ struct lt_csv {
     size_t *off;       /* field start offsets in rec */
     struct lt_csv_field *fields;
     uint32_t cap;
-    bool started; /* the BOM check has been done */
+    bool started;    /* the BOM check has been done */
+    bool first_read; /* a whole record has been read */
 };
 
 /* Read from f (not closed by release) or from len bytes at data (not

@@ -7,7 +7,9 @@
  * sorted, and written with lengths drawn as they go out.
  */
 #include "workload/servegen.h"
+#include "workload/trace_synth.h"
 #include "base/lt_buf.h"
+#include "base/lt_heap.h"
 #include "base/lt_rng.h"
 #include "traces/lt_mp.h"
 #include "traces/trace_reader.h"
@@ -15,13 +17,33 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#define WINDOWS_MAX 100000 /* rows of one trace.csv */
+#define WINDOWS_MAX 100000  /* rows of one trace.csv */
+#define CLIENTS_MAX 100000  /* chunks of one folder */
+#define CHUNK_MAX 999999999 /* the N of chunk-N */
+/* A release's model folder is a few MB; a file of one chunk larger than
+ * this is not one (its JSON tree would take several times its size). */
+#define FILE_MAX ((size_t)64 << 20)
+#define FOLDER_MAX ((size_t)1 << 30) /* bytes of all chunk files together */
+#define LEN_MAX 16777216.0           /* tokens of one prompt or answer */
+#define START_MAX 1e10               /* s: a window start (ServeGen's are s of the day) */
+/* Gap shapes that draw usable gaps: Gamma CV from 100 down to 0.001, a
+ * Weibull's in about the same span. */
+#define GAMMA_SHAPE_MIN 1e-4
+#define WEIBULL_SHAPE_MIN 0.1
+#define SHAPE_MAX 1e6
+/* Arrivals in a row that do not move a client's time: its gaps are too
+ * small for the time the slice is at. */
+#define STALL_MAX 1000000
 
 /* One 600 s window of a client's arrivals. */
 struct sg_win {
@@ -52,8 +74,14 @@ struct sg_client {
     size_t nw;
     struct sg_dwin *d;
     size_t nd;
+    /* the arrival process, window by window */
+    size_t j;     /* the window it is in */
+    bool entered; /* ... and has drawn its first arrival there */
+    double t;     /* its last arrival, s of the day */
+    uint32_t stuck;
 };
 
+/* A client's next arrival, in the heap that merges all clients. */
 struct sg_arrival {
     double t; /* s of the day */
     uint32_t client;
@@ -77,8 +105,10 @@ static void clients_free(struct sg_client *c, size_t n)
     free(c);
 }
 
-/* "{45: 0.0096, 46: 0.0117, ...}" (a Python dict's text) into p. */
-static int parse_pmf(const char *s, struct sg_pmf *p, const char *what, struct lt_err *err)
+/* "{45: 0.0096, 46: 0.0117, ...}" (a Python dict's text) into p. Values of
+ * field f must be lengths (whole numbers of tokens, 0 to LEN_MAX) or, for
+ * reason_ratio, shares (0 to 1): anything else is refused, not clamped. */
+static int parse_pmf(const char *s, int f, struct sg_pmf *p, const char *what, struct lt_err *err)
 {
     size_t cap = 0;
     double sum = 0;
@@ -96,9 +126,14 @@ static int parse_pmf(const char *s, struct sg_pmf *p, const char *what, struct l
         if (e == q || *e != ':')
             return lt_errset(err, LT_EINVAL, "%s: not a {value: probability} map near \"%.20s\"",
                              what, q);
+        if (f == F_RATIO ? !(v >= 0 && v <= 1) : !(v >= 0 && v <= LEN_MAX && v == floor(v)))
+            return lt_errset(err, LT_EINVAL, "%s: the value %.*s is not %s", what,
+                             (int)(e - q < 40 ? e - q : 40), q,
+                             f == F_RATIO ? "a share from 0 to 1"
+                                          : "a length (a whole number of tokens, 0 to 16777216)");
         q = e + 1;
         double pr = strtod(q, &e);
-        if (e == q || !(pr >= 0) || !isfinite(v))
+        if (e == q || !(pr >= 0) || !isfinite(pr))
             return lt_errset(err, LT_EINVAL, "%s: a bad probability near \"%.20s\"", what, q);
         q = e;
         if (p->n == cap) {
@@ -115,10 +150,38 @@ static int parse_pmf(const char *s, struct sg_pmf *p, const char *what, struct l
         p->v[p->n] = v;
         p->cdf[p->n++] = sum;
     }
-    if (p->n && !(sum > 0))
-        return lt_errset(err, LT_EINVAL, "%s: the probabilities add up to 0", what);
+    if (p->n && !(sum > 0 && isfinite(sum)))
+        return lt_errset(err, LT_EINVAL, "%s: the probabilities add up to %g", what, sum);
     for (size_t i = 0; i < p->n; i++)
         p->cdf[i] /= sum;
+    return 0;
+}
+
+/* Open path for reading if it is a regular file of at most FILE_MAX bytes
+ * (a FIFO or a device would block or never end): *f and its size, or
+ * LT_EINVAL/LT_EIO naming the file. */
+static int open_regular(const char *path, FILE **f, size_t *size, struct lt_err *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return lt_errset(err, LT_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0)
+        rc = lt_errset(err, LT_EIO, "%s: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = lt_errset(err, LT_EINVAL, "%s: not a regular file", path);
+    else if ((uintmax_t)st.st_size > FILE_MAX)
+        rc = lt_errset(err, LT_EINVAL,
+                       "%s: %jd bytes, more than the %zu MiB a ServeGen chunk file may have", path,
+                       (intmax_t)st.st_size, FILE_MAX >> 20);
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || !(*f = fdopen(fd, "r")))
+        rc = lt_errset(err, LT_EIO, "%s: %s", path, strerror(errno));
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    *size = (size_t)st.st_size;
     return 0;
 }
 
@@ -142,11 +205,36 @@ static int by_dstart(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
-static int read_dataset(const char *path, struct sg_client *c, struct lt_err *err)
+static int read_dataset(const char *path, struct sg_client *c, size_t *budget, struct lt_err *err)
 {
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
-    int rc = 0;
+    json_t *root = NULL;
+    FILE *fp;
+    size_t size;
+    int rc = open_regular(path, &fp, &size, err);
+    if (rc < 0)
+        return rc;
+    if (size > *budget) {
+        fclose(fp);
+        return lt_errset(err, LT_EINVAL,
+                         "%s: the folder's chunk files pass %zu MiB together, more than a "
+                         "ServeGen folder has",
+                         path, FOLDER_MAX >> 20);
+    }
+    *budget -= size;
+    /* at most the size fstat gave: a file that grows meanwhile is cut */
+    char *text = malloc(size + 1);
+    size_t got = text ? fread(text, 1, size, fp) : 0;
+    bool bad = text && ferror(fp);
+    fclose(fp);
+    if (!text)
+        return lt_errset(err, LT_ENOMEM, "%s: out of memory", path);
+    if (bad) {
+        free(text);
+        return lt_errset(err, LT_EIO, "%s: cannot read", path);
+    }
+    root = json_loadb(text, got, 0, &je);
+    free(text);
     if (!root || !json_is_object(root)) {
         rc = lt_errset(err, LT_EINVAL, "%s: not a JSON object (%s, line %d)", path,
                        root ? "another value" : je.text, root ? 0 : je.line);
@@ -163,8 +251,10 @@ static int read_dataset(const char *path, struct sg_client *c, struct lt_err *er
     {
         struct sg_dwin *d = &c->d[c->nd++];
         char *e;
+        errno = 0;
         d->start = strtoll(k, &e, 10);
-        if (*e || !json_is_object(v)) {
+        if (*e || e == k || errno || d->start < 0 || (double)d->start > START_MAX ||
+            !json_is_object(v)) {
             rc = lt_errset(err, LT_EINVAL, "%s: key \"%s\" is not a window start in seconds", path,
                            k);
             goto out;
@@ -174,7 +264,7 @@ static int read_dataset(const char *path, struct sg_client *c, struct lt_err *er
             char what[600];
             snprintf(what, sizeof what, "%.400s: window %.40s: %s", path, k, field_names[f]);
             if (s && json_is_string(s) &&
-                (rc = parse_pmf(json_string_value(s), &d->f[f], what, err)) < 0)
+                (rc = parse_pmf(json_string_value(s), f, &d->f[f], what, err)) < 0)
                 goto out;
         }
     }
@@ -184,14 +274,23 @@ out:
     return rc;
 }
 
-static int read_trace(const char *path, struct sg_client *c, struct lt_err *err)
+static int read_trace(const char *path, struct sg_client *c, size_t *budget, struct lt_err *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return lt_errset(err, LT_EIO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    size_t size;
+    int rc = open_regular(path, &f, &size, err);
+    if (rc < 0)
+        return rc;
+    if (size > *budget) {
+        fclose(f);
+        return lt_errset(err, LT_EINVAL,
+                         "%s: the folder's chunk files pass %zu MiB together, more than a "
+                         "ServeGen folder has",
+                         path, FOLDER_MAX >> 20);
+    }
+    *budget -= size;
     char line[512];
     size_t cap = 0, lineno = 0;
-    int rc = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         if (line[0] == '\n' || line[0] == '\r' || !line[0])
@@ -218,9 +317,39 @@ static int read_trace(const char *path, struct sg_client *c, struct lt_err *err)
                            path, lineno);
             goto out;
         }
+        if (start < 0 || (double)start > START_MAX) {
+            rc = lt_errset(err, LT_EINVAL, "%s:%zu: a window start of %lld s is out of range", path,
+                           lineno, start);
+            goto out;
+        }
+        if (rate > LT_SYNTH_RATE_MAX) {
+            rc = lt_errset(err, LT_EINVAL,
+                           "%s:%zu: a rate of %g req/s is more than a trace holds (%g req/s: its "
+                           "clock counts microseconds)",
+                           path, lineno, rate, LT_SYNTH_RATE_MAX);
+            goto out;
+        }
         sscanf(fields[3], "%31s", fam);
         sscanf(fields[4], "%lf", &p1);
         sscanf(fields[5], "%lf", &p2);
+        char family = !fam[0]                   ? 'E'
+                      : !strcmp(fam, "Gamma")   ? 'G'
+                      : !strcmp(fam, "Weibull") ? 'W'
+                                                : 0;
+        if (!family) {
+            rc = lt_errset(err, LT_EINVAL,
+                           "%s:%zu: the family \"%s\" is not one ServeGen fits (Gamma, Weibull, "
+                           "or empty for none)",
+                           path, lineno, fam);
+            goto out;
+        }
+        double lo = family == 'G' ? GAMMA_SHAPE_MIN : WEIBULL_SHAPE_MIN;
+        if (family != 'E' && rate > 0 && !(p1 >= lo && p1 <= SHAPE_MAX)) {
+            rc = lt_errset(err, LT_EINVAL,
+                           "%s:%zu: a %s shape of %g draws no usable gaps (give %g to %g)", path,
+                           lineno, fam, p1, lo, SHAPE_MAX);
+            goto out;
+        }
         if (c->nw == cap) {
             cap = cap ? cap * 2 : 256;
             struct sg_win *nw = cap <= WINDOWS_MAX ? realloc(c->w, cap * sizeof *nw) : NULL;
@@ -231,18 +360,41 @@ static int read_trace(const char *path, struct sg_client *c, struct lt_err *err)
             c->w = nw;
         }
         struct sg_win *w = &c->w[c->nw++];
-        *w = (struct sg_win){.start = start, .rate = rate, .cv = cv, .shape = p1};
-        w->family = !strcmp(fam, "Gamma") && p1 > 0     ? 'G'
-                    : !strcmp(fam, "Weibull") && p1 > 0 ? 'W'
-                                                        : 'E';
+        *w = (struct sg_win){.start = start, .rate = rate, .cv = cv, .shape = p1, .family = family};
         if (c->nw > 1 && w->start <= w[-1].start) {
             rc = lt_errset(err, LT_EINVAL, "%s:%zu: windows out of order", path, lineno);
             goto out;
         }
     }
+    if (ferror(f))
+        rc = lt_errset(err, LT_EIO, "%s: cannot read", path);
 out:
     fclose(f);
     return rc;
+}
+
+/* The N of a file named chunk-N-trace.csv: 1, 0 when the name is not one,
+ * -1 when N is out of range (err says so). */
+static int chunk_index(const char *dir, const char *name, int *idx, struct lt_err *err)
+{
+    static const char pre[] = "chunk-", post[] = "-trace.csv";
+    size_t n = strlen(name), lp = sizeof pre - 1, ls = sizeof post - 1;
+    if (n <= lp + ls || strncmp(name, pre, lp) || strcmp(name + n - ls, post))
+        return 0;
+    uint64_t v = 0;
+    for (size_t i = lp; i < n - ls; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return 0;
+        if (v <= CHUNK_MAX)
+            v = v * 10 + (uint64_t)(name[i] - '0');
+    }
+    if (v > CHUNK_MAX) {
+        lt_errset(err, LT_EINVAL, "%s/%s: the chunk number %.*s is out of range (0 to %d)", dir,
+                  name, (int)(n - ls - lp < 40 ? n - ls - lp : 40), name + lp, CHUNK_MAX);
+        return -1;
+    }
+    *idx = (int)v;
+    return 1;
 }
 
 static int by_client(const void *a, const void *b)
@@ -261,11 +413,21 @@ static int read_folder(const char *dir, struct sg_client **out, size_t *n, struc
     size_t nc = 0, cap = 0;
     int rc = 0;
     struct dirent *e;
+    size_t budget = FOLDER_MAX;
     while ((e = readdir(d))) {
-        int idx, used = 0;
-        if (sscanf(e->d_name, "chunk-%d-trace.csv%n", &idx, &used) != 1 ||
-            used != (int)strlen(e->d_name))
+        int idx = 0, k = chunk_index(dir, e->d_name, &idx, err);
+        if (k < 0) {
+            rc = err->code;
+            goto out;
+        }
+        if (!k)
             continue;
+        if (nc == CLIENTS_MAX) {
+            rc = lt_errset(err, LT_EINVAL,
+                           "%s: more than %d chunks, more than a ServeGen folder has", dir,
+                           CLIENTS_MAX);
+            goto out;
+        }
         if (nc == cap) {
             cap = cap ? cap * 2 : 64;
             struct sg_client *ncl = realloc(c, cap * sizeof *ncl);
@@ -279,10 +441,10 @@ static int read_folder(const char *dir, struct sg_client **out, size_t *n, struc
         nc++;
         char path[4096];
         snprintf(path, sizeof path, "%s/chunk-%d-trace.csv", dir, idx);
-        if ((rc = read_trace(path, &c[nc - 1], err)) < 0)
+        if ((rc = read_trace(path, &c[nc - 1], &budget, err)) < 0)
             goto out;
         snprintf(path, sizeof path, "%s/chunk-%d-dataset.json", dir, idx);
-        if ((rc = read_dataset(path, &c[nc - 1], err)) < 0)
+        if ((rc = read_dataset(path, &c[nc - 1], &budget, err)) < 0)
             goto out;
     }
     if (!nc)
@@ -332,12 +494,51 @@ static double draw_gap(const struct sg_win *w, double rate, struct lt_rng *rng)
     }
 }
 
-static int by_time(const void *a, const void *b)
+static bool arrival_before(const void *a, const void *b, void *ctx)
 {
     const struct sg_arrival *x = a, *y = b;
     if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    return (x->client > y->client) - (x->client < y->client);
+        return x->t < y->t;
+    return x->client < y->client;
+}
+
+/* Client c's next arrival in [start, end), window by window: each window is
+ * a renewal process of its own, entered at a random point of a gap (the
+ * first gap is a uniform share of one). 1 with *t, 0 when the client has
+ * no more in the slice, LT_EINVAL when its time stopped moving. */
+static int client_next(struct sg_client *c, int64_t start, int64_t end, double scale,
+                       struct lt_rng *rng, double *t, struct lt_err *err)
+{
+    for (; c->j < c->nw; c->j++, c->entered = false) {
+        const struct sg_win *win = &c->w[c->j];
+        if (win->start >= end)
+            return 0;
+        double rate = win->rate * scale;
+        int64_t w0 = win->start > start ? win->start : start;
+        int64_t w1 = win_end(c, c->j) < end ? win_end(c, c->j) : end;
+        if (!(rate > 0) || w1 <= w0)
+            continue;
+        double next;
+        if (!c->entered) {
+            next = (double)w0 + draw_gap(win, rate, rng) * lt_rng_uniform(rng);
+            c->entered = true;
+            c->stuck = 0;
+        } else {
+            next = c->t + draw_gap(win, rate, rng);
+            c->stuck = next > c->t ? 0 : c->stuck + 1;
+            if (c->stuck > STALL_MAX || !(next >= c->t))
+                return lt_errset(err, LT_EINVAL,
+                                 "chunk-%d: the arrival time stopped moving at %.6f s (window %lld "
+                                 "s, %g req/s): its gaps are too small to draw",
+                                 c->index, c->t, (long long)win->start, rate);
+        }
+        if (next < (double)w1) {
+            c->t = next;
+            *t = next;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* The distribution of field f for time t: the latest dataset window at or
@@ -362,8 +563,9 @@ int lt_servegen_run(const struct lt_servegen_opts *o, const char *out_path,
     int rc = 0;
     struct lt_servegen_stats dummy;
     struct sg_client *c = NULL;
-    size_t nc = 0, na = 0, acap = 0;
-    struct sg_arrival *arr = NULL;
+    size_t nc = 0;
+    struct lt_heap heap;
+    lt_heap_init(&heap, sizeof(struct sg_arrival), arrival_before, NULL, NULL);
     struct lt_writer *w = NULL;
     struct lt_buf meta, extra;
     lt_buf_init(&meta, 1 << 20);
@@ -410,34 +612,35 @@ int lt_servegen_run(const struct lt_servegen_opts *o, const char *out_path,
     }
     st->scale = o->rate > 0 ? o->rate / st->recorded_rate : 1.0;
 
-    struct lt_rng rng;
-    lt_rng_seed(&rng, o->seed);
     for (size_t i = 0; i < nc; i++)
         for (size_t j = 0; j < c[i].nw; j++) {
-            const struct sg_win *win = &c[i].w[j];
-            double rate = win->rate * st->scale;
-            int64_t w0 = win->start > start ? win->start : start;
-            int64_t w1 = win_end(&c[i], j) < end ? win_end(&c[i], j) : end;
-            if (!(rate > 0) || w1 <= w0)
-                continue;
-            /* a renewal process in the window, entered at a random point
-             * of a gap (the first gap is a uniform share of one) */
-            double t = (double)w0 + draw_gap(win, rate, &rng) * lt_rng_uniform(&rng);
-            for (; t < (double)w1; t += draw_gap(win, rate, &rng)) {
-                if (na == acap) {
-                    acap = acap ? acap * 2 : 4096;
-                    struct sg_arrival *n2 = realloc(arr, acap * sizeof *n2);
-                    if (!n2) {
-                        rc = lt_errset(err, LT_ENOMEM, "out of memory for the arrivals");
-                        goto out;
-                    }
-                    arr = n2;
-                }
-                arr[na++] = (struct sg_arrival){t, (uint32_t)i};
+            double ov = overlap(c[i].w[j].start, win_end(&c[i], j), start, end);
+            if (ov > 0 && c[i].w[j].rate * st->scale > LT_SYNTH_RATE_MAX) {
+                rc = lt_errset(err, LT_EINVAL,
+                               "--rate %g scales chunk-%d's window at %lld s to %g req/s, more "
+                               "than a trace holds (%g req/s: its clock counts microseconds)",
+                               o->rate, c[i].index, (long long)c[i].w[j].start,
+                               c[i].w[j].rate * st->scale, LT_SYNTH_RATE_MAX);
+                goto out;
             }
         }
-    if (na)
-        qsort(arr, na, sizeof *arr, by_time);
+
+    /* every client's next arrival, merged in time order as they are
+     * written: memory is one heap item a client, however long the slice */
+    struct lt_rng rng;
+    lt_rng_seed(&rng, o->seed);
+    if (lt_heap_reserve(&heap, nc) < 0) {
+        rc = lt_errset(err, LT_ENOMEM, "out of memory for the arrivals");
+        goto out;
+    }
+    for (size_t i = 0; i < nc; i++) {
+        struct sg_arrival a = {.client = (uint32_t)i};
+        if ((rc = client_next(&c[i], start, end, st->scale, &rng, &a.t, err)) < 0)
+            goto out;
+        if (rc == 1)
+            lt_heap_push(&heap, &a);
+        rc = 0;
+    }
 
     char s_start[32], s_dur[32], s_rate[32], s_seed[32], s_scale[32];
     snprintf(s_start, sizeof s_start, "%lld", (long long)start);
@@ -474,10 +677,11 @@ int lt_servegen_run(const struct lt_servegen_opts *o, const char *out_path,
         rc = err->code ? err->code : LT_EIO;
         goto out;
     }
-    for (size_t k = 0; k < na; k++) {
-        const struct sg_client *cl = &c[arr[k].client];
-        int64_t at = (int64_t)floor(arr[k].t);
-        struct lt_record r = {.t = llround((arr[k].t - (double)start) * 1e6)};
+    struct sg_arrival a;
+    while ((!o->requests || st->records < o->requests) && lt_heap_pop(&heap, &a)) {
+        struct sg_client *cl = &c[a.client];
+        int64_t at = (int64_t)floor(a.t);
+        struct lt_record r = {.t = llround((a.t - (double)start) * 1e6)};
         const struct sg_pmf *pin = pmf_at(cl, F_IN, at), *pout = pmf_at(cl, F_OUT, at),
                             *pra = pmf_at(cl, F_RATIO, at);
         if (pin) {
@@ -505,6 +709,11 @@ int lt_servegen_run(const struct lt_servegen_opts *o, const char *out_path,
         r.extra = (struct lt_extra){(const uint8_t *)extra.p, extra.len, 1};
         LT_TRY(lt_writer_put_record(w, &r, err));
         st->records++;
+        if ((rc = client_next(cl, start, end, st->scale, &rng, &a.t, err)) < 0)
+            goto out;
+        if (rc == 1)
+            lt_heap_push(&heap, &a); /* the room its last arrival left */
+        rc = 0;
     }
 out:
     if (w) {
@@ -512,7 +721,7 @@ out:
         if (rc == 0)
             rc = crc;
     }
-    free(arr);
+    lt_heap_release(&heap);
     clients_free(c, nc);
     lt_buf_release(&meta);
     lt_buf_release(&extra);

@@ -12,6 +12,10 @@
  * drawn window by window from its family, with its shape (so its CV) and a
  * scale that gives its rate; each request's lengths from its client's
  * distributions of the window it falls in.
+ *
+ * Memory: the folder (each chunk file at most 64 MiB, all of them 1 GiB)
+ * and one pending arrival per client, however long the slice: arrivals
+ * are drawn as they are written.
  */
 #ifndef LT_SERVEGEN_H
 #define LT_SERVEGEN_H
@@ -25,6 +29,7 @@ struct lt_servegen_opts {
     int64_t start_s;    /* the slice starts here (s of the day); -1 = the first traffic */
     int64_t duration_s; /* and lasts this long; 0 = 600 */
     double rate;        /* scale the clients' rates to this mean req/s; 0 = as recorded */
+    uint64_t requests;  /* stop after this many records; 0 = no limit */
     uint64_t seed;
     const char *created; /* header's created; NULL = 1970-01-01T00:00:00Z */
     const char *command; /* for the header's meta; may be NULL */

@@ -58,7 +58,8 @@ struct lt_import_opts {
     const char *map;       /* csv, jsonl: KEY=EXPR,... (docs/import.md), or NULL */
     uint32_t max_context;  /* clip in + out to this many tokens; 0 = no */
     bool infer_sessions;   /* link a request without a session to the earlier
-                            * one whose blocks it extends (its previous turn) */
+                            * one whose blocks it extends, but for a last
+                            * block that grew (its previous turn) */
     size_t max_line;       /* longest line or CSV record; 0 = 64 MiB */
     size_t max_sort_bytes; /* memory for sort; 0 = 4 GiB */
     void (*on_skip)(void *ud, const char *msg); /* may be NULL */
@@ -68,17 +69,28 @@ struct lt_import_opts {
 /* Whether spec is a valid --map (0), or LT_EINVAL with err saying why. */
 int lt_import_map_check(const char *spec, struct lt_err *err);
 
+/* Bins of the turns-per-session distribution: bin i holds the sessions of
+ * 2^i to 2^(i+1) - 1 turns, the last one all longer. */
+#define LT_IMPORT_TURN_BINS 8
+
 struct lt_import_stats {
-    uint64_t records;         /* handed to the sink */
-    uint64_t failed;          /* of which marked failed (LT_HAS_FAILED) */
-    uint64_t skipped;         /* bad rows skipped (skip_bad) */
-    int64_t first_t, last_t;  /* arrival of the first and the last record, us */
-    uint64_t in_sum, out_sum; /* prompt and output tokens of the records */
-    uint64_t chains;          /* infer_sessions: sessions made (chains of turns) */
-    uint64_t chained;         /* ... and requests linked to an earlier turn */
-    uint64_t clipped;         /* max_context: records clipped ... */
-    uint64_t clipped_in;      /* ... prompt tokens taken off ... */
-    uint64_t clipped_out;     /* ... and output tokens taken off */
+    uint64_t records;                         /* handed to the sink */
+    uint64_t failed;                          /* of which marked failed (LT_HAS_FAILED) */
+    uint64_t skipped;                         /* bad rows skipped (skip_bad) */
+    int64_t first_t, last_t;                  /* arrival of the first and the last record, us */
+    uint64_t in_sum, out_sum;                 /* prompt and output tokens of the records */
+    uint64_t chains;                          /* infer_sessions: sessions made (chains of turns) */
+    uint64_t chained;                         /* ... requests linked to an earlier turn, and of
+                                               * those that start a session of their own: */
+    uint64_t infer_tied;                      /* two earlier requests fit equally */
+    uint64_t infer_branched;                  /* the one they extend already has a next turn */
+    uint64_t infer_shorter;                   /* their prompt is not longer than that one's */
+    uint64_t turns_hist[LT_IMPORT_TURN_BINS]; /* sessions of 1, 2-3, 4-7, ...,
+                                               * 128 or more turns */
+    uint32_t turns_max;                       /* turns of the longest session */
+    uint64_t clipped;                         /* max_context: records clipped ... */
+    uint64_t clipped_in;                      /* ... prompt tokens taken off ... */
+    uint64_t clipped_out;                     /* ... and output tokens taken off */
 };
 
 /* Where parsed values go. header is called once, before the first record

@@ -302,6 +302,7 @@ struct arrivals {
     double s;             /* operational time: expected units so far */
     double t;             /* last arrival, s */
     bool started;
+    bool stalled; /* the arrival time can no longer move */
 };
 
 /* Expected requests in [0, t] and the rate at t. */
@@ -374,6 +375,10 @@ static double next_arrival(struct arrivals *a, struct lt_rng *rng)
         gap = lt_rng_gamma(rng, a->k, a->theta);
     else if (a->kind == LT_ARR_EMPIRICAL)
         gap = gapstore_next(a->emp, rng);
+    if (!(a->s + 1 > a->s)) { /* a gap of the mean no longer moves operational time */
+        a->stalled = true;
+        return INFINITY;
+    }
     a->s += gap;
     double t = inverse_rate(a, a->s * a->per_unit);
     if (t < a->t)
@@ -1048,6 +1053,14 @@ static int check_opts(const struct lt_synth_opts *o, struct lt_err *err)
         return lt_errset(err, LT_EINVAL, "a ramp sets its own rates; leave out the rate");
     if (!o->fit && o->duration_us <= 0 && o->requests == 0)
         return lt_errset(err, LT_EINVAL, "give a duration or a number of requests");
+    double peak = o->shape == LT_SHAPE_RAMP      ? fmax(o->shape_a, o->shape_b)
+                  : o->shape == LT_SHAPE_DIURNAL ? o->rate * (1 + o->shape_b)
+                                                 : o->rate;
+    if (!(peak <= LT_SYNTH_RATE_MAX))
+        return lt_errset(err, LT_EINVAL,
+                         "a rate of %g req/s is more than a trace holds (%g req/s: its clock "
+                         "counts microseconds)",
+                         peak, LT_SYNTH_RATE_MAX);
     if (o->fit && !strcmp(o->fit, "-"))
         return lt_errset(err, LT_EINVAL, "the trace to fit must be a file: it is read twice");
     if (o->fit &&
@@ -1127,6 +1140,13 @@ int lt_synth_run(const struct lt_synth_opts *o, const char *out_path, struct lt_
                                "%s: all records arrive at once, so there is no rate to fit; "
                                "give one",
                                o->fit);
+                goto out;
+            }
+            if (fi.rate > LT_SYNTH_RATE_MAX) {
+                rc = lt_errset(err, LT_EINVAL,
+                               "%s: its rate, %g req/s, is more than a synthesized trace holds "
+                               "(%g req/s); give a lower --rate",
+                               o->fit, fi.rate, LT_SYNTH_RATE_MAX);
                 goto out;
             }
             arr.rate = fi.rate;
@@ -1223,6 +1243,13 @@ int lt_synth_run(const struct lt_synth_opts *o, const char *out_path, struct lt_
             }
             st->units++;
             t_s = next_arrival(&arr, &arng);
+            if (arr.stalled) {
+                rc = lt_errset(err, LT_EINVAL,
+                               "the arrival time stopped moving at %.6f s after %llu units: "
+                               "this rate and length are too much for a trace",
+                               arr.t, (unsigned long long)st->units);
+                goto out;
+            }
         }
     }
     st->records = g.records;

@@ -31,6 +31,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The highest rate a trace can hold, req/s: its clock counts microseconds,
+ * so above it arrivals stop moving. synth and synth --servegen refuse
+ * more. */
+#define LT_SYNTH_RATE_MAX 1e6
+
 enum lt_arrivals {
     LT_ARR_DEFAULT = 0, /* Poisson; with a fit, empirical */
     LT_ARR_CONSTANT,

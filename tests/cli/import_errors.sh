@@ -143,5 +143,56 @@ expect_error "--skip-bad does not skip disorder" burstgpt unsorted.csv 'out of t
 "$LOADTRACE" import --from nosuch x -o y 2>err.txt && fail "bad --from accepted" || [ $? -eq 2 ] || fail "bad --from: status not 2"
 "$LOADTRACE" import --from azure x 2>err.txt && fail "missing -o accepted" || [ $? -eq 2 ] || fail "missing -o: status not 2"
 
+# an input that cannot be opened, or is the output, was not read: no count
+# of records "read" is claimed
+"$LOADTRACE" import --from azure nosuch.csv -o out.lt.zst 2>err.txt && fail "a missing input was accepted"
+grep -q 'nosuch.csv: cannot open' err.txt && ! grep -q 'records had been read' err.txt &&
+    echo "ok   a missing input: $(cat err.txt)" || fail "a missing input: $(cat err.txt)"
+cp badnum.csv same2.csv
+"$LOADTRACE" import --from azure same2.csv -o same2.csv 2>err.txt && fail "the input as the output was accepted"
+! grep -q 'records had been read' err.txt && echo "ok   the input as the output: nothing claimed read" ||
+    fail "the input as the output: $(cat err.txt)"
+
+# --map syntax errors are usage errors (exit 2) that say what is wrong,
+# before the file is read, not a column the file lacks
+printf 'a,b,ts\n1,2,3\n' >m.csv
+map_usage() { # NAME MAP 'expected stderr text'
+    rm -f out.lt.zst
+    st=0
+    "$LOADTRACE" import --from csv --map "$2" m.csv -o out.lt.zst 2>err.txt || st=$?
+    if [ "$st" -eq 2 ] && grep -qF -- "$3" err.txt; then
+        echo "ok   $1: $(head -1 err.txt)"
+    else
+        fail "$1: exit $st, expected 2 and \"$3\", got: $(cat err.txt)"
+    fi
+    [ ! -e out.lt.zst ] || fail "$1: an out.lt.zst was written"
+}
+map_usage "--map with a quote not closed" 'in="a,out=b' '--map: the quote before a,out=b is not closed'
+map_usage "--map with a quote not closed, last" 't=ts:s,in="a' '--map: the quote before a is not closed'
+map_usage "--map with two units" 't=ts:s:ms' "--map: a name holding ':' or '='"
+map_usage "--map with two '=' in one item" 't=ts:s,in=a=b' '"a=b"'
+# (a name that holds ':' is quoted, and then it is a name)
+printf '"t:s",b\n1,2\n' >colon.csv
+"$LOADTRACE" import -q --from csv --map 't="t:s":s,in=b' colon.csv -o out.lt.zst &&
+    echo "ok   a quoted name with ':' is a name" || fail "a quoted name with ':' was refused"
+
+# a CSV whose lines end with CR alone is refused as such, not read as one
+# line of columns "b110", "5211", ...
+printf 'ts,b1\r10,52\r11,53\r' >cr.csv
+expect_error "CR-only line ends" csv cr.csv \
+    'cr.csv:1: a carriage return (CR) alone ends a line here: a file whose lines end with CR alone (classic Mac OS) is not read' \
+    --map 't=ts:s,in=b1'
+printf '%s\r' "$hdr" '2023-11-16 18:17:03.9799600,4808,10' >cr-azure.csv
+expect_error "CR-only line ends (azure)" azure cr-azure.csv 'cr-azure.csv:1: a carriage return (CR) alone'
+# CRLF, a CRLF file whose last CR lost its LF, and a CR inside quotes are fine
+printf 'ts,b1\r\n10,52\r\n11,53\r' >crlf.csv
+"$LOADTRACE" import -q --from csv --map 't=ts:s,in=b1' crlf.csv -o out.lt.zst &&
+    [ "$("$LOADTRACE" cat --no-header out.lt.zst | tail -1)" = '{"t":1000000,"in":53}' ] &&
+    echo "ok   CRLF, the last CR without its LF" || fail "CRLF file: $(cat err.txt)"
+printf 'ts,b1,note\n10,52,"one\rtwo"\n' >crq.csv
+"$LOADTRACE" import -q --from csv --map 't=ts:s,in=b1' crq.csv -o out.lt.zst &&
+    "$LOADTRACE" cat --no-header out.lt.zst | grep -qF '"note":"one\rtwo"' &&
+    echo "ok   a CR inside a quoted field is kept" || fail "a quoted CR: $("$LOADTRACE" cat --no-header out.lt.zst)"
+
 [ "$fails" -eq 0 ] || { echo "$fails checks failed" >&2; exit 1; }
 echo "all bad-input checks passed"

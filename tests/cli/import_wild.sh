@@ -61,6 +61,34 @@ check "tracelab think = tool waits before each later round" "$(key_sum think age
 check "tracelab rounds with a think" "$("$LOADTRACE" cat agent.lt.zst | grep -c '"think":')" \
     "$(awk -F, 'NR > 1 && $3 > 0 { n++ } END { print n }' agent.csv)"
 
+# rounds out of file order, at one arrival time (TraceLab gives every round
+# the session's): they are ordered by round within the session, and each
+# tool wait is the think of the round after it, as in the file in order
+{ head -1 agent.csv; tail -n +2 agent.csv | awk 'BEGIN { srand(4) } { print rand() "\t" $0 }' | sort -k1,1 | cut -f2-; } >agent-shuf.csv
+"$LOADTRACE" import -q --from tracelab agent-shuf.csv -o agent-shuf.lt.zst
+# (the session numbers follow the names' first appearance: left out)
+check "tracelab rounds shuffled: every record as in order" \
+    "$("$LOADTRACE" cat agent-shuf.lt.zst | tail -n +2 | sed 's/"session":[0-9]*,//' | cksum)" \
+    "$("$LOADTRACE" cat agent.lt.zst | tail -n +2 | sed 's/"session":[0-9]*,//' | cksum)"
+cat >rounds.csv <<'CSV'
+session_id,arrival_time,round_idx,prefix_len,input_len,output_len,tool_wait_after_ms
+a,1000,1,100,10,5,700
+b,1000,0,0,50,5,300
+a,1000,0,0,100,5,2000
+a,1000,2,115,10,5,0
+CSV
+"$LOADTRACE" import -q --from tracelab rounds.csv -o rounds.lt.zst
+check "tracelab round 1 before round 0 in the file: (session, turn, think)" \
+    "$("$LOADTRACE" cat rounds.lt.zst | awk 'NR > 1 { s = $0; sub(/.*"session_id":"/, "", s); sub(/".*/, "", s)
+        k = $0; sub(/.*"turn":/, "", k); sub(/,.*/, "", k)
+        th = ($0 ~ /"think":/) ? $0 : "\"think\":-"; sub(/.*"think":/, "", th); sub(/,.*/, "", th); printf "%s/%s/%s ", s, k, th }')" \
+    "a/0/- a/1/2000000 a/2/700000 b/0/- "
+printf 'session_id,arrival_time,round_idx,prefix_len,input_len,output_len,tool_wait_after_ms\na,5,0,0,10,5,1\nb,5,0,0,10,5,1\na,5,0,0,20,5,1\n' >dup.csv
+st=0; "$LOADTRACE" import --from tracelab dup.csv -o dup.lt.zst 2>dup.err || st=$?
+check "tracelab: a duplicate round_idx is refused (exit 1)" "$st" 1
+check "tracelab: ... naming both lines" "$(cat dup.err)" 'loadtrace import: dup.csv:4: session "a" has round 0 twice (first on line 2)'
+[ ! -e dup.lt.zst ] && echo "ok   tracelab: nothing written" || fail "tracelab: a file was left behind"
+
 # replay (the sim, in virtual time) keeps each session's rounds in order and
 # sends each round its think time after the answer before it
 "$LOADTRACE" replay agent.lt.zst --target sim --virtual -o agent.res.lt.zst >/dev/null 2>&1

@@ -1,6 +1,9 @@
 /*
  * libFuzzer target for the importers and the CSV reader under them: the
- * first byte picks the format (and sort), the rest is the input, parsed in
+ * first byte picks the format and the options (bits 0-1 the format, 2 sort,
+ * 3 skip_bad, 4 block_tokens, 5 infer_sessions, 6 the formats that are
+ * maps: CSV and JSON lines by a map, TraceLab's two), the rest is the
+ * input, parsed in
  * memory with small limits and every record turned into JSON. No input may
  * crash, leak or go past the limits.
  *
@@ -77,12 +80,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fuzz_sink s = {.path = path};
     lt_buf_init(&s.js, 1 << 20);
     struct lt_import_sink sink = {on_header, on_record, &s};
+    /* bit 6: the formats that are maps, one map each */
+    static const enum lt_import_format mapped[4] = {LT_IMPORT_CSV, LT_IMPORT_TRACELAB,
+                                                    LT_IMPORT_TRACELAB_JSONL, LT_IMPORT_JSONL};
+    static const char *const maps[4] = {
+        "t=ts:ms,session=s|id,turn=k,in=a+b,out=o,think_after=w:ms,blocks=h,model=\"m:x\"", NULL,
+        NULL, "t=ts:iso,session=s.id,turn=k,in=u[].n,out=o,think_after=w:s,failed=f"};
+    bool map = (data[0] >> 6) & 1;
     struct lt_import_opts o = {
-        .format = (enum lt_import_format)(LT_IMPORT_AZURE + data[0] % 4),
+        .format =
+            map ? mapped[data[0] % 4] : (enum lt_import_format)(LT_IMPORT_AZURE + data[0] % 4),
+        .map = map ? maps[data[0] % 4] : NULL,
         .name = "fuzz",
         .sort = (data[0] >> 2) & 1,
         .skip_bad = (data[0] >> 3) & 1,
         .block_tokens = (data[0] >> 4) & 1 ? 512 : 0,
+        .infer_sessions = (data[0] >> 5) & 1,
         .max_line = 1 << 16,
         .max_sort_bytes = 1 << 22,
     };

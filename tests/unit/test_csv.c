@@ -51,7 +51,10 @@ static const struct csv_case cases[] = {
      "1:a;2:\xEF\xBB\xBF"
      "b;",
      0, NULL, NULL},
-    {"lone CR inside a field", "a\rb,c\n", 0, 0, "1:a\rb|c;", 0, NULL, NULL},
+    {"lone CR inside a field", "h\na\rb,c\n", 0, 0, "1:h;2:a\rb|c;", 0, NULL, NULL},
+    {"lone CR in the first record: CR-only line ends", "a,b\r1,2\r", 0, 0, NULL, LT_EFORMAT,
+     "t:1: a carriage return (CR) alone ends a line here", ""},
+    {"CRLF cut short: the last CR dropped", "a,b\r\n1,2\r", 0, 0, "1:a|b;2:1|2;", 0, NULL, NULL},
     {"UTF-8 passes", "h\xC3\xA9,\xE2\x82\xAC\n", 0, 0, "1:h\xC3\xA9|\xE2\x82\xAC;", 0, NULL, NULL},
     {"quote in unquoted field", "ok\na,b\"c\nd\n", 0, 0, NULL, LT_EFORMAT,
      "t:2: field 2 has a quote inside an unquoted field", "1:ok;"},

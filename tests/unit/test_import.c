@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "base/lt_buf.h"
+#include "workload/session_infer_internal.h"
 #include "workload/trace_import.h"
 #include "traces/trace_json.h"
 #include "traces/trace_reader.h"
@@ -589,16 +590,138 @@ static void test_infer_sessions(void **state)
     }
     assert_int_equal(st.chains, 4);
     assert_int_equal(st.chained, 3);
+    /* [1,7] after [1,2], and [1,2,3,4,10] after [1,2,3,4,5]: not longer */
+    assert_int_equal(st.infer_shorter, 2);
+    assert_int_equal(st.infer_tied, 0);
+    assert_int_equal(st.infer_branched, 0);
+    assert_int_equal(st.turns_hist[0], 2); /* sessions 2 and 3 */
+    assert_int_equal(st.turns_hist[1], 2); /* 0 (3 turns) and 1 (2) */
+    assert_int_equal(st.turns_max, 3);
     lt_buf_release(&s.out);
     lt_buf_release(&s.hdr);
+}
+
+/* The linking rule itself, request by request: a last block that grew,
+ * a full prefix, ties, branches, ids that do not form a prefix, shapes
+ * that would make a cycle, and a long chain whose last block grows on
+ * every turn. Each row: blocks, prompt, and the session/turn it must get. */
+static void test_infer_rules(void **state)
+{
+    static const struct {
+        uint64_t b[6];
+        uint32_t n, in;
+        uint64_t session;
+        uint32_t turn;
+    } rows[] = {
+        {{1, 2, 3}, 3, 1100, 0, 0},
+        {{1, 2, 4, 5}, 4, 1700, 0, 1},    /* 3 grew into 4 */
+        {{1, 2, 4, 6, 7}, 5, 2300, 0, 2}, /* 5 grew into 6 */
+        {{1, 2}, 2, 800, 1, 0},           /* shorter than all of chain 0 */
+        {{9, 2, 3}, 3, 1300, 2, 0},       /* 2 and 3 are ids of [1,2,..], not of [9] */
+        {{9, 2, 3, 8}, 4, 1400, 2, 1},    /* ... but [9,2,3] itself it extends */
+        {{50, 51, 52}, 3, 1200, 3, 0},
+        {{50, 51, 53}, 3, 1300, 3, 1},     /* each extends the other but the last ... */
+        {{50, 51, 52}, 3, 1400, 3, 2},     /* ... linked forward in order, never back */
+        {{50, 51, 57, 58}, 4, 1500, 3, 3}, /* the open one of three */
+        {{60, 61}, 2, 600, 4, 0},
+        {{70, 61}, 2, 700, 5, 0},
+        {{60, 61, 62}, 3, 1100, 4, 1},
+        {{60, 61, 63}, 3, 1150, 4, 2}, /* 62 grew: it continues [60,61,62] */
+        {{60, 61}, 2, 900, 6, 0},      /* the first prompt again: it extends nothing */
+        {{60, 64}, 2, 950, 6, 1},      /* of the two [60,61], the open one */
+        {{80, 81}, 2, 600, 7, 0},
+        {{80, 82}, 2, 600, 8, 0}, /* not longer than [80,81] */
+        {{80, 83}, 2, 700, 9, 0}, /* extends both but their last, both open: a tie */
+        {{100, 101}, 2, 600, 10, 0},
+        {{100, 101, 102}, 3, 1100, 10, 1},
+        {{100, 101, 102}, 3, 1100, 11, 0}, /* again: [100,101] was continued, a branch */
+    };
+    struct session_infer si;
+    session_infer_init(&si);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        uint64_t session = 99;
+        uint32_t turn = 99;
+        assert_int_equal(
+            session_infer_add(&si, rows[i].b, rows[i].n, true, rows[i].in, &session, &turn), 0);
+        if (session != rows[i].session || turn != rows[i].turn)
+            print_error("row %zu: session %llu turn %u, want %llu/%u\n", i,
+                        (unsigned long long)session, turn, (unsigned long long)rows[i].session,
+                        rows[i].turn);
+        assert_int_equal(session, rows[i].session);
+        assert_int_equal(turn, rows[i].turn);
+    }
+    struct lt_import_stats st;
+    session_infer_stats(&si, &st);
+    assert_int_equal(st.chains, 12);
+    assert_int_equal(st.chained, 10);
+    assert_int_equal(st.infer_branched, 1);
+    assert_int_equal(st.infer_tied, 1);
+    assert_int_equal(st.infer_shorter, 1);
+    assert_int_equal(st.turns_hist[0], 6);
+    assert_int_equal(st.turns_hist[1], 5);
+    assert_int_equal(st.turns_hist[2], 1); /* chain 3: 4 turns */
+    assert_int_equal(st.turns_max, 4);
+    session_infer_release(&si);
+
+    /* 200 turns after a shared system prompt block 0, each turn's last
+     * block growing into a new id, and between them 5,000 first turns that
+     * share block 0 only: those extend each other but for their last block,
+     * so each ties with the ones before (but the first two); the chain
+     * stays one session. */
+    session_infer_init(&si);
+    uint64_t b[203];
+    for (uint32_t k = 0; k < 200; k++) {
+        for (uint32_t j = 0; j <= k + 1; j++)
+            b[j] = j;
+        b[k + 2] = 1000000 + k;
+        uint64_t session;
+        uint32_t turn;
+        assert_int_equal(
+            session_infer_add(&si, b, k + 3, true, 512 * (k + 2) + 10, &session, &turn), 0);
+        assert_int_equal(session, 0);
+        assert_int_equal(turn, k);
+        for (uint64_t r = 0; r < 25; r++) {
+            uint64_t o[2] = {0, 2000000 + k * 25 + r};
+            assert_int_equal(session_infer_add(&si, o, 2, true, 700, &session, &turn), 0);
+            assert_int_equal(turn, 0);
+        }
+    }
+    /* a prompt of 100,000 blocks after those of 200 at most, and its next
+     * turn: the prefix hashes of each fit (ASan checks the bounds) */
+    enum { LONG = 100000 };
+    uint64_t *lb = calloc(LONG + 1, sizeof *lb);
+    assert_non_null(lb);
+    for (uint32_t j = 0; j <= LONG; j++)
+        lb[j] = 5000000 + j;
+    uint64_t ls;
+    uint32_t lt;
+    assert_int_equal(session_infer_add(&si, lb, LONG, true, 512u * LONG - 5, &ls, &lt), 0);
+    assert_int_equal(lt, 0);
+    uint64_t ls0 = ls;
+    lb[LONG - 1] = 7; /* the last block grew */
+    assert_int_equal(session_infer_add(&si, lb, LONG + 1, true, 512u * LONG + 5, &ls, &lt), 0);
+    assert_int_equal(ls, ls0);
+    assert_int_equal(lt, 1);
+    free(lb);
+    session_infer_stats(&si, &st);
+    assert_int_equal(st.chained, 199 + 1);
+    assert_int_equal(st.chains, 1 + 5000 + 1);
+    assert_int_equal(st.infer_shorter, 1);
+    assert_int_equal(st.infer_tied, 4998);
+    assert_int_equal(st.turns_max, 200);
+    assert_int_equal(st.turns_hist[0], 5000);
+    assert_int_equal(st.turns_hist[1], 1); /* the long one's two turns */
+    assert_int_equal(st.turns_hist[7], 1);
+    session_infer_release(&si);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),   cmocka_unit_test(test_infer_sessions),
-        cmocka_unit_test(test_headers), cmocka_unit_test(test_skip_bad),
-        cmocka_unit_test(test_deep),    cmocka_unit_test(test_reader_limits),
+        cmocka_unit_test(test_table),         cmocka_unit_test(test_infer_sessions),
+        cmocka_unit_test(test_infer_rules),   cmocka_unit_test(test_headers),
+        cmocka_unit_test(test_skip_bad),      cmocka_unit_test(test_deep),
+        cmocka_unit_test(test_reader_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
