@@ -739,12 +739,14 @@ int cmd_replay(int argc, char **argv)
             find_max = true;
             break;
         case O_SLO:
-            if (!cli_parse_slo(optarg, &so.slo_ttft_us, &so.slo_tpot_us, &so.slo_e2e_us, &slo_pct))
-                return bad("--slo", optarg);
+            if (!cli_parse_slo("replay", optarg, &so.slo_ttft_us, &so.slo_tpot_us, &so.slo_e2e_us,
+                               &slo_pct))
+                return 2;
             so.slo = optarg;
             break;
         case O_ATTAIN:
-            if (!cli_parse_double_in("replay", "--attain", optarg, 0.01, 0.9999, &so.attain))
+            if (!cli_parse_double_in("replay", "--attain", optarg, CLI_ATTAIN_MIN, CLI_ATTAIN_MAX,
+                                     &so.attain))
                 return 2;
             break;
         case O_VFIRST:
