@@ -38,8 +38,8 @@ static const char replay_usage[] =
     "Target:\n"
     "  --target URL|sim        base URL (http://host:port), or sim: start the\n"
     "                          simulated server in this process on a free port\n"
-    "  --model NAME            model to ask for (default: the one GET /v1/models\n"
-    "                          lists; a name the server does not serve is an error)\n"
+    "  --model NAME            model to ask for, as given (default: the one GET\n"
+    "                          /v1/models lists, asked within --timeout, at most 30 s)\n"
     "  --api chat|completions|responses|messages|sglang-generate   (default chat);\n"
     "                          responses: OpenAI Responses (/v1/responses), messages:\n"
     "                          Anthropic Messages (/v1/messages, key sent as x-api-key)\n"
@@ -163,6 +163,12 @@ struct progress_state {
     bool drawn;
 };
 
+static void on_note(void *ud, const char *line)
+{
+    (void)ud;
+    cli_error("replay", "%s", line);
+}
+
 static void on_progress(void *ud, const struct lt_replay_progress *p)
 {
     struct progress_state *ps = ud;
@@ -271,6 +277,8 @@ static int replay_main(struct replay_cli *c)
     struct progress_state ps = {.draw = !c->quiet && cli_progress_wanted()};
     c->o.progress = on_progress;
     c->o.progress_ud = &ps;
+    if (!c->quiet)
+        c->o.note = on_note;
     rp = lt_replay_new(&c->o, &err);
     if (rp && lt_replay_prepare(rp, &err) < 0) {
         lt_replay_free(rp);
