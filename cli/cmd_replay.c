@@ -334,6 +334,11 @@ static int replay_main(struct replay_cli *c)
         if (st.scrapes)
             fprintf(stderr, "loadtrace replay: %llu server-metrics scrapes, %llu failed\n",
                     (unsigned long long)st.scrapes, (unsigned long long)st.scrape_errors);
+        if (st.scrape_bad)
+            cli_error("replay",
+                      "WARNING: %llu scraped values were outside their range (first: %s): left "
+                      "out of the server's figures, kept under \"bad\" in the samples",
+                      (unsigned long long)st.scrape_bad, st.scrape_bad_first);
         if (c->o.reset_prefix_cache)
             fprintf(stderr, "loadtrace replay: prefix cache reset before %llu of %u runs (%s)\n",
                     (unsigned long long)st.resets, st.runs, st.reset_how);

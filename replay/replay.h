@@ -124,6 +124,10 @@ struct lt_replay_stats {
     /* server metrics (replay_scrape.c) */
     char scrape_how[512]; /* what is scraped, or why nothing is */
     uint64_t scrapes, scrape_errors;
+    /* Scraped values outside their range (lt_prom_map_canon_range), left
+     * out of the samples' values and written under "bad"; the first one. */
+    uint64_t scrape_bad;
+    char scrape_bad_first[160];
     char reset_how[128]; /* how --reset-prefix-cache reset the cache */
     uint64_t resets;
     /* --window or --requests sampled the trace: what was kept */
