@@ -334,6 +334,12 @@ static int replay_main(struct replay_cli *c)
         if (st.scrapes)
             fprintf(stderr, "loadtrace replay: %llu server-metrics scrapes, %llu failed\n",
                     (unsigned long long)st.scrapes, (unsigned long long)st.scrape_errors);
+        if (st.thinned)
+            fprintf(stderr,
+                    "loadtrace replay: %llu streams had more than %u chunks: their timelines were "
+                    "thinned to fit the format (\"thin\": chunks merged into one, "
+                    "docs/trace-format.md 2.5)\n",
+                    (unsigned long long)st.thinned, LT_RESULT_CHUNKS_MAX);
         if (st.scrape_bad)
             cli_error("replay",
                       "WARNING: %llu scraped values were outside their range (first: %s): left "

@@ -519,6 +519,10 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
         }
     }
     int rc = lt_replay_put_result(rp, seq, q, errclass, end_t, err);
+    if (rc < 0) { /* not recorded: not counted */
+        req_put(rp, q);
+        return rc;
+    }
     lt_replay_check_result(rp, seq, q, end_t);
     bool bad_usage = errclass && !strcmp(errclass, LT_REPLAY_ERR_BAD_USAGE);
     uint32_t out = bad_usage ? q->resp.counted : lt_wire_resp_out(&q->resp);
@@ -547,8 +551,6 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
         lt_replay_prompt_learn(&rp->build, q->want_in, q->resp.in);
     }
     req_put(rp, q);
-    if (rc < 0)
-        return rc;
     return lt_plan_finish(&rp->plan, seq, end_us, err);
 }
 

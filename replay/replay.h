@@ -124,6 +124,8 @@ struct lt_replay_stats {
     /* server metrics (replay_scrape.c) */
     char scrape_how[512]; /* what is scraped, or why nothing is */
     uint64_t scrapes, scrape_errors;
+    /* results whose timeline was thinned to fit the format ("thin": k) */
+    uint64_t thinned;
     /* Scraped values outside their range (lt_prom_map_canon_range), left
      * out of the samples' values and written under "bad"; the first one. */
     uint64_t scrape_bad;

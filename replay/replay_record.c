@@ -97,7 +97,7 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
     r.warmup = seq < rp->o.warmup;
     static const uint8_t ctok_usage[] = {0xa4, 'c', 't', 'o', 'k', 0xa5, 'u', 's', 'a', 'g', 'e'};
     static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
-    uint8_t extra[32]; /* extra keys: "ctok" (how chunk tokens were counted), "retries" */
+    uint8_t extra[48]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries" */
     char body[LT_REPLAY_ERR_BODY + 1];
     if (q && err && q->rbody.len) {
         /* The server's words: the start of its answer, kept printable so
@@ -155,18 +155,35 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
                 rp->chunkbuf = c;
                 rp->chunkbuf_cap = s->n_chunks;
             }
+            /* A timeline past the format's array limit (two elements a
+             * chunk) is thinned (docs/trace-format.md §2.5): each run of
+             * `thin` chunks becomes one, at its last chunk's time, with
+             * their tokens, so the whole stream keeps its span and count. */
+            uint32_t thin = (s->n_chunks + LT_RESULT_CHUNKS_MAX - 1) / LT_RESULT_CHUNKS_MAX;
+            uint32_t n = 0;
             for (uint32_t i = 0; i < s->n_chunks; i++) {
-                rp->chunkbuf[i].t = lt_replay_since_origin_us(rp, s->chunks[i].t);
-                rp->chunkbuf[i].tokens = s->chunks[i].tokens;
+                if (i % thin == 0)
+                    rp->chunkbuf[n++] = (struct lt_chunk){0};
+                rp->chunkbuf[n - 1].t = lt_replay_since_origin_us(rp, s->chunks[i].t);
+                rp->chunkbuf[n - 1].tokens += s->chunks[i].tokens;
             }
             r.has |= LT_RHAS_CHUNKS;
-            r.n_chunks = s->n_chunks;
+            r.n_chunks = n;
             r.chunks = rp->chunkbuf;
             const uint8_t *ct = s->chunk_usage ? ctok_usage : ctok_one;
             size_t ctl = s->chunk_usage ? sizeof ctok_usage : sizeof ctok_one;
             memcpy(extra, ct, ctl);
             r.extra.len = ctl;
             r.extra.n = 1;
+            if (thin > 1) { /* "thin": k, a uint32 */
+                static const uint8_t key[] = {0xa4, 't', 'h', 'i', 'n', 0xce};
+                memcpy(extra + r.extra.len, key, sizeof key);
+                for (int b = 0; b < 4; b++)
+                    extra[r.extra.len + sizeof key + b] = (uint8_t)(thin >> (24 - 8 * b));
+                r.extra.len += sizeof key + 4;
+                r.extra.n++;
+                rp->st.thinned++;
+            }
         }
         /* Usage the chunks disprove (bad_usage) is not written as the
          * count: the chunks are what was received. */
