@@ -155,18 +155,12 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
                 rp->chunkbuf = c;
                 rp->chunkbuf_cap = s->n_chunks;
             }
-            /* A timeline past the format's array limit (two elements a
-             * chunk) is thinned (docs/trace-format.md §2.5): each run of
-             * `thin` chunks becomes one, at its last chunk's time, with
-             * their tokens, so the whole stream keeps its span and count. */
-            uint32_t thin = (s->n_chunks + LT_RESULT_CHUNKS_MAX - 1) / LT_RESULT_CHUNKS_MAX;
-            uint32_t n = 0;
             for (uint32_t i = 0; i < s->n_chunks; i++) {
-                if (i % thin == 0)
-                    rp->chunkbuf[n++] = (struct lt_chunk){0};
-                rp->chunkbuf[n - 1].t = lt_replay_since_origin_us(rp, s->chunks[i].t);
-                rp->chunkbuf[n - 1].tokens += s->chunks[i].tokens;
+                rp->chunkbuf[i].t = lt_replay_since_origin_us(rp, s->chunks[i].t);
+                rp->chunkbuf[i].tokens = s->chunks[i].tokens;
             }
+            uint32_t thin;
+            uint32_t n = lt_chunks_thin(rp->chunkbuf, s->n_chunks, &thin);
             r.has |= LT_RHAS_CHUNKS;
             r.n_chunks = n;
             r.chunks = rp->chunkbuf;
@@ -175,12 +169,8 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
             memcpy(extra, ct, ctl);
             r.extra.len = ctl;
             r.extra.n = 1;
-            if (thin > 1) { /* "thin": k, a uint32 */
-                static const uint8_t key[] = {0xa4, 't', 'h', 'i', 'n', 0xce};
-                memcpy(extra + r.extra.len, key, sizeof key);
-                for (int b = 0; b < 4; b++)
-                    extra[r.extra.len + sizeof key + b] = (uint8_t)(thin >> (24 - 8 * b));
-                r.extra.len += sizeof key + 4;
+            if (thin > 1) {
+                r.extra.len += lt_chunks_thin_key(extra + r.extra.len, thin);
                 r.extra.n++;
                 rp->st.thinned++;
             }

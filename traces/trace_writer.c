@@ -919,3 +919,30 @@ int lt_writer_put_item(struct lt_writer *w, const struct lt_item *it, struct lt_
     }
     return lt_errset(err, LT_EFORMAT, "value of unknown type %d", (int)it->type);
 }
+
+uint32_t lt_chunks_thin(struct lt_chunk *c, uint32_t n, uint32_t *thin)
+{
+    uint32_t k =
+        n > LT_RESULT_CHUNKS_MAX ? (n + LT_RESULT_CHUNKS_MAX - 1) / LT_RESULT_CHUNKS_MAX : 1;
+    *thin = k;
+    if (k == 1)
+        return n;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct lt_chunk x = c[i]; /* read before c[m] (m <= i) is written */
+        if (i % k == 0)
+            c[m++] = (struct lt_chunk){0};
+        c[m - 1].t = x.t;
+        c[m - 1].tokens += x.tokens;
+    }
+    return m;
+}
+
+size_t lt_chunks_thin_key(uint8_t out[LT_CHUNKS_THIN_KEY_BYTES], uint32_t k)
+{
+    static const uint8_t key[] = {0xa4, 't', 'h', 'i', 'n', 0xce}; /* "thin", uint32 */
+    memcpy(out, key, sizeof key);
+    for (int b = 0; b < 4; b++)
+        out[sizeof key + b] = (uint8_t)(k >> (24 - 8 * b));
+    return sizeof key + 4;
+}

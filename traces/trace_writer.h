@@ -78,6 +78,16 @@ int lt_writer_close(struct lt_writer *w, struct lt_err *err);
 uint64_t lt_writer_count(const struct lt_writer *w);
 uint64_t lt_writer_bytes(const struct lt_writer *w);
 
+/* A result's timeline fitted to the format (docs/trace-format.md 2.5,
+ * `thin`): when c[0..n) holds more than LT_RESULT_CHUNKS_MAX chunks, each
+ * run of k consecutive ones becomes one, at its last one's time, with
+ * their tokens, k the smallest that fits; in place. Returns the count left
+ * and sets *thin to k (1: c untouched). */
+uint32_t lt_chunks_thin(struct lt_chunk *c, uint32_t n, uint32_t *thin);
+/* The result's extra pair "thin": k, packed into out; returns its bytes. */
+#define LT_CHUNKS_THIN_KEY_BYTES 10
+size_t lt_chunks_thin_key(uint8_t out[LT_CHUNKS_THIN_KEY_BYTES], uint32_t k);
+
 /* Pack a free-form header meta map from n string pairs into out (a raw
  * msgpack map for lt_header.meta). */
 struct lt_buf;

@@ -2,7 +2,7 @@
 # A stream of more than 500,000 chunks (two of 520,000 one-token chunks,
 # from a sim profile with no step cost) is recorded, its timeline thinned
 # as docs/trace-format.md §2.5 says (`thin` 2: 260,000 chunks of 2 tokens),
-# and every count is true: against the sim's log, each request's chunks
+# and every count is true, live and in virtual time: against the sim's log, each request's chunks
 # carry the tokens the sim sent, `out` is that, the run says 2 requests were
 # recorded and the file holds 2, and analyze reads them all.
 set -u
@@ -38,4 +38,13 @@ expect_eq "$N" "$sent" "tokens the sim sent in each stream"
 expect_eq "[$N,260000,$N,2,null]" "$(sort -u "$T/rows")" "out, chunks, their tokens, thin, err"
 "$L" analyze --json "$T/r.lt.zst" >"$T/a.json" 2>/dev/null || fail "analyze"
 expect_eq 2 "$(jq '.runs[0].ok' "$T/a.json")" "analyze: Ok requests"
+
+# the same in virtual time: one token a chunk, the trace's 520,000 each
+"$L" replay "$T/t.lt.zst" --target sim --virtual --profile "$T/long.profile" -q --no-summary \
+    -o "$T/v.lt.zst" 2>"$T/verr"
+expect_status 0 $? "replay --virtual of two streams of $N chunks"
+results "$T/v.lt.zst" | jq -c '[.out, (.chunks | length) / 2, ([.chunks | to_entries[] | select(.key % 2 == 1) | .value] | add), .chunks[1], .thin, .err]' >"$T/vrows"
+expect_eq 2 "$(wc -l <"$T/vrows")" "virtual results in the file"
+expect_eq "[$N,260000,$N,2,2,null]" "$(sort -u "$T/vrows")" \
+    "virtual: out, chunks, their tokens, the first chunk's, thin, err"
 finish
