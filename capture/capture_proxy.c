@@ -1270,6 +1270,11 @@ void lt_capture_quiesce(struct lt_capture *c)
         close(s);
 }
 
+bool lt_capture_write_failed(const struct lt_capture *c, struct lt_err *err)
+{
+    return lt_capture_recorder_failed(c->rec, err);
+}
+
 uint64_t lt_capture_active(const struct lt_capture *c)
 {
     return atomic_load(&c->n_active);

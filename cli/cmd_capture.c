@@ -153,6 +153,9 @@ static int run_proxy(const struct capture_opts *o)
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* A file past its size limit (RLIMIT_FSIZE) is a failed write, said and
+     * survived like a full disk, not a kill. */
+    signal(SIGXFSZ, SIG_IGN);
     /* Two descriptors per stream (client and upstream). */
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -177,8 +180,22 @@ static int run_proxy(const struct capture_opts *o)
         fprintf(stderr,
                 "loadtrace capture: listening on port %u, forwarding to %s, recording to %s\n",
                 port, origin, o->lib.output);
+    /* Wait for a signal, and say a failed write of the trace when it
+     * happens: the proxy goes on relaying, and nothing more is recorded. */
     int sig = 0;
-    sigwait(&set, &sig);
+    bool said = false;
+    while (sig <= 0) {
+        struct timespec tick = {0, 200 * 1000000L};
+        sig = sigtimedwait(&set, NULL, &tick);
+        struct lt_err werr = {0};
+        if (!said && lt_capture_write_failed(cap, &werr)) {
+            cli_error("capture",
+                      "%s; requests from now on are relayed but not recorded (what reached the "
+                      "file before stays readable; stop with SIGINT or SIGTERM)",
+                      werr.msg);
+            said = true;
+        }
+    }
     /* Drain: nothing new, the requests in flight get the grace period; a
      * second signal ends it. */
     lt_capture_quiesce(cap);
@@ -200,11 +217,12 @@ static int run_proxy(const struct capture_opts *o)
     if (!o->quiet)
         fprintf(stderr,
                 "loadtrace capture: %s: %" PRIu64 " requests, %" PRIu64 " recorded, %" PRIu64
-                " not recorded (too many held), %" PRIu64 " clients gone, %" PRIu64
+                " not recorded (too many held), %" PRIu64
+                " lost (never finished, or not written), %" PRIu64 " clients gone, %" PRIu64
                 " upstream failures, %" PRIu64 " too large, %" PRIu64
                 " with values not as sent or text cut (their key `changed`)\n",
                 sig == SIGINT ? "interrupted" : "terminated", st.requests, st.recorded, st.dropped,
-                st.client_gone, st.upstream_failed, st.too_large, st.changed);
+                st.lost, st.client_gone, st.upstream_failed, st.too_large, st.changed);
     if (rc < 0) {
         cli_error("capture", "%s", err.msg);
         return 1;

@@ -21,6 +21,7 @@
 
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,8 +305,16 @@ static int replay_main(struct replay_cli *c)
     lt_replay_get_stats(rp, &st);
     if (rc < 0) {
         cli_error("replay", "%s", err.msg);
-        cli_error("replay", "%llu requests were recorded in %s before the error",
-                  (unsigned long long)st.requests, c->o.out_path);
+        if (st.write_failed)
+            cli_error("replay",
+                      "%llu requests reached %s before the write failed (cat --salvage reads "
+                      "them); %llu more were lost with it",
+                      (unsigned long long)st.on_disk, c->o.out_path,
+                      (unsigned long long)(st.requests - st.on_disk));
+        else
+            cli_error("replay", "%llu requests were recorded in %s before the error",
+                      (unsigned long long)st.requests, c->o.out_path);
+        status = 1;
         goto out;
     }
     if (!c->quiet) {
@@ -510,6 +519,9 @@ int cmd_replay(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
+    /* A file past its size limit (RLIMIT_FSIZE) is a failed write, said and
+     * survived like a full disk, not a kill. */
+    signal(SIGXFSZ, SIG_IGN);
     struct replay_cli c = {.summary = true};
     struct lt_replay_opts *o = &c.o;
     o->seed = 1;

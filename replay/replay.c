@@ -815,9 +815,14 @@ int lt_replay_run(struct lt_replay *rp, struct lt_err *err)
         if (rc < 0)
             break;
     }
-    /* A stop between runs still leaves a properly closed file. */
+    /* A stop between runs still leaves a properly closed file. What reached
+     * it is known once the last frame is out (or failed). */
     struct lt_err e2 = {0};
-    int crc = lt_writer_close(rp->w, rc < 0 ? &e2 : err);
+    int crc = lt_writer_flush(rp->w, rc < 0 ? &e2 : err);
+    rp->st.write_failed = lt_writer_failed(rp->w);
+    lt_writer_on_disk(rp->w, &rp->st.on_disk);
+    int crc2 = lt_writer_close(rp->w, rc < 0 || crc < 0 ? &e2 : err);
+    crc = crc < 0 ? crc : crc2;
     rp->w = NULL;
     if (rc == 0 && crc < 0)
         rc = crc;

@@ -126,6 +126,10 @@ struct lt_replay_stats {
     uint64_t scrapes, scrape_errors;
     /* results whose timeline was thinned to fit the format ("thin": k) */
     uint64_t thinned;
+    /* A write to the results file failed: no more was written, and
+     * on_disk results reached it whole (the rest of requests were lost). */
+    bool write_failed;
+    uint64_t on_disk;
     /* Scraped values outside their range (lt_prom_map_canon_range), left
      * out of the samples' values and written under "bad"; the first one. */
     uint64_t scrape_bad;

@@ -688,6 +688,12 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
 out:
     if (w) {
         struct lt_err e2 = {0};
+        /* What is on the file is known only once the last frame is out. */
+        int frc = lt_writer_flush(w, rc < 0 ? &e2 : err);
+        if (rc == 0 && frc < 0)
+            rc = frc;
+        tot->write_failed = lt_writer_failed(w);
+        lt_writer_on_disk(w, &tot->on_disk);
         int crc = lt_writer_close(w, rc < 0 ? &e2 : err);
         if (rc == 0 && crc < 0)
             rc = crc;

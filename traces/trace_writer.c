@@ -96,6 +96,13 @@ struct lt_writer {
     bool completion_order; /* ... unless the header says otherwise */
     uint64_t count;
     uint64_t bytes;
+    /* What reached the file: values (results among them) of frames written
+     * whole; the open frame's are pending. After a failed write the
+     * writer takes nothing more (failed: the error, said again). */
+    uint64_t pending, pending_results, on_disk, on_disk_results;
+    bool putting_result;
+    bool failed;
+    char failed_msg[256];
 
     bool blocks; /* results go into blocks */
     struct block blk;
@@ -126,9 +133,23 @@ static void pack_extra(struct lt_writer *w, const struct lt_extra *x)
 
 static int write_all(struct lt_writer *w, const void *p, size_t n, struct lt_err *err)
 {
-    if (fwrite(p, 1, n, w->f) != n || fflush(w->f) != 0)
-        return lt_errset(err, LT_EIO, "%s: write failed: %s", w->path, strerror(errno));
+    if (w->failed)
+        return lt_errset(err, LT_EIO, "%s", w->failed_msg);
+    if (fwrite(p, 1, n, w->f) != n || fflush(w->f) != 0) {
+        /* A frame cut short ends the file: what follows would land after
+         * bytes no reader can use (salvage stops at them), so nothing more
+         * is written; the frames before it are whole. */
+        snprintf(w->failed_msg, sizeof w->failed_msg,
+                 "%s: write failed: %s (%llu values reached it, the last frame's %llu did not)",
+                 w->path, strerror(errno), (unsigned long long)w->on_disk,
+                 (unsigned long long)w->pending);
+        w->failed = true;
+        return lt_errset(err, LT_EIO, "%s", w->failed_msg);
+    }
     w->bytes += n;
+    w->on_disk += w->pending;
+    w->on_disk_results += w->pending_results;
+    w->pending = w->pending_results = 0;
     return 0;
 }
 
@@ -225,6 +246,8 @@ static int end_value(struct lt_writer *w, size_t start, bool extra, uint64_t lon
                          w->path, (unsigned long long)w->count, why);
     }
     w->count++;
+    w->pending++;
+    w->pending_results += w->putting_result;
     w->frame_count++;
     return close_if_full(w, err);
 }
@@ -501,6 +524,8 @@ static void pack_orig(struct lt_writer *w, const struct lt_record *base, uint32_
 
 static int check_kind(struct lt_writer *w, enum lt_kind want, const char *what, struct lt_err *err)
 {
+    if (w->failed)
+        return lt_errset(err, LT_EIO, "%s", w->failed_msg);
     if (w->kind != want)
         return lt_errset(err, LT_EINVAL, "%s: a %s does not belong in a %s file", w->path, what,
                          w->kind == LT_KIND_TRACE ? "trace" : "results");
@@ -832,7 +857,10 @@ int lt_writer_put_result(struct lt_writer *w, const struct lt_result *r, struct 
         chunk_elems > BLOCK_ELEMS_MAX / 2) {
         if ((rc = block_emit(w, err)) < 0)
             return rc;
-        return put_plain_result(w, r, err);
+        w->putting_result = true;
+        rc = put_plain_result(w, r, err);
+        w->putting_result = false;
+        return rc;
     }
     struct block *k = &w->blk;
     if (k->n &&
@@ -845,6 +873,8 @@ int lt_writer_put_result(struct lt_writer *w, const struct lt_result *r, struct 
         return lt_errset(err, rc, "%s: out of memory for result %llu", w->path,
                          (unsigned long long)w->count);
     w->count++;
+    w->pending++;
+    w->pending_results++;
     w->frame_count++;
     return close_if_full(w, err);
 }
@@ -885,6 +915,18 @@ int lt_writer_close(struct lt_writer *w, struct lt_err *err)
 uint64_t lt_writer_count(const struct lt_writer *w)
 {
     return w->count;
+}
+
+uint64_t lt_writer_on_disk(const struct lt_writer *w, uint64_t *results)
+{
+    if (results)
+        *results = w->on_disk_results;
+    return w->on_disk;
+}
+
+bool lt_writer_failed(const struct lt_writer *w)
+{
+    return w->failed;
 }
 
 uint64_t lt_writer_bytes(const struct lt_writer *w)

@@ -76,6 +76,14 @@ int lt_writer_close(struct lt_writer *w, struct lt_err *err);
 /* Values written so far (header excluded; each result of a block counts
  * as one), and compressed bytes written. */
 uint64_t lt_writer_count(const struct lt_writer *w);
+/* Values in frames written to the file whole (what a reader, or salvage
+ * after a crash, finds), and of them results (*results, if not NULL): less
+ * than lt_writer_count by the open frame, or by the frame a write failed
+ * on. */
+uint64_t lt_writer_on_disk(const struct lt_writer *w, uint64_t *results);
+/* True once a write failed: every put and flush since returns LT_EIO with
+ * that error (nothing is written after bytes cut short). */
+bool lt_writer_failed(const struct lt_writer *w);
 uint64_t lt_writer_bytes(const struct lt_writer *w);
 
 /* A result's timeline fitted to the format (docs/trace-format.md 2.5,
