@@ -35,6 +35,8 @@ struct lt_capture_opts {
     bool keep_content;          /* record prompt and answer text */
     bool no_usage;              /* never ask the upstream for usage the client did not ask for */
     size_t max_body;            /* request body limit (413 beyond); 0: 32 MiB */
+    size_t max_pending;         /* all request bodies held at once (503 beyond);
+                                 * 0: 4 x max_body, at least 256 MiB */
     uint32_t block_tokens;      /* prefix block size in estimated tokens; 0: 512 */
     unsigned max_connections;   /* 0: 16384 */
     unsigned threads;           /* event-loop threads for clients; 0: 1 */
@@ -51,6 +53,7 @@ struct lt_capture_stats {
     uint64_t client_gone;     /* clients that left before their response ended */
     uint64_t upstream_failed; /* upstream unreachable or cut */
     uint64_t too_large;       /* 413 answers */
+    uint64_t busy;            /* 503 answers: the bodies held reached max_pending */
     uint64_t changed;         /* records with values not as sent, or text cut (`changed`) */
 };
 

@@ -73,6 +73,8 @@ static const char capture_usage[] =
     "                         sees it\n"
     "  --max-body SIZE        request body limit, bytes with optional k, M or G\n"
     "                         (default 32M); larger bodies get a 413\n"
+    "  --max-pending SIZE     all request bodies held at once (default 4 x\n"
+    "                         --max-body, at least 256M); past it a 503\n"
     "  --block-tokens N       prefix block size in estimated tokens (default 512)\n"
     "  --max-connections N    concurrent client connections (default 16384)\n"
     "  --threads N            event-loop threads serving clients (default 1; one\n"
@@ -220,9 +222,10 @@ static int run_proxy(const struct capture_opts *o)
                 " not recorded (too many held), %" PRIu64
                 " lost (never finished, or not written), %" PRIu64 " clients gone, %" PRIu64
                 " upstream failures, %" PRIu64 " too large, %" PRIu64
-                " with values not as sent or text cut (their key `changed`)\n",
+                " with values not as sent or text cut (their key `changed`), %" PRIu64
+                " refused at the limit of bodies held (503)\n",
                 sig == SIGINT ? "interrupted" : "terminated", st.requests, st.recorded, st.dropped,
-                st.lost, st.client_gone, st.upstream_failed, st.too_large, st.changed);
+                st.lost, st.client_gone, st.upstream_failed, st.too_large, st.changed, st.busy);
     if (rc < 0) {
         cli_error("capture", "%s", err.msg);
         return 1;
@@ -248,7 +251,8 @@ int cmd_capture(int argc, char **argv)
         O_FROM_LOG,
         O_SKIP_BAD,
         O_GRACE,
-        O_THREADS
+        O_THREADS,
+        O_MAX_PENDING
     };
     static const struct option longopts[] = {
         {"upstream", required_argument, NULL, O_UPSTREAM},
@@ -268,6 +272,7 @@ int cmd_capture(int argc, char **argv)
         {"skip-bad", no_argument, NULL, O_SKIP_BAD},
         {"grace", required_argument, NULL, O_GRACE},
         {"threads", required_argument, NULL, O_THREADS},
+        {"max-pending", required_argument, NULL, O_MAX_PENDING},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -307,6 +312,12 @@ int cmd_capture(int argc, char **argv)
         case O_MAX_BODY:
             if (!parse_size(optarg, &o.lib.max_body)) {
                 cli_error("capture", "--max-body %s: expected a size such as 32M", optarg);
+                return 2;
+            }
+            break;
+        case O_MAX_PENDING:
+            if (!parse_size(optarg, &o.lib.max_pending) || !o.lib.max_pending) {
+                cli_error("capture", "--max-pending %s: expected a size such as 256M", optarg);
                 return 2;
             }
             break;
