@@ -35,10 +35,10 @@
 #define LT_LIMIT_VALUE_BYTES (16u << 20) /* one value, packed */
 #define LT_LIMIT_FRAME_BYTES (64u << 20) /* one frame, decompressed */
 #define LT_LIMIT_ARRAY 1000000u          /* elements of one array or map */
-/* The chunks one result can hold: two elements each in one array. */
-#define LT_RESULT_CHUNKS_MAX (LT_LIMIT_ARRAY / 2)
 #define LT_LIMIT_ELEMS 4000000u          /* elements of one value, nested ones included */
 #define LT_LIMIT_DEPTH 32                /* nesting of one value, its own map included */
+/* The chunks one result can hold: two elements each in one array. */
+#define LT_RESULT_CHUNKS_MAX (LT_LIMIT_ARRAY / 2)
 
 enum lt_kind {
     LT_KIND_TRACE = 1,
