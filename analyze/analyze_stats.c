@@ -13,6 +13,7 @@
 #include "analyze/analyze.h"
 #include "analyze/analyze_internal.h"
 #include "analyze/analyze_server.h"
+#include "base/lt_vmem.h"
 #include "traces/trace_reader.h"
 
 #include <math.h>
@@ -903,20 +904,115 @@ int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err)
     return 0;
 }
 
-/* What a file must hold for its figures to mean anything (issue 20, item
- * 6): each run once, in a mode analyze knows, and no result that ends
- * before it was sent. (Results added one by one, as the library allows,
- * are not held to this.) */
-static int file_check(struct lt_analysis *a, const char *path, const struct lt_item *it,
-                      struct lt_err *err)
+/* A result's times may lie this far after its run's origin: ten years, far
+ * beyond any replay, far below where a time in µs stops being exact as a
+ * double (2^53). */
+#define TIME_MAX_US (INT64_C(10) * 366 * 86400 * 1000000)
+/* Duplicate indexes are looked for among the indexes below this (a bitmap
+ * of 32 MiB of address space, touched only where indexes fall). */
+#define SEEN_BITS (UINT64_C(1) << 28)
+
+/* What file_check remembers within a file: the indexes a trace-time run
+ * has recorded (one run at a time: it starts over when the run changes). */
+struct seen {
+    struct lt_vmem bits;
+    uint32_t run;
+    bool any; /* bits holds run's indexes */
+};
+
+static int check_times(const char *path, const struct lt_item *it, struct lt_err *err)
+{
+    const struct lt_result *res = &it->res;
+    const struct {
+        uint32_t bit;
+        const char *key;
+        int64_t v;
+    } t[] = {{UINT32_MAX, "sched", res->sched},
+             {LT_RHAS_SENT, "sent", res->sent},
+             {LT_RHAS_FIRST_BYTE, "fb", res->first_byte},
+             {LT_RHAS_FIRST_TOKEN, "ft", res->first_token},
+             {LT_RHAS_FIRST_CONTENT, "fc", res->first_content},
+             {LT_RHAS_END, "end", res->end}};
+    unsigned long long rec = (unsigned long long)it->index;
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+        if (t[k].bit != UINT32_MAX && !(res->has & t[k].bit))
+            continue;
+        if (t[k].v < 0)
+            return lt_errset(err, LT_EFORMAT,
+                             "%s: record %llu: \"%s\" (%lld us) is before its run's start", path,
+                             rec, t[k].key, (long long)t[k].v);
+        if (t[k].v > TIME_MAX_US)
+            return lt_errset(err, LT_EFORMAT,
+                             "%s: record %llu: \"%s\" (%lld us) is more than ten years after its "
+                             "run's start",
+                             path, rec, t[k].key, (long long)t[k].v);
+    }
+    /* The order every client sees them in: nothing ends before it was
+     * sent, the first content is a token, and the end comes after every
+     * chunk. (The first byte and the first token are not held to the send:
+     * a client may read them off another clock reading.) */
+    const struct {
+        uint32_t bl, be; /* later, earlier */
+        const char *kl, *ke;
+        int64_t l, e;
+    } o[] = {
+        {LT_RHAS_END, LT_RHAS_SENT, "end", "sent", res->end, res->sent},
+        {LT_RHAS_END, LT_RHAS_FIRST_TOKEN, "end", "ft", res->end, res->first_token},
+        {LT_RHAS_END, LT_RHAS_FIRST_CONTENT, "end", "fc", res->end, res->first_content},
+        {LT_RHAS_FIRST_CONTENT, LT_RHAS_FIRST_TOKEN, "fc", "ft", res->first_content,
+         res->first_token},
+    };
+    for (size_t k = 0; k < sizeof o / sizeof o[0]; k++)
+        if ((res->has & o[k].bl) && (res->has & o[k].be) && o[k].l < o[k].e)
+            return lt_errset(err, LT_EFORMAT,
+                             "%s: record %llu: \"%s\" (%lld us) is before \"%s\" (%lld us)", path,
+                             rec, o[k].kl, (long long)o[k].l, o[k].ke, (long long)o[k].e);
+    return 0;
+}
+
+/* A trace-time run sends each record of its trace at most once, so an
+ * index it records twice is no result of a replay (a loop's laps do send
+ * one record again: not checked there). */
+static int check_index(struct lt_analysis *a, struct seen *sn, const char *path,
+                       const struct lt_item *it, struct lt_err *err)
+{
+    const struct lt_result *res = &it->res;
+    const struct lt_analyze_run *run = NULL;
+    for (uint32_t i = a->n_runs; i-- > 0 && !run;)
+        if (a->runs[i]->file == cur_file(a) && a->runs[i]->id == res->run &&
+            a->runs[i]->have_record)
+            run = a->runs[i];
+    if (!run || strcmp(run->mode, "trace") || res->index >= SEEN_BITS)
+        return 0;
+    if (!sn->bits.p && lt_vmem_map(&sn->bits, SEEN_BITS / 8) < 0)
+        return 0; /* no address space: the check is a help, not a need */
+    if (sn->any && sn->run != res->run)
+        lt_vmem_clear(&sn->bits);
+    sn->run = res->run;
+    sn->any = true;
+    uint8_t *b = (uint8_t *)sn->bits.p + res->index / 8;
+    uint8_t m = (uint8_t)(1u << (res->index % 8));
+    if (*b & m)
+        return lt_errset(err, LT_EFORMAT,
+                         "%s: record %llu: request %llu of the trace is recorded twice in run %u, "
+                         "a trace-time run, which sends each request once",
+                         path, (unsigned long long)it->index, (unsigned long long)res->index,
+                         res->run);
+    *b |= m;
+    return 0;
+}
+
+/* What a file must hold for its figures to mean anything: each run once,
+ * in a mode analyze knows, and results that can be true: times from the run's
+ * start on, and within ten years of it, in the order they happen (no end
+ * before the first token), each request of a trace-time run once. (Results
+ * added one by one, as the library allows, are not held to this.) */
+static int file_check(struct lt_analysis *a, struct seen *sn, const char *path,
+                      const struct lt_item *it, struct lt_err *err)
 {
     if (it->type == LT_ITEM_RESULT) {
-        const struct lt_result *res = &it->res;
-        if ((res->has & LT_RHAS_SENT) && (res->has & LT_RHAS_END) && res->end < res->sent)
-            return lt_errset(
-                err, LT_EFORMAT, "%s: record %llu: \"end\" (%lld us) is before \"sent\" (%lld us)",
-                path, (unsigned long long)it->index, (long long)res->end, (long long)res->sent);
-        return 0;
+        int rc = check_times(path, it, err);
+        return rc < 0 ? rc : check_index(a, sn, path, it, err);
     }
     if (it->type != LT_ITEM_RUN)
         return 0;
@@ -950,9 +1046,10 @@ int lt_analysis_add_file(struct lt_analysis *a, const char *path, struct lt_err 
     }
     const struct lt_item *it;
     int n;
+    struct seen sn = {0};
     while ((n = lt_reader_next(rd, &it, err)) == 1) {
         a->values++;
-        if ((rc = file_check(a, path, it, err)) < 0)
+        if ((rc = file_check(a, &sn, path, it, err)) < 0)
             goto out;
         if (it->type == LT_ITEM_RUN)
             LT_TRY(lt_analysis_add_run(a, &it->run, err));
@@ -982,6 +1079,7 @@ int lt_analysis_add_file(struct lt_analysis *a, const char *path, struct lt_err 
             goto out;
         }
 out:;
+    lt_vmem_release(&sn.bits);
     struct lt_reader_stats st;
     lt_reader_stats(rd, &st);
     a->skipped_frames += st.skipped_frames;

@@ -77,6 +77,8 @@ static int compare_results(const char *pa, const char *pb, const struct lt_compa
         sum->better = r.better;
         sum->twin = r.twin;
         sum->twin_misses = r.twin_misses;
+        sum->pairs = r.n_pairs;
+        sum->traces_differ = r.traces_differ;
         if (o->json)
             lt_compare_results_write_json(&r, out);
         else

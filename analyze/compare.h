@@ -88,6 +88,8 @@ struct lt_compare_summary {
     uint32_t better;                 /* results: metrics where B is better */
     bool twin;                       /* results: the twin table was shown */
     uint32_t twin_misses;            /* of its matched runs, those whose twin verdict failed */
+    uint32_t pairs;                  /* results: runs of A matched with a run of B */
+    bool traces_differ;              /* results: A and B replayed different traces */
     uint32_t charts;                 /* charts written */
     bool gnuplot_missing;            /* charts asked for but gnuplot is not installed */
     uint64_t skipped[2];             /* salvage: frames plus values skipped in A and in B */
@@ -203,6 +205,13 @@ struct lt_compare_paired {
     double mean[LT_CMP_PAIRED_COUNT], median[LT_CMP_PAIRED_COUNT];
     double lo[LT_CMP_PAIRED_COUNT], hi[LT_CMP_PAIRED_COUNT]; /* CI of the mean */
     uint64_t faster[LT_CMP_PAIRED_COUNT];                    /* requests where B was faster */
+    /* Requests of one index whose asked lengths (want_in, want_out) differ:
+     * the runs replayed different traces, so nothing is paired (paired
+     * false); the first such request and what each side asked (-1: not
+     * recorded). */
+    size_t asked_differ;
+    uint64_t differ_idx;
+    int64_t differ_a[2], differ_b[2];
 };
 
 /* The twin's tolerances: |error| of a p50, of a p90 or p99, of throughput
@@ -258,6 +267,11 @@ struct lt_compare_results {
     uint32_t compared, better, worse; /* metrics with data; B better; B worse or different */
     bool twin;                        /* B is a prediction of A: the twin table is shown */
     uint32_t twin_misses;             /* pairs whose twin verdict failed */
+    /* A and B replayed different traces: the headers name different files,
+     * or one request index asked for different lengths; why, in words. */
+    bool traces_differ;
+    char traces_why[1280];
+    char trace_a[512], trace_b[512];  /* the traces the headers name ("" when none) */
     uint64_t skipped_a, skipped_b;    /* salvage: frames and values skipped in A, in B */
     struct lt_compare_rside *sa, *sb; /* private: the analyses and samples */
 };

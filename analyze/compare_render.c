@@ -266,6 +266,11 @@ void lt_compare_results_write_text(const struct lt_compare_results *r, FILE *out
             r->path_a, r->runs_a, r->runs_a == 1 ? "" : "s", r->path_b, r->runs_b,
             r->runs_b == 1 ? "" : "s", 100 * o->confidence, o->bootstrap, o->sample,
             100 * o->margin);
+    if (r->traces_differ)
+        fprintf(out,
+                "NOTE: A and B are replays of different traces (%s): their requests are not "
+                "the same, so none are paired, and B is no prediction of A\n",
+                r->traces_why);
     for (uint32_t i = 0; i < r->runs_a; i++) {
         if (r->pair_of[i] < 0)
             fprintf(out, "\nA run %u has no run at the same level in B: skipped\n", r->id_a[i]);
@@ -362,6 +367,15 @@ void lt_compare_results_write_json(const struct lt_compare_results *r, FILE *out
     lt_analyze_jstr(out, r->path_a);
     fprintf(out, ",\n  \"b\": ");
     lt_analyze_jstr(out, r->path_b);
+    fprintf(out, ",\n  \"trace_a\": ");
+    lt_analyze_jstr(out, r->trace_a);
+    fprintf(out, ", \"trace_b\": ");
+    lt_analyze_jstr(out, r->trace_b);
+    fprintf(out, ", \"traces_differ\": %s, \"traces_why\": ", r->traces_differ ? "true" : "false");
+    if (r->traces_differ)
+        lt_analyze_jstr(out, r->traces_why);
+    else
+        fprintf(out, "null");
     fprintf(out, ",\n  \"confidence\": ");
     lt_analyze_jnum(out, r->o.confidence);
     fprintf(out, ", \"bootstrap\": %u, \"sample\": %u, \"margin\": ", r->o.bootstrap, r->o.sample);

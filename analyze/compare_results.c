@@ -9,10 +9,12 @@
  */
 #include "analyze/compare_internal.h"
 #include "base/lt_hist.h"
+#include "base/lt_path.h"
 #include "base/lt_rng.h"
 #include "traces/trace_reader.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +61,7 @@ struct sent {
     uint64_t hash, idx;
     double ttft, tpot, e2e, dec; /* us; dec: decode tok/s; NAN when absent */
     uint32_t out;
+    int64_t want_in, want_out; /* what the trace asked for; -1 when not recorded */
     bool ok;
 };
 
@@ -73,6 +76,7 @@ struct lt_compare_rside {
     struct lt_analysis a;
     bool a_ok;
     struct bottomk bk[LT_ANALYZE_RUNS_MAX];
+    char trace[512]; /* the trace its header names ("" when none) */
 };
 
 static int cmp_hash(const void *x, const void *y)
@@ -122,6 +126,8 @@ static struct sent sent_of(const struct lt_result *res)
                      .dec = NAN,
                      .out = res->out};
     const uint32_t h = res->has;
+    e.want_in = h & LT_RHAS_WANT_IN ? (int64_t)res->want_in : -1;
+    e.want_out = h & LT_RHAS_WANT_OUT ? (int64_t)res->want_out : -1;
     e.ok = lt_analyze_outcome(res) == LT_AO_OK;
     if (e.ok && (h & LT_RHAS_FIRST_TOKEN))
         e.ttft = (double)(res->first_token - res->sent);
@@ -152,6 +158,10 @@ static int read_results(struct lt_compare_rside *s, const char *path,
     s->a_ok = true;
     lt_analysis_next_file(&s->a);
     snprintf(s->a.path, sizeof s->a.path, "%s", path);
+    const char *tn;
+    size_t tl;
+    if (lt_meta_get_str(lt_reader_header(r), "trace", &tn, &tl))
+        snprintf(s->trace, sizeof s->trace, "%.*s", (int)(tl < 512 ? tl : 511), tn);
     const struct lt_item *it;
     int n;
     while ((n = lt_reader_next(r, &it, err)) == 1) {
@@ -397,6 +407,18 @@ static void eval_paired(struct lt_compare_paired *pr, const struct bottomk *ba,
         } else if (y->hash < x->hash || y->idx < x->idx) {
             j++;
         } else {
+            /* One index of one trace asks for one request: lengths that
+             * differ are requests of different traces. */
+            if ((x->want_in >= 0 && y->want_in >= 0 && x->want_in != y->want_in) ||
+                (x->want_out >= 0 && y->want_out >= 0 && x->want_out != y->want_out)) {
+                if (!pr->asked_differ++) {
+                    pr->differ_idx = x->idx;
+                    pr->differ_a[0] = x->want_in;
+                    pr->differ_a[1] = x->want_out;
+                    pr->differ_b[0] = y->want_in;
+                    pr->differ_b[1] = y->want_out;
+                }
+            }
             if (x->ok && y->ok) {
                 pr->pairs++;
                 double dv[LT_CMP_PAIRED_COUNT] = {y->ttft - x->ttft, y->tpot - x->tpot,
@@ -412,7 +434,7 @@ static void eval_paired(struct lt_compare_paired *pr, const struct bottomk *ba,
         }
     }
     size_t smaller = ba->n < bb->n ? ba->n : bb->n;
-    pr->paired = smaller > 0 && pr->pairs * 2 >= smaller;
+    pr->paired = smaller > 0 && pr->pairs * 2 >= smaller && !pr->asked_differ;
     if (!pr->paired)
         return;
     struct lt_rng rng;
@@ -478,6 +500,29 @@ static int compare_pair(struct lt_compare_results *r, struct lt_compare_pair *p,
     return 0;
 }
 
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* The headers name the trace each run replayed. Names that differ (the
+ * file's own name, wherever it was run from) are different traces unless
+ * both still exist and are one file: a twin of another trace predicts
+ * nothing about this one. */
+static void trace_names_differ(struct lt_compare_results *r)
+{
+    const char *ta = r->sa->trace, *tb = r->sb->trace;
+    snprintf(r->trace_a, sizeof r->trace_a, "%s", ta);
+    snprintf(r->trace_b, sizeof r->trace_b, "%s", tb);
+    if (r->traces_differ || !*ta || !*tb || !strcmp(base_name(ta), base_name(tb)) ||
+        lt_path_same(ta, tb))
+        return;
+    r->traces_differ = true;
+    snprintf(r->traces_why, sizeof r->traces_why, "A's header names the trace %s and B's %s", ta,
+             tb);
+}
+
 static bool same_level(const struct lt_analyze_run *x, const struct lt_analyze_run *y)
 {
     return x->concurrency == y->concurrency && x->rate == y->rate && x->speed == y->speed;
@@ -528,7 +573,18 @@ int lt_compare_results_compute(struct lt_compare_results *r, const char *path_a,
             LT_TRY(lt_compare_twin_eval(&p->twin, p->ra, p->rb, err));
             r->twin_misses += p->twin.misses > 0 || p->twin.judged == 0;
         }
+        const struct lt_compare_paired *pr = &p->paired;
+        if (pr->asked_differ && !r->traces_differ) {
+            r->traces_differ = true;
+            snprintf(r->traces_why, sizeof r->traces_why,
+                     "request %llu of the trace asked for in %lld, out %lld in A's run %u and in "
+                     "%lld, out %lld in B's run %u (%zu requests of both samples differ so)",
+                     (unsigned long long)pr->differ_idx, (long long)pr->differ_a[0],
+                     (long long)pr->differ_a[1], p->ra->id, (long long)pr->differ_b[0],
+                     (long long)pr->differ_b[1], p->rb->id, pr->asked_differ);
+        }
     }
+    trace_names_differ(r);
 out:
     return rc;
 }

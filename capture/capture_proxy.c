@@ -93,6 +93,10 @@ struct lt_capture {
     bool curl_on;                  /* curl_global_init done */
     uint16_t port;
     atomic_uint_fast64_t n_requests, n_chunks, n_client_gone, n_upstream_failed, n_too_large;
+    atomic_uint_fast64_t n_busy;
+    /* Request bodies held, all connections together (o.max_pending caps
+     * them): what many half-sent bodies could otherwise grow without end. */
+    atomic_size_t pending;
     /* The upstream loop: one thread, one multi handle for every transfer;
      * MHD's threads hand it commands (add, remove, unpause). */
     CURLM *multi;
@@ -141,6 +145,8 @@ struct conn {
     struct lt_capture_call *call;
     struct lt_buf body;
     bool too_large;
+    bool busy;              /* the bodies held reached max_pending: a 503 */
+    size_t counted;         /* bytes of body counted in cap->pending */
     struct lt_buf sendbody; /* the body with include_usage added */
     bool injected;
     struct curl_slist *req_hdrs;
@@ -824,6 +830,37 @@ static void begin_request(struct conn *c, const char *method)
     lt_buf_init(&c->body, cap->o.max_body);
 }
 
+/* The body's bytes are no longer held (the request is over, or refused). */
+static void drop_body(struct conn *c)
+{
+    if (c->counted)
+        atomic_fetch_sub(&c->cap->pending, c->counted);
+    c->counted = 0;
+    lt_buf_release(&c->body);
+}
+
+/* Take a piece of c's body if the limits allow: the request's own
+ * (--max-body, a 413) and all bodies held together (--max-pending, a 503);
+ * past either, the rest is read and dropped. */
+static void take_body(struct conn *c, const char *p, size_t n)
+{
+    struct lt_capture *cap = c->cap;
+    if (c->too_large || c->busy)
+        return;
+    size_t was = atomic_fetch_add(&cap->pending, n);
+    if (was + n > cap->o.max_pending || was + n < was) {
+        atomic_fetch_sub(&cap->pending, n);
+        c->busy = true;
+        drop_body(c);
+        return;
+    }
+    c->counted += n;
+    if (lt_buf_append(&c->body, p, n) < 0) {
+        c->too_large = true;
+        drop_body(c);
+    }
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *mc, const char *url,
                                  const char *method, const char *version, const char *upload,
                                  size_t *upload_size, void **con_cls)
@@ -861,12 +898,19 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *mc, const cha
     if (c->st != ST_BODY)
         return MHD_YES;
     if (*upload_size) {
-        if (!c->too_large && lt_buf_append(&c->body, upload, *upload_size) < 0) {
-            c->too_large = true;
-            lt_buf_release(&c->body);
-        }
+        take_body(c, upload, *upload_size);
         *upload_size = 0;
         return MHD_YES;
+    }
+    if (c->busy) {
+        atomic_fetch_add(&cap->n_busy, 1);
+        c->err = "busy";
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "the request bodies being received hold more than this proxy's limit of %zu "
+                 "bytes; retry later",
+                 cap->o.max_pending);
+        return local_reply(c, 503, "server_error", msg);
     }
     if (c->too_large) {
         atomic_fetch_add(&cap->n_too_large, 1);
@@ -941,7 +985,7 @@ static void finalize(struct conn *c, bool completed_ok)
         lt_capture_sse_release(&c->sse);
     curl_slist_free_all(c->req_hdrs);
     c->req_hdrs = NULL;
-    lt_buf_release(&c->body);
+    drop_body(c);
     lt_buf_release(&c->sendbody);
     lt_buf_release(&c->resp_body);
     lt_buf_release(&c->pending);
@@ -955,7 +999,7 @@ static void reset_request(struct conn *c)
     c->begun = false;
     c->call = NULL;
     c->recorded = false;
-    c->too_large = c->injected = c->has_sess_hdr = false;
+    c->too_large = c->busy = c->injected = c->has_sess_hdr = false;
     c->have_first_byte = c->have_first_token = false;
     c->status = 0;
     c->status_sent = 0;
@@ -1128,6 +1172,11 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
         cap->o.listen = "127.0.0.1:8080";
     if (!cap->o.max_body)
         cap->o.max_body = (size_t)32 << 20;
+    if (!cap->o.max_pending) {
+        cap->o.max_pending = cap->o.max_body > SIZE_MAX / 4 ? SIZE_MAX : cap->o.max_body * 4;
+        if (cap->o.max_pending < (size_t)256 << 20)
+            cap->o.max_pending = (size_t)256 << 20;
+    }
     if (!cap->o.block_tokens)
         cap->o.block_tokens = 512;
     if (!cap->o.max_connections)
@@ -1270,6 +1319,11 @@ void lt_capture_quiesce(struct lt_capture *c)
         close(s);
 }
 
+bool lt_capture_write_failed(const struct lt_capture *c, struct lt_err *err)
+{
+    return lt_capture_recorder_failed(c->rec, err);
+}
+
 uint64_t lt_capture_active(const struct lt_capture *c)
 {
     return atomic_load(&c->n_active);
@@ -1283,6 +1337,7 @@ void lt_capture_get_stats(const struct lt_capture *c, struct lt_capture_stats *s
     st->client_gone = atomic_load(&c->n_client_gone);
     st->upstream_failed = atomic_load(&c->n_upstream_failed);
     st->too_large = atomic_load(&c->n_too_large);
+    st->busy = atomic_load(&c->n_busy);
 }
 
 int lt_capture_stop(struct lt_capture *c, struct lt_capture_stats *st, struct lt_err *err)

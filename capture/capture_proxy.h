@@ -35,6 +35,8 @@ struct lt_capture_opts {
     bool keep_content;          /* record prompt and answer text */
     bool no_usage;              /* never ask the upstream for usage the client did not ask for */
     size_t max_body;            /* request body limit (413 beyond); 0: 32 MiB */
+    size_t max_pending;         /* all request bodies held at once (503 beyond);
+                                 * 0: 4 x max_body, at least 256 MiB */
     uint32_t block_tokens;      /* prefix block size in estimated tokens; 0: 512 */
     unsigned max_connections;   /* 0: 16384 */
     unsigned threads;           /* event-loop threads for clients; 0: 1 */
@@ -43,14 +45,15 @@ struct lt_capture_opts {
 };
 
 struct lt_capture_stats {
-    uint64_t requests;        /* requests proxied (all paths) */
-    uint64_t recorded;        /* records written */
-    uint64_t dropped;         /* not recorded: too many held */
-    uint64_t lost;            /* records that could not be written */
-    uint64_t chunks;          /* SSE events relayed */
+    uint64_t requests; /* requests proxied (all paths) */
+    uint64_t recorded; /* records that reached the file */
+    uint64_t dropped;  /* not recorded: too many held */
+    uint64_t lost;     /* records that did not reach the file (never finished, or a write failed) */
+    uint64_t chunks;   /* SSE events relayed */
     uint64_t client_gone;     /* clients that left before their response ended */
     uint64_t upstream_failed; /* upstream unreachable or cut */
     uint64_t too_large;       /* 413 answers */
+    uint64_t busy;            /* 503 answers: the bodies held reached max_pending */
     uint64_t changed;         /* records with values not as sent, or text cut (`changed`) */
 };
 
@@ -61,6 +64,9 @@ struct lt_capture;
 struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_err *err);
 /* The port it listens on (useful with port 0). */
 uint16_t lt_capture_port(const struct lt_capture *c);
+/* True once a write of the trace failed (err, if not NULL, gets it): from
+ * then on requests are relayed but not recorded. */
+bool lt_capture_write_failed(const struct lt_capture *c, struct lt_err *err);
 /* Counters so far. */
 void lt_capture_get_stats(const struct lt_capture *c, struct lt_capture_stats *st);
 /* Drain: stop accepting connections (the listening socket is closed;

@@ -14,6 +14,9 @@
 #include <time.h>
 
 #define BATCH 256
+/* The kinds of the last values put (finished record or not), more than a
+ * frame holds: those of a frame a write failed on are known at close. */
+#define KINDS 8192
 #define UNFINISHED_AFTER_NS (500 * 1000000LL) /* a request running longer is written */
 
 struct lt_capture_recorder {
@@ -34,7 +37,14 @@ struct lt_capture_recorder {
     struct lt_capture_recorder_stats st;
     int wrc; /* first write error */
     struct lt_err werr;
+    bool finished[KINDS]; /* value k of the writer's (k % KINDS): a finished record */
+    uint64_t nput;        /* values put */
 };
+
+static void put_kind(struct lt_capture_recorder *r, bool finished)
+{
+    r->finished[r->nput++ % KINDS] = finished;
+}
 
 static void write_calls(struct lt_capture_recorder *r, struct lt_capture_call **calls, size_t n)
 {
@@ -45,13 +55,17 @@ static void write_calls(struct lt_capture_recorder *r, struct lt_capture_call **
         int rc = lt_capture_call_record(c, &rec);
         if (rc == 0)
             rc = lt_writer_put_record(r->w, &rec, &err);
+        if (rc == 0)
+            put_kind(r, true);
         if (rc == 0 && c->n_changed)
             r->st.changed++;
         if (rc < 0) {
             r->st.lost++;
             if (r->wrc == 0) {
-                r->wrc = rc;
+                pthread_mutex_lock(&r->mu);
                 r->werr = err;
+                r->wrc = rc;
+                pthread_mutex_unlock(&r->mu);
             }
         } else {
             r->st.written++;
@@ -87,9 +101,10 @@ static void write_unfinished(struct lt_capture_recorder *r)
         int rc = lt_capture_call_record_unfinished(c, &rec, &r->extra);
         if (rc == 0)
             rc = lt_writer_put_record(r->w, &rec, &err);
-        if (rc == 0)
+        if (rc == 0) {
+            put_kind(r, false);
             r->st.unfinished++;
-        else if (r->wrc == 0) {
+        } else if (r->wrc == 0) {
             r->wrc = rc;
             r->werr = err;
         }
@@ -119,11 +134,12 @@ static void *writer_main(void *arg)
         write_calls(r, batch, n);
         struct lt_err err = {0};
         /* The frame of the last second goes to disk even when idle. */
-        if (lt_writer_tick(r->w, &err) < 0 && r->wrc == 0) {
+        int trc = lt_writer_tick(r->w, &err);
+        pthread_mutex_lock(&r->mu);
+        if (trc < 0 && r->wrc == 0) {
             r->wrc = LT_EIO;
             r->werr = err;
         }
-        pthread_mutex_lock(&r->mu);
         write_unfinished(r);
     }
     pthread_mutex_unlock(&r->mu);
@@ -220,6 +236,16 @@ void lt_capture_recorder_done(struct lt_capture_recorder *r, uint64_t seq,
         pthread_cond_signal(&r->cv);
 }
 
+bool lt_capture_recorder_failed(struct lt_capture_recorder *r, struct lt_err *err)
+{
+    pthread_mutex_lock(&r->mu);
+    bool failed = r->wrc < 0;
+    if (failed && err)
+        *err = r->werr;
+    pthread_mutex_unlock(&r->mu);
+    return failed;
+}
+
 int lt_capture_recorder_close(struct lt_capture_recorder *r, struct lt_capture_recorder_stats *st,
                               struct lt_err *err)
 {
@@ -235,6 +261,20 @@ int lt_capture_recorder_close(struct lt_capture_recorder *r, struct lt_capture_r
     while ((n = take_queued(r, batch)) > 0)
         write_calls(r, batch, n);
     r->st.lost += r->open; /* never finished */
+    /* The counts are what reached the file: known once the last frame is
+     * out, or failed; the values of a frame that failed are the last ones
+     * put, and those of them that were finished records are lost. */
+    struct lt_err ferr = {0};
+    if (lt_writer_flush(r->w, &ferr) < 0 && r->wrc == 0) {
+        r->wrc = LT_EIO;
+        r->werr = ferr;
+    }
+    uint64_t lost = r->nput - lt_writer_on_disk(r->w, NULL);
+    for (uint64_t k = r->nput - lost; k < r->nput && lost <= KINDS; k++)
+        if (r->finished[k % KINDS]) {
+            r->st.written--;
+            r->st.lost++;
+        }
     int rc = r->wrc;
     if (rc < 0 && err)
         *err = r->werr;

@@ -55,6 +55,10 @@ int lt_capture_recorder_arrive(struct lt_capture_recorder *r, uint64_t *seq, int
  * lt_capture_recorder_done, the recorder may write its unfinished record,
  * reading only what the request said while the answer is being read. */
 void lt_capture_recorder_started(struct lt_capture_recorder *r, struct lt_capture_call *c);
+/* True once a write of the trace failed (err, if not NULL, gets the
+ * error): the writer takes nothing more, and the requests from then on
+ * are relayed and counted lost. Any thread. */
+bool lt_capture_recorder_failed(struct lt_capture_recorder *r, struct lt_err *err);
 /* Request seq is finished; the recorder takes c (NULL: nothing to write). */
 void lt_capture_recorder_done(struct lt_capture_recorder *r, uint64_t seq,
                               struct lt_capture_call *c);

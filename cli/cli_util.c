@@ -181,48 +181,98 @@ int cli_replay_run(struct lt_replay *rp, struct lt_err *err)
     return rc;
 }
 
-bool cli_parse_slo(const char *s, int64_t *ttft_us, int64_t *tpot_us, int64_t *e2e_us, double *pct)
+bool cli_parse_slo(const char *cmd, const char *s, int64_t *ttft_us, int64_t *tpot_us,
+                   int64_t *e2e_us, double *pct)
 {
+    static const char *const keys[] = {"ttft", "tpot", "e2e"};
+    int64_t *const lim[] = {ttft_us, tpot_us, e2e_us};
+    const char *form = pct ? "ttft=DUR,tpot=DUR,e2e=DUR or KEY:pP<=DUR (any of them, each once)"
+                           : "ttft=DUR,tpot=DUR,e2e=DUR (any of them, each once)";
     char buf[256];
-    if (strlen(s) >= sizeof buf)
+    size_t len = strlen(s);
+    if (len >= sizeof buf) {
+        cli_error(cmd, "--slo: longer than %zu characters", sizeof buf - 1);
         return false;
-    memcpy(buf, s, strlen(s) + 1);
+    }
+    /* An SLO that names no limit would pass every request: "meets it" at any
+     * load is no answer. */
+    if (!len) {
+        cli_error(cmd, "--slo '': names no limit; it wants %s", form);
+        return false;
+    }
+    memcpy(buf, s, len + 1);
     if (pct)
         *pct = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int64_t got[3] = {0};
+    char *tok = buf;
+    for (;;) {
+        char *comma = strchr(tok, ',');
+        if (comma)
+            *comma = '\0';
+        if (!*tok) {
+            cli_error(cmd, "--slo '%s': an empty limit (two commas, or one at an end); it wants %s",
+                      s, form);
+            return false;
+        }
         char *val = strchr(tok, '=');
         char *colon = strchr(tok, ':');
-        if (colon && pct) { /* "ttft:p99<=2s" */
+        if (colon && pct && (!val || colon < val)) { /* "ttft:p99<=2s" */
             char *le = strstr(colon, "<=");
             double p;
-            if (!le || colon[1] != 'p')
+            if (!le || colon[1] != 'p') {
+                cli_error(cmd, "--slo '%s': '%s' is not KEY:pP<=DUR", s, tok);
                 return false;
+            }
             *le = '\0';
-            if (!cli_parse_double(colon + 2, &p) || !(p > 0 && p < 100))
+            /* The percentile becomes the share to attain: --attain's range. */
+            if (!cli_parse_double(colon + 2, &p) || !(p > 100 * CLI_ATTAIN_MIN) ||
+                !(p < 100 * CLI_ATTAIN_MAX)) {
+                cli_error(cmd,
+                          "--slo '%s': percentile p%s: expected a number above %g and below %g "
+                          "(--attain's range, %g to %g)",
+                          s, colon + 2, 100 * CLI_ATTAIN_MIN, 100 * CLI_ATTAIN_MAX, CLI_ATTAIN_MIN,
+                          CLI_ATTAIN_MAX);
                 return false;
+            }
             p /= 100;
-            if (*pct > 0 && *pct != p)
+            if (*pct > 0 && *pct != p) {
+                cli_error(cmd, "--slo '%s': names p%g and p%g; one spec takes one percentile", s,
+                          100 * *pct, 100 * p);
                 return false;
+            }
             *pct = p;
             *colon = '\0';
             val = le + 1;
         } else if (!val) {
+            cli_error(cmd, "--slo '%s': '%s' has no limit; it wants %s", s, tok, form);
+            return false;
+        }
+        *val = '\0';
+        int k = 0;
+        while (k < 3 && strcmp(tok, keys[k]))
+            k++;
+        if (k == 3) {
+            cli_error(cmd, "--slo '%s': unknown key '%s'; it wants %s", s, tok, form);
             return false;
         }
         int64_t us;
-        if (!cli_parse_duration_us(val + 1, &us) || us <= 0)
+        if (!cli_parse_duration_us(val + 1, &us) || us <= 0) {
+            cli_error(cmd, "--slo '%s': %s limit '%s' is not a duration above 0 (500ms, 2s)", s,
+                      tok, val + 1);
             return false;
-        *val = '\0';
-        if (!strcmp(tok, "ttft"))
-            *ttft_us = us;
-        else if (!strcmp(tok, "tpot"))
-            *tpot_us = us;
-        else if (!strcmp(tok, "e2e"))
-            *e2e_us = us;
-        else
+        }
+        if (got[k]) {
+            cli_error(cmd, "--slo '%s': %s is given twice; which limit holds?", s, tok);
             return false;
+        }
+        got[k] = us;
+        if (!comma)
+            break;
+        tok = comma + 1;
     }
+    for (int k = 0; k < 3; k++)
+        if (got[k])
+            *lim[k] = got[k];
     return true;
 }
 

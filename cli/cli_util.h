@@ -17,8 +17,15 @@ void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
  * pct non-NULL, the percentile form "ttft:p99<=2s" is accepted too: the
  * limit, and *pct = 0.99, the share of requests that must meet it (every
  * percentile form of one spec must name the same percentile); *pct is 0
- * when the spec has none. */
-bool cli_parse_slo(const char *s, int64_t *ttft_us, int64_t *tpot_us, int64_t *e2e_us, double *pct);
+ * when the spec has none; the percentile lies in --attain's range
+ * (CLI_ATTAIN_MIN..MAX, both excluded). An empty spec, an empty limit, a key
+ * given twice or a percentile out of that range is refused: false, with the
+ * reason printed for cmd, and no limit touched. */
+bool cli_parse_slo(const char *cmd, const char *s, int64_t *ttft_us, int64_t *tpot_us,
+                   int64_t *e2e_us, double *pct);
+/* The share of requests --attain may ask for (both bounds excluded). */
+#define CLI_ATTAIN_MIN 0.01
+#define CLI_ATTAIN_MAX 0.9999
 
 /* Parse a whole string; false on any trailing garbage or overflow. */
 bool cli_parse_u64(const char *s, uint64_t *v);

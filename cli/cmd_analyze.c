@@ -106,13 +106,9 @@ int cmd_analyze(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_SLO:
-            if (!cli_parse_slo(optarg, &o.slo_ttft_us, &o.slo_tpot_us, &o.slo_e2e_us, NULL)) {
-                cli_error("analyze",
-                          "--slo wants ttft=DUR,tpot=DUR,e2e=DUR (any of them), "
-                          "not '%s'",
-                          optarg);
+            if (!cli_parse_slo("analyze", optarg, &o.slo_ttft_us, &o.slo_tpot_us, &o.slo_e2e_us,
+                               NULL))
                 return 2;
-            }
             break;
         case O_PERREQ:
             if (!strcmp(optarg, "decode"))

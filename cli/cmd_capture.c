@@ -73,6 +73,8 @@ static const char capture_usage[] =
     "                         sees it\n"
     "  --max-body SIZE        request body limit, bytes with optional k, M or G\n"
     "                         (default 32M); larger bodies get a 413\n"
+    "  --max-pending SIZE     all request bodies held at once (default 4 x\n"
+    "                         --max-body, at least 256M); past it a 503\n"
     "  --block-tokens N       prefix block size in estimated tokens (default 512)\n"
     "  --max-connections N    concurrent client connections (default 16384)\n"
     "  --threads N            event-loop threads serving clients (default 1; one\n"
@@ -153,6 +155,9 @@ static int run_proxy(const struct capture_opts *o)
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* A file past its size limit (RLIMIT_FSIZE) is a failed write, said and
+     * survived like a full disk, not a kill. */
+    signal(SIGXFSZ, SIG_IGN);
     /* Two descriptors per stream (client and upstream). */
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -177,8 +182,22 @@ static int run_proxy(const struct capture_opts *o)
         fprintf(stderr,
                 "loadtrace capture: listening on port %u, forwarding to %s, recording to %s\n",
                 port, origin, o->lib.output);
+    /* Wait for a signal, and say a failed write of the trace when it
+     * happens: the proxy goes on relaying, and nothing more is recorded. */
     int sig = 0;
-    sigwait(&set, &sig);
+    bool said = false;
+    while (sig <= 0) {
+        struct timespec tick = {0, 200 * 1000000L};
+        sig = sigtimedwait(&set, NULL, &tick);
+        struct lt_err werr = {0};
+        if (!said && lt_capture_write_failed(cap, &werr)) {
+            cli_error("capture",
+                      "%s; requests from now on are relayed but not recorded (what reached the "
+                      "file before stays readable; stop with SIGINT or SIGTERM)",
+                      werr.msg);
+            said = true;
+        }
+    }
     /* Drain: nothing new, the requests in flight get the grace period; a
      * second signal ends it. */
     lt_capture_quiesce(cap);
@@ -200,11 +219,13 @@ static int run_proxy(const struct capture_opts *o)
     if (!o->quiet)
         fprintf(stderr,
                 "loadtrace capture: %s: %" PRIu64 " requests, %" PRIu64 " recorded, %" PRIu64
-                " not recorded (too many held), %" PRIu64 " clients gone, %" PRIu64
+                " not recorded (too many held), %" PRIu64
+                " lost (never finished, or not written), %" PRIu64 " clients gone, %" PRIu64
                 " upstream failures, %" PRIu64 " too large, %" PRIu64
-                " with values not as sent or text cut (their key `changed`)\n",
+                " with values not as sent or text cut (their key `changed`), %" PRIu64
+                " refused at the limit of bodies held (503)\n",
                 sig == SIGINT ? "interrupted" : "terminated", st.requests, st.recorded, st.dropped,
-                st.client_gone, st.upstream_failed, st.too_large, st.changed);
+                st.lost, st.client_gone, st.upstream_failed, st.too_large, st.changed, st.busy);
     if (rc < 0) {
         cli_error("capture", "%s", err.msg);
         return 1;
@@ -230,7 +251,8 @@ int cmd_capture(int argc, char **argv)
         O_FROM_LOG,
         O_SKIP_BAD,
         O_GRACE,
-        O_THREADS
+        O_THREADS,
+        O_MAX_PENDING
     };
     static const struct option longopts[] = {
         {"upstream", required_argument, NULL, O_UPSTREAM},
@@ -250,6 +272,7 @@ int cmd_capture(int argc, char **argv)
         {"skip-bad", no_argument, NULL, O_SKIP_BAD},
         {"grace", required_argument, NULL, O_GRACE},
         {"threads", required_argument, NULL, O_THREADS},
+        {"max-pending", required_argument, NULL, O_MAX_PENDING},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -289,6 +312,12 @@ int cmd_capture(int argc, char **argv)
         case O_MAX_BODY:
             if (!parse_size(optarg, &o.lib.max_body)) {
                 cli_error("capture", "--max-body %s: expected a size such as 32M", optarg);
+                return 2;
+            }
+            break;
+        case O_MAX_PENDING:
+            if (!parse_size(optarg, &o.lib.max_pending) || !o.lib.max_pending) {
+                cli_error("capture", "--max-pending %s: expected a size such as 256M", optarg);
                 return 2;
             }
             break;

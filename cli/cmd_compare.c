@@ -145,13 +145,9 @@ int cmd_compare(int argc, char **argv)
             o.twin = true;
             break;
         case O_SLO:
-            if (!cli_parse_slo(optarg, &o.slo_ttft_us, &o.slo_tpot_us, &o.slo_e2e_us, NULL)) {
-                cli_error("compare",
-                          "--slo wants ttft=DUR,tpot=DUR,e2e=DUR (any of them), "
-                          "not '%s'",
-                          optarg);
+            if (!cli_parse_slo("compare", optarg, &o.slo_ttft_us, &o.slo_tpot_us, &o.slo_e2e_us,
+                               NULL))
                 return 2;
-            }
             break;
         case O_SALVAGE:
             o.salvage = true;
@@ -228,6 +224,14 @@ int cmd_compare(int argc, char **argv)
     if (rc < 0) {
         cli_error("compare", "%s", err.msg);
         return 1;
+    }
+    /* --check promises a verdict: results of different traces, or no run
+     * of A matched in B, have none to give. */
+    if (check && !sum.traces && (sum.traces_differ || !sum.pairs)) {
+        cli_error("compare", "--check: %s",
+                  sum.traces_differ ? "A and B replayed different traces (see NOTE above)"
+                                    : "no run of A matches a run of B: nothing was judged");
+        return 3;
     }
     /* With the twin table the question is the prediction's error, not
      * whether B beat A. */

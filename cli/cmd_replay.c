@@ -21,6 +21,7 @@
 
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,8 @@ static const char replay_usage[] =
     "Target:\n"
     "  --target URL|sim        base URL (http://host:port), or sim: start the\n"
     "                          simulated server in this process on a free port\n"
-    "  --model NAME            model to ask for (default: the one GET /v1/models\n"
-    "                          lists; a name the server does not serve is an error)\n"
+    "  --model NAME            model to ask for, as given (default: the one GET\n"
+    "                          /v1/models lists, asked within --timeout, at most 30 s)\n"
     "  --api chat|completions|responses|messages|sglang-generate   (default chat);\n"
     "                          responses: OpenAI Responses (/v1/responses), messages:\n"
     "                          Anthropic Messages (/v1/messages, key sent as x-api-key)\n"
@@ -163,6 +164,12 @@ struct progress_state {
     bool drawn;
 };
 
+static void on_note(void *ud, const char *line)
+{
+    (void)ud;
+    cli_error("replay", "%s", line);
+}
+
 static void on_progress(void *ud, const struct lt_replay_progress *p)
 {
     struct progress_state *ps = ud;
@@ -271,6 +278,8 @@ static int replay_main(struct replay_cli *c)
     struct progress_state ps = {.draw = !c->quiet && cli_progress_wanted()};
     c->o.progress = on_progress;
     c->o.progress_ud = &ps;
+    if (!c->quiet)
+        c->o.note = on_note;
     rp = lt_replay_new(&c->o, &err);
     if (rp && lt_replay_prepare(rp, &err) < 0) {
         lt_replay_free(rp);
@@ -296,8 +305,16 @@ static int replay_main(struct replay_cli *c)
     lt_replay_get_stats(rp, &st);
     if (rc < 0) {
         cli_error("replay", "%s", err.msg);
-        cli_error("replay", "%llu requests were recorded in %s before the error",
-                  (unsigned long long)st.requests, c->o.out_path);
+        if (st.write_failed)
+            cli_error("replay",
+                      "%llu requests reached %s before the write failed (cat --salvage reads "
+                      "them); %llu more were lost with it",
+                      (unsigned long long)st.on_disk, c->o.out_path,
+                      (unsigned long long)(st.requests - st.on_disk));
+        else
+            cli_error("replay", "%llu requests were recorded in %s before the error",
+                      (unsigned long long)st.requests, c->o.out_path);
+        status = 1;
         goto out;
     }
     if (!c->quiet) {
@@ -326,6 +343,17 @@ static int replay_main(struct replay_cli *c)
         if (st.scrapes)
             fprintf(stderr, "loadtrace replay: %llu server-metrics scrapes, %llu failed\n",
                     (unsigned long long)st.scrapes, (unsigned long long)st.scrape_errors);
+        if (st.thinned)
+            fprintf(stderr,
+                    "loadtrace replay: %llu streams had more than %u chunks: their timelines were "
+                    "thinned to fit the format (\"thin\": chunks merged into one, "
+                    "docs/trace-format.md 2.5)\n",
+                    (unsigned long long)st.thinned, LT_RESULT_CHUNKS_MAX);
+        if (st.scrape_bad)
+            cli_error("replay",
+                      "WARNING: %llu scraped values were outside their range (first: %s): left "
+                      "out of the server's figures, kept under \"bad\" in the samples",
+                      (unsigned long long)st.scrape_bad, st.scrape_bad_first);
         if (c->o.reset_prefix_cache)
             fprintf(stderr, "loadtrace replay: prefix cache reset before %llu of %u runs (%s)\n",
                     (unsigned long long)st.resets, st.runs, st.reset_how);
@@ -491,6 +519,9 @@ int cmd_replay(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
+    /* A file past its size limit (RLIMIT_FSIZE) is a failed write, said and
+     * survived like a full disk, not a kill. */
+    signal(SIGXFSZ, SIG_IGN);
     struct replay_cli c = {.summary = true};
     struct lt_replay_opts *o = &c.o;
     o->seed = 1;
@@ -739,12 +770,14 @@ int cmd_replay(int argc, char **argv)
             find_max = true;
             break;
         case O_SLO:
-            if (!cli_parse_slo(optarg, &so.slo_ttft_us, &so.slo_tpot_us, &so.slo_e2e_us, &slo_pct))
-                return bad("--slo", optarg);
+            if (!cli_parse_slo("replay", optarg, &so.slo_ttft_us, &so.slo_tpot_us, &so.slo_e2e_us,
+                               &slo_pct))
+                return 2;
             so.slo = optarg;
             break;
         case O_ATTAIN:
-            if (!cli_parse_double_in("replay", "--attain", optarg, 0.01, 0.9999, &so.attain))
+            if (!cli_parse_double_in("replay", "--attain", optarg, CLI_ATTAIN_MIN, CLI_ATTAIN_MAX,
+                                     &so.attain))
                 return 2;
             break;
         case O_VFIRST:

@@ -4,6 +4,7 @@
  * embedded by replay and demo too); this file only reads options, starts
  * it, waits for a signal and stops it so the --log is complete.
  */
+#include "base/lt_path.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "sim/sim.h"
@@ -214,6 +215,16 @@ static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
         }
         o->files = argv + optind;
         o->nfiles = argc - optind;
+        /* The profile replaces -o whole: never a results file it reads, nor
+         * the base profile, under any name (a symbolic link included). */
+        struct lt_err err = {0};
+        if (lt_path_not_input(o->fit_out, (const char *const *)o->files, (size_t)o->nfiles, &err) <
+                0 ||
+            (o->sim.profile &&
+             lt_path_not_input(o->fit_out, (const char *const *)&o->sim.profile, 1, &err) < 0)) {
+            cli_error("sim", "%s", err.msg);
+            return 2;
+        }
         return -1;
     }
     if (o->fit_out || o->step_gap_ms > 0) {

@@ -88,9 +88,15 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
     double cpu = cpu_seconds() - cpu0;
     if (rc < 0) {
         cli_error("replay", "%s", err.msg);
-        if (tot.opened) /* else nothing was written: the plan refused first */
+        if (tot.opened && tot.write_failed)
+            cli_error("replay",
+                      "%llu requests reached %s before the write failed (cat --salvage reads "
+                      "them); %llu more were lost with it",
+                      (unsigned long long)tot.on_disk, o->out_path,
+                      (unsigned long long)(tot.requests - tot.on_disk));
+        else if (tot.opened) /* else nothing was written: the plan refused first */
             cli_error("replay", "%llu requests were recorded in %s before the error",
-                      (unsigned long long)tot.requests, o->out_path);
+                      (unsigned long long)tot.on_disk, o->out_path);
         return cli_fail_status(&err);
     }
     if (!quiet)

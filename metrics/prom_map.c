@@ -19,6 +19,7 @@
 #include "base/lt_lines.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,8 +357,43 @@ void lt_prom_map_apply(const struct lt_prom_map *m, const struct lt_prom_page *p
                 out->source[c] = r->metric;
             }
         }
-        if (out->source[c])
-            out->present |= 1u << c;
+        if (!out->source[c])
+            continue;
+        double lo, hi;
+        if (c < LT_PM_SCALARS) {
+            lt_prom_map_canon_range((enum lt_prom_canon)c, &lo, &hi);
+            if (!(out->v[c] >= lo && out->v[c] <= hi)) {
+                /* A value no server can have: flagged and left out, so
+                 * no figure is made of it. */
+                out->out_of_range |= 1u << c;
+                out->bad[c] = out->v[c];
+                out->v[c] = 0;
+                continue;
+            }
+        }
+        out->present |= 1u << c;
+    }
+}
+
+void lt_prom_map_canon_range(enum lt_prom_canon c, double *lo, double *hi)
+{
+    *lo = 0;
+    switch (c) {
+    case LT_PM_RUNNING:
+    case LT_PM_WAITING:
+        *hi = LT_PROM_MAP_REQUESTS_MAX;
+        break;
+    case LT_PM_KV_USAGE:
+    case LT_PM_PREFIX_HIT_RATE:
+    case LT_PM_GPU_UTIL:
+        *hi = 1 + 1e-9; /* a fraction, with room for a server's rounding */
+        break;
+    case LT_PM_GPU_POWER:
+        *hi = LT_PROM_MAP_WATTS_MAX;
+        break;
+    default: /* counters and bytes: not negative, and finite */
+        *hi = DBL_MAX;
+        break;
     }
 }
 

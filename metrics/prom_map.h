@@ -91,6 +91,10 @@ struct lt_prom_values {
     uint32_t present;           /* bit 1u << canon for each quantity found */
     double v[LT_PM_SCALARS];
     struct lt_prom_hist hist[LT_PM_HISTS]; /* [canon - LT_PM_SCALARS] */
+    /* Quantities found outside their range (lt_prom_map_canon_range): bit
+     * 1u << canon, their present bit 0, the value as it came in bad[]. */
+    uint32_t out_of_range;
+    double bad[LT_PM_SCALARS];
     /* The metric each quantity came from (valid while the map lives). */
     const char *source[LT_PM_COUNT];
     size_t ngpus;
@@ -108,6 +112,14 @@ static inline bool lt_prom_map_has(const struct lt_prom_values *v, enum lt_prom_
 const char *lt_prom_map_canon_name(enum lt_prom_canon c);
 const char *lt_prom_map_canon_unit(enum lt_prom_canon c);
 enum lt_prom_agg lt_prom_map_canon_agg(enum lt_prom_canon c);
+/* The values a scalar c can take, [*lo, *hi]: request counts 0 to
+ * LT_PROM_MAP_REQUESTS_MAX, fractions 0 to 1, power 0 to
+ * LT_PROM_MAP_WATTS_MAX, counters and bytes 0 and up (finite). A value
+ * outside is no server's, whatever the page says (a bug, a wrapped
+ * counter, a mapping with the wrong factor). */
+void lt_prom_map_canon_range(enum lt_prom_canon c, double *lo, double *hi);
+#define LT_PROM_MAP_REQUESTS_MAX 1e9 /* requests one server may hold (running, waiting) */
+#define LT_PROM_MAP_WATTS_MAX 1e6    /* watts of the GPUs a page reports */
 /* The canonical quantity called name; -1 if none. */
 int lt_prom_map_canon_find(const char *name);
 /* "vllm", "sglang", "llama.cpp", "tgi", "dcgm", "unknown". */
@@ -134,7 +146,8 @@ int lt_prom_map_load_mem(struct lt_prom_map *m, const char *data, size_t len, co
 /* Fill out with the canonical values of the page. m NULL = the built-in
  * table. A quantity whose metrics the page lacks stays absent (its present
  * bit 0, value 0); so does a histogram with more than
- * LT_PROM_MAP_BUCKETS_MAX bounds. Never fails. */
+ * LT_PROM_MAP_BUCKETS_MAX bounds, and a scalar outside its range (then
+ * flagged in out_of_range, its value in bad[]). Never fails. */
 void lt_prom_map_apply(const struct lt_prom_map *m, const struct lt_prom_page *pg,
                        struct lt_prom_values *out);
 

@@ -519,6 +519,10 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
         }
     }
     int rc = lt_replay_put_result(rp, seq, q, errclass, end_t, err);
+    if (rc < 0) { /* not recorded: not counted */
+        req_put(rp, q);
+        return rc;
+    }
     lt_replay_check_result(rp, seq, q, end_t);
     bool bad_usage = errclass && !strcmp(errclass, LT_REPLAY_ERR_BAD_USAGE);
     uint32_t out = bad_usage ? q->resp.counted : lt_wire_resp_out(&q->resp);
@@ -547,8 +551,6 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
         lt_replay_prompt_learn(&rp->build, q->want_in, q->resp.in);
     }
     req_put(rp, q);
-    if (rc < 0)
-        return rc;
     return lt_plan_finish(&rp->plan, seq, end_us, err);
 }
 
@@ -813,9 +815,14 @@ int lt_replay_run(struct lt_replay *rp, struct lt_err *err)
         if (rc < 0)
             break;
     }
-    /* A stop between runs still leaves a properly closed file. */
+    /* A stop between runs still leaves a properly closed file. What reached
+     * it is known once the last frame is out (or failed). */
     struct lt_err e2 = {0};
-    int crc = lt_writer_close(rp->w, rc < 0 ? &e2 : err);
+    int crc = lt_writer_flush(rp->w, rc < 0 ? &e2 : err);
+    rp->st.write_failed = lt_writer_failed(rp->w);
+    lt_writer_on_disk(rp->w, &rp->st.on_disk);
+    int crc2 = lt_writer_close(rp->w, rc < 0 || crc < 0 ? &e2 : err);
+    crc = crc < 0 ? crc : crc2;
     rp->w = NULL;
     if (rc == 0 && crc < 0)
         rc = crc;

@@ -124,6 +124,16 @@ struct lt_replay_stats {
     /* server metrics (replay_scrape.c) */
     char scrape_how[512]; /* what is scraped, or why nothing is */
     uint64_t scrapes, scrape_errors;
+    /* results whose timeline was thinned to fit the format ("thin": k) */
+    uint64_t thinned;
+    /* A write to the results file failed: no more was written, and
+     * on_disk results reached it whole (the rest of requests were lost). */
+    bool write_failed;
+    uint64_t on_disk;
+    /* Scraped values outside their range (lt_prom_map_canon_range), left
+     * out of the samples' values and written under "bad"; the first one. */
+    uint64_t scrape_bad;
+    char scrape_bad_first[160];
     char reset_how[128]; /* how --reset-prefix-cache reset the cache */
     uint64_t resets;
     /* --window or --requests sampled the trace: what was kept */
@@ -195,6 +205,11 @@ struct lt_replay_opts {
 
     void (*progress)(void *ud, const struct lt_replay_progress *p);
     void *progress_ud;
+    /* What a step before the run is waiting for, one line without a
+     * newline (the model probe of a target that does not answer); may be
+     * NULL. */
+    void (*note)(void *ud, const char *line);
+    void *note_ud;
 
     /* One part of a replay split over several processes (the MPI job of
      * cli/replay_mpi.c; replay itself knows nothing of MPI). parts > 1: this
@@ -228,8 +243,9 @@ struct lt_replay;
 struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err *err);
 
 /* The steps that ask the target, run before lt_replay_run: find the model
- * (GET /v1/models: opts.model must be served, or the target must serve
- * exactly one; a wrong model name is a failure), calibrate prompt lengths
+ * (opts.model, or else GET /v1/models, within the connect timeout and
+ * the lesser of timeout_us and 30 s, saying through note what it waits
+ * for: the target must serve exactly one), calibrate prompt lengths
  * (its /tokenize, or three one-token requests; never fails), then start
  * the results file. Returns 0 or a negative code with err filled. */
 int lt_replay_prepare(struct lt_replay *rp, struct lt_err *err);

@@ -42,6 +42,9 @@
 #define MAX_HEAD ((size_t)256 << 10)
 #define MAX_CHUNK_LINE 4096
 #define MAX_TRAILER ((size_t)64 << 10)
+/* Interim (1xx) heads one answer may have: a server that sends 102s
+ * without end is no answer, however long it keeps it up. */
+#define MAX_INTERIM 32
 
 enum c_state { C_CONNECTING, C_ACTIVE, C_IDLE };
 enum c_phase { P_HEAD, P_BODY };
@@ -80,6 +83,7 @@ struct h1_conn {
     char cl[40];       /* "N\r\n\r\n": the end of the head */
     size_t cllen;
     struct lt_buf head; /* response header bytes until the blank line */
+    unsigned interim;   /* 1xx heads of this answer so far */
 };
 
 /* ---- choosing the client ---- */
@@ -326,6 +330,7 @@ static void conn_attach(struct h1_conn *c, struct lt_replay_req *q)
     q->conn = c;
     c->phase = P_HEAD;
     c->got_bytes = c->complete = false;
+    c->interim = 0;
     c->keep = true;
     c->woff = 0;
     lt_buf_reset(&c->head);
@@ -490,9 +495,11 @@ static int parse_head(struct h1_conn *c, size_t end, bool *interim)
     const char *p = c->head.p, *e = p + end;
     const char *nl = memchr(p, '\n', (size_t)(e - p));
     *interim = false;
+    /* status-line = HTTP-version SP 3DIGIT SP [reason]; the SP before an
+     * empty reason is often left out, a fourth digit never is. */
     if (!nl || nl - p < 12 || memcmp(p, "HTTP/1.", 7) || (p[7] != '0' && p[7] != '1') ||
         p[8] != ' ' || p[9] < '1' || p[9] > '5' || p[10] < '0' || p[10] > '9' || p[11] < '0' ||
-        p[11] > '9') {
+        p[11] > '9' || (p[12] != ' ' && p[12] != '\r' && p[12] != '\n')) {
         q->err = LT_REPLAY_ERR_MALFORMED;
         return -1;
     }
@@ -501,6 +508,10 @@ static int parse_head(struct h1_conn *c, size_t end, bool *interim)
     q->headers_seen = true;
     q->is_sse = false;
     if (q->status >= 100 && q->status < 200) {
+        if (++c->interim > MAX_INTERIM) {
+            q->err = LT_REPLAY_ERR_MALFORMED;
+            return -1;
+        }
         *interim = true;
         return 0;
     }
@@ -716,17 +727,24 @@ static int parse(struct h1_conn *c, const char *p, size_t n, lt_mono now, bool *
         q->state = RS_RECEIVING;
     }
     while (c->phase == P_HEAD) {
-        size_t from = c->head.len > 3 ? c->head.len - 3 : 0;
+        size_t from = c->head.len > 2 ? c->head.len - 2 : 0;
         size_t room = MAX_HEAD + 4 - c->head.len;
         size_t take = n < room ? n : room;
         if (lt_buf_append(&c->head, p, take) < 0)
             return lt_errset(err, LT_ENOMEM, "out of memory for response headers");
+        /* The head ends at the first empty line. A line may end in LF
+         * alone, its CR left out (RFC 9112 2.2 lets a recipient read so,
+         * and curl does): LF [CR] LF. */
         const char *h = c->head.p, *end = NULL;
-        for (size_t k = from; k + 4 <= c->head.len; k++)
-            if (h[k] == '\r' && h[k + 1] == '\n' && h[k + 2] == '\r' && h[k + 3] == '\n') {
-                end = h + k + 4;
-                break;
-            }
+        for (size_t k = from; k + 2 <= c->head.len && !end; k++) {
+            if (h[k] != '\n')
+                continue;
+            size_t j = k + 1;
+            if (h[j] == '\r')
+                j++;
+            if (j < c->head.len && h[j] == '\n')
+                end = h + j + 1;
+        }
         if (!end) {
             q->head_bytes = c->head.len;
             if (c->head.len > MAX_HEAD) {

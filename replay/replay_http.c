@@ -3,6 +3,7 @@
  * event loop in replay.c does the real traffic; these run before it starts,
  * so simplicity wins over concurrency here.
  */
+#include "base/lt_time.h"
 #include "replay/replay_http.h"
 
 #include <stdio.h>
@@ -100,6 +101,24 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
+struct wait_state {
+    const struct lt_replay_http *h;
+    lt_mono start;
+    long next_ms; /* when to call h->waiting next */
+};
+
+static int on_xfer(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                   curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    struct wait_state *w = ud;
+    long ms = (long)(lt_mono_diff_us(lt_mono_now(), w->start) / 1000);
+    if (ms < w->next_ms)
+        return 0;
+    w->next_ms = ms + 1000;
+    return w->h->waiting(w->h->waiting_ud, ms);
+}
+
 int lt_replay_http_do(const struct lt_replay_http *h, const char *path, const char *body,
                       struct lt_buf *resp, long *status, long timeout_ms, struct lt_err *err)
 {
@@ -115,6 +134,12 @@ int lt_replay_http_do(const struct lt_replay_http *h, const char *path, const ch
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, resp);
+    struct wait_state ws = {.h = h, .start = lt_mono_now(), .next_ms = 1000};
+    if (h->waiting) {
+        curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_xfer);
+        curl_easy_setopt(e, CURLOPT_XFERINFODATA, &ws);
+    }
     if (body) {
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(body));

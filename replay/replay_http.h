@@ -19,6 +19,10 @@ struct lt_replay_http {
     bool insecure;
     long connect_timeout_ms;
     bool no_proxy; /* ignore http_proxy and friends (loopback targets) */
+    /* Called about once a second while a request of lt_replay_http_do has
+     * no answer (may be NULL), with the ms waited; non-zero abandons it. */
+    int (*waiting)(void *ud, long ms);
+    void *waiting_ud;
 };
 
 /* Build the header list: JSON content type, no "Expect: 100-continue", the

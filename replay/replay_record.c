@@ -97,7 +97,7 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
     r.warmup = seq < rp->o.warmup;
     static const uint8_t ctok_usage[] = {0xa4, 'c', 't', 'o', 'k', 0xa5, 'u', 's', 'a', 'g', 'e'};
     static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
-    uint8_t extra[32]; /* extra keys: "ctok" (how chunk tokens were counted), "retries" */
+    uint8_t extra[48]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries" */
     char body[LT_REPLAY_ERR_BODY + 1];
     if (q && err && q->rbody.len) {
         /* The server's words: the start of its answer, kept printable so
@@ -159,14 +159,21 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
                 rp->chunkbuf[i].t = lt_replay_since_origin_us(rp, s->chunks[i].t);
                 rp->chunkbuf[i].tokens = s->chunks[i].tokens;
             }
+            uint32_t thin;
+            uint32_t n = lt_chunks_thin(rp->chunkbuf, s->n_chunks, &thin);
             r.has |= LT_RHAS_CHUNKS;
-            r.n_chunks = s->n_chunks;
+            r.n_chunks = n;
             r.chunks = rp->chunkbuf;
             const uint8_t *ct = s->chunk_usage ? ctok_usage : ctok_one;
             size_t ctl = s->chunk_usage ? sizeof ctok_usage : sizeof ctok_one;
             memcpy(extra, ct, ctl);
             r.extra.len = ctl;
             r.extra.n = 1;
+            if (thin > 1) {
+                r.extra.len += lt_chunks_thin_key(extra + r.extra.len, thin);
+                r.extra.n++;
+                rp->st.thinned++;
+            }
         }
         /* Usage the chunks disprove (bad_usage) is not written as the
          * count: the chunks are what was received. */

@@ -124,6 +124,7 @@ int lt_replay_scrape_init(struct lt_replay *rp, struct lt_err *err)
         return lt_errset(err, LT_EINVAL, "--metrics-interval must be at least 10 ms");
     lt_prom_page_init(&s->pg, NULL);
     lt_buf_init(&s->extra, 1 << 20);
+    lt_buf_init(&s->bad, 1 << 16);
     s->plain = curl_slist_append(NULL, "Accept: text/plain;version=0.0.4;q=1, */*;q=0.1");
     if (!s->plain)
         return lt_errset(err, LT_ENOMEM, "out of memory");
@@ -174,6 +175,7 @@ void lt_replay_scrape_release(struct lt_replay *rp)
     free(s->fam_keep);
     s->fam_keep = NULL;
     lt_buf_release(&s->extra);
+    lt_buf_release(&s->bad);
     if (s->tfd >= 0)
         close(s->tfd);
     s->tfd = -1;
@@ -372,6 +374,39 @@ static int collect_raw(struct lt_replay_scraper *s, struct lt_replay_scrape_ep *
     return 0;
 }
 
+/* Values outside their range are no figure of the server's: they stay out
+ * of the sample's values, and go under its key "bad" (name: value as the
+ * page had it; a value that is not finite as null) so the file says what
+ * came, and the run's stats count them. */
+static void flag_bad(struct lt_replay *rp, const struct lt_prom_values *pv, struct lt_scrape *out)
+{
+    struct lt_replay_scraper *s = &rp->scr;
+    uint32_t n = 0;
+    for (int k = 0; k < LT_PM_SCALARS; k++)
+        n += (pv->out_of_range >> k) & 1u;
+    if (!n)
+        return;
+    lt_buf_reset(&s->bad);
+    struct lt_mp m = {.out = &s->bad};
+    int rc = lt_mp_cstr(&m, "bad");
+    rc = rc < 0 ? rc : lt_mp_map(&m, n);
+    for (int k = 0; k < LT_PM_SCALARS && rc == 0; k++) {
+        if (!((pv->out_of_range >> k) & 1u))
+            continue;
+        const char *name = lt_prom_map_canon_name((enum lt_prom_canon)k);
+        rc = lt_mp_cstr(&m, name);
+        if (rc == 0)
+            rc = isfinite(pv->bad[k]) ? lt_mp_double(&m, pv->bad[k]) : lt_mp_nil(&m);
+        if (!rp->st.scrape_bad && !rp->st.scrape_bad_first[0])
+            snprintf(rp->st.scrape_bad_first, sizeof rp->st.scrape_bad_first, "%s %.6g from %s",
+                     name, pv->bad[k], out->ep);
+        rp->st.scrape_bad++;
+    }
+    if (rc < 0)
+        return; /* the count stands; the sample goes without its "bad" */
+    out->extra = (struct lt_extra){.data = (const uint8_t *)s->bad.p, .len = s->bad.len, .n = 1};
+}
+
 /* The sample of ep's page (or its error) into *out. */
 static void make_sample(struct lt_replay *rp, struct lt_replay_scrape_ep *ep, CURLcode c,
                         struct lt_scrape *out)
@@ -438,6 +473,7 @@ static void make_sample(struct lt_replay *rp, struct lt_replay_scrape_ep *ep, CU
         ep->nraw = 0; /* the canonical values are still worth having */
     out->raw = ep->nraw ? ep->raw : NULL;
     out->nraw = ep->nraw;
+    flag_bad(rp, pv, out);
 }
 
 static int record(struct lt_replay *rp, struct lt_replay_scrape_ep *ep, CURLcode c,

@@ -180,6 +180,10 @@ bool lt_replay_stopped(const struct lt_replay *rp)
 void lt_replay_get_stats(const struct lt_replay *rp, struct lt_replay_stats *st)
 {
     *st = rp->st;
+    if (rp->w) { /* during the run; at its end lt_replay_run set them */
+        st->write_failed = lt_writer_failed(rp->w);
+        lt_writer_on_disk(rp->w, &st->on_disk);
+    }
 }
 
 void lt_replay_free(struct lt_replay *rp)

@@ -13,17 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-int lt_replay_list_models(const char *base, const char *api_key, bool insecure, char (*names)[128],
-                          int max, struct lt_err *err)
+/* GET /v1/models with h's settings, within timeout_ms: the names served
+ * (at most max), their count, or a negative code. */
+static int list_models(const struct lt_replay_http *h, long timeout_ms, char (*names)[128], int max,
+                       struct lt_err *err)
 {
     int rc = 0;
-    struct lt_replay_http h = {.base = base, .insecure = insecure, .connect_timeout_ms = 10000};
     struct lt_buf body;
     lt_buf_init(&body, (size_t)4 << 20);
     json_t *root = NULL;
     long status = 0;
-    LT_TRY(lt_replay_http_headers(&h.headers, api_key, NULL, 0, err));
-    LT_TRY(lt_replay_http_do(&h, "/v1/models", NULL, &body, &status, 30000, err));
+    LT_TRY(lt_replay_http_do(h, "/v1/models", NULL, &body, &status, timeout_ms, err));
     if (status != 200) {
         rc = lt_errset(err, LT_EFORMAT, "GET /v1/models answered HTTP %ld", status);
         goto out;
@@ -44,33 +44,71 @@ int lt_replay_list_models(const char *base, const char *api_key, bool insecure, 
     }
 out:
     json_decref(root);
-    curl_slist_free_all(h.headers);
     lt_buf_release(&body);
     return rc;
 }
 
+int lt_replay_list_models(const char *base, const char *api_key, bool insecure, char (*names)[128],
+                          int max, struct lt_err *err)
+{
+    int rc = 0;
+    struct lt_replay_http h = {.base = base, .insecure = insecure, .connect_timeout_ms = 10000};
+    LT_TRY(lt_replay_http_headers(&h.headers, api_key, NULL, 0, err));
+    rc = list_models(&h, 30000, names, max, err);
+out:
+    curl_slist_free_all(h.headers);
+    return rc;
+}
+
+/* The probe's wait, said once a second has gone by and every five after,
+ * so a server that accepts and does not answer is not a silent hang. */
+struct probe_wait {
+    struct lt_replay *rp;
+    long limit_ms;
+};
+
+static int probe_waiting(void *ud, long ms)
+{
+    struct probe_wait *w = ud;
+    if (w->rp->stop)
+        return 1; /* stopped (SIGINT): abandon the probe */
+    if (w->rp->o.note && (ms < 2000 || ms / 1000 % 5 == 0)) {
+        char line[1400];
+        snprintf(line, sizeof line,
+                 "waiting for %s to answer GET /v1/models (which model it serves): %ld s of at "
+                 "most %ld s (--timeout, --connect-timeout; --model NAME skips this)",
+                 w->rp->label, ms / 1000, w->limit_ms / 1000);
+        w->rp->o.note(w->rp->o.note_ud, line);
+    }
+    return 0;
+}
+
+/* The longest the model list may take (less when --timeout says less): it
+ * is one small answer, not a generation. */
+#define PROBE_TIMEOUT_MS 30000
+
 int lt_replay_find_model(struct lt_replay *rp, struct lt_err *err)
 {
-    char names[32][128];
-    struct lt_err e = {0};
-    int n = lt_replay_list_models(rp->base, rp->o.api_key, rp->o.insecure, names, 32, &e);
+    /* The user named the model: nothing to ask (a gateway may not list
+     * models, and a target that does not answer should not hold the run
+     * back before its first request). */
     if (rp->o.model) {
         snprintf(rp->model, sizeof rp->model, "%s", rp->o.model);
-        if (n <= 0)
-            return 0; /* no model list (some gateways): trust the user */
-        for (int i = 0; i < n; i++)
-            if (!strcmp(names[i], rp->o.model))
-                return 0;
-        char list[1024] = "";
-        for (int i = 0; i < n; i++) {
-            size_t l = strlen(list);
-            snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", names[i]);
-        }
-        return lt_errset(err, LT_EINVAL, "%s does not serve model '%s'; it serves: %s", rp->label,
-                         rp->o.model, list);
+        return 0;
     }
+    char names[32][128];
+    struct lt_err e = {0};
+    long limit_ms = PROBE_TIMEOUT_MS;
+    if (rp->o.timeout_us && rp->o.timeout_us / 1000 < limit_ms)
+        limit_ms = rp->o.timeout_us / 1000 > 0 ? (long)(rp->o.timeout_us / 1000) : 1;
+    struct probe_wait pw = {.rp = rp, .limit_ms = limit_ms};
+    struct lt_replay_http h = rp->http; /* its headers, TLS, proxy and connect timeout */
+    h.waiting = probe_waiting;
+    h.waiting_ud = &pw;
+    int n = list_models(&h, limit_ms, names, 32, &e);
     if (n < 0)
-        return lt_errset(err, n, "cannot discover the model (%s); give --model", e.msg);
+        return lt_errset(err, n, "cannot discover the model of %s (%s); give --model", rp->label,
+                         e.msg);
     if (n != 1)
         return lt_errset(err, LT_EINVAL,
                          "%s serves %d models; say which one with --model (e.g. '%s')", rp->label,

@@ -48,11 +48,12 @@ struct lt_replay_scraper {
     struct lt_prom_map *map;
     regex_t keep;
     bool has_keep;
-    struct lt_buf extra; /* the run record's extra keys, with trace_prefix_hit_ppm */
-    double trace_hit;    /* the run's, from lt_replay_scrape_before_run; < 0: unknown */
+    struct lt_buf extra;      /* the run record's extra keys, with trace_prefix_hit_ppm */
+    struct lt_buf bad;        /* a sample's extra key "bad": the values out of range */
+    double trace_hit;         /* the run's, from lt_replay_scrape_before_run; < 0: unknown */
     unsigned trace_hit_level; /* > 0: trace_hit estimated from 1 in 2^level prefix chains */
-    double waiting;      /* the target's waiting queue at its last scrape; < 0: unknown */
-    uint8_t *fam_keep;   /* per family of the page: 0 unknown, 1 keep, 2 not */
+    double waiting;           /* the target's waiting queue at its last scrape; < 0: unknown */
+    uint8_t *fam_keep;        /* per family of the page: 0 unknown, 1 keep, 2 not */
     size_t fam_cap;
 };
 

@@ -29,6 +29,13 @@
  *                           (default 3) has a size line that is not hex
  *                           (the stream is framed by the sim itself, and the
  *                           connection closed after it)
+ *   lfhead=P                a stream's head lines end in LF alone, as RFC
+ *                           9112 lets a recipient accept (framed by hand,
+ *                           as badchunk)
+ *   bigstatus=P             a stream's status line says
+ *                           2000000000000000000000000000 (framed by hand)
+ *   interim=P[:N]           N interim heads "102 Processing" (default 1000)
+ *                           before a stream's head (framed by hand)
  *   seed=N                  generator seed (default: the sim's seed)
  *
  * GET /metrics has faults of its own, drawn per scrape from (seed, scrape
@@ -48,6 +55,8 @@
 #ifndef LT_SIM_FAULTS_H
 #define LT_SIM_FAULTS_H
 
+/* The most interim heads interim may send before an answer. */
+#define LT_SIM_FAULT_INTERIM_MAX 100000u
 /* The most padding bighead may add to an answer's headers. */
 #define LT_SIM_FAULT_BIGHEAD_MAX (64u << 20)
 
@@ -71,6 +80,9 @@ enum lt_sim_fault {
     LT_SIM_FAULT_BADUSAGE,
     LT_SIM_FAULT_LIESIZE,
     LT_SIM_FAULT_BADCHUNK,
+    LT_SIM_FAULT_LFHEAD,
+    LT_SIM_FAULT_BIGSTATUS,
+    LT_SIM_FAULT_INTERIM,
     LT_SIM_FAULT_COUNT
 };
 
@@ -104,6 +116,7 @@ struct lt_sim_faults {
     uint64_t badusage_tokens;
     uint32_t liesize_bytes;
     uint32_t badchunk_after;
+    uint32_t interim_heads;
     uint64_t seed;
     bool seed_set;
     bool any;
@@ -123,7 +136,8 @@ enum lt_sim_mfault lt_sim_faults_pick_metrics(const struct lt_sim_faults *f, uin
 const char *lt_sim_mfault_name(enum lt_sim_mfault k);
 
 /* "none", "500", "503", "429", "refuse", "disconnect", "stall", "malformed", "slow",
- * "bighead", "badchoices", "badusage", "liesize", "badchunk". */
+ * "bighead", "badchoices", "badusage", "liesize", "badchunk", "lfhead", "bigstatus",
+ * "interim". */
 const char *lt_sim_fault_name(enum lt_sim_fault k);
 
 #endif

@@ -625,27 +625,39 @@ static ssize_t on_read_cut(void *cls, uint64_t pos, char *buf, size_t max)
     return MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
-/* The badchunk fault. libmicrohttpd frames every stream itself and will
- * not send a Transfer-Encoding of ours, so this answer is written to the
- * connection's socket by hand, at once: the head, the role chunk and the
- * token chunks before the bad one, which comes under a size line that is
- * not hex. Then libmicrohttpd's own answer (its head after ours, which no
- * client reads past the bad chunk) ends in error and closes. */
-static enum MHD_Result answer_badchunk(struct sreq *r)
+/* The faults framed by hand. libmicrohttpd frames every stream itself and
+ * will not send a Transfer-Encoding, a status or line ends of ours, so
+ * these answers are written to the connection's socket by hand, at once:
+ * the head (after interim heads, with LF line ends, or with a status no
+ * server has, as the fault says), the role chunk and the token chunks;
+ * badchunk stops at its bad one, which comes under a size line that is not
+ * hex. Then libmicrohttpd's own answer (its head after ours, which no
+ * client reads past ours: it says Connection: close) ends in error and
+ * closes. */
+static enum MHD_Result answer_by_hand(struct sreq *r)
 {
     struct lt_sim *s = r->s;
     struct lt_buf raw, piece;
     lt_buf_init(&raw, (size_t)64 << 20);
     lt_buf_init(&piece, (size_t)16 << 20);
-    int rc = lt_buf_puts(&raw, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                               "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n"
-                               "Connection: close\r\n\r\n");
+    int rc = 0;
+    for (uint32_t i = 0; r->fault == LT_SIM_FAULT_INTERIM && rc == 0 && i < s->faults.interim_heads;
+         i++)
+        rc = lt_buf_puts(&raw, "HTTP/1.1 102 Processing\r\n\r\n");
+    const char *eol = r->fault == LT_SIM_FAULT_LFHEAD ? "\n" : "\r\n";
+    if (rc == 0)
+        rc = lt_buf_printf(
+            &raw,
+            "HTTP/1.1 %s OK%sContent-Type: text/event-stream%sCache-Control: no-cache%s"
+            "Transfer-Encoding: chunked%sConnection: close%s%s",
+            r->fault == LT_SIM_FAULT_BIGSTATUS ? "2000000000000000000000000000" : "200", eol, eol,
+            eol, eol, eol, eol);
     pthread_mutex_lock(&s->mu);
     if (rc == 0) {
         lt_sim_render_head(&piece, &r->resp);
         rc = put_chunk(&raw, &piece, false);
     }
-    uint32_t n = s->faults.badchunk_after;
+    uint32_t n = r->fault == LT_SIM_FAULT_BADCHUNK ? s->faults.badchunk_after : UINT32_MAX - 1;
     int64_t now = now_ns(s);
     for (uint32_t i = 0; rc == 0 && i < r->resp.out && i <= n; i++) {
         lt_buf_reset(&piece);
@@ -707,8 +719,9 @@ static enum MHD_Result start_answer(struct sreq *r)
     }
     r->phase = P_STREAMING;
     pthread_mutex_unlock(&s->mu);
-    if (r->fault == LT_SIM_FAULT_BADCHUNK)
-        return answer_badchunk(r);
+    if (r->fault == LT_SIM_FAULT_BADCHUNK || r->fault == LT_SIM_FAULT_LFHEAD ||
+        r->fault == LT_SIM_FAULT_BIGSTATUS || r->fault == LT_SIM_FAULT_INTERIM)
+        return answer_by_hand(r);
     struct MHD_Response *resp =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 8192, on_read, r, NULL);
     if (!resp)

@@ -92,6 +92,7 @@ struct vrun {
     size_t blockbuf_cap;
     struct lt_chunk *chunks;
     size_t chunks_cap;
+    uint8_t extra[32];      /* a result's extra keys: ctok, thin */
     bool oom;               /* the model emitted more tokens than asked (not expected) */
     uint32_t nomem;         /* an emit found no memory for this many token times */
     int64_t next_sample_ns; /* the next scrape sample (INT64_MAX: none) */
@@ -353,6 +354,22 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     }
 }
 
+/* res's chunks (n of them in v->chunks) and extra keys: ctok, and "thin"
+ * when the timeline had to be thinned to fit the format, as the live
+ * replay writes them. */
+static void thinned(struct vrun *v, struct lt_result *res, const uint8_t *ctok, size_t ctl,
+                    uint32_t n)
+{
+    uint32_t thin;
+    res->n_chunks = lt_chunks_thin(v->chunks, n, &thin);
+    memcpy(v->extra, ctok, ctl);
+    res->extra = (struct lt_extra){.data = v->extra, .len = ctl, .n = 1};
+    if (thin > 1) {
+        res->extra.len += lt_chunks_thin_key(v->extra + ctl, thin);
+        res->extra.n++;
+    }
+}
+
 /* A cancelled request: what its client had until it left, as the live
  * replay records it (no usage came: counted from the chunks). */
 static int put_cancelled(struct vrun *v, const struct vq *q, struct lt_result *res,
@@ -366,17 +383,19 @@ static int put_cancelled(struct vrun *v, const struct vq *q, struct lt_result *r
         res->has |= LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT | LT_RHAS_CHUNKS | LT_RHAS_OUT |
                     LT_RHAS_REASONING;
         res->first_token = res->first_content = v->chunks[0].t;
-        res->n_chunks = q->ntok;
         res->chunks = v->chunks;
         res->out = q->ntok;
         res->count = "chunks";
-        res->extra = (struct lt_extra){.data = ctok_one, .len = sizeof ctok_one, .n = 1};
+        thinned(v, res, ctok_one, sizeof ctok_one, q->ntok);
     }
+    int rc = lt_writer_put_result(v->w, res, err);
+    if (rc < 0) /* not recorded: not counted */
+        return rc;
     v->st.requests++;
     v->st.cancelled++;
     v->st.out_tokens += q->ntok;
     v->st.cached_tokens += q->cached;
-    return lt_writer_put_result(v->w, res, err);
+    return 0;
 }
 
 static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
@@ -400,8 +419,9 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
         res.status = 400;
         res.err = "http";
         res.end = q->sent_us;
-        v->st.requests++;
-        return lt_writer_put_result(v->w, &res, err);
+        int rc = lt_writer_put_result(v->w, &res, err);
+        v->st.requests += rc == 0;
+        return rc;
     }
     if (v->chunks_cap < q->ntok) {
         struct lt_chunk *c = realloc(v->chunks, (size_t)q->ntok * sizeof *c);
@@ -418,8 +438,8 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
                LT_RHAS_OUT | LT_RHAS_REASONING | LT_RHAS_CACHED;
     res.first_token = res.first_content = v->chunks[0].t;
     res.end = v->chunks[q->ntok - 1].t;
-    res.n_chunks = q->ntok;
     res.chunks = v->chunks;
+    thinned(v, &res, ctok_one, sizeof ctok_one, q->ntok);
     res.in = q->in;
     res.out = q->ntok;
     res.reasoning = 0;
@@ -427,12 +447,14 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
     res.status = 200;
     res.finish = "length";
     res.count = "usage";
-    res.extra = (struct lt_extra){.data = ctok_one, .len = sizeof ctok_one, .n = 1};
+    int rc = lt_writer_put_result(v->w, &res, err);
+    if (rc < 0) /* not recorded: not counted */
+        return rc;
     v->st.requests++;
     v->st.ok++;
     v->st.out_tokens += q->ntok;
     v->st.cached_tokens += q->cached;
-    return lt_writer_put_result(v->w, &res, err);
+    return 0;
 }
 
 /* Write the requests that finished now and tell the plan, which may send
@@ -666,6 +688,12 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
 out:
     if (w) {
         struct lt_err e2 = {0};
+        /* What is on the file is known only once the last frame is out. */
+        int frc = lt_writer_flush(w, rc < 0 ? &e2 : err);
+        if (rc == 0 && frc < 0)
+            rc = frc;
+        tot->write_failed = lt_writer_failed(w);
+        lt_writer_on_disk(w, &tot->on_disk);
         int crc = lt_writer_close(w, rc < 0 ? &e2 : err);
         if (rc == 0 && crc < 0)
             rc = crc;

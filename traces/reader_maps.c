@@ -894,6 +894,35 @@ bool lt_extra_get_int(const struct lt_extra *x, const char *key, int64_t *v)
     return false;
 }
 
+bool lt_meta_get_str(const struct lt_header *h, const char *key, const char **s, size_t *n)
+{
+    if (!h->meta || !h->meta_len)
+        return false;
+    /* Scanned with the header, or packed by lt_meta_pack: no bounds needed
+     * beyond the map's count. */
+    struct cur c = {h->meta};
+    uint32_t pairs;
+    if (!rd_coll(&c, true, &pairs))
+        return false;
+    size_t kl = strlen(key);
+    for (uint32_t i = 0; i < pairs; i++) {
+        const uint8_t *k, *v;
+        uint32_t kn, vn;
+        if (!rd_str(&c, &k, &kn))
+            return false;
+        if (kn != kl || memcmp(k, key, kl)) {
+            lt_rd_skip_value(&c);
+            continue;
+        }
+        if (!rd_str(&c, &v, &vn))
+            return false;
+        *s = (const char *)v;
+        *n = vn;
+        return true;
+    }
+    return false;
+}
+
 int lt_extra_copy_except(const struct lt_extra *x, const char *const *keys, size_t nk,
                          struct lt_buf *out, uint32_t *n)
 {

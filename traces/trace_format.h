@@ -37,6 +37,8 @@
 #define LT_LIMIT_ARRAY 1000000u          /* elements of one array or map */
 #define LT_LIMIT_ELEMS 4000000u          /* elements of one value, nested ones included */
 #define LT_LIMIT_DEPTH 32                /* nesting of one value, its own map included */
+/* The chunks one result can hold: two elements each in one array. */
+#define LT_RESULT_CHUNKS_MAX (LT_LIMIT_ARRAY / 2)
 
 enum lt_kind {
     LT_KIND_TRACE = 1,

@@ -102,6 +102,12 @@ void lt_reader_free(struct lt_reader *r);
  * its value is not an integer that fits int64. */
 bool lt_extra_get_int(const struct lt_extra *x, const char *key, int64_t *v);
 
+/* The string value of `key` in a header's meta map (as the reader gave
+ * it): *s (not NUL-terminated; it belongs to the header) and *n bytes.
+ * False when there is no meta, the key is absent, or its value is not a
+ * string. */
+bool lt_meta_get_str(const struct lt_header *h, const char *key, const char **s, size_t *n);
+
 /* Append to out the pairs of x (as the reader gave it, or packed with
  * traces/lt_mp.h) whose key is none of keys[0..nk), raw; *n gets how many.
  * For a writer that replaces keys of a header or record it copies. Returns

@@ -96,6 +96,13 @@ struct lt_writer {
     bool completion_order; /* ... unless the header says otherwise */
     uint64_t count;
     uint64_t bytes;
+    /* What reached the file: values (results among them) of frames written
+     * whole; the open frame's are pending. After a failed write the
+     * writer takes nothing more (failed: the error, said again). */
+    uint64_t pending, pending_results, on_disk, on_disk_results;
+    bool putting_result;
+    bool failed;
+    char failed_msg[256];
 
     bool blocks; /* results go into blocks */
     struct block blk;
@@ -126,9 +133,23 @@ static void pack_extra(struct lt_writer *w, const struct lt_extra *x)
 
 static int write_all(struct lt_writer *w, const void *p, size_t n, struct lt_err *err)
 {
-    if (fwrite(p, 1, n, w->f) != n || fflush(w->f) != 0)
-        return lt_errset(err, LT_EIO, "%s: write failed: %s", w->path, strerror(errno));
+    if (w->failed)
+        return lt_errset(err, LT_EIO, "%s", w->failed_msg);
+    if (fwrite(p, 1, n, w->f) != n || fflush(w->f) != 0) {
+        /* A frame cut short ends the file: what follows would land after
+         * bytes no reader can use (salvage stops at them), so nothing more
+         * is written; the frames before it are whole. */
+        snprintf(w->failed_msg, sizeof w->failed_msg,
+                 "%s: write failed: %s (%llu values reached it, the last frame's %llu did not)",
+                 w->path, strerror(errno), (unsigned long long)w->on_disk,
+                 (unsigned long long)w->pending);
+        w->failed = true;
+        return lt_errset(err, LT_EIO, "%s", w->failed_msg);
+    }
     w->bytes += n;
+    w->on_disk += w->pending;
+    w->on_disk_results += w->pending_results;
+    w->pending = w->pending_results = 0;
     return 0;
 }
 
@@ -225,6 +246,8 @@ static int end_value(struct lt_writer *w, size_t start, bool extra, uint64_t lon
                          w->path, (unsigned long long)w->count, why);
     }
     w->count++;
+    w->pending++;
+    w->pending_results += w->putting_result;
     w->frame_count++;
     return close_if_full(w, err);
 }
@@ -501,6 +524,8 @@ static void pack_orig(struct lt_writer *w, const struct lt_record *base, uint32_
 
 static int check_kind(struct lt_writer *w, enum lt_kind want, const char *what, struct lt_err *err)
 {
+    if (w->failed)
+        return lt_errset(err, LT_EIO, "%s", w->failed_msg);
     if (w->kind != want)
         return lt_errset(err, LT_EINVAL, "%s: a %s does not belong in a %s file", w->path, what,
                          w->kind == LT_KIND_TRACE ? "trace" : "results");
@@ -832,7 +857,10 @@ int lt_writer_put_result(struct lt_writer *w, const struct lt_result *r, struct 
         chunk_elems > BLOCK_ELEMS_MAX / 2) {
         if ((rc = block_emit(w, err)) < 0)
             return rc;
-        return put_plain_result(w, r, err);
+        w->putting_result = true;
+        rc = put_plain_result(w, r, err);
+        w->putting_result = false;
+        return rc;
     }
     struct block *k = &w->blk;
     if (k->n &&
@@ -845,6 +873,8 @@ int lt_writer_put_result(struct lt_writer *w, const struct lt_result *r, struct 
         return lt_errset(err, rc, "%s: out of memory for result %llu", w->path,
                          (unsigned long long)w->count);
     w->count++;
+    w->pending++;
+    w->pending_results++;
     w->frame_count++;
     return close_if_full(w, err);
 }
@@ -887,6 +917,18 @@ uint64_t lt_writer_count(const struct lt_writer *w)
     return w->count;
 }
 
+uint64_t lt_writer_on_disk(const struct lt_writer *w, uint64_t *results)
+{
+    if (results)
+        *results = w->on_disk_results;
+    return w->on_disk;
+}
+
+bool lt_writer_failed(const struct lt_writer *w)
+{
+    return w->failed;
+}
+
 uint64_t lt_writer_bytes(const struct lt_writer *w)
 {
     return w->bytes;
@@ -918,4 +960,31 @@ int lt_writer_put_item(struct lt_writer *w, const struct lt_item *it, struct lt_
         return lt_writer_put_check(w, &it->chk, err);
     }
     return lt_errset(err, LT_EFORMAT, "value of unknown type %d", (int)it->type);
+}
+
+uint32_t lt_chunks_thin(struct lt_chunk *c, uint32_t n, uint32_t *thin)
+{
+    uint32_t k =
+        n > LT_RESULT_CHUNKS_MAX ? (n + LT_RESULT_CHUNKS_MAX - 1) / LT_RESULT_CHUNKS_MAX : 1;
+    *thin = k;
+    if (k == 1)
+        return n;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct lt_chunk x = c[i]; /* read before c[m] (m <= i) is written */
+        if (i % k == 0)
+            c[m++] = (struct lt_chunk){0};
+        c[m - 1].t = x.t;
+        c[m - 1].tokens += x.tokens;
+    }
+    return m;
+}
+
+size_t lt_chunks_thin_key(uint8_t out[LT_CHUNKS_THIN_KEY_BYTES], uint32_t k)
+{
+    static const uint8_t key[] = {0xa4, 't', 'h', 'i', 'n', 0xce}; /* "thin", uint32 */
+    memcpy(out, key, sizeof key);
+    for (int b = 0; b < 4; b++)
+        out[sizeof key + b] = (uint8_t)(k >> (24 - 8 * b));
+    return sizeof key + 4;
 }

@@ -76,7 +76,25 @@ int lt_writer_close(struct lt_writer *w, struct lt_err *err);
 /* Values written so far (header excluded; each result of a block counts
  * as one), and compressed bytes written. */
 uint64_t lt_writer_count(const struct lt_writer *w);
+/* Values in frames written to the file whole (what a reader, or salvage
+ * after a crash, finds), and of them results (*results, if not NULL): less
+ * than lt_writer_count by the open frame, or by the frame a write failed
+ * on. */
+uint64_t lt_writer_on_disk(const struct lt_writer *w, uint64_t *results);
+/* True once a write failed: every put and flush since returns LT_EIO with
+ * that error (nothing is written after bytes cut short). */
+bool lt_writer_failed(const struct lt_writer *w);
 uint64_t lt_writer_bytes(const struct lt_writer *w);
+
+/* A result's timeline fitted to the format (docs/trace-format.md 2.5,
+ * `thin`): when c[0..n) holds more than LT_RESULT_CHUNKS_MAX chunks, each
+ * run of k consecutive ones becomes one, at its last one's time, with
+ * their tokens, k the smallest that fits; in place. Returns the count left
+ * and sets *thin to k (1: c untouched). */
+uint32_t lt_chunks_thin(struct lt_chunk *c, uint32_t n, uint32_t *thin);
+/* The result's extra pair "thin": k, packed into out; returns its bytes. */
+#define LT_CHUNKS_THIN_KEY_BYTES 10
+size_t lt_chunks_thin_key(uint8_t out[LT_CHUNKS_THIN_KEY_BYTES], uint32_t k);
 
 /* Pack a free-form header meta map from n string pairs into out (a raw
  * msgpack map for lt_header.meta). */

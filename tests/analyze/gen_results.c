@@ -354,6 +354,46 @@ static int one(struct lt_writer *w)
     return lt_writer_put_run(w, &rr, &err) < 0 || lt_writer_put_result(w, &r, &err) < 0;
 }
 
+/* Ten requests of one run (mode "trace", or "concurrency" for loop-dup),
+ * request k sent at 100 k ms, its first token 20 ms later, its end 50 ms
+ * later; result 5 (record 6: the run record is record 0) changed by kind
+ * into one that cannot be true. */
+static int bad(struct lt_writer *w, const char *kind)
+{
+    struct lt_err err = {0};
+    bool loop = !strcmp(kind, "loop-dup");
+    struct lt_run rr = {.id = 0, .mode = loop ? "concurrency" : "trace", .concurrency = loop};
+    if (lt_writer_put_run(w, &rr, &err) < 0)
+        return 1;
+    for (uint32_t k = 0; k < 10; k++) {
+        int64_t t = 100000 * (int64_t)k;
+        struct lt_result r = answered(k, t, t + 20000, t + 50000, 10);
+        r.first_content = r.first_token;
+        r.has |= LT_RHAS_FIRST_CONTENT;
+        if (k == 5) {
+            if (!strcmp(kind, "end-ft"))
+                r.end = r.first_token - 1;
+            else if (!strcmp(kind, "fc-ft"))
+                r.first_content = r.first_token - 1;
+            else if (!strcmp(kind, "neg"))
+                r.sched = -5000000;
+            else if (!strcmp(kind, "neg-sent"))
+                r.sent = -1;
+            else if (!strcmp(kind, "huge"))
+                r.end = INT64_MAX;
+            else if (!strcmp(kind, "dup") || loop)
+                r.index = 4;
+            else if (strcmp(kind, "ok"))
+                return 2;
+        }
+        if (lt_writer_put_result(w, &r, &err) < 0) {
+            fprintf(stderr, "gen_results: %s\n", err.msg);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Close w; rc, or 1 if the close failed. */
 static int close_results(struct lt_writer *w, int rc)
 {
@@ -391,10 +431,14 @@ int main(int argc, char **argv)
         struct lt_writer *w = open_results(argv[2]);
         return w ? close_results(w, twin(w, strtod(argv[3], NULL), argv[4])) : 1;
     }
+    if (argc >= 4 && !strcmp(argv[1], "bad")) {
+        struct lt_writer *w = open_results(argv[3]);
+        return w ? close_results(w, bad(w, argv[2])) : 1;
+    }
     if (argc >= 4 && !strcmp(argv[1], "trace"))
         return trace(argv[2], strtoull(argv[3], NULL, 10), argc > 4 && !strcmp(argv[4], "const"));
     fprintf(stderr,
             "usage: gen_results sweep|late|one|gaps|server OUT | level C OUT [SEED [SCALE]] | "
-            "twin OUT SCALE TARGET | trace OUT SEED [const]\n");
+            "twin OUT SCALE TARGET | trace OUT SEED [const] | bad KIND OUT\n");
     return 2;
 }

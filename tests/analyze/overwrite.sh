@@ -4,7 +4,8 @@
 # `analyze --html a.lt.zst b.lt.zst` (the report's name forgotten) and the
 # same with compare, a report named as a CSV file, `--plots a.lt.zst ...`
 # (a file where the charts' directory goes), `synth --fit t -o t`
-# (also through another name for the same file) are refused with exit 2,
+# (also through another name for the same file), and `sim --fit r -o r`
+# (also through a link) are refused with exit 2,
 # and the files are byte for byte as they were. --plots writes only into a
 # new or empty directory or one loadtrace made (.loadtrace-charts), so a
 # user's file of a chart's name is never overwritten; --server-csv never
@@ -143,4 +144,23 @@ mkdir -p "$T/d"
 refused "synth --fit t -o d/../t" "the output is the input file" \
     "$LOADTRACE" synth --fit "$T/t.lt.zst" --requests 10 -o "$T/d/../t.lt.zst"
 cmp -s "$T/t.lt.zst" "$T/t.orig" || fail "t.lt.zst changed"
+
+# sim --fit R -o R writes a profile where the results were: refused by the
+# same name, through a symbolic link, as the second of two inputs, and over
+# its own base profile; nothing is written.
+refused "sim --fit a -o a" "the output is the input file" \
+    "$LOADTRACE" sim --fit "$T/a.lt.zst" -o "$T/a.lt.zst"
+ln -s "$T/a.lt.zst" "$T/a-link.profile"
+refused "sim --fit a -o link-to-a" "the output is the input file" \
+    "$LOADTRACE" sim --fit "$T/a.lt.zst" -o "$T/a-link.profile"
+refused "sim --fit a b -o b" "the output is the input file" \
+    "$LOADTRACE" sim --fit "$T/a.lt.zst" "$T/b.lt.zst" -o "$T/d/../b.lt.zst"
+printf 'max_running = 8\n' >"$T/base.profile"
+cp "$T/base.profile" "$T/base.orig"
+refused "sim --fit a --profile p -o p" "the output is the input file" \
+    "$LOADTRACE" sim --fit "$T/a.lt.zst" --profile "$T/base.profile" -o "$T/base.profile"
+cmp -s "$T/a.lt.zst" "$T/a.orig" || fail "a.lt.zst changed by sim --fit"
+cmp -s "$T/b.lt.zst" "$T/b.orig" || fail "b.lt.zst changed by sim --fit"
+cmp -s "$T/base.profile" "$T/base.orig" || fail "the base profile changed by sim --fit"
+[ -L "$T/a-link.profile" ] || fail "sim --fit replaced the link"
 finish

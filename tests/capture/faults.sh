@@ -260,6 +260,7 @@ stop $SIM_PID sim
 for c in cvals c500 c429 cdisc cref cgone clim cdead cterm cdrain; do
     records "$T/$c.lt.zst" >"$T/$c.recs" || { fail "$c: trace unreadable"; continue; }
     want=$(jq -s -r '"terminated: \(length) requests, \(length) recorded, 0 not recorded (too many held), " +
+        "0 lost (never finished, or not written), " +
         "\([.[] | select(.err == "client_gone")] | length) clients gone, " +
         "\([.[] | select(.err // "" | startswith("upstream_"))] | length) upstream failures, " +
         "\([.[] | select(.err == "too_large")] | length) too large, " +

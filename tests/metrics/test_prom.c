@@ -593,6 +593,54 @@ static void test_reuse(void **state)
 
 /* --- mapping files -------------------------------------------------------- */
 
+/* Gauges outside their range are flagged and left out, whatever page they
+ * come on: no queue is negative or holds 1e308 requests, and no KV cache is
+ * 750 % full. Values at the ends of their range are kept. */
+static void test_out_of_range(void **state)
+{
+    static const struct {
+        const char *page;
+        enum lt_prom_canon c;
+        double bad; /* NAN: the value is kept */
+        double kept;
+    } cases[] = {
+        {"vllm:num_requests_waiting -5\n", LT_PM_WAITING, -5, 0},
+        {"vllm:num_requests_waiting 1e308\n", LT_PM_WAITING, 1e308, 0},
+        {"vllm:num_requests_waiting 1000000001\n", LT_PM_WAITING, 1000000001, 0},
+        {"vllm:num_requests_waiting 0\n", LT_PM_WAITING, NAN, 0},
+        {"vllm:num_requests_running 1000000000\n", LT_PM_RUNNING, NAN, 1e9},
+        {"vllm:num_requests_running -1\n", LT_PM_RUNNING, -1, 0},
+        {"vllm:kv_cache_usage_perc 7.5\n", LT_PM_KV_USAGE, 7.5, 0},
+        {"vllm:kv_cache_usage_perc 1\n", LT_PM_KV_USAGE, NAN, 1},
+        {"vllm:kv_cache_usage_perc -0.1\n", LT_PM_KV_USAGE, -0.1, 0},
+        {"sglang:token_usage 1.2\nsglang:num_running_reqs 1\n", LT_PM_KV_USAGE, 1.2, 0},
+        {"vllm:num_preemptions_total -3\n", LT_PM_PREEMPTIONS, -3, 0},
+        {"vllm:generation_tokens_total 1e15\n", LT_PM_GEN_TOKENS, NAN, 1e15},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct lt_prom_page pg;
+        static struct lt_prom_values v;
+        struct lt_err err = {0};
+        lt_prom_page_init(&pg, NULL);
+        if (lt_prom_parse(&pg, cases[i].page, strlen(cases[i].page), "page", &err) != 0)
+            fail_msg("%s", err.msg);
+        lt_prom_map_apply(NULL, &pg, &v);
+        bool flagged = (v.out_of_range >> cases[i].c) & 1u;
+        if (isnan(cases[i].bad)) {
+            if (flagged || !lt_prom_map_has(&v, cases[i].c) || v.v[cases[i].c] != cases[i].kept)
+                fail_msg("case %zu (%s): not kept as %g", i, cases[i].page, cases[i].kept);
+        } else if (!flagged || lt_prom_map_has(&v, cases[i].c) ||
+                   v.bad[cases[i].c] != cases[i].bad) {
+            fail_msg("case %zu (%s): not flagged with %g (flags %x, present %x, bad %g)", i,
+                     cases[i].page, cases[i].bad, v.out_of_range, v.present, v.bad[cases[i].c]);
+        }
+        lt_prom_page_release(&pg);
+    }
+    double lo, hi;
+    lt_prom_map_canon_range(LT_PM_KV_USAGE, &lo, &hi);
+    assert_true(lo == 0 && hi >= 1 && hi < 1.001);
+}
+
 static void test_map_file(void **state)
 {
     struct lt_prom_map *m;
@@ -726,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_nul),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_reuse),
+        cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_map_file),
         cmocka_unit_test(test_map_file_errors),
         cmocka_unit_test(test_names),
