@@ -286,6 +286,69 @@ static int tools_json(struct lt_buf *out, const struct lt_replay_build *b,
     return rc ? rc : lt_buf_puts(out, "]");
 }
 
+/* Each message's share of a prompt's content tokens, in targets[m]: its
+ * recorded size scaled to the content, rounded so that they sum to it. A
+ * share no whole words can make (1 token where no word costs 1) is raised
+ * to one they can, and the largest message gives up what that took. */
+static void plan_shares(const struct lt_replay_build *b, const struct lt_plan_job *job,
+                        double scale, double *targets)
+{
+    double cum = 0, prev = 0, deficit = 0, big_raw = -1;
+    uint32_t big = 0;
+    for (uint32_t m = 0; m < job->n_msgs; m++) {
+        cum += job->msgs[m].tokens * scale;
+        double raw = floor(cum + 0.5) - prev;
+        prev += raw;
+        targets[m] = raw;
+        deficit += fit_share(b, raw) - raw;
+        if (raw > big_raw)
+            big_raw = raw, big = m;
+    }
+    deficit -= fit_share(b, big_raw) - big_raw;
+    for (uint32_t m = 0; m < job->n_msgs; m++)
+        targets[m] = fit_share(b, m == big ? targets[m] - deficit : targets[m]);
+}
+
+/* The words of the messages of a prompt, each asked for what its planned
+ * total leaves after what the ones written before it spent (in whatever
+ * order the API writes them): the prompt's total stays exact. */
+struct shares {
+    double *targets, planned, done;
+    double small[64];
+};
+
+static int shares_init(struct shares *sh, const struct lt_replay_build *b,
+                       const struct lt_plan_job *job, double content)
+{
+    double recorded = 0;
+    for (uint32_t m = 0; m < job->n_msgs; m++)
+        recorded += job->msgs[m].tokens;
+    double scale = recorded > 0 && content > 0 ? content / recorded : 1.0;
+    sh->planned = sh->done = 0;
+    sh->targets = job->n_msgs <= 64 ? sh->small : malloc(job->n_msgs * sizeof *sh->targets);
+    if (!sh->targets)
+        return LT_ENOMEM;
+    plan_shares(b, job, scale, sh->targets);
+    return 0;
+}
+
+static void shares_release(struct shares *sh)
+{
+    if (sh->targets != sh->small)
+        free(sh->targets);
+}
+
+/* A JSON string of message m's words. */
+static int share_str(struct lt_buf *out, struct shares *sh, const struct lt_replay_build *b,
+                     const struct lt_plan_job *job, uint32_t m, uint32_t *pos)
+{
+    double spent = 0;
+    sh->planned += sh->targets[m];
+    int rc = fill_str(out, b, job, pos, sh->planned - sh->done, &spent);
+    sh->done += spent;
+    return rc;
+}
+
 static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
                          const struct lt_plan_job *job, double budget, uint32_t *pos)
 {
@@ -298,30 +361,10 @@ static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
             rc = fill_str(out, b, job, pos, budget - b->calib.per_message, NULL);
         return rc ? rc : lt_buf_puts(out, "}]");
     }
-    double recorded = 0;
-    for (uint32_t m = 0; m < job->n_msgs; m++)
-        recorded += job->msgs[m].tokens;
-    double content = budget - b->calib.per_message * job->n_msgs;
-    double scale = recorded > 0 && content > 0 ? content / recorded : 1.0;
+    struct shares sh;
+    if (shares_init(&sh, b, job, budget - b->calib.per_message * job->n_msgs) < 0)
+        return LT_ENOMEM;
     uint32_t call = 0;
-    /* Each message's share of the content, rounded so that they sum to it.
-     * A share no whole words can make (1 token where no word costs 1) is
-     * raised to one they can, and the largest message gives up what that
-     * took; and each message is asked for what its planned total leaves
-     * after what the ones before it spent: the prompt's total stays exact. */
-    double cum = 0, prev = 0, deficit = 0, big_raw = -1;
-    uint32_t big = 0;
-    for (uint32_t m = 0; m < job->n_msgs; m++) {
-        cum += job->msgs[m].tokens * scale;
-        double raw = floor(cum + 0.5) - prev;
-        prev += raw;
-        deficit += fit_share(b, raw) - raw;
-        if (raw > big_raw)
-            big_raw = raw, big = m;
-    }
-    deficit -= fit_share(b, big_raw) - big_raw;
-    double done = 0, planned = 0;
-    cum = prev = 0;
     for (uint32_t m = 0; m < job->n_msgs && rc == 0; m++) {
         const char *role = job->msgs[m].role;
         bool tool = !strcmp(role, "tool");
@@ -349,17 +392,12 @@ static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
         }
         if (rc == 0)
             rc = lt_buf_puts(out, ",\"content\":");
-        if (rc == 0) {
-            cum += job->msgs[m].tokens * scale;
-            double raw = floor(cum + 0.5) - prev, spent = 0;
-            prev += raw;
-            planned += fit_share(b, m == big ? raw - deficit : raw);
-            rc = fill_str(out, b, job, pos, planned - done, &spent);
-            done += spent;
-        }
+        if (rc == 0)
+            rc = share_str(out, &sh, b, job, m, pos);
         if (rc == 0)
             rc = lt_buf_puts(out, "}");
     }
+    shares_release(&sh);
     return rc ? rc : lt_buf_puts(out, "]");
 }
 
@@ -367,13 +405,12 @@ static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
  * as function_call items after it, a tool's answer as a
  * function_call_output item. */
 static int responses_input(struct lt_buf *out, const struct lt_replay_build *b,
-                           const struct lt_plan_job *job, double scale, uint32_t *pos)
+                           const struct lt_plan_job *job, struct shares *sh, uint32_t *pos)
 {
     int rc = lt_buf_puts(out, "\"input\":[");
     uint32_t call = 0, answered = 0;
     for (uint32_t m = 0; m < job->n_msgs && rc == 0; m++) {
         const char *role = job->msgs[m].role;
-        uint32_t n = words_for(b, job->msgs[m].tokens * scale);
         if (!strcmp(role, "tool") && answered < call) {
             rc = lt_buf_printf(out,
                                "%s{\"type\":\"function_call_output\",\"call_id\":\"call_%u\","
@@ -385,7 +422,7 @@ static int responses_input(struct lt_buf *out, const struct lt_replay_build *b,
             rc = lt_buf_printf(out, "%s{\"role\":\"%s\",\"content\":", m ? "," : "", role);
         }
         if (rc == 0)
-            rc = words_str(out, b, job, pos, n);
+            rc = share_str(out, sh, b, job, m, pos);
         if (rc == 0)
             rc = lt_buf_puts(out, "}");
         if (rc == 0 && !strcmp(role, "assistant"))
@@ -404,7 +441,7 @@ static int responses_input(struct lt_buf *out, const struct lt_replay_build *b,
  * after its text, and the tools' answers one user turn of tool_result
  * blocks (Anthropic wants every result of a turn's calls in the next turn). */
 static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
-                         const struct lt_plan_job *job, double scale, uint32_t *pos)
+                         const struct lt_plan_job *job, struct shares *sh, uint32_t *pos)
 {
     int rc = 0;
     bool sys = false;
@@ -419,7 +456,7 @@ static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
         if (rc == 0)
             rc = lt_buf_puts(out, "{\"type\":\"text\",\"text\":");
         if (rc == 0)
-            rc = words_str(out, b, job, pos, words_for(b, job->msgs[m].tokens * scale));
+            rc = share_str(out, sh, b, job, m, pos);
         if (rc == 0)
             rc = lt_buf_puts(out, "}");
     }
@@ -431,7 +468,6 @@ static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
         const char *role = job->msgs[m].role;
         if (!strcmp(role, "system") || !strcmp(role, "developer"))
             continue;
-        uint32_t n = words_for(b, job->msgs[m].tokens * scale);
         bool asst = !strcmp(role, "assistant");
         if (!strcmp(role, "tool") && answered < call) {
             rc = results ? lt_buf_puts(out, ",")
@@ -443,7 +479,7 @@ static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
                                    "\"content\":",
                                    (unsigned)answered++);
             if (rc == 0)
-                rc = words_str(out, b, job, pos, n);
+                rc = share_str(out, sh, b, job, m, pos);
             if (rc == 0)
                 rc = lt_buf_puts(out, "}");
             continue;
@@ -456,7 +492,7 @@ static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
             rc = lt_buf_printf(out, "%s{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":",
                                k++ ? "," : "", asst ? "assistant" : "user");
         if (rc == 0)
-            rc = words_str(out, b, job, pos, n);
+            rc = share_str(out, sh, b, job, m, pos);
         if (rc == 0)
             rc = lt_buf_puts(out, "}");
         for (uint32_t t = m + 1;
@@ -531,21 +567,20 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
                 LT_TRY(chat_messages(out, b, job, budget, &pos));
             else {
                 LT_TRY(one_turn_open(out, b->api));
-                LT_TRY(words_str(out, b, job, &pos, words_for(b, budget - b->calib.per_message)));
+                LT_TRY(fill_str(out, b, job, &pos, budget - b->calib.per_message, NULL));
                 LT_TRY(lt_buf_puts(out, "}]"));
             }
             if ((job->has & LT_HAS_TOOLS) && job->tools_count)
                 LT_TRY(tools_json(out, b, job, &pos));
         } else {
-            double recorded = 0;
-            for (uint32_t m = 0; m < job->n_msgs; m++)
-                recorded += job->msgs[m].tokens;
-            double content = budget - b->calib.per_message * job->n_msgs;
-            double scale = recorded > 0 && content > 0 ? content / recorded : 1.0;
-            if (b->api == LT_REPLAY_API_RESPONSES)
-                LT_TRY(responses_input(out, b, job, scale, &pos));
-            else
-                LT_TRY(messages_list(out, b, job, scale, &pos));
+            struct shares sh;
+            if (shares_init(&sh, b, job, budget - b->calib.per_message * job->n_msgs) < 0)
+                return LT_ENOMEM;
+            rc = b->api == LT_REPLAY_API_RESPONSES ? responses_input(out, b, job, &sh, &pos)
+                                                   : messages_list(out, b, job, &sh, &pos);
+            shares_release(&sh);
+            if (rc < 0)
+                goto out;
             if ((job->has & LT_HAS_TOOLS) && job->tools_count)
                 LT_TRY(tools_json(out, b, job, &pos));
         }

@@ -76,6 +76,10 @@ struct lt_replay_calib {
      * next prompts' budget (lt_replay_prompt_learn). */
     bool closed_loop;
     double adjust;
+    /* How far a prompt's length may be off: |counted - predicted| tokens
+     * of a check prompt of 128 words (err_rel: of its count), and the
+     * word-by-word probe's largest rest (word_err); -1: not measured. */
+    double err, err_rel, word_err;
 };
 
 /* A user corpus (--prompts FILE): texts, or chat message arrays as raw

@@ -54,11 +54,16 @@ int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_e
             d->no_tokenize = true;
         else if (!strcmp(w, "tokenize"))
             d->no_tokenize = false;
+        else if (!strcmp(w, "messages-usage-total"))
+            d->messages_usage_total = true;
+        else if (!strcmp(w, "messages-usage-split"))
+            d->messages_usage_total = false;
         else
             return lt_errset(err, LT_EFORMAT,
                              "unknown dialect item '%s' (vllm, role-chunk, no-role-chunk, "
                              "usage-separate, usage-in-last, reasoning, reasoning_content, "
-                             "close, keep-alive, http10, http11, no-tokenize, tokenize)",
+                             "close, keep-alive, http10, http11, no-tokenize, tokenize, "
+                             "messages-usage-total, messages-usage-split)",
                              w);
         p += n;
         if (*p == ',')
@@ -699,6 +704,19 @@ static unsigned long long usage_total(const struct lt_sim_resp *r)
     return o > ULLONG_MAX - r->prompt_tokens ? ULLONG_MAX : o + r->prompt_tokens;
 }
 
+/* A Messages usage's prompt counts. Anthropic's input_tokens is what was
+ * neither read from nor written to the cache, beside
+ * cache_read_input_tokens (as llama.cpp answers too); vLLM's is the whole
+ * prompt, with no cache counts (dialect messages-usage-total). */
+static int messages_input_usage(struct lt_buf *b, const struct lt_sim_resp *r)
+{
+    if (r->d->messages_usage_total)
+        return lt_buf_printf(b, "\"input_tokens\":%u", r->prompt_tokens);
+    uint32_t cached = r->cached_tokens < r->prompt_tokens ? r->cached_tokens : r->prompt_tokens;
+    return lt_buf_printf(b, "\"input_tokens\":%u,\"cache_read_input_tokens\":%u",
+                         r->prompt_tokens - cached, cached);
+}
+
 static int put_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 {
     return lt_buf_printf(b,
@@ -865,10 +883,12 @@ static int put_message(struct lt_buf *b, const struct lt_sim_resp *r)
     }
     if (rc == 0)
         rc = lt_buf_printf(b,
-                           "],\"stop_reason\":\"%s\",\"stop_sequence\":null,\"usage\":{"
-                           "\"input_tokens\":%u,\"cache_read_input_tokens\":%u,"
-                           "\"output_tokens\":%llu}}",
-                           stop_reason(r), r->prompt_tokens, r->cached_tokens, usage_out(r));
+                           "],\"stop_reason\":\"%s\",\"stop_sequence\":null,\"usage\":{",
+                           stop_reason(r));
+    if (rc == 0)
+        rc = messages_input_usage(b, r);
+    if (rc == 0)
+        rc = lt_buf_printf(b, ",\"output_tokens\":%llu}}", usage_out(r));
     return rc;
 }
 
@@ -881,13 +901,15 @@ static int typed_head(struct lt_buf *b, const struct lt_sim_resp *r)
                              "\"response\",\"created_at\":%lld,\"status\":\"in_progress\","
                              "\"model\":%s,\"output\":[],\"usage\":null}}\n\n",
                              r->id, r->created, r->model_json);
-    return lt_buf_printf(b,
-                         "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{"
-                         "\"id\":\"%s\",\"type\":\"message\",\"role\":\"assistant\","
-                         "\"model\":%s,\"content\":[],\"stop_reason\":null,"
-                         "\"stop_sequence\":null,\"usage\":{\"input_tokens\":%u,"
-                         "\"cache_read_input_tokens\":%u,\"output_tokens\":0}}}\n\n",
-                         r->id, r->model_json, r->prompt_tokens, r->cached_tokens);
+    int rc = lt_buf_printf(b,
+                           "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{"
+                           "\"id\":\"%s\",\"type\":\"message\",\"role\":\"assistant\","
+                           "\"model\":%s,\"content\":[],\"stop_reason\":null,"
+                           "\"stop_sequence\":null,\"usage\":{",
+                           r->id, r->model_json);
+    if (rc == 0)
+        rc = messages_input_usage(b, r);
+    return rc ? rc : lt_buf_puts(b, ",\"output_tokens\":0}}}\n\n");
 }
 
 /* Token i of a Responses stream: the item's announcement when it is the

@@ -32,11 +32,15 @@ struct lt_sim_dialect {
     bool close;         /* Connection: close after every response */
     bool no_tokenize;   /* no /tokenize (404), as servers without one */
     bool http10;        /* HTTP/1.0 answers: no chunks, a stream ends with the connection */
+    /* Messages usage: input_tokens is the whole prompt, with no cache
+     * counts (vLLM's), instead of Anthropic's split (llama.cpp's too). */
+    bool messages_usage_total;
 };
 
 /* Parse "vllm" or a comma list of vllm, role-chunk, no-role-chunk,
  * usage-separate, usage-in-last, reasoning, reasoning_content, close,
- * keep-alive, http10, http11, no-tokenize, tokenize (later items override). Returns 0 or
+ * keep-alive, http10, http11, no-tokenize, tokenize, messages-usage-total,
+ * messages-usage-split (later items override). Returns 0 or
  * LT_EFORMAT. */
 int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_err *err);
 
