@@ -366,6 +366,10 @@ static const char *classify_content(struct lt_replay *rp, struct lt_replay_req *
     if (r->has_usage && ((q->is_sse && r->out < r->counted) ||
                          (rp->build.force_length && q->want_out && r->out > q->want_out)))
         return LT_REPLAY_ERR_BAD_USAGE;
+    /* ... and with what was sent: no more prompt tokens than the body had
+     * bytes and a template could add, and no more of them cached. */
+    if (r->has_usage && (!lt_replay_prompt_plausible(r->in, q->body.len) || r->cached > r->in))
+        return LT_REPLAY_ERR_BAD_USAGE;
     if (rp->build.force_length && lt_wire_resp_out(&q->resp) < q->want_out)
         return LT_REPLAY_ERR_SHORT;
     return NULL;

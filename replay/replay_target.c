@@ -213,9 +213,7 @@ static long count_prompt(struct lt_replay *rp, enum count_by by, const char *con
     bool has = r.has_usage;
     uint32_t in = r.in;
     lt_wire_resp_release(&r);
-    /* A prompt has no more tokens than its bytes, and a template adds a
-     * few thousand at most: beyond that the count is not a count. */
-    if (rc < 0 || !has || !in || in > body->len + 4096) {
+    if (rc < 0 || !has || !in || !lt_replay_prompt_plausible(in, body->len)) {
         rc = lt_errset(err, LT_EFORMAT,
                        "calibration probe: no plausible prompt count in the answer's usage");
         goto out;

@@ -698,10 +698,17 @@ static unsigned long long usage_out(const struct lt_sim_resp *r)
     return r->claim ? (unsigned long long)r->claimed_out : r->out;
 }
 
+/* The prompt tokens usage reports: the true count, or the badprompt
+ * fault's claim. */
+static unsigned long long usage_in(const struct lt_sim_resp *r)
+{
+    return r->claim_in ? (unsigned long long)r->claimed_in : r->prompt_tokens;
+}
+
 static unsigned long long usage_total(const struct lt_sim_resp *r)
 {
-    unsigned long long o = usage_out(r);
-    return o > ULLONG_MAX - r->prompt_tokens ? ULLONG_MAX : o + r->prompt_tokens;
+    unsigned long long o = usage_out(r), i = usage_in(r);
+    return o > ULLONG_MAX - i ? ULLONG_MAX : o + i;
 }
 
 /* A Messages usage's prompt counts. Anthropic's input_tokens is what was
@@ -710,8 +717,8 @@ static unsigned long long usage_total(const struct lt_sim_resp *r)
  * prompt, with no cache counts (dialect messages-usage-total). */
 static int messages_input_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 {
-    if (r->d->messages_usage_total)
-        return lt_buf_printf(b, "\"input_tokens\":%u", r->prompt_tokens);
+    if (r->d->messages_usage_total || r->claim_in)
+        return lt_buf_printf(b, "\"input_tokens\":%llu", usage_in(r));
     uint32_t cached = r->cached_tokens < r->prompt_tokens ? r->cached_tokens : r->prompt_tokens;
     return lt_buf_printf(b, "\"input_tokens\":%u,\"cache_read_input_tokens\":%u",
                          r->prompt_tokens - cached, cached);
@@ -720,10 +727,10 @@ static int messages_input_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 static int put_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 {
     return lt_buf_printf(b,
-                         "\"usage\":{\"prompt_tokens\":%u,\"total_tokens\":%llu,"
+                         "\"usage\":{\"prompt_tokens\":%llu,\"total_tokens\":%llu,"
                          "\"completion_tokens\":%llu,\"prompt_tokens_details\":{\"cached_tokens\":"
                          "%u},\"completion_tokens_details\":{\"reasoning_tokens\":%u}}",
-                         r->prompt_tokens, usage_total(r), usage_out(r), r->cached_tokens,
+                         usage_in(r), usage_total(r), usage_out(r), r->cached_tokens,
                          r->reasoning);
 }
 
@@ -842,11 +849,11 @@ static int put_response(struct lt_buf *b, const struct lt_sim_resp *r)
     }
     if (rc == 0)
         rc = lt_buf_printf(b,
-                           "],\"usage\":{\"input_tokens\":%u,\"input_tokens_details\":{"
+                           "],\"usage\":{\"input_tokens\":%llu,\"input_tokens_details\":{"
                            "\"cached_tokens\":%u},\"output_tokens\":%llu,"
                            "\"output_tokens_details\":{\"reasoning_tokens\":%u},"
                            "\"total_tokens\":%llu}}",
-                           r->prompt_tokens, r->cached_tokens, usage_out(r), r->reasoning,
+                           usage_in(r), r->cached_tokens, usage_out(r), r->reasoning,
                            usage_total(r));
     return rc;
 }

@@ -94,6 +94,8 @@ struct lt_sim_resp {
     bool bad_choices, claim;
     uint32_t bad_choices_at;
     uint64_t claimed_out;
+    bool claim_in; /* usage claims claimed_in prompt tokens (badprompt) */
+    uint64_t claimed_in;
 };
 
 /* Responses and Messages streams carry named events (event: lines) and

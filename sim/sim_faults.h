@@ -29,6 +29,8 @@
  *                           (default 3) has a size line that is not hex
  *                           (the stream is framed by the sim itself, and the
  *                           connection closed after it)
+ *   badprompt=P[:N]         usage claims N prompt tokens (default 2^64-1)
+ *                           whatever was sent
  *   seed=N                  generator seed (default: the sim's seed)
  *
  * GET /metrics has faults of its own, drawn per scrape from (seed, scrape
@@ -71,6 +73,7 @@ enum lt_sim_fault {
     LT_SIM_FAULT_BADUSAGE,
     LT_SIM_FAULT_LIESIZE,
     LT_SIM_FAULT_BADCHUNK,
+    LT_SIM_FAULT_BADPROMPT,
     LT_SIM_FAULT_COUNT
 };
 
@@ -104,6 +107,7 @@ struct lt_sim_faults {
     uint64_t badusage_tokens;
     uint32_t liesize_bytes;
     uint32_t badchunk_after;
+    uint64_t badprompt_tokens;
     uint64_t seed;
     bool seed_set;
     bool any;
@@ -123,7 +127,7 @@ enum lt_sim_mfault lt_sim_faults_pick_metrics(const struct lt_sim_faults *f, uin
 const char *lt_sim_mfault_name(enum lt_sim_mfault k);
 
 /* "none", "500", "503", "429", "refuse", "disconnect", "stall", "malformed", "slow",
- * "bighead", "badchoices", "badusage", "liesize", "badchunk". */
+ * "bighead", "badchoices", "badusage", "liesize", "badchunk", "badprompt". */
 const char *lt_sim_fault_name(enum lt_sim_fault k);
 
 #endif

@@ -591,6 +591,8 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .bad_choices_at = s->faults.badchoices_after,
         .claim = r->fault == LT_SIM_FAULT_BADUSAGE,
         .claimed_out = s->faults.badusage_tokens,
+        .claim_in = r->fault == LT_SIM_FAULT_BADPROMPT,
+        .claimed_in = s->faults.badprompt_tokens,
     };
     int64_t now = now_ns(s);
     advance(s, now);
