@@ -78,7 +78,7 @@ int lt_replay_words(struct lt_buf *out, const struct lt_replay_build *b,
         return rc;
     for (uint32_t j = 0; j < n; j++) {
         uint64_t h = lt_mix64(seed_at(b, job, pos + j) + (uint64_t)(pos + j) * 0x9e3779b97f4a7c15u);
-        const char *w = words[h & 127];
+        const char *w = words[j ? h & 127 : LT_REPLAY_FIRST_WORD];
         size_t len = strlen(w);
         if (j)
             out->p[out->len++] = ' ';
@@ -211,7 +211,7 @@ static int fill_str(struct lt_buf *out, const struct lt_replay_build *b,
     out->p[out->len++] = '"';
     bool first = true;
     while (r > 0) {
-        unsigned w = lt_replay_word_at(b, job, *pos);
+        unsigned w = first ? LT_REPLAY_FIRST_WORD : lt_replay_word_at(b, job, *pos);
         uint8_t c = b->calib.word_cost[w];
         if (!fits(mask, c, r)) {
             unsigned k = 0;

@@ -277,14 +277,14 @@ static int learn_word_costs(struct lt_replay *rp, enum count_by by, struct lt_bu
 {
     char text[64];
     const char *t = text;
-    snprintf(text, sizeof text, "%s", lt_replay_word(0));
+    snprintf(text, sizeof text, "%s", lt_replay_word(LT_REPLAY_FIRST_WORD));
     long base = count_prompt(rp, by, &t, 1, true, NULL, NULL, body, resp, err);
     if (base <= 0)
         return base < 0 ? (int)base : LT_EFORMAT;
     *word_err = 0;
     for (unsigned w = 0; w < LT_REPLAY_N_WORDS; w++) {
         const char *x = lt_replay_word(w);
-        snprintf(text, sizeof text, "%s %s %s %s %s", lt_replay_word(0), x, x, x, x);
+        snprintf(text, sizeof text, "%s %s %s %s %s", lt_replay_word(LT_REPLAY_FIRST_WORD), x, x, x, x);
         long c = count_prompt(rp, by, &t, 1, true, NULL, NULL, body, resp, err);
         if (c < 0)
             return (int)c;
@@ -299,13 +299,15 @@ static int learn_word_costs(struct lt_replay *rp, enum count_by by, struct lt_bu
     return 0;
 }
 
-/* Tokens of words [pos, pos + n) of the calibration prompt. */
+/* Tokens of words [pos, pos + n) of the calibration prompt, a text of
+ * its own (its first word the fixed one). */
 static double cost_of(const struct lt_replay *rp, const struct lt_plan_job *job, uint32_t pos,
                       uint32_t n)
 {
     double c = 0;
     for (uint32_t j = pos; j < pos + n; j++)
-        c += rp->build.calib.word_cost[lt_replay_word_at(&rp->build, job, j)];
+        c += rp->build.calib.word_cost[j == pos ? LT_REPLAY_FIRST_WORD
+                                                : lt_replay_word_at(&rp->build, job, j)];
     return c;
 }
 
