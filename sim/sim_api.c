@@ -617,6 +617,30 @@ out:
     return rc;
 }
 
+int lt_sim_count_tokens(struct lt_buf *out, const char *body, size_t len,
+                        const struct lt_sim_profile *p, char *msg, size_t msgsz)
+{
+    struct lt_sim_toks t;
+    lt_sim_toks_init(&t, p->block_tokens);
+    lt_sim_toks_tokenizer(&t, p->vocab, p->piece_bytes);
+    json_error_t jerr;
+    json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
+    int rc = 0;
+    if (!json_is_object(root)) {
+        rc = bad(msg, msgsz, "the request body must be a JSON object");
+        goto out;
+    }
+    const json_t *tools = json_object_get(root, "tools");
+    rc = count_items(&t, LT_SIM_MESSAGES, root,
+                     json_is_array(tools) && json_array_size(tools) ? tools : NULL, msg, msgsz);
+    if (rc == 0 && lt_buf_printf(out, "{\"input_tokens\":%u}", t.n) < 0)
+        rc = bad(msg, msgsz, "answer too large");
+out:
+    lt_sim_toks_release(&t);
+    json_decref(root);
+    return rc;
+}
+
 static const char *error_type(int status)
 {
     switch (status) {

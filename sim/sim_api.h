@@ -67,6 +67,11 @@ void lt_sim_call_release(struct lt_sim_call *c);
 /* POST /tokenize: the answer body, or an HTTP status with msg. */
 int lt_sim_tokenize(struct lt_buf *out, const char *body, size_t len,
                     const struct lt_sim_profile *p, char *msg, size_t msgsz);
+/* POST /v1/messages/count_tokens (Anthropic's): {"input_tokens": N}, the
+ * prompt a Messages request of this body would have, or an HTTP status
+ * with msg. */
+int lt_sim_count_tokens(struct lt_buf *out, const char *body, size_t len,
+                        const struct lt_sim_profile *p, char *msg, size_t msgsz);
 
 /* The error body real servers send: {"error":{"message":..,"type":..,..}}. */
 int lt_sim_error_body(struct lt_buf *out, int status, const char *msg);
