@@ -509,6 +509,192 @@ static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
     return rc ? rc : lt_buf_puts(out, "]");
 }
 
+/* Recorded text that is a list of chat turns (capture keeps a chat-like
+ * prompt as its messages' JSON, whatever API it came by): the list, or
+ * NULL for a text that is not one. */
+static json_t *recorded_turns(const char *text, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (text[i] == ' ' || text[i] == '\n'))
+        i++;
+    if (i == len || text[i] != '[')
+        return NULL;
+    json_t *v = json_loadb(text, len, 0, NULL);
+    size_t k;
+    json_t *m;
+    if (!json_is_array(v) || json_array_size(v) == 0)
+        goto no;
+    json_array_foreach(v, k, m)
+    {
+        if (!json_is_object(m) || !json_is_string(json_object_get(m, "role")))
+            goto no;
+    }
+    return v;
+no:
+    json_decref(v);
+    return NULL;
+}
+
+/* Recorded completions text that is a list of token ids. */
+static bool recorded_ids(const char *text, size_t len)
+{
+    if (len == 0 || text[0] != '[')
+        return false;
+    json_t *v = json_loadb(text, len, 0, NULL);
+    bool ids = json_is_array(v) && json_array_size(v) > 0;
+    size_t k;
+    json_t *x;
+    json_array_foreach(v, k, x) ids = ids && json_is_integer(x);
+    json_decref(v);
+    return ids;
+}
+
+static int put_json(struct lt_buf *out, const json_t *v)
+{
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    int rc = s ? lt_buf_puts(out, s) : LT_ENOMEM;
+    free(s);
+    return rc;
+}
+
+/* Content as a string: itself, or the text of its parts joined. */
+static json_t *content_text(const json_t *c)
+{
+    if (json_is_string(c))
+        return json_incref((json_t *)c);
+    json_t *s = json_string("");
+    size_t k;
+    json_t *p;
+    json_array_foreach(c, k, p)
+    {
+        const char *t = json_string_value(json_object_get(p, "text"));
+        if (t && s) {
+            size_t n = json_string_length(s) + strlen(t);
+            char *j = malloc(n + 1);
+            if (j) {
+                snprintf(j, n + 1, "%s%s", json_string_value(s), t);
+                json_string_setn(s, j, n);
+            }
+            free(j);
+        }
+    }
+    return s;
+}
+
+/* Chat turns in the Responses API's input items (as lt_replay's capture
+ * read them back: a tool's answer is a function_call_output, an
+ * assistant's calls function_call items) or the Messages API's system and
+ * messages (a system turn as "system", tool answers as a user turn of
+ * tool_result blocks, calls as tool_use blocks). Chat takes them as they
+ * were recorded. */
+static int recorded_turns_body(struct lt_buf *out, enum lt_replay_api api, const json_t *turns,
+                               const char *text, size_t len)
+{
+    if (api == LT_REPLAY_API_CHAT) {
+        int rc = lt_buf_puts(out, "\"messages\":");
+        return rc ? rc : lt_buf_append(out, text, len);
+    }
+    bool resp = api == LT_REPLAY_API_RESPONSES;
+    json_t *list = json_array(), *sys = NULL, *results = NULL;
+    unsigned call = 0, answered = 0;
+    size_t k;
+    json_t *m;
+    int rc = list ? 0 : LT_ENOMEM;
+    json_array_foreach(turns, k, m)
+    {
+        if (rc < 0)
+            break;
+        const char *role = json_string_value(json_object_get(m, "role"));
+        json_t *content = json_object_get(m, "content"), *calls = json_object_get(m, "tool_calls");
+        char id[32];
+        if (!strcmp(role, "tool")) {
+            json_t *t = content_text(content);
+            snprintf(id, sizeof id, resp ? "call_%u" : "toolu_%u", answered++);
+            json_t *item = resp ? json_pack("{s:s,s:s,s:O}", "type", "function_call_output",
+                                            "call_id", id, "output", t)
+                                : json_pack("{s:s,s:s,s:O}", "type", "tool_result",
+                                            "tool_use_id", id, "content", t);
+            json_decref(t);
+            if (!item) {
+                rc = LT_ENOMEM;
+                break;
+            }
+            if (resp) {
+                json_array_append_new(list, item);
+                continue;
+            }
+            if (!results) {
+                results = json_array();
+                json_array_append_new(list, json_pack("{s:s,s:o}", "role", "user", "content",
+                                                      results));
+            }
+            json_array_append_new(results, item);
+            continue;
+        }
+        results = NULL;
+        if (!resp && (!strcmp(role, "system") || !strcmp(role, "developer"))) {
+            if (!sys)
+                sys = json_array();
+            json_t *t = content_text(content);
+            json_array_append_new(sys, json_pack("{s:s,s:o}", "type", "text", "text", t));
+            continue;
+        }
+        if (strcmp(role, "system") && strcmp(role, "developer") && strcmp(role, "assistant"))
+            role = "user";
+        bool has_text = content && !json_is_null(content) &&
+                        !(json_is_string(content) && json_string_length(content) == 0);
+        json_t *blocks = resp ? NULL : json_array();
+        if (has_text && resp) {
+            json_array_append_new(list, json_pack("{s:s,s:O}", "role", role, "content", content));
+        } else if (has_text) {
+            if (json_is_string(content))
+                json_array_append_new(blocks,
+                                      json_pack("{s:s,s:O}", "type", "text", "text", content));
+            else
+                json_array_extend(blocks, content);
+        }
+        size_t c;
+        json_t *tc;
+        json_array_foreach(calls, c, tc)
+        {
+            json_t *fn = json_object_get(tc, "function");
+            const char *name = json_string_value(json_object_get(fn, "name"));
+            const char *args = json_string_value(json_object_get(fn, "arguments"));
+            snprintf(id, sizeof id, resp ? "call_%u" : "toolu_%u", call++);
+            if (resp) {
+                json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:s}", "type", "function_call",
+                                                      "call_id", id, "name", name ? name : "tool",
+                                                      "arguments", args ? args : "{}"));
+            } else {
+                json_t *input = json_loads(args ? args : "{}", 0, NULL);
+                if (!json_is_object(input)) {
+                    json_decref(input);
+                    input = json_object();
+                }
+                json_array_append_new(blocks, json_pack("{s:s,s:s,s:s,s:o}", "type", "tool_use",
+                                                        "id", id, "name", name ? name : "tool",
+                                                        "input", input));
+            }
+        }
+        if (!resp)
+            json_array_append_new(list, json_pack("{s:s,s:o}", "role", role, "content", blocks));
+    }
+    if (rc == 0 && sys) {
+        rc = lt_buf_puts(out, "\"system\":");
+        if (rc == 0)
+            rc = put_json(out, sys);
+        if (rc == 0)
+            rc = lt_buf_puts(out, ",");
+    }
+    if (rc == 0)
+        rc = lt_buf_puts(out, resp ? "\"input\":" : "\"messages\":");
+    if (rc == 0)
+        rc = put_json(out, list);
+    json_decref(sys);
+    json_decref(list);
+    return rc;
+}
+
 /* The opening of a prompt of one user turn (recorded text, a corpus text,
  * or words) in the API's envelope: chat's and Messages' messages,
  * Responses' input. */
@@ -538,6 +724,7 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
     const char *text = !b->synthetic && !corpus && job->text ? job->text : NULL;
     bool use_ids = b->token_ids && b->n_ids && !text && !corpus && lt_replay_api_takes_ids(b->api);
     uint32_t pos = 0;
+    json_t *turns = NULL;
 
     LT_TRY(lt_buf_puts(out, "{"));
     if (b->api != LT_REPLAY_API_SGLANG) {
@@ -546,6 +733,7 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
         LT_TRY(lt_buf_puts(out, ","));
     }
     if (lt_replay_api_chat_like(b->api)) {
+        turns = text ? recorded_turns(text, job->text_len) : NULL;
         double budget = (double)in - b->calib.per_request - b->calib.adjust;
         if ((job->has & LT_HAS_TOOLS) && job->tools_count && !text && !corpus)
             budget -= job->tools_tokens;
@@ -555,6 +743,8 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
             LT_TRY(lt_buf_puts(out,
                                b->api == LT_REPLAY_API_RESPONSES ? "\"input\":" : "\"messages\":"));
             LT_TRY(lt_buf_puts(out, corpus));
+        } else if (turns) {
+            LT_TRY(recorded_turns_body(out, b->api, turns, text, job->text_len));
         } else if (corpus || text) {
             LT_TRY(one_turn_open(out, b->api));
             if (corpus)
@@ -592,6 +782,8 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
             LT_TRY(ids(out, b, job, in));
         else if (corpus)
             LT_TRY(corpus_str(out, corpus, in));
+        else if (text && recorded_ids(text, job->text_len))
+            LT_TRY(lt_buf_append(out, text, job->text_len));
         else if (text)
             LT_TRY(lt_json_str(out, text, job->text_len));
         else
@@ -639,6 +831,7 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
                              b->chunk_usage ? ",\"continuous_usage_stats\":true" : ""));
     LT_TRY(lt_buf_puts(out, "}"));
 out:
+    json_decref(turns);
     return rc;
 }
 
