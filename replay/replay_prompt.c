@@ -733,18 +733,20 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
         LT_TRY(lt_buf_puts(out, ","));
     }
     if (lt_replay_api_chat_like(b->api)) {
-        turns = text ? recorded_turns(text, job->text_len) : NULL;
+        /* Chat-shaped turns (recorded, or a corpus line's messages) go in
+         * the API's own shape. */
+        const char *tt = corpus_msgs ? corpus : text;
+        size_t tl = corpus_msgs ? strlen(corpus) : job->text_len;
+        turns = tt && (corpus_msgs || !corpus) ? recorded_turns(tt, tl) : NULL;
         double budget = (double)in - b->calib.per_request - b->calib.adjust;
         if ((job->has & LT_HAS_TOOLS) && job->tools_count && !text && !corpus)
             budget -= job->tools_tokens;
-        if (corpus_msgs) {
-            /* Chat-shaped messages: Responses takes them as input items,
-             * and Messages as its messages when they hold no system. */
+        if (turns) {
+            LT_TRY(recorded_turns_body(out, b->api, turns, tt, tl));
+        } else if (corpus_msgs) { /* not a list of turns: as the file has it */
             LT_TRY(lt_buf_puts(out,
                                b->api == LT_REPLAY_API_RESPONSES ? "\"input\":" : "\"messages\":"));
             LT_TRY(lt_buf_puts(out, corpus));
-        } else if (turns) {
-            LT_TRY(recorded_turns_body(out, b->api, turns, text, job->text_len));
         } else if (corpus || text) {
             LT_TRY(one_turn_open(out, b->api));
             if (corpus)
