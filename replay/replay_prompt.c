@@ -612,8 +612,8 @@ static int recorded_turns_body(struct lt_buf *out, enum lt_replay_api api, const
             snprintf(id, sizeof id, resp ? "call_%u" : "toolu_%u", answered++);
             json_t *item = resp ? json_pack("{s:s,s:s,s:O}", "type", "function_call_output",
                                             "call_id", id, "output", t)
-                                : json_pack("{s:s,s:s,s:O}", "type", "tool_result",
-                                            "tool_use_id", id, "content", t);
+                                : json_pack("{s:s,s:s,s:O}", "type", "tool_result", "tool_use_id",
+                                            id, "content", t);
             json_decref(t);
             if (!item) {
                 rc = LT_ENOMEM;
@@ -625,8 +625,8 @@ static int recorded_turns_body(struct lt_buf *out, enum lt_replay_api api, const
             }
             if (!results) {
                 results = json_array();
-                json_array_append_new(list, json_pack("{s:s,s:o}", "role", "user", "content",
-                                                      results));
+                json_array_append_new(list,
+                                      json_pack("{s:s,s:o}", "role", "user", "content", results));
             }
             json_array_append_new(results, item);
             continue;
@@ -671,9 +671,9 @@ static int recorded_turns_body(struct lt_buf *out, enum lt_replay_api api, const
                     json_decref(input);
                     input = json_object();
                 }
-                json_array_append_new(blocks, json_pack("{s:s,s:s,s:s,s:o}", "type", "tool_use",
-                                                        "id", id, "name", name ? name : "tool",
-                                                        "input", input));
+                json_array_append_new(blocks,
+                                      json_pack("{s:s,s:s,s:s,s:o}", "type", "tool_use", "id", id,
+                                                "name", name ? name : "tool", "input", input));
             }
         }
         if (!resp)

@@ -183,9 +183,9 @@ static long count_prompt(struct lt_replay *rp, enum count_by by, const char *con
                  : json_is_array(toks)  ? (long)json_array_size(toks)
                                         : -1;
         if (c <= 0) {
-            rc = lt_errset(err, LT_EFORMAT, tokenize
-                                                ? "/tokenize: no \"count\" or \"tokens\" in the answer"
-                                                : "count_tokens: no \"input_tokens\" in the answer");
+            rc = lt_errset(err, LT_EFORMAT,
+                           tokenize ? "/tokenize: no \"count\" or \"tokens\" in the answer"
+                                    : "count_tokens: no \"input_tokens\" in the answer");
             goto out;
         }
         if (ids && json_is_array(toks)) {
@@ -284,7 +284,8 @@ static int learn_word_costs(struct lt_replay *rp, enum count_by by, struct lt_bu
     *word_err = 0;
     for (unsigned w = 0; w < LT_REPLAY_N_WORDS; w++) {
         const char *x = lt_replay_word(w);
-        snprintf(text, sizeof text, "%s %s %s %s %s", lt_replay_word(LT_REPLAY_FIRST_WORD), x, x, x, x);
+        snprintf(text, sizeof text, "%s %s %s %s %s", lt_replay_word(LT_REPLAY_FIRST_WORD), x, x, x,
+                 x);
         long c = count_prompt(rp, by, &t, 1, true, NULL, NULL, body, resp, err);
         if (c < 0)
             return (int)c;
@@ -306,8 +307,9 @@ static double cost_of(const struct lt_replay *rp, const struct lt_plan_job *job,
 {
     double c = 0;
     for (uint32_t j = pos; j < pos + n; j++)
-        c += rp->build.calib.word_cost[j == pos ? LT_REPLAY_FIRST_WORD
-                                                : lt_replay_word_at(&rp->build, job, j)];
+        c +=
+            rp->build.calib
+                .word_cost[j == pos ? LT_REPLAY_FIRST_WORD : lt_replay_word_at(&rp->build, job, j)];
     return c;
 }
 

@@ -754,8 +754,7 @@ static int put_usage(struct lt_buf *b, const struct lt_sim_resp *r)
                          "\"usage\":{\"prompt_tokens\":%llu,\"total_tokens\":%llu,"
                          "\"completion_tokens\":%llu,\"prompt_tokens_details\":{\"cached_tokens\":"
                          "%u},\"completion_tokens_details\":{\"reasoning_tokens\":%u}}",
-                         usage_in(r), usage_total(r), usage_out(r), r->cached_tokens,
-                         r->reasoning);
+                         usage_in(r), usage_total(r), usage_out(r), r->cached_tokens, r->reasoning);
 }
 
 static const char *rkey(const struct lt_sim_resp *r)
@@ -913,8 +912,7 @@ static int put_message(struct lt_buf *b, const struct lt_sim_resp *r)
             rc = lt_buf_puts(b, "\"}");
     }
     if (rc == 0)
-        rc = lt_buf_printf(b,
-                           "],\"stop_reason\":\"%s\",\"stop_sequence\":null,\"usage\":{",
+        rc = lt_buf_printf(b, "],\"stop_reason\":\"%s\",\"stop_sequence\":null,\"usage\":{",
                            stop_reason(r));
     if (rc == 0)
         rc = messages_input_usage(b, r);

@@ -13,9 +13,8 @@
 #include <string.h>
 
 static const char *const names[LT_SIM_FAULT_COUNT] = {
-    "none",      "500",  "503",     "429",        "refuse",   "disconnect", "stall",
-    "malformed", "slow", "bighead", "badchoices", "badusage", "liesize",    "badchunk",
-    "badprompt",
+    "none", "500",     "503",        "429",      "refuse",  "disconnect", "stall",     "malformed",
+    "slow", "bighead", "badchoices", "badusage", "liesize", "badchunk",   "badprompt",
 };
 
 static const char *const mnames[LT_SIM_MFAULT_COUNT] = {
@@ -164,8 +163,8 @@ static int parse_item(struct lt_sim_faults *f, char *name, char *val, struct lt_
     if (k == LT_SIM_FAULT_COUNT)
         return lt_errset(err, LT_EFORMAT,
                          "unknown fault '%s' (500, 503, 429, refuse, disconnect, stall, "
-                         "malformed, slow, bighead, badchoices, badusage, liesize, badchunk, badprompt, "
-                         "metrics-html, metrics-big, metrics-slow, seed)",
+                         "malformed, slow, bighead, badchoices, badusage, liesize, badchunk, "
+                         "badprompt, metrics-html, metrics-big, metrics-slow, seed)",
                          name);
     int max = extra[k][1] ? 2 : extra[k][0] ? 1 : 0;
     int n = split(val, fld, max);

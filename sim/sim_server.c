@@ -1017,9 +1017,11 @@ static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind, const ch
 
 /* Known paths, so the log can name a request's path after the URL is gone. */
 static const char *const routes[] = {
-    "/health",      "/v1/models",           "/metrics",        "/reset_prefix_cache",
-    "/tokenize",    "/v1/chat/completions", "/v1/completions", "/v1/responses",
-    "/v1/messages", "/v1/messages/count_tokens",
+    "/health",         "/v1/models",
+    "/metrics",        "/reset_prefix_cache",
+    "/tokenize",       "/v1/chat/completions",
+    "/v1/completions", "/v1/responses",
+    "/v1/messages",    "/v1/messages/count_tokens",
 };
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
