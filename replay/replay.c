@@ -542,13 +542,24 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
         rp->st.ok++;
     }
     if (q->resp.has_usage && !bad_usage && q->want_in && q->resp.in) {
+        /* Recorded and corpus text is sent as it is, not fitted: its
+         * error says what this server makes of it, and teaches the
+         * synthesized prompts' correction nothing. */
+        const struct lt_plan_job *job = &rp->trace.v[lt_plan_job_of(&rp->plan, seq)];
+        bool fitted =
+            !(rp->build.corpus && rp->build.corpus->n) && !(job->text && !rp->build.synthetic);
         double d = fabs((double)q->resp.in - (double)q->want_in);
-        rp->st.len_checked++;
-        rp->st.len_abs_err += d;
-        rp->st.len_want += q->want_in;
-        if (d / q->want_in > rp->st.len_max_rel)
-            rp->st.len_max_rel = d / q->want_in;
-        lt_replay_prompt_learn(&rp->build, q->want_in, q->resp.in);
+        uint64_t *n = fitted ? &rp->st.len_checked : &rp->st.text_checked;
+        double *sum = fitted ? &rp->st.len_abs_err : &rp->st.text_abs_err,
+               *want = fitted ? &rp->st.len_want : &rp->st.text_want,
+               *max = fitted ? &rp->st.len_max_rel : &rp->st.text_max_rel;
+        (*n)++;
+        *sum += d;
+        *want += q->want_in;
+        if (d / q->want_in > *max)
+            *max = d / q->want_in;
+        if (fitted)
+            lt_replay_prompt_learn(&rp->build, q->want_in, q->resp.in);
     }
     req_put(rp, q);
     if (rc < 0)

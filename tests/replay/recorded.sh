@@ -7,6 +7,8 @@
 # second sim of the same profile. The second sim's count of each prompt
 # must be the recorded `in` (the first sim's usage), exactly: the text is
 # sent as the turns it was, not as one message holding their JSON.
+# Against a sim of another tokenizer the difference is reported apart
+# from the fitted prompts' (it is not a calibration error).
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
@@ -86,4 +88,19 @@ for api in chat completions responses messages; do
         "$(results "$T/re-$api.lt.zst" | jq -s -r 'sort_by(.sent)[] | .in')" \
         "$api: in of the replayed requests"
 done
+
+# Against a server of another tokenizer (pieces of 1 byte: several tokens
+# a word) the same text is longer: replay says so apart from the fitted
+# prompts' check, and each result's in is that server's count.
+printf 'step_ms = 0\nprefill_ms_per_token = 0\npiece_bytes = 1\n' >"$T/p1.profile"
+start_sim other --profile "$T/p1.profile"
+"$L" replay "$T/cap-chat.lt.zst" --target "$SIM_URL" --api chat --concurrency 1 \
+    -o "$T/other.lt.zst" 2>"$T/other.err" >/dev/null
+expect_status 0 $? "replay against another tokenizer"
+stop_sim
+expect_grep "prompts sent as recorded text vs the server's usage: mean |error| [1-9]" "$T/other.err"
+grep -q "prompt lengths vs the server's usage" "$T/other.err" &&
+    fail "recorded text counted as fitted prompts"
+expect_eq "$(jq -s -r '[.[] | select(.seq != null and .max_tokens > 1)] | sort_by(.arrival_us)[] | .prompt_tokens' "$SIM_LOG")" \
+    "$(results "$T/other.lt.zst" | jq -s -r 'sort_by(.sent)[] | .in')" "in: the other server's counts"
 finish
