@@ -186,7 +186,9 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
         /* Usage the chunks disprove (bad_usage) is not written as the
          * count: the chunks are what was received. */
         if (s->has_usage && !bad_usage) {
-            r.has |= LT_RHAS_IN | LT_RHAS_OUT | LT_RHAS_REASONING | LT_RHAS_CACHED;
+            r.has |= LT_RHAS_IN | LT_RHAS_OUT | LT_RHAS_REASONING;
+            if (s->has_cached) /* no cached count said is not 0 cached */
+                r.has |= LT_RHAS_CACHED;
             r.in = s->in;
             r.out = s->out;
             r.reasoning = s->reasoning;

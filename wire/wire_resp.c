@@ -1019,8 +1019,10 @@ static bool take_usage(struct lt_wire_resp *r, const struct lt_wire_resp_said *c
         r->reasoning = ci->rt;
         r->has_reasoning = true;
     }
-    if (ci->has_cached)
+    if (ci->has_cached) {
         r->cached = ci->cached;
+        r->has_cached = true;
+    }
     return true;
 }
 
@@ -1034,8 +1036,10 @@ static void interpret(struct lt_wire_resp *r, struct lt_wire_resp_said *ci, lt_m
     bool usage_here = take_usage(r, ci);
     if (!usage_here && ci->has_pt) { /* message_start: the prompt's counts only */
         r->in = lt_wire_resp_said_in(ci);
-        if (ci->has_cached)
+        if (ci->has_cached) {
             r->cached = ci->cached;
+            r->has_cached = true;
+        }
     }
     if (ci->stop)
         r->done = true;

@@ -140,6 +140,7 @@ struct lt_wire_resp {
     bool reasoning_unknown;              /* a whole Messages body: its thinking has no count */
     bool tool_seen;                      /* a Responses or Messages tool call was seen */
     bool has_reasoning;                  /* the usage had a reasoning count */
+    bool has_cached;                     /* ... and a cached count (cached) */
     bool messages;                       /* an Anthropic Messages stream: reasoning is counted */
     uint32_t in, out, reasoning, cached; /* usage (valid when has_usage) */
     uint32_t counted;                    /* tokens summed over chunks */

@@ -566,6 +566,7 @@ static void test_messages_body(void **state)
     assert_string_equal(t.seen, "2:1:2:{\"q\":1}|");
     assert_int_equal(r.chunks[0].tokens, 8);
     assert_int_equal(r.in, 4);
+    assert_false(r.has_cached); /* vLLM's usage says nothing of the cache */
     assert_string_equal(r.finish, "length");
     assert_true(r.reasoning_unknown);
     /* llama.cpp's answer to a cached prompt (input_tokens 1), and
@@ -578,6 +579,7 @@ static void test_messages_body(void **state)
     assert_int_equal(lt_wire_resp_body(&r, c, sizeof c - 1, (lt_mono){9}), 0);
     assert_int_equal(r.in, 63);
     assert_int_equal(r.cached, 62);
+    assert_true(r.has_cached);
     static const char w[] =
         "{\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":\"Hi\"}],"
         "\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":5,"
