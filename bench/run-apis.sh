@@ -1,6 +1,7 @@
 #!/bin/sh
 # Prompt lengths on every API of a real llama.cpp server: one trace of 24
-# requests (prompts of 40 to 200 tokens, 32 output tokens forced) replayed
+# requests (prompts of 40 to 200 tokens, 32 output tokens forced), and one
+# of the same sizes as 8 three-turn sessions, replayed
 # through chat, completions, responses and messages against llama-server,
 # and for each API the requests that were Ok, the share of prompts within
 # 1 token of the length asked, and the mean absolute error, both against
@@ -8,7 +9,8 @@
 #
 # Usage: LLAMA_SERVER=path/llama-server LT_MODEL=path/model.gguf \
 #            sh bench/run-apis.sh [BUILD_DIR]
-# APIS="chat responses" runs some only; KEEP=DIR keeps the files.
+# APIS="chat responses" runs some only; REPLAY_ARGS="--no-stream" adds
+# replay options; KEEP=DIR keeps the files.
 # The server runs on 127.0.0.1 only, on a free port, and is stopped at the
 # end; nothing of it (binary, model) belongs in this tree.
 set -u
@@ -54,22 +56,30 @@ done
 
 "$L" synth --arrivals poisson --rate 4 --requests 24 --in uniform:40,200 --out fixed:32 \
     --seed 7 -q -o "$T/t.lt.zst" || exit 1
-echo "| API | ok | within 1 token | mean abs error | max abs error | calibration |"
-echo "|---|---|---|---|---|---|"
+# The same sizes as 8 sessions of 3 turns (each turn carries the ones
+# before it: system-less user and assistant turns, the template per turn).
+"$L" synth --arrivals poisson --rate 4 --requests 24 --turns fixed:3 --think 100ms \
+    --in uniform:40,200 --out fixed:32 --seed 7 -q -o "$T/s.lt.zst" || exit 1
+echo "| trace | API | ok | within 1 token | mean abs error | max abs error | calibration |"
+echo "|---|---|---|---|---|---|---|"
 rc=0
-for api in $APIS; do
-    "$L" replay "$T/t.lt.zst" --target "http://127.0.0.1:$PORT" --api "$api" \
-        -o "$T/$api.lt.zst" -q --no-summary 2>"$T/$api.err"
-    "$L" cat --no-header "$T/$api.lt.zst" >"$T/$api.jsonl" 2>>"$T/$api.err" || rc=1
-    calib=$(jq -r 'select(.rec == "run") | .calib // "?"' "$T/$api.jsonl" | head -1)
-    jq -r 'select(.rec == null and .want_in != null) |
-           "\(.err // "ok") \(.want_in) \(.in // -1)"' "$T/$api.jsonl" |
-        awk -v api="$api" -v calib="$calib" '
-            { n++; if ($1 == "ok") ok++
-              if ($3 >= 0) { d = $3 - $2; if (d < 0) d = -d; m++; s += d / $2; if (d <= 1) w++
-                             if (d > mx) mx = d } }
-            END { printf "| %s | %d/%d | %d/%d (%.0f %%) | %.2f %% | %d | %s |\n", api, ok, n, w, m,
-                         m ? 100 * w / m : 0, m ? 100 * s / m : 0, mx, calib }'
+for tr in t s; do
+    [ $tr = t ] && what="24 single" || what="8 x 3 turns"
+    for api in $APIS; do
+        # shellcheck disable=SC2086
+        "$L" replay "$T/$tr.lt.zst" --target "http://127.0.0.1:$PORT" --api "$api" ${REPLAY_ARGS:-} \
+            -o "$T/$tr-$api.lt.zst" -q --no-summary 2>"$T/$tr-$api.err"
+        "$L" cat --no-header "$T/$tr-$api.lt.zst" >"$T/$tr-$api.jsonl" 2>>"$T/$tr-$api.err" || rc=1
+        calib=$(jq -r 'select(.rec == "run") | .calib // "?"' "$T/$tr-$api.jsonl" | head -1)
+        jq -r 'select(.rec == null and .want_in != null) |
+               "\(.err // "ok") \(.want_in) \(.in // -1)"' "$T/$tr-$api.jsonl" |
+            awk -v api="$api" -v calib="$calib" -v tr="$what" '
+                { n++; if ($1 == "ok") ok++
+                  if ($3 >= 0) { d = $3 - $2; if (d < 0) d = -d; m++; s += d / $2; if (d <= 1) w++
+                                 if (d > mx) mx = d } }
+                END { printf "| %s | %s | %d/%d | %d/%d (%.0f %%) | %.2f %% | %d | %s |\n", tr, api,
+                             ok, n, w, m, m ? 100 * w / m : 0, m ? 100 * s / m : 0, mx, calib }'
+    done
 done
 echo
 echo "($(date -u +%Y-%m-%dT%H:%MZ), $(uptime | sed 's/.*load/load/'), $(basename "$LT_MODEL"))"

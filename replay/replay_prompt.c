@@ -419,7 +419,10 @@ static int responses_input(struct lt_buf *out, const struct lt_replay_build *b,
         } else {
             if (strcmp(role, "system") && strcmp(role, "developer") && strcmp(role, "assistant"))
                 role = "user"; /* a tool message with no call before it, or another role */
-            rc = lt_buf_printf(out, "%s{\"role\":\"%s\",\"content\":", m ? "," : "", role);
+            /* "type":"message" as OpenAI's spec has it: llama.cpp takes an
+             * assistant's turn only so. */
+            rc = lt_buf_printf(
+                out, "%s{\"type\":\"message\",\"role\":\"%s\",\"content\":", m ? "," : "", role);
         }
         if (rc == 0)
             rc = share_str(out, sh, b, job, m, pos);
@@ -645,7 +648,22 @@ static int recorded_turns_body(struct lt_buf *out, enum lt_replay_api api, const
                         !(json_is_string(content) && json_string_length(content) == 0);
         json_t *blocks = resp ? NULL : json_array();
         if (has_text && resp) {
-            json_array_append_new(list, json_pack("{s:s,s:O}", "role", role, "content", content));
+            /* Chat's text parts are Responses' input_text (output_text
+             * in an assistant's turn). */
+            json_t *parts = json_is_array(content) ? json_deep_copy(content) : NULL;
+            size_t q;
+            json_t *part;
+            json_array_foreach(parts, q, part)
+            {
+                const char *pt = json_string_value(json_object_get(part, "type"));
+                if (pt && !strcmp(pt, "text"))
+                    json_object_set_new(
+                        part, "type",
+                        json_string(strcmp(role, "assistant") ? "input_text" : "output_text"));
+            }
+            json_array_append_new(list, json_pack("{s:s,s:s,s:O}", "type", "message", "role", role,
+                                                  "content", parts ? parts : content));
+            json_decref(parts);
         } else if (has_text) {
             if (json_is_string(content))
                 json_array_append_new(blocks,
@@ -701,7 +719,7 @@ static int recorded_turns_body(struct lt_buf *out, enum lt_replay_api api, const
 static int one_turn_open(struct lt_buf *out, enum lt_replay_api api)
 {
     if (api == LT_REPLAY_API_RESPONSES)
-        return lt_buf_puts(out, "\"input\":[{\"role\":\"user\",\"content\":");
+        return lt_buf_puts(out, "\"input\":[{\"type\":\"message\",\"role\":\"user\",\"content\":");
     return lt_buf_puts(out, "\"messages\":[{\"role\":\"user\",\"content\":");
 }
 

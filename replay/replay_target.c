@@ -119,8 +119,8 @@ static int probe_turns(struct lt_buf *body, enum lt_replay_api api, enum count_b
     bool input = api == LT_REPLAY_API_RESPONSES && by == BY_USAGE;
     rc = lt_buf_puts(body, input ? ",\"input\":[" : ",\"messages\":[");
     for (int m = 0; m < n && rc == 0; m++) {
-        rc = lt_buf_printf(body, "%s{\"role\":\"%s\",\"content\":", m ? "," : "",
-                           m + 1 < n ? "system" : "user");
+        rc = lt_buf_printf(body, "%s{%s\"role\":\"%s\",\"content\":", m ? "," : "",
+                           input ? "\"type\":\"message\"," : "", m + 1 < n ? "system" : "user");
         if (rc == 0)
             rc = lt_json_str(body, texts[m], strlen(texts[m]));
         if (rc == 0)
