@@ -119,7 +119,7 @@ struct lt_replay_stats {
     uint64_t text_checked;
     double text_abs_err, text_want, text_max_rel;
     struct lt_replay_calib calib; /* as used */
-    char calib_how[160];          /* how the calibration was obtained */
+    char calib_how[224];          /* how the calibration was obtained */
     char model[128];              /* model name used */
     uint32_t runs;
     /* What each run delivered and what the client cost (replay_check.c;

@@ -437,9 +437,12 @@ void lt_replay_calibrate(struct lt_replay *rp)
     c->err = p4 > 0 ? fabs((double)p4 - want4) : -1;
     c->err_rel = p4 > 0 ? c->err / (double)p4 : -1;
     c->word_err = word_err;
-    char errs[64] = "";
+    char errs[96] = "";
+    int k = 0;
     if (c->err >= 0)
-        snprintf(errs, sizeof errs, "; check: %.0f of %ld tokens off", c->err, p4);
+        k = snprintf(errs, sizeof errs, "; check: %.0f of %ld tokens off", c->err, p4);
+    if (word_err > 0 && k >= 0 && (size_t)k < sizeof errs) /* merges across copies of a word */
+        snprintf(errs + k, sizeof errs - (size_t)k, "; a word up to %.2f tokens off", word_err);
     snprintf(rp->st.calib_how, sizeof rp->st.calib_how,
              "%s%s: %.3f tokens/word%s, +%.1f per request, +%.1f per message%s", how,
              c->exact_words ? " (word by word)" : "", tpw, c->closed_loop ? ", closed loop" : "",
