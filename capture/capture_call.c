@@ -481,7 +481,7 @@ int lt_capture_call_request(struct lt_capture_call *c, const char *body, size_t 
 static void take_usage(struct lt_capture_call *c, const struct lt_wire_resp_said *s)
 {
     if (s->has_pt) /* Messages' message_start: the prompt's count, no output count yet */
-        c->u_in = s->pt;
+        c->u_in = lt_wire_resp_said_in(s);
     if (s->has_pt && s->has_cached && !lt_wire_resp_said_usage(s)) {
         c->u_cached = s->cached;
         c->u_has_cached = true;
@@ -490,7 +490,7 @@ static void take_usage(struct lt_capture_call *c, const struct lt_wire_resp_said
         return;
     c->usage = true;
     if (s->has_pt)
-        c->u_in = s->pt;
+        c->u_in = lt_wire_resp_said_in(s);
     c->u_out = s->ct;
     if (s->has_rt) {
         c->u_reasoning = s->rt;

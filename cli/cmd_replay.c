@@ -338,6 +338,15 @@ static int replay_main(struct replay_cli *c)
                     st.len_abs_err / (double)st.len_checked,
                     st.len_want > 0 ? 100.0 * st.len_abs_err / st.len_want : 0.0,
                     100.0 * st.len_max_rel, (unsigned long long)st.len_checked);
+        if (st.text_checked)
+            fprintf(stderr,
+                    "loadtrace replay: prompts sent as recorded text vs the server's usage: mean "
+                    "|error| %.1f tokens (%.2f %%), worst %.1f %% over %llu requests (not fitted "
+                    "to a length: the difference is this server's tokenizer and template against "
+                    "the recording's; each result has in and want_in)\n",
+                    st.text_abs_err / (double)st.text_checked,
+                    st.text_want > 0 ? 100.0 * st.text_abs_err / st.text_want : 0.0,
+                    100.0 * st.text_max_rel, (unsigned long long)st.text_checked);
         for (uint32_t i = 0; i < st.n_checks; i++)
             print_check(&st.checks[i]);
         if (st.scrapes)

@@ -366,6 +366,10 @@ static const char *classify_content(struct lt_replay *rp, struct lt_replay_req *
     if (r->has_usage && ((q->is_sse && r->out < r->counted) ||
                          (rp->build.force_length && q->want_out && r->out > q->want_out)))
         return LT_REPLAY_ERR_BAD_USAGE;
+    /* ... and with what was sent: no more prompt tokens than the body had
+     * bytes and a template could add, and no more of them cached. */
+    if (r->has_usage && (!lt_replay_prompt_plausible(r->in, q->body.len) || r->cached > r->in))
+        return LT_REPLAY_ERR_BAD_USAGE;
     if (rp->build.force_length && lt_wire_resp_out(&q->resp) < q->want_out)
         return LT_REPLAY_ERR_SHORT;
     return NULL;
@@ -542,13 +546,24 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
         rp->st.ok++;
     }
     if (q->resp.has_usage && !bad_usage && q->want_in && q->resp.in) {
+        /* Recorded and corpus text is sent as it is, not fitted: its
+         * error says what this server makes of it, and teaches the
+         * synthesized prompts' correction nothing. */
+        const struct lt_plan_job *job = &rp->trace.v[lt_plan_job_of(&rp->plan, seq)];
+        bool fitted =
+            !(rp->build.corpus && rp->build.corpus->n) && !(job->text && !rp->build.synthetic);
         double d = fabs((double)q->resp.in - (double)q->want_in);
-        rp->st.len_checked++;
-        rp->st.len_abs_err += d;
-        rp->st.len_want += q->want_in;
-        if (d / q->want_in > rp->st.len_max_rel)
-            rp->st.len_max_rel = d / q->want_in;
-        lt_replay_prompt_learn(&rp->build, q->want_in, q->resp.in);
+        uint64_t *n = fitted ? &rp->st.len_checked : &rp->st.text_checked;
+        double *sum = fitted ? &rp->st.len_abs_err : &rp->st.text_abs_err,
+               *want = fitted ? &rp->st.len_want : &rp->st.text_want,
+               *max = fitted ? &rp->st.len_max_rel : &rp->st.text_max_rel;
+        (*n)++;
+        *sum += d;
+        *want += q->want_in;
+        if (d / q->want_in > *max)
+            *max = d / q->want_in;
+        if (fitted)
+            lt_replay_prompt_learn(&rp->build, q->want_in, q->resp.in);
     }
     req_put(rp, q);
     return lt_plan_finish(&rp->plan, seq, end_us, err);

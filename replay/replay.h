@@ -113,8 +113,13 @@ struct lt_replay_stats {
      * error. */
     uint64_t len_checked;
     double len_abs_err, len_want, len_max_rel;
+    /* The same for prompts sent as recorded or corpus text, which are not
+     * fitted to a length: how far the server's count is from the
+     * recorded one (another tokenizer or template), apart. */
+    uint64_t text_checked;
+    double text_abs_err, text_want, text_max_rel;
     struct lt_replay_calib calib; /* as used */
-    char calib_how[160];          /* how the calibration was obtained */
+    char calib_how[224];          /* how the calibration was obtained */
     char model[128];              /* model name used */
     uint32_t runs;
     /* What each run delivered and what the client cost (replay_check.c;

@@ -190,6 +190,15 @@ static inline bool lt_replay_is_cancelled(const char *errclass)
  * length calibration into rp->build.calib and rp->st.calib_how (never
  * fails: uncalibrated, with the reason). Both ask the target. */
 int lt_replay_find_model(struct lt_replay *rp, struct lt_err *err);
+/* Can a request body of body_len bytes be a prompt of `in` tokens? A
+ * token of text is at least a byte, and a chat template adds a few
+ * thousand tokens at most (LT_REPLAY_TEMPLATE_MAX): a count beyond that
+ * is not a count (docs/metrics.md). */
+#define LT_REPLAY_TEMPLATE_MAX 4096
+static inline bool lt_replay_prompt_plausible(uint64_t in, size_t body_len)
+{
+    return in <= (uint64_t)body_len + LT_REPLAY_TEMPLATE_MAX;
+}
 void lt_replay_calibrate(struct lt_replay *rp);
 
 /* replay_check.c: a run's self-check: started with the run (after the

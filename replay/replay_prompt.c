@@ -78,7 +78,7 @@ int lt_replay_words(struct lt_buf *out, const struct lt_replay_build *b,
         return rc;
     for (uint32_t j = 0; j < n; j++) {
         uint64_t h = lt_mix64(seed_at(b, job, pos + j) + (uint64_t)(pos + j) * 0x9e3779b97f4a7c15u);
-        const char *w = words[h & 127];
+        const char *w = words[j ? h & 127 : LT_REPLAY_FIRST_WORD];
         size_t len = strlen(w);
         if (j)
             out->p[out->len++] = ' ';
@@ -211,7 +211,7 @@ static int fill_str(struct lt_buf *out, const struct lt_replay_build *b,
     out->p[out->len++] = '"';
     bool first = true;
     while (r > 0) {
-        unsigned w = lt_replay_word_at(b, job, *pos);
+        unsigned w = first ? LT_REPLAY_FIRST_WORD : lt_replay_word_at(b, job, *pos);
         uint8_t c = b->calib.word_cost[w];
         if (!fits(mask, c, r)) {
             unsigned k = 0;
@@ -286,6 +286,69 @@ static int tools_json(struct lt_buf *out, const struct lt_replay_build *b,
     return rc ? rc : lt_buf_puts(out, "]");
 }
 
+/* Each message's share of a prompt's content tokens, in targets[m]: its
+ * recorded size scaled to the content, rounded so that they sum to it. A
+ * share no whole words can make (1 token where no word costs 1) is raised
+ * to one they can, and the largest message gives up what that took. */
+static void plan_shares(const struct lt_replay_build *b, const struct lt_plan_job *job,
+                        double scale, double *targets)
+{
+    double cum = 0, prev = 0, deficit = 0, big_raw = -1;
+    uint32_t big = 0;
+    for (uint32_t m = 0; m < job->n_msgs; m++) {
+        cum += job->msgs[m].tokens * scale;
+        double raw = floor(cum + 0.5) - prev;
+        prev += raw;
+        targets[m] = raw;
+        deficit += fit_share(b, raw) - raw;
+        if (raw > big_raw)
+            big_raw = raw, big = m;
+    }
+    deficit -= fit_share(b, big_raw) - big_raw;
+    for (uint32_t m = 0; m < job->n_msgs; m++)
+        targets[m] = fit_share(b, m == big ? targets[m] - deficit : targets[m]);
+}
+
+/* The words of the messages of a prompt, each asked for what its planned
+ * total leaves after what the ones written before it spent (in whatever
+ * order the API writes them): the prompt's total stays exact. */
+struct shares {
+    double *targets, planned, done;
+    double small[64];
+};
+
+static int shares_init(struct shares *sh, const struct lt_replay_build *b,
+                       const struct lt_plan_job *job, double content)
+{
+    double recorded = 0;
+    for (uint32_t m = 0; m < job->n_msgs; m++)
+        recorded += job->msgs[m].tokens;
+    double scale = recorded > 0 && content > 0 ? content / recorded : 1.0;
+    sh->planned = sh->done = 0;
+    sh->targets = job->n_msgs <= 64 ? sh->small : malloc(job->n_msgs * sizeof *sh->targets);
+    if (!sh->targets)
+        return LT_ENOMEM;
+    plan_shares(b, job, scale, sh->targets);
+    return 0;
+}
+
+static void shares_release(struct shares *sh)
+{
+    if (sh->targets != sh->small)
+        free(sh->targets);
+}
+
+/* A JSON string of message m's words. */
+static int share_str(struct lt_buf *out, struct shares *sh, const struct lt_replay_build *b,
+                     const struct lt_plan_job *job, uint32_t m, uint32_t *pos)
+{
+    double spent = 0;
+    sh->planned += sh->targets[m];
+    int rc = fill_str(out, b, job, pos, sh->planned - sh->done, &spent);
+    sh->done += spent;
+    return rc;
+}
+
 static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
                          const struct lt_plan_job *job, double budget, uint32_t *pos)
 {
@@ -298,30 +361,10 @@ static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
             rc = fill_str(out, b, job, pos, budget - b->calib.per_message, NULL);
         return rc ? rc : lt_buf_puts(out, "}]");
     }
-    double recorded = 0;
-    for (uint32_t m = 0; m < job->n_msgs; m++)
-        recorded += job->msgs[m].tokens;
-    double content = budget - b->calib.per_message * job->n_msgs;
-    double scale = recorded > 0 && content > 0 ? content / recorded : 1.0;
+    struct shares sh;
+    if (shares_init(&sh, b, job, budget - b->calib.per_message * job->n_msgs) < 0)
+        return LT_ENOMEM;
     uint32_t call = 0;
-    /* Each message's share of the content, rounded so that they sum to it.
-     * A share no whole words can make (1 token where no word costs 1) is
-     * raised to one they can, and the largest message gives up what that
-     * took; and each message is asked for what its planned total leaves
-     * after what the ones before it spent: the prompt's total stays exact. */
-    double cum = 0, prev = 0, deficit = 0, big_raw = -1;
-    uint32_t big = 0;
-    for (uint32_t m = 0; m < job->n_msgs; m++) {
-        cum += job->msgs[m].tokens * scale;
-        double raw = floor(cum + 0.5) - prev;
-        prev += raw;
-        deficit += fit_share(b, raw) - raw;
-        if (raw > big_raw)
-            big_raw = raw, big = m;
-    }
-    deficit -= fit_share(b, big_raw) - big_raw;
-    double done = 0, planned = 0;
-    cum = prev = 0;
     for (uint32_t m = 0; m < job->n_msgs && rc == 0; m++) {
         const char *role = job->msgs[m].role;
         bool tool = !strcmp(role, "tool");
@@ -349,17 +392,12 @@ static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
         }
         if (rc == 0)
             rc = lt_buf_puts(out, ",\"content\":");
-        if (rc == 0) {
-            cum += job->msgs[m].tokens * scale;
-            double raw = floor(cum + 0.5) - prev, spent = 0;
-            prev += raw;
-            planned += fit_share(b, m == big ? raw - deficit : raw);
-            rc = fill_str(out, b, job, pos, planned - done, &spent);
-            done += spent;
-        }
+        if (rc == 0)
+            rc = share_str(out, &sh, b, job, m, pos);
         if (rc == 0)
             rc = lt_buf_puts(out, "}");
     }
+    shares_release(&sh);
     return rc ? rc : lt_buf_puts(out, "]");
 }
 
@@ -367,13 +405,12 @@ static int chat_messages(struct lt_buf *out, const struct lt_replay_build *b,
  * as function_call items after it, a tool's answer as a
  * function_call_output item. */
 static int responses_input(struct lt_buf *out, const struct lt_replay_build *b,
-                           const struct lt_plan_job *job, double scale, uint32_t *pos)
+                           const struct lt_plan_job *job, struct shares *sh, uint32_t *pos)
 {
     int rc = lt_buf_puts(out, "\"input\":[");
     uint32_t call = 0, answered = 0;
     for (uint32_t m = 0; m < job->n_msgs && rc == 0; m++) {
         const char *role = job->msgs[m].role;
-        uint32_t n = words_for(b, job->msgs[m].tokens * scale);
         if (!strcmp(role, "tool") && answered < call) {
             rc = lt_buf_printf(out,
                                "%s{\"type\":\"function_call_output\",\"call_id\":\"call_%u\","
@@ -382,10 +419,13 @@ static int responses_input(struct lt_buf *out, const struct lt_replay_build *b,
         } else {
             if (strcmp(role, "system") && strcmp(role, "developer") && strcmp(role, "assistant"))
                 role = "user"; /* a tool message with no call before it, or another role */
-            rc = lt_buf_printf(out, "%s{\"role\":\"%s\",\"content\":", m ? "," : "", role);
+            /* "type":"message" as OpenAI's spec has it: llama.cpp takes an
+             * assistant's turn only so. */
+            rc = lt_buf_printf(
+                out, "%s{\"type\":\"message\",\"role\":\"%s\",\"content\":", m ? "," : "", role);
         }
         if (rc == 0)
-            rc = words_str(out, b, job, pos, n);
+            rc = share_str(out, sh, b, job, m, pos);
         if (rc == 0)
             rc = lt_buf_puts(out, "}");
         if (rc == 0 && !strcmp(role, "assistant"))
@@ -404,7 +444,7 @@ static int responses_input(struct lt_buf *out, const struct lt_replay_build *b,
  * after its text, and the tools' answers one user turn of tool_result
  * blocks (Anthropic wants every result of a turn's calls in the next turn). */
 static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
-                         const struct lt_plan_job *job, double scale, uint32_t *pos)
+                         const struct lt_plan_job *job, struct shares *sh, uint32_t *pos)
 {
     int rc = 0;
     bool sys = false;
@@ -419,7 +459,7 @@ static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
         if (rc == 0)
             rc = lt_buf_puts(out, "{\"type\":\"text\",\"text\":");
         if (rc == 0)
-            rc = words_str(out, b, job, pos, words_for(b, job->msgs[m].tokens * scale));
+            rc = share_str(out, sh, b, job, m, pos);
         if (rc == 0)
             rc = lt_buf_puts(out, "}");
     }
@@ -431,7 +471,6 @@ static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
         const char *role = job->msgs[m].role;
         if (!strcmp(role, "system") || !strcmp(role, "developer"))
             continue;
-        uint32_t n = words_for(b, job->msgs[m].tokens * scale);
         bool asst = !strcmp(role, "assistant");
         if (!strcmp(role, "tool") && answered < call) {
             rc = results ? lt_buf_puts(out, ",")
@@ -443,7 +482,7 @@ static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
                                    "\"content\":",
                                    (unsigned)answered++);
             if (rc == 0)
-                rc = words_str(out, b, job, pos, n);
+                rc = share_str(out, sh, b, job, m, pos);
             if (rc == 0)
                 rc = lt_buf_puts(out, "}");
             continue;
@@ -456,7 +495,7 @@ static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
             rc = lt_buf_printf(out, "%s{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":",
                                k++ ? "," : "", asst ? "assistant" : "user");
         if (rc == 0)
-            rc = words_str(out, b, job, pos, n);
+            rc = share_str(out, sh, b, job, m, pos);
         if (rc == 0)
             rc = lt_buf_puts(out, "}");
         for (uint32_t t = m + 1;
@@ -473,13 +512,214 @@ static int messages_list(struct lt_buf *out, const struct lt_replay_build *b,
     return rc ? rc : lt_buf_puts(out, "]");
 }
 
+/* Recorded text that is a list of chat turns (capture keeps a chat-like
+ * prompt as its messages' JSON, whatever API it came by): the list, or
+ * NULL for a text that is not one. */
+static json_t *recorded_turns(const char *text, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (text[i] == ' ' || text[i] == '\n'))
+        i++;
+    if (i == len || text[i] != '[')
+        return NULL;
+    json_t *v = json_loadb(text, len, 0, NULL);
+    size_t k;
+    json_t *m;
+    if (!json_is_array(v) || json_array_size(v) == 0)
+        goto no;
+    json_array_foreach(v, k, m)
+    {
+        if (!json_is_object(m) || !json_is_string(json_object_get(m, "role")))
+            goto no;
+    }
+    return v;
+no:
+    json_decref(v);
+    return NULL;
+}
+
+/* Recorded completions text that is a list of token ids. */
+static bool recorded_ids(const char *text, size_t len)
+{
+    if (len == 0 || text[0] != '[')
+        return false;
+    json_t *v = json_loadb(text, len, 0, NULL);
+    bool ids = json_is_array(v) && json_array_size(v) > 0;
+    size_t k;
+    json_t *x;
+    json_array_foreach(v, k, x) ids = ids && json_is_integer(x);
+    json_decref(v);
+    return ids;
+}
+
+static int put_json(struct lt_buf *out, const json_t *v)
+{
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    int rc = s ? lt_buf_puts(out, s) : LT_ENOMEM;
+    free(s);
+    return rc;
+}
+
+/* Content as a string: itself, or the text of its parts joined. */
+static json_t *content_text(const json_t *c)
+{
+    if (json_is_string(c))
+        return json_incref((json_t *)c);
+    json_t *s = json_string("");
+    size_t k;
+    json_t *p;
+    json_array_foreach(c, k, p)
+    {
+        const char *t = json_string_value(json_object_get(p, "text"));
+        if (t && s) {
+            size_t n = json_string_length(s) + strlen(t);
+            char *j = malloc(n + 1);
+            if (j) {
+                snprintf(j, n + 1, "%s%s", json_string_value(s), t);
+                json_string_setn(s, j, n);
+            }
+            free(j);
+        }
+    }
+    return s;
+}
+
+/* Chat turns in the Responses API's input items (as lt_replay's capture
+ * read them back: a tool's answer is a function_call_output, an
+ * assistant's calls function_call items) or the Messages API's system and
+ * messages (a system turn as "system", tool answers as a user turn of
+ * tool_result blocks, calls as tool_use blocks). Chat takes them as they
+ * were recorded. */
+static int recorded_turns_body(struct lt_buf *out, enum lt_replay_api api, const json_t *turns,
+                               const char *text, size_t len)
+{
+    if (api == LT_REPLAY_API_CHAT) {
+        int rc = lt_buf_puts(out, "\"messages\":");
+        return rc ? rc : lt_buf_append(out, text, len);
+    }
+    bool resp = api == LT_REPLAY_API_RESPONSES;
+    json_t *list = json_array(), *sys = NULL, *results = NULL;
+    unsigned call = 0, answered = 0;
+    size_t k;
+    json_t *m;
+    int rc = list ? 0 : LT_ENOMEM;
+    json_array_foreach(turns, k, m)
+    {
+        if (rc < 0)
+            break;
+        const char *role = json_string_value(json_object_get(m, "role"));
+        json_t *content = json_object_get(m, "content"), *calls = json_object_get(m, "tool_calls");
+        char id[32];
+        if (!strcmp(role, "tool")) {
+            json_t *t = content_text(content);
+            snprintf(id, sizeof id, resp ? "call_%u" : "toolu_%u", answered++);
+            json_t *item = resp ? json_pack("{s:s,s:s,s:O}", "type", "function_call_output",
+                                            "call_id", id, "output", t)
+                                : json_pack("{s:s,s:s,s:O}", "type", "tool_result", "tool_use_id",
+                                            id, "content", t);
+            json_decref(t);
+            if (!item) {
+                rc = LT_ENOMEM;
+                break;
+            }
+            if (resp) {
+                json_array_append_new(list, item);
+                continue;
+            }
+            if (!results) {
+                results = json_array();
+                json_array_append_new(list,
+                                      json_pack("{s:s,s:o}", "role", "user", "content", results));
+            }
+            json_array_append_new(results, item);
+            continue;
+        }
+        results = NULL;
+        if (!resp && (!strcmp(role, "system") || !strcmp(role, "developer"))) {
+            if (!sys)
+                sys = json_array();
+            json_t *t = content_text(content);
+            json_array_append_new(sys, json_pack("{s:s,s:o}", "type", "text", "text", t));
+            continue;
+        }
+        if (strcmp(role, "system") && strcmp(role, "developer") && strcmp(role, "assistant"))
+            role = "user";
+        bool has_text = content && !json_is_null(content) &&
+                        !(json_is_string(content) && json_string_length(content) == 0);
+        json_t *blocks = resp ? NULL : json_array();
+        if (has_text && resp) {
+            /* Chat's text parts are Responses' input_text (output_text
+             * in an assistant's turn). */
+            json_t *parts = json_is_array(content) ? json_deep_copy(content) : NULL;
+            size_t q;
+            json_t *part;
+            json_array_foreach(parts, q, part)
+            {
+                const char *pt = json_string_value(json_object_get(part, "type"));
+                if (pt && !strcmp(pt, "text"))
+                    json_object_set_new(
+                        part, "type",
+                        json_string(strcmp(role, "assistant") ? "input_text" : "output_text"));
+            }
+            json_array_append_new(list, json_pack("{s:s,s:s,s:O}", "type", "message", "role", role,
+                                                  "content", parts ? parts : content));
+            json_decref(parts);
+        } else if (has_text) {
+            if (json_is_string(content))
+                json_array_append_new(blocks,
+                                      json_pack("{s:s,s:O}", "type", "text", "text", content));
+            else
+                json_array_extend(blocks, content);
+        }
+        size_t c;
+        json_t *tc;
+        json_array_foreach(calls, c, tc)
+        {
+            json_t *fn = json_object_get(tc, "function");
+            const char *name = json_string_value(json_object_get(fn, "name"));
+            const char *args = json_string_value(json_object_get(fn, "arguments"));
+            snprintf(id, sizeof id, resp ? "call_%u" : "toolu_%u", call++);
+            if (resp) {
+                json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:s}", "type", "function_call",
+                                                      "call_id", id, "name", name ? name : "tool",
+                                                      "arguments", args ? args : "{}"));
+            } else {
+                json_t *input = json_loads(args ? args : "{}", 0, NULL);
+                if (!json_is_object(input)) {
+                    json_decref(input);
+                    input = json_object();
+                }
+                json_array_append_new(blocks,
+                                      json_pack("{s:s,s:s,s:s,s:o}", "type", "tool_use", "id", id,
+                                                "name", name ? name : "tool", "input", input));
+            }
+        }
+        if (!resp)
+            json_array_append_new(list, json_pack("{s:s,s:o}", "role", role, "content", blocks));
+    }
+    if (rc == 0 && sys) {
+        rc = lt_buf_puts(out, "\"system\":");
+        if (rc == 0)
+            rc = put_json(out, sys);
+        if (rc == 0)
+            rc = lt_buf_puts(out, ",");
+    }
+    if (rc == 0)
+        rc = lt_buf_puts(out, resp ? "\"input\":" : "\"messages\":");
+    if (rc == 0)
+        rc = put_json(out, list);
+    json_decref(sys);
+    json_decref(list);
+    return rc;
+}
+
 /* The opening of a prompt of one user turn (recorded text, a corpus text,
  * or words) in the API's envelope: chat's and Messages' messages,
  * Responses' input. */
 static int one_turn_open(struct lt_buf *out, enum lt_replay_api api)
 {
     if (api == LT_REPLAY_API_RESPONSES)
-        return lt_buf_puts(out, "\"input\":[{\"role\":\"user\",\"content\":");
+        return lt_buf_puts(out, "\"input\":[{\"type\":\"message\",\"role\":\"user\",\"content\":");
     return lt_buf_puts(out, "\"messages\":[{\"role\":\"user\",\"content\":");
 }
 
@@ -502,6 +742,7 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
     const char *text = !b->synthetic && !corpus && job->text ? job->text : NULL;
     bool use_ids = b->token_ids && b->n_ids && !text && !corpus && lt_replay_api_takes_ids(b->api);
     uint32_t pos = 0;
+    json_t *turns = NULL;
 
     LT_TRY(lt_buf_puts(out, "{"));
     if (b->api != LT_REPLAY_API_SGLANG) {
@@ -510,12 +751,17 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
         LT_TRY(lt_buf_puts(out, ","));
     }
     if (lt_replay_api_chat_like(b->api)) {
+        /* Chat-shaped turns (recorded, or a corpus line's messages) go in
+         * the API's own shape. */
+        const char *tt = corpus_msgs ? corpus : text;
+        size_t tl = corpus_msgs ? strlen(corpus) : job->text_len;
+        turns = tt && (corpus_msgs || !corpus) ? recorded_turns(tt, tl) : NULL;
         double budget = (double)in - b->calib.per_request - b->calib.adjust;
         if ((job->has & LT_HAS_TOOLS) && job->tools_count && !text && !corpus)
             budget -= job->tools_tokens;
-        if (corpus_msgs) {
-            /* Chat-shaped messages: Responses takes them as input items,
-             * and Messages as its messages when they hold no system. */
+        if (turns) {
+            LT_TRY(recorded_turns_body(out, b->api, turns, tt, tl));
+        } else if (corpus_msgs) { /* not a list of turns: as the file has it */
             LT_TRY(lt_buf_puts(out,
                                b->api == LT_REPLAY_API_RESPONSES ? "\"input\":" : "\"messages\":"));
             LT_TRY(lt_buf_puts(out, corpus));
@@ -531,21 +777,20 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
                 LT_TRY(chat_messages(out, b, job, budget, &pos));
             else {
                 LT_TRY(one_turn_open(out, b->api));
-                LT_TRY(words_str(out, b, job, &pos, words_for(b, budget - b->calib.per_message)));
+                LT_TRY(fill_str(out, b, job, &pos, budget - b->calib.per_message, NULL));
                 LT_TRY(lt_buf_puts(out, "}]"));
             }
             if ((job->has & LT_HAS_TOOLS) && job->tools_count)
                 LT_TRY(tools_json(out, b, job, &pos));
         } else {
-            double recorded = 0;
-            for (uint32_t m = 0; m < job->n_msgs; m++)
-                recorded += job->msgs[m].tokens;
-            double content = budget - b->calib.per_message * job->n_msgs;
-            double scale = recorded > 0 && content > 0 ? content / recorded : 1.0;
-            if (b->api == LT_REPLAY_API_RESPONSES)
-                LT_TRY(responses_input(out, b, job, scale, &pos));
-            else
-                LT_TRY(messages_list(out, b, job, scale, &pos));
+            struct shares sh;
+            if (shares_init(&sh, b, job, budget - b->calib.per_message * job->n_msgs) < 0)
+                return LT_ENOMEM;
+            rc = b->api == LT_REPLAY_API_RESPONSES ? responses_input(out, b, job, &sh, &pos)
+                                                   : messages_list(out, b, job, &sh, &pos);
+            shares_release(&sh);
+            if (rc < 0)
+                goto out;
             if ((job->has & LT_HAS_TOOLS) && job->tools_count)
                 LT_TRY(tools_json(out, b, job, &pos));
         }
@@ -557,6 +802,8 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
             LT_TRY(ids(out, b, job, in));
         else if (corpus)
             LT_TRY(corpus_str(out, corpus, in));
+        else if (text && recorded_ids(text, job->text_len))
+            LT_TRY(lt_buf_append(out, text, job->text_len));
         else if (text)
             LT_TRY(lt_json_str(out, text, job->text_len));
         else
@@ -604,6 +851,7 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
                              b->chunk_usage ? ",\"continuous_usage_stats\":true" : ""));
     LT_TRY(lt_buf_puts(out, "}"));
 out:
+    json_decref(turns);
     return rc;
 }
 

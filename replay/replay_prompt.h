@@ -76,6 +76,10 @@ struct lt_replay_calib {
      * next prompts' budget (lt_replay_prompt_learn). */
     bool closed_loop;
     double adjust;
+    /* How far a prompt's length may be off: |counted - predicted| tokens
+     * of a check prompt of 128 words (err_rel: of its count), and the
+     * word-by-word probe's largest rest (word_err); -1: not measured. */
+    double err, err_rel, word_err;
 };
 
 /* A user corpus (--prompts FILE): texts, or chat message arrays as raw
@@ -126,6 +130,13 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
  * calibration and tests. */
 int lt_replay_words(struct lt_buf *out, const struct lt_replay_build *b,
                     const struct lt_plan_job *job, uint32_t pos, uint32_t n);
+
+/* The first word of every synthesized text. A word opening a text may
+ * cost other tokens than the same word after a space (a SentencePiece
+ * tokenizer reads "many" after a template's newline without its space
+ * piece): one fixed word there makes that difference one constant, which
+ * calibration measures into the per-message cost. */
+#define LT_REPLAY_FIRST_WORD 0u
 
 /* The synthesized words (128) and their count: what calibration measures. */
 #define LT_REPLAY_N_WORDS 128

@@ -42,25 +42,40 @@ int lt_replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_err
     const struct lt_replay_opts *o = &rp->o;
     char start[32];
     lt_wall_rfc3339(start);
+    lt_buf_reset(&rp->run_extra);
+    struct lt_mp m = {.out = &rp->run_extra};
+    uint32_t n = extra.n;
     if (o->parts > 1) {
         /* Which part this is, and what it meant to send: what a merge of
          * the parts needs to say which requests a lost part took along. */
-        lt_buf_reset(&rp->run_extra);
-        struct lt_mp m = {.out = &rp->run_extra};
         lt_mp_cstr(&m, "rank");
         lt_mp_uint(&m, o->part);
         lt_mp_cstr(&m, "ranks");
         lt_mp_uint(&m, o->parts);
         lt_mp_cstr(&m, "planned");
         lt_mp_uint(&m, rp->plan.planned);
-        if ((extra.len ? lt_mp_raw(&m, extra.data, extra.len) : m.rc) < 0) {
-            rc = lt_errset(err, LT_ENOMEM, "out of memory");
-            goto out;
-        }
-        extra.data = (const uint8_t *)rp->run_extra.p;
-        extra.len = rp->run_extra.len;
-        extra.n += 3;
+        n += 3;
     }
+    /* How the prompt lengths were made, and how far the calibration's
+     * own check found them off: what a reader needs to trust `in`. */
+    const struct lt_replay_calib *c = &rp->build.calib;
+    lt_mp_cstr(&m, "calib");
+    lt_mp_cstr(&m, rp->st.calib_how);
+    n++;
+    if (c->err >= 0) {
+        lt_mp_cstr(&m, "calib_err");
+        lt_mp_double(&m, c->err);
+        lt_mp_cstr(&m, "calib_err_rel");
+        lt_mp_double(&m, c->err_rel);
+        n += 2;
+    }
+    if ((extra.len ? lt_mp_raw(&m, extra.data, extra.len) : m.rc) < 0) {
+        rc = lt_errset(err, LT_ENOMEM, "out of memory");
+        goto out;
+    }
+    extra.data = (const uint8_t *)rp->run_extra.p;
+    extra.len = rp->run_extra.len;
+    extra.n = n;
     struct lt_plan_desc d;
     lt_plan_describe(&rp->plan, &d);
     struct lt_run run = {
@@ -178,7 +193,9 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
         /* Usage the chunks disprove (bad_usage) is not written as the
          * count: the chunks are what was received. */
         if (s->has_usage && !bad_usage) {
-            r.has |= LT_RHAS_IN | LT_RHAS_OUT | LT_RHAS_REASONING | LT_RHAS_CACHED;
+            r.has |= LT_RHAS_IN | LT_RHAS_OUT | LT_RHAS_REASONING;
+            if (s->has_cached) /* no cached count said is not 0 cached */
+                r.has |= LT_RHAS_CACHED;
             r.in = s->in;
             r.out = s->out;
             r.reasoning = s->reasoning;

@@ -9,6 +9,7 @@
 #include "traces/trace_json.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,34 +118,78 @@ int lt_replay_find_model(struct lt_replay *rp, struct lt_err *err)
     return 0;
 }
 
-/* Prompt tokens of a prompt of n texts (chat: one message each, the last
- * a user's; otherwise texts[0] as the prompt): by the server's /tokenize
- * (vLLM's {"prompt"} or {"messages"} with the chat template applied,
- * answering {"count", "tokens"}; llama.cpp's {"content"}, answering
- * {"tokens"}), or else by the usage of a real request with max_tokens 1.
- * With special false, /tokenize is asked not to add BOS and the like, and
- * *ids (when not NULL) receives the ids it listed (malloc'd, *n_ids of
- * them). Returns tokens or a negative code. */
-static long count_prompt(struct lt_replay *rp, bool tokenize, const char *const *texts, int n,
+/* How a prompt's tokens are counted: the server's /tokenize, Anthropic's
+ * /v1/messages/count_tokens, or the usage of a one-token request through
+ * the endpoint the run uses (its template as the run will meet it). */
+enum count_by { BY_TOKENIZE, BY_COUNT_TOKENS, BY_USAGE };
+
+static const char *count_path(const struct lt_replay *rp, enum count_by by)
+{
+    return by == BY_TOKENIZE       ? "/tokenize"
+           : by == BY_COUNT_TOKENS ? "/v1/messages/count_tokens"
+                                   : lt_replay_api_path(rp->build.api);
+}
+
+/* The turns of a probe in the API's own shape, as lt_replay_build_body
+ * writes them: n texts, the last a user's and those before it system
+ * turns (Messages: its "system" blocks). */
+static int probe_turns(struct lt_buf *body, enum lt_replay_api api, enum count_by by,
+                       const char *const *texts, int n)
+{
+    int rc = 0;
+    if (api == LT_REPLAY_API_MESSAGES && by != BY_TOKENIZE) {
+        for (int m = 0; m + 1 < n && rc == 0; m++) {
+            rc = lt_buf_puts(body, m ? ",{\"type\":\"text\",\"text\":"
+                                     : ",\"system\":[{\"type\":\"text\",\"text\":");
+            if (rc == 0)
+                rc = lt_json_str(body, texts[m], strlen(texts[m]));
+            if (rc == 0)
+                rc = lt_buf_puts(body, m + 2 < n ? "}" : "}]");
+        }
+        if (rc == 0)
+            rc = lt_buf_puts(body,
+                             ",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\","
+                             "\"text\":");
+        if (rc == 0)
+            rc = lt_json_str(body, texts[n - 1], strlen(texts[n - 1]));
+        return rc ? rc : lt_buf_puts(body, "}]}]");
+    }
+    bool input = api == LT_REPLAY_API_RESPONSES && by == BY_USAGE;
+    rc = lt_buf_puts(body, input ? ",\"input\":[" : ",\"messages\":[");
+    for (int m = 0; m < n && rc == 0; m++) {
+        rc = lt_buf_printf(body, "%s{%s\"role\":\"%s\",\"content\":", m ? "," : "",
+                           input ? "\"type\":\"message\"," : "", m + 1 < n ? "system" : "user");
+        if (rc == 0)
+            rc = lt_json_str(body, texts[m], strlen(texts[m]));
+        if (rc == 0)
+            rc = lt_buf_puts(body, "}");
+    }
+    return rc ? rc : lt_buf_puts(body, "]");
+}
+
+/* Prompt tokens of a prompt of n texts (chat-like APIs: one turn each, the
+ * last a user's; otherwise texts[0] as the prompt), counted `by`:
+ * /tokenize (vLLM's {"prompt"} or {"messages"} with the chat template
+ * applied, answering {"count", "tokens"}; llama.cpp's {"content"},
+ * answering {"tokens"}), count_tokens ({"input_tokens"}), or the usage of
+ * a real request with one output token, read by the API's own rule. With
+ * special false, /tokenize is asked not to add BOS and the like, and *ids
+ * (when not NULL) receives the ids it listed (malloc'd, *n_ids of them).
+ * Returns tokens or a negative code. */
+static long count_prompt(struct lt_replay *rp, enum count_by by, const char *const *texts, int n,
                          bool special, uint32_t **ids, size_t *n_ids, struct lt_buf *body,
                          struct lt_buf *resp, struct lt_err *err)
 {
     int rc = 0;
     json_t *root = NULL;
-    bool chat = lt_replay_api_chat_like(rp->build.api) && !ids;
+    enum lt_replay_api api = rp->build.api;
+    bool chat = lt_replay_api_chat_like(api) && !ids, tokenize = by == BY_TOKENIZE;
     const char *sp = special ? "true" : "false";
     lt_buf_reset(body);
     LT_TRY(lt_buf_puts(body, "{\"model\":"));
     LT_TRY(lt_json_str(body, rp->model, strlen(rp->model)));
     if (chat) {
-        LT_TRY(lt_buf_puts(body, ",\"messages\":["));
-        for (int m = 0; m < n; m++) {
-            LT_TRY(lt_buf_printf(body, "%s{\"role\":\"%s\",\"content\":", m ? "," : "",
-                                 m + 1 < n ? "system" : "user"));
-            LT_TRY(lt_json_str(body, texts[m], strlen(texts[m])));
-            LT_TRY(lt_buf_puts(body, "}"));
-        }
-        LT_TRY(lt_buf_puts(body, "]"));
+        LT_TRY(probe_turns(body, api, by, texts, n));
     } else {
         LT_TRY(lt_buf_puts(body, tokenize ? ",\"content\":" : ",\"prompt\":"));
         LT_TRY(lt_json_str(body, texts[0], strlen(texts[0])));
@@ -156,26 +201,29 @@ static long count_prompt(struct lt_replay *rp, bool tokenize, const char *const 
     }
     if (tokenize && chat)
         LT_TRY(lt_buf_puts(body, ",\"add_generation_prompt\":true}"));
-    else if (tokenize)
+    else if (by != BY_USAGE)
         LT_TRY(lt_buf_puts(body, "}"));
     else
-        LT_TRY(lt_buf_puts(body, ",\"max_tokens\":1,\"stream\":false}"));
+        LT_TRY(lt_buf_printf(body, ",\"%s\":1,\"stream\":false}",
+                             api == LT_REPLAY_API_RESPONSES ? "max_output_tokens" : "max_tokens"));
     long status = 0;
-    LT_TRY(lt_replay_http_do(&rp->http, tokenize ? "/tokenize" : lt_replay_api_path(rp->build.api),
-                             body->p, resp, &status, 15000, err));
+    LT_TRY(lt_replay_http_do(&rp->http, count_path(rp, by), body->p, resp, &status, 15000, err));
     if (status != 200) {
         rc = lt_errset(err, LT_EFORMAT, "%s answered HTTP %ld",
-                       tokenize ? "/tokenize" : "the calibration probe", status);
+                       by == BY_USAGE ? "the calibration probe" : count_path(rp, by), status);
         goto out;
     }
-    if (tokenize) {
+    if (by != BY_USAGE) {
         root = json_loadb(resp->p ? resp->p : "", resp->len, 0, NULL);
-        json_t *count = json_object_get(root, "count"), *toks = json_object_get(root, "tokens");
+        json_t *count = json_object_get(root, tokenize ? "count" : "input_tokens"),
+               *toks = json_object_get(root, "tokens");
         long c = json_is_integer(count) ? (long)json_integer_value(count)
                  : json_is_array(toks)  ? (long)json_array_size(toks)
                                         : -1;
         if (c <= 0) {
-            rc = lt_errset(err, LT_EFORMAT, "/tokenize: no \"count\" or \"tokens\" in the answer");
+            rc = lt_errset(err, LT_EFORMAT,
+                           tokenize ? "/tokenize: no \"count\" or \"tokens\" in the answer"
+                                    : "count_tokens: no \"input_tokens\" in the answer");
             goto out;
         }
         if (ids && json_is_array(toks)) {
@@ -203,11 +251,12 @@ static long count_prompt(struct lt_replay *rp, bool tokenize, const char *const 
     bool has = r.has_usage;
     uint32_t in = r.in;
     lt_wire_resp_release(&r);
-    if (rc < 0 || !has || !in) {
-        rc = lt_errset(err, LT_EFORMAT, "calibration probe: no usage.prompt_tokens in the answer");
+    if (rc < 0 || !has || !in || !lt_replay_prompt_plausible(in, body->len)) {
+        rc = lt_errset(err, LT_EFORMAT,
+                       "calibration probe: no plausible prompt count in the answer's usage");
         goto out;
     }
-    rc = (int)(in < INT32_MAX ? in : INT32_MAX);
+    rc = (int)in;
 out:
     json_decref(root);
     return rc;
@@ -236,7 +285,7 @@ static int learn_ids(struct lt_replay *rp, struct lt_buf *body, struct lt_buf *r
         rc = lt_buf_printf(&text, "%s%s", w ? " " : "", lt_replay_word(w));
     if (rc == 0) {
         const char *t = text.p;
-        rc = (int)count_prompt(rp, true, &t, 1, false, &ids, &n, body, resp, err);
+        rc = (int)count_prompt(rp, BY_TOKENIZE, &t, 1, false, &ids, &n, body, resp, err);
     }
     lt_buf_release(&text);
     if (rc < 0 || !ids || !n) {
@@ -257,42 +306,54 @@ static int learn_ids(struct lt_replay *rp, struct lt_buf *body, struct lt_buf *r
 
 /* Tokens of each synthesized word on this server, from the counts of
  * "w0" and "w0 w w w w" (a BOS or template the server adds cancels out):
- * 129 counts by /tokenize, or by one-token requests where it has none. */
-static int learn_word_costs(struct lt_replay *rp, bool tokenize, struct lt_buf *body,
-                            struct lt_buf *resp, struct lt_err *err)
+ * 129 counts by /tokenize, count_tokens, or one-token requests. A word
+ * whose four copies do not cost four times one (the tokenizer merged
+ * across them) is off by the rest: the largest such, per word, is
+ * *word_err. */
+static int learn_word_costs(struct lt_replay *rp, enum count_by by, struct lt_buf *body,
+                            struct lt_buf *resp, double *word_err, struct lt_err *err)
 {
     char text[64];
     const char *t = text;
-    snprintf(text, sizeof text, "%s", lt_replay_word(0));
-    long base = count_prompt(rp, tokenize, &t, 1, true, NULL, NULL, body, resp, err);
+    snprintf(text, sizeof text, "%s", lt_replay_word(LT_REPLAY_FIRST_WORD));
+    long base = count_prompt(rp, by, &t, 1, true, NULL, NULL, body, resp, err);
     if (base <= 0)
         return base < 0 ? (int)base : LT_EFORMAT;
+    *word_err = 0;
     for (unsigned w = 0; w < LT_REPLAY_N_WORDS; w++) {
         const char *x = lt_replay_word(w);
-        snprintf(text, sizeof text, "%s %s %s %s %s", lt_replay_word(0), x, x, x, x);
-        long c = count_prompt(rp, tokenize, &t, 1, true, NULL, NULL, body, resp, err);
+        snprintf(text, sizeof text, "%s %s %s %s %s", lt_replay_word(LT_REPLAY_FIRST_WORD), x, x, x,
+                 x);
+        long c = count_prompt(rp, by, &t, 1, true, NULL, NULL, body, resp, err);
         if (c < 0)
             return (int)c;
         long cost = (c - base + 2) / 4;
         if (cost < 1 || cost > 31)
             return lt_errset(err, LT_EFORMAT, "word '%s' counts %ld tokens", x, cost);
         rp->build.calib.word_cost[w] = (uint8_t)cost;
+        double off = fabs((double)(c - base - 4 * cost)) / 4.0;
+        if (off > *word_err)
+            *word_err = off;
     }
     return 0;
 }
 
-/* Tokens of words [pos, pos + n) of the calibration prompt. */
+/* Tokens of words [pos, pos + n) of the calibration prompt, a text of
+ * its own (its first word the fixed one). */
 static double cost_of(const struct lt_replay *rp, const struct lt_plan_job *job, uint32_t pos,
                       uint32_t n)
 {
     double c = 0;
     for (uint32_t j = pos; j < pos + n; j++)
-        c += rp->build.calib.word_cost[lt_replay_word_at(&rp->build, job, j)];
+        c +=
+            rp->build.calib
+                .word_cost[j == pos ? LT_REPLAY_FIRST_WORD : lt_replay_word_at(&rp->build, job, j)];
     return c;
 }
 
-/* Prompt tokens of `msgs` messages (chat) of `words` synthesized words. */
-static long probe(struct lt_replay *rp, bool tokenize, int msgs, uint32_t words,
+/* Prompt tokens of `msgs` turns (chat-like APIs) of `words` synthesized
+ * words each, from word position `from`. */
+static long probe(struct lt_replay *rp, enum count_by by, int msgs, uint32_t from, uint32_t words,
                   const struct lt_plan_job *job, struct lt_buf *body, struct lt_buf *resp,
                   struct lt_err *err)
 {
@@ -302,32 +363,50 @@ static long probe(struct lt_replay *rp, bool tokenize, int msgs, uint32_t words,
     for (int m = 0; m < 2; m++) {
         lt_buf_init(&t[m], (size_t)1 << 20);
         if (m < msgs && rc == 0)
-            rc = lt_replay_words(&t[m], &rp->build, job, (uint32_t)m * words, words);
+            rc = lt_replay_words(&t[m], &rp->build, job, from + (uint32_t)m * words, words);
         texts[m] = t[m].p ? t[m].p : "";
     }
     if (rc == 0)
-        rc = count_prompt(rp, tokenize, texts, msgs, true, NULL, NULL, body, resp, err);
+        rc = count_prompt(rp, by, texts, msgs, true, NULL, NULL, body, resp, err);
     for (int m = 0; m < 2; m++)
         lt_buf_release(&t[m]);
     return rc;
 }
 
+/* The ways this API's prompts can be counted, best first: a counting
+ * endpoint that applies the same template, then the usage of the API's
+ * own endpoint. Responses has no counting endpoint anywhere: its template
+ * (the input items, as converted) is met only through /v1/responses. */
+static int count_ways(enum lt_replay_api api, enum count_by *by)
+{
+    int n = 0;
+    if (api == LT_REPLAY_API_MESSAGES)
+        by[n++] = BY_COUNT_TOKENS; /* llama.cpp, vLLM and Anthropic have it */
+    else if (api != LT_REPLAY_API_RESPONSES)
+        by[n++] = BY_TOKENIZE;
+    by[n++] = BY_USAGE;
+    return n;
+}
+
 /* Learn what the server's tokenizer makes of prompts: the token ids an id
  * prompt may use (its /tokenize); what each synthesized word costs; what a
  * request and a message add (three prompts: 64 words, 128 words, and two
- * messages of 64). By /tokenize where the server has one, else by the
- * usage of one-token requests, and then the closed loop corrects what
- * the probes missed from each response's usage. */
+ * messages of 64). Each count is taken the first way this API offers
+ * (count_ways); by usage, the closed loop then corrects what the probes
+ * missed from each response's usage. A fourth prompt (128 other words),
+ * predicted from what was learned and then counted, measures how far the
+ * lengths may be off (calib.err). */
 void lt_replay_calibrate(struct lt_replay *rp)
 {
     struct lt_replay_calib *c = &rp->build.calib;
-    *c = (struct lt_replay_calib){.tok_per_word = 1.0};
+    *c = (struct lt_replay_calib){.tok_per_word = 1.0, .err = -1};
     struct lt_buf body, resp;
     lt_buf_init(&body, (size_t)1 << 20);
     lt_buf_init(&resp, (size_t)1 << 20);
     struct lt_err e = {0};
     if (lt_replay_api_takes_ids(rp->build.api) && rp->build.token_ids) {
         if (learn_ids(rp, &body, &resp, &e) == 0) {
+            c->err = 0;
             snprintf(rp->st.calib_how, sizeof rp->st.calib_how,
                      "exact (token ids: %zu the server's /tokenize produced)", rp->build.n_ids);
             goto out;
@@ -344,26 +423,30 @@ void lt_replay_calibrate(struct lt_replay *rp)
     }
     const struct lt_plan_job job = {.index = 0x70726f6265ULL, .prev = -1};
     long p1 = -1, p2 = -1, p3 = -1;
-    bool tok = true, chat = lt_replay_api_chat_like(rp->build.api);
-    /* Responses and Messages: /tokenize with the same messages (their
-     * prompts go through the chat template); no usage probes. */
-    int passes = chat && rp->build.api != LT_REPLAY_API_CHAT ? 1 : 2;
-    for (int pass = 0; pass < passes; pass++, tok = false) {
+    bool chat = lt_replay_api_chat_like(rp->build.api);
+    enum count_by ways[3], by = BY_USAGE;
+    int n_ways = count_ways(rp->build.api, ways);
+    char why[96] = "probes disagree";
+    for (int k = 0; k < n_ways; k++) {
+        by = ways[k];
         lt_err_clear(&e);
-        p1 = probe(rp, tok, 1, 64, &job, &body, &resp, &e);
-        p2 = p1 > 0 ? probe(rp, tok, 1, 128, &job, &body, &resp, &e) : -1;
-        p3 = p2 > 0 && chat ? probe(rp, tok, 2, 64, &job, &body, &resp, &e) : 0;
+        p1 = probe(rp, by, 1, 0, 64, &job, &body, &resp, &e);
+        p2 = p1 > 0 ? probe(rp, by, 1, 0, 128, &job, &body, &resp, &e) : -1;
+        p3 = p2 > 0 && chat ? probe(rp, by, 2, 0, 64, &job, &body, &resp, &e) : 0;
         if (p1 > 0 && p2 > p1 && p3 >= 0)
             break;
+        if (e.msg[0])
+            snprintf(why, sizeof why, "%.90s", e.msg);
     }
     if (p1 <= 0 || p2 <= p1 || p3 < 0) {
-        snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "not calibrated (%.60s)",
-                 e.msg[0] ? e.msg : "probes disagree");
+        snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "not calibrated (%.60s)", why);
         goto out;
     }
-    const char *how = tok ? "/tokenize" : "usage probes";
-    double tpw = (double)(p2 - p1) / 64.0, c1 = 64.0 * tpw, c2 = 64.0 * tpw;
-    if (learn_word_costs(rp, tok, &body, &resp, &e) == 0) {
+    const char *how = by == BY_TOKENIZE       ? "/tokenize"
+                      : by == BY_COUNT_TOKENS ? "count_tokens"
+                                              : "usage probes";
+    double tpw = (double)(p2 - p1) / 64.0, c1 = 64.0 * tpw, c2 = 64.0 * tpw, word_err = 0;
+    if (learn_word_costs(rp, by, &body, &resp, &word_err, &e) == 0) {
         c->exact_words = true;
         c1 = cost_of(rp, &job, 0, 64);
         c2 = cost_of(rp, &job, 64, 64);
@@ -384,11 +467,24 @@ void lt_replay_calibrate(struct lt_replay *rp)
     if (c->per_request < 0)
         c->per_request = 0;
     c->calibrated = true;
-    c->closed_loop = !tok;
+    c->closed_loop = by == BY_USAGE;
+    /* The check: 128 words not probed yet, as the model predicts them. */
+    long p4 = probe(rp, by, 1, 128, 128, &job, &body, &resp, &e);
+    double want4 = c->per_request + c->per_message +
+                   (c->exact_words ? cost_of(rp, &job, 128, 128) : 128.0 * tpw);
+    c->err = p4 > 0 ? fabs((double)p4 - want4) : -1;
+    c->err_rel = p4 > 0 ? c->err / (double)p4 : -1;
+    c->word_err = word_err;
+    char errs[96] = "";
+    int k = 0;
+    if (c->err >= 0)
+        k = snprintf(errs, sizeof errs, "; check: %.0f of %ld tokens off", c->err, p4);
+    if (word_err > 0 && k >= 0 && (size_t)k < sizeof errs) /* merges across copies of a word */
+        snprintf(errs + k, sizeof errs - (size_t)k, "; a word up to %.2f tokens off", word_err);
     snprintf(rp->st.calib_how, sizeof rp->st.calib_how,
-             "%s%s: %.3f tokens/word%s, +%.1f per request, +%.1f per message", how,
+             "%s%s: %.3f tokens/word%s, +%.1f per request, +%.1f per message%s", how,
              c->exact_words ? " (word by word)" : "", tpw, c->closed_loop ? ", closed loop" : "",
-             c->per_request, c->per_message);
+             c->per_request, c->per_message, errs);
 out:
     lt_buf_release(&body);
     lt_buf_release(&resp);

@@ -54,11 +54,16 @@ int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_e
             d->no_tokenize = true;
         else if (!strcmp(w, "tokenize"))
             d->no_tokenize = false;
+        else if (!strcmp(w, "messages-usage-total"))
+            d->messages_usage_total = true;
+        else if (!strcmp(w, "messages-usage-split"))
+            d->messages_usage_total = false;
         else
             return lt_errset(err, LT_EFORMAT,
                              "unknown dialect item '%s' (vllm, role-chunk, no-role-chunk, "
                              "usage-separate, usage-in-last, reasoning, reasoning_content, "
-                             "close, keep-alive, http10, http11, no-tokenize, tokenize)",
+                             "close, keep-alive, http10, http11, no-tokenize, tokenize, "
+                             "messages-usage-total, messages-usage-split)",
                              w);
         p += n;
         if (*p == ',')
@@ -612,6 +617,30 @@ out:
     return rc;
 }
 
+int lt_sim_count_tokens(struct lt_buf *out, const char *body, size_t len,
+                        const struct lt_sim_profile *p, char *msg, size_t msgsz)
+{
+    struct lt_sim_toks t;
+    lt_sim_toks_init(&t, p->block_tokens);
+    lt_sim_toks_tokenizer(&t, p->vocab, p->piece_bytes);
+    json_error_t jerr;
+    json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
+    int rc = 0;
+    if (!json_is_object(root)) {
+        rc = bad(msg, msgsz, "the request body must be a JSON object");
+        goto out;
+    }
+    const json_t *tools = json_object_get(root, "tools");
+    rc = count_items(&t, LT_SIM_MESSAGES, root,
+                     json_is_array(tools) && json_array_size(tools) ? tools : NULL, msg, msgsz);
+    if (rc == 0 && lt_buf_printf(out, "{\"input_tokens\":%u}", t.n) < 0)
+        rc = bad(msg, msgsz, "answer too large");
+out:
+    lt_sim_toks_release(&t);
+    json_decref(root);
+    return rc;
+}
+
 static const char *error_type(int status)
 {
     switch (status) {
@@ -693,20 +722,39 @@ static unsigned long long usage_out(const struct lt_sim_resp *r)
     return r->claim ? (unsigned long long)r->claimed_out : r->out;
 }
 
+/* The prompt tokens usage reports: the true count, or the badprompt
+ * fault's claim. */
+static unsigned long long usage_in(const struct lt_sim_resp *r)
+{
+    return r->claim_in ? (unsigned long long)r->claimed_in : r->prompt_tokens;
+}
+
 static unsigned long long usage_total(const struct lt_sim_resp *r)
 {
-    unsigned long long o = usage_out(r);
-    return o > ULLONG_MAX - r->prompt_tokens ? ULLONG_MAX : o + r->prompt_tokens;
+    unsigned long long o = usage_out(r), i = usage_in(r);
+    return o > ULLONG_MAX - i ? ULLONG_MAX : o + i;
+}
+
+/* A Messages usage's prompt counts. Anthropic's input_tokens is what was
+ * neither read from nor written to the cache, beside
+ * cache_read_input_tokens (as llama.cpp answers too); vLLM's is the whole
+ * prompt, with no cache counts (dialect messages-usage-total). */
+static int messages_input_usage(struct lt_buf *b, const struct lt_sim_resp *r)
+{
+    if (r->d->messages_usage_total || r->claim_in)
+        return lt_buf_printf(b, "\"input_tokens\":%llu", usage_in(r));
+    uint32_t cached = r->cached_tokens < r->prompt_tokens ? r->cached_tokens : r->prompt_tokens;
+    return lt_buf_printf(b, "\"input_tokens\":%u,\"cache_read_input_tokens\":%u",
+                         r->prompt_tokens - cached, cached);
 }
 
 static int put_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 {
     return lt_buf_printf(b,
-                         "\"usage\":{\"prompt_tokens\":%u,\"total_tokens\":%llu,"
+                         "\"usage\":{\"prompt_tokens\":%llu,\"total_tokens\":%llu,"
                          "\"completion_tokens\":%llu,\"prompt_tokens_details\":{\"cached_tokens\":"
                          "%u},\"completion_tokens_details\":{\"reasoning_tokens\":%u}}",
-                         r->prompt_tokens, usage_total(r), usage_out(r), r->cached_tokens,
-                         r->reasoning);
+                         usage_in(r), usage_total(r), usage_out(r), r->cached_tokens, r->reasoning);
 }
 
 static const char *rkey(const struct lt_sim_resp *r)
@@ -824,11 +872,11 @@ static int put_response(struct lt_buf *b, const struct lt_sim_resp *r)
     }
     if (rc == 0)
         rc = lt_buf_printf(b,
-                           "],\"usage\":{\"input_tokens\":%u,\"input_tokens_details\":{"
+                           "],\"usage\":{\"input_tokens\":%llu,\"input_tokens_details\":{"
                            "\"cached_tokens\":%u},\"output_tokens\":%llu,"
                            "\"output_tokens_details\":{\"reasoning_tokens\":%u},"
                            "\"total_tokens\":%llu}}",
-                           r->prompt_tokens, r->cached_tokens, usage_out(r), r->reasoning,
+                           usage_in(r), r->cached_tokens, usage_out(r), r->reasoning,
                            usage_total(r));
     return rc;
 }
@@ -864,11 +912,12 @@ static int put_message(struct lt_buf *b, const struct lt_sim_resp *r)
             rc = lt_buf_puts(b, "\"}");
     }
     if (rc == 0)
-        rc = lt_buf_printf(b,
-                           "],\"stop_reason\":\"%s\",\"stop_sequence\":null,\"usage\":{"
-                           "\"input_tokens\":%u,\"cache_read_input_tokens\":%u,"
-                           "\"output_tokens\":%llu}}",
-                           stop_reason(r), r->prompt_tokens, r->cached_tokens, usage_out(r));
+        rc = lt_buf_printf(b, "],\"stop_reason\":\"%s\",\"stop_sequence\":null,\"usage\":{",
+                           stop_reason(r));
+    if (rc == 0)
+        rc = messages_input_usage(b, r);
+    if (rc == 0)
+        rc = lt_buf_printf(b, ",\"output_tokens\":%llu}}", usage_out(r));
     return rc;
 }
 
@@ -881,13 +930,15 @@ static int typed_head(struct lt_buf *b, const struct lt_sim_resp *r)
                              "\"response\",\"created_at\":%lld,\"status\":\"in_progress\","
                              "\"model\":%s,\"output\":[],\"usage\":null}}\n\n",
                              r->id, r->created, r->model_json);
-    return lt_buf_printf(b,
-                         "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{"
-                         "\"id\":\"%s\",\"type\":\"message\",\"role\":\"assistant\","
-                         "\"model\":%s,\"content\":[],\"stop_reason\":null,"
-                         "\"stop_sequence\":null,\"usage\":{\"input_tokens\":%u,"
-                         "\"cache_read_input_tokens\":%u,\"output_tokens\":0}}}\n\n",
-                         r->id, r->model_json, r->prompt_tokens, r->cached_tokens);
+    int rc = lt_buf_printf(b,
+                           "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{"
+                           "\"id\":\"%s\",\"type\":\"message\",\"role\":\"assistant\","
+                           "\"model\":%s,\"content\":[],\"stop_reason\":null,"
+                           "\"stop_sequence\":null,\"usage\":{",
+                           r->id, r->model_json);
+    if (rc == 0)
+        rc = messages_input_usage(b, r);
+    return rc ? rc : lt_buf_puts(b, ",\"output_tokens\":0}}}\n\n");
 }
 
 /* Token i of a Responses stream: the item's announcement when it is the

@@ -32,11 +32,15 @@ struct lt_sim_dialect {
     bool close;         /* Connection: close after every response */
     bool no_tokenize;   /* no /tokenize (404), as servers without one */
     bool http10;        /* HTTP/1.0 answers: no chunks, a stream ends with the connection */
+    /* Messages usage: input_tokens is the whole prompt, with no cache
+     * counts (vLLM's), instead of Anthropic's split (llama.cpp's too). */
+    bool messages_usage_total;
 };
 
 /* Parse "vllm" or a comma list of vllm, role-chunk, no-role-chunk,
  * usage-separate, usage-in-last, reasoning, reasoning_content, close,
- * keep-alive, http10, http11, no-tokenize, tokenize (later items override). Returns 0 or
+ * keep-alive, http10, http11, no-tokenize, tokenize, messages-usage-total,
+ * messages-usage-split (later items override). Returns 0 or
  * LT_EFORMAT. */
 int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_err *err);
 
@@ -63,6 +67,11 @@ void lt_sim_call_release(struct lt_sim_call *c);
 /* POST /tokenize: the answer body, or an HTTP status with msg. */
 int lt_sim_tokenize(struct lt_buf *out, const char *body, size_t len,
                     const struct lt_sim_profile *p, char *msg, size_t msgsz);
+/* POST /v1/messages/count_tokens (Anthropic's): {"input_tokens": N}, the
+ * prompt a Messages request of this body would have, or an HTTP status
+ * with msg. */
+int lt_sim_count_tokens(struct lt_buf *out, const char *body, size_t len,
+                        const struct lt_sim_profile *p, char *msg, size_t msgsz);
 
 /* The error body real servers send: {"error":{"message":..,"type":..,..}}. */
 int lt_sim_error_body(struct lt_buf *out, int status, const char *msg);
@@ -90,6 +99,8 @@ struct lt_sim_resp {
     bool bad_choices, claim;
     uint32_t bad_choices_at;
     uint64_t claimed_out;
+    bool claim_in; /* usage claims claimed_in prompt tokens (badprompt) */
+    uint64_t claimed_in;
 };
 
 /* Responses and Messages streams carry named events (event: lines) and

@@ -15,7 +15,7 @@
 static const char *const names[LT_SIM_FAULT_COUNT] = {
     "none",    "500",       "503",    "429",       "refuse",     "disconnect",
     "stall",   "malformed", "slow",   "bighead",   "badchoices", "badusage",
-    "liesize", "badchunk",  "lfhead", "bigstatus", "interim",
+    "liesize", "badchunk",  "lfhead", "bigstatus", "interim",    "badprompt",
 };
 
 static const char *const mnames[LT_SIM_MFAULT_COUNT] = {
@@ -105,6 +105,7 @@ static const char *const extra[LT_SIM_FAULT_COUNT][2] = {
     [LT_SIM_FAULT_LIESIZE] = {"bytes claimed beyond the body", NULL},
     [LT_SIM_FAULT_BADCHUNK] = {"chunks before the bad one", NULL},
     [LT_SIM_FAULT_INTERIM] = {"interim heads", NULL},
+    [LT_SIM_FAULT_BADPROMPT] = {"prompt tokens claimed", NULL},
 };
 
 static int parse_prob(const char *name, const char *s, double *p, struct lt_err *err)
@@ -166,7 +167,7 @@ static int parse_item(struct lt_sim_faults *f, char *name, char *val, struct lt_
             err, LT_EFORMAT,
             "unknown fault '%s' (500, 503, 429, refuse, disconnect, stall, "
             "malformed, slow, bighead, badchoices, badusage, liesize, badchunk, lfhead, "
-            "bigstatus, interim, "
+            "bigstatus, interim, badprompt, "
             "metrics-html, metrics-big, metrics-slow, seed)",
             name);
     int max = extra[k][1] ? 2 : extra[k][0] ? 1 : 0;
@@ -244,6 +245,10 @@ static int parse_item(struct lt_sim_faults *f, char *name, char *val, struct lt_
                 f->interim_heads = (uint32_t)h;
         }
         break;
+    case LT_SIM_FAULT_BADPROMPT:
+        if (n > 1)
+            rc = parse_uint(name, extra[k][0], fld[1], UINT64_MAX, &f->badprompt_tokens, err);
+        break;
     default:
         break;
     }
@@ -267,6 +272,7 @@ int lt_sim_faults_parse(struct lt_sim_faults *f, const char *spec, struct lt_err
     f->liesize_bytes = 100;
     f->badchunk_after = 3;
     f->interim_heads = 1000;
+    f->badprompt_tokens = UINT64_MAX;
     f->mbig_bytes = 8u << 20;
     f->mslow_us = 30000000;
     if (!spec || !*spec)

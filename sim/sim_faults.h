@@ -36,6 +36,8 @@
  *                           2000000000000000000000000000 (framed by hand)
  *   interim=P[:N]           N interim heads "102 Processing" (default 1000)
  *                           before a stream's head (framed by hand)
+ *   badprompt=P[:N]         usage claims N prompt tokens (default 2^64-1)
+ *                           whatever was sent
  *   seed=N                  generator seed (default: the sim's seed)
  *
  * GET /metrics has faults of its own, drawn per scrape from (seed, scrape
@@ -83,6 +85,7 @@ enum lt_sim_fault {
     LT_SIM_FAULT_LFHEAD,
     LT_SIM_FAULT_BIGSTATUS,
     LT_SIM_FAULT_INTERIM,
+    LT_SIM_FAULT_BADPROMPT,
     LT_SIM_FAULT_COUNT
 };
 
@@ -117,6 +120,7 @@ struct lt_sim_faults {
     uint32_t liesize_bytes;
     uint32_t badchunk_after;
     uint32_t interim_heads;
+    uint64_t badprompt_tokens;
     uint64_t seed;
     bool seed_set;
     bool any;
@@ -138,6 +142,7 @@ const char *lt_sim_mfault_name(enum lt_sim_mfault k);
 /* "none", "500", "503", "429", "refuse", "disconnect", "stall", "malformed", "slow",
  * "bighead", "badchoices", "badusage", "liesize", "badchunk", "lfhead", "bigstatus",
  * "interim". */
+ * "bighead", "badchoices", "badusage", "liesize", "badchunk", "badprompt". */
 const char *lt_sim_fault_name(enum lt_sim_fault k);
 
 #endif

@@ -479,6 +479,11 @@ static ssize_t on_read(void *cls, uint64_t pos, char *buf, size_t max)
         r->written = r->sent;
     }
     while (r->out.len < max) {
+        /* Messages' head (message_start) carries the prompt's split by the
+         * cache, which is known once the request is admitted: it leaves
+         * with the first token, as llama.cpp sends it. */
+        if (!r->head_sent && r->resp.api == LT_SIM_MESSAGES && r->avail == 0 && !r->model_done)
+            break;
         if (!r->head_sent) {
             lt_sim_render_head(&r->out, &r->resp);
             r->head_sent = true;
@@ -591,6 +596,8 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .bad_choices_at = s->faults.badchoices_after,
         .claim = r->fault == LT_SIM_FAULT_BADUSAGE,
         .claimed_out = s->faults.badusage_tokens,
+        .claim_in = r->fault == LT_SIM_FAULT_BADPROMPT,
+        .claimed_in = s->faults.badprompt_tokens,
     };
     int64_t now = now_ns(s);
     advance(s, now);
@@ -807,13 +814,15 @@ static enum MHD_Result answer_models(struct sreq *r)
     return ret;
 }
 
-static enum MHD_Result answer_tokenize(struct sreq *r)
+static enum MHD_Result answer_tokenize(struct sreq *r, bool count_tokens)
 {
     struct lt_buf b;
     char msg[512];
     lt_buf_init(&b, (size_t)1 << 28);
-    int status =
-        lt_sim_tokenize(&b, r->body.p ? r->body.p : "", r->body.len, &r->s->prof, msg, sizeof msg);
+    const char *body = r->body.p ? r->body.p : "";
+    int status = count_tokens
+                     ? lt_sim_count_tokens(&b, body, r->body.len, &r->s->prof, msg, sizeof msg)
+                     : lt_sim_tokenize(&b, body, r->body.len, &r->s->prof, msg, sizeof msg);
     enum MHD_Result ret = status ? queue_error(r, status, msg) : queue_json(r, 200, &b);
     lt_buf_release(&b);
     return ret;
@@ -961,7 +970,9 @@ static enum MHD_Result route(struct sreq *r, const char *url, const char *method
     if (!strcmp(url, "/reset_prefix_cache"))
         return post ? answer_reset_prefix(r) : queue_error(r, 405, "use POST");
     if (!strcmp(url, "/tokenize") && !r->s->dia.no_tokenize)
-        return post ? answer_tokenize(r) : queue_error(r, 405, "use POST");
+        return post ? answer_tokenize(r, false) : queue_error(r, 405, "use POST");
+    if (!strcmp(url, "/v1/messages/count_tokens") && !r->s->dia.no_tokenize)
+        return post ? answer_tokenize(r, true) : queue_error(r, 405, "use POST");
     if (!strcmp(url, "/v1/chat/completions"))
         return post ? route_inference(r, LT_SIM_CHAT) : queue_error(r, 405, "use POST");
     if (!strcmp(url, "/v1/completions"))
@@ -1019,9 +1030,11 @@ static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind, const ch
 
 /* Known paths, so the log can name a request's path after the URL is gone. */
 static const char *const routes[] = {
-    "/health",      "/v1/models",           "/metrics",        "/reset_prefix_cache",
-    "/tokenize",    "/v1/chat/completions", "/v1/completions", "/v1/responses",
-    "/v1/messages",
+    "/health",         "/v1/models",
+    "/metrics",        "/reset_prefix_cache",
+    "/tokenize",       "/v1/chat/completions",
+    "/v1/completions", "/v1/responses",
+    "/v1/messages",    "/v1/messages/count_tokens",
 };
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,

@@ -123,6 +123,8 @@ enum act {
     A_CT,
     A_RT,
     A_CACHED,
+    A_CREAD,  /* Anthropic's cache_read_input_tokens: cached, and a part of the prompt */
+    A_CWRITE, /* Anthropic's cache_creation_input_tokens: a part of the prompt */
     A_CTD,
     A_PTD,
     A_FTYPE,
@@ -322,7 +324,9 @@ static enum act key_act(enum ctx c, const char *k, size_t n, bool whole)
         if (KEY("input_tokens"))
             return A_PT;
         if (KEY("cache_read_input_tokens"))
-            return A_CACHED;
+            return A_CREAD;
+        if (KEY("cache_creation_input_tokens"))
+            return A_CWRITE;
         break;
     case C_MDELTA:
     case C_MBLOCK:
@@ -397,7 +401,9 @@ static enum act key_act(enum ctx c, const char *k, size_t n, bool whole)
         if (KEY("output_tokens"))
             return A_CT;
         if (KEY("cache_read_input_tokens"))
-            return A_CACHED;
+            return A_CREAD;
+        if (KEY("cache_creation_input_tokens"))
+            return A_CWRITE;
         if (KEY("output_tokens_details"))
             return A_CTD;
         if (KEY("input_tokens_details"))
@@ -582,6 +588,16 @@ static void on_uint(struct js *s, enum act a, uint32_t v)
     case A_CACHED:
         ci->cached = v;
         ci->has_cached = true;
+        break;
+    case A_CREAD:
+        ci->cache_read = v;
+        ci->has_cache_read = true;
+        ci->cached = v;
+        ci->has_cached = true;
+        break;
+    case A_CWRITE:
+        ci->cache_write = v;
+        ci->has_cache_write = true;
         break;
     case A_OINDEX:
         ci->index = v;
@@ -998,13 +1014,15 @@ static bool take_usage(struct lt_wire_resp *r, const struct lt_wire_resp_said *c
     r->usage_events++;
     r->out = ci->ct;
     if (ci->has_pt)
-        r->in = ci->pt;
+        r->in = lt_wire_resp_said_in(ci);
     if (ci->has_rt) {
         r->reasoning = ci->rt;
         r->has_reasoning = true;
     }
-    if (ci->has_cached)
+    if (ci->has_cached) {
         r->cached = ci->cached;
+        r->has_cached = true;
+    }
     return true;
 }
 
@@ -1017,9 +1035,11 @@ static void interpret(struct lt_wire_resp *r, struct lt_wire_resp_said *ci, lt_m
     bool had_usage = r->usage_events > 0;
     bool usage_here = take_usage(r, ci);
     if (!usage_here && ci->has_pt) { /* message_start: the prompt's counts only */
-        r->in = ci->pt;
-        if (ci->has_cached)
+        r->in = lt_wire_resp_said_in(ci);
+        if (ci->has_cached) {
             r->cached = ci->cached;
+            r->has_cached = true;
+        }
     }
     if (ci->stop)
         r->done = true;

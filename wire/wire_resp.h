@@ -48,6 +48,11 @@ struct lt_wire_resp_said {
     uint32_t n_choices;
     bool has_ct, has_pt, has_rt, has_cached; /* usage (or SGLang meta_info) */
     uint32_t ct, pt, rt, cached;
+    /* Anthropic's cache counts: its input_tokens (pt) counts only what was
+     * neither read from nor written to the cache, so the prompt is the sum
+     * of the three (lt_wire_resp_said_in). */
+    bool has_cache_read, has_cache_write;
+    uint32_t cache_read, cache_write;
     bool has_meta;      /* SGLang meta_info */
     bool has_sg_text;   /* SGLang cumulative text */
     size_t sg_text_len; /* its raw (escaped) length: only compared with itself */
@@ -104,6 +109,16 @@ static inline bool lt_wire_resp_said_usage(const struct lt_wire_resp_said *s)
     return s->has_ct;
 }
 
+/* The prompt's tokens a usage said: prompt_tokens (chat, completions),
+ * input_tokens (Responses, whose cached_tokens are a part of it), or
+ * Anthropic's input_tokens + cache_read_input_tokens +
+ * cache_creation_input_tokens. Saturates at UINT32_MAX. */
+static inline uint32_t lt_wire_resp_said_in(const struct lt_wire_resp_said *s)
+{
+    uint64_t in = (uint64_t)s->pt + s->cache_read + s->cache_write;
+    return in > UINT32_MAX ? UINT32_MAX : (uint32_t)in;
+}
+
 /* One token-bearing chunk. */
 struct lt_wire_chunk {
     lt_mono t;
@@ -125,6 +140,7 @@ struct lt_wire_resp {
     bool reasoning_unknown;              /* a whole Messages body: its thinking has no count */
     bool tool_seen;                      /* a Responses or Messages tool call was seen */
     bool has_reasoning;                  /* the usage had a reasoning count */
+    bool has_cached;                     /* ... and a cached count (cached) */
     bool messages;                       /* an Anthropic Messages stream: reasoning is counted */
     uint32_t in, out, reasoning, cached; /* usage (valid when has_usage) */
     uint32_t counted;                    /* tokens summed over chunks */

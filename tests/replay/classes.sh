@@ -7,7 +7,10 @@
 # headers (200) came, and nothing else, keeps `"status":200`; usage that
 # the chunks disprove (2^64-1 tokens) is `bad_usage`, counted from its
 # chunks (a whole answer, which has none, gets no count), and analyze
-# counts it as an error, not Ok, and in no token figure.
+# counts it as an error, not Ok, and in no token figure. So is usage
+# that claims 2^64-1 prompt tokens (more than the body's bytes could be),
+# on chat and on Messages: no `in` is recorded for it, and analyze's
+# prompt tokens are the true answers' only.
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
@@ -100,4 +103,25 @@ expect_eq "$(want "$SIM_LOG" -e s/^badusage\$/bad_usage/)" "$(classes "$T/usageb
 expect_eq "null null null" "$(results "$T/usagebody.lt.zst" | jq -r 'select(.err == "bad_usage") | "\(.out) \(.count) \(.chunks)"' | sort -u)" "untrue usage in whole answers: no count"
 "$L" analyze --json "$T/usagebody.lt.zst" >"$T/usagebody.json" || fail "analyze"
 expect_eq "$(($(faulted "$SIM_LOG" none) * 4))" "$(jq '.runs[0].tokens' "$T/usagebody.json")" "analyze's tokens with whole answers"
+# a prompt count of 2^64-1 (once recorded as in 4294967295 and counted Ok)
+for api in chat messages; do
+    start_sim "prompt$api" --profile fast --faults badprompt=0.5,seed=1
+    "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --api $api --no-calibrate --concurrency 1 \
+        -o "$T/prompt$api.lt.zst" -q --no-summary
+    expect_status 1 $? "replay --api $api with an untrue prompt count"
+    stop_sim
+    both "$SIM_LOG" badprompt "untrue prompt count ($api)"
+    expect_eq "$(want "$SIM_LOG" -e s/^badprompt\$/bad_usage/)" "$(classes "$T/prompt$api.lt.zst")" \
+        "classes with an untrue prompt count ($api)"
+    expect_eq "null 4 chunks" "$(results "$T/prompt$api.lt.zst" |
+        jq -r 'select(.err == "bad_usage") | "\(.in) \(.out) \(.count)"' | sort -u)" \
+        "untrue prompt count ($api): no in, out from the chunks"
+    expect_eq "$(jq -s '[.[] | select(.fault == "none") | .prompt_tokens] | add' "$SIM_LOG")" \
+        "$(results "$T/prompt$api.lt.zst" | jq -s '[.[] | select(.err == null) | .in] | add')" \
+        "true prompt counts ($api): the sim's"
+    "$L" analyze --json "$T/prompt$api.lt.zst" >"$T/prompt$api.json" || fail "analyze"
+    expect_eq "$(faulted "$SIM_LOG" badprompt)" \
+        "$(jq '[.. | objects | select(has("bad_usage")) | .bad_usage] | first' "$T/prompt$api.json")" \
+        "bad_usage in analyze's error counts ($api)"
+done
 finish

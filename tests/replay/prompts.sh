@@ -7,7 +7,9 @@
 #   2. prompt lengths: 95 % of requests within one token of the trace and
 #      a mean |error| under 0.5 %, with pieces of 4 bytes (about a token a
 #      word) and of 1 byte (several tokens a word), with /tokenize and
-#      without it (usage probes, then the closed loop);
+#      without it (usage probes, then the closed loop); on Responses and
+#      Messages too, each through its own endpoint, with `in` and `cached`
+#      read by the API's own usage rule;
 #   3. a failed request's answer is kept (err_body) and failures are
 #      grouped by the server's message in the summary and in analyze.
 . "$LT_SRC/tests/cli/lib.sh"
@@ -33,6 +35,10 @@ printf "${fast}vocab = 512\npiece_bytes = 4\n" >"$T/p4.profile"
     done
 } >"$T/msgs.jsonl"
 "$L" import --from jsonl "$T/msgs.jsonl" -o "$T/msgs.lt.zst" 2>/dev/null || fail "import"
+# Sessions that open with one shared system prompt: cached prefixes.
+"$L" synth --arrivals constant --rate 200 --requests 12 --turns fixed:2 --think 1ms \
+    --in uniform:20,200 --out fixed:2 --prefix 1,150 --block-tokens 64 -q -o "$T/pre.lt.zst" ||
+    fail "synth prefixes"
 
 # The trace's lengths against the sim's counts, one request at a time so
 # that sends and arrivals pair in order; prints "within1 n mean_rel".
@@ -89,6 +95,51 @@ for prof in p4 p1; do
             [ "$2" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * 95)) ] ||
                 fail "lengths ($w): only $1 of $2 within one token"
             awk -v m="$3" 'BEGIN { exit !(m < 0.005) }' || fail "lengths ($w): mean |error| $3"
+        done
+    done
+done
+
+# --- 2b. Responses and Messages: calibrated through their own endpoints
+# (Messages: count_tokens, else usage probes; Responses: usage probes),
+# several tokens a word, with and without the sim's counting endpoints.
+# Each request's `in` is the sim's count (Messages' usage split by the
+# cache, as llama.cpp answers: later turns are cached in part), and the
+# run record says how the lengths were made and how far its check found
+# them off.
+for api in responses messages; do
+    dias="vllm no-tokenize"
+    [ $api = messages ] && dias="$dias messages-usage-total" # vLLM's usage: no cache split
+    for dia in $dias; do
+        for tr in one ses msgs pre; do
+            w="$api, $tr, $dia"
+            start_sim "len-$api-$dia-$tr" --profile "$T/p1.profile" --dialect "$dia"
+            "$L" replay "$T/$tr.lt.zst" --target "$SIM_URL" --api $api --concurrency 1 \
+                -o "$T/len.lt.zst" --no-summary 2>"$T/len.err"
+            expect_status 0 $? "replay ($w)"
+            stop_sim
+            if [ $api = messages ] && [ $dia != no-tokenize ]; then
+                how="count_tokens (word by word)"
+            else
+                how="usage probes (word by word).*closed loop"
+            fi
+            expect_grep "prompt lengths: $how" "$T/len.err"
+            runs "$T/len.lt.zst" | jq -r .calib >"$T/calib.txt"
+            expect_grep "^$how" "$T/calib.txt"
+            expect_eq 0 "$(runs "$T/len.lt.zst" | jq -r .calib_err)" "the run record's calib_err ($w)"
+            set -- $(lengths "$T/len.lt.zst" "$SIM_LOG")
+            echo "lengths ($w): $1 of $2 within one token, mean |error| $3" >&2
+            [ "$2" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * 95)) ] ||
+                fail "lengths ($w): only $1 of $2 within one token"
+            awk -v m="$3" 'BEGIN { exit !(m < 0.005) }' || fail "lengths ($w): mean |error| $3"
+            # vLLM's Messages usage has no cached count: none recorded
+            expect_eq "$(streams "$SIM_LOG" | jq -s -r --arg d $dia 'sort_by(.arrival_us)[] |
+                "\(.prompt_tokens) \(if $d == "messages-usage-total" then null else .cached_tokens end)"')" \
+                "$(results "$T/len.lt.zst" | jq -s -r 'sort_by(.sent)[] | "\(.in) \(.cached)"')" \
+                "in and cached: the sim's counts ($w)"
+            if [ $tr = pre ] && [ $dia != messages-usage-total ]; then
+                [ "$(streams "$SIM_LOG" | jq -s '[.[] | select(.cached_tokens > 0)] | length')" -gt 0 ] ||
+                    fail "no cached prompt ($w): the split goes untested"
+            fi
         done
     done
 done

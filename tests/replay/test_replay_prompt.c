@@ -432,6 +432,139 @@ static void test_responses_and_messages(void **state)
     json_decref(v);
 }
 
+/* The texts of a Responses or Messages body: each turn's content string,
+ * or its text blocks'. */
+static uint32_t texts_of(json_t *v, const char **first, size_t max)
+{
+    uint32_t n = 0;
+    const char *keys[] = {"system", "messages", "input"};
+    for (int k = 0; k < 3; k++) {
+        json_t *list = json_object_get(v, keys[k]);
+        size_t i, j;
+        json_t *m, *blk;
+        json_array_foreach(list, i, m)
+        {
+            json_t *c = json_object_get(m, "content");
+            if (!c)
+                c = json_object_get(m, "output");
+            if (!c && json_object_get(m, "text"))
+                c = json_object_get(m, "text");
+            if (json_is_string(c) && n < max)
+                first[n++] = json_string_value(c);
+            json_array_foreach(c, j, blk)
+            {
+                const char *t = json_string_value(json_object_get(blk, "text"));
+                if (!t)
+                    t = json_string_value(json_object_get(blk, "content"));
+                if (t && n < max)
+                    first[n++] = t;
+            }
+        }
+    }
+    return n;
+}
+
+/* Responses and Messages prompts are filled word by word to the exact
+ * count, as chat's are (the measured word costs; the share of each turn
+ * its recorded size), and every synthesized text opens with the one fixed
+ * word whose cost at a text's start calibration measured. */
+static void test_exact_on_every_api(void **state)
+{
+    struct lt_replay_build b = base();
+    b.token_ids = false;
+    b.calib.exact_words = true;
+    for (unsigned w = 0; w < LT_REPLAY_N_WORDS; w++)
+        b.calib.word_cost[w] = (uint8_t)strlen(lt_replay_word(w));
+    struct lt_msg msgs[] = {{"system", 20}, {"user", 30}, {"assistant", 10}, {"user", 25}};
+    for (int api = 0; api < 3; api++) {
+        b.api = api == 0   ? LT_REPLAY_API_CHAT
+                : api == 1 ? LT_REPLAY_API_RESPONSES
+                           : LT_REPLAY_API_MESSAGES;
+        for (uint32_t extra = 0; extra < 60; extra += 7) {
+            for (int shaped = 0; shaped < 2; shaped++) {
+                uint32_t nm = shaped ? 4 : 1;
+                struct lt_plan_job j = {.index = extra,
+                                        .has = LT_HAS_IN | (shaped ? LT_HAS_MSGS : 0),
+                                        .in = 3 + 4 * nm + 60 + extra,
+                                        .n_msgs = shaped ? 4 : 0,
+                                        .msgs = msgs,
+                                        .prev = -1,
+                                        .next = -1};
+                uint32_t win, wout;
+                json_t *v = body(&b, &j, &win, &wout);
+                const char *t[8];
+                uint32_t n = texts_of(v, t, 8), tokens = 3;
+                assert_int_equal(n, nm);
+                for (uint32_t k = 0; k < n; k++) {
+                    tokens += 4 + bytes_count(t[k]);
+                    size_t fl = strlen(lt_replay_word(LT_REPLAY_FIRST_WORD));
+                    assert_memory_equal(t[k], lt_replay_word(LT_REPLAY_FIRST_WORD), fl);
+                    assert_true(t[k][fl] == ' ' || t[k][fl] == '\0');
+                }
+                assert_int_equal(tokens, j.in);
+                json_decref(v);
+            }
+        }
+    }
+}
+
+/* Recorded chat turns (capture's text) go as turns in each API's shape:
+ * chat's as recorded, Responses' items, Messages' system and blocks. */
+static void test_recorded_turns(void **state)
+{
+    static char turns[] =
+        "[{\"role\":\"system\",\"content\":\"be brief\"},{\"role\":\"user\",\"content\":\"hi\"},"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"x\",\"type\":"
+        "\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"q\\\":1}\"}}]},"
+        "{\"role\":\"tool\",\"content\":\"42\"},{\"role\":\"user\",\"content\":\"and?\"}]";
+    struct lt_plan_job j = {.has = LT_HAS_IN,
+                            .in = 50,
+                            .text = turns,
+                            .text_len = sizeof turns - 1,
+                            .prev = -1,
+                            .next = -1};
+    uint32_t win, wout;
+    struct lt_replay_build b = base();
+    json_t *v = body(&b, &j, &win, &wout);
+    json_t *want = json_loads(turns, 0, NULL);
+    assert_true(json_equal(json_object_get(v, "messages"), want));
+    json_decref(want);
+    json_decref(v);
+    b.api = LT_REPLAY_API_RESPONSES;
+    v = body(&b, &j, &win, &wout);
+    json_t *in = json_object_get(v, "input");
+    assert_int_equal(json_array_size(in), 5);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(in, 0), "role")),
+                        "system");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(in, 2), "type")),
+                        "function_call");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(in, 2), "arguments")),
+                        "{\"q\":1}");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(in, 3), "output")), "42");
+    json_decref(v);
+    b.api = LT_REPLAY_API_MESSAGES;
+    v = body(&b, &j, &win, &wout);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(json_object_get(v, "system"), 0), "text")),
+        "be brief");
+    json_t *m = json_object_get(v, "messages");
+    assert_int_equal(json_array_size(m), 4);
+    json_t *use = json_array_get(json_object_get(json_array_get(m, 1), "content"), 0);
+    assert_string_equal(json_string_value(json_object_get(use, "type")), "tool_use");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(use, "input"), "q")), 1);
+    json_t *res = json_array_get(json_object_get(json_array_get(m, 2), "content"), 0);
+    assert_string_equal(json_string_value(json_object_get(res, "type")), "tool_result");
+    json_decref(v);
+    /* A completions prompt of token ids goes as the ids. */
+    static char ids[] = "[5,6,7]";
+    struct lt_plan_job c = {
+        .has = LT_HAS_IN, .in = 3, .text = ids, .text_len = 7, .prev = -1, .next = -1};
+    b.api = LT_REPLAY_API_COMPLETIONS;
+    v = body(&b, &c, &win, &wout);
+    assert_int_equal(json_array_size(json_object_get(v, "prompt")), 3);
+    json_decref(v);
+}
+
 /* Messages sends the key as x-api-key with anthropic-version (unless the
  * user gave one); the others as a bearer token. */
 static void test_headers(void **state)
@@ -477,6 +610,8 @@ int main(void)
         cmocka_unit_test(test_recorded_text_and_escaping),
         cmocka_unit_test(test_tools),
         cmocka_unit_test(test_responses_and_messages),
+        cmocka_unit_test(test_exact_on_every_api),
+        cmocka_unit_test(test_recorded_turns),
         cmocka_unit_test(test_headers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -228,6 +228,83 @@ static void check_json_chunks(const char *sse, int want)
     assert_int_equal(n, want);
 }
 
+/* The usage of a whole answer, as JSON. */
+static json_t *full_usage(const struct lt_sim_resp *r)
+{
+    struct lt_buf b;
+    lt_buf_init(&b, 1 << 20);
+    assert_int_equal(lt_sim_render_full(&b, r), 0);
+    json_t *j = json_loads(b.p, 0, NULL);
+    lt_buf_release(&b);
+    assert_non_null(j);
+    json_t *u = json_incref(json_object_get(j, "usage"));
+    json_decref(j);
+    return u;
+}
+
+static long long ival(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+/* Messages' usage split by the cache as Anthropic and llama.cpp answer (a
+ * cached 63-token prompt: input_tokens 1, cache_read_input_tokens 62), in
+ * the whole answer and in message_start; vLLM's shape with
+ * messages-usage-total; Responses' input_tokens whole, with
+ * input_tokens_details.cached_tokens. */
+static void test_render_usage_by_api(void **state)
+{
+    struct lt_sim_dialect d;
+    assert_int_equal(lt_sim_dialect_parse(&d, "vllm", NULL), 0);
+    struct lt_sim_resp r = {.d = &d,
+                            .api = LT_SIM_MESSAGES,
+                            .id = "msg_1",
+                            .created = 1,
+                            .model_json = "\"m\"",
+                            .seq = 1,
+                            .prompt_tokens = 63,
+                            .cached_tokens = 62,
+                            .out = 3,
+                            .finish = "length",
+                            .include_usage = true};
+    json_t *u = full_usage(&r);
+    assert_int_equal(ival(u, "input_tokens"), 1);
+    assert_int_equal(ival(u, "cache_read_input_tokens"), 62);
+    assert_int_equal(ival(u, "output_tokens"), 3);
+    json_decref(u);
+    struct lt_buf b;
+    lt_buf_init(&b, 1 << 20);
+    assert_int_equal(lt_sim_render_head(&b, &r), 0);
+    assert_non_null(strstr(b.p, "\"input_tokens\":1,\"cache_read_input_tokens\":62"));
+    lt_buf_release(&b);
+    assert_int_equal(lt_sim_dialect_parse(&d, "messages-usage-total", NULL), 0);
+    u = full_usage(&r);
+    assert_int_equal(ival(u, "input_tokens"), 63);
+    assert_null(json_object_get(u, "cache_read_input_tokens"));
+    json_decref(u);
+    assert_int_equal(lt_sim_dialect_parse(&d, "messages-usage-total,messages-usage-split", NULL),
+                     0);
+    assert_false(d.messages_usage_total);
+    r.api = LT_SIM_RESPONSES;
+    r.id = "resp_1";
+    u = full_usage(&r);
+    assert_int_equal(ival(u, "input_tokens"), 63);
+    assert_int_equal(ival(json_object_get(u, "input_tokens_details"), "cached_tokens"), 62);
+    json_decref(u);
+    /* The badprompt fault's claim, on every API. */
+    r.claim_in = true;
+    r.claimed_in = UINT64_MAX;
+    for (int api = 0; api < 3; api++) {
+        r.api = api == 0 ? LT_SIM_CHAT : api == 1 ? LT_SIM_RESPONSES : LT_SIM_MESSAGES;
+        struct lt_buf c;
+        lt_buf_init(&c, 1 << 20);
+        assert_int_equal(lt_sim_render_full(&c, &r), 0);
+        assert_non_null(strstr(c.p, "18446744073709551615"));
+        lt_buf_release(&c);
+    }
+}
+
 static void test_render_dialects(void **state)
 {
     static const char *const specs[] = {"vllm", "no-role-chunk,usage-in-last,reasoning,close"};
@@ -371,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_parse_chat),
         cmocka_unit_test(test_parse_responses_and_messages),
         cmocka_unit_test(test_render_dialects),
+        cmocka_unit_test(test_render_usage_by_api),
         cmocka_unit_test(test_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

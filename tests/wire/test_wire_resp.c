@@ -529,7 +529,9 @@ static void test_messages_stream(void **state)
     assert_int_equal(r.first_token.ns, 2);
     assert_int_equal(r.first_content.ns, 6);
     assert_true(r.has_usage && r.done && r.has_finish && !r.error_event);
-    assert_int_equal(r.in, 21);
+    /* Anthropic's input_tokens is what the cache did not serve: the
+     * prompt is it and the cache's counts together. */
+    assert_int_equal(r.in, 37);
     assert_int_equal(r.cached, 16);
     assert_int_equal(lt_wire_resp_out(&r), 6);
     assert_string_equal(r.finish, "tool_calls");
@@ -538,7 +540,7 @@ static void test_messages_stream(void **state)
     lt_wire_resp_reset(&r);
     assert_int_equal(lt_wire_resp_event(&r, ev[0], strlen(ev[0]), (lt_mono){1}), 0);
     assert_false(r.has_usage);
-    assert_int_equal(r.in, 21);
+    assert_int_equal(r.in, 37);
     static const char err[] =
         "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}";
     assert_int_equal(lt_wire_resp_event(&r, err, sizeof err - 1, (lt_mono){2}), 0);
@@ -564,8 +566,37 @@ static void test_messages_body(void **state)
     assert_string_equal(t.seen, "2:1:2:{\"q\":1}|");
     assert_int_equal(r.chunks[0].tokens, 8);
     assert_int_equal(r.in, 4);
+    assert_false(r.has_cached); /* vLLM's usage says nothing of the cache */
     assert_string_equal(r.finish, "length");
     assert_true(r.reasoning_unknown);
+    /* llama.cpp's answer to a cached prompt (input_tokens 1), and
+     * Anthropic's with a cache write: the prompt is the sum of the three. */
+    static const char c[] =
+        "{\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":\"Hi\"}],"
+        "\"stop_reason\":\"end_turn\",\"usage\":{\"cache_read_input_tokens\":62,"
+        "\"input_tokens\":1,\"output_tokens\":3}}";
+    lt_wire_resp_reset(&r);
+    assert_int_equal(lt_wire_resp_body(&r, c, sizeof c - 1, (lt_mono){9}), 0);
+    assert_int_equal(r.in, 63);
+    assert_int_equal(r.cached, 62);
+    assert_true(r.has_cached);
+    static const char w[] =
+        "{\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":\"Hi\"}],"
+        "\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":5,"
+        "\"cache_creation_input_tokens\":2048,\"cache_read_input_tokens\":100,"
+        "\"output_tokens\":3}}";
+    lt_wire_resp_reset(&r);
+    assert_int_equal(lt_wire_resp_body(&r, w, sizeof w - 1, (lt_mono){9}), 0);
+    assert_int_equal(r.in, 2153);
+    assert_int_equal(r.cached, 100);
+    /* Counts past 2^32 saturate, never wrap. */
+    static const char big[] =
+        "{\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":\"Hi\"}],"
+        "\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":4294967295,"
+        "\"cache_read_input_tokens\":4294967295,\"output_tokens\":3}}";
+    lt_wire_resp_reset(&r);
+    assert_int_equal(lt_wire_resp_body(&r, big, sizeof big - 1, (lt_mono){9}), 0);
+    assert_int_equal(r.in, UINT32_MAX);
     static const char e[] =
         "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"no\"}}";
     lt_wire_resp_reset(&r);
