@@ -141,8 +141,7 @@ const char *lt_sim_mfault_name(enum lt_sim_mfault k);
 
 /* "none", "500", "503", "429", "refuse", "disconnect", "stall", "malformed", "slow",
  * "bighead", "badchoices", "badusage", "liesize", "badchunk", "lfhead", "bigstatus",
- * "interim". */
- * "bighead", "badchoices", "badusage", "liesize", "badchunk", "badprompt". */
+ * "interim", "badprompt". */
 const char *lt_sim_fault_name(enum lt_sim_fault k);
 
 #endif
