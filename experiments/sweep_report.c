@@ -472,13 +472,12 @@ static void write_json(FILE *f, struct row *rows, size_t n, const struct lt_swee
 static void write_text(FILE *f, struct row *rows, size_t n, const struct lt_sweep_plan *p, int bm,
                        int bp, const char *ev_m, const char *ev_p, struct ab *abs)
 {
-    fprintf(f, "sweep of %s: %zu configs, trace %s, load: %s%s%s\n\n", p->path, n, p->trace,
-            p->load == LT_SWEEP_FINDMAX  ? "find-max "
+    fprintf(f, "sweep of %s: %zu configs, trace %s, load: %s%s%s%s\n\n", p->path, n, p->trace,
+            p->load == LT_SWEEP_FINDMAX  ? "the highest "
             : p->load == LT_SWEEP_CLOSED ? "closed loop"
                                          : "fixed",
-            p->axis, p->slo[0] ? " under SLO " : "");
-    if (p->slo[0])
-        fprintf(f, "SLO: %s\n\n", p->slo);
+            p->axis, p->load == LT_SWEEP_FINDMAX ? " within the SLO " : p->slo[0] ? ", SLO " : "",
+            p->slo);
     fprintf(f, "  %-22s %-10s %-11s", "config", "kind", "status");
     if (p->load == LT_SWEEP_FINDMAX)
         fprintf(f, " %8s %16s", "capacity", "[met, failed)");
