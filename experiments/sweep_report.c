@@ -294,13 +294,13 @@ static int chart(struct row *rows, size_t n, const char *dir, struct lt_plot_rep
         for (size_t ii = 0; ii < m; ii++) {
             const struct row *w = &rows[order[ii]];
             if (!w->have || !w->r || !isfinite(w->lat[5]) || !(w->tps > 0) ||
-                w->predicted != (blk == 1) || (blk == 2 && !w->front))
+                w->predicted != (blk == 2) || (blk == 1 && !w->front))
                 continue;
             char word[LT_SWEEP_NAME];
             lt_plot_word(word, sizeof word, w->k->name);
             LT_TRY(lt_buf_printf(&d, "%s %.6g %.6g %d\n", word, w->tps, w->lat[5], w->front));
             measured += blk == 0;
-            predicted += blk == 1;
+            predicted += blk == 2;
             xlo = fmin(xlo, w->tps), xhi = fmax(xhi, w->tps);
             ylo = fmin(ylo, w->lat[5]), yhi = fmax(yhi, w->lat[5]);
         }

@@ -4,10 +4,11 @@
 # both are joined (the Pareto front). Measured and predicted configs are
 # drawn apart: a prediction is never taken for a measurement.
 # loadtrace sets above: data, out, chart_title, ylab; and has_pred (1 when
-# the second block, the predicted configs, holds any).
+# the third block, the predicted configs, holds any).
 # Columns of data: name, agg tok/s, latency p99 (ms), on the front (1/0).
-# Block 0: measured configs; block 1: predicted ones; block 2: the front of
-# the measured configs, by throughput.
+# Block 0: measured configs; block 1: the front of the measured configs, by
+# throughput; block 2: predicted configs (present only when has_pred: gnuplot
+# does not count an empty block).
 set style line 1 lc rgb "#0072B2" lw 2 dt 1 pt 7 ps 1.4
 set style line 2 lc rgb "#D55E00" lw 2 dt 2 pt 6 ps 1.4
 set style line 3 lc rgb "#000000" lw 1.5 dt 3 pt 0
@@ -30,13 +31,13 @@ do for [fmt in "png svg"] {
     }
     set output out.".".fmt
     if (has_pred) {
-        plot data index 2 using 2:3 with lines ls 3 title "Pareto front (measured)", \
+        plot data index 1 using 2:3 with linespoints ls 3 title "Pareto front (measured)", \
              data index 0 using 2:3 with points ls 1 title "measured", \
              data index 0 using 2:3:1 with labels offset 0, 1.2 notitle, \
-             data index 1 using 2:3 with points ls 2 title "predicted (virtual)", \
-             data index 1 using 2:3:1 with labels offset 0, -1.2 notitle
+             data index 2 using 2:3 with points ls 2 title "predicted (virtual)", \
+             data index 2 using 2:3:1 with labels offset 0, -1.2 notitle
     } else {
-        plot data index 2 using 2:3 with lines ls 3 title "Pareto front", \
+        plot data index 1 using 2:3 with linespoints ls 3 title "Pareto front", \
              data index 0 using 2:3 with points ls 1 title "measured", \
              data index 0 using 2:3:1 with labels offset 0, 1.2 notitle
     }

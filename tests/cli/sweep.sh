@@ -49,6 +49,15 @@ for f in report.txt report.html sweep.json sim-mr2.log sim-mr8.log sim-mr2.lt.zs
     [ -s "$T/out/$f" ] || fail "$f missing"
 done
 expect_grep "^best measured config: sim-mr" "$T/out.txt"
+expect_no_grep "note:" "$T/err.txt" # gnuplot said nothing: the chart is whole
+if command -v gnuplot >/dev/null 2>&1; then
+    [ -s "$T/out/charts/sweep_pareto.svg" ] || fail "no Pareto chart"
+    expect_grep "<svg" "$T/out/report.html"
+fi
+# the chart's points are the report's: measured first, predicted last
+expect_eq "$(jq -r '[.configs[] | select(.kind == "measured") | .name] | sort | join(" ")' "$R")" \
+    "$(awk '/^# front/ { exit } !/^#/ && NF { print $1 }' "$T/out/charts/sweep_pareto.dat" | sort | tr '\n' ' ' | sed 's/ $//')" \
+    "chart's measured points"
 expect_grep "best predicted config (virtual time; a prediction" "$T/out.txt"
 expect_eq 3 "$(jq '.configs | length' "$R")" "configs in the report"
 expect_eq predicted "$(jq -r '.configs[] | select(.name == "twin-mr8") | .kind' "$R")" "twin kind"
