@@ -103,6 +103,8 @@ int cmd_sweep(int argc, char **argv)
         cli_error("sweep", "--redo runs the configs and --report-only runs none: choose one");
         return 2;
     }
+    if (cli_dry_run())
+        return 0; /* options only, as every command: the plan is the work's input */
     struct lt_err err = {0};
     struct lt_sweep_plan plan;
     if (lt_sweep_plan_load(&plan, argv[optind], &err) < 0) {
@@ -116,10 +118,6 @@ int cmd_sweep(int argc, char **argv)
                   argv[optind], plan.slo);
         lt_sweep_plan_release(&plan);
         return 2;
-    }
-    if (cli_dry_run()) {
-        lt_sweep_plan_release(&plan);
-        return 0;
     }
     char exe[4096];
     if (self_exe(exe, sizeof exe) < 0) {

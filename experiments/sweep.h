@@ -60,6 +60,8 @@ struct lt_sweep_config {
     char profile[512]; /* virtual: built-in name or profile file */
     char **set;        /* virtual: "key=value" overrides of the profile */
     size_t n_set;
+    double time_scale; /* virtual: the model this many times faster (every cost / X), as a
+                          sim at --time-scale X; 0 = 1 */
 };
 
 struct lt_sweep_plan {

@@ -407,7 +407,7 @@ static int one_config(struct lt_sweep_plan *p, struct pctx *c, yaml_node_t *m, c
         k->kind = LT_SWEEP_VIRTUAL;
         if (virt->type != YAML_MAPPING_NODE)
             return perr(c, virt, "'%s' wants a map: profile, set", "virtual");
-        static const char *const vkeys[] = {"profile", "set", NULL};
+        static const char *const vkeys[] = {"profile", "set", "time-scale", NULL};
         if ((rc = check_keys(c, virt, vkeys, "virtual")) < 0)
             return rc;
         snprintf(k->profile, sizeof k->profile, "default");
@@ -421,6 +421,13 @@ static int one_config(struct lt_sweep_plan *p, struct pctx *c, yaml_node_t *m, c
         }
         if ((v = get(c, virt, "set")) && (rc = pairs(c, v, "set", g, pt, &k->set, &k->n_set)) < 0)
             return rc;
+        if ((v = get(c, virt, "time-scale"))) {
+            const char *s = scalar(c, v, "time-scale");
+            char *end = NULL;
+            k->time_scale = s ? strtod(s, &end) : 0;
+            if (!s || *end || !(k->time_scale > 0 && k->time_scale < 1e6))
+                return perr(c, v, "time-scale wants a number above 0, got '%s'", s ? s : "");
+        }
     }
     if ((v = get(c, m, "env")) && (rc = pairs(c, v, "env", g, pt, &k->env, &k->n_env)) < 0)
         return rc;

@@ -188,6 +188,11 @@ static void text_row(FILE *f, const struct row *w, const struct lt_sweep_plan *p
 {
     fprintf(f, "  %-22s %-10s %-11s", w->k->name, w->predicted ? "predicted" : "measured",
             w->status);
+    if (w->have && w->capacity && !w->r) {
+        fprintf(f, " %8s  no probe met the SLO (%u probes; the lowest load, %.4g, failed it)\n",
+                "none", w->cap.probes, w->cap.min_fail);
+        return;
+    }
     if (!w->have || !w->r) {
         fprintf(f, "  no results%s%s\n", w->why ? ": " : "", w->why ? w->why : "");
         return;
@@ -415,6 +420,12 @@ static void write_json(FILE *f, struct row *rows, size_t n, const struct lt_swee
                 fputc('}', f);
             } else
                 fputs("null", f);
+        } else if (w->have && w->capacity) {
+            fprintf(f, ",\n     \"capacity\": {\"axis\": ");
+            jstr(f, w->cap.axis);
+            fprintf(f, ", \"max_ok\": null, \"min_fail\": ");
+            num(f, w->cap.min_fail > 0 ? w->cap.min_fail : NAN);
+            fprintf(f, ", \"goodput\": 0, \"probes\": %u}", w->cap.probes);
         }
         if (abs[i].done) {
             fprintf(f,
@@ -476,7 +487,10 @@ static void write_text(FILE *f, struct row *rows, size_t n, const struct lt_swee
             p->load == LT_SWEEP_FINDMAX  ? "the highest "
             : p->load == LT_SWEEP_CLOSED ? "closed loop"
                                          : "fixed",
-            p->axis, p->load == LT_SWEEP_FINDMAX ? " within the SLO " : p->slo[0] ? ", SLO " : "",
+            p->axis,
+            p->load == LT_SWEEP_FINDMAX ? " within the SLO "
+            : p->slo[0]                 ? ", SLO "
+                                        : "",
             p->slo);
     fprintf(f, "  %-22s %-10s %-11s", "config", "kind", "status");
     if (p->load == LT_SWEEP_FINDMAX)
@@ -503,9 +517,9 @@ static void write_text(FILE *f, struct row *rows, size_t n, const struct lt_swee
             if (!strcmp(rows[i].k->name, p->baseline))
                 continue;
             if (abs[i].done)
-                fprintf(f, "  %-22s %s%s %u matched runs; %u figures better, %u worse; %s\n",
-                        rows[i].k->name, rows[i].predicted ? "(predicted)" : "",
-                        rows[i].predicted ? "" : "", abs[i].pairs, abs[i].better, abs[i].worse,
+                fprintf(f, "  %-22s %s%u matched runs; %u figures better, %u worse; %s\n",
+                        rows[i].k->name, rows[i].predicted ? "(predicted) " : "", abs[i].pairs,
+                        abs[i].better, abs[i].worse,
                         abs[i].pairs ? abs[i].line : "no run at a load the baseline ran");
             else
                 fprintf(f, "  %-22s not compared: %s\n", rows[i].k->name,
