@@ -112,8 +112,9 @@ int cmd_sweep(int argc, char **argv)
         lt_sweep_plan_release(&plan);
         return err.code == LT_EIO ? 1 : 2;
     }
+    double pct = 0; /* the percentile form is replay's to judge; goodput counts each request */
     if (plan.slo[0] &&
-        !cli_parse_slo(plan.slo, &plan.slo_us[0], &plan.slo_us[1], &plan.slo_us[2], NULL)) {
+        !cli_parse_slo(plan.slo, &plan.slo_us[0], &plan.slo_us[1], &plan.slo_us[2], &pct)) {
         cli_error("sweep", "%s: slo '%s' is not analyze's --slo (e.g. ttft=1s,tpot=50ms)",
                   argv[optind], plan.slo);
         lt_sweep_plan_release(&plan);
