@@ -283,8 +283,8 @@ static int chart(struct row *rows, size_t n, const char *dir, struct lt_plot_rep
     for (int blk = 0; blk < 3; blk++) {
         LT_TRY(lt_buf_printf(&d, "# %s\n# name agg_tps e2e_p99_ms front\n",
                              blk == 0   ? "measured"
-                             : blk == 1 ? "predicted"
-                                        : "front"));
+                             : blk == 1 ? "front"
+                                        : "predicted"));
         /* the front in order of throughput, so its line runs left to right */
         int order[LT_SWEEP_CONFIGS_MAX];
         size_t m = 0;

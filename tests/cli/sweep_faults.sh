@@ -224,6 +224,12 @@ kill -9 $SWEEP_PID
 wait $SWEEP_PID 2>/dev/null
 SWEEP_PID=
 kill -TERM -- "-$g" 2>/dev/null
+# the killed sweep's replay, left behind, ends once its server is gone
+_i=0
+while pgrep -f "out6/slow.lt.zst" >/dev/null 2>&1 && [ $_i -lt 300 ]; do
+    sleep 0.1
+    _i=$((_i + 1))
+done
 sed -i 's/--seed 9 --time-scale 1"/--seed 9 --time-scale 20"/' "$T/plan6.yaml"
 "$L" sweep "$T/plan6.yaml" -o "$T/out6" >/dev/null 2>"$T/err6c.txt"
 expect_status 0 $? "sweep after a kill -9"
