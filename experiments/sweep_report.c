@@ -159,8 +159,10 @@ static void evidence(const struct row *rows, int b, int s, const struct lt_sweep
                  w->k->name, ratio, o->k->name, p->axis, w->cap.max_ok, o->cap.max_ok, unit_of(p),
                  w->k->name, w->cap.max_ok, wh, o->k->name, o->cap.max_ok, oh, w->k->name,
                  100 * w->r->probe.attain, 100 * w->r->probe.lo, 100 * w->r->probe.hi,
-                 sure ? "sure: it met the SLO at a load where the runner-up failed it"
-                      : "not sure: the runner-up did not fail the SLO below the best's capacity");
+                 sure ? "the probes order them: it met the SLO at a load where the runner-up "
+                        "failed it (one probe per load: on a noisy machine, repeat the sweep)"
+                      : "the probes do not order them: the runner-up did not fail the SLO below "
+                        "the best's capacity");
         return;
     }
     snprintf(out, cap, "%s: %.4g%s against %.4g%s for %s (%.2fx)", w->k->name, score(w, p),
