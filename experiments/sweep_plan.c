@@ -349,25 +349,29 @@ static int one_config(struct lt_sweep_plan *p, struct pctx *c, yaml_node_t *m, c
     k->start_timeout_us = 60000000;
     k->stop_timeout_us = 10000000;
     snprintf(k->health, sizeof k->health, "/health");
-    size_t pl = 0;
-    for (size_t i = 0; i < g->n; i++)
-        pl += (size_t)snprintf(k->params + pl, sizeof k->params - (pl < sizeof k->params ? pl : 0),
-                               "%s%s=%s", pl ? " " : "", g->name[i], g->val[i][pt[i]]);
+    size_t pl = 0, extra = 1;
+    for (size_t i = 0; i < g->n; i++) {
+        size_t w = strlen(g->name[i]) + strlen(g->val[i][pt[i]]) + 2;
+        if (pl + w >= sizeof k->params)
+            return perr(c, m, "the grid point of config '%s' is too long to name", base);
+        pl += (size_t)snprintf(k->params + pl, sizeof k->params - pl, "%s%s=%s", pl ? " " : "",
+                               g->name[i], g->val[i][pt[i]]);
+        extra += w;
+    }
     yaml_node_t *nn = get(c, m, "name");
     char *name = expand(c, nn ? nn : m, base, g, pt);
     if (!name)
         return c->err->code;
     if (g->n && !strchr(base, '{')) { /* name-mr4-tp2: every point its own name */
-        size_t l = strlen(name);
-        char *t = realloc(name, l + sizeof k->params + 8);
+        size_t l = strlen(name), cap = l + extra;
+        char *t = realloc(name, cap);
         if (!t) {
             free(name);
             return lt_errset(c->err, LT_ENOMEM, "out of memory");
         }
         name = t;
         for (size_t i = 0; i < g->n; i++)
-            l +=
-                (size_t)snprintf(name + l, sizeof k->params, "-%s%s", g->name[i], g->val[i][pt[i]]);
+            l += (size_t)snprintf(name + l, cap - l, "-%s%s", g->name[i], g->val[i][pt[i]]);
     }
     bool ok = name_ok(name) && strlen(name) < sizeof k->name;
     if (ok)

@@ -68,6 +68,8 @@ static json_t *fingerprint(const struct lt_sweep_plan *p, const struct lt_sweep_
     json_object_set_new(f, "args", l);
     json_object_set_new(f, "trace", json_string(p->trace));
     json_object_set_new(f, "warmup", json_integer(p->warmup));
+    json_object_set_new(f, "reset_cache", json_boolean(p->reset_cache));
+    json_object_set_new(f, "time_scale", json_real(k->time_scale));
     return f;
 }
 
