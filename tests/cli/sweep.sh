@@ -12,8 +12,11 @@
 #     their results as they were;
 #  4. the grid reaches the server: under a closed loop of 8, the sim's own
 #     /metrics (scraped into each results file) show at most --max-running
-#     requests running and the rest waiting.
+#     requests running and the rest waiting;
+#  5. a server already running (url): used, never stopped; a fixed load's
+#     goodput under the plan's SLO is analyze's; --report-only runs nothing.
 . "$LT_SRC/tests/cli/lib.sh"
+. "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
 SLO=ttft=300ms,tpot=25ms
 
@@ -148,4 +151,33 @@ awk -v r="$r8" 'BEGIN { exit !(r > 2 && r <= 8) }' || fail "mr8: running max $r8
 "$L" analyze --json "$T/out2/sim-mr2.lt.zst" >"$T/c2.json"
 expect_near "$(jq -r '.runs[0].agg_tps' "$T/c2.json")" \
     "$(jq -r '.configs[] | select(.name == "sim-mr2") | .agg_tps' "$R2")" 0.01 "closed agg_tps"
+
+# ---- 5. a server already running, a fixed load ----
+start_sim running --time-scale 20
+cat >"$T/plan3.yaml" <<PLAN
+trace: t.lt.zst
+load:
+  rate: 20
+  requests: 30
+  slo: ttft=100ms
+configs:
+  - name: theirs
+    url: "$SIM_URL"
+PLAN
+"$L" sweep "$T/plan3.yaml" -o "$T/out3" -q >"$T/out3.txt" 2>"$T/err4.txt"
+expect_status 0 $? "sweep of a running server"
+curl -s --max-time 5 "$SIM_URL/health" >/dev/null || fail "the running server was stopped"
+R3=$T/out3/report.json
+"$L" analyze --json --slo ttft=100ms "$T/out3/theirs.lt.zst" >"$T/c3.json"
+expect_near "$(jq -r '.runs[0].goodput.per_s' "$T/c3.json")" "$(jq -r '.configs[0].goodput' "$R3")" \
+    1e-3 "fixed load goodput"
+expect_eq "$(jq -r '.runs[0].ok' "$T/c3.json")" "$(sim_metric vllm:request_success_total)" \
+    "requests the running server answered"
+expect_eq null "$(jq -r '.configs.theirs.stopped' "$T/out3/sweep.json")" "not stopped"
+before=$(cksum <"$T/out3/theirs.lt.zst")
+"$L" sweep "$T/plan3.yaml" -o "$T/out3" --report-only >"$T/out3b.txt" 2>/dev/null
+expect_status 0 $? "--report-only"
+expect_eq "$before" "$(cksum <"$T/out3/theirs.lt.zst")" "--report-only ran nothing"
+cmp -s "$T/out3.txt" "$T/out3b.txt" || fail "--report-only: not the same report"
+stop_sim
 finish
