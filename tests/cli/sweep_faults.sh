@@ -21,7 +21,7 @@ SWEEP_PID=
 cleanup() {
     [ -n "$SWEEP_PID" ] && kill "$SWEEP_PID" 2>/dev/null
     [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null
-    for g in $STRAY_GROUPS; do kill -KILL -- "-$g" 2>/dev/null; done
+    for g in $STRAY_GROUPS; do kill -KILL "-$g" 2>/dev/null; done
 }
 STRAY_GROUPS=
 trap cleanup EXIT INT TERM
@@ -223,7 +223,7 @@ STRAY_GROUPS=$g
 kill -9 $SWEEP_PID
 wait $SWEEP_PID 2>/dev/null
 SWEEP_PID=
-kill -TERM -- "-$g" 2>/dev/null
+kill -TERM "-$g" || fail "the killed sweep's server group $g was not there to stop"
 # the killed sweep's replay, left behind, ends once its server is gone
 _i=0
 while pgrep -f "out6/slow.lt.zst" >/dev/null 2>&1 && [ $_i -lt 300 ]; do
@@ -236,4 +236,5 @@ expect_status 0 $? "sweep after a kill -9"
 expect_grep "slow: was running when an earlier sweep was killed: its server (process group $g)" \
     "$T/err6c.txt"
 expect_grep "first: complete from an earlier sweep: skipped" "$T/err6c.txt"
+[ -z "$(ps -o pid= -g "$g" 2>/dev/null)" ] || fail "process group $g still has processes"
 finish
