@@ -133,6 +133,15 @@ int cmd_sweep(int argc, char **argv)
         return 1;
     }
     int status = 0;
+    char state[4200];
+    snprintf(state, sizeof state, "%s/sweep.json", dir);
+    if (report_only && access(state, R_OK) != 0) {
+        cli_error("sweep", "%s has no sweep.json: nothing to report (run without --report-only)",
+                  dir);
+        free(out);
+        lt_sweep_plan_release(&plan);
+        return 1;
+    }
     if (!report_only) {
         struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
         sigemptyset(&sa.sa_mask);

@@ -136,8 +136,9 @@ load:
   requests: 40
 configs:
   - name: sim
-    command: "{loadtrace} sim --listen 127.0.0.1:{port} --time-scale 20 --max-running {mr}"
+    command: "echo batch limit \$LT_SWEEP_MR >&2; exec {loadtrace} sim --listen 127.0.0.1:{port} --time-scale 20 --max-running {mr}"
     grid: {mr: [2, 8]}
+    env: {LT_SWEEP_MR: "mr={mr}"}
 PLAN
 "$L" sweep "$T/plan2.yaml" -o "$T/out2" -q >/dev/null 2>"$T/err3.txt"
 expect_status 0 $? "closed-loop sweep"
@@ -148,9 +149,21 @@ w2=$(jq -r '.configs[] | select(.name == "sim-mr2") | .server.waiting_max' "$R2"
 awk -v w="$w2" 'BEGIN { exit !(w >= 1) }' || fail "mr2: nothing waited ($w2)"
 r8=$(jq -r '.configs[] | select(.name == "sim-mr8") | .server.running_max' "$R2")
 awk -v r="$r8" 'BEGIN { exit !(r > 2 && r <= 8) }' || fail "mr8: running max $r8"
+expect_grep "^batch limit mr=2$" "$T/out2/sim-mr2.log"
+expect_grep "^batch limit mr=8$" "$T/out2/sim-mr8.log"
+"$L" sim --max-running 0 2>"$T/e0"
+expect_status 2 $? "sim --max-running 0"
+"$L" sim --set no_such_key=1 2>"$T/e1"
+expect_status 2 $? "sim --set of an unknown key"
+expect_grep "unknown profile key 'no_such_key'" "$T/e1"
 "$L" analyze --json "$T/out2/sim-mr2.lt.zst" >"$T/c2.json"
 expect_near "$(jq -r '.runs[0].agg_tps' "$T/c2.json")" \
     "$(jq -r '.configs[] | select(.name == "sim-mr2") | .agg_tps' "$R2")" 0.01 "closed agg_tps"
+# the documented example plan parses: --report-only gets past it to the
+# folder, which has nothing to report
+"$L" sweep "$LT_SRC/docs/examples/sweep-sim.yaml" -o "$T/ex" --report-only >"$T/ex.txt" 2>&1
+expect_status 1 $? "docs/examples/sweep-sim.yaml, nothing run"
+expect_grep "ex has no sweep.json: nothing to report" "$T/ex.txt"
 
 # ---- 5. a server already running, a fixed load ----
 start_sim running --time-scale 20
