@@ -36,11 +36,81 @@ struct row {
     bool srv;
     struct lt_analyze_srv_stats ss;
     bool front;
+    const struct lt_analyze_run *cr; /* the run at the common load, or NULL */
+    double clat[6], ctps;
 };
 
+/* A percentile of run r's metric m, in ms; NAN without values. */
 static double ms(const struct lt_analyze_run *r, int m, double p)
 {
     return r->h[m] && lt_hist_count(r->h[m]) ? lt_analyze_pct(r->h[m], p) / 1000.0 : NAN;
+}
+
+/* The load every measured config ran (the highest such), where their
+ * latencies compare like for like. */
+struct common {
+    bool have;
+    double x;
+    const char *axis;
+};
+
+/* A run's load: a probe's, else its concurrency, rate or speed. */
+static double load_of(const struct lt_analyze_run *r, const char **axis)
+{
+    if (r->probe.search[0]) {
+        *axis = r->probe.search;
+        return r->probe.load;
+    }
+    *axis = r->concurrency ? "concurrency" : r->rate > 0 ? "rate" : "speed";
+    return r->concurrency ? (double)r->concurrency : r->rate > 0 ? r->rate : r->speed;
+}
+
+static const struct lt_analyze_run *run_at(const struct row *w, double x)
+{
+    const char *axis;
+    for (uint32_t i = 0; w->have && i < w->a->n_runs; i++)
+        if (w->a->runs[i]->measured && fabs(load_of(w->a->runs[i], &axis) - x) <= 1e-9 * (1 + x))
+            return w->a->runs[i];
+    return NULL;
+}
+
+static void common_load(struct row *rows, size_t n, struct common *cm)
+{
+    memset(cm, 0, sizeof *cm);
+    const struct row *first = NULL;
+    size_t measured = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].have && !rows[i].predicted) {
+            measured++;
+            if (!first)
+                first = &rows[i];
+        }
+    if (measured < 2)
+        return;
+    for (uint32_t i = 0; i < first->a->n_runs; i++) {
+        const char *axis;
+        double x = load_of(first->a->runs[i], &axis);
+        bool all = x > 0;
+        for (size_t j = 0; all && j < n; j++)
+            if (rows[j].have && !rows[j].predicted && !run_at(&rows[j], x))
+                all = false;
+        if (all && (!cm->have || x > cm->x)) {
+            cm->have = true;
+            cm->x = x;
+            cm->axis = axis;
+        }
+    }
+    static const int mets[3] = {LT_AM_TTFT, LT_AM_TPOT, LT_AM_E2E};
+    for (size_t j = 0; cm->have && j < n; j++) {
+        struct row *w = &rows[j];
+        if (!(w->cr = run_at(w, cm->x)))
+            continue;
+        for (int m = 0; m < 3; m++) {
+            w->clat[2 * m] = ms(w->cr, mets[m], 50);
+            w->clat[2 * m + 1] = ms(w->cr, mets[m], 99);
+        }
+        w->ctps = w->cr->agg_tps;
+    }
 }
 
 static void figures(struct row *w, const struct lt_sweep_plan *p)
@@ -339,8 +409,9 @@ static const char *jget(json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
-static void write_json(FILE *f, struct row *rows, size_t n, const struct lt_sweep_plan *p, int bm,
-                       int bp, const char *ev_m, const char *ev_p, struct ab *abs)
+static void write_json(FILE *f, struct row *rows, size_t n, const struct lt_sweep_plan *p,
+                       const struct common *cm, int bm, int bp, const char *ev_m, const char *ev_p,
+                       struct ab *abs)
 {
     fprintf(f, "{\n  \"schema\": \"loadtrace-sweep-report/1\",\n  \"plan\": ");
     jstr(f, p->path);
@@ -474,6 +545,33 @@ static void write_json(FILE *f, struct row *rows, size_t n, const struct lt_swee
         fputc('}', f);
     } else
         fputs("null", f);
+    fprintf(f, ",\n  \"common_load\": ");
+    if (cm->have) {
+        fprintf(f, "{\"axis\": ");
+        jstr(f, cm->axis);
+        fprintf(f, ", \"x\": ");
+        num(f, cm->x);
+        fprintf(f, ", \"configs\": [");
+        int k = 0;
+        for (size_t i = 0; i < n; i++) {
+            const struct row *w = &rows[i];
+            if (!w->cr)
+                continue;
+            fprintf(f, "%s\n    {\"name\": ", k++ ? "," : "");
+            jstr(f, w->k->name);
+            fprintf(f, ", \"run\": %u, \"agg_tps\": ", w->cr->id);
+            num(f, w->ctps);
+            static const char *const names[6] = {"ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
+                                                 "tpot_p99_ms", "e2e_p50_ms",  "e2e_p99_ms"};
+            for (int m = 0; m < 6; m++) {
+                fprintf(f, ", \"%s\": ", names[m]);
+                num(f, w->clat[m]);
+            }
+            fputc('}', f);
+        }
+        fputs("]}", f);
+    } else
+        fputs("null", f);
     fprintf(f, ",\n  \"baseline\": ");
     if (p->baseline[0])
         jstr(f, p->baseline);
@@ -482,8 +580,9 @@ static void write_json(FILE *f, struct row *rows, size_t n, const struct lt_swee
     fputs("\n}\n", f);
 }
 
-static void write_text(FILE *f, struct row *rows, size_t n, const struct lt_sweep_plan *p, int bm,
-                       int bp, const char *ev_m, const char *ev_p, struct ab *abs)
+static void write_text(FILE *f, struct row *rows, size_t n, const struct lt_sweep_plan *p,
+                       const struct common *cm, int bm, int bp, const char *ev_m, const char *ev_p,
+                       struct ab *abs)
 {
     fprintf(f, "sweep of %s: %zu configs, trace %s, load: %s%s%s%s\n\n", p->path, n, p->trace,
             p->load == LT_SWEEP_FINDMAX  ? "the highest "
@@ -508,6 +607,21 @@ static void write_text(FILE *f, struct row *rows, size_t n, const struct lt_swee
                 ? "tok/s, goodput (req/s within the SLO) and latencies at each config's capacity "
                   "probe"
                 : "figures of each config's best run");
+    if (cm->have) {
+        fprintf(f, "\nat a common load, %s %.4g (the highest every measured config ran):\n",
+                cm->axis, cm->x);
+        fprintf(f, "  %-22s %-10s %9s %8s %8s %8s %8s %8s %8s\n", "config", "kind", "tok/s",
+                "TTFT p50", "p99", "TPOT p50", "p99", "E2E p50", "p99");
+        for (size_t i = 0; i < n; i++) {
+            if (!rows[i].cr)
+                continue;
+            fprintf(f, "  %-22s %-10s %9.1f", rows[i].k->name,
+                    rows[i].predicted ? "predicted" : "measured", rows[i].ctps);
+            for (int m = 0; m < 6; m++)
+                fprintf(f, " %8.1f", rows[i].clat[m]);
+            fputc('\n', f);
+        }
+    }
     fprintf(f, "\nbest measured config: %s\n", bm >= 0 ? ev_m : "none (no complete result)");
     if (bp >= 0)
         fprintf(f, "best predicted config (virtual time; a prediction, not a measurement): %s\n",
@@ -578,6 +692,8 @@ int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, c
         w->have = true;
         figures(w, p);
     }
+    struct common cm;
+    common_load(rows, n, &cm);
     pareto(rows, n, false);
     pareto(rows, n, true);
     int bm, sm, bp, sp;
@@ -610,7 +726,7 @@ int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, c
         rc = lt_errset(err, LT_ENOMEM, "out of memory");
         goto out;
     }
-    write_text(mf, rows, n, p, bm, bp, ev_m, ev_p, abs);
+    write_text(mf, rows, n, p, &cm, bm, bp, ev_m, ev_p, abs);
     fclose(mf);
     snprintf(path, sizeof path, "%s/report.txt", dir);
     if ((rc = lt_path_out_open(&po, path, err)) < 0)
@@ -621,7 +737,7 @@ int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, c
     snprintf(path, sizeof path, "%s/report.json", dir);
     if ((rc = lt_path_out_open(&po, path, err)) < 0)
         goto out_text;
-    write_json(po.f, rows, n, p, bm, bp, ev_m, ev_p, abs);
+    write_json(po.f, rows, n, p, &cm, bm, bp, ev_m, ev_p, abs);
     if ((rc = lt_path_out_commit(&po, err)) < 0)
         goto out_text;
     if (out)

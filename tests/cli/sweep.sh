@@ -93,6 +93,24 @@ for c in sim-mr2 sim-mr8 twin-mr8; do
         "$c errors"
     expect_eq "$(jq -r .measured "$T/$c.run")" "$(jq -r .measured "$T/$c.row")" "$c measured"
 done
+# the common load: the highest concurrency both measured files ran, and
+# each config's figures there those of that run
+cx=$(jq -r '[.runs[] | select(.measured > 0) | .concurrency] | unique | .[]' "$T/sim-mr2.json" |
+    while read -r x; do
+        jq -e --argjson x "$x" '[.runs[] | select(.measured > 0 and .concurrency == $x)] | length > 0' \
+            "$T/sim-mr8.json" >/dev/null && echo "$x"
+    done | sort -n | tail -1)
+expect_eq "$cx" "$(jq -r .common_load.x "$R")" "the common load"
+for c in sim-mr2 sim-mr8; do
+    jq -c --argjson x "$cx" '[.runs[] | select(.measured > 0 and .concurrency == $x)][0]' "$T/$c.json" >"$T/$c.crun"
+    jq -c --arg c $c '.common_load.configs[] | select(.name == $c)' "$R" >"$T/$c.crow"
+    for m in ttft tpot e2e; do
+        for q in p50 p99; do
+            expect_near "$(jq -r ".latency_ms.$m.$q" "$T/$c.crun")" \
+                "$(jq -r ".${m}_${q}_ms" "$T/$c.crow")" 0.01 "$c at the common load: $m $q"
+        done
+    done
+done
 # the best is the highest capacity of the measured configs
 want=$(jq -r '[.configs[] | select(.kind == "measured")] | max_by(.capacity.max_ok) | .name' "$R")
 expect_eq "$want" "$best" "best = highest measured capacity"
