@@ -161,7 +161,7 @@ int cmd_sweep(int argc, char **argv)
             cli_error("sweep", "%s", err.msg);
             free(out);
             lt_sweep_plan_release(&plan);
-            return 1;
+            return cli_fail_status(&err);
         }
         for (size_t i = 0; i < plan.n_configs; i++)
             if (out[i].status != LT_SWEEP_COMPLETE && out[i].status != LT_SWEEP_SKIPPED)

@@ -8,6 +8,7 @@
 #define _DEFAULT_SOURCE
 #include "experiments/sweep_internal.h"
 
+#include "base/lt_path.h"
 #include "sim/sim_profile.h"
 
 #include <errno.h>
@@ -348,9 +349,34 @@ static bool same(json_t *a, json_t *b)
     return a && b && json_equal(a, b);
 }
 
+/* No file the sweep writes may be its trace or its plan. */
+static int not_inputs(const struct lt_sweep_plan *p, const char *dir, struct lt_err *err)
+{
+    static const char *const exts[] = {".lt.zst", ".log", ".replay.log", ".warmup.lt.zst",
+                                       ".profile"};
+    static const char *const fixed[] = {"sweep.json", "report.txt", "report.json", "report.html"};
+    const char *inputs[2] = {p->trace, p->path};
+    char path[1200];
+    for (size_t i = 0; i < p->n_configs; i++)
+        for (size_t e = 0; e < sizeof exts / sizeof exts[0]; e++) {
+            file_in(path, sizeof path, dir, p->configs[i].name, exts[e]);
+            if (lt_path_not_input(path, inputs, 2, err) < 0)
+                return lt_errf(err, LT_EUSAGE, "config %s (plan line %d)", p->configs[i].name,
+                               p->configs[i].line);
+        }
+    for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; f++) {
+        snprintf(path, sizeof path, "%s/%s", dir, fixed[f]);
+        if (lt_path_not_input(path, inputs, 2, err) < 0)
+            return lt_errf(err, LT_EUSAGE, "-o %s", dir);
+    }
+    return 0;
+}
+
 int lt_sweep_run(const struct lt_sweep_plan *p, const struct lt_sweep_opts *o,
                  struct lt_sweep_outcome *out, struct lt_err *err)
 {
+    if (not_inputs(p, o->dir, err) < 0)
+        return err->code;
     if (mkdir(o->dir, 0755) < 0 && errno != EEXIST)
         return lt_errset(err, LT_EIO, "cannot create %s: %s", o->dir, strerror(errno));
     struct run r = {.p = p, .o = o};

@@ -98,13 +98,28 @@ configs:
   - {name: a, url: "http://127.0.0.1:1"}
 PLAN
 [ -e "$T/bad" ] && fail "a bad plan made its folder"
+# a config whose results would overwrite the trace: refused, trace intact
+mkdir -p "$T/own" && cp "$T/t.lt.zst" "$T/own/t.lt.zst"
+sum=$(cksum <"$T/own/t.lt.zst")
+cat >"$T/own/plan.yaml" <<PLAN
+trace: t.lt.zst
+load: {concurrency: 2, requests: 4}
+configs:
+  - name: t
+    command: "$SIM"
+PLAN
+"$L" sweep "$T/own/plan.yaml" -o "$T/own" 2>"$T/own.err"
+expect_status 2 $? "results over the trace"
+expect_grep "config t (plan line 4): .*the output is the input file" "$T/own.err"
+expect_eq "$sum" "$(cksum <"$T/own/t.lt.zst")" "the trace untouched"
 
 # ---- 2, 3, 4. start failures, mid-run exit, SIGTERM ignored ----
 # The mid-run server kills its sim once the sim has answered 5 requests
+# (of 40; at a time scale of 5 the rest take seconds more)
 # (its own /metrics say so), then exits: no time is guessed.
 cat >"$T/dies.sh" <<'SH'
 #!/bin/sh
-"$1" sim --listen "127.0.0.1:$2" --time-scale 20 -q &
+"$1" sim --listen "127.0.0.1:$2" --time-scale 5 -q &
 pid=$!
 i=0
 while [ $i -lt 600 ]; do
