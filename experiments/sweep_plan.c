@@ -336,6 +336,106 @@ static int check_keys(struct pctx *c, yaml_node_t *map, const char *const *keys,
     return 0;
 }
 
+/* What k is: a command, a server running, or a virtual profile. */
+static int config_kind(struct pctx *c, yaml_node_t *m, struct lt_sweep_config *k,
+                       const struct grid *g, const size_t *pt)
+{
+    yaml_node_t *cmd = get(c, m, "command"), *url = get(c, m, "url"), *virt = get(c, m, "virtual");
+    if ((cmd != NULL) + (url != NULL) + (virt != NULL) != 1)
+        return perr(c, m, "config '%s' wants one of command, url or virtual", k->name);
+    yaml_node_t *v;
+    int rc;
+    if (cmd) {
+        k->kind = LT_SWEEP_LAUNCH;
+        const char *s = scalar(c, cmd, "command");
+        if (!s)
+            return LT_EUSAGE;
+        if (!strstr(s, "{port}") && !get(c, m, "port"))
+            return perr(c, cmd, "the command must listen on {port} (or the config name a %s)",
+                        "port");
+        if (!(k->command = expand(c, cmd, s, g, pt)))
+            return c->err->code;
+    } else if (url) {
+        k->kind = LT_SWEEP_RUNNING;
+        if ((rc = copy_to(c, url, "url", k->url, sizeof k->url)) < 0)
+            return rc;
+        if (strncmp(k->url, "http://", 7) && strncmp(k->url, "https://", 8))
+            return perr(c, url, "url '%s' is not http:// or https://", k->url);
+    } else {
+        k->kind = LT_SWEEP_VIRTUAL;
+        if (virt->type != YAML_MAPPING_NODE)
+            return perr(c, virt, "'%s' wants a map: profile, set", "virtual");
+        static const char *const vkeys[] = {"profile", "set", "time-scale", NULL};
+        if ((rc = check_keys(c, virt, vkeys, "virtual")) < 0)
+            return rc;
+        snprintf(k->profile, sizeof k->profile, "default");
+        if ((v = get(c, virt, "profile"))) {
+            char *e = NULL;
+            const char *s = scalar(c, v, "profile");
+            if (!s || !(e = expand(c, v, s, g, pt)))
+                return c->err->code ? c->err->code : LT_EUSAGE;
+            snprintf(k->profile, sizeof k->profile, "%s", e);
+            free(e);
+        }
+        if ((v = get(c, virt, "set")) && (rc = pairs(c, v, "set", g, pt, &k->set, &k->n_set)) < 0)
+            return rc;
+        if ((v = get(c, virt, "time-scale"))) {
+            const char *s = scalar(c, v, "time-scale");
+            char *end = NULL;
+            k->time_scale = s ? strtod(s, &end) : 0;
+            if (!s || *end || !(k->time_scale > 0 && k->time_scale < 1e6))
+                return perr(c, v, "time-scale wants a number above 0, got '%s'", s ? s : "");
+        }
+    }
+    return 0;
+}
+
+/* How k's server is started, checked and stopped. */
+static int config_lifecycle(struct pctx *c, yaml_node_t *m, struct lt_sweep_config *k,
+                            const struct grid *g, const size_t *pt)
+{
+    yaml_node_t *v;
+    int rc;
+    if ((v = get(c, m, "env")) && (rc = pairs(c, v, "env", g, pt, &k->env, &k->n_env)) < 0)
+        return rc;
+    if ((v = get(c, m, "port"))) {
+        const char *s = scalar(c, v, "port");
+        char *end = NULL;
+        long port = s ? strtol(s, &end, 10) : 0;
+        if (!s || *end || port < 1 || port > 65535)
+            return perr(c, v, "port wants 1 to 65535, got '%s'", s ? s : "");
+        k->port = (uint16_t)port;
+    }
+    if ((v = get(c, m, "ready"))) {
+        if (v->type != YAML_MAPPING_NODE)
+            return perr(c, v, "'%s' wants a map: path, timeout", "ready");
+        static const char *const rkeys[] = {"path", "timeout", NULL};
+        yaml_node_t *x;
+        if ((rc = check_keys(c, v, rkeys, "ready")) < 0)
+            return rc;
+        if ((x = get(c, v, "path")) &&
+            (rc = copy_to(c, x, "path", k->health, sizeof k->health)) < 0)
+            return rc;
+        if (k->health[0] != '/')
+            return perr(c, x, "the readiness path must start with '/', got '%s'", k->health);
+        if ((x = get(c, v, "timeout")) && (rc = dur_of(c, x, "timeout", &k->probe_timeout_us)) < 0)
+            return rc;
+    }
+    if ((v = get(c, m, "start-timeout")) &&
+        (rc = dur_of(c, v, "start-timeout", &k->start_timeout_us)) < 0)
+        return rc;
+    if ((v = get(c, m, "stop-timeout")) &&
+        (rc = dur_of(c, v, "stop-timeout", &k->stop_timeout_us)) < 0)
+        return rc;
+    if (k->kind != LT_SWEEP_LAUNCH && (get(c, m, "env") || get(c, m, "port") ||
+                                       get(c, m, "start-timeout") || get(c, m, "stop-timeout")))
+        return perr(c, m,
+                    "config '%s' starts no server: env, port and the timeouts are for a "
+                    "command",
+                    k->name);
+    return 0;
+}
+
 /* One point of a config's grid: a config, filled from the map. */
 static int one_config(struct lt_sweep_plan *p, struct pctx *c, yaml_node_t *m, const char *base,
                       const struct grid *g, const size_t *pt)
@@ -386,91 +486,8 @@ static int one_config(struct lt_sweep_plan *p, struct pctx *c, yaml_node_t *m, c
         if (!strcmp(p->configs[i].name, k->name))
             return perr(c, nn ? nn : m, "two configs are called '%s'", k->name);
 
-    yaml_node_t *cmd = get(c, m, "command"), *url = get(c, m, "url"), *virt = get(c, m, "virtual");
-    if ((cmd != NULL) + (url != NULL) + (virt != NULL) != 1)
-        return perr(c, m, "config '%s' wants one of command, url or virtual", k->name);
-    yaml_node_t *v;
-    int rc;
-    if (cmd) {
-        k->kind = LT_SWEEP_LAUNCH;
-        const char *s = scalar(c, cmd, "command");
-        if (!s)
-            return LT_EUSAGE;
-        if (!strstr(s, "{port}") && !get(c, m, "port"))
-            return perr(c, cmd, "the command must listen on {port} (or the config name a %s)",
-                        "port");
-        if (!(k->command = expand(c, cmd, s, g, pt)))
-            return c->err->code;
-    } else if (url) {
-        k->kind = LT_SWEEP_RUNNING;
-        if ((rc = copy_to(c, url, "url", k->url, sizeof k->url)) < 0)
-            return rc;
-        if (strncmp(k->url, "http://", 7) && strncmp(k->url, "https://", 8))
-            return perr(c, url, "url '%s' is not http:// or https://", k->url);
-    } else {
-        k->kind = LT_SWEEP_VIRTUAL;
-        if (virt->type != YAML_MAPPING_NODE)
-            return perr(c, virt, "'%s' wants a map: profile, set", "virtual");
-        static const char *const vkeys[] = {"profile", "set", "time-scale", NULL};
-        if ((rc = check_keys(c, virt, vkeys, "virtual")) < 0)
-            return rc;
-        snprintf(k->profile, sizeof k->profile, "default");
-        if ((v = get(c, virt, "profile"))) {
-            char *e = NULL;
-            const char *s = scalar(c, v, "profile");
-            if (!s || !(e = expand(c, v, s, g, pt)))
-                return c->err->code ? c->err->code : LT_EUSAGE;
-            snprintf(k->profile, sizeof k->profile, "%s", e);
-            free(e);
-        }
-        if ((v = get(c, virt, "set")) && (rc = pairs(c, v, "set", g, pt, &k->set, &k->n_set)) < 0)
-            return rc;
-        if ((v = get(c, virt, "time-scale"))) {
-            const char *s = scalar(c, v, "time-scale");
-            char *end = NULL;
-            k->time_scale = s ? strtod(s, &end) : 0;
-            if (!s || *end || !(k->time_scale > 0 && k->time_scale < 1e6))
-                return perr(c, v, "time-scale wants a number above 0, got '%s'", s ? s : "");
-        }
-    }
-    if ((v = get(c, m, "env")) && (rc = pairs(c, v, "env", g, pt, &k->env, &k->n_env)) < 0)
-        return rc;
-    if ((v = get(c, m, "port"))) {
-        const char *s = scalar(c, v, "port");
-        char *end = NULL;
-        long port = s ? strtol(s, &end, 10) : 0;
-        if (!s || *end || port < 1 || port > 65535)
-            return perr(c, v, "port wants 1 to 65535, got '%s'", s ? s : "");
-        k->port = (uint16_t)port;
-    }
-    if ((v = get(c, m, "ready"))) {
-        if (v->type != YAML_MAPPING_NODE)
-            return perr(c, v, "'%s' wants a map: path, timeout", "ready");
-        static const char *const rkeys[] = {"path", "timeout", NULL};
-        yaml_node_t *x;
-        if ((rc = check_keys(c, v, rkeys, "ready")) < 0)
-            return rc;
-        if ((x = get(c, v, "path")) &&
-            (rc = copy_to(c, x, "path", k->health, sizeof k->health)) < 0)
-            return rc;
-        if (k->health[0] != '/')
-            return perr(c, x, "the readiness path must start with '/', got '%s'", k->health);
-        if ((x = get(c, v, "timeout")) && (rc = dur_of(c, x, "timeout", &k->probe_timeout_us)) < 0)
-            return rc;
-    }
-    if ((v = get(c, m, "start-timeout")) &&
-        (rc = dur_of(c, v, "start-timeout", &k->start_timeout_us)) < 0)
-        return rc;
-    if ((v = get(c, m, "stop-timeout")) &&
-        (rc = dur_of(c, v, "stop-timeout", &k->stop_timeout_us)) < 0)
-        return rc;
-    if (k->kind != LT_SWEEP_LAUNCH && (get(c, m, "env") || get(c, m, "port") ||
-                                       get(c, m, "start-timeout") || get(c, m, "stop-timeout")))
-        return perr(c, m,
-                    "config '%s' starts no server: env, port and the timeouts are for a "
-                    "command",
-                    k->name);
-    return 0;
+    int rc = config_kind(c, m, k, g, pt);
+    return rc < 0 ? rc : config_lifecycle(c, m, k, g, pt);
 }
 
 static int parse_config(struct lt_sweep_plan *p, struct pctx *c, yaml_node_t *m)

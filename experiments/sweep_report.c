@@ -409,6 +409,126 @@ static const char *jget(json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
+/* A config's figures: the members after its name and status. */
+static void figures_json(FILE *f, const struct row *w)
+{
+    if (w->have && w->r) {
+        fprintf(f, ",\n     \"run\": %u, \"measured\": %llu, \"ok\": %llu, \"errors\": %llu",
+                w->r->id, (unsigned long long)w->measured, (unsigned long long)w->ok,
+                (unsigned long long)w->errors);
+        fprintf(f, ", \"agg_tps\": ");
+        num(f, w->tps);
+        fprintf(f, ", \"goodput\": ");
+        num(f, w->goodput);
+        static const char *const names[6] = {"ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
+                                             "tpot_p99_ms", "e2e_p50_ms",  "e2e_p99_ms"};
+        for (int m = 0; m < 6; m++) {
+            fprintf(f, ", \"%s\": ", names[m]);
+            num(f, w->lat[m]);
+        }
+        fprintf(f, ", \"pareto_front\": %s", w->front ? "true" : "false");
+        fprintf(f, ",\n     \"capacity\": ");
+        if (w->capacity) {
+            fprintf(f, "{\"axis\": ");
+            jstr(f, w->cap.axis);
+            fprintf(f, ", \"max_ok\": ");
+            num(f, w->cap.max_ok > 0 ? w->cap.max_ok : NAN);
+            fprintf(f, ", \"min_fail\": ");
+            num(f, w->cap.min_fail > 0 ? w->cap.min_fail : NAN);
+            fprintf(f, ", \"goodput\": ");
+            num(f, w->cap.goodput);
+            fprintf(f, ", \"probes\": %u, \"attain\": ", w->cap.probes);
+            num(f, w->r->probe.attain);
+            fprintf(f, ", \"attain_lo\": ");
+            num(f, w->r->probe.lo);
+            fprintf(f, ", \"attain_hi\": ");
+            num(f, w->r->probe.hi);
+            fputc('}', f);
+        } else
+            fputs("null", f);
+        fprintf(f, ",\n     \"server\": ");
+        if (w->srv) {
+            fprintf(f, "{\"running_max\": ");
+            num(f, w->ss.running_max);
+            fprintf(f, ", \"waiting_max\": ");
+            num(f, w->ss.waiting_max);
+            fprintf(f, ", \"kv_max\": ");
+            num(f, w->ss.kv_max);
+            fprintf(f, ", \"preemptions\": ");
+            num(f, w->ss.preemptions);
+            fputc('}', f);
+        } else
+            fputs("null", f);
+    } else if (w->have && w->capacity) {
+        fprintf(f, ",\n     \"capacity\": {\"axis\": ");
+        jstr(f, w->cap.axis);
+        fprintf(f, ", \"max_ok\": null, \"min_fail\": ");
+        num(f, w->cap.min_fail > 0 ? w->cap.min_fail : NAN);
+        fprintf(f, ", \"goodput\": 0, \"probes\": %u}", w->cap.probes);
+    }
+}
+
+/* Its A/B verdicts against the baseline (nothing when none). */
+static void ab_json(FILE *f, const struct ab *x)
+{
+    if (x->done) {
+        fprintf(f,
+                ",\n     \"vs_baseline\": {\"pairs\": %u, \"better\": %u, \"worse\": %u, "
+                "\"metrics\": {",
+                x->pairs, x->better, x->worse);
+        for (int m = 0; x->pairs && m < LT_CMPM_COUNT; m++) {
+            fprintf(f, "%s\"%s\": {\"verdict\": \"%s\", \"a\": ", m ? ", " : "",
+                    lt_compare_metric_name(m), lt_compare_verdict_name(x->v[m]));
+            num(f, x->a[m]);
+            fprintf(f, ", \"b\": ");
+            num(f, x->b[m]);
+            fprintf(f, ", \"rel\": ");
+            num(f, x->rel[m]);
+            fprintf(f, ", \"ci\": [");
+            num(f, x->lo[m]);
+            fputs(", ", f);
+            num(f, x->hi[m]);
+            fputs("]}", f);
+        }
+        fputs("}}", f);
+    } else if (x->err[0]) {
+        fprintf(f, ",\n     \"vs_baseline\": {\"error\": ");
+        jstr(f, x->err);
+        fputc('}', f);
+    }
+}
+
+static void common_json(FILE *f, const struct row *rows, size_t n, const struct common *cm)
+{
+    fprintf(f, ",\n  \"common_load\": ");
+    if (cm->have) {
+        fprintf(f, "{\"axis\": ");
+        jstr(f, cm->axis);
+        fprintf(f, ", \"x\": ");
+        num(f, cm->x);
+        fprintf(f, ", \"configs\": [");
+        int k = 0;
+        for (size_t i = 0; i < n; i++) {
+            const struct row *w = &rows[i];
+            if (!w->cr)
+                continue;
+            fprintf(f, "%s\n    {\"name\": ", k++ ? "," : "");
+            jstr(f, w->k->name);
+            fprintf(f, ", \"run\": %u, \"agg_tps\": ", w->cr->id);
+            num(f, w->ctps);
+            static const char *const names[6] = {"ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
+                                                 "tpot_p99_ms", "e2e_p50_ms",  "e2e_p99_ms"};
+            for (int m = 0; m < 6; m++) {
+                fprintf(f, ", \"%s\": ", names[m]);
+                num(f, w->clat[m]);
+            }
+            fputc('}', f);
+        }
+        fputs("]}", f);
+    } else
+        fputs("null", f);
+}
+
 static void write_json(FILE *f, struct row *rows, size_t n, const struct lt_sweep_plan *p,
                        const struct common *cm, int bm, int bp, const char *ev_m, const char *ev_p,
                        struct ab *abs)
@@ -446,85 +566,8 @@ static void write_json(FILE *f, struct row *rows, size_t n, const struct lt_swee
             jstr(f, w->why);
         else
             fputs("null", f);
-        if (w->have && w->r) {
-            fprintf(f, ",\n     \"run\": %u, \"measured\": %llu, \"ok\": %llu, \"errors\": %llu",
-                    w->r->id, (unsigned long long)w->measured, (unsigned long long)w->ok,
-                    (unsigned long long)w->errors);
-            fprintf(f, ", \"agg_tps\": ");
-            num(f, w->tps);
-            fprintf(f, ", \"goodput\": ");
-            num(f, w->goodput);
-            static const char *const names[6] = {"ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
-                                                 "tpot_p99_ms", "e2e_p50_ms",  "e2e_p99_ms"};
-            for (int m = 0; m < 6; m++) {
-                fprintf(f, ", \"%s\": ", names[m]);
-                num(f, w->lat[m]);
-            }
-            fprintf(f, ", \"pareto_front\": %s", w->front ? "true" : "false");
-            fprintf(f, ",\n     \"capacity\": ");
-            if (w->capacity) {
-                fprintf(f, "{\"axis\": ");
-                jstr(f, w->cap.axis);
-                fprintf(f, ", \"max_ok\": ");
-                num(f, w->cap.max_ok > 0 ? w->cap.max_ok : NAN);
-                fprintf(f, ", \"min_fail\": ");
-                num(f, w->cap.min_fail > 0 ? w->cap.min_fail : NAN);
-                fprintf(f, ", \"goodput\": ");
-                num(f, w->cap.goodput);
-                fprintf(f, ", \"probes\": %u, \"attain\": ", w->cap.probes);
-                num(f, w->r->probe.attain);
-                fprintf(f, ", \"attain_lo\": ");
-                num(f, w->r->probe.lo);
-                fprintf(f, ", \"attain_hi\": ");
-                num(f, w->r->probe.hi);
-                fputc('}', f);
-            } else
-                fputs("null", f);
-            fprintf(f, ",\n     \"server\": ");
-            if (w->srv) {
-                fprintf(f, "{\"running_max\": ");
-                num(f, w->ss.running_max);
-                fprintf(f, ", \"waiting_max\": ");
-                num(f, w->ss.waiting_max);
-                fprintf(f, ", \"kv_max\": ");
-                num(f, w->ss.kv_max);
-                fprintf(f, ", \"preemptions\": ");
-                num(f, w->ss.preemptions);
-                fputc('}', f);
-            } else
-                fputs("null", f);
-        } else if (w->have && w->capacity) {
-            fprintf(f, ",\n     \"capacity\": {\"axis\": ");
-            jstr(f, w->cap.axis);
-            fprintf(f, ", \"max_ok\": null, \"min_fail\": ");
-            num(f, w->cap.min_fail > 0 ? w->cap.min_fail : NAN);
-            fprintf(f, ", \"goodput\": 0, \"probes\": %u}", w->cap.probes);
-        }
-        if (abs[i].done) {
-            fprintf(f,
-                    ",\n     \"vs_baseline\": {\"pairs\": %u, \"better\": %u, \"worse\": %u, "
-                    "\"metrics\": {",
-                    abs[i].pairs, abs[i].better, abs[i].worse);
-            for (int m = 0; abs[i].pairs && m < LT_CMPM_COUNT; m++) {
-                fprintf(f, "%s\"%s\": {\"verdict\": \"%s\", \"a\": ", m ? ", " : "",
-                        lt_compare_metric_name(m), lt_compare_verdict_name(abs[i].v[m]));
-                num(f, abs[i].a[m]);
-                fprintf(f, ", \"b\": ");
-                num(f, abs[i].b[m]);
-                fprintf(f, ", \"rel\": ");
-                num(f, abs[i].rel[m]);
-                fprintf(f, ", \"ci\": [");
-                num(f, abs[i].lo[m]);
-                fputs(", ", f);
-                num(f, abs[i].hi[m]);
-                fputs("]}", f);
-            }
-            fputs("}}", f);
-        } else if (abs[i].err[0]) {
-            fprintf(f, ",\n     \"vs_baseline\": {\"error\": ");
-            jstr(f, abs[i].err);
-            fputc('}', f);
-        }
+        figures_json(f, w);
+        ab_json(f, &abs[i]);
         fputc('}', f);
     }
     fprintf(f, "\n  ],\n  \"best_measured\": ");
@@ -545,33 +588,7 @@ static void write_json(FILE *f, struct row *rows, size_t n, const struct lt_swee
         fputc('}', f);
     } else
         fputs("null", f);
-    fprintf(f, ",\n  \"common_load\": ");
-    if (cm->have) {
-        fprintf(f, "{\"axis\": ");
-        jstr(f, cm->axis);
-        fprintf(f, ", \"x\": ");
-        num(f, cm->x);
-        fprintf(f, ", \"configs\": [");
-        int k = 0;
-        for (size_t i = 0; i < n; i++) {
-            const struct row *w = &rows[i];
-            if (!w->cr)
-                continue;
-            fprintf(f, "%s\n    {\"name\": ", k++ ? "," : "");
-            jstr(f, w->k->name);
-            fprintf(f, ", \"run\": %u, \"agg_tps\": ", w->cr->id);
-            num(f, w->ctps);
-            static const char *const names[6] = {"ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
-                                                 "tpot_p99_ms", "e2e_p50_ms",  "e2e_p99_ms"};
-            for (int m = 0; m < 6; m++) {
-                fprintf(f, ", \"%s\": ", names[m]);
-                num(f, w->clat[m]);
-            }
-            fputc('}', f);
-        }
-        fputs("]}", f);
-    } else
-        fputs("null", f);
+    common_json(f, rows, n, cm);
     fprintf(f, ",\n  \"baseline\": ");
     if (p->baseline[0])
         jstr(f, p->baseline);
@@ -644,6 +661,36 @@ static void write_text(FILE *f, struct row *rows, size_t n, const struct lt_swee
     }
 }
 
+/* Row w of config k: its outcome from sweep.json (cfgs), its figures from
+ * its results file. A file analyze cannot read is a note, not a failure. */
+static int read_row(struct row *w, const struct lt_sweep_config *k, json_t *cfgs,
+                    struct lt_analyze_opts *ao, const struct lt_sweep_plan *p, char (*notes)[512],
+                    int n_notes_max, int *n_notes, struct lt_err *err)
+{
+    w->k = k;
+    w->predicted = k->kind == LT_SWEEP_VIRTUAL;
+    json_t *e = cfgs ? json_object_get(cfgs, k->name) : NULL;
+    w->status = e && jget(e, "status") ? jget(e, "status") : "not run";
+    w->why = e ? jget(e, "why") : NULL;
+    w->command = e ? (jget(e, "command_run") ? jget(e, "command_run") : jget(e, "command")) : NULL;
+    w->results = e ? jget(e, "results") : NULL;
+    struct stat sb;
+    if (!w->results || stat(w->results, &sb) != 0 || !strcmp(w->status, "running"))
+        return 0;
+    if (!(w->a = calloc(1, sizeof *w->a)))
+        return lt_errset(err, LT_ENOMEM, "out of memory");
+    struct lt_err ae = {0};
+    ao->salvage = strcmp(w->status, "complete") != 0; /* a dead server's file may end short */
+    if (lt_analyze_file(w->results, ao, w->a, &ae) < 0) {
+        if (*n_notes < n_notes_max)
+            sweep__fmt(notes[(*n_notes)++], 512, "%s: %s", k->name, ae.msg);
+        return 0;
+    }
+    w->have = true;
+    figures(w, p);
+    return 0;
+}
+
 int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, char (*notes)[512],
                     int n_notes_max, int *n_notes, struct lt_err *err)
 {
@@ -665,33 +712,10 @@ int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, c
     ao.slo_ttft_us = p->slo_us[0];
     ao.slo_tpot_us = p->slo_us[1];
     ao.slo_e2e_us = p->slo_us[2];
-    for (size_t i = 0; i < n; i++) {
-        struct row *w = &rows[i];
-        w->k = &p->configs[i];
-        w->predicted = w->k->kind == LT_SWEEP_VIRTUAL;
-        json_t *e = cfgs ? json_object_get(cfgs, w->k->name) : NULL;
-        w->status = e && jget(e, "status") ? jget(e, "status") : "not run";
-        w->why = e ? jget(e, "why") : NULL;
-        w->command =
-            e ? (jget(e, "command_run") ? jget(e, "command_run") : jget(e, "command")) : NULL;
-        w->results = e ? jget(e, "results") : NULL;
-        struct stat sb;
-        if (!w->results || stat(w->results, &sb) != 0 || !strcmp(w->status, "running"))
-            continue;
-        if (!(w->a = calloc(1, sizeof *w->a))) {
-            rc = lt_errset(err, LT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if ((rc = read_row(&rows[i], &p->configs[i], cfgs, &ao, p, notes, n_notes_max, n_notes,
+                           err)) < 0)
             goto out;
-        }
-        struct lt_err ae = {0};
-        ao.salvage = strcmp(w->status, "complete") != 0; /* a dead server's file may end short */
-        if (lt_analyze_file(w->results, &ao, w->a, &ae) < 0) {
-            if (*n_notes < n_notes_max)
-                sweep__fmt(notes[(*n_notes)++], 512, "%s: %s", w->k->name, ae.msg);
-            continue;
-        }
-        w->have = true;
-        figures(w, p);
-    }
     struct common cm;
     common_load(rows, n, &cm);
     pareto(rows, n, false);
