@@ -26,6 +26,13 @@ struct sim_cli_opts {
     bool fit; /* sim --fit RESULTS... -o PROFILE */
     const char *fit_out;
     double step_gap_ms;
+    /* --max-running and --set: keys of the profile overridden, applied in
+     * order after it is loaded (a sweep's grid varies them) */
+    const char *set_key[32];
+    const char *set_val[32];
+    char set_buf[32][64];
+    int n_set;
+    struct lt_sim_profile prof;
     char **files;
     int nfiles;
 };
@@ -69,6 +76,10 @@ static const char sim_usage[] =
     "                        as counted, every token's emission time, fault applied\n"
     "  --time-scale X        run the model X times faster than real time (reported\n"
     "                        times stay real)\n"
+    "  --max-running N       most requests in the batch, overriding the profile's\n"
+    "                        max_running\n"
+    "  --set KEY=VALUE       override any profile key (docs/sim.md), e.g.\n"
+    "                        --set kv_tokens=200000; may be repeated\n"
     "  --seed N              seed of output lengths and faults (default 1)\n"
     "  --max-body BYTES      request body limit (default 4194304)\n"
     "  --max-pending BYTES   all request bodies in memory at once; beyond, a 503\n"
@@ -106,6 +117,44 @@ static int parse_listen(struct sim_cli_opts *o, const char *arg)
     return 0;
 }
 
+static int add_set(struct sim_cli_opts *o, const char *key, const char *value)
+{
+    if (o->n_set == (int)(sizeof o->set_key / sizeof o->set_key[0])) {
+        cli_error("sim", "too many profile overrides (at most 32)");
+        return -1;
+    }
+    snprintf(o->set_buf[o->n_set], sizeof o->set_buf[0], "%s", key);
+    o->set_key[o->n_set] = o->set_buf[o->n_set];
+    o->set_val[o->n_set] = value;
+    o->n_set++;
+    return 0;
+}
+
+/* The profile with the overrides applied, checked, used instead of the
+ * name: an unknown key or a bad value is a usage error before anything
+ * listens. */
+static int apply_sets(struct sim_cli_opts *o)
+{
+    if (!o->n_set)
+        return -1;
+    struct lt_err err = {0};
+    if (lt_sim_profile_load(&o->prof, o->sim.profile ? o->sim.profile : "default", &err) < 0) {
+        cli_error("sim", "%s", err.msg);
+        return 2;
+    }
+    for (int i = 0; i < o->n_set; i++)
+        if (lt_sim_profile_set(&o->prof, o->set_key[i], o->set_val[i], &err) < 0) {
+            cli_error("sim", "--set %s=%s: %s", o->set_key[i], o->set_val[i], err.msg);
+            return 2;
+        }
+    if (lt_sim_profile_check(&o->prof, &err) < 0) {
+        cli_error("sim", "the profile with its overrides: %s", err.msg);
+        return 2;
+    }
+    o->sim.profile_data = &o->prof;
+    return -1;
+}
+
 static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
 {
     static const struct option longs[] = {
@@ -125,6 +174,8 @@ static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {"fit", no_argument, NULL, 'F'},
         {"step-gap", required_argument, NULL, 'G'},
+        {"max-running", required_argument, NULL, 'M'},
+        {"set", required_argument, NULL, 'S'},
         {0, 0, 0, 0},
     };
     o->sim.host = "127.0.0.1";
@@ -200,6 +251,25 @@ static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
             if (!cli_parse_double_in("sim", "--step-gap", optarg, 0, 1e6, &o->step_gap_ms))
                 return 2;
             break;
+        case 'M':
+            if (!cli_parse_u64_in("sim", "--max-running", optarg, 1, 1000000, &u))
+                return 2;
+            if (add_set(o, "max_running", optarg) < 0)
+                return 2;
+            break;
+        case 'S': {
+            const char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof o->set_buf[0]) {
+                cli_error("sim", "--set wants KEY=VALUE, got '%s'", optarg);
+                return 2;
+            }
+            char key[64];
+            memcpy(key, optarg, (size_t)(eq - optarg));
+            key[eq - optarg] = '\0';
+            if (add_set(o, key, eq + 1) < 0)
+                return 2;
+            break;
+        }
         case 'h':
             fputs(sim_usage, stdout);
             return 0;
@@ -236,7 +306,7 @@ static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
         fputs(sim_usage, stderr);
         return 2;
     }
-    return -1;
+    return apply_sets(o);
 }
 
 /* Many open streams need many descriptors: take what the hard limit allows. */

@@ -21,5 +21,6 @@ int cmd_replay(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@ static const struct command commands[] = {
     {"analyze", cmd_analyze, "summarize results: tables, percentiles, sweep, charts, HTML"},
     {"compare", cmd_compare, "traces: is b representative of a? results: did b beat a?"},
     {"sim", cmd_sim, "run the simulated continuous-batching LLM server"},
+    {"sweep", cmd_sweep, "replay one trace against every candidate config and name the best"},
     {"demo", cmd_demo, "show what loadtrace does, on bundled real data, in a minute"},
 };
 

@@ -27,7 +27,22 @@ expect_status 0 $? "compare results --plots"
         -o "$T/cap.lt.zst" >/dev/null || fail "capacity search"
 "$LT" analyze --plots "$T/p" "$T/cap.lt.zst" >/dev/null 2>"$T/err4"
 expect_status 0 $? "analyze --plots of a capacity search"
-cat "$T/err1" "$T/err2" "$T/err3" "$T/err4" >"$T/err"
+# a sweep of candidate configs (its Pareto chart): two sims the sweep
+# starts, a short closed loop each, and a virtual config beside them
+cat >"$T/sweep.yaml" <<PLAN
+trace: cap-t.lt.zst
+load: {concurrency: 2, requests: 8}
+configs:
+  - name: sim
+    command: "{loadtrace} sim --listen 127.0.0.1:{port} --time-scale 50 --max-running {mr}"
+    grid: {mr: [1, 4]}
+  - name: twin
+    virtual: {time-scale: 50}
+PLAN
+"$LT" sweep "$T/sweep.yaml" -o "$T/sw" -q >/dev/null 2>"$T/err5"
+expect_status 0 $? "sweep"
+cp "$T"/sw/charts/sweep_pareto.* "$T/p/" || fail "the sweep drew no chart"
+cat "$T/err1" "$T/err2" "$T/err3" "$T/err4" "$T/err5" >"$T/err"
 [ -s "$T/err" ] && fail "stderr: $(cat "$T/err")"
 
 for tpl in "$LT_SRC"/plots/*.gp; do
@@ -40,7 +55,7 @@ for gp in "$T"/p/*.gp; do
     [ -s "$c.png" ] && [ -s "$c.svg" ] && [ -s "$c.dat" ] || fail "$(basename "$c"): missing PNG, SVG or data"
 done
 # The scripts rerun by hand, from their directory, without a warning.
-for s in pareto.gp timeseries_run0.gp compare_in_qq.gp; do
+for s in pareto.gp timeseries_run0.gp compare_in_qq.gp sweep_pareto.gp; do
     (cd "$T/p" && gnuplot "$s" 2>"$T/gperr") || fail "gnuplot $s by hand"
     [ -s "$T/gperr" ] && fail "gnuplot $s by hand warned: $(cat "$T/gperr")"
 done

@@ -17,8 +17,9 @@ metrics:base traces
 capture:base traces wire
 replay:base traces wire plan metrics
 sim:base traces wire plan metrics
-analyze:base traces workload metrics'
-all="base traces workload wire plan metrics capture replay sim analyze cli"
+analyze:base traces workload metrics
+experiments:base traces workload wire plan metrics replay sim analyze'
+all="base traces workload wire plan metrics capture replay sim analyze experiments cli"
 echo "$rules" | while IFS=: read -r dir allowed; do
     [ -d "$dir" ] || continue
     for other in $all; do
