@@ -120,8 +120,8 @@ static int load_plan(struct lt_sweep_plan *plan, const char *path)
         return err.code == LT_EIO ? 1 : 2;
     }
     double pct = 0; /* the percentile form is replay's to judge; goodput counts each request */
-    if (plan->slo[0] &&
-        !cli_parse_slo(plan->slo, &plan->slo_us[0], &plan->slo_us[1], &plan->slo_us[2], &pct)) {
+    if (plan->slo[0] && !cli_parse_slo("sweep", plan->slo, &plan->slo_us[0], &plan->slo_us[1],
+                                       &plan->slo_us[2], &pct)) {
         cli_error("sweep", "%s: slo '%s' is not analyze's --slo (e.g. ttft=1s,tpot=50ms)", path,
                   plan->slo);
         return 2;
