@@ -385,6 +385,9 @@ bool lt_analyze_check_flagged(const struct lt_analyze_run *r);
 int lt_analyze_check_flags(const struct lt_analysis *a, char (*w)[LT_ANALYZE_FLAG_LEN], int max);
 /* One run's figures: "delivered 49.9 req/s of 50 asked (-0.2 %), ...". */
 void lt_analyze_check_line(const struct lt_analyze_run *r, char *buf, size_t n);
+/* The same line of one check record (ranks: how many were summed into
+ * it), as replay prints it at a run's end. */
+void lt_analyze_check_describe(const struct lt_check *k, uint32_t ranks, char *buf, size_t n);
 /* The flags, at the top of the text report (nothing when none). */
 void lt_analyze_check_text(const struct lt_analysis *a, FILE *out);
 /* A run's `, "check": {...}` (null without one), and its CSV columns

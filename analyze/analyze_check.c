@@ -38,6 +38,8 @@ void lt_analyze_check_add(struct lt_analyze_run *r, const struct lt_check *k)
     c->inflight_got += k->inflight_got;
     c->cpu_s += k->cpu_s;
     c->wall_s = k->wall_s > c->wall_s ? k->wall_s : c->wall_s;
+    c->span_s = k->span_s > c->span_s ? k->span_s : c->span_s;
+    c->batch = c->batch && k->batch; /* a rank that held its level held the run's */
     c->off = c->off || k->off;
     c->saturated = c->saturated || k->saturated;
 }
@@ -52,14 +54,21 @@ static double cpu_share(const struct lt_check *k)
     return k->wall_s > 0 ? k->cpu_s / k->wall_s : 0;
 }
 
+/* A rate as measurable: 4 significant digits, whole numbers from 10^4
+ * up (never 1.045e+04). */
+static const char *rate_str(double v, char *b, size_t n)
+{
+    snprintf(b, n, v >= 1e4 ? "%.0f" : "%.4g", v);
+    return b;
+}
+
 static double pct_off(double got, double asked)
 {
     return asked > 0 ? 100.0 * (got / asked - 1) : 0;
 }
 
-void lt_analyze_check_line(const struct lt_analyze_run *r, char *buf, size_t n)
+void lt_analyze_check_describe(const struct lt_check *k, uint32_t ranks, char *buf, size_t n)
 {
-    const struct lt_check *k = &r->check;
     size_t u = 0;
 #define PUT(...)                                                                                   \
     do {                                                                                           \
@@ -69,27 +78,42 @@ void lt_analyze_check_line(const struct lt_analyze_run *r, char *buf, size_t n)
         }                                                                                          \
     } while (0)
     buf[0] = '\0';
-    PUT("delivered ");
-    if (k->rate_asked > 0)
-        PUT("%.4g req/s of %.4g asked (%+.1f %%), ", k->rate_got, k->rate_asked,
-            pct_off(k->rate_got, k->rate_asked));
-    else if (k->rate_got > 0)
-        PUT("%.4g req/s, ", k->rate_got);
-    if (k->inflight_asked > 0)
-        PUT("%.3g in flight of %.4g asked (%+.1f %%); ", k->inflight_got, k->inflight_asked,
-            pct_off(k->inflight_got, k->inflight_asked));
-    else
-        PUT("%.3g in flight on average; ", k->inflight_got);
+    if (k->batch) {
+        /* A batch holds no load: its rate is its send span's, a figure of
+         * the client's loop, and its mean in flight only falls as it ends. */
+        PUT("a batch of %llu request%s", (unsigned long long)k->sent, k->sent == 1 ? "" : "s");
+        if (k->sent > 1)
+            PUT(", sent over %.3g ms", 1e3 * k->span_s);
+        PUT(" (no more requests than the level: nothing to hold); ");
+    } else {
+        PUT("delivered ");
+        char g[32], a[32];
+        if (k->rate_asked > 0)
+            PUT("%s req/s of %s asked (%+.1f %%), ", rate_str(k->rate_got, g, sizeof g),
+                rate_str(k->rate_asked, a, sizeof a), pct_off(k->rate_got, k->rate_asked));
+        else if (k->rate_got > 0)
+            PUT("%s req/s, ", rate_str(k->rate_got, g, sizeof g));
+        if (k->inflight_asked > 0)
+            PUT("%.3g in flight of %.4g asked (%+.1f %%) while the level was held; ",
+                k->inflight_got, k->inflight_asked, pct_off(k->inflight_got, k->inflight_asked));
+        else
+            PUT("%.3g in flight on average; ", k->inflight_got);
+    }
     PUT("client CPU %.1f %% of a core", 100 * cpu_share(k));
     if (k->requests)
         PUT(", %.0f us a request", 1e6 * k->cpu_s / (double)k->requests);
     if (k->out_tokens)
         PUT(", %.2f us a token", 1e6 * k->cpu_s / (double)k->out_tokens);
     PUT(" (%llu sent of %llu", (unsigned long long)k->sent, (unsigned long long)k->requests);
-    if (r->n_checks > 1)
-        PUT(", %u ranks", r->n_checks);
+    if (ranks > 1)
+        PUT(", %u ranks", ranks);
     PUT(")");
 #undef PUT
+}
+
+void lt_analyze_check_line(const struct lt_analyze_run *r, char *buf, size_t n)
+{
+    lt_analyze_check_describe(&r->check, r->n_checks, buf, n);
 }
 
 int lt_analyze_check_flags(const struct lt_analysis *a, char (*w)[LT_ANALYZE_FLAG_LEN], int max)
@@ -113,7 +137,8 @@ int lt_analyze_check_flags(const struct lt_analysis *a, char (*w)[LT_ANALYZE_FLA
             else
                 snprintf(w[n++], LT_ANALYZE_FLAG_LEN,
                          "CHECK run %u (%s): the load delivered is more than 5 %% off what was "
-                         "asked: %.3g in flight on average of %.4g asked (%+.1f %%); its "
+                         "asked: %.3g in flight on average of %.4g asked (%+.1f %%) while the "
+                         "level was held; its "
                          "latencies and throughput are of the load delivered, not of the load "
                          "asked",
                          r->id, lev, k->inflight_got, k->inflight_asked,
@@ -166,6 +191,9 @@ void lt_analyze_check_json(const struct lt_analyze_run *r, FILE *out)
     lt_analyze_jnum(out, k->requests ? 1e6 * k->cpu_s / (double)k->requests : NAN);
     fprintf(out, ", \"cpu_us_per_token\": ");
     lt_analyze_jnum(out, k->out_tokens ? 1e6 * k->cpu_s / (double)k->out_tokens : NAN);
+    fprintf(out, ", \"span_s\": ");
+    lt_analyze_jnum(out, k->span_s);
+    fprintf(out, ", \"batch\": %s", k->batch ? "true" : "false");
     fprintf(out, ", \"off\": %s, \"saturated\": %s, \"flagged\": %s, \"reports\": %u}",
             k->off ? "true" : "false", k->saturated ? "true" : "false",
             lt_analyze_check_flagged(r) ? "true" : "false", r->n_checks);

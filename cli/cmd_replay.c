@@ -211,24 +211,10 @@ static bool parse_window(const char *s, int64_t *a, int64_t *b)
  * delivered against what was asked, and the client's own CPU. */
 static void print_check(const struct lt_check *k)
 {
-    fprintf(stderr, "loadtrace replay: run %u delivered ", (unsigned)k->run);
-    if (k->rate_asked > 0)
-        fprintf(stderr, "%.2f req/s of %.2f asked (%+.1f %%), ", k->rate_got, k->rate_asked,
-                100.0 * (k->rate_got / k->rate_asked - 1));
-    else if (k->rate_got > 0)
-        fprintf(stderr, "%.2f req/s, ", k->rate_got);
-    if (k->inflight_asked > 0)
-        fprintf(stderr, "%.2f in flight of %.0f asked (%+.1f %%); ", k->inflight_got,
-                k->inflight_asked, 100.0 * (k->inflight_got / k->inflight_asked - 1));
-    else
-        fprintf(stderr, "%.2f in flight on average; ", k->inflight_got);
+    char line[512];
+    lt_analyze_check_describe(k, 1, line, sizeof line);
+    fprintf(stderr, "loadtrace replay: run %u: %s\n", (unsigned)k->run, line);
     double share = k->wall_s > 0 ? k->cpu_s / k->wall_s : 0;
-    fprintf(stderr, "client CPU %.1f %% of a core", 100.0 * share);
-    if (k->requests)
-        fprintf(stderr, ", %.0f us a request", 1e6 * k->cpu_s / (double)k->requests);
-    if (k->out_tokens)
-        fprintf(stderr, ", %.2f us a token", 1e6 * k->cpu_s / (double)k->out_tokens);
-    fputs("\n", stderr);
     if (k->off)
         fprintf(stderr,
                 "loadtrace replay: CHECK run %u: the load delivered is more than 5 %% off what "

@@ -113,9 +113,7 @@ static int on_timer(CURLM *m, long timeout_ms, void *userp)
 static int on_prereq(void *ud, char *ip, char *lip, int port, int lport)
 {
     struct lt_replay_req *q = ud;
-    q->sent = lt_mono_now();
-    q->has_sent = true;
-    q->state = RS_SENT;
+    lt_replay_check_sent(q->rp, q);
     return CURL_PREREQFUNC_OK;
 }
 

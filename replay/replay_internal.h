@@ -81,7 +81,10 @@ struct lt_replay_cancels {
 struct lt_replay_chk {
     uint64_t sent;
     int64_t s0, s1, q0, q1; /* first and last send, first and last sched, µs */
-    double busy;            /* sum of (end - sent) */
+    uint64_t sends;         /* transfers begun so far (retries included) */
+    int64_t held;           /* closed loop: when the level-th send left (the plan holds the
+                             * level from then to the last send), µs; INT64_MAX before */
+    double busy;            /* sum of the time in flight after held, clipped below */
     struct lt_heap over;    /* ends (int64_t) after s1 */
     double cpu0;
     lt_mono t0;
@@ -196,6 +199,9 @@ void lt_replay_calibrate(struct lt_replay *rp);
  * plan is started), told of every result, ended with the run (into
  * st.checks); released with the replay. */
 int lt_replay_check_start(struct lt_replay *rp, struct lt_err *err);
+/* A request's transfer begins now: its send time, and the check's count
+ * of sends (both clients call it where the first byte is about to go). */
+void lt_replay_check_sent(struct lt_replay *rp, struct lt_replay_req *q);
 void lt_replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
                             lt_mono end_t);
 /* ... its end: into st.checks, and written to the results file. */

@@ -203,11 +203,13 @@ struct lt_check {
     uint64_t out_tokens;   /* output tokens received */
     double rate_asked;     /* req/s of the sent requests' schedule; 0 in a closed loop */
     double rate_got;       /* req/s of their sends */
-    double inflight_asked; /* closed loop: the level (or the requests sent, if fewer); else 0 */
-    double inflight_got;   /* mean in flight from the first send to the last */
+    double inflight_asked; /* closed loop: the level; 0 in a batch and in trace time */
+    double inflight_got;   /* closed loop: mean in flight while the plan held the level */
+    double span_s;         /* last send - first send, seconds */
     double cpu_s, wall_s;  /* the client's CPU (its engine thread), and the run's wall time */
     bool off;              /* the delivered load is more than 5 % off what was asked */
     bool saturated;        /* the client used 90 % or more of a core */
+    bool batch;            /* closed loop with no more requests than the level: no load to hold */
     struct lt_extra extra;
 };
 

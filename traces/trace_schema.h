@@ -165,8 +165,10 @@ struct lt_field {
     X(INFLIGHT_GOT, "inflight_got", F64, inflight_got, 0, 0)                                       \
     X(CPU_S, "cpu_s", F64, cpu_s, 0, 0)                                                            \
     X(WALL_S, "wall_s", F64, wall_s, 0, 0)                                                         \
+    X(SPAN_S, "span_s", F64, span_s, 0, 0)                                                         \
     X(OFF, "off", BOOL, off, 0, 0)                                                                 \
-    X(SATURATED, "saturated", BOOL, saturated, 0, 0)
+    X(SATURATED, "saturated", BOOL, saturated, 0, 0)                                               \
+    X(BATCH, "batch", BOOL, batch, 0, 0)
 
 /* The keys of `orig` in a trace record, and the `has` bit of each. */
 #define LT_ORIG_FIELDS(X)                                                                          \

@@ -555,8 +555,8 @@ int lt_writer_put_check(struct lt_writer *w, const struct lt_check *k, struct lt
     int rc = check_kind(w, LT_KIND_RESULTS, "self-check", err);
     if (rc < 0)
         return rc;
-    const double v[] = {k->rate_asked,   k->rate_got, k->inflight_asked,
-                        k->inflight_got, k->cpu_s,    k->wall_s};
+    const double v[] = {k->rate_asked, k->rate_got, k->inflight_asked, k->inflight_got,
+                        k->cpu_s,      k->wall_s,   k->span_s};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (!isfinite(v[i]))
             return lt_errset(err, LT_EINVAL, "%s: self-check of run %u: %s is not a finite number",
