@@ -414,69 +414,72 @@ static int bad(const char *opt, const char *val)
     return 2;
 }
 
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_replay_options[] = {
+    {"target", required_argument, NULL, O_TARGET},
+    {"model", required_argument, NULL, O_MODEL},
+    {"api", required_argument, NULL, O_API},
+    {"api-key-env", required_argument, NULL, O_KEYENV},
+    {"header", required_argument, NULL, O_HEADER},
+    {"insecure", no_argument, NULL, O_INSECURE},
+    {"sim-profile", required_argument, NULL, O_SPROFILE},
+    {"sim-dialect", required_argument, NULL, O_SDIALECT},
+    {"sim-faults", required_argument, NULL, O_SFAULTS},
+    {"sim-log", required_argument, NULL, O_SLOG},
+    {"sim-time-scale", required_argument, NULL, O_SSCALE},
+    {"speed", required_argument, NULL, O_SPEED},
+    {"rate", required_argument, NULL, O_RATE},
+    {"max-gap", required_argument, NULL, O_MAXGAP},
+    {"window", required_argument, NULL, O_WINDOW},
+    {"duration", required_argument, NULL, O_DURATION},
+    {"spread", required_argument, NULL, O_SPREAD},
+    {"concurrency", required_argument, NULL, O_CONC},
+    {"requests", required_argument, NULL, O_REQUESTS},
+    {"warmup", required_argument, NULL, O_WARMUP},
+    {"arrivals", required_argument, NULL, O_ARRIVALS},
+    {"max-concurrency", required_argument, NULL, O_MAXCONC},
+    {"seed", required_argument, NULL, O_SEED},
+    {"synthetic-prompts", no_argument, NULL, O_SYNTH},
+    {"prompts", required_argument, NULL, O_PROMPTS},
+    {"no-token-ids", no_argument, NULL, O_NOIDS},
+    {"no-force-length", no_argument, NULL, O_NOFORCE},
+    {"no-stream", no_argument, NULL, O_NOSTREAM},
+    {"chunk-usage", no_argument, NULL, O_CHUNKUSAGE},
+    {"reasoning-effort", required_argument, NULL, O_EFFORT},
+    {"default-out", required_argument, NULL, O_DEFOUT},
+    {"no-calibrate", no_argument, NULL, O_NOCALIB},
+    {"no-cancel", no_argument, NULL, O_NOCANCEL},
+    {"timeout", required_argument, NULL, O_TIMEOUT},
+    {"first-token-timeout", required_argument, NULL, O_FTT},
+    {"connect-timeout", required_argument, NULL, O_CTIMEOUT},
+    {"retry", required_argument, NULL, O_RETRY},
+    {"thinking", required_argument, NULL, O_THINKING},
+    {"virtual", no_argument, NULL, O_VIRTUAL},
+    {"merge", no_argument, NULL, O_MERGE},
+    {"find-max", required_argument, NULL, O_FINDMAX},
+    {"slo", required_argument, NULL, O_SLO},
+    {"attain", required_argument, NULL, O_ATTAIN},
+    {"virtual-first", optional_argument, NULL, O_VFIRST},
+    {"max-probes", required_argument, NULL, O_MAXPROBES},
+    {"max-time", required_argument, NULL, O_MAXTIME},
+    {"precision", required_argument, NULL, O_PRECISION},
+    {"server-metrics", optional_argument, NULL, O_SMETRICS},
+    {"no-server-metrics", no_argument, NULL, O_NOSMETRICS},
+    {"metrics-interval", required_argument, NULL, O_MINTERVAL},
+    {"server-metrics-keep", required_argument, NULL, O_MKEEP},
+    {"server-metrics-map", required_argument, NULL, O_MMAP},
+    {"reset-prefix-cache", no_argument, NULL, O_RESETPC},
+    {"http-client", required_argument, NULL, O_HCLIENT},
+    {"profile", required_argument, NULL, O_SPROFILE},
+    {"output", required_argument, NULL, 'o'},
+    {"no-summary", no_argument, NULL, O_NOSUMMARY},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
 int cmd_replay(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"target", required_argument, NULL, O_TARGET},
-        {"model", required_argument, NULL, O_MODEL},
-        {"api", required_argument, NULL, O_API},
-        {"api-key-env", required_argument, NULL, O_KEYENV},
-        {"header", required_argument, NULL, O_HEADER},
-        {"insecure", no_argument, NULL, O_INSECURE},
-        {"sim-profile", required_argument, NULL, O_SPROFILE},
-        {"sim-dialect", required_argument, NULL, O_SDIALECT},
-        {"sim-faults", required_argument, NULL, O_SFAULTS},
-        {"sim-log", required_argument, NULL, O_SLOG},
-        {"sim-time-scale", required_argument, NULL, O_SSCALE},
-        {"speed", required_argument, NULL, O_SPEED},
-        {"rate", required_argument, NULL, O_RATE},
-        {"max-gap", required_argument, NULL, O_MAXGAP},
-        {"window", required_argument, NULL, O_WINDOW},
-        {"duration", required_argument, NULL, O_DURATION},
-        {"spread", required_argument, NULL, O_SPREAD},
-        {"concurrency", required_argument, NULL, O_CONC},
-        {"requests", required_argument, NULL, O_REQUESTS},
-        {"warmup", required_argument, NULL, O_WARMUP},
-        {"arrivals", required_argument, NULL, O_ARRIVALS},
-        {"max-concurrency", required_argument, NULL, O_MAXCONC},
-        {"seed", required_argument, NULL, O_SEED},
-        {"synthetic-prompts", no_argument, NULL, O_SYNTH},
-        {"prompts", required_argument, NULL, O_PROMPTS},
-        {"no-token-ids", no_argument, NULL, O_NOIDS},
-        {"no-force-length", no_argument, NULL, O_NOFORCE},
-        {"no-stream", no_argument, NULL, O_NOSTREAM},
-        {"chunk-usage", no_argument, NULL, O_CHUNKUSAGE},
-        {"reasoning-effort", required_argument, NULL, O_EFFORT},
-        {"default-out", required_argument, NULL, O_DEFOUT},
-        {"no-calibrate", no_argument, NULL, O_NOCALIB},
-        {"no-cancel", no_argument, NULL, O_NOCANCEL},
-        {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"first-token-timeout", required_argument, NULL, O_FTT},
-        {"connect-timeout", required_argument, NULL, O_CTIMEOUT},
-        {"retry", required_argument, NULL, O_RETRY},
-        {"thinking", required_argument, NULL, O_THINKING},
-        {"virtual", no_argument, NULL, O_VIRTUAL},
-        {"merge", no_argument, NULL, O_MERGE},
-        {"find-max", required_argument, NULL, O_FINDMAX},
-        {"slo", required_argument, NULL, O_SLO},
-        {"attain", required_argument, NULL, O_ATTAIN},
-        {"virtual-first", optional_argument, NULL, O_VFIRST},
-        {"max-probes", required_argument, NULL, O_MAXPROBES},
-        {"max-time", required_argument, NULL, O_MAXTIME},
-        {"precision", required_argument, NULL, O_PRECISION},
-        {"server-metrics", optional_argument, NULL, O_SMETRICS},
-        {"no-server-metrics", no_argument, NULL, O_NOSMETRICS},
-        {"metrics-interval", required_argument, NULL, O_MINTERVAL},
-        {"server-metrics-keep", required_argument, NULL, O_MKEEP},
-        {"server-metrics-map", required_argument, NULL, O_MMAP},
-        {"reset-prefix-cache", no_argument, NULL, O_RESETPC},
-        {"http-client", required_argument, NULL, O_HCLIENT},
-        {"profile", required_argument, NULL, O_SPROFILE},
-        {"output", required_argument, NULL, 'o'},
-        {"no-summary", no_argument, NULL, O_NOSUMMARY},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
     struct replay_cli c = {.summary = true};
     struct lt_replay_opts *o = &c.o;
     o->seed = 1;
@@ -492,7 +495,7 @@ int cmd_replay(int argc, char **argv)
     const char *hc = getenv("LOADTRACE_HTTP_CLIENT");
     if (hc && *hc && !parse_client(hc, &o->http_client))
         return bad("LOADTRACE_HTTP_CLIENT", hc);
-    while ((ch = getopt_long(argc, argv, "ho:q", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "ho:q", cmd_replay_options, NULL)) != -1) {
         switch (ch) {
         case O_TARGET:
             if (!strcmp(optarg, "sim"))
@@ -763,8 +766,7 @@ int cmd_replay(int argc, char **argv)
             fputs(replay_usage, stdout);
             return 0;
         default:
-            fputs(replay_usage, stderr);
-            return 2;
+            return cli_bad_option("replay", cmd_replay_options, argv);
         }
     }
     if (o->http_client == LT_REPLAY_CLIENT_LEAN && o->target && strncmp(o->target, "http://", 7)) {

@@ -105,33 +105,36 @@ static int parse_listen(struct sim_cli_opts *o, const char *arg)
     return 0;
 }
 
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_sim_options[] = {
+    {"listen", required_argument, NULL, 'l'},
+    {"port-file", required_argument, NULL, 'P'},
+    {"profile", required_argument, NULL, 'p'},
+    {"dialect", required_argument, NULL, 'd'},
+    {"faults", required_argument, NULL, 'f'},
+    {"log", required_argument, NULL, 'L'},
+    {"time-scale", required_argument, NULL, 't'},
+    {"seed", required_argument, NULL, 's'},
+    {"max-body", required_argument, NULL, 'b'},
+    {"max-pending", required_argument, NULL, 'B'},
+    {"max-connections", required_argument, NULL, 'c'},
+    {"threads", required_argument, NULL, 'T'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"fit", no_argument, NULL, 'F'},
+    {"step-gap", required_argument, NULL, 'G'},
+    {0, 0, 0, 0},
+};
+
 static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"listen", required_argument, NULL, 'l'},
-        {"port-file", required_argument, NULL, 'P'},
-        {"profile", required_argument, NULL, 'p'},
-        {"dialect", required_argument, NULL, 'd'},
-        {"faults", required_argument, NULL, 'f'},
-        {"log", required_argument, NULL, 'L'},
-        {"time-scale", required_argument, NULL, 't'},
-        {"seed", required_argument, NULL, 's'},
-        {"max-body", required_argument, NULL, 'b'},
-        {"max-pending", required_argument, NULL, 'B'},
-        {"max-connections", required_argument, NULL, 'c'},
-        {"threads", required_argument, NULL, 'T'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"fit", no_argument, NULL, 'F'},
-        {"step-gap", required_argument, NULL, 'G'},
-        {0, 0, 0, 0},
-    };
     o->sim.host = "127.0.0.1";
     o->sim.port = 8000;
     o->sim.seed = 1;
     int c;
     uint64_t u;
-    while ((c = getopt_long(argc, argv, "qho:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qho:", cmd_sim_options, NULL)) != -1) {
         switch (c) {
         case 'l':
             if (parse_listen(o, optarg) < 0) {
@@ -203,8 +206,7 @@ static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
             fputs(sim_usage, stdout);
             return 0;
         default:
-            fputs(sim_usage, stderr);
-            return 2;
+            return cli_bad_option("sim", cmd_sim_options, argv);
         }
     }
     if (o->fit) {
