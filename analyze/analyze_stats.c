@@ -885,7 +885,11 @@ int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err)
     }
     /* The knee: the first level past which aggregate throughput grows by
      * less than knee_fraction of the relative load increase while E2E p50
-     * keeps growing. */
+     * keeps growing; with SLOs, also where goodput stops growing: a level
+     * past which more requests meet the SLOs is no knee, however little
+     * the throughput grew (a batching server's tokens grow slower than
+     * its load from the first level on). */
+    bool slo = a->opts.slo_ttft_us > 0 || a->opts.slo_tpot_us > 0 || a->opts.slo_e2e_us > 0;
     for (uint32_t i = 0; i + 1 < a->n_points; i++) {
         const struct lt_analyze_run *p = a->runs[a->points[i].run];
         const struct lt_analyze_run *q = a->runs[a->points[i + 1].run];
@@ -894,7 +898,7 @@ int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err)
             continue;
         double eff = (q->agg_tps / p->agg_tps - 1) / dx;
         double lp = lt_analyze_pct(p->h[LT_AM_E2E], 50), lq = lt_analyze_pct(q->h[LT_AM_E2E], 50);
-        if (eff < a->knee_fraction && lq > lp) {
+        if (eff < a->knee_fraction && lq > lp && !(slo && q->goodput > p->goodput)) {
             a->knee = (int)i;
             break;
         }

@@ -74,7 +74,7 @@ static void on_skip(void *ud, const char *msg)
 static int import_run(const struct import_opts *o)
 {
     struct lt_err err = {0};
-    struct lt_import_stats st;
+    struct lt_import_stats st = {0}; /* an input that cannot be opened fills none of it */
     struct lt_writer_opts wo = {.level = o->level};
     int rc = lt_import_file(o->in, o->out, &o->lib, &wo, &st, &err);
     if (rc < 0) {

@@ -133,6 +133,8 @@ static const char replay_usage[] =
     "  --merge PART...         merge the per-rank parts of an MPI replay (RESULTS.rankN,\n"
     "                          in rank order) into -o FILE, e.g. after a rank died;\n"
     "                          exit 1 when some rank's requests are missing\n"
+    "  --keep-parts            MPI: keep the ranks' RESULTS.rankR once merged (default:\n"
+    "                          removed after a complete merge, kept after a partial one)\n"
     "  --no-summary            do not print the summary\n"
     "  -q, --quiet             no progress line\n"
     "  -h, --help              this text\n"
@@ -145,7 +147,7 @@ static const char replay_usage[] =
     "\n"
     "Several machines: mpirun -n N loadtrace replay ... splits the trace by session\n"
     "over N ranks on a common start, and --concurrency levels over the ranks; rank\n"
-    "0 merges the ranks' RESULTS.rankR into RESULTS (docs/replay-mpi.md).\n"
+    "0 merges the ranks' RESULTS.rankR into RESULTS and removes them (docs/replay-mpi.md).\n"
     "\n"
     "Error classes (results' err): connect, tls, timeout, first_token_timeout,\n"
     "http (an error status), ratelimit (429), malformed (a chunk or body that is\n"
@@ -192,6 +194,7 @@ struct replay_cli {
     bool target_sim;
     struct lt_sim_opts sim;
     bool summary, quiet;
+    bool keep_parts;         /* --keep-parts: MPI parts stay after the merge */
     char metrics_urls[4096]; /* --server-metrics's lists, split in place */
     size_t metrics_used;
 };
@@ -378,6 +381,7 @@ enum {
     O_THINKING,
     O_VIRTUAL,
     O_MERGE,
+    O_KEEP_PARTS,
     O_FINDMAX,
     O_SLO,
     O_ATTAIN,
@@ -457,6 +461,7 @@ const struct option cmd_replay_options[] = {
     {"thinking", required_argument, NULL, O_THINKING},
     {"virtual", no_argument, NULL, O_VIRTUAL},
     {"merge", no_argument, NULL, O_MERGE},
+    {"keep-parts", no_argument, NULL, O_KEEP_PARTS},
     {"find-max", required_argument, NULL, O_FINDMAX},
     {"slo", required_argument, NULL, O_SLO},
     {"attain", required_argument, NULL, O_ATTAIN},
@@ -715,6 +720,9 @@ int cmd_replay(int argc, char **argv)
             if (!parse_client(optarg, &o->http_client))
                 return bad("--http-client", optarg);
             break;
+        case O_KEEP_PARTS:
+            c.keep_parts = true;
+            break;
         case O_MERGE:
             merge = true;
             break;
@@ -914,7 +922,7 @@ int cmd_replay(int argc, char **argv)
                                 "for all ranks), not --target sim");
             return 2;
         }
-        return cli_replay_mpi(o, c.key_env, c.summary, c.quiet);
+        return cli_replay_mpi(o, c.key_env, c.summary, c.quiet, c.keep_parts);
     }
 #else
     /* N copies of a whole replay writing one file would be nonsense. */
