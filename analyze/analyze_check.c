@@ -27,6 +27,11 @@ void lt_analyze_check_add(struct lt_analyze_run *r, const struct lt_check *k)
     if (r->n_checks++ == 0) {
         *c = *k;
         c->extra = (struct lt_extra){0};
+        c->stopped_by = NULL;
+        if (k->stopped_by) {
+            snprintf(r->stop_by, sizeof r->stop_by, "%s", k->stopped_by);
+            c->stopped_by = r->stop_by;
+        }
         return;
     }
     c->requests += k->requests;
@@ -40,6 +45,12 @@ void lt_analyze_check_add(struct lt_analyze_run *r, const struct lt_check *k)
     c->wall_s = k->wall_s > c->wall_s ? k->wall_s : c->wall_s;
     c->span_s = k->span_s > c->span_s ? k->span_s : c->span_s;
     c->batch = c->batch && k->batch; /* a rank that held its level held the run's */
+    c->unsent += k->unsent;
+    if (k->stopped_by && (!c->stopped_by || k->stopped_at_s < c->stopped_at_s)) {
+        snprintf(r->stop_by, sizeof r->stop_by, "%s", k->stopped_by); /* the first rank's */
+        c->stopped_by = r->stop_by;
+        c->stopped_at_s = k->stopped_at_s;
+    }
     c->off = c->off || k->off;
     c->saturated = c->saturated || k->saturated;
 }
@@ -153,12 +164,40 @@ int lt_analyze_check_flags(const struct lt_analysis *a, char (*w)[LT_ANALYZE_FLA
     return n;
 }
 
+void lt_analyze_stop_line(const struct lt_analyze_run *r, char *buf, size_t n)
+{
+    const struct lt_check *k = &r->check;
+    size_t u = 0;
+    int w;
+    if (r->n_checks && k->stopped_by) {
+        const char *by = !strcmp(k->stopped_by, "caller") ? "its caller" : k->stopped_by;
+        w = snprintf(buf, n, "stopped by %s at %.1f s: ", by, k->stopped_at_s);
+    } else {
+        w = snprintf(buf, n, "stopped: ");
+    }
+    u = w > 0 && (size_t)w < n ? (size_t)w : n - 1;
+    snprintf(buf + u, n - u,
+             "%llu requests never sent (not errors: the run ended before their time); the "
+             "figures are of the %llu sent",
+             (unsigned long long)r->unsent, (unsigned long long)r->sent);
+}
+
 void lt_analyze_check_text(const struct lt_analysis *a, FILE *out)
 {
     char w[LT_ANALYZE_FLAGS_MAX][LT_ANALYZE_FLAG_LEN];
     int n = lt_analyze_check_flags(a, w, LT_ANALYZE_FLAGS_MAX);
     for (int i = 0; i < n; i++)
         fprintf(out, "%s\n", w[i]);
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        const struct lt_analyze_run *r = a->runs[i];
+        if (!r->unsent && !(r->n_checks && r->check.stopped_by))
+            continue;
+        char lev[48], line[LT_ANALYZE_FLAG_LEN];
+        lt_analyze_level(r, lev, sizeof lev);
+        lt_analyze_stop_line(r, line, sizeof line);
+        fprintf(out, "STOPPED run %u (%s): %s\n", r->id, lev, line);
+        n++;
+    }
     if (n)
         fputc('\n', out);
 }
@@ -194,6 +233,13 @@ void lt_analyze_check_json(const struct lt_analyze_run *r, FILE *out)
     fprintf(out, ", \"span_s\": ");
     lt_analyze_jnum(out, k->span_s);
     fprintf(out, ", \"batch\": %s", k->batch ? "true" : "false");
+    fprintf(out, ", \"unsent\": %llu, \"stopped_by\": ", (unsigned long long)k->unsent);
+    if (k->stopped_by)
+        lt_analyze_jstr(out, k->stopped_by);
+    else
+        fputs("null", out);
+    fprintf(out, ", \"stopped_at_s\": ");
+    lt_analyze_jnum(out, k->stopped_by ? k->stopped_at_s : NAN);
     fprintf(out, ", \"off\": %s, \"saturated\": %s, \"flagged\": %s, \"reports\": %u}",
             k->off ? "true" : "false", k->saturated ? "true" : "false",
             lt_analyze_check_flagged(r) ? "true" : "false", r->n_checks);

@@ -292,6 +292,11 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
             "\n  %llu requests measured (%llu warm-up excluded), %llu Ok, %llu sent >1 ms late\n",
             (unsigned long long)r->measured, (unsigned long long)r->warmup,
             (unsigned long long)r->ok, (unsigned long long)r->late);
+    if (r->unsent || (r->n_checks && r->check.stopped_by)) {
+        char line[LT_ANALYZE_FLAG_LEN];
+        lt_analyze_stop_line(r, line, sizeof line);
+        fprintf(out, "  %s\n", line);
+    }
     if (r->cancelled)
         fprintf(out,
                 "  cancelled: %llu (closed where the trace's client left; not errors), "

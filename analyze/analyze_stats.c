@@ -787,12 +787,18 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, s
     r->results++;
     if (res->has & LT_RHAS_OUT)
         r->out_all += res->out;
+    bool sent = res->has & LT_RHAS_SENT;
+    if (!sent && res->err && !strcmp(res->err, "unsent")) {
+        /* A stopped replay's requests that never left: no load was put on
+         * the server for them, so they are no error of it. */
+        r->unsent++;
+        return 0;
+    }
     if (res->warmup && !a->opts.include_warmup) {
         r->warmup++;
         return 0;
     }
     r->measured++;
-    bool sent = res->has & LT_RHAS_SENT;
     enum lt_analyze_outcome oc = lt_analyze_outcome(res);
     if (sent) {
         r->sent++;

@@ -254,7 +254,7 @@ static void on_stop_signal(int sig)
 {
     g_stop_sig = sig;
     if (g_replay)
-        lt_replay_stop(g_replay);
+        lt_replay_stop_signal(g_replay, sig);
 }
 
 int cli_replay_run(struct lt_replay *rp, struct lt_err *err)

@@ -163,7 +163,61 @@ static const char replay_usage[] =
 struct progress_state {
     bool draw;
     bool drawn;
+    bool quiet;
 };
+
+/* A duration as a person reads it: "42 s", "29 min 10 s", "9 h 48 min". */
+static void human_s(double s, char *b, size_t n)
+{
+    if (s < 90)
+        snprintf(b, n, "%.0f s", s);
+    else if (s < 5400)
+        snprintf(b, n, "%.0f min %02.0f s", floor(s / 60), fmod(s, 60));
+    else
+        snprintf(b, n, "%.0f h %02.0f min", floor(s / 3600), floor(fmod(s, 3600) / 60));
+}
+
+/* Before a run sends anything: how long its schedule is, so that a run of
+ * hours says so before it starts. */
+static void announce(void *ud, const struct lt_replay_progress *p)
+{
+    struct progress_state *ps = ud;
+    if (ps->quiet)
+        return;
+    if (ps->drawn)
+        fputs("\n", stderr);
+    char span[48];
+    if (p->sched_end_s >= 0) {
+        human_s(p->sched_end_s, span, sizeof span);
+        fprintf(stderr,
+                "loadtrace replay: run %u of %u: %llu requests, the schedule's last leaves at "
+                "%s: the run takes about %s, longer if the server falls behind\n",
+                p->run + 1, p->runs, (unsigned long long)p->total, span, span);
+    } else if (p->level) {
+        fprintf(stderr,
+                "loadtrace replay: run %u of %u: %llu requests, %u at a time: paced by the "
+                "server, no schedule to time it by\n",
+                p->run + 1, p->runs, (unsigned long long)p->total, p->level);
+    }
+}
+
+/* The time left: in trace time and open loop the schedule says when the
+ * last request leaves (the rate so far would swing with every idle gap
+ * of the trace); then the requests in flight. A closed loop is paced by
+ * the server: the rate of its finishes so far is all there is. */
+static void time_left(const struct lt_replay_progress *p, double el, char *left, size_t n)
+{
+    if (p->done >= p->total)
+        snprintf(left, n, "0s left");
+    else if (p->sched_end_s >= 0 && el < p->sched_end_s)
+        snprintf(left, n, "%.0fs left in the schedule", p->sched_end_s - el);
+    else if (p->sched_end_s >= 0)
+        snprintf(left, n, "all sent, %llu to finish", (unsigned long long)(p->total - p->done));
+    else if (p->done)
+        snprintf(left, n, "~%.0fs left", (double)(p->total - p->done) / ((double)p->done / el));
+    else
+        snprintf(left, n, "? left");
+}
 
 static void on_progress(void *ud, const struct lt_replay_progress *p)
 {
@@ -172,17 +226,26 @@ static void on_progress(void *ud, const struct lt_replay_progress *p)
         return;
     double el = p->elapsed_s > 0 ? p->elapsed_s : 1e-9;
     double rps = (double)p->done / el, tps = (double)p->out_tokens / el;
-    char left[32] = "?";
-    if (p->done && p->total > p->done)
-        snprintf(left, sizeof left, "%.0fs", (double)(p->total - p->done) / rps);
-    else if (p->total <= p->done)
-        snprintf(left, sizeof left, "0s");
     char lvl[32] = "";
     if (p->level)
         snprintf(lvl, sizeof lvl, " C=%u", p->level);
+    if (p->stopped) {
+        /* done counts the unsent too: say what was sent, and that the
+         * rest never was */
+        fprintf(stderr,
+                "\r[run %u/%u%s] stopped at %.0fs: %llu of %llu sent, %llu never sent, %llu "
+                "errors\033[K",
+                p->run + 1, p->runs, lvl, el, (unsigned long long)(p->done - p->unsent),
+                (unsigned long long)p->total, (unsigned long long)p->unsent,
+                (unsigned long long)p->errors);
+        ps->drawn = true;
+        return;
+    }
+    char left[64];
+    time_left(p, el, left, sizeof left);
     fprintf(stderr,
             "\r[run %u/%u%s] %llu/%llu  %.1f req/s  %.0f tok/s  %llu in flight  %llu errors  "
-            "%.0fs elapsed  %s left\033[K",
+            "%.0fs elapsed  %s\033[K",
             p->run + 1, p->runs, lvl, (unsigned long long)p->done, (unsigned long long)p->total,
             rps, tps, (unsigned long long)p->inflight, (unsigned long long)p->errors, el, left);
     ps->drawn = true;
@@ -257,8 +320,9 @@ static int replay_main(struct replay_cli *c)
         cli_error("replay", "WARNING: --insecure: TLS certificates are NOT verified; anyone on "
                             "the path can read the prompts and the API key");
 
-    struct progress_state ps = {.draw = !c->quiet && cli_progress_wanted()};
+    struct progress_state ps = {.draw = !c->quiet && cli_progress_wanted(), .quiet = c->quiet};
     c->o.progress = on_progress;
+    c->o.run_begin = announce;
     c->o.progress_ud = &ps;
     rp = lt_replay_new(&c->o, &err);
     if (rp && lt_replay_prepare(rp, &err) < 0) {
@@ -290,10 +354,15 @@ static int replay_main(struct replay_cli *c)
         goto out;
     }
     if (!c->quiet) {
-        char cancelled[48] = "";
+        char cancelled[96] = "";
         if (st.cancelled) /* where the trace's clients left: neither ok nor errors */
             snprintf(cancelled, sizeof cancelled, ", %llu cancelled",
                      (unsigned long long)st.cancelled);
+        if (st.unsent) { /* stopped first: never sent, so no error of the server's */
+            size_t u = strlen(cancelled);
+            snprintf(cancelled + u, sizeof cancelled - u, ", %llu never sent",
+                     (unsigned long long)st.unsent);
+        }
         fprintf(stderr,
                 "loadtrace replay: %llu requests, %llu ok, %llu errors (%llu aborted, "
                 "%llu rate-limited, %llu retries)%s, %llu output tokens, %llu connections "
@@ -310,8 +379,17 @@ static int replay_main(struct replay_cli *c)
                     st.len_abs_err / (double)st.len_checked,
                     st.len_want > 0 ? 100.0 * st.len_abs_err / st.len_want : 0.0,
                     100.0 * st.len_max_rel, (unsigned long long)st.len_checked);
-        for (uint32_t i = 0; i < st.n_checks; i++)
+        for (uint32_t i = 0; i < st.n_checks; i++) {
             print_check(&st.checks[i]);
+            const struct lt_check *k = &st.checks[i];
+            if (k->stopped_by)
+                fprintf(stderr,
+                        "loadtrace replay: run %u stopped by %s at %.1f s: %llu requests never "
+                        "sent (recorded without a send; not errors)\n",
+                        (unsigned)k->run,
+                        strcmp(k->stopped_by, "caller") ? k->stopped_by : "its caller",
+                        k->stopped_at_s, (unsigned long long)k->unsent);
+        }
         if (st.scrapes)
             fprintf(stderr, "loadtrace replay: %llu server-metrics scrapes, %llu failed\n",
                     (unsigned long long)st.scrapes, (unsigned long long)st.scrape_errors);

@@ -30,6 +30,7 @@
 #include "replay/replay_internal.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -144,6 +145,15 @@ int lt_replay_check_end(struct lt_replay *rp, struct lt_err *err)
         k.off = k.rate_got > 0 && fabs(k.rate_got / k.rate_asked - 1) > CHECK_OFF;
     }
     k.saturated = k.wall_s > 0 && k.cpu_s / k.wall_s >= CHECK_SATURATED;
+    if (rp->stop) {
+        /* a stopped run: its load was cut, not missed */
+        k.unsent = rp->unsent_run;
+        k.stopped_at_s = rp->stop_at_us >= 0 ? (double)rp->stop_at_us / 1e6 : k.wall_s;
+        k.stopped_by = rp->stop_sig == SIGINT    ? "SIGINT"
+                       : rp->stop_sig == SIGTERM ? "SIGTERM"
+                       : rp->stop_sig > 0        ? "a signal"
+                                                 : "caller";
+    }
     if (rp->st.n_checks < LT_REPLAY_MAX_LEVELS)
         rp->st.checks[rp->st.n_checks++] = k;
     return lt_replay_put_check(rp, &k, err);

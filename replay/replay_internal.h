@@ -109,6 +109,8 @@ struct lt_replay {
     bool curl_due_set;
     int stop_pipe[2];
     volatile sig_atomic_t stop;
+    volatile sig_atomic_t stop_sig; /* the signal that stopped it; 0: the caller */
+    int64_t stop_at_us;             /* when the loop saw the stop, since the run's origin; -1 */
     struct lt_writer *w;
 
     /* the run in progress */
@@ -116,7 +118,7 @@ struct lt_replay {
     uint32_t run_id, n_runs, level;
     enum lt_replay_mode mode;
     lt_mono origin;
-    uint64_t errors_run, out_run;
+    uint64_t errors_run, out_run, unsent_run;
     bool kick;        /* handles were added: let curl start them now */
     lt_mono next_due; /* when the next send falls due (time-driven modes) */
     bool due_set;

@@ -55,7 +55,7 @@ if [ -n "$README" ]; then
             gsub(/`/, "", para)
             print ".PP"; print e(para); para = ""
         }
-        function e(t) { gsub(/\\/, "\\e", t); sub(/^[.\047]/, "\\\&&", t); return t }
+        function e(t) { gsub(/\\/, "\\e", t); if (t ~ /^[.\047]/) t = "\\&" t; return t }
     ' "$README"
 fi
 cat <<'EOF2'
