@@ -174,6 +174,7 @@ struct lt_analyze_run {
     uint64_t cancelled, cancelled_tokens;
     uint64_t late;                /* measured, sent more than LT_ANALYZE_LATE_US after sched */
     int64_t first_sent, last_end; /* window of the measured requests, us */
+    int64_t last_sent;            /* the latest send of them, us */
     double wall_s;                /* (last_end - first_sent) / 1e6 */
 
     uint64_t tokens;    /* sum of out over Ok requests */
@@ -390,6 +391,10 @@ void lt_analyze_check_line(const struct lt_analyze_run *r, char *buf, size_t n);
 /* The same line of one check record (ranks: how many were summed into
  * it), as replay prints it at a run's end. */
 void lt_analyze_check_describe(const struct lt_check *k, uint32_t ranks, char *buf, size_t n);
+/* An overloaded run, from the server's metrics (analyze_server.c): its
+ * waiting queue grew without bound, or most of TTFT is waiting in it;
+ * false when neither (or no metrics were scraped). buf: the sentence. */
+bool lt_analyze_overload(const struct lt_analyze_run *r, char *buf, size_t n);
 /* A stopped run: "stopped by SIGTERM at 5.7 s: 8807 requests never sent
  * (not errors; the figures are of the 12 sent)". */
 void lt_analyze_stop_line(const struct lt_analyze_run *r, char *buf, size_t n);

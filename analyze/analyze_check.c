@@ -198,6 +198,15 @@ void lt_analyze_check_text(const struct lt_analysis *a, FILE *out)
         fprintf(out, "STOPPED run %u (%s): %s\n", r->id, lev, line);
         n++;
     }
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        const struct lt_analyze_run *r = a->runs[i];
+        char lev[48], line[2 * LT_ANALYZE_FLAG_LEN];
+        if (!lt_analyze_overload(r, line, sizeof line))
+            continue;
+        lt_analyze_level(r, lev, sizeof lev);
+        fprintf(out, "OVERLOADED run %u (%s): %s\n", r->id, lev, line);
+        n++;
+    }
     if (n)
         fputc('\n', out);
 }

@@ -131,6 +131,7 @@ static int get_run_slow(struct lt_analysis *a, uint32_t id, struct lt_analyze_ru
     r->id = id;
     r->file = file;
     r->first_sent = INT64_MAX;
+    r->last_sent = INT64_MIN;
     r->last_end = INT64_MIN;
     r->trace_hit = NAN;
     r->trace_hit_share = 1;
@@ -804,6 +805,8 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, s
         r->sent++;
         if (res->sent < r->first_sent)
             r->first_sent = res->sent;
+        if (res->sent > r->last_sent)
+            r->last_sent = res->sent;
         if ((res->has & LT_RHAS_END) && res->end > r->last_end)
             r->last_end = res->end;
         rec(r, LT_AM_LAG, res->sent - res->sched);
