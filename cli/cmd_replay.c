@@ -164,6 +164,7 @@ struct progress_state {
     bool draw;
     bool drawn;
     bool quiet;
+    const struct lt_replay_opts *o; /* what was asked, for announce */
 };
 
 /* A duration as a person reads it: "42 s", "29 min 10 s", "9 h 48 min". */
@@ -187,12 +188,34 @@ static void announce(void *ud, const struct lt_replay_progress *p)
     if (ps->drawn)
         fputs("\n", stderr);
     char span[48];
+    const struct lt_replay_opts *o = ps->o;
+    if (o && o->mode == LT_REPLAY_MODE_TRACE && o->tt.rate > 0)
+        fprintf(stderr,
+                "loadtrace replay: --rate %g rescales the whole trace to a mean of %g req/s, its "
+                "bursts kept%s\n",
+                o->tt.rate, o->tt.rate,
+                o->tt.duration_us > 0 ? ": a part of it (--duration) runs at its own rate" : "");
+    if (o && o->mode == LT_REPLAY_MODE_TRACE && o->tt.duration_us > 0 && p->sched_end_s >= 0 &&
+        p->sched_end_s < 0.9 * (double)o->tt.duration_us / 1e6) {
+        char dur[48];
+        human_s((double)o->tt.duration_us / 1e6, dur, sizeof dur);
+        human_s(p->sched_end_s, span, sizeof span);
+        fprintf(stderr,
+                "loadtrace replay: --duration %s keeps the schedule's first %s: %llu requests, "
+                "the last at %s (%.4g req/s); the next is past %s, so the run ends after about "
+                "%s\n",
+                dur, dur, (unsigned long long)(p->total - p->done), span,
+                p->sched_end_s > 0 && p->total - p->done > 1
+                    ? (double)(p->total - p->done - 1) / p->sched_end_s
+                    : 0.0,
+                dur, span);
+    }
     if (p->sched_end_s >= 0) {
         human_s(p->sched_end_s, span, sizeof span);
         fprintf(stderr,
                 "loadtrace replay: run %u of %u: %llu requests, the schedule's last leaves at "
                 "%s: the run takes about %s, longer if the server falls behind\n",
-                p->run + 1, p->runs, (unsigned long long)p->total, span, span);
+                p->run + 1, p->runs, (unsigned long long)(p->total - p->done), span, span);
     } else if (p->level) {
         fprintf(stderr,
                 "loadtrace replay: run %u of %u: %llu requests, %u at a time: paced by the "
@@ -320,7 +343,7 @@ static int replay_main(struct replay_cli *c)
         cli_error("replay", "WARNING: --insecure: TLS certificates are NOT verified; anyone on "
                             "the path can read the prompts and the API key");
 
-    struct progress_state ps = {.draw = !c->quiet && cli_progress_wanted(), .quiet = c->quiet};
+    struct progress_state ps = {.draw = !c->quiet && cli_progress_wanted(), .quiet = c->quiet, .o = &c->o};
     c->o.progress = on_progress;
     c->o.run_begin = announce;
     c->o.progress_ud = &ps;
