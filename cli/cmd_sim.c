@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,6 +357,12 @@ int cmd_sim(int argc, char **argv)
         fprintf(stderr, "loadtrace sim: serving %s on http://%s:%u (profile %s, time scale %g)\n",
                 lt_sim_profile(s)->model, o.sim.host, port, lt_sim_profile(s)->name,
                 o.sim.time_scale > 0 ? o.sim.time_scale : 1.0);
+    if (!o.quiet && o.sim.log_path)
+        fprintf(stderr,
+                "loadtrace sim: logging every request to %s: a JSON line each, with every "
+                "token's time (about 20 bytes a token): it grows with the session; the size is "
+                "said at the end\n",
+                o.sim.log_path);
     int sig = 0;
     sigwait(&set, &sig);
     struct lt_sim_stats st;
@@ -368,6 +375,10 @@ int cmd_sim(int argc, char **argv)
                 sig, (unsigned long long)(st.requests + st.streams_open),
                 (unsigned long long)st.streams_peak, (unsigned long long)st.chunks,
                 (unsigned long long)st.faults, st.late_p50_us, st.late_p99_us);
+    struct stat lst;
+    if (!o.quiet && o.sim.log_path && stat(o.sim.log_path, &lst) == 0)
+        fprintf(stderr, "loadtrace sim: the log %s holds %.1f MB (%llu bytes)\n", o.sim.log_path,
+                (double)lst.st_size / 1e6, (unsigned long long)lst.st_size);
     if (rc < 0) {
         cli_error("sim", "%s", err.msg);
         return 1;
