@@ -402,11 +402,13 @@ void lt_analyze_server_csv(const struct lt_analysis *a, FILE *out)
  * drains instead), or the time a request waits in it (Little's law: the
  * mean queue over the rate requests leave it) being most of the TTFT.
  * Either says the load is beyond what the server serves: the latencies
- * are of a queue, not of the server. */
+ * are of a queue, not of the server. Trace time and open loop only. */
 bool lt_analyze_overload(const struct lt_analyze_run *r, char *buf, size_t n)
 {
     const struct lt_analyze_server *s = r->srv;
-    if (!s || s->n < 8 || !n)
+    /* a closed loop holds its load at its level: whatever queues there is
+     * bounded by it, and the level, not the arrivals, is what was asked */
+    if (!s || s->n < 8 || !n || r->concurrency > 0)
         return false;
     /* while requests arrived: after the last send the queue drains, which
      * says nothing of whether the arrivals outran the server */
