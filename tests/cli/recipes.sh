@@ -78,9 +78,9 @@ no_alarm report.html
 [ -s report.html ] && [ -s charts/throughput.png ] || fail "no report or charts"
 "$L" analyze sweep.lt.zst --slo ttft=500ms,tpot=50ms --json >sweep.json
 # the knee is no level below the goodput's peak
-jq -e '.sweep.knee as $k | [.runs[] | {c: .concurrency, g: .goodput}] as $r |
+jq -e '.sweep.knee as $k | [.runs[] | {c: .concurrency, g: .goodput.per_s}] as $r |
     ($r | max_by(.g) | .c) as $peak | $k == null or $k >= $peak' sweep.json >/dev/null ||
-    fail "the knee comes before the goodput peak: $(jq -c '[.sweep.knee, [.runs[] | [.concurrency, .goodput]]]' sweep.json)"
+    fail "the knee comes before the goodput peak: $(jq -c '[.sweep.knee, [.runs[] | [.concurrency, .goodput.per_s]]]' sweep.json)"
 
 # --- the built-in sim, live at --rate 1 for a minute: says what the rate is
 # of, what the minute keeps, and why it ends early
