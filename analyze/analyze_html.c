@@ -61,6 +61,7 @@ static const char css[] =
     "th,td{border:1px solid #bbb;padding:3px 7px;text-align:right;white-space:nowrap}\n"
     "th{background:#eee;vertical-align:bottom}td.l,th.l{text-align:left}\n"
     "tr.knee td{background:#fff1c2;font-weight:600}\n"
+    "p.note{border-left:6px solid #888;padding:.2em .6em;background:#f4f4f4}\n"
     "p.verdict{font-size:1.35em;font-weight:700;margin:.6em 0;padding:.4em .6em;"
     "border-left:6px solid #2b6cb0;background:#eef4fb}\n"
     "figure{margin:1em 0;overflow-x:auto}figcaption{color:#444;font-size:90%}\n"
@@ -435,6 +436,28 @@ int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const 
             fprintf(out, "<p class=warn>");
             esc(out, fl[i]);
             fprintf(out, "</p>\n");
+        }
+        /* what the text report says at its top beside the flags: a run
+         * stopped before its end, a load beyond the server */
+        for (uint32_t i = 0; i < a->n_runs; i++) {
+            const struct lt_analyze_run *r = a->runs[i];
+            char lev[48], line[2 * LT_ANALYZE_FLAG_LEN];
+            lt_analyze_level(r, lev, sizeof lev);
+            if (r->unsent || (r->n_checks && r->check.stopped_by)) {
+                lt_analyze_stop_line(r, line, sizeof line);
+                fprintf(out, "<p class=note>STOPPED run %u (", r->id);
+                esc(out, lev);
+                fprintf(out, "): ");
+                esc(out, line);
+                fprintf(out, "</p>\n");
+            }
+            if (lt_analyze_overload(r, line, sizeof line)) {
+                fprintf(out, "<p class=warn>OVERLOADED run %u (", r->id);
+                esc(out, lev);
+                fprintf(out, "): ");
+                esc(out, line);
+                fprintf(out, "</p>\n");
+            }
         }
         capacity_answer(a, out);
         summary(a, out);

@@ -22,6 +22,8 @@ table=$(grep -n -m1 "Agg tok/s" "$T/over.txt" | cut -d: -f1)
 [ "${line%%:*}" -lt "$table" ] || fail "the verdict is not above the figures"
 expect_grep "the server's waiting queue grew without bound" "$T/over.txt"
 expect_grep "TTFT is mostly waiting" "$T/over.txt"
+"$L" analyze "$T/over.r.lt.zst" --html "$T/over.html" >/dev/null || fail "analyze --html"
+expect_grep "<p class=warn>OVERLOADED run 0" "$T/over.html"
 # the quarters, from the scrapes between the first and the last send
 want=$("$L" cat --no-header "$T/over.r.lt.zst" | jq -s -r '
     [.[] | select(.rec == null and .sent != null) | .sent] as $s | ($s | min) as $a | ($s | max) as $b |

@@ -93,6 +93,8 @@ expect_eq '"SIGTERM" 50' "$("$L" cat --no-header "$T/rgap.lt.zst" | jq -r 'selec
 expect_grep "^STOPPED run 0 (speed x1): stopped by SIGTERM at [0-9.]* s: 50 requests never sent" "$T/gap.txt"
 expect_grep "50 requests measured (0 warm-up excluded), 50 Ok" "$T/gap.txt"
 expect_no_grep "^  errors:" "$T/gap.txt"
+"$L" analyze "$T/rgap.lt.zst" --html "$T/gap.html" >/dev/null || fail "analyze --html the stopped run"
+expect_grep "<p class=note>STOPPED run 0 (speed x1): stopped by SIGTERM" "$T/gap.html"
 expect_eq '0 50 "SIGTERM"' "$("$L" analyze --json "$T/rgap.lt.zst" | jq -r '.runs[0] | "\(.errors | length) \(.check.unsent) \(.check.stopped_by | tojson)"')" \
     "analyze JSON: no errors, the unsent and the stop"
 
