@@ -163,7 +163,8 @@ struct lt_analyze_run {
 
     uint64_t results;  /* result records of the run */
     uint64_t warmup;   /* of them, warm-up results excluded */
-    uint64_t measured; /* results - warmup */
+    uint64_t measured; /* results - warmup - unsent */
+    uint64_t unsent;   /* never sent: the replay was stopped first (neither ok nor errors) */
     uint64_t sent;     /* measured with a send time */
     uint64_t ok;       /* measured and Ok */
     /* Measured and cancelled: closed on purpose where the trace's client
@@ -173,6 +174,7 @@ struct lt_analyze_run {
     uint64_t cancelled, cancelled_tokens;
     uint64_t late;                /* measured, sent more than LT_ANALYZE_LATE_US after sched */
     int64_t first_sent, last_end; /* window of the measured requests, us */
+    int64_t last_sent;            /* the latest send of them, us */
     double wall_s;                /* (last_end - first_sent) / 1e6 */
 
     uint64_t tokens;    /* sum of out over Ok requests */
@@ -254,6 +256,7 @@ struct lt_analyze_run {
      * (n_checks of them); n_checks 0 when the file has none. */
     struct lt_check check;
     uint32_t n_checks;
+    char stop_by[16]; /* check.stopped_by points here (the reader's copy is gone) */
 
     struct lt_analyze_ts ts;
 };
@@ -385,7 +388,18 @@ bool lt_analyze_check_flagged(const struct lt_analyze_run *r);
 int lt_analyze_check_flags(const struct lt_analysis *a, char (*w)[LT_ANALYZE_FLAG_LEN], int max);
 /* One run's figures: "delivered 49.9 req/s of 50 asked (-0.2 %), ...". */
 void lt_analyze_check_line(const struct lt_analyze_run *r, char *buf, size_t n);
-/* The flags, at the top of the text report (nothing when none). */
+/* The same line of one check record (ranks: how many were summed into
+ * it), as replay prints it at a run's end. */
+void lt_analyze_check_describe(const struct lt_check *k, uint32_t ranks, char *buf, size_t n);
+/* An overloaded run, from the server's metrics (analyze_server.c): its
+ * waiting queue grew without bound, or most of TTFT is waiting in it;
+ * false when neither (or no metrics were scraped). buf: the sentence. */
+bool lt_analyze_overload(const struct lt_analyze_run *r, char *buf, size_t n);
+/* A stopped run: "stopped by SIGTERM at 5.7 s: 8807 requests never sent
+ * (not errors; the figures are of the 12 sent)". */
+void lt_analyze_stop_line(const struct lt_analyze_run *r, char *buf, size_t n);
+/* The flags, at the top of the text report (nothing when none), then a
+ * line for each stopped run. */
 void lt_analyze_check_text(const struct lt_analysis *a, FILE *out);
 /* A run's `, "check": {...}` (null without one), and its CSV columns
  * (",rate_asked,...,flag"; empty without one). */

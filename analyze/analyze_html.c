@@ -61,6 +61,9 @@ static const char css[] =
     "th,td{border:1px solid #bbb;padding:3px 7px;text-align:right;white-space:nowrap}\n"
     "th{background:#eee;vertical-align:bottom}td.l,th.l{text-align:left}\n"
     "tr.knee td{background:#fff1c2;font-weight:600}\n"
+    "p.note{border-left:6px solid #888;padding:.2em .6em;background:#f4f4f4}\n"
+    "p.verdict{font-size:1.35em;font-weight:700;margin:.6em 0;padding:.4em .6em;"
+    "border-left:6px solid #2b6cb0;background:#eef4fb}\n"
     "figure{margin:1em 0;overflow-x:auto}figcaption{color:#444;font-size:90%}\n"
     "figure svg{display:block;width:100%;max-width:700px;height:auto}\n"
     "details{margin:.5em 0;border:1px solid #ccc;border-radius:4px;padding:.3em .7em}\n"
@@ -434,6 +437,28 @@ int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const 
             esc(out, fl[i]);
             fprintf(out, "</p>\n");
         }
+        /* what the text report says at its top beside the flags: a run
+         * stopped before its end, a load beyond the server */
+        for (uint32_t i = 0; i < a->n_runs; i++) {
+            const struct lt_analyze_run *r = a->runs[i];
+            char lev[48], line[2 * LT_ANALYZE_FLAG_LEN];
+            lt_analyze_level(r, lev, sizeof lev);
+            if (r->unsent || (r->n_checks && r->check.stopped_by)) {
+                lt_analyze_stop_line(r, line, sizeof line);
+                fprintf(out, "<p class=note>STOPPED run %u (", r->id);
+                esc(out, lev);
+                fprintf(out, "): ");
+                esc(out, line);
+                fprintf(out, "</p>\n");
+            }
+            if (lt_analyze_overload(r, line, sizeof line)) {
+                fprintf(out, "<p class=warn>OVERLOADED run %u (", r->id);
+                esc(out, lev);
+                fprintf(out, "): ");
+                esc(out, line);
+                fprintf(out, "</p>\n");
+            }
+        }
         capacity_answer(a, out);
         summary(a, out);
         missing(out, ctx);
@@ -467,7 +492,24 @@ int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const 
         fprintf(out, "</pre>\n</details>\n");
         free(buf);
     } else {
-        /* compare: its report (the verdicts) first, then the charts */
+        /* compare: its verdict as the page's headline (the text report's
+         * "overall:" or "verdict:" line, which a reader must not have to
+         * find in the block below), its report, then the charts */
+        for (const char *l = pre_text; l && *l;) {
+            const char *e = strchr(l, '\n');
+            size_t len = e ? (size_t)(e - l) : strlen(l);
+            if ((len > 9 && !strncmp(l, "overall: ", 9)) ||
+                (len > 9 && !strncmp(l, "verdict: ", 9))) {
+                char line[1024];
+                size_t c = len - 9 < sizeof line - 1 ? len - 9 : sizeof line - 1;
+                memcpy(line, l + 9, c);
+                line[c] = '\0';
+                fprintf(out, "<p class=verdict id=verdict>");
+                esc(out, line);
+                fprintf(out, "</p>\n");
+            }
+            l = e ? e + 1 : l + len;
+        }
         if (pre_text) {
             fprintf(out, "<pre id=summary>");
             esc(out, pre_text);

@@ -141,11 +141,13 @@ void lt_analyze_slo_text(const struct lt_analyze_opts *o, char *buf, size_t n)
 
 void lt_analyze_knee_text(const struct lt_analysis *a, char *buf, size_t n)
 {
+    bool slo = a->opts.slo_ttft_us > 0 || a->opts.slo_tpot_us > 0 || a->opts.slo_e2e_us > 0;
     if (a->knee >= 0)
         snprintf(buf, n,
                  "knee at %s %g: beyond it aggregate tok/s grew by less than %.0f %% of the "
-                 "relative load increase while E2E p50 kept growing",
-                 a->sweep_axis, a->points[a->knee].x, 100 * a->knee_fraction);
+                 "relative load increase while E2E p50 kept growing%s",
+                 a->sweep_axis, a->points[a->knee].x, 100 * a->knee_fraction,
+                 slo ? ", and goodput grew no more" : "");
     else
         snprintf(buf, n,
                  "no knee: aggregate tok/s kept growing by at least %.0f %% of the load "
@@ -290,6 +292,11 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
             "\n  %llu requests measured (%llu warm-up excluded), %llu Ok, %llu sent >1 ms late\n",
             (unsigned long long)r->measured, (unsigned long long)r->warmup,
             (unsigned long long)r->ok, (unsigned long long)r->late);
+    if (r->unsent || (r->n_checks && r->check.stopped_by)) {
+        char line[LT_ANALYZE_FLAG_LEN];
+        lt_analyze_stop_line(r, line, sizeof line);
+        fprintf(out, "  %s\n", line);
+    }
     if (r->cancelled)
         fprintf(out,
                 "  cancelled: %llu (closed where the trace's client left; not errors), "

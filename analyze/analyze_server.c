@@ -395,3 +395,65 @@ void lt_analyze_server_csv(const struct lt_analysis *a, FILE *out)
         }
     }
 }
+
+/* Overload, from the server's own queue: its waiting requests growing
+ * over the run's quarters (each quarter's mean above the one before, the
+ * last more than twice the first and 4 more: a burst the server absorbs
+ * drains instead), or the time a request waits in it (Little's law: the
+ * mean queue over the rate requests leave it) being most of the TTFT.
+ * Either says the load is beyond what the server serves: the latencies
+ * are of a queue, not of the server. Trace time and open loop only. */
+bool lt_analyze_overload(const struct lt_analyze_run *r, char *buf, size_t n)
+{
+    const struct lt_analyze_server *s = r->srv;
+    /* a closed loop holds its load at its level: whatever queues there is
+     * bounded by it, and the level, not the arrivals, is what was asked */
+    if (!s || s->n < 8 || !n || r->concurrency > 0)
+        return false;
+    /* while requests arrived: after the last send the queue drains, which
+     * says nothing of whether the arrivals outran the server */
+    double q[4] = {0, 0, 0, 0}, t0 = (double)r->first_sent / 1e6, t1 = (double)r->last_sent / 1e6;
+    uint32_t c[4] = {0, 0, 0, 0};
+    for (uint32_t i = 0; t1 > t0 && i < s->n; i++) {
+        double v = s->pts[i].waiting, t = s->pts[i].t_s;
+        if (isnan(v) || t < t0 || t > t1)
+            continue;
+        uint32_t k = (uint32_t)((t - t0) / (t1 - t0) * 4);
+        k = k > 3 ? 3 : k;
+        q[k] += v;
+        c[k]++;
+    }
+    bool quarters = true;
+    for (int k = 0; k < 4; k++) {
+        quarters = quarters && c[k] >= 2;
+        q[k] /= c[k] ? c[k] : 1;
+    }
+    bool grew = quarters && q[0] < q[1] && q[1] < q[2] && q[2] < q[3] && q[3] > 2 * q[0] + 4;
+    struct lt_analyze_srv_stats st;
+    lt_analyze_server_stats(s, &st);
+    double span = st.span_s,
+           ttft = lt_hist_count(r->h[LT_AM_TTFT]) ? lt_hist_mean(r->h[LT_AM_TTFT]) / 1e6 : NAN;
+    double rate = span > 0 ? (double)r->sent / span : 0;
+    double wait = rate > 0 && !isnan(st.waiting_mean) ? st.waiting_mean / rate : NAN;
+    bool waiting = !isnan(wait) && !isnan(ttft) && wait > 0.1 && wait > 0.5 * ttft;
+    if (!grew && !waiting)
+        return false;
+    size_t u = 0;
+    int w = 0;
+    if (grew)
+        w = snprintf(buf, n,
+                     "the server's waiting queue grew without bound (%.3g, %.3g, %.3g, %.3g: means "
+                     "of the run's quarters)",
+                     q[0], q[1], q[2], q[3]);
+    u = w > 0 && (size_t)w < n ? (size_t)w : u;
+    if (waiting)
+        w = snprintf(buf + u, n - u,
+                     "%sTTFT is mostly waiting: the queue (mean %.4g requests at %.3g req/s) holds "
+                     "a request about %.3g s of its TTFT mean %.3g s",
+                     grew ? ", and " : "", st.waiting_mean, rate, wait, ttft);
+    u = w > 0 && u + (size_t)w < n ? u + (size_t)w : u;
+    snprintf(buf + u, n - u,
+             "; the load is beyond what this server serves, and the latencies are the queue's "
+             "(a lower --speed or --rate, or replay --find-max, finds what it serves)");
+    return true;
+}

@@ -132,6 +132,7 @@ static int get_run_slow(struct lt_analysis *a, uint32_t id, struct lt_analyze_ru
     r->id = id;
     r->file = file;
     r->first_sent = INT64_MAX;
+    r->last_sent = INT64_MIN;
     r->last_end = INT64_MIN;
     r->trace_hit = NAN;
     r->trace_hit_share = 1;
@@ -788,17 +789,25 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, s
     r->results++;
     if (res->has & LT_RHAS_OUT)
         r->out_all += res->out;
+    bool sent = res->has & LT_RHAS_SENT;
+    if (!sent && res->err && !strcmp(res->err, "unsent")) {
+        /* A stopped replay's requests that never left: no load was put on
+         * the server for them, so they are no error of it. */
+        r->unsent++;
+        return 0;
+    }
     if (res->warmup && !a->opts.include_warmup) {
         r->warmup++;
         return 0;
     }
     r->measured++;
-    bool sent = res->has & LT_RHAS_SENT;
     enum lt_analyze_outcome oc = lt_analyze_outcome(res);
     if (sent) {
         r->sent++;
         if (res->sent < r->first_sent)
             r->first_sent = res->sent;
+        if (res->sent > r->last_sent)
+            r->last_sent = res->sent;
         if ((res->has & LT_RHAS_END) && res->end > r->last_end)
             r->last_end = res->end;
         rec(r, LT_AM_LAG, res->sent - res->sched);
@@ -886,7 +895,11 @@ int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err)
     }
     /* The knee: the first level past which aggregate throughput grows by
      * less than knee_fraction of the relative load increase while E2E p50
-     * keeps growing. */
+     * keeps growing; with SLOs, also where goodput stops growing: a level
+     * past which more requests meet the SLOs is no knee, however little
+     * the throughput grew (a batching server's tokens grow slower than
+     * its load from the first level on). */
+    bool slo = a->opts.slo_ttft_us > 0 || a->opts.slo_tpot_us > 0 || a->opts.slo_e2e_us > 0;
     for (uint32_t i = 0; i + 1 < a->n_points; i++) {
         const struct lt_analyze_run *p = a->runs[a->points[i].run];
         const struct lt_analyze_run *q = a->runs[a->points[i + 1].run];
@@ -895,7 +908,7 @@ int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err)
             continue;
         double eff = (q->agg_tps / p->agg_tps - 1) / dx;
         double lp = lt_analyze_pct(p->h[LT_AM_E2E], 50), lq = lt_analyze_pct(q->h[LT_AM_E2E], 50);
-        if (eff < a->knee_fraction && lq > lp) {
+        if (eff < a->knee_fraction && lq > lp && !(slo && q->goodput > p->goodput)) {
             a->knee = (int)i;
             break;
         }

@@ -149,6 +149,7 @@ struct lt_compare_trace_side {
     const char *path;
     uint64_t records;
     double rate, span_s;
+    double fit_rate; /* made by synth --fit at an asked --rate (its header's meta); 0: not */
 };
 
 struct lt_compare_tside;

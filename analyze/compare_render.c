@@ -119,6 +119,12 @@ void lt_compare_traces_write_text(const struct lt_compare_traces *t, FILE *out)
             fprintf(out, "%s%s", sep, t->props[i].name);
             sep = ", ";
         }
+    if (t->b.fit_rate > 0)
+        fprintf(out,
+                "\n(B was fitted to a rescaled rate: synth --fit --rate %g, where A runs at %.3g "
+                "req/s; its inter-arrival times and burstiness are A's shape at another rate, "
+                "different by design; synth --fit without --rate keeps A's own)",
+                t->b.fit_rate, t->a.rate);
     fprintf(out,
             "\n(thresholds, docs/compare.md: representative when KS D <= %.2f and W1 norm <= "
             "%.2f, or within sampling noise; close up to twice (D) and 2.5 times (W1) that)\n",

@@ -8,6 +8,7 @@
 #include "analyze/compare_internal.h"
 #include "base/lt_hist.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
 #include "workload/trace_info.h"
 
 #include <math.h>
@@ -194,6 +195,7 @@ struct lt_compare_tside {
     struct lt_hist *share;  /* reasoning / out per request, per mille */
     struct lt_hist *persec; /* arrivals in each second [t_first + k s, t_first + (k+1) s) */
     bool info_ok;
+    double fit_rate; /* synth --fit at an asked --rate (the header's meta); 0: not */
 };
 
 static int read_trace(struct lt_compare_tside *s, const char *path, const struct lt_compare_opts *o,
@@ -205,6 +207,13 @@ static int read_trace(struct lt_compare_tside *s, const char *path, const struct
         return err && err->code < 0 ? err->code : LT_EIO;
     LT_TRY(lt_info_init(&s->info, lt_reader_header(r)->block_tokens, err));
     s->info_ok = true;
+    /* A trace synth fitted at a rate of its own: its gaps are rescaled on
+     * purpose, which the verdict must say. */
+    const struct lt_header *h = lt_reader_header(r);
+    char v[64];
+    if (h->source && !strcmp(h->source, "synth:fit") &&
+        lt_meta_get(h->meta, h->meta_len, "rate", v, sizeof v))
+        s->fit_rate = strtod(v, NULL);
     s->share = lt_hist_new(1000, 10, err);
     if (!s->share) {
         rc = LT_ENOMEM;
@@ -346,8 +355,9 @@ int lt_compare_traces_compute(struct lt_compare_traces *t, const char *path_a, c
     LT_TRY(read_trace(t->sa, path_a, opts, &t->skipped_a, err));
     LT_TRY(read_trace(t->sb, path_b, opts, &t->skipped_b, err));
     const struct lt_info *ia = &t->sa->info, *ib = &t->sb->info;
-    t->a = (struct lt_compare_trace_side){path_a, ia->records, ia->rate, ia->span_s};
-    t->b = (struct lt_compare_trace_side){path_b, ib->records, ib->rate, ib->span_s};
+    t->a = (struct lt_compare_trace_side){path_a, ia->records, ia->rate, ia->span_s, 0};
+    t->b =
+        (struct lt_compare_trace_side){path_b, ib->records, ib->rate, ib->span_s, t->sb->fit_rate};
     for (int i = 0; i < LT_CMPP_COUNT; i++) {
         struct lt_compare_prop_result *p = &t->props[i];
         *p = (struct lt_compare_prop_result){.name = prop_defs[i].name,

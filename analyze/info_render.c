@@ -104,11 +104,19 @@ void lt_info_render_text(FILE *out, const struct lt_info *in, const char *path, 
         fprintf(out,
                 "%-15s%" PRIu64 " records arrive before their predecessor (left out of the gaps)\n",
                 "warning", in->out_of_order);
-    fprintf(out,
-            "%-15s%" PRIu64 " req in one second (at %.0f s), %" PRIu64
-            " req in one minute (%.2f req/s, at %.0f s)\n",
-            "peak", in->peak_sec, in->peak_sec_at_s, in->peak_min, (double)in->peak_min / 60.0,
-            in->peak_min_at_s);
+    /* A minute's peak over a shorter trace would be its whole count over
+     * 60 s: a rate it never had. */
+    if (in->span_s >= 60)
+        fprintf(out,
+                "%-15s%" PRIu64 " req in one second (at %.0f s), %" PRIu64
+                " req in one minute (%.2f req/s, at %.0f s)\n",
+                "peak", in->peak_sec, in->peak_sec_at_s, in->peak_min, (double)in->peak_min / 60.0,
+                in->peak_min_at_s);
+    else
+        fprintf(out,
+                "%-15s%" PRIu64 " req in one second (at %.0f s); no peak minute: the trace "
+                "spans %.1f s\n",
+                "peak", in->peak_sec, in->peak_sec_at_s, in->span_s);
     if (in->granularity_us)
         fprintf(out,
                 "%-15s%s%s; %.1f%% of requests share their timestamp (at most %" PRIu64

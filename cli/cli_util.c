@@ -5,6 +5,7 @@
 #include "replay/replay.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <math.h>
 #include <stdarg.h>
@@ -21,6 +22,96 @@ void cli_error(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+/* Levenshtein distance, for words of options and commands (short): one
+ * row of the table on the stack; longer words are never near. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t row[65];
+    if (la > 64 || lb > 64)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *cli_nearest(const char *word, const char *const *cands, size_t n)
+{
+    const char *best = NULL;
+    size_t bd = SIZE_MAX, len = strlen(word);
+    size_t limit = len / 3 > 2 ? len / 3 : 2;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(word, cands[i]);
+        if (d < bd) {
+            bd = d;
+            best = cands[i];
+        }
+    }
+    return bd <= limit && bd < len ? best : NULL;
+}
+
+int cli_bad_option(const char *cmd, const struct option *opts, char **argv)
+{
+    /* getopt_long has moved optind past the word it could not use */
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    if (strncmp(arg, "--", 2)) {
+        cli_error(cmd,
+                  "option -%c is unknown or needs a value (loadtrace help %s lists every option)",
+                  optopt > 32 && optopt < 127 ? optopt : '?', cmd);
+        return 2;
+    }
+    char name[128];
+    const char *eq = strchr(arg + 2, '=');
+    size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+    if (len >= sizeof name)
+        len = sizeof name - 1;
+    memcpy(name, arg + 2, len);
+    name[len] = '\0';
+    const char *names[256];
+    size_t n = 0, prefixed = 0;
+    char cands[512] = "";
+    for (const struct option *o = opts; o->name && n < 256; o++) {
+        names[n++] = o->name;
+        if (!strcmp(o->name, name)) {
+            if (o->has_arg == required_argument)
+                cli_error(cmd, "option --%s needs a value (loadtrace help %s)", name, cmd);
+            else
+                cli_error(cmd, "option --%s takes no value (loadtrace help %s)", name, cmd);
+            return 2;
+        }
+        if (len && !strncmp(o->name, name, len)) {
+            size_t u = strlen(cands);
+            snprintf(cands + u, sizeof cands - u, "%s--%s", prefixed++ ? ", " : "", o->name);
+        }
+    }
+    if (prefixed > 1) {
+        cli_error(cmd, "option --%s is ambiguous: %s", name, cands);
+        return 2;
+    }
+    const char *near = cli_nearest(name, names, n);
+    if (near)
+        cli_error(cmd,
+                  "unknown option --%s: did you mean --%s? (loadtrace help %s lists every option)",
+                  name, near, cmd);
+    else
+        cli_error(cmd, "unknown option --%s (loadtrace help %s lists every option)", name, cmd);
+    return 2;
 }
 
 bool cli_parse_u64(const char *s, uint64_t *v)
@@ -163,7 +254,7 @@ static void on_stop_signal(int sig)
 {
     g_stop_sig = sig;
     if (g_replay)
-        lt_replay_stop(g_replay);
+        lt_replay_stop_signal(g_replay, sig);
 }
 
 int cli_replay_run(struct lt_replay *rp, struct lt_err *err)

@@ -7,10 +7,24 @@
 #define LT_CLI_UTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Print "loadtrace CMD: message" to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+struct option;
+/* A getopt_long error ('?', with opterr 0) of command cmd, whose table is
+ * opts: one line for what went wrong: an option that needs a value, an
+ * ambiguous abbreviation (its candidates), or an unknown option with the
+ * nearest known one ("did you mean --speed?"), and where the options are
+ * listed. Returns 2, the usage error's status. */
+int cli_bad_option(const char *cmd, const struct option *opts, char **argv);
+
+/* The candidate nearest to word by edit distance, or NULL when none is
+ * near enough to be a plausible typo (at most 2 edits, or a third of the
+ * word's length). cands: n strings. */
+const char *cli_nearest(const char *word, const char *const *cands, size_t n);
 
 /* Parse SLOs "ttft=500ms,tpot=50ms,e2e=10s" (any of them; analyze's
  * --slo) into limits in microseconds (untouched when not given). With

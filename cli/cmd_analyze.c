@@ -66,24 +66,25 @@ static void on_skip(void *ud, const char *what)
     cli_error("analyze", "skipped: %s", what);
 }
 
-int cmd_analyze(int argc, char **argv)
-{
-    enum {
-        O_SLO = 256,
-        O_PERREQ,
-        O_CSV,
-        O_JSON,
-        O_DETAILS,
-        O_BUCKET,
-        O_KNEE,
-        O_PLOTS,
-        O_HTML,
-        O_WARMUP,
-        O_DIGITS,
-        O_SALVAGE,
-        O_SERVER_CSV
-    };
-    static const struct option longopts[] = {{"slo", required_argument, NULL, O_SLO},
+enum {
+    O_SLO = 256,
+    O_PERREQ,
+    O_CSV,
+    O_JSON,
+    O_DETAILS,
+    O_BUCKET,
+    O_KNEE,
+    O_PLOTS,
+    O_HTML,
+    O_WARMUP,
+    O_DIGITS,
+    O_SALVAGE,
+    O_SERVER_CSV
+};
+
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_analyze_options[] = {{"slo", required_argument, NULL, O_SLO},
                                              {"per-req", required_argument, NULL, O_PERREQ},
                                              {"csv", no_argument, NULL, O_CSV},
                                              {"json", no_argument, NULL, O_JSON},
@@ -98,12 +99,15 @@ int cmd_analyze(int argc, char **argv)
                                              {"server-csv", required_argument, NULL, O_SERVER_CSV},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
+
+int cmd_analyze(int argc, char **argv)
+{
     struct lt_analyze_opts o;
     lt_analyze_opts_init(&o);
     const char *plots = NULL, *html = NULL, *server_csv = NULL;
     uint64_t u;
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", cmd_analyze_options, NULL)) != -1) {
         switch (c) {
         case O_SLO:
             if (!cli_parse_slo("analyze", optarg, &o.slo_ttft_us, &o.slo_tpot_us, &o.slo_e2e_us,
@@ -162,8 +166,7 @@ int cmd_analyze(int argc, char **argv)
             fputs(analyze_usage, stdout);
             return 0;
         default:
-            fputs(analyze_usage, stderr);
-            return 2;
+            return cli_bad_option("analyze", cmd_analyze_options, argv);
         }
     }
     if (optind >= argc) {

@@ -233,53 +233,57 @@ static int run_proxy(const struct capture_opts *o)
     return 0;
 }
 
+enum {
+    O_UPSTREAM = 256,
+    O_LISTEN,
+    O_PORT_FILE,
+    O_SESSION,
+    O_REDACT,
+    O_KEEP,
+    O_NO_USAGE,
+    O_MAX_BODY,
+    O_BLOCK,
+    O_MAX_CONN,
+    O_CONNECT,
+    O_CACERT,
+    O_FROM_LOG,
+    O_SKIP_BAD,
+    O_GRACE,
+    O_THREADS,
+    O_MAX_PENDING
+};
+
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_capture_options[] = {
+    {"upstream", required_argument, NULL, O_UPSTREAM},
+    {"output", required_argument, NULL, 'o'},
+    {"listen", required_argument, NULL, O_LISTEN},
+    {"port-file", required_argument, NULL, O_PORT_FILE},
+    {"session-header", required_argument, NULL, O_SESSION},
+    {"redact-header", required_argument, NULL, O_REDACT},
+    {"keep-content", no_argument, NULL, O_KEEP},
+    {"no-usage", no_argument, NULL, O_NO_USAGE},
+    {"max-body", required_argument, NULL, O_MAX_BODY},
+    {"block-tokens", required_argument, NULL, O_BLOCK},
+    {"max-connections", required_argument, NULL, O_MAX_CONN},
+    {"connect-timeout", required_argument, NULL, O_CONNECT},
+    {"cacert", required_argument, NULL, O_CACERT},
+    {"from-log", required_argument, NULL, O_FROM_LOG},
+    {"skip-bad", no_argument, NULL, O_SKIP_BAD},
+    {"grace", required_argument, NULL, O_GRACE},
+    {"threads", required_argument, NULL, O_THREADS},
+    {"max-pending", required_argument, NULL, O_MAX_PENDING},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
 int cmd_capture(int argc, char **argv)
 {
-    enum {
-        O_UPSTREAM = 256,
-        O_LISTEN,
-        O_PORT_FILE,
-        O_SESSION,
-        O_REDACT,
-        O_KEEP,
-        O_NO_USAGE,
-        O_MAX_BODY,
-        O_BLOCK,
-        O_MAX_CONN,
-        O_CONNECT,
-        O_CACERT,
-        O_FROM_LOG,
-        O_SKIP_BAD,
-        O_GRACE,
-        O_THREADS,
-        O_MAX_PENDING
-    };
-    static const struct option longopts[] = {
-        {"upstream", required_argument, NULL, O_UPSTREAM},
-        {"output", required_argument, NULL, 'o'},
-        {"listen", required_argument, NULL, O_LISTEN},
-        {"port-file", required_argument, NULL, O_PORT_FILE},
-        {"session-header", required_argument, NULL, O_SESSION},
-        {"redact-header", required_argument, NULL, O_REDACT},
-        {"keep-content", no_argument, NULL, O_KEEP},
-        {"no-usage", no_argument, NULL, O_NO_USAGE},
-        {"max-body", required_argument, NULL, O_MAX_BODY},
-        {"block-tokens", required_argument, NULL, O_BLOCK},
-        {"max-connections", required_argument, NULL, O_MAX_CONN},
-        {"connect-timeout", required_argument, NULL, O_CONNECT},
-        {"cacert", required_argument, NULL, O_CACERT},
-        {"from-log", required_argument, NULL, O_FROM_LOG},
-        {"skip-bad", no_argument, NULL, O_SKIP_BAD},
-        {"grace", required_argument, NULL, O_GRACE},
-        {"threads", required_argument, NULL, O_THREADS},
-        {"max-pending", required_argument, NULL, O_MAX_PENDING},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
     struct capture_opts o = {.lib = {.listen = "127.0.0.1:8080"}, .grace_us = 30000000};
     uint64_t u;
     int c;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qh", cmd_capture_options, NULL)) != -1) {
         switch (c) {
         case O_UPSTREAM:
             o.lib.upstream = optarg;
@@ -367,8 +371,7 @@ int cmd_capture(int argc, char **argv)
             fputs(capture_usage, stdout);
             return 0;
         default:
-            fputs(capture_usage, stderr);
-            return 2;
+            return cli_bad_option("capture", cmd_capture_options, argv);
         }
     }
     if (optind != argc || !o.lib.output || (!o.from_log && !o.lib.upstream)) {

@@ -120,16 +120,19 @@ static int cat_run(const struct cat_opts *o)
     return status;
 }
 
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_cat_options[] = {{"no-header", no_argument, NULL, 'H'},
+                                         {"salvage", no_argument, NULL, 's'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+
 int cmd_cat(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"no-header", no_argument, NULL, 'H'},
-                                             {"salvage", no_argument, NULL, 's'},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     struct cat_opts o = {.header = true};
     int c;
-    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", cmd_cat_options, NULL)) != -1) {
         switch (c) {
         case 'H':
             o.header = false;
@@ -144,8 +147,7 @@ int cmd_cat(int argc, char **argv)
             fputs(cat_usage, stdout);
             return 0;
         default:
-            fputs(cat_usage, stderr);
-            return 2;
+            return cli_bad_option("cat", cmd_cat_options, argv);
         }
     }
     if (optind != argc - 1) {

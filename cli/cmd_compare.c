@@ -71,23 +71,24 @@ static void on_skip(void *ud, const char *what)
     cli_error("compare", "skipped: %s", what);
 }
 
-int cmd_compare(int argc, char **argv)
-{
-    enum {
-        O_JSON = 256,
-        O_PLOTS,
-        O_HTML,
-        O_CONF,
-        O_MARGIN,
-        O_BOOT,
-        O_SAMPLE,
-        O_SEED,
-        O_CHECK,
-        O_SALVAGE,
-        O_TWIN,
-        O_SLO
-    };
-    static const struct option longopts[] = {{"json", no_argument, NULL, O_JSON},
+enum {
+    O_JSON = 256,
+    O_PLOTS,
+    O_HTML,
+    O_CONF,
+    O_MARGIN,
+    O_BOOT,
+    O_SAMPLE,
+    O_SEED,
+    O_CHECK,
+    O_SALVAGE,
+    O_TWIN,
+    O_SLO
+};
+
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_compare_options[] = {{"json", no_argument, NULL, O_JSON},
                                              {"plots", required_argument, NULL, O_PLOTS},
                                              {"html", required_argument, NULL, O_HTML},
                                              {"confidence", required_argument, NULL, O_CONF},
@@ -101,11 +102,14 @@ int cmd_compare(int argc, char **argv)
                                              {"slo", required_argument, NULL, O_SLO},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
+
+int cmd_compare(int argc, char **argv)
+{
     struct lt_compare_opts o = {0};
     bool check = false;
     uint64_t u;
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", cmd_compare_options, NULL)) != -1) {
         switch (c) {
         case O_JSON:
             o.json = true;
@@ -157,8 +161,7 @@ int cmd_compare(int argc, char **argv)
             fputs(compare_usage, stdout);
             return 0;
         default:
-            fputs(compare_usage, stderr);
-            return 2;
+            return cli_bad_option("compare", cmd_compare_options, argv);
         }
     }
     if (optind != argc - 2) {

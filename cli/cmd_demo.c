@@ -246,7 +246,9 @@ static int demo_run(const struct demo_opts *o)
     step(2, "concurrency sweep 1, 4, 16, 32 (closed loop, 100-token prompts)");
     char sweep_trace[4096];
     snprintf(sweep_trace, sizeof sweep_trace, "%s/sweep-trace.lt.zst", o->out);
-    struct lt_synth_opts sy = {.seed = 1, .arrivals = LT_ARR_CONSTANT, .rate = 1,
+    struct lt_synth_opts sy = {.seed = 1,
+                               .arrivals = LT_ARR_CONSTANT,
+                               .rate = 1,
                                .requests = levels[NLEVELS - 1],
                                .in = {LT_LEN_FIXED, 100, 0},
                                .out = {LT_LEN_FIXED, o->tokens, 0},
@@ -262,9 +264,12 @@ static int demo_run(const struct demo_opts *o)
         snprintf(sweep_paths[i], sizeof sweep_paths[i], "%s/sweep-c%u.lt.zst", o->out,
                  (unsigned)levels[i]);
         sweep_list[i] = sweep_paths[i];
-        struct lt_replay_opts ro = {.trace_path = sweep_trace, .out_path = sweep_paths[i],
-                                    .mode = LT_REPLAY_MODE_CONCURRENCY, .n_levels = 1,
-                                    .requests = levels[i], .seed = 1};
+        struct lt_replay_opts ro = {.trace_path = sweep_trace,
+                                    .out_path = sweep_paths[i],
+                                    .mode = LT_REPLAY_MODE_CONCURRENCY,
+                                    .n_levels = 1,
+                                    .requests = levels[i],
+                                    .seed = 1};
         ro.levels[0] = levels[i];
         fprintf(stderr, "loadtrace demo:       C=%u: %u requests of %u tokens\n",
                 (unsigned)levels[i], (unsigned)levels[i], (unsigned)o->tokens);
@@ -309,10 +314,10 @@ static int demo_run(const struct demo_opts *o)
             "loadtrace demo:       imported %llu requests (%.0f s of traffic) from %s to %s;\n"
             "loadtrace demo:       replaying its first %.0f s at %.1f req/s (burst structure "
             "kept)\n",
-            (unsigned long long)ist.records, (double)(ist.last_t - ist.first_t) / 1e6,
-            azure_csv, azure_trace, (double)o->azure_window_us / 1e6, o->azure_rate);
-    struct lt_replay_opts ra = {.trace_path = azure_trace, .out_path = azure_res,
-                                .mode = LT_REPLAY_MODE_TRACE, .seed = 1};
+            (unsigned long long)ist.records, (double)(ist.last_t - ist.first_t) / 1e6, azure_csv,
+            azure_trace, (double)o->azure_window_us / 1e6, o->azure_rate);
+    struct lt_replay_opts ra = {
+        .trace_path = azure_trace, .out_path = azure_res, .mode = LT_REPLAY_MODE_TRACE, .seed = 1};
     ra.tt.win_start_us = 0;
     ra.tt.win_end_us = o->azure_window_us;
     ra.tt.rate = o->azure_rate;
@@ -355,22 +360,27 @@ out:
     return status;
 }
 
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_demo_options[] = {
+    {"out", required_argument, NULL, 'o'},     {"tokens", required_argument, NULL, 't'},
+    {"samples", required_argument, NULL, 's'}, {"slice", required_argument, NULL, 'S'},
+    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+
 int cmd_demo(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"out", required_argument, NULL, 'o'},
-                                             {"tokens", required_argument, NULL, 't'},
-                                             {"samples", required_argument, NULL, 's'},
-                                             {"slice", required_argument, NULL, 'S'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
-    struct demo_opts o = {.out = "loadtrace-demo", .tokens = 500, .azure_rate = 1.0,
-                          .azure_window_us = 12000000};
+    struct demo_opts o = {
+        .out = "loadtrace-demo", .tokens = 500, .azure_rate = 1.0, .azure_window_us = 12000000};
     uint64_t u;
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", cmd_demo_options, NULL)) != -1) {
         switch (c) {
-        case 'o': o.out = optarg; break;
-        case 's': o.samples = optarg; break;
+        case 'o':
+            o.out = optarg;
+            break;
+        case 's':
+            o.samples = optarg;
+            break;
         case 't':
             if (!cli_parse_u64_in("demo", "--tokens", optarg, 2, 100000, &u))
                 return 2;
@@ -380,8 +390,11 @@ int cmd_demo(int argc, char **argv)
             if (!cli_parse_duration_in("demo", "--slice", optarg, 1000000, &o.azure_window_us))
                 return 2;
             break;
-        case 'h': fputs(demo_usage, stdout); return 0;
-        default: fputs(demo_usage, stderr); return 2;
+        case 'h':
+            fputs(demo_usage, stdout);
+            return 0;
+        default:
+            return cli_bad_option("demo", cmd_demo_options, argv);
         }
     }
     if (optind != argc) {

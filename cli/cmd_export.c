@@ -60,17 +60,20 @@ static int export_run(const struct export_opts *o)
     return 0;
 }
 
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_export_options[] = {{"to", required_argument, NULL, 't'},
+                                            {"output", required_argument, NULL, 'o'},
+                                            {"quiet", no_argument, NULL, 'q'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+
 int cmd_export(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"to", required_argument, NULL, 't'},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     struct export_opts o = {0};
     bool have_to = false;
     int c;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qh", cmd_export_options, NULL)) != -1) {
         switch (c) {
         case 't':
             if (lt_export_format_parse(optarg, &o.format) < 0) {
@@ -89,8 +92,7 @@ int cmd_export(int argc, char **argv)
             fputs(export_usage, stdout);
             return 0;
         default:
-            fputs(export_usage, stderr);
-            return 2;
+            return cli_bad_option("export", cmd_export_options, argv);
         }
     }
     if (!have_to || optind != argc - 1) {

@@ -108,7 +108,7 @@ static void report_sessions(const struct lt_import_stats *st)
 static int import_run(const struct import_opts *o)
 {
     struct lt_err err = {0};
-    struct lt_import_stats st;
+    struct lt_import_stats st = {0}; /* an input that cannot be opened fills none of it */
     struct lt_writer_opts wo = {.level = o->level};
     int rc = lt_import_file(o->in, o->out, &o->lib, &wo, &st, &err);
     if (rc < 0) {
@@ -143,25 +143,28 @@ static int import_run(const struct import_opts *o)
     return 0;
 }
 
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_import_options[] = {{"from", required_argument, NULL, 'f'},
+                                            {"output", required_argument, NULL, 'o'},
+                                            {"sort", no_argument, NULL, 's'},
+                                            {"skip-bad", no_argument, NULL, 'k'},
+                                            {"block-tokens", required_argument, NULL, 'b'},
+                                            {"map", required_argument, NULL, 'm'},
+                                            {"infer-sessions", no_argument, NULL, 'I'},
+                                            {"max-context", required_argument, NULL, 'C'},
+                                            {"level", required_argument, NULL, 'L'},
+                                            {"quiet", no_argument, NULL, 'q'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+
 int cmd_import(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"from", required_argument, NULL, 'f'},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"sort", no_argument, NULL, 's'},
-                                             {"skip-bad", no_argument, NULL, 'k'},
-                                             {"block-tokens", required_argument, NULL, 'b'},
-                                             {"map", required_argument, NULL, 'm'},
-                                             {"infer-sessions", no_argument, NULL, 'I'},
-                                             {"max-context", required_argument, NULL, 'C'},
-                                             {"level", required_argument, NULL, 'L'},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     struct import_opts o = {.lib = {.on_skip = on_skip}, .level = 19};
     bool have_from = false;
     int c;
     uint64_t u;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qh", cmd_import_options, NULL)) != -1) {
         switch (c) {
         case 'f':
             if (lt_import_format_parse(optarg, &o.lib.format) < 0) {
@@ -210,8 +213,7 @@ int cmd_import(int argc, char **argv)
             fputs(import_usage, stdout);
             return 0;
         default:
-            fputs(import_usage, stderr);
-            return 2;
+            return cli_bad_option("import", cmd_import_options, argv);
         }
     }
     if (!have_from || !o.out || optind != argc - 1) {

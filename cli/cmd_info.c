@@ -67,13 +67,16 @@ static int info_run(const struct info_opts *o)
     return status;
 }
 
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_info_options[] = {
+    {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+
 int cmd_info(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     struct info_opts o = {0};
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", cmd_info_options, NULL)) != -1) {
         switch (c) {
         case 'j':
             o.json = true;
@@ -82,8 +85,7 @@ int cmd_info(int argc, char **argv)
             fputs(info_usage, stdout);
             return 0;
         default:
-            fputs(info_usage, stderr);
-            return 2;
+            return cli_bad_option("info", cmd_info_options, argv);
         }
     }
     if (optind != argc - 1) {

@@ -134,6 +134,8 @@ static const char replay_usage[] =
     "  --merge PART...         merge the per-rank parts of an MPI replay (RESULTS.rankN,\n"
     "                          in rank order) into -o FILE, e.g. after a rank died;\n"
     "                          exit 1 when some rank's requests are missing\n"
+    "  --keep-parts            MPI: keep the ranks' RESULTS.rankR once merged (default:\n"
+    "                          removed after a complete merge, kept after a partial one)\n"
     "  --no-summary            do not print the summary\n"
     "  -q, --quiet             no progress line\n"
     "  -h, --help              this text\n"
@@ -146,7 +148,7 @@ static const char replay_usage[] =
     "\n"
     "Several machines: mpirun -n N loadtrace replay ... splits the trace by session\n"
     "over N ranks on a common start, and --concurrency levels over the ranks; rank\n"
-    "0 merges the ranks' RESULTS.rankR into RESULTS (docs/replay-mpi.md).\n"
+    "0 merges the ranks' RESULTS.rankR into RESULTS and removes them (docs/replay-mpi.md).\n"
     "\n"
     "Error classes (results' err): connect, tls, timeout, first_token_timeout,\n"
     "http (an error status), ratelimit (429), malformed (a chunk or body that is\n"
@@ -162,12 +164,89 @@ static const char replay_usage[] =
 struct progress_state {
     bool draw;
     bool drawn;
+    bool quiet;
+    const struct lt_replay_opts *o; /* what was asked, for announce */
 };
 
 static void on_note(void *ud, const char *line)
 {
     (void)ud;
     cli_error("replay", "%s", line);
+}
+
+/* A duration as a person reads it: "42 s", "29 min 10 s", "9 h 48 min". */
+static void human_s(double s, char *b, size_t n)
+{
+    if (s < 90)
+        snprintf(b, n, "%.0f s", s);
+    else if (s < 5400)
+        snprintf(b, n, "%.0f min %02.0f s", floor(s / 60), fmod(s, 60));
+    else
+        snprintf(b, n, "%.0f h %02.0f min", floor(s / 3600), floor(fmod(s, 3600) / 60));
+}
+
+/* Before a run sends anything: how long its schedule is, so that a run of
+ * hours says so before it starts. */
+static void announce(void *ud, const struct lt_replay_progress *p)
+{
+    struct progress_state *ps = ud;
+    if (ps->quiet)
+        return;
+    if (ps->drawn)
+        fputs("\n", stderr);
+    char span[48];
+    const struct lt_replay_opts *o = ps->o;
+    if (o && o->mode == LT_REPLAY_MODE_TRACE && o->tt.rate > 0)
+        fprintf(stderr,
+                "loadtrace replay: --rate %g rescales the whole trace to a mean of %g req/s, its "
+                "bursts kept%s\n",
+                o->tt.rate, o->tt.rate,
+                o->tt.duration_us > 0 ? ": a part of it (--duration) runs at its own rate" : "");
+    if (o && o->mode == LT_REPLAY_MODE_TRACE && o->tt.duration_us > 0 && p->sched_end_s >= 0 &&
+        p->sched_end_s < 0.9 * (double)o->tt.duration_us / 1e6) {
+        char dur[48];
+        human_s((double)o->tt.duration_us / 1e6, dur, sizeof dur);
+        human_s(p->sched_end_s, span, sizeof span);
+        fprintf(stderr,
+                "loadtrace replay: --duration %s keeps the schedule's first %s: %llu requests, "
+                "the last at %s (%.4g req/s); the next is past %s, so the run ends after about "
+                "%s\n",
+                dur, dur, (unsigned long long)(p->total - p->done), span,
+                p->sched_end_s > 0 && p->total - p->done > 1
+                    ? (double)(p->total - p->done - 1) / p->sched_end_s
+                    : 0.0,
+                dur, span);
+    }
+    if (p->sched_end_s >= 0) {
+        human_s(p->sched_end_s, span, sizeof span);
+        fprintf(stderr,
+                "loadtrace replay: run %u of %u: %llu requests, the schedule's last leaves at "
+                "%s: the run takes about %s, longer if the server falls behind\n",
+                p->run + 1, p->runs, (unsigned long long)(p->total - p->done), span, span);
+    } else if (p->level) {
+        fprintf(stderr,
+                "loadtrace replay: run %u of %u: %llu requests, %u at a time: paced by the "
+                "server, no schedule to time it by\n",
+                p->run + 1, p->runs, (unsigned long long)p->total, p->level);
+    }
+}
+
+/* The time left: in trace time and open loop the schedule says when the
+ * last request leaves (the rate so far would swing with every idle gap
+ * of the trace); then the requests in flight. A closed loop is paced by
+ * the server: the rate of its finishes so far is all there is. */
+static void time_left(const struct lt_replay_progress *p, double el, char *left, size_t n)
+{
+    if (p->done >= p->total)
+        snprintf(left, n, "0s left");
+    else if (p->sched_end_s >= 0 && el < p->sched_end_s)
+        snprintf(left, n, "%.0fs left in the schedule", p->sched_end_s - el);
+    else if (p->sched_end_s >= 0)
+        snprintf(left, n, "all sent, %llu to finish", (unsigned long long)(p->total - p->done));
+    else if (p->done)
+        snprintf(left, n, "~%.0fs left", (double)(p->total - p->done) / ((double)p->done / el));
+    else
+        snprintf(left, n, "? left");
 }
 
 static void on_progress(void *ud, const struct lt_replay_progress *p)
@@ -177,17 +256,26 @@ static void on_progress(void *ud, const struct lt_replay_progress *p)
         return;
     double el = p->elapsed_s > 0 ? p->elapsed_s : 1e-9;
     double rps = (double)p->done / el, tps = (double)p->out_tokens / el;
-    char left[32] = "?";
-    if (p->done && p->total > p->done)
-        snprintf(left, sizeof left, "%.0fs", (double)(p->total - p->done) / rps);
-    else if (p->total <= p->done)
-        snprintf(left, sizeof left, "0s");
     char lvl[32] = "";
     if (p->level)
         snprintf(lvl, sizeof lvl, " C=%u", p->level);
+    if (p->stopped) {
+        /* done counts the unsent too: say what was sent, and that the
+         * rest never was */
+        fprintf(stderr,
+                "\r[run %u/%u%s] stopped at %.0fs: %llu of %llu sent, %llu never sent, %llu "
+                "errors\033[K",
+                p->run + 1, p->runs, lvl, el, (unsigned long long)(p->done - p->unsent),
+                (unsigned long long)p->total, (unsigned long long)p->unsent,
+                (unsigned long long)p->errors);
+        ps->drawn = true;
+        return;
+    }
+    char left[64];
+    time_left(p, el, left, sizeof left);
     fprintf(stderr,
             "\r[run %u/%u%s] %llu/%llu  %.1f req/s  %.0f tok/s  %llu in flight  %llu errors  "
-            "%.0fs elapsed  %s left\033[K",
+            "%.0fs elapsed  %s\033[K",
             p->run + 1, p->runs, lvl, (unsigned long long)p->done, (unsigned long long)p->total,
             rps, tps, (unsigned long long)p->inflight, (unsigned long long)p->errors, el, left);
     ps->drawn = true;
@@ -199,6 +287,7 @@ struct replay_cli {
     bool target_sim;
     struct lt_sim_opts sim;
     bool summary, quiet;
+    bool keep_parts;         /* --keep-parts: MPI parts stay after the merge */
     char metrics_urls[4096]; /* --server-metrics's lists, split in place */
     size_t metrics_used;
 };
@@ -218,24 +307,10 @@ static bool parse_window(const char *s, int64_t *a, int64_t *b)
  * delivered against what was asked, and the client's own CPU. */
 static void print_check(const struct lt_check *k)
 {
-    fprintf(stderr, "loadtrace replay: run %u delivered ", (unsigned)k->run);
-    if (k->rate_asked > 0)
-        fprintf(stderr, "%.2f req/s of %.2f asked (%+.1f %%), ", k->rate_got, k->rate_asked,
-                100.0 * (k->rate_got / k->rate_asked - 1));
-    else if (k->rate_got > 0)
-        fprintf(stderr, "%.2f req/s, ", k->rate_got);
-    if (k->inflight_asked > 0)
-        fprintf(stderr, "%.2f in flight of %.0f asked (%+.1f %%); ", k->inflight_got,
-                k->inflight_asked, 100.0 * (k->inflight_got / k->inflight_asked - 1));
-    else
-        fprintf(stderr, "%.2f in flight on average; ", k->inflight_got);
+    char line[512];
+    lt_analyze_check_describe(k, 1, line, sizeof line);
+    fprintf(stderr, "loadtrace replay: run %u: %s\n", (unsigned)k->run, line);
     double share = k->wall_s > 0 ? k->cpu_s / k->wall_s : 0;
-    fprintf(stderr, "client CPU %.1f %% of a core", 100.0 * share);
-    if (k->requests)
-        fprintf(stderr, ", %.0f us a request", 1e6 * k->cpu_s / (double)k->requests);
-    if (k->out_tokens)
-        fprintf(stderr, ", %.2f us a token", 1e6 * k->cpu_s / (double)k->out_tokens);
-    fputs("\n", stderr);
     if (k->off)
         fprintf(stderr,
                 "loadtrace replay: CHECK run %u: the load delivered is more than 5 %% off what "
@@ -275,8 +350,10 @@ static int replay_main(struct replay_cli *c)
         cli_error("replay", "WARNING: --insecure: TLS certificates are NOT verified; anyone on "
                             "the path can read the prompts and the API key");
 
-    struct progress_state ps = {.draw = !c->quiet && cli_progress_wanted()};
+    struct progress_state ps = {
+        .draw = !c->quiet && cli_progress_wanted(), .quiet = c->quiet, .o = &c->o};
     c->o.progress = on_progress;
+    c->o.run_begin = announce;
     c->o.progress_ud = &ps;
     if (!c->quiet)
         c->o.note = on_note;
@@ -318,10 +395,15 @@ static int replay_main(struct replay_cli *c)
         goto out;
     }
     if (!c->quiet) {
-        char cancelled[48] = "";
+        char cancelled[96] = "";
         if (st.cancelled) /* where the trace's clients left: neither ok nor errors */
             snprintf(cancelled, sizeof cancelled, ", %llu cancelled",
                      (unsigned long long)st.cancelled);
+        if (st.unsent) { /* stopped first: never sent, so no error of the server's */
+            size_t u = strlen(cancelled);
+            snprintf(cancelled + u, sizeof cancelled - u, ", %llu never sent",
+                     (unsigned long long)st.unsent);
+        }
         fprintf(stderr,
                 "loadtrace replay: %llu requests, %llu ok, %llu errors (%llu aborted, "
                 "%llu rate-limited, %llu retries)%s, %llu output tokens, %llu connections "
@@ -347,8 +429,17 @@ static int replay_main(struct replay_cli *c)
                     st.text_abs_err / (double)st.text_checked,
                     st.text_want > 0 ? 100.0 * st.text_abs_err / st.text_want : 0.0,
                     100.0 * st.text_max_rel, (unsigned long long)st.text_checked);
-        for (uint32_t i = 0; i < st.n_checks; i++)
+        for (uint32_t i = 0; i < st.n_checks; i++) {
             print_check(&st.checks[i]);
+            const struct lt_check *k = &st.checks[i];
+            if (k->stopped_by)
+                fprintf(stderr,
+                        "loadtrace replay: run %u stopped by %s at %.1f s: %llu requests never "
+                        "sent (recorded without a send; not errors)\n",
+                        (unsigned)k->run,
+                        strcmp(k->stopped_by, "caller") ? k->stopped_by : "its caller",
+                        k->stopped_at_s, (unsigned long long)k->unsent);
+        }
         if (st.scrapes)
             fprintf(stderr, "loadtrace replay: %llu server-metrics scrapes, %llu failed\n",
                     (unsigned long long)st.scrapes, (unsigned long long)st.scrape_errors);
@@ -429,6 +520,7 @@ enum {
     O_THINKING,
     O_VIRTUAL,
     O_MERGE,
+    O_KEEP_PARTS,
     O_FINDMAX,
     O_SLO,
     O_ATTAIN,
@@ -465,69 +557,73 @@ static int bad(const char *opt, const char *val)
     return 2;
 }
 
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_replay_options[] = {
+    {"target", required_argument, NULL, O_TARGET},
+    {"model", required_argument, NULL, O_MODEL},
+    {"api", required_argument, NULL, O_API},
+    {"api-key-env", required_argument, NULL, O_KEYENV},
+    {"header", required_argument, NULL, O_HEADER},
+    {"insecure", no_argument, NULL, O_INSECURE},
+    {"sim-profile", required_argument, NULL, O_SPROFILE},
+    {"sim-dialect", required_argument, NULL, O_SDIALECT},
+    {"sim-faults", required_argument, NULL, O_SFAULTS},
+    {"sim-log", required_argument, NULL, O_SLOG},
+    {"sim-time-scale", required_argument, NULL, O_SSCALE},
+    {"speed", required_argument, NULL, O_SPEED},
+    {"rate", required_argument, NULL, O_RATE},
+    {"max-gap", required_argument, NULL, O_MAXGAP},
+    {"window", required_argument, NULL, O_WINDOW},
+    {"duration", required_argument, NULL, O_DURATION},
+    {"spread", required_argument, NULL, O_SPREAD},
+    {"concurrency", required_argument, NULL, O_CONC},
+    {"requests", required_argument, NULL, O_REQUESTS},
+    {"warmup", required_argument, NULL, O_WARMUP},
+    {"arrivals", required_argument, NULL, O_ARRIVALS},
+    {"max-concurrency", required_argument, NULL, O_MAXCONC},
+    {"seed", required_argument, NULL, O_SEED},
+    {"synthetic-prompts", no_argument, NULL, O_SYNTH},
+    {"prompts", required_argument, NULL, O_PROMPTS},
+    {"no-token-ids", no_argument, NULL, O_NOIDS},
+    {"no-force-length", no_argument, NULL, O_NOFORCE},
+    {"no-stream", no_argument, NULL, O_NOSTREAM},
+    {"chunk-usage", no_argument, NULL, O_CHUNKUSAGE},
+    {"reasoning-effort", required_argument, NULL, O_EFFORT},
+    {"default-out", required_argument, NULL, O_DEFOUT},
+    {"no-calibrate", no_argument, NULL, O_NOCALIB},
+    {"no-cancel", no_argument, NULL, O_NOCANCEL},
+    {"timeout", required_argument, NULL, O_TIMEOUT},
+    {"first-token-timeout", required_argument, NULL, O_FTT},
+    {"connect-timeout", required_argument, NULL, O_CTIMEOUT},
+    {"retry", required_argument, NULL, O_RETRY},
+    {"thinking", required_argument, NULL, O_THINKING},
+    {"virtual", no_argument, NULL, O_VIRTUAL},
+    {"merge", no_argument, NULL, O_MERGE},
+    {"keep-parts", no_argument, NULL, O_KEEP_PARTS},
+    {"find-max", required_argument, NULL, O_FINDMAX},
+    {"slo", required_argument, NULL, O_SLO},
+    {"attain", required_argument, NULL, O_ATTAIN},
+    {"virtual-first", optional_argument, NULL, O_VFIRST},
+    {"max-probes", required_argument, NULL, O_MAXPROBES},
+    {"max-time", required_argument, NULL, O_MAXTIME},
+    {"precision", required_argument, NULL, O_PRECISION},
+    {"server-metrics", optional_argument, NULL, O_SMETRICS},
+    {"no-server-metrics", no_argument, NULL, O_NOSMETRICS},
+    {"metrics-interval", required_argument, NULL, O_MINTERVAL},
+    {"server-metrics-keep", required_argument, NULL, O_MKEEP},
+    {"server-metrics-map", required_argument, NULL, O_MMAP},
+    {"reset-prefix-cache", no_argument, NULL, O_RESETPC},
+    {"http-client", required_argument, NULL, O_HCLIENT},
+    {"profile", required_argument, NULL, O_SPROFILE},
+    {"output", required_argument, NULL, 'o'},
+    {"no-summary", no_argument, NULL, O_NOSUMMARY},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
 int cmd_replay(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"target", required_argument, NULL, O_TARGET},
-        {"model", required_argument, NULL, O_MODEL},
-        {"api", required_argument, NULL, O_API},
-        {"api-key-env", required_argument, NULL, O_KEYENV},
-        {"header", required_argument, NULL, O_HEADER},
-        {"insecure", no_argument, NULL, O_INSECURE},
-        {"sim-profile", required_argument, NULL, O_SPROFILE},
-        {"sim-dialect", required_argument, NULL, O_SDIALECT},
-        {"sim-faults", required_argument, NULL, O_SFAULTS},
-        {"sim-log", required_argument, NULL, O_SLOG},
-        {"sim-time-scale", required_argument, NULL, O_SSCALE},
-        {"speed", required_argument, NULL, O_SPEED},
-        {"rate", required_argument, NULL, O_RATE},
-        {"max-gap", required_argument, NULL, O_MAXGAP},
-        {"window", required_argument, NULL, O_WINDOW},
-        {"duration", required_argument, NULL, O_DURATION},
-        {"spread", required_argument, NULL, O_SPREAD},
-        {"concurrency", required_argument, NULL, O_CONC},
-        {"requests", required_argument, NULL, O_REQUESTS},
-        {"warmup", required_argument, NULL, O_WARMUP},
-        {"arrivals", required_argument, NULL, O_ARRIVALS},
-        {"max-concurrency", required_argument, NULL, O_MAXCONC},
-        {"seed", required_argument, NULL, O_SEED},
-        {"synthetic-prompts", no_argument, NULL, O_SYNTH},
-        {"prompts", required_argument, NULL, O_PROMPTS},
-        {"no-token-ids", no_argument, NULL, O_NOIDS},
-        {"no-force-length", no_argument, NULL, O_NOFORCE},
-        {"no-stream", no_argument, NULL, O_NOSTREAM},
-        {"chunk-usage", no_argument, NULL, O_CHUNKUSAGE},
-        {"reasoning-effort", required_argument, NULL, O_EFFORT},
-        {"default-out", required_argument, NULL, O_DEFOUT},
-        {"no-calibrate", no_argument, NULL, O_NOCALIB},
-        {"no-cancel", no_argument, NULL, O_NOCANCEL},
-        {"timeout", required_argument, NULL, O_TIMEOUT},
-        {"first-token-timeout", required_argument, NULL, O_FTT},
-        {"connect-timeout", required_argument, NULL, O_CTIMEOUT},
-        {"retry", required_argument, NULL, O_RETRY},
-        {"thinking", required_argument, NULL, O_THINKING},
-        {"virtual", no_argument, NULL, O_VIRTUAL},
-        {"merge", no_argument, NULL, O_MERGE},
-        {"find-max", required_argument, NULL, O_FINDMAX},
-        {"slo", required_argument, NULL, O_SLO},
-        {"attain", required_argument, NULL, O_ATTAIN},
-        {"virtual-first", optional_argument, NULL, O_VFIRST},
-        {"max-probes", required_argument, NULL, O_MAXPROBES},
-        {"max-time", required_argument, NULL, O_MAXTIME},
-        {"precision", required_argument, NULL, O_PRECISION},
-        {"server-metrics", optional_argument, NULL, O_SMETRICS},
-        {"no-server-metrics", no_argument, NULL, O_NOSMETRICS},
-        {"metrics-interval", required_argument, NULL, O_MINTERVAL},
-        {"server-metrics-keep", required_argument, NULL, O_MKEEP},
-        {"server-metrics-map", required_argument, NULL, O_MMAP},
-        {"reset-prefix-cache", no_argument, NULL, O_RESETPC},
-        {"http-client", required_argument, NULL, O_HCLIENT},
-        {"profile", required_argument, NULL, O_SPROFILE},
-        {"output", required_argument, NULL, 'o'},
-        {"no-summary", no_argument, NULL, O_NOSUMMARY},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
     /* A file past its size limit (RLIMIT_FSIZE) is a failed write, said and
      * survived like a full disk, not a kill. */
     signal(SIGXFSZ, SIG_IGN);
@@ -546,7 +642,7 @@ int cmd_replay(int argc, char **argv)
     const char *hc = getenv("LOADTRACE_HTTP_CLIENT");
     if (hc && *hc && !parse_client(hc, &o->http_client))
         return bad("LOADTRACE_HTTP_CLIENT", hc);
-    while ((ch = getopt_long(argc, argv, "ho:q", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "ho:q", cmd_replay_options, NULL)) != -1) {
         switch (ch) {
         case O_TARGET:
             if (!strcmp(optarg, "sim"))
@@ -766,6 +862,9 @@ int cmd_replay(int argc, char **argv)
             if (!parse_client(optarg, &o->http_client))
                 return bad("--http-client", optarg);
             break;
+        case O_KEEP_PARTS:
+            c.keep_parts = true;
+            break;
         case O_MERGE:
             merge = true;
             break;
@@ -819,8 +918,7 @@ int cmd_replay(int argc, char **argv)
             fputs(replay_usage, stdout);
             return 0;
         default:
-            fputs(replay_usage, stderr);
-            return 2;
+            return cli_bad_option("replay", cmd_replay_options, argv);
         }
     }
     if (o->http_client == LT_REPLAY_CLIENT_LEAN && o->target && strncmp(o->target, "http://", 7)) {
@@ -968,7 +1066,7 @@ int cmd_replay(int argc, char **argv)
                                 "for all ranks), not --target sim");
             return 2;
         }
-        return cli_replay_mpi(o, c.key_env, c.summary, c.quiet);
+        return cli_replay_mpi(o, c.key_env, c.summary, c.quiet, c.keep_parts);
     }
 #else
     /* N copies of a whole replay writing one file would be nonsense. */

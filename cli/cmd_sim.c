@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,35 +156,38 @@ static int apply_sets(struct sim_cli_opts *o)
     return -1;
 }
 
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_sim_options[] = {
+    {"listen", required_argument, NULL, 'l'},
+    {"port-file", required_argument, NULL, 'P'},
+    {"profile", required_argument, NULL, 'p'},
+    {"dialect", required_argument, NULL, 'd'},
+    {"faults", required_argument, NULL, 'f'},
+    {"log", required_argument, NULL, 'L'},
+    {"time-scale", required_argument, NULL, 't'},
+    {"seed", required_argument, NULL, 's'},
+    {"max-body", required_argument, NULL, 'b'},
+    {"max-pending", required_argument, NULL, 'B'},
+    {"max-connections", required_argument, NULL, 'c'},
+    {"threads", required_argument, NULL, 'T'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"fit", no_argument, NULL, 'F'},
+    {"step-gap", required_argument, NULL, 'G'},
+    {"max-running", required_argument, NULL, 'M'},
+    {"set", required_argument, NULL, 'S'},
+    {0, 0, 0, 0},
+};
+
 static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"listen", required_argument, NULL, 'l'},
-        {"port-file", required_argument, NULL, 'P'},
-        {"profile", required_argument, NULL, 'p'},
-        {"dialect", required_argument, NULL, 'd'},
-        {"faults", required_argument, NULL, 'f'},
-        {"log", required_argument, NULL, 'L'},
-        {"time-scale", required_argument, NULL, 't'},
-        {"seed", required_argument, NULL, 's'},
-        {"max-body", required_argument, NULL, 'b'},
-        {"max-pending", required_argument, NULL, 'B'},
-        {"max-connections", required_argument, NULL, 'c'},
-        {"threads", required_argument, NULL, 'T'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"fit", no_argument, NULL, 'F'},
-        {"step-gap", required_argument, NULL, 'G'},
-        {"max-running", required_argument, NULL, 'M'},
-        {"set", required_argument, NULL, 'S'},
-        {0, 0, 0, 0},
-    };
     o->sim.host = "127.0.0.1";
     o->sim.port = 8000;
     o->sim.seed = 1;
     int c;
     uint64_t u;
-    while ((c = getopt_long(argc, argv, "qho:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qho:", cmd_sim_options, NULL)) != -1) {
         switch (c) {
         case 'l':
             if (parse_listen(o, optarg) < 0) {
@@ -274,8 +278,7 @@ static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
             fputs(sim_usage, stdout);
             return 0;
         default:
-            fputs(sim_usage, stderr);
-            return 2;
+            return cli_bad_option("sim", cmd_sim_options, argv);
         }
     }
     if (o->fit) {
@@ -435,6 +438,12 @@ int cmd_sim(int argc, char **argv)
         fprintf(stderr, "loadtrace sim: serving %s on http://%s:%u (profile %s, time scale %g)\n",
                 lt_sim_profile(s)->model, o.sim.host, port, lt_sim_profile(s)->name,
                 o.sim.time_scale > 0 ? o.sim.time_scale : 1.0);
+    if (!o.quiet && o.sim.log_path)
+        fprintf(stderr,
+                "loadtrace sim: logging every request to %s: a JSON line each, with every "
+                "token's time (about 20 bytes a token): it grows with the session; the size is "
+                "said at the end\n",
+                o.sim.log_path);
     int sig = 0;
     sigwait(&set, &sig);
     struct lt_sim_stats st;
@@ -447,6 +456,10 @@ int cmd_sim(int argc, char **argv)
                 sig, (unsigned long long)(st.requests + st.streams_open),
                 (unsigned long long)st.streams_peak, (unsigned long long)st.chunks,
                 (unsigned long long)st.faults, st.late_p50_us, st.late_p99_us);
+    struct stat lst;
+    if (!o.quiet && o.sim.log_path && stat(o.sim.log_path, &lst) == 0)
+        fprintf(stderr, "loadtrace sim: the log %s holds %.1f MB (%llu bytes)\n", o.sim.log_path,
+                (double)lst.st_size / 1e6, (unsigned long long)lst.st_size);
     if (rc < 0) {
         cli_error("sim", "%s", err.msg);
         return 1;

@@ -25,9 +25,9 @@ static const char sweep_usage[] =
     "capacity or figures, a Pareto chart, the best config with its evidence, and\n"
     "A/B verdicts against the baseline (docs/sweep.md).\n"
     "\n"
-    "  -o DIR          the sweep's folder: server logs, results files, sweep.json,\n"
-    "                  the report; running again into it skips the configs whose\n"
-    "                  results are complete\n"
+    "  -o, --output DIR  the sweep's folder: server logs, results files,\n"
+    "                  sweep.json, the report; running again into it skips the\n"
+    "                  configs whose results are complete\n"
     "  --redo          run every config again, complete or not\n"
     "  --report-only   write the report from DIR's results, running nothing\n"
     "  -q, --quiet     no progress lines on stderr\n"
@@ -65,18 +65,19 @@ struct sweep_cli {
     bool redo, report_only, quiet;
 };
 
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_sweep_options[] = {
+    {"output", required_argument, NULL, 'o'}, {"redo", no_argument, NULL, 'r'},
+    {"report-only", no_argument, NULL, 'R'},  {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},         {0, 0, 0, 0},
+};
+
 /* Options into o: -1 to go on, else the exit status. */
 static int parse_args(struct sweep_cli *o, int argc, char **argv)
 {
-    static const struct option longs[] = {
-        {"redo", no_argument, NULL, 'r'},
-        {"report-only", no_argument, NULL, 'R'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0},
-    };
     int c;
-    while ((c = getopt_long(argc, argv, "o:qh", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qh", cmd_sweep_options, NULL)) != -1) {
         switch (c) {
         case 'o':
             o->dir = optarg;
@@ -94,8 +95,7 @@ static int parse_args(struct sweep_cli *o, int argc, char **argv)
             fputs(sweep_usage, stdout);
             return 0;
         default:
-            fputs(sweep_usage, stderr);
-            return 2;
+            return cli_bad_option("sweep", cmd_sweep_options, argv);
         }
     }
     if (optind + 1 != argc || !o->dir) {

@@ -104,54 +104,58 @@ static int parse_doubles(const char *s, double *v, int max)
     }
 }
 
+enum {
+    O_ARR = 256,
+    O_RATE,
+    O_DUR,
+    O_REQ,
+    O_SHAPE,
+    O_ROUND,
+    O_IN,
+    O_OUT,
+    O_REASON,
+    O_TURNS,
+    O_THINK,
+    O_PREFIX,
+    O_BT,
+    O_MODEL,
+    O_API,
+    O_FIT,
+    O_FITN,
+    O_SEED,
+    O_SERVEGEN,
+    O_WINDOW
+};
+
+/* Its options: getopt_long's table, which the completions and the
+ * "did you mean" of a mistyped option read too (cli/commands.h). */
+const struct option cmd_synth_options[] = {{"arrivals", required_argument, NULL, O_ARR},
+                                           {"rate", required_argument, NULL, O_RATE},
+                                           {"duration", required_argument, NULL, O_DUR},
+                                           {"requests", required_argument, NULL, O_REQ},
+                                           {"shape", required_argument, NULL, O_SHAPE},
+                                           {"round", required_argument, NULL, O_ROUND},
+                                           {"in", required_argument, NULL, O_IN},
+                                           {"out", required_argument, NULL, O_OUT},
+                                           {"reasoning", required_argument, NULL, O_REASON},
+                                           {"turns", required_argument, NULL, O_TURNS},
+                                           {"think", required_argument, NULL, O_THINK},
+                                           {"prefix", required_argument, NULL, O_PREFIX},
+                                           {"block-tokens", required_argument, NULL, O_BT},
+                                           {"model", required_argument, NULL, O_MODEL},
+                                           {"api", required_argument, NULL, O_API},
+                                           {"fit", required_argument, NULL, O_FIT},
+                                           {"fit-sample", required_argument, NULL, O_FITN},
+                                           {"seed", required_argument, NULL, O_SEED},
+                                           {"servegen", required_argument, NULL, O_SERVEGEN},
+                                           {"window", required_argument, NULL, O_WINDOW},
+                                           {"output", required_argument, NULL, 'o'},
+                                           {"quiet", no_argument, NULL, 'q'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+
 int cmd_synth(int argc, char **argv)
 {
-    enum {
-        O_ARR = 256,
-        O_RATE,
-        O_DUR,
-        O_REQ,
-        O_SHAPE,
-        O_ROUND,
-        O_IN,
-        O_OUT,
-        O_REASON,
-        O_TURNS,
-        O_THINK,
-        O_PREFIX,
-        O_BT,
-        O_MODEL,
-        O_API,
-        O_FIT,
-        O_FITN,
-        O_SEED,
-        O_SERVEGEN,
-        O_WINDOW
-    };
-    static const struct option longopts[] = {{"arrivals", required_argument, NULL, O_ARR},
-                                             {"rate", required_argument, NULL, O_RATE},
-                                             {"duration", required_argument, NULL, O_DUR},
-                                             {"requests", required_argument, NULL, O_REQ},
-                                             {"shape", required_argument, NULL, O_SHAPE},
-                                             {"round", required_argument, NULL, O_ROUND},
-                                             {"in", required_argument, NULL, O_IN},
-                                             {"out", required_argument, NULL, O_OUT},
-                                             {"reasoning", required_argument, NULL, O_REASON},
-                                             {"turns", required_argument, NULL, O_TURNS},
-                                             {"think", required_argument, NULL, O_THINK},
-                                             {"prefix", required_argument, NULL, O_PREFIX},
-                                             {"block-tokens", required_argument, NULL, O_BT},
-                                             {"model", required_argument, NULL, O_MODEL},
-                                             {"api", required_argument, NULL, O_API},
-                                             {"fit", required_argument, NULL, O_FIT},
-                                             {"fit-sample", required_argument, NULL, O_FITN},
-                                             {"seed", required_argument, NULL, O_SEED},
-                                             {"servegen", required_argument, NULL, O_SERVEGEN},
-                                             {"window", required_argument, NULL, O_WINDOW},
-                                             {"output", required_argument, NULL, 'o'},
-                                             {"quiet", no_argument, NULL, 'q'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
     struct lt_synth_opts o = {.seed = 1,
                               .block_tokens = 512,
                               .think_us = 10000000,
@@ -164,7 +168,7 @@ int cmd_synth(int argc, char **argv)
     uint64_t u;
     double v[3];
     int c, n;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qh", cmd_synth_options, NULL)) != -1) {
         switch (c) {
         case O_ARR:
             if (lt_arrivals_parse(optarg, &o.arrivals, &o.cv, &err) < 0)
@@ -263,8 +267,7 @@ int cmd_synth(int argc, char **argv)
             fputs(synth_usage, stdout);
             return 0;
         default:
-            fputs(synth_usage, stderr);
-            return 2;
+            return cli_bad_option("synth", cmd_synth_options, argv);
         }
     }
     if (optind != argc || !out) {

@@ -10,6 +10,9 @@
 #ifndef LT_CLI_COMMANDS_H
 #define LT_CLI_COMMANDS_H
 
+#include <getopt.h>
+#include <stddef.h>
+
 int cmd_import(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
@@ -22,5 +25,28 @@ int cmd_demo(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+
+/* Each command's getopt_long table (ended by a zero entry): the one list
+ * of its options, which it parses with and which `loadtrace completions`
+ * and the "did you mean" of a mistyped option read. */
+extern const struct option cmd_import_options[], cmd_export_options[], cmd_cat_options[],
+    cmd_capture_options[], cmd_info_options[], cmd_synth_options[], cmd_sim_options[],
+    cmd_replay_options[], cmd_demo_options[], cmd_analyze_options[], cmd_compare_options[],
+    cmd_sweep_options[];
+
+/* The table of commands (cli/commands.c): main dispatches on it, `help`
+ * names them, the completions offer them. */
+struct cli_command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+    const struct option *options;
+};
+extern const struct cli_command cli_commands[];
+extern const size_t cli_n_commands;
+
+/* `loadtrace completions bash|zsh`: the shell completion script, made
+ * from the tables above (cli/completions.c). */
+int cmd_completions(int argc, char **argv);
 
 #endif

@@ -9,6 +9,7 @@
 #include "cli/cli_util.h"
 #include "replay/replay_mpi.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,29 @@ static int summarize(const char *path)
     return 0;
 }
 
-int cli_replay_mpi(struct lt_replay_opts *o, const char *key_env, bool summary, bool quiet)
+/* Rank 0, after a complete merge: the parts are the job's scratch, and
+ * RESULTS holds every one of their records. After a partial merge they
+ * stay, for a later --merge of a part that turns up. */
+static void remove_parts(const char *final_path, int size, bool quiet)
+{
+    int removed = 0;
+    for (int k = 0; k < size; k++) {
+        char part[4096];
+        snprintf(part, sizeof part, "%s.rank%d", final_path, k);
+        if (unlink(part) == 0)
+            removed++;
+        else
+            cli_error("replay", "%s: cannot remove the merged part: %s", part, strerror(errno));
+    }
+    if (!quiet)
+        fprintf(stderr,
+                "loadtrace replay: merged %d parts into %s and removed them (--keep-parts "
+                "keeps them)\n",
+                removed, final_path);
+}
+
+int cli_replay_mpi(struct lt_replay_opts *o, const char *key_env, bool summary, bool quiet,
+                   bool keep_parts)
 {
     struct lt_err err = {0};
     struct lt_replay *rp = NULL;
@@ -95,6 +118,8 @@ int cli_replay_mpi(struct lt_replay_opts *o, const char *key_env, bool summary, 
         } else {
             if (merged == 1 && status == 0)
                 status = 1; /* a partial result is not a success */
+            if (merged == 0 && !keep_parts)
+                remove_parts(final_path, lt_replay_mpi_size(m), quiet);
             if (summary && summarize(final_path) != 0)
                 status = 1;
         }

@@ -13,6 +13,7 @@
  * write RESULTS.rankR, and on rank 0 merge the parts into o->out_path and
  * print the report and the summary (unless !summary). key_env as for
  * --api-key-env. Returns the exit code. */
-int cli_replay_mpi(struct lt_replay_opts *o, const char *key_env, bool summary, bool quiet);
+int cli_replay_mpi(struct lt_replay_opts *o, const char *key_env, bool summary, bool quiet,
+                   bool keep_parts);
 
 #endif

@@ -240,6 +240,7 @@ struct tt_scan {
     int64_t gt;                 /* the group's time (-1: none yet) */
     size_t gk;                  /* its size */
     int64_t first, last;
+    int64_t last_placed; /* scaled: the last kept time the duration keeps (-1: none) */
     size_t kept, placed;
     /* parts: the deal, this part, and whether each of the group is its */
     struct lt_plan_dealer *dl;
@@ -264,6 +265,8 @@ static int scan_group(struct tt_scan *c)
         c->last = x;
         bool placed = c->scaled && lt_plan_tt_walk_place(&c->w, x) >= 0, mine = c->gmine[m];
         c->placed += placed;
+        if (placed)
+            c->last_placed = x;
         c->mine_kept += mine;
         c->mine_placed += placed && mine;
     }
@@ -573,7 +576,7 @@ static int stream_init(struct lt_plan *p, struct lt_err *err)
     p->sampled = tt->win_start_us > 0 || tt->win_end_us > 0 || p->o.requests > 0;
     p->first_out = SIZE_MAX;
     struct lt_plan_sampler sp;
-    struct tt_scan c = {.sp = p->sampled ? &sp : NULL};
+    struct tt_scan c = {.sp = p->sampled ? &sp : NULL, .last_placed = -1};
     if (p->sampled)
         lt_plan_sampler_init(&sp, tt->win_start_us, tt->win_end_us, p->o.requests);
     if (p->sampled || tt->spread_us > 0 || tt->max_gap_us > 0 || tt->rate > 0 || p->o.parts > 1) {
@@ -602,6 +605,10 @@ static int stream_init(struct lt_plan *p, struct lt_err *err)
             goto out;
         p->kept = c.mine_placed;
     }
+    p->tt_end = !c.kept                ? -1
+                : tt->duration_us <= 0 ? lt_plan_tt_walk_place(&p->walk0, c.last)
+                : c.last_placed >= 0   ? lt_plan_tt_walk_place(&p->walk0, c.last_placed)
+                                       : -1;
     p->nseq = p->total = n;
     p->done_n = n - p->kept;
     if (p->o.parts > 1)
@@ -813,6 +820,25 @@ static int start_loop(struct lt_plan *p, struct lt_err *err)
     return 0;
 }
 
+/* When the run's last request is due: the schedule laid out whole (offs
+ * never decrease: a cut seq has its predecessor's time), the streamed
+ * trace's last kept time, or an open loop's expected last arrival. */
+static int64_t sched_end(const struct lt_plan *p)
+{
+    if (p->o.mode == LT_PLAN_CONCURRENCY || !p->planned)
+        return -1;
+    if (!p->streamed)
+        return p->nseq ? p->offs[p->nseq - 1] : -1;
+    if (p->o.mode == LT_PLAN_TRACE)
+        return p->tt_end;
+    if (p->o.rate <= 0)
+        return -1;
+    double us = (double)(p->planned - 1) / p->o.rate * 1e6;
+    if (p->o.duration_us > 0 && us > (double)p->o.duration_us)
+        us = (double)p->o.duration_us;
+    return (int64_t)us;
+}
+
 int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct lt_plan_ops *ops,
                   struct lt_err *err)
 {
@@ -858,6 +884,7 @@ int lt_plan_start(struct lt_plan *p, uint32_t run, uint32_t level, const struct 
     if (rc < 0)
         return rc;
     p->planned = p->total - p->done_n;
+    p->sched_end = sched_end(p);
     if (p->job_launched) {
         memset(p->job_launched, 0, p->jobs->n * sizeof *p->job_launched);
         memset(p->job_done, 0, p->jobs->n * sizeof *p->job_done);

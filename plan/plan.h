@@ -103,6 +103,9 @@ struct lt_plan {
     size_t done_n;       /* seqs DONE */
     uint64_t planned;    /* seqs this part means to send in this run */
     uint64_t inflight;   /* seqs SENT */
+    int64_t sched_end;   /* when the run's last request is due, µs from its origin (a
+                          * session's later turns: as the trace had them); -1: unknown,
+                          * a closed loop, paced by the server */
     uint32_t *order;     /* job of each seq; NULL when seq k is job (position) k of a streamed
                             trace: read it with lt_plan_job_of */
     int64_t *offs;       /* due time of each seq, µs; its sched once sent */
@@ -150,6 +153,7 @@ struct lt_plan {
     bool lap_sampled;
     struct lt_plan_arrive arrive;
     int64_t lay_prev; /* offs of the last kept seq laid out */
+    int64_t tt_end;   /* a streamed trace time: the last kept seq's offset (-1: none) */
     size_t low, dropped_at, need_edge;
 };
 

@@ -113,9 +113,7 @@ static int on_timer(CURLM *m, long timeout_ms, void *userp)
 static int on_prereq(void *ud, char *ip, char *lip, int port, int lport)
 {
     struct lt_replay_req *q = ud;
-    q->sent = lt_mono_now();
-    q->has_sent = true;
-    q->state = RS_SENT;
+    lt_replay_check_sent(q->rp, q);
     return CURL_PREREQFUNC_OK;
 }
 
@@ -612,6 +610,29 @@ out:
     return rc;
 }
 
+/* The run's state as the progress callbacks see it. */
+static void progress_now(const struct lt_replay *rp, lt_mono now, struct lt_replay_progress *p)
+{
+    *p = (struct lt_replay_progress){
+        .run = rp->run_id,
+        .runs = rp->n_runs,
+        .level = rp->level,
+        .done = rp->plan.done_n,
+        .total = rp->plan.total,
+        .errors = rp->errors_run,
+        .inflight = rp->plan.inflight,
+        .out_tokens = rp->out_run,
+        .elapsed_s = (double)lt_mono_diff_ns(now, rp->origin) / 1e9,
+        .lag_s = rp->due_set && lt_mono_diff_ns(now, rp->next_due) > 0
+                     ? (double)lt_mono_diff_ns(now, rp->next_due) / 1e9
+                     : 0,
+        .waiting = rp->scr.waiting,
+        .stopped = rp->stop != 0,
+        .unsent = rp->unsent_run,
+        .sched_end_s = rp->plan.sched_end >= 0 ? (double)rp->plan.sched_end / 1e6 : -1,
+    };
+}
+
 /* The housekeeping tick: first-token timeouts, the writer's frame clock,
  * the progress callback. */
 static int tick(struct lt_replay *rp, struct lt_err *err)
@@ -635,21 +656,8 @@ static int tick(struct lt_replay *rp, struct lt_err *err)
     }
     LT_TRY(lt_writer_tick(rp->w, err));
     if (rp->o.progress) {
-        struct lt_replay_progress p = {
-            .run = rp->run_id,
-            .runs = rp->n_runs,
-            .level = rp->level,
-            .done = rp->plan.done_n,
-            .total = rp->plan.total,
-            .errors = rp->errors_run,
-            .inflight = rp->plan.inflight,
-            .out_tokens = rp->out_run,
-            .elapsed_s = (double)lt_mono_diff_ns(now, rp->origin) / 1e9,
-            .lag_s = rp->due_set && lt_mono_diff_ns(now, rp->next_due) > 0
-                         ? (double)lt_mono_diff_ns(now, rp->next_due) / 1e9
-                         : 0,
-            .waiting = rp->scr.waiting,
-        };
+        struct lt_replay_progress p;
+        progress_now(rp, now, &p);
         rp->o.progress(rp->o.progress_ud, &p);
     }
 out:
@@ -666,6 +674,7 @@ static int abort_all(struct lt_replay *rp, struct lt_err *err)
     while (rp->head.next != &rp->head)
         LT_TRY(finish(rp, rp->head.next, LT_REPLAY_ERR_ABORTED, now, err));
     int64_t now_us = lt_replay_since_origin_us(rp, now);
+    rp->stop_at_us = now_us;
     /* Below low every seq is DONE (a streamed plan gave their memory
      * back: they read as PENDING). A streamed plan holds only a window:
      * the rest is read in order to be recorded, and given back behind. */
@@ -674,10 +683,10 @@ static int abort_all(struct lt_replay *rp, struct lt_err *err)
         if (rp->plan.state[k] == LT_PLAN_DONE)
             continue;
         lt_plan_abort(&rp->plan, k, now_us);
-        LT_TRY(lt_replay_put_result(rp, k, NULL, LT_REPLAY_ERR_ABORTED, now, err));
+        LT_TRY(lt_replay_put_result(rp, k, NULL, LT_REPLAY_ERR_UNSENT, now, err));
         rp->st.requests++;
-        rp->st.errors++;
-        rp->st.aborted++;
+        rp->st.unsent++;
+        rp->unsent_run++;
     }
 out:
     return rc;
@@ -787,7 +796,8 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
 {
     int rc = 0;
     const struct lt_replay_opts *o = &rp->o;
-    rp->errors_run = rp->out_run = 0;
+    rp->errors_run = rp->out_run = rp->unsent_run = 0;
+    rp->stop_at_us = -1;
     rp->due_set = false;
     rp->sched_armed.ns = -1;
     rp->build.salt = lt_mix64(o->seed ^ (0x1234567ULL + rp->run_id));
@@ -803,6 +813,11 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
     LT_TRY(lt_replay_put_run(rp, extra, err));
     LT_TRY(lt_writer_flush(rp->w, err));
     LT_TRY(lt_replay_check_start(rp, err));
+    if (o->run_begin) { /* before anything is sent: the run's schedule */
+        struct lt_replay_progress p;
+        progress_now(rp, lt_mono_now(), &p);
+        o->run_begin(o->progress_ud, &p);
+    }
     lt_replay_scrape_start(rp);
     lt_mono_timer_at(rp->tick_tfd, lt_mono_add_ns(lt_mono_now(), TICK_NS), TICK_NS);
     LT_TRY(loop(rp, err));

@@ -64,7 +64,8 @@ enum lt_replay_mode {
 #define LT_REPLAY_ERR_INCOMPLETE "incomplete"    /* ended without [DONE] or a finish reason */
 #define LT_REPLAY_ERR_SHORT "short"              /* fewer tokens than forced */
 #define LT_REPLAY_ERR_ABORTED "aborted"          /* stopped by the user (Ctrl-C, SIGTERM) */
-#define LT_REPLAY_ERR_BAD_USAGE "bad_usage"      /* usage the chunks received disprove */
+#define LT_REPLAY_ERR_UNSENT "unsent" /* never sent: the run was stopped first (not an error) */
+#define LT_REPLAY_ERR_BAD_USAGE "bad_usage"         /* usage the chunks received disprove */
 #define LT_REPLAY_ERR_TOO_LARGE "request_too_large" /* its body could not be built: never sent */
 #define LT_REPLAY_ERR_TRANSFER "transfer"           /* any other transfer failure */
 /* Not an error class: the request was closed on purpose where the trace
@@ -98,12 +99,17 @@ struct lt_replay_progress {
     double elapsed_s;    /* since the run's origin */
     double lag_s;        /* how late the next due send is now (0: on time, or none due) */
     double waiting;      /* the target's waiting queue at its last scrape; < 0: unknown */
+    bool stopped;        /* the replay was stopped: done counts the unsent too */
+    uint64_t unsent;     /* of done, never sent (stopped first) */
+    double sched_end_s;  /* when the schedule's last request leaves, since the origin;
+                          * < 0: unknown (a closed loop, paced by the server) */
 };
 
 /* Totals over the whole replay. */
 struct lt_replay_stats {
     uint64_t requests, ok, errors, aborted, ratelimited;
     uint64_t cancelled;      /* closed where the trace's client left (neither ok nor errors) */
+    uint64_t unsent;         /* never sent: the replay was stopped first (neither ok nor errors) */
     uint64_t retries;        /* attempts repeated (--retry) */
     uint64_t connects;       /* connections opened (reuse is the rest) */
     const char *http_client; /* "lean" or "curl": the client that carried the requests */
@@ -209,6 +215,9 @@ struct lt_replay_opts {
     bool reset_prefix_cache;     /* POST /reset_prefix_cache (or /flush_cache) before each run */
 
     void (*progress)(void *ud, const struct lt_replay_progress *p);
+    /* Told once at each run's start, before anything is sent (its
+     * schedule: sched_end_s, total); may be NULL. Same ud. */
+    void (*run_begin)(void *ud, const struct lt_replay_progress *p);
     void *progress_ud;
     /* What a step before the run is waiting for, one line without a
      * newline (the model probe of a target that does not answer); may be
@@ -261,6 +270,9 @@ int lt_replay_run(struct lt_replay *r, struct lt_err *err);
 
 /* Ask the running replay to stop. Async-signal-safe. */
 void lt_replay_stop(struct lt_replay *r);
+/* The same, saying why: the signal that stopped it (0: the caller, as a
+ * capacity search's probe ends). Async-signal-safe. */
+void lt_replay_stop_signal(struct lt_replay *r, int sig);
 /* True once lt_replay_stop was called. */
 bool lt_replay_stopped(const struct lt_replay *r);
 

@@ -8,10 +8,13 @@
  * span of the sends, (n - 1) / (last sent - first sent), against the rate
  * of the same requests' schedule, (n - 1) / (last sched - first sched):
  * the same draw of arrivals, so a Poisson schedule's own scatter is not
- * counted as an error. In a closed loop, the mean number in flight from
- * the first send to the last (the ramp down after the last send is not
- * the client's doing) against the level (or the requests sent, if fewer).
- * More than 5 % off is flagged.
+ * counted as an error. In a closed loop, the mean number in flight where
+ * the plan could hold the level: from the send that brought it to the
+ * level to the last send. Before, the first wave is still leaving; after,
+ * no request is left to take a finished one's place, and the ramp down is
+ * not the client's doing. A closed loop of no more requests than its
+ * level never holds anything: it is a batch, reported as one (how many,
+ * sent over what span) and never judged. More than 5 % off is flagged.
  *
  * The client's CPU: getrusage(RUSAGE_THREAD) of the engine's thread (the
  * in-process sim of --target sim runs on threads of its own, which
@@ -27,6 +30,7 @@
 #include "replay/replay_internal.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -54,12 +58,23 @@ int lt_replay_check_start(struct lt_replay *rp, struct lt_err *err)
     (void)err;
     struct lt_replay_chk *c = &rp->chk;
     lt_heap_release(&c->over);
-    *c = (struct lt_replay_chk){.s0 = INT64_MAX, .s1 = INT64_MIN, .q0 = INT64_MAX, .q1 = INT64_MIN};
+    *c = (struct lt_replay_chk){
+        .s0 = INT64_MAX, .s1 = INT64_MIN, .q0 = INT64_MAX, .q1 = INT64_MIN, .held = INT64_MAX};
     lt_heap_init(&c->over, sizeof(int64_t), end_before, NULL, NULL);
     c->cpu0 = thread_cpu_s();
     c->t0 = lt_mono_now();
     c->out0 = rp->st.out_tokens;
     return 0;
+}
+
+void lt_replay_check_sent(struct lt_replay *rp, struct lt_replay_req *q)
+{
+    q->sent = lt_mono_now();
+    q->has_sent = true;
+    q->state = RS_SENT;
+    struct lt_replay_chk *c = &rp->chk;
+    if (++c->sends == rp->level && rp->mode == LT_REPLAY_MODE_CONCURRENCY)
+        c->held = lt_replay_since_origin_us(rp, q->sent);
 }
 
 void lt_replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
@@ -81,8 +96,11 @@ void lt_replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_re
         while ((top = lt_heap_top(&c->over)) && *top <= s)
             lt_heap_pop(&c->over, NULL);
     }
-    if (e > s) {
-        c->busy += (double)(e - s);
+    /* Only the time after the level was reached counts: a request that
+     * ended before it was sent (held still unset) counts nothing. */
+    int64_t from = rp->mode != LT_REPLAY_MODE_CONCURRENCY ? s : s > c->held ? s : c->held;
+    if (e > from) {
+        c->busy += (double)(e - from);
         /* out of memory: its overshoot is kept in the busy time (a tiny
          * error, on a run already short of memory) */
         if (e > c->s1)
@@ -100,25 +118,42 @@ int lt_replay_check_end(struct lt_replay *rp, struct lt_err *err)
     k.out_tokens = rp->st.out_tokens - c->out0;
     k.sent = c->sent;
     int64_t s0 = c->s0, s1 = c->s1, q0 = c->q0, q1 = c->q1;
-    if (k.sent >= 2 && s1 > s0) {
+    bool closed = rp->mode == LT_REPLAY_MODE_CONCURRENCY;
+    if (k.sent >= 1)
+        k.span_s = (double)(s1 - s0) / 1e6;
+    /* The window judged: the span of the sends, or in a closed loop the
+     * part of it where the level was held. What ended after the last
+     * send counts up to it. */
+    int64_t w0 = closed ? c->held : s0;
+    k.batch = closed && k.sent <= rp->level;
+    if (k.batch) {
+        /* nothing was held, no rate was asked: the span says it all */
+    } else if (k.sent >= 2 && s1 > s0) {
         k.rate_got = (double)(k.sent - 1) / ((double)(s1 - s0) / 1e6);
-        /* The time in flight within [first send, last send]: what ended
-         * after the last send counts up to it. */
         double busy = c->busy;
         int64_t e;
         while (lt_heap_pop(&c->over, &e))
             busy -= (double)(e - s1);
-        k.inflight_got = busy / (double)(s1 - s0);
+        if (s1 > w0)
+            k.inflight_got = busy / (double)(s1 - w0);
     }
-    if (rp->mode == LT_REPLAY_MODE_CONCURRENCY) {
-        k.inflight_asked = rp->level < k.sent ? rp->level : (double)k.sent;
-        k.off = k.sent >= 2 && k.inflight_asked > 0 &&
-                fabs(k.inflight_got / k.inflight_asked - 1) > CHECK_OFF;
+    if (closed) {
+        k.inflight_asked = k.batch ? 0 : rp->level;
+        k.off = !k.batch && s1 > w0 && fabs(k.inflight_got / k.inflight_asked - 1) > CHECK_OFF;
     } else if (k.sent >= 2 && q1 > q0) {
         k.rate_asked = (double)(k.sent - 1) / ((double)(q1 - q0) / 1e6);
         k.off = k.rate_got > 0 && fabs(k.rate_got / k.rate_asked - 1) > CHECK_OFF;
     }
     k.saturated = k.wall_s > 0 && k.cpu_s / k.wall_s >= CHECK_SATURATED;
+    if (rp->stop) {
+        /* a stopped run: its load was cut, not missed */
+        k.unsent = rp->unsent_run;
+        k.stopped_at_s = rp->stop_at_us >= 0 ? (double)rp->stop_at_us / 1e6 : k.wall_s;
+        k.stopped_by = rp->stop_sig == SIGINT    ? "SIGINT"
+                       : rp->stop_sig == SIGTERM ? "SIGTERM"
+                       : rp->stop_sig > 0        ? "a signal"
+                                                 : "caller";
+    }
     if (rp->st.n_checks < LT_REPLAY_MAX_LEVELS)
         rp->st.checks[rp->st.n_checks++] = k;
     return lt_replay_put_check(rp, &k, err);

@@ -417,9 +417,7 @@ static int write_req(struct lt_replay *rp, struct h1_conn *c, struct lt_err *err
     struct h1 *h = &rp->h1;
     struct lt_replay_req *q = c->q;
     if (!c->woff) {
-        q->sent = lt_mono_now(); /* the first byte is about to be written */
-        q->has_sent = true;
-        q->state = RS_SENT;
+        lt_replay_check_sent(rp, q); /* the first byte is about to be written */
     }
     while (c->woff < c->wlen) {
         struct iovec iov[3] = {

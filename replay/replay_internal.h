@@ -81,7 +81,10 @@ struct lt_replay_cancels {
 struct lt_replay_chk {
     uint64_t sent;
     int64_t s0, s1, q0, q1; /* first and last send, first and last sched, µs */
-    double busy;            /* sum of (end - sent) */
+    uint64_t sends;         /* transfers begun so far (retries included) */
+    int64_t held;           /* closed loop: when the level-th send left (the plan holds the
+                             * level from then to the last send), µs; INT64_MAX before */
+    double busy;            /* sum of the time in flight after held, clipped below */
     struct lt_heap over;    /* ends (int64_t) after s1 */
     double cpu0;
     lt_mono t0;
@@ -106,6 +109,8 @@ struct lt_replay {
     bool curl_due_set;
     int stop_pipe[2];
     volatile sig_atomic_t stop;
+    volatile sig_atomic_t stop_sig; /* the signal that stopped it; 0: the caller */
+    int64_t stop_at_us;             /* when the loop saw the stop, since the run's origin; -1 */
     struct lt_writer *w;
 
     /* the run in progress */
@@ -113,7 +118,7 @@ struct lt_replay {
     uint32_t run_id, n_runs, level;
     enum lt_replay_mode mode;
     lt_mono origin;
-    uint64_t errors_run, out_run;
+    uint64_t errors_run, out_run, unsent_run;
     bool kick;        /* handles were added: let curl start them now */
     lt_mono next_due; /* when the next send falls due (time-driven modes) */
     bool due_set;
@@ -205,6 +210,9 @@ void lt_replay_calibrate(struct lt_replay *rp);
  * plan is started), told of every result, ended with the run (into
  * st.checks); released with the replay. */
 int lt_replay_check_start(struct lt_replay *rp, struct lt_err *err);
+/* A request's transfer begins now: its send time, and the check's count
+ * of sends (both clients call it where the first byte is about to go). */
+void lt_replay_check_sent(struct lt_replay *rp, struct lt_replay_req *q);
 void lt_replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
                             lt_mono end_t);
 /* ... its end: into st.checks, and written to the results file. */

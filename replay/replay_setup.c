@@ -172,6 +172,12 @@ void lt_replay_stop(struct lt_replay *rp)
     }
 }
 
+void lt_replay_stop_signal(struct lt_replay *rp, int sig)
+{
+    rp->stop_sig = sig;
+    lt_replay_stop(rp);
+}
+
 bool lt_replay_stopped(const struct lt_replay *rp)
 {
     return rp->stop != 0;

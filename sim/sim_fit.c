@@ -881,9 +881,10 @@ int lt_sim_fit_write(const struct lt_sim_fit *f, const char *path, struct lt_err
     char note[4096];
     int len = snprintf(note, sizeof note,
                        "fitted by loadtrace sim --fit from %llu requests in %llu runs "
-                       "(%llu of %llu steps used)\n",
+                       "(%llu batch steps; the regression's requests span %llu decode steps, "
+                       "a step once per request in it)\n",
                        (unsigned long long)f->requests, (unsigned long long)f->runs,
-                       (unsigned long long)f->steps_used, (unsigned long long)f->steps);
+                       (unsigned long long)f->steps, (unsigned long long)f->steps_used);
     for (int c = 0; c < LT_SIM_FIT_NCOST && len > 0 && (size_t)len < sizeof note; c++) {
         const struct lt_sim_fit_param *p = &f->cost[c];
         if (p->identified)

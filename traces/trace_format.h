@@ -200,16 +200,21 @@ struct lt_scrape {
  * the load asked for, and what the client itself cost. */
 struct lt_check {
     uint32_t run;
-    uint64_t requests;     /* results recorded in the run */
-    uint64_t sent;         /* of them, sent */
-    uint64_t out_tokens;   /* output tokens received */
-    double rate_asked;     /* req/s of the sent requests' schedule; 0 in a closed loop */
-    double rate_got;       /* req/s of their sends */
-    double inflight_asked; /* closed loop: the level (or the requests sent, if fewer); else 0 */
-    double inflight_got;   /* mean in flight from the first send to the last */
-    double cpu_s, wall_s;  /* the client's CPU (its engine thread), and the run's wall time */
-    bool off;              /* the delivered load is more than 5 % off what was asked */
-    bool saturated;        /* the client used 90 % or more of a core */
+    uint64_t requests;      /* results recorded in the run */
+    uint64_t sent;          /* of them, sent */
+    uint64_t out_tokens;    /* output tokens received */
+    double rate_asked;      /* req/s of the sent requests' schedule; 0 in a closed loop */
+    double rate_got;        /* req/s of their sends */
+    double inflight_asked;  /* closed loop: the level; 0 in a batch and in trace time */
+    double inflight_got;    /* closed loop: mean in flight while the plan held the level */
+    double span_s;          /* last send - first send, seconds */
+    double cpu_s, wall_s;   /* the client's CPU (its engine thread), and the run's wall time */
+    bool off;               /* the delivered load is more than 5 % off what was asked */
+    bool saturated;         /* the client used 90 % or more of a core */
+    bool batch;             /* closed loop with no more requests than the level: no load to hold */
+    uint64_t unsent;        /* stopped: results never sent (neither ok nor errors) */
+    double stopped_at_s;    /* stopped: when, since the run's origin */
+    const char *stopped_by; /* "SIGINT", "SIGTERM", "caller"; NULL: ran to its end */
     struct lt_extra extra;
 };
 

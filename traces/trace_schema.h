@@ -165,8 +165,13 @@ struct lt_field {
     X(INFLIGHT_GOT, "inflight_got", F64, inflight_got, 0, 0)                                       \
     X(CPU_S, "cpu_s", F64, cpu_s, 0, 0)                                                            \
     X(WALL_S, "wall_s", F64, wall_s, 0, 0)                                                         \
+    X(SPAN_S, "span_s", F64, span_s, 0, 0)                                                         \
     X(OFF, "off", BOOL, off, 0, 0)                                                                 \
-    X(SATURATED, "saturated", BOOL, saturated, 0, 0)
+    X(SATURATED, "saturated", BOOL, saturated, 0, 0)                                               \
+    X(BATCH, "batch", BOOL, batch, 0, 0)                                                           \
+    X(UNSENT, "unsent", U64, unsent, 0, 0)                                                         \
+    X(STOPPED_AT_S, "stopped_at_s", F64, stopped_at_s, 0, 0)                                       \
+    X(STOPPED_BY, "stopped_by", STR, stopped_by, 0, 0)
 
 /* The keys of `orig` in a trace record, and the `has` bit of each. */
 #define LT_ORIG_FIELDS(X)                                                                          \
@@ -263,6 +268,8 @@ static inline __attribute__((always_inline)) bool lt_schema_present(const struct
         return *(const bool *)(const void *)p;
     case LT_FT_U32:
         return *(const uint32_t *)(const void *)p != 0; /* LT_FF_NONZERO */
+    case LT_FT_U64:
+        return *(const uint64_t *)(const void *)p != 0; /* absent is 0 */
     default:
         return false;
     }

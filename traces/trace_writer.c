@@ -580,8 +580,8 @@ int lt_writer_put_check(struct lt_writer *w, const struct lt_check *k, struct lt
     int rc = check_kind(w, LT_KIND_RESULTS, "self-check", err);
     if (rc < 0)
         return rc;
-    const double v[] = {k->rate_asked,   k->rate_got, k->inflight_asked,
-                        k->inflight_got, k->cpu_s,    k->wall_s};
+    const double v[] = {k->rate_asked, k->rate_got, k->inflight_asked, k->inflight_got,
+                        k->cpu_s,      k->wall_s,   k->span_s};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (!isfinite(v[i]))
             return lt_errset(err, LT_EINVAL, "%s: self-check of run %u: %s is not a finite number",
@@ -943,6 +943,62 @@ int lt_meta_pack(struct lt_buf *out, const char *const *keys, const char *const 
         lt_mp_cstr(&m, vals[i]);
     }
     return m.rc;
+}
+
+/* A msgpack string's length and start at *p (fixstr, str8/16/32); false
+ * for anything else or past the end. */
+static bool mp_str_at(const uint8_t *m, size_t len, size_t *p, const uint8_t **s, size_t *sl)
+{
+    if (*p >= len)
+        return false;
+    uint8_t b = m[*p];
+    size_t hdr, l;
+    if ((b & 0xe0) == 0xa0) {
+        hdr = 1, l = b & 0x1f;
+    } else if (b == 0xd9 && *p + 2 <= len) {
+        hdr = 2, l = m[*p + 1];
+    } else if (b == 0xda && *p + 3 <= len) {
+        hdr = 3, l = (size_t)m[*p + 1] << 8 | m[*p + 2];
+    } else if (b == 0xdb && *p + 5 <= len) {
+        hdr = 5,
+        l = (size_t)m[*p + 1] << 24 | (size_t)m[*p + 2] << 16 | (size_t)m[*p + 3] << 8 | m[*p + 4];
+    } else {
+        return false;
+    }
+    if (l > len - *p - hdr)
+        return false;
+    *s = m + *p + hdr;
+    *sl = l;
+    *p += hdr + l;
+    return true;
+}
+
+bool lt_meta_get(const uint8_t *meta, size_t len, const char *key, char *buf, size_t n)
+{
+    if (!meta || !len || !n)
+        return false;
+    size_t p = 1, count;
+    uint8_t b = meta[0];
+    if ((b & 0xf0) == 0x80)
+        count = b & 0x0f;
+    else if (b == 0xde && len >= 3)
+        count = (size_t)meta[1] << 8 | meta[2], p = 3;
+    else
+        return false;
+    size_t kl = strlen(key);
+    for (size_t i = 0; i < count; i++) {
+        const uint8_t *k, *v;
+        size_t klen, vlen;
+        if (!mp_str_at(meta, len, &p, &k, &klen) || !mp_str_at(meta, len, &p, &v, &vlen))
+            return false;
+        if (klen == kl && !memcmp(k, key, kl)) {
+            size_t c = vlen < n - 1 ? vlen : n - 1;
+            memcpy(buf, v, c);
+            buf[c] = '\0';
+            return true;
+        }
+    }
+    return false;
 }
 
 int lt_writer_put_item(struct lt_writer *w, const struct lt_item *it, struct lt_err *err)

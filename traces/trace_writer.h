@@ -101,4 +101,11 @@ size_t lt_chunks_thin_key(uint8_t out[LT_CHUNKS_THIN_KEY_BYTES], uint32_t k);
 struct lt_buf;
 int lt_meta_pack(struct lt_buf *out, const char *const *keys, const char *const *vals, size_t n);
 
+/* The string value of key in a meta map as lt_meta_pack writes it (a map
+ * of strings; anything else in it is skipped over only when it is a
+ * string), copied into buf (n bytes, NUL-terminated). False when absent,
+ * not a string, or the map is of another shape. */
+#include <stdbool.h>
+bool lt_meta_get(const uint8_t *meta, size_t len, const char *key, char *buf, size_t n);
+
 #endif

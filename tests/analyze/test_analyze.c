@@ -556,6 +556,46 @@ static void test_knee(void **state)
     assert_int_equal(a.knee, 2);
     assert_near(2.0, a.points[a.knee].x, 0);
     lt_analysis_release(&a);
+
+    /* With SLOs, no knee before goodput stops growing: levels 1, 4, 8 at
+     * 100, 180, 200 tok/s (E2E 1 s, 2.2 s, 4 s). Throughput grows by 27 %
+     * of the load from 1 to 4 (a knee at 1 by tokens alone), but goodput
+     * with E2E <= 3 s grows from 1 to 1.8 req/s and then falls to 0: the
+     * knee is at 4. */
+    static const struct {
+        uint32_t c;
+        double agg;
+    } gv[] = {{1, 100}, {4, 180}, {8, 200}};
+    for (int with_slo = 0; with_slo < 2; with_slo++) {
+        lt_analyze_opts_init(&o);
+        o.slo_e2e_us = with_slo ? 3000000 : 0;
+        assert_int_equal(lt_analysis_init(&a, &o, NULL), 0);
+        for (uint32_t i = 0; i < 3; i++) {
+            struct lt_run rr = {.id = i, .mode = "concurrency", .concurrency = gv[i].c};
+            lt_analysis_add_run(&a, &rr, NULL);
+            int64_t e2e = llround(gv[i].c * 100 / gv[i].agg * 1e6);
+            for (uint32_t k = 0; k < gv[i].c; k++) {
+                struct lt_result r = {.run = i,
+                                      .index = k,
+                                      .sent = 0,
+                                      .first_token = 1,
+                                      .end = e2e,
+                                      .out = 100,
+                                      .status = 200,
+                                      .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
+                                             LT_RHAS_OUT | LT_RHAS_STATUS};
+                lt_analysis_add_result(&a, &r, NULL);
+            }
+        }
+        assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+        if (with_slo) {
+            assert_near(1.0, a.runs[0]->goodput, 1e-6);
+            assert_near(1.8, a.runs[1]->goodput, 1e-6);
+            assert_near(0.0, a.runs[2]->goodput, 1e-6);
+        }
+        assert_int_equal(a.knee, with_slo ? 1 : 0);
+        lt_analysis_release(&a);
+    }
 }
 
 /* A run longer than LT_ANALYZE_TS_MAX buckets: the bucket width doubles

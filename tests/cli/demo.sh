@@ -29,6 +29,16 @@ done
 [ "$n" -ge 6 ] || fail "only $n files announced"
 expect_grep "<svg" "$T/d/sweep.html"
 
+# No false alarm on the first screen: each level of the sweep is one wave
+# of C requests (a batch, which holds no load through its tail), so no
+# run is flagged, and each is said to be a batch of its C requests.
+if grep -q "CHECK" out.txt err.txt; then fail "the demo cries wolf: $(grep CHECK out.txt err.txt)"; fi
+if grep -q "CHECK" "$T/d/sweep.html" "$T/d/azure.html"; then fail "a CHECK in the demo's HTML"; fi
+for c in 4 16 32; do
+    expect_grep "self-check: a batch of $c requests" out.txt
+done
+if grep -q "e+0[0-9] req/s" out.txt; then fail "a rate of a batch's send span: $(grep 'e+0' out.txt)"; fi
+
 # Stopped by SIGTERM during the sweep, the demo exits 128 + 15, as replay
 # does (docs/cli.md), once it has said it started replaying.
 "$LOADTRACE" demo --out "$T/stopped" --tokens 64 --slice 5s --samples "$LT_SAMPLES" \

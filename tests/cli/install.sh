@@ -15,6 +15,21 @@ S="$T/stage"
 [ -s "$S/share/loadtrace/samples/LICENSE-CC-BY-4.0.txt" ] || fail "no sample licenses"
 man -l "$S/share/man/man1/loadtrace.1" 2>/dev/null | grep -q "LOADTRACE REPLAY" ||
     grep -q 'LOADTRACE REPLAY' "$S/share/man/man1/loadtrace.1" || fail "man page lacks replay"
+# The shell completions, where bash-completion and zsh look, and what the
+# program itself writes; the man page's EXAMPLES are the README's recipes.
+[ -s "$S/share/bash-completion/completions/loadtrace" ] || fail "no bash completion"
+[ -s "$S/share/zsh/site-functions/_loadtrace" ] || fail "no zsh completion"
+"$S/bin/loadtrace" completions bash | cmp -s - "$S/share/bash-completion/completions/loadtrace" ||
+    fail "the installed bash completion is not the program's"
+"$S/bin/loadtrace" completions zsh | cmp -s - "$S/share/zsh/site-functions/_loadtrace" ||
+    fail "the installed zsh completion is not the program's"
+grep -q '^\.SH EXAMPLES' "$S/share/man/man1/loadtrace.1" || fail "man page lacks EXAMPLES"
+sed -n '/^## Everyday recipes/,/^## How it compares/p' "$LT_SRC/README.md" | grep '^loadtrace ' |
+    while IFS= read -r line; do
+        grep -qF -- "    $(printf '%s' "$line" | sed 's/\\/\\e/g')" "$S/share/man/man1/loadtrace.1" ||
+            echo "$line"
+    done >"$T/noexample"
+[ -s "$T/noexample" ] && fail "README recipes not in the man page's EXAMPLES: $(cat "$T/noexample")"
 # The installed program, run from elsewhere, finds its bundled traces
 # beside itself and renders charts from its compiled-in templates.
 cd "$T" || exit 1

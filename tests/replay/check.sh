@@ -12,6 +12,7 @@
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
+chk() { "$L" cat --no-header "$1" | jq -c 'select(.rec == "check")'; }
 
 "$L" synth --arrivals constant --rate 100 --requests 30 --in fixed:50 --out fixed:4 -q \
     -o "$T/t.lt.zst" || fail "synth"
@@ -22,7 +23,7 @@ start_sim fast --profile fast
     --no-summary 2>"$T/r.err"
 expect_status 0 $? "replay --rate 100"
 stop_sim
-line=$(grep "run 0 delivered" "$T/r.err") || fail "no self-check line: $(cat "$T/r.err")"
+line=$(grep "run 0: delivered" "$T/r.err") || fail "no self-check line: $(cat "$T/r.err")"
 echo "$line" | grep -q "client CPU [0-9.]* % of a core, [0-9]* us a request, [0-9.]* us a token" ||
     fail "CPU figures: $line"
 got=$(echo "$line" | sed 's/.*delivered \([0-9.]*\) req\/s of \([0-9.]*\) asked.*/\1 \2/')
@@ -37,13 +38,41 @@ expect_eq "$(results "$T/r.lt.zst" | jq -s '[.[] | select(.sent != null)] | leng
     "$(streams "$SIM_LOG" | wc -l | tr -d ' ')" "every send reached the sim"
 
 # --- closed loop: in flight against the level
-start_sim cl --profile fast
+start_sim cl
 "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --concurrency 2 -o "$T/c.lt.zst" --no-summary 2>"$T/c.err"
 expect_status 0 $? "replay --concurrency 2"
 stop_sim
-grep -q "run 0 delivered [0-9.]* req/s, [0-9.]* in flight of 2 asked" "$T/c.err" ||
+grep -q "run 0: delivered [0-9.]* req/s, [0-9.]* in flight of 2 asked" "$T/c.err" ||
     fail "closed loop self-check: $(cat "$T/c.err")"
 expect_eq 2 "$(streams "$SIM_LOG" | max_overlap)" "the sim saw 2 in flight at most"
+
+# The level is judged where the plan could hold it: from the send that
+# brought it to 2 to the last send; the mean in flight there, from the
+# results' own send and end times, is what was recorded.
+rec=$("$L" cat --no-header "$T/c.lt.zst" | jq -c 'select(.rec == "check")')
+want=$(results "$T/c.lt.zst" | jq -s -r '(map(.sent) | sort) as $s | $s[1] as $h | ($s | max) as $l |
+    (map(([.end, $l] | min) - ([.sent, $h] | max) | if . > 0 then . else 0 end) | add) / ($l - $h)')
+awk -v a="$want" -v b="$(echo "$rec" | jq -r .inflight_got)" \
+    'BEGIN { exit !(a > 0 && (a - b) / a < 1e-6 && (b - a) / a < 1e-6) }' ||
+    fail "in flight while held: recorded $(echo "$rec" | jq -r .inflight_got), from the results $want"
+expect_eq "false false 2" "$(echo "$rec" | jq -r '"\(.batch // false) \(.off // false) \(.inflight_asked)"')" \
+    "a closed loop of 30 at level 2 is no batch, and held its level"
+
+# --- a batch (no more requests than the level: the demo's sweep) holds
+# nothing and is judged on nothing: said to be a batch, never flagged, no
+# rate of its send span
+start_sim batch --profile fast
+"$L" replay "$T/t.lt.zst" --target "$SIM_URL" --concurrency 4 --requests 4 -o "$T/b.lt.zst" \
+    --no-summary 2>"$T/b.err"
+expect_status 0 $? "replay a batch of 4"
+stop_sim
+expect_eq 4 "$(streams "$SIM_LOG" | wc -l | tr -d ' ')" "the sim saw the batch of 4"
+expect_grep "run 0: a batch of 4 requests, sent over [0-9.]* ms" "$T/b.err"
+if grep -q "CHECK\|req/s" "$T/b.err"; then fail "a batch judged: $(cat "$T/b.err")"; fi
+expect_eq "true false" "$(chk "$T/b.lt.zst" | jq -r '"\(.batch) \(.off // false)"')" "batch record"
+"$L" analyze "$T/b.lt.zst" >"$T/b.txt" || fail "analyze batch"
+if grep -q "CHECK" "$T/b.txt"; then fail "a batch flagged: $(cat "$T/b.txt")"; fi
+expect_grep "self-check: a batch of 4 requests" "$T/b.txt"
 
 # --- held back: 100 req/s asked, one at a time, each request at least
 # 40 ms at the sim (the default profile's prefill step): at most 25 req/s
@@ -58,7 +87,6 @@ expect_eq 10 "$(streams "$SIM_LOG" | jq -s '[.[] | select(.end_us - .arrival_us 
 
 # --- recorded: the held-back run's check record, against the results and
 # the sim's log
-chk() { "$L" cat --no-header "$1" | jq -c 'select(.rec == "check")'; }
 expect_eq 1 "$(chk "$T/s.lt.zst" | wc -l | tr -d ' ')" "one check record for one run"
 rec=$(chk "$T/s.lt.zst")
 expect_eq "0 10 10 true" "$(echo "$rec" | jq -r '"\(.run) \(.requests) \(.sent) \(.off)"')" \

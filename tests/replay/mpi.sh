@@ -36,7 +36,7 @@ mpi() { # ranks, then the loadtrace arguments; bounded
 
 # ---- trace time over 3 ranks ----
 start_sim trace --profile fast
-mpi 3 replay "$T/t.lt.zst" --target "$SIM_URL" -o "$T/r.lt.zst" -q > "$T/out.txt"
+mpi 3 replay "$T/t.lt.zst" --target "$SIM_URL" -o "$T/r.lt.zst" -q --keep-parts > "$T/out.txt"
 expect_status 0 $? "mpirun -n 3 replay"
 stop_sim
 for k in 0 1 2; do
@@ -117,7 +117,8 @@ expect_grep 'lag p99 ms' "$T/out.txt"
 "$L" synth --arrivals constant --rate 50 --requests 30 --in fixed:32 --out fixed:64 -q \
     -o "$T/flat.lt.zst" || fail "synth flat"
 start_sim sweep --profile default --time-scale 20
-mpi 3 replay "$T/flat.lt.zst" --target "$SIM_URL" --concurrency 3,7 -o "$T/c.lt.zst" -q --no-summary
+mpi 3 replay "$T/flat.lt.zst" --target "$SIM_URL" --concurrency 3,7 -o "$T/c.lt.zst" -q --no-summary \
+    --keep-parts
 expect_status 0 $? "mpirun -n 3 replay --concurrency 3,7"
 stop_sim
 expect_eq '0:3 1:7' "$(runs "$T/c.lt.zst" | jq -r '"\(.run):\(.concurrency)"' | tr '\n' ' ' | sed 's/ $//')" "merged sweep levels"
@@ -128,6 +129,20 @@ expect_eq 60 "$(streams "$SIM_LOG" | wc -l)" "requests the sim saw in the sweep"
 expect_eq 0 "$(results "$T/c.lt.zst" | jq -s '[.[] | select(.sched < 0 or .sent < 0)] | length')" "requests sent before the origin"
 ov=$(streams "$SIM_LOG" | max_overlap)
 [ "$ov" -le 7 ] || fail "the sim saw $ov requests at once, more than the level 7"
+
+# ---- by default a complete merge removes the parts it merged (and says so) ----
+"$L" synth --arrivals constant --rate 50 --requests 6 --in fixed:16 --out fixed:4 -q \
+    -o "$T/small.lt.zst" || fail "synth small"
+start_sim parts --profile fast
+mpi 2 replay "$T/small.lt.zst" --target "$SIM_URL" -o "$T/p.lt.zst" --no-summary 2> "$T/perr.txt"
+expect_status 0 $? "mpirun -n 2 replay, parts removed"
+stop_sim
+expect_eq 6 "$(results "$T/p.lt.zst" | wc -l)" "the merged file holds every request"
+expect_eq 6 "$(streams "$SIM_LOG" | wc -l)" "the sim saw every request"
+for k in 0 1; do
+    [ -e "$T/p.lt.zst.rank$k" ] && fail "rank $k's part was left behind after a complete merge"
+done
+expect_grep "merged 2 parts into $T/p.lt.zst and removed them" "$T/perr.txt"
 
 # ---- a rank killed mid-run ----
 # Rank 2 dies once the run is under way: when the sim's log shows $1

@@ -1,0 +1,33 @@
+/*
+ * The table of loadtrace's commands: what main dispatches on, what
+ * `loadtrace help` lists, and, with each command's getopt table, what the
+ * shell completions offer (cli/completions.c), so that none of them can
+ * name a command or an option the program does not have.
+ */
+#include "cli/commands.h"
+
+const struct cli_command cli_commands[] = {
+    {"capture", cmd_capture, "record live traffic through a reverse proxy", cmd_capture_options},
+    {"import", cmd_import, "convert a public trace (Azure, BurstGPT, Mooncake, JSON lines)",
+     cmd_import_options},
+    {"export", cmd_export, "write a trace in another tool's format", cmd_export_options},
+    {"synth", cmd_synth, "make a synthetic trace, optionally fitted to a real one",
+     cmd_synth_options},
+    {"info", cmd_info, "describe a trace: span, rate, burstiness, lengths, reuse",
+     cmd_info_options},
+    {"cat", cmd_cat, "print every record as JSON lines", cmd_cat_options},
+    {"replay", cmd_replay, "send a trace's requests to a server (or sim) and record results",
+     cmd_replay_options},
+    {"analyze", cmd_analyze, "summarize results: tables, percentiles, sweep, charts, HTML",
+     cmd_analyze_options},
+    {"compare", cmd_compare, "traces: is b representative of a? results: did b beat a?",
+     cmd_compare_options},
+    {"sim", cmd_sim, "run the simulated continuous-batching LLM server", cmd_sim_options},
+    {"sweep", cmd_sweep, "replay one trace against every candidate config and name the best",
+     cmd_sweep_options},
+    {"demo", cmd_demo, "show what loadtrace does, on bundled real data, in a minute",
+     cmd_demo_options},
+    {"completions", cmd_completions, "print the bash or zsh completion script", NULL},
+};
+
+const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
