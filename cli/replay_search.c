@@ -73,6 +73,9 @@ struct search_ctx {
     uint32_t virtual_probes, live_probes;
     bool stopped;
     struct probe_watch pw;
+    /* the model and prompt calibration the first live probe learned: the
+     * later ones ask the target neither again */
+    struct lt_replay_known *known;
     double cut_saved_s; /* planned time the probes stopped early did not spend */
 };
 
@@ -173,6 +176,11 @@ static int run_virtual(struct search_ctx *c, double load, const char *path, stru
         .n_levels = o.n_levels,
         .warmup = o.warmup,
         .default_out = o.default_out,
+        .no_cancel = o.no_cancel,
+        /* the model's values, as a live probe scrapes the sim's /metrics */
+        .metrics_interval_us = o.server_metrics < 0    ? 0
+                               : o.metrics_interval_us ? o.metrics_interval_us
+                                                       : 250000,
     };
     lt_replay_plan_opts(&o, &vo.plan);
     struct lt_sim_vstats tot = {0};
@@ -209,6 +217,7 @@ static int run_live(struct search_ctx *c, double load, const char *path, struct 
     }
     o.api_key = c->api_key;
     o.api_key_bearer_too = c->bearer_too;
+    o.known = c->known;
     if (c->s->max_time_us > 0) {
         /* --max-time bounds the probe too: nothing is scheduled past it
          * (a cut probe measures what it sent). */
@@ -223,6 +232,8 @@ static int run_live(struct search_ctx *c, double load, const char *path, struct 
     struct lt_replay *rp = lt_replay_new(&o, err);
     pw->rp = rp;
     int rc = rp ? lt_replay_prepare(rp, err) : err->code;
+    if (rc == 0 && !c->known && !(c->known = lt_replay_known_new(rp)))
+        rc = lt_errset(err, LT_ENOMEM, "out of memory");
     if (rc == 0)
         rc = cli_replay_run(rp, err);
     if (rp && lt_replay_stopped(rp) && !pw->cut)
@@ -392,6 +403,10 @@ static int write_results(struct search_ctx *c, const struct lt_search *ans, cons
                 struct lt_result res = it->res;
                 res.run = k;
                 rc = lt_writer_put_result(w, &res, err);
+            } else if (it->type == LT_ITEM_SCRAPE) { /* the server's side of the probe */
+                struct lt_scrape scr = it->scr;
+                scr.run = k;
+                rc = lt_writer_put_scrape(w, &scr, err);
             } else if (it->type == LT_ITEM_CHECK) { /* the probe's self-check */
                 struct lt_check chk = it->chk;
                 chk.run = k;
@@ -619,6 +634,7 @@ out:
         status = 1;
     }
     lt_plan_jobs_release(&c->jobs);
+    lt_replay_known_free(c->known);
     free(c);
     return status;
 }
