@@ -506,7 +506,8 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
         }
         double attain = po.n ? (double)po.good / (double)po.n : 0;
         bool saturated = cut || (po.growing && attain < ls->o.attain);
-        if (!s->concurrency && (virt ? c->vwin : &c->win) && (virt ? c->vwin : &c->win)->set)
+        const struct probe_window *pwin = virt ? c->vwin : &c->win;
+        if (!s->concurrency && pwin && pwin->set)
             po.goodput = attain * load; /* the window's own pace is no rate of the trace's */
         const struct lt_search_probe *p =
             lt_search_add(ls, po.n, po.good, po.faults, saturated, po.goodput);
