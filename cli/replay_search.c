@@ -89,18 +89,18 @@ struct search_ctx {
     const struct lt_replay_opts *o;
     const struct cli_search_opts *s;
     struct lt_plan_jobs jobs;
-    uint64_t warmup, requests; /* per probe */
-    uint64_t min_judged;       /* the fewest a probe's interval needs */
-    uint64_t kept;             /* rate: requests of the trace the options keep */
-    double trace_rate;         /* rate: the trace's own mean rate */
-    bool user_bounds;          /* --window, --requests or --duration bound each probe */
-    struct probe_window win;   /* live rate probes */
+    uint64_t warmup, requests;       /* per probe */
+    uint64_t min_judged;             /* the fewest a probe's interval needs */
+    uint64_t kept;                   /* rate: requests of the trace the options keep */
+    double trace_rate;               /* rate: the trace's own mean rate */
+    bool user_bounds;                /* --window, --requests or --duration bound each probe */
+    struct probe_window win;         /* live rate probes */
     const struct probe_window *vwin; /* virtual probes: NULL, or win */
     struct lt_search whole;          /* the model's search of the whole trace, when win is set */
     uint32_t whole_probes;
-    bool draw;                 /* a progress line on stderr */
-    double attain;             /* share that must meet the SLO, resolved */
-    double vscale;             /* live load = virtual load x vscale; SLO x vscale in virtual */
+    bool draw;     /* a progress line on stderr */
+    double attain; /* share that must meet the SLO, resolved */
+    double vscale; /* live load = virtual load x vscale; SLO x vscale in virtual */
     struct lt_sim_profile prof;
     struct lt_sim *sim;
     char url[64];
@@ -275,8 +275,7 @@ static void on_probe_progress(void *ud, const struct lt_replay_progress *p)
         fprintf(stderr,
                 "\r[live probe %u] %llu/%llu done, %llu in flight, %llu errors, %.0f s%s\033[K",
                 pw->probe, (unsigned long long)p->done, (unsigned long long)p->total,
-                (unsigned long long)p->inflight, (unsigned long long)p->errors, p->elapsed_s,
-                left);
+                (unsigned long long)p->inflight, (unsigned long long)p->errors, p->elapsed_s, left);
         pw->drawn = true;
     }
     if (pw->watch &&
@@ -370,24 +369,31 @@ static void too_few(const struct search_ctx *c, bool virt, double load, const st
     uint64_t warm = po->warmup;
     uint64_t sent = measured + warm;
     char what[200];
+    size_t u = 0;
+    if (o->warmup)
+        u = (size_t)snprintf(what, sizeof what, "lower --warmup (%llu) or ",
+                             (unsigned long long)o->warmup);
     if (c->s->concurrency || !o->tt.duration_us)
-        snprintf(what, sizeof what, "--requests or a longer trace");
+        snprintf(what + u, sizeof what - u, "%s",
+                 o->requests ? "raise --requests" : "use a longer trace");
     else
-        snprintf(what, sizeof what, "lengthen --duration (at %g req/s it holds about %.0f "
-                 "requests of the trace a probe)", load, load * (double)o->tt.duration_us / 1e6);
+        snprintf(what + u, sizeof what - u,
+                 "lengthen --duration (at %g req/s it holds about %.0f requests of the trace a "
+                 "probe)",
+                 load, load * (double)o->tt.duration_us / 1e6);
+    (void)virt;
     if (measured == 0 && warm > 0)
         lt_errset(err, LT_EUSAGE,
-                  "%s probe at %s %g judged no request: the warm-up took all %llu requests of the "
-                  "probe; %s",
-                  virt ? "virtual" : "live", c->s->concurrency ? "concurrency" : "rate", load,
-                  (unsigned long long)sent, what);
+                  "at %s %g the probe judged no request: the warm-up took all %llu requests of "
+                  "the probe; %s",
+                  c->s->concurrency ? "concurrency" : "rate", load, (unsigned long long)sent, what);
     else
         lt_errset(err, c->user_bounds ? LT_EUSAGE : LT_EFORMAT,
-                  "%s probe at %s %g judged %llu requests (%llu replayed: %llu warm-up, %llu "
+                  "at %s %g the probe judged %llu requests (%llu replayed: %llu warm-up, %llu "
                   "cancelled or faults), too few for its interval: at least %llu are needed to "
                   "tell %g of them meeting the SLO apart; %s",
-                  virt ? "virtual" : "live", c->s->concurrency ? "concurrency" : "rate", load,
-                  (unsigned long long)po->n, (unsigned long long)sent, (unsigned long long)warm,
+                  c->s->concurrency ? "concurrency" : "rate", load, (unsigned long long)po->n,
+                  (unsigned long long)sent, (unsigned long long)warm,
                   (unsigned long long)(measured - po->n), (unsigned long long)c->min_judged,
                   c->attain, what);
 }
@@ -740,8 +746,8 @@ static int window_attain(struct search_ctx *c, const struct probe_window *w, dou
  * whose attainment in the model at lo and at hi is nearest the whole
  * trace's, preferring those that meet at lo and fail at hi as the whole
  * trace does. */
-static int pick_window(struct search_ctx *c, const struct lt_search *vs, uint64_t n,
-                       char *why, size_t why_n, struct lt_err *err)
+static int pick_window(struct search_ctx *c, const struct lt_search *vs, uint64_t n, char *why,
+                       size_t why_n, struct lt_err *err)
 {
     uint64_t firsts[WINDOW_CANDIDATES], idx[2 * WINDOW_CANDIDATES];
     int64_t t[2 * WINDOW_CANDIDATES];
@@ -840,13 +846,12 @@ static void print_time_plan(const struct search_ctx *c, double first, bool seede
  * short enough, else a window (pick_window with the model; the trace's
  * start without one), and say which, how many requests and why, and how
  * long the probes will take. first: the first live load. */
-static int plan_live(struct search_ctx *c, const struct lt_search *vs, double first,
-                     bool seeded, struct lt_err *err)
+static int plan_live(struct search_ctx *c, const struct lt_search *vs, double first, bool seeded,
+                     struct lt_err *err)
 {
     const struct cli_search_opts *s = c->s;
     uint64_t n_lo = requests_for_judged(c, c->min_judged);
-    uint64_t n_want =
-        requests_for_judged(c, lt_search_requests_for(c->attain, RATE_HALF_WIDTH));
+    uint64_t n_want = requests_for_judged(c, lt_search_requests_for(c->attain, RATE_HALF_WIDTH));
     double budget = LIVE_PROBE_BUDGET_S;
     if (s->max_time_us > 0)
         budget = fmin(budget, (double)s->max_time_us / 1e6 / (seeded ? 3 : 6));
@@ -874,10 +879,9 @@ static int plan_live(struct search_ctx *c, const struct lt_search *vs, double fi
         fprintf(stderr,
                 "loadtrace replay: live probes replay requests %llu-%llu of the trace's %zu "
                 "(trace time %.1f-%.1f s): %s\n",
-                (unsigned long long)c->win.first + 1,
-                (unsigned long long)(c->win.first + c->win.n), c->jobs.n,
-                (double)c->win.start_us / 1e6, (double)c->win.start_us / 1e6 + c->win.span_s,
-                why);
+                (unsigned long long)c->win.first + 1, (unsigned long long)(c->win.first + c->win.n),
+                c->jobs.n, (double)c->win.start_us / 1e6,
+                (double)c->win.start_us / 1e6 + c->win.span_s, why);
         fmt_secs(dw, sizeof dw, n_want > 1 ? (double)(n_want - 1) / first : 0);
         fprintf(stderr,
                 "loadtrace replay: %llu requests a probe, %llu of them warm-up: %llu judged "
@@ -885,8 +889,8 @@ static int plan_live(struct search_ctx *c, const struct lt_search *vs, double fi
                 "attainment to +-%.2f, but take %s a probe at %g req/s)\n",
                 (unsigned long long)nn, (unsigned long long)c->win.warmup,
                 (unsigned long long)(nn - c->win.warmup), c->attain,
-                (unsigned long long)c->min_judged, (unsigned long long)n_want, RATE_HALF_WIDTH,
-                dw, first);
+                (unsigned long long)c->min_judged, (unsigned long long)n_want, RATE_HALF_WIDTH, dw,
+                first);
     }
     if (!c->win.set || !vs)
         print_time_plan(c, first, seeded);
@@ -901,7 +905,9 @@ static void print_end(const struct search_ctx *c, enum lt_search_end e, bool vir
     if (e == LT_SEARCH_STOPPED) {
         int sig = cli_stop_signal();
         printf("capacity: stopped by %s after %u live and %u virtual probes",
-               sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT (the user)" : "a signal",
+               sig == SIGTERM  ? "SIGTERM"
+               : sig == SIGINT ? "SIGINT (the user)"
+                               : "a signal",
                c->live_probes, c->virtual_probes);
         if (c->cut_load > 0)
             printf(" (the live probe at %g in progress was cut short and is not judged)",
@@ -916,7 +922,8 @@ static void print_end(const struct search_ctx *c, enum lt_search_end e, bool vir
                c->max_time_load, d,
                c->live_probes == 0 && c->virtual_probes
                    ? "; no live probe was run, the virtual answer above stands unchecked"
-                   : "; the bracket is wider than asked");
+               : c->live_probes == 0 ? "; no live probe was run: raise --max-time"
+                                     : "; the bracket is wider than asked");
         return;
     }
     (void)virt;
@@ -992,8 +999,8 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
     }
 
     c->min_judged = lt_search_min_judged(attain);
-    c->user_bounds = o->tt.win_start_us > 0 || o->tt.win_end_us > 0 || o->requests > 0 ||
-                     o->tt.duration_us > 0;
+    c->user_bounds =
+        o->tt.win_start_us > 0 || o->tt.win_end_us > 0 || o->requests > 0 || o->tt.duration_us > 0;
     c->draw = !s->quiet && cli_progress_wanted();
     uint64_t per = probe_requests(c, true);
     if (!o->tt.duration_us && per < c->warmup + c->min_judged) {
@@ -1003,7 +1010,7 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
                   "least %llu judged to tell %g of them meeting the SLO apart; %s",
                   (unsigned long long)per, (unsigned long long)c->warmup,
                   (unsigned long long)c->min_judged, attain,
-                  s->concurrency ? "raise --requests" : "use a longer trace or --requests");
+                  s->concurrency || o->requests ? "raise --requests" : "use a longer trace");
         status = 2;
         goto out;
     }
@@ -1104,8 +1111,8 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
         printf("capacity (%s, SLO %s for %s of requests, virtual time%s): %s %s meets it, %s "
                "%s fails it; goodput %.3g req/s at %s; %u virtual probes\n",
                s->concurrency ? "concurrency" : "rate", s->slo, att,
-               c->vwin ? ", the live probes' window" : "", vlo, unit, vhi, unit, vs.lo_goodput,
-               vlo, c->virtual_probes);
+               c->vwin ? ", the live probes' window" : "", vlo, unit, vhi, unit, vs.lo_goodput, vlo,
+               c->virtual_probes);
     }
     if (c->whole_probes) {
         char wlo[32], whi[32];
