@@ -883,14 +883,23 @@ static int plan_live(struct search_ctx *c, const struct lt_search *vs, double fi
                 c->jobs.n, (double)c->win.start_us / 1e6,
                 (double)c->win.start_us / 1e6 + c->win.span_s, why);
         fmt_secs(dw, sizeof dw, n_want > 1 ? (double)(n_want - 1) / first : 0);
-        fprintf(stderr,
-                "loadtrace replay: %llu requests a probe, %llu of them warm-up: %llu judged "
-                "(the fewest whose interval can tell %g apart are %llu; %llu would measure "
-                "attainment to +-%.2f, but take %s a probe at %g req/s)\n",
-                (unsigned long long)nn, (unsigned long long)c->win.warmup,
-                (unsigned long long)(nn - c->win.warmup), c->attain,
-                (unsigned long long)c->min_judged, (unsigned long long)n_want, RATE_HALF_WIDTH, dw,
-                first);
+        if (nn >= n_want)
+            fprintf(stderr,
+                    "loadtrace replay: %llu requests a probe, %llu of them warm-up: %llu judged, "
+                    "enough to measure attainment to +-%.2f (the fewest whose interval can tell "
+                    "%g apart are %llu)\n",
+                    (unsigned long long)nn, (unsigned long long)c->win.warmup,
+                    (unsigned long long)(nn - c->win.warmup), RATE_HALF_WIDTH, c->attain,
+                    (unsigned long long)c->min_judged);
+        else
+            fprintf(stderr,
+                    "loadtrace replay: %llu requests a probe, %llu of them warm-up: %llu judged "
+                    "(the fewest whose interval can tell %g apart are %llu; %llu would measure "
+                    "attainment to +-%.2f, but take %s a probe at %g req/s)\n",
+                    (unsigned long long)nn, (unsigned long long)c->win.warmup,
+                    (unsigned long long)(nn - c->win.warmup), c->attain,
+                    (unsigned long long)c->min_judged, (unsigned long long)n_want, RATE_HALF_WIDTH,
+                    dw, first);
     }
     if (!c->win.set || !vs)
         print_time_plan(c, first, seeded);
