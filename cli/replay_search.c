@@ -1100,7 +1100,11 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
     char saved_p[32] = "", saved_s[32] = "";
     fmt_load(lo, sizeof lo, ans->lo);
     fmt_load(hi, sizeof hi, ans->hi);
-    snprintf(gp, sizeof gp, "%.3g", ans->lo_goodput);
+    double goodput = ans->lo_goodput;
+    const struct probe_window *aw = s->virtual_only ? c->vwin : &c->win;
+    if (!s->concurrency && aw && aw->set && ans->lo_probe >= 0) /* as analyze gives it */
+        goodput = ans->p[ans->lo_probe].attain * ans->lo;
+    snprintf(gp, sizeof gp, "%.3g", goodput);
     snprintf(att, sizeof att, "%g", attain);
     snprintf(probes, sizeof probes, "%u", s->virtual_only ? c->virtual_probes : c->live_probes);
     snprintf(wall_s, sizeof wall_s, "%.3f", wall);
@@ -1120,7 +1124,8 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
         printf("capacity (%s, SLO %s for %s of requests, virtual time%s): %s %s meets it, %s "
                "%s fails it; goodput %.3g req/s at %s; %u virtual probes\n",
                s->concurrency ? "concurrency" : "rate", s->slo, att,
-               c->vwin ? ", the live probes' window" : "", vlo, unit, vhi, unit, vs.lo_goodput, vlo,
+               c->vwin ? ", the live probes' window" : "", vlo, unit, vhi, unit,
+               c->vwin && vs.lo_probe >= 0 ? vs.p[vs.lo_probe].attain * vs.lo : vs.lo_goodput, vlo,
                c->virtual_probes);
     }
     if (c->whole_probes) {
