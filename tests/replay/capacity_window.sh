@@ -45,7 +45,7 @@ expect_grep "judged no request: the warm-up took all 40 requests of the probe; l
 "$L" replay "$T/d.lt.zst" --target sim --virtual --find-max rate --slo $SLO --requests 30 \
     -o "$T/r.lt.zst" -q >/dev/null 2>"$T/r.err"
 expect_status 2 $? "--requests too few for the interval"
-expect_grep "at least 35 judged.*raise --requests" "$T/r.err"
+expect_grep "at least 35 are needed.*raise --requests" "$T/r.err"
 
 # ---- 2. a live probe replays a window ----
 # 400 requests at 20 req/s: a probe replays the first 146 (+-0.05 at 0.9)
