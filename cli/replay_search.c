@@ -53,6 +53,8 @@
  * down to the fewest its interval needs, to last at most this long. */
 #define RATE_HALF_WIDTH 0.05
 #define LIVE_PROBE_BUDGET_S 120.0
+/* scrape samples of the model's values a virtual probe writes, at most */
+#define VIRTUAL_SCRAPES 1000
 /* windows of the trace the model compares to choose the live one */
 #define WINDOW_CANDIDATES 64
 
@@ -258,6 +260,16 @@ static int run_virtual(struct search_ctx *c, const struct probe_window *win, dou
                                : o.metrics_interval_us ? o.metrics_interval_us
                                                        : 250000,
     };
+    /* A probe at a low rate spans hours of model time: at most about
+     * VIRTUAL_SCRAPES samples a probe, however long, so that the probes
+     * stay as cheap as the search needs them to be. */
+    double span_s = c->s->concurrency ? 0
+                    : win && win->set
+                        ? win->span_s * c->trace_rate / (load / c->vscale)
+                        : (double)(c->kept > 1 ? c->kept - 1 : 0) / (load / c->vscale);
+    if (vo.metrics_interval_us > 0 &&
+        span_s / VIRTUAL_SCRAPES * 1e6 > (double)vo.metrics_interval_us)
+        vo.metrics_interval_us = (int64_t)(span_s / VIRTUAL_SCRAPES * 1e6);
     lt_replay_plan_opts(&o, &vo.plan);
     struct lt_sim_vstats tot = {0};
     return lt_sim_virtual_replay(&c->prof, &c->jobs, &vo, &tot, err);
@@ -1179,28 +1191,50 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
                saved_wall);
     }
     fflush(stdout);
-    const char *mk[] = {
-        "trace",           "target",          "capacity_axis",     "capacity_slo",
-        "capacity_attain", "capacity_max",    "capacity_fail",     "capacity_goodput",
-        "capacity_end",    "capacity_probes", "capacity_wall_s",   "capacity_engine",
-        "virtual_probes",  "virtual_cpu_s",   "live_probes_saved", "wall_s_saved"};
-    const char *mv[] = {o->trace_path,
-                        s->target_sim ? "sim" : o->target,
-                        s->concurrency ? "concurrency" : "rate",
-                        s->slo,
-                        att,
-                        lo,
-                        hi,
-                        gp,
-                        lt_search_end_name(ans->end),
-                        probes,
-                        wall_s,
-                        s->virtual_only ? "virtual" : "live",
-                        vprobes,
-                        vcpu,
-                        saved_p,
-                        saved_s};
-    size_t nm = sizeof mk / sizeof mk[0] - (saved_p[0] ? 0 : 2);
+    const char *mk[24] = {
+        "trace",           "target",          "capacity_axis",    "capacity_slo", "capacity_attain",
+        "capacity_max",    "capacity_fail",   "capacity_goodput", "capacity_end", "capacity_probes",
+        "capacity_wall_s", "capacity_engine", "virtual_probes",   "virtual_cpu_s"};
+    const char *mv[24] = {o->trace_path,
+                          s->target_sim ? "sim" : o->target,
+                          s->concurrency ? "concurrency" : "rate",
+                          s->slo,
+                          att,
+                          lo,
+                          hi,
+                          gp,
+                          c->stopped ? "stopped" : lt_search_end_name(ans->end),
+                          probes,
+                          wall_s,
+                          s->virtual_only ? "virtual" : "live",
+                          vprobes,
+                          vcpu};
+    size_t nm = 14;
+    if (saved_p[0]) {
+        mk[nm] = "live_probes_saved";
+        mv[nm++] = saved_p;
+        mk[nm] = "wall_s_saved";
+        mv[nm++] = saved_s;
+    }
+    /* which part of the trace the live probes replayed, and the model's
+     * answer for the whole trace when that chose it */
+    char win[160], wmax[32], wfail[32];
+    if (c->win.set) {
+        snprintf(win, sizeof win, "requests %llu-%llu of %zu, trace time %.6f-%.6f s",
+                 (unsigned long long)c->win.first + 1,
+                 (unsigned long long)(c->win.first + c->win.n), c->jobs.n,
+                 (double)c->win.start_us / 1e6, (double)c->win.start_us / 1e6 + c->win.span_s);
+        mk[nm] = "capacity_window";
+        mv[nm++] = win;
+    }
+    if (c->whole_probes) {
+        fmt_load(wmax, sizeof wmax, c->whole.lo);
+        fmt_load(wfail, sizeof wfail, c->whole.hi);
+        mk[nm] = "capacity_whole_max";
+        mv[nm++] = wmax;
+        mk[nm] = "capacity_whole_fail";
+        mv[nm++] = wfail;
+    }
     if (write_results(c, ans, mk, mv, nm, &err) < 0) {
         cli_error("replay", "%s: %s", o->out_path, err.msg);
         goto out;

@@ -93,10 +93,13 @@ void lt_search_init(struct lt_search *s, const struct lt_search_opts *o)
         d->max_repeats = 1;
     if (!(d->max_fault_share > 0))
         d->max_fault_share = 0.05;
-    if (d->integer)
+    if (d->integer) {
         d->start = fmax(1, round(d->start));
-    else
+    } else { /* the bounds too: a load clamped to one is still a round one */
         d->start = lt_search_round(d->start, d->precision);
+        d->min_load = lt_search_round(d->min_load, d->precision);
+        d->max_load = lt_search_round(d->max_load, d->precision);
+    }
     s->lo_probe = s->hi_probe = -1;
     s->next = d->start;
 }
