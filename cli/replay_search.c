@@ -688,20 +688,6 @@ static int count_kept(void *ud, const struct lt_plan_rec_key *k)
             return r_;                                                                             \
     } while (0)
 
-static uint64_t warm_of(const struct search_ctx *c, uint64_t n)
-{
-    return c->o->warmup ? c->o->warmup : n / 20;
-}
-
-/* The fewest requests a probe can replay for judged ones to be `judged`. */
-static uint64_t requests_for_judged(const struct search_ctx *c, uint64_t judged)
-{
-    uint64_t n = judged;
-    while (n - warm_of(c, n) < judged)
-        n++;
-    return n;
-}
-
 struct key_times {
     const uint64_t *idx; /* ascending */
     int64_t *t;
@@ -733,7 +719,11 @@ static void window_from(const struct search_ctx *c, uint64_t first, uint64_t n, 
     w->end_us = first + n < c->jobs.n ? t1 : 0;
     if (w->end_us && w->end_us <= t0)
         w->end_us = t0 + 1;
-    w->warmup = warm_of(c, n);
+    /* No warm-up: replay flags a warm-up request by its place in the
+     * trace (seq < warmup), which a slice from the middle never has; the
+     * slice is part of a running trace, and the probes before warmed the
+     * server. (--warmup keeps the whole trace: cli_replay_search.) */
+    w->warmup = 0;
     w->span_s = (double)((first + n < c->jobs.n ? t1 : c->jobs.t_last) - t0) / 1e6;
 }
 
@@ -862,8 +852,8 @@ static int plan_live(struct search_ctx *c, const struct lt_search *vs, double fi
                      struct lt_err *err)
 {
     const struct cli_search_opts *s = c->s;
-    uint64_t n_lo = requests_for_judged(c, c->min_judged);
-    uint64_t n_want = requests_for_judged(c, lt_search_requests_for(c->attain, RATE_HALF_WIDTH));
+    uint64_t n_lo = c->min_judged; /* a window has no warm-up (window_from) */
+    uint64_t n_want = lt_search_requests_for(c->attain, RATE_HALF_WIDTH);
     double budget = LIVE_PROBE_BUDGET_S;
     if (s->max_time_us > 0)
         budget = fmin(budget, (double)s->max_time_us / 1e6 / (seeded ? 3 : 6));
@@ -1020,8 +1010,8 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
     }
 
     c->min_judged = lt_search_min_judged(attain);
-    c->user_bounds =
-        o->tt.win_start_us > 0 || o->tt.win_end_us > 0 || o->requests > 0 || o->tt.duration_us > 0;
+    c->user_bounds = o->tt.win_start_us > 0 || o->tt.win_end_us > 0 || o->requests > 0 ||
+                     o->tt.duration_us > 0 || o->warmup > 0;
     c->draw = !s->quiet && cli_progress_wanted();
     uint64_t per = probe_requests(c, true);
     /* (with --requests the plan's own sample checks come first: whole
