@@ -908,6 +908,69 @@ static int plan_live(struct search_ctx *c, const struct lt_search *vs, double fi
     return 0;
 }
 
+/* The live probes answer for the window: the model is asked the same
+ * question (vs, again), and its answer seeds the live search (ls); the
+ * whole trace's answer, which chose the window, is kept apart (said, not
+ * recorded). Returns 0 or a negative code. */
+static int search_window(struct search_ctx *c, const struct lt_search_opts *so,
+                         struct lt_search *vs, struct lt_search *ls, bool *seeded,
+                         struct lt_err *err)
+{
+    c->whole = *vs;
+    c->whole_probes = c->virtual_probes;
+    for (uint32_t k = 0; k < c->n_files; k++)
+        unlink(c->files[k].path);
+    c->n_files = 0;
+    c->virtual_probes = 0;
+    c->vwin = &c->win;
+    lt_search_init(vs, so);
+    vs->o.no_repeat = true;
+    lt_search_seed(vs, c->whole.lo, c->whole.hi, 0);
+    RETURN_IF_FAILED(search(c, vs, true, err));
+    *seeded = vs->end != LT_SEARCH_FAULTS && (vs->lo > 0 || vs->hi > 0);
+    lt_search_init(ls, so);
+    if (*seeded)
+        lt_search_seed(ls, vs->lo, vs->hi, 0);
+    if (!c->s->quiet)
+        print_time_plan(c, ls->next, *seeded);
+    return 0;
+}
+
+/* What virtual first saved: a live-only search from the same start, had
+ * every probe agreed with the answer found; saved_p and saved_s get the
+ * probes and the seconds, for the header's meta. */
+static void print_savings(const struct search_ctx *c, const struct lt_search *ans,
+                          const struct lt_search_opts *so, char *saved_p, size_t np, char *saved_s,
+                          size_t ns)
+{
+    /* A live-only search from the same start, had every probe agreed
+     * with the answer found. */
+    uint32_t decided = 0;
+    double load_wall = 0; /* sum of wall x load over the live probes */
+    for (uint32_t k = 0; k < ans->n && k < c->n_files; k++)
+        decided += ans->p[k].decided;
+    for (uint32_t k = 0; k < c->n_files; k++)
+        if (!c->files[k].virt)
+            load_wall += c->files[k].wall_s * c->files[k].p.load;
+    double mean = c->live_probes ? c->live_wall_s / c->live_probes : 0;
+    double cold_wall;
+    uint32_t cold = cold_probes(so, ans->lo, !c->s->concurrency,
+                                c->live_probes ? load_wall / c->live_probes : 0, mean, &cold_wall);
+    /* A live-only search repeats unsure probes as often as this one
+     * did: scale its decisions by the runs each took here. */
+    double runs_per = decided ? (double)c->live_probes / decided : 1;
+    double saved = ((double)cold - (double)decided) * runs_per;
+    double saved_wall = cold_wall * runs_per - c->live_wall_s - c->virtual_cpu_s;
+    snprintf(saved_p, np, "%.1f", saved);
+    snprintf(saved_s, ns, "%.3f", saved_wall);
+    printf("virtual first: %u virtual probes in %.2f s of CPU placed the live probes; a "
+           "live-only search from the same start would have needed about %.0f live probes "
+           "and %.0f s: %.0f probes and about %.0f s of wall time saved (an estimate; "
+           "bench/README.md measures both)\n",
+           c->virtual_probes, c->virtual_cpu_s, cold * runs_per, cold_wall * runs_per, saved,
+           saved_wall);
+}
+
 /* Why the search ended without an answer within its precision, with
  * what it knew. */
 static void print_end(const struct search_ctx *c, enum lt_search_end e, bool virt)
@@ -1051,30 +1114,11 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
             goto out;
         }
         if (seeded && c->win.set) {
-            /* The live probes answer for the window: the model is asked
-             * the same question, and its answer seeds them; the whole
-             * trace's answer is kept apart (said, not recorded). */
-            c->whole = vs;
-            c->whole_probes = c->virtual_probes;
-            for (uint32_t k = 0; k < c->n_files; k++)
-                unlink(c->files[k].path);
-            c->n_files = 0;
-            c->virtual_probes = 0;
-            c->vwin = &c->win;
-            lt_search_init(&vs, &so);
-            vs.o.no_repeat = true;
-            lt_search_seed(&vs, c->whole.lo, c->whole.hi, 0);
-            if (search(c, &vs, true, &err) < 0) {
+            if (search_window(c, &so, &vs, &ls, &seeded, &err) < 0) {
                 cli_error("replay", "virtual probe of the window: %s", err.msg);
                 status = cli_fail_status(&err);
                 goto out;
             }
-            seeded = vs.end != LT_SEARCH_FAULTS && (vs.lo > 0 || vs.hi > 0);
-            lt_search_init(&ls, &so);
-            if (seeded)
-                lt_search_seed(&ls, vs.lo, vs.hi, 0);
-            if (!s->quiet)
-                print_time_plan(c, ls.next, seeded);
         }
         if (s->target_sim) {
             c->sim = lt_sim_start(s->sim, &err);
@@ -1151,35 +1195,8 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
         printf("saturated: %u live probe%s stopped early (requests in flight, the schedule lag "
                "or the server's queue grew without bound), about %.0f s of probing saved\n",
                n_cut, n_cut == 1 ? "" : "s", c->cut_saved_s);
-    if (s->virtual_first && !s->virtual_only && ans->lo > 0) {
-        /* A live-only search from the same start, had every probe agreed
-         * with the answer found. */
-        uint32_t decided = 0;
-        double load_wall = 0; /* sum of wall x load over the live probes */
-        for (uint32_t k = 0; k < ans->n && k < c->n_files; k++)
-            decided += ans->p[k].decided;
-        for (uint32_t k = 0; k < c->n_files; k++)
-            if (!c->files[k].virt)
-                load_wall += c->files[k].wall_s * c->files[k].p.load;
-        double mean = c->live_probes ? c->live_wall_s / c->live_probes : 0;
-        double cold_wall;
-        uint32_t cold =
-            cold_probes(&so, ans->lo, !s->concurrency,
-                        c->live_probes ? load_wall / c->live_probes : 0, mean, &cold_wall);
-        /* A live-only search repeats unsure probes as often as this one
-         * did: scale its decisions by the runs each took here. */
-        double runs_per = decided ? (double)c->live_probes / decided : 1;
-        double saved = ((double)cold - (double)decided) * runs_per;
-        double saved_wall = cold_wall * runs_per - c->live_wall_s - c->virtual_cpu_s;
-        snprintf(saved_p, sizeof saved_p, "%.1f", saved);
-        snprintf(saved_s, sizeof saved_s, "%.3f", saved_wall);
-        printf("virtual first: %u virtual probes in %.2f s of CPU placed the live probes; a "
-               "live-only search from the same start would have needed about %.0f live probes "
-               "and %.0f s: %.0f probes and about %.0f s of wall time saved (an estimate; "
-               "bench/README.md measures both)\n",
-               c->virtual_probes, c->virtual_cpu_s, cold * runs_per, cold_wall * runs_per, saved,
-               saved_wall);
-    }
+    if (s->virtual_first && !s->virtual_only && ans->lo > 0)
+        print_savings(c, ans, &so, saved_p, sizeof saved_p, saved_s, sizeof saved_s);
     fflush(stdout);
     const char *mk[24] = {
         "trace",           "target",          "capacity_axis",    "capacity_slo", "capacity_attain",
