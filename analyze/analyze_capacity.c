@@ -70,6 +70,10 @@ bool lt_analyze_capacity(const struct lt_analysis *a, const char *engine,
              * rate below its (live) load: its goodput in live units too */
             if (!strcmp(p->search, "rate") && r->rate > 0)
                 c->goodput *= p->load / r->rate;
+            /* a window of the trace (a speed, not a rate) keeps its own
+             * pace, a burst's perhaps: the load's share that met the SLO */
+            if (!strcmp(p->search, "rate") && r->speed > 0)
+                c->goodput = p->attain * p->load;
         } else if (failing(p->verdict) && (c->min_fail == 0 || p->load < c->min_fail)) {
             c->min_fail = p->load;
         }

@@ -109,7 +109,7 @@ static void summary(const struct lt_analysis *a, FILE *out)
         bool knee = a->knee >= 0 && k == (uint32_t)a->knee && k < a->n_points;
         char lev[48];
         if (a->sweep_axis && k < a->n_points)
-            snprintf(lev, sizeof lev, "%g", a->points[k].x);
+            snprintf(lev, sizeof lev, "%.4g", a->points[k].x);
         else
             lt_analyze_level(r, lev, sizeof lev);
         fprintf(out, "<tr%s><td class=l>", knee ? " class=knee" : "");

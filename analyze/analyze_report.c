@@ -43,7 +43,10 @@ static double ms(double us)
  * rate or speed, in at most 8 characters for the usual levels. */
 static void run_label(const struct lt_analyze_run *r, char *buf, size_t n)
 {
-    if (r->concurrency)
+    if (r->probe.search[0] && r->probe.load > 0) /* a probe: its load, live units */
+        snprintf(buf, n, "%s %.4g%s", !strcmp(r->probe.engine, "live") ? "live" : "virt",
+                 r->probe.load, strcmp(r->probe.search, "concurrency") ? "/s" : "");
+    else if (r->concurrency)
         snprintf(buf, n, "%u", r->concurrency);
     else if (r->rate > 0)
         snprintf(buf, n, "%.4g/s", r->rate);
@@ -70,6 +73,18 @@ static double share(uint64_t part, uint64_t whole)
 
 void lt_analyze_level(const struct lt_analyze_run *r, char *buf, size_t n)
 {
+    /* a probe of a capacity search: its load, as the capacity table gives
+     * it (a virtual probe of a time-scaled model ran at load / scale) */
+    if (r->probe.search[0] && r->probe.load > 0) {
+        if (!strcmp(r->probe.search, "concurrency"))
+            snprintf(buf, n, "%s C=%g", r->probe.engine, r->probe.load);
+        else if (r->rate > 0 && fabs(r->rate / r->probe.load - 1) > 1e-6)
+            snprintf(buf, n, "%s rate %.4g/s (model %.3g/s)", r->probe.engine, r->probe.load,
+                     r->rate);
+        else
+            snprintf(buf, n, "%s rate %.4g/s", r->probe.engine, r->probe.load);
+        return;
+    }
     if (r->concurrency)
         snprintf(buf, n, "C=%u", r->concurrency);
     else if (r->rate > 0)

@@ -881,10 +881,37 @@ int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err)
     }
     a->n_points = 0;
     a->knee = -1;
+    /* A capacity search: the probes of one engine, at their load (live
+     * units), so that a virtual probe of a time-scaled model (its rate
+     * and times in model time) never sits beside a live one on a curve;
+     * live when there are live probes. A probe of a window of the trace
+     * ran at a speed: its load is still the whole trace's rate. */
+    const char *engine = NULL;
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        const struct lt_analyze_probe *p = &a->runs[i]->probe;
+        if (p->search[0] && (!engine || !strcmp(p->engine, "live"))) {
+            engine = p->engine;
+            any_c = !strcmp(p->search, "concurrency");
+            any_r = !any_c;
+        }
+    }
     a->sweep_axis = any_c ? "concurrency" : any_r ? "rate" : NULL;
     for (uint32_t i = 0; a->sweep_axis && i < a->n_runs; i++) {
-        double x = any_c ? a->runs[i]->concurrency : a->runs[i]->rate;
-        if (x > 0 && a->runs[i]->ok > 0)
+        const struct lt_analyze_run *r = a->runs[i];
+        double x = any_c ? r->concurrency : r->rate;
+        if (engine) {
+            if (!r->probe.search[0] || strcmp(r->probe.engine, engine) != 0)
+                continue;
+            x = r->probe.load;
+            /* a repeat at one load: the run that decided it (the last),
+             * one point and one label a load */
+            bool later = false;
+            for (uint32_t k = i + 1; k < a->n_runs && !later; k++)
+                later = a->runs[k]->probe.load == x && !strcmp(a->runs[k]->probe.engine, engine);
+            if (later)
+                continue;
+        }
+        if (x > 0 && r->ok > 0)
             a->points[a->n_points++] = (struct lt_analyze_point){.run = i, .x = x};
     }
     qsort(a->points, a->n_points, sizeof a->points[0], cmp_points);

@@ -260,16 +260,33 @@ static void on_stop_signal(int sig)
 int cli_replay_run(struct lt_replay *rp, struct lt_err *err)
 {
     g_replay = rp;
-    struct sigaction sa = {0};
+    struct sigaction sa = {0}, old_int, old_term;
     sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    if (g_stop_sig) /* it came before the run could be told */
+        lt_replay_stop(rp);
+    int rc = lt_replay_run(rp, err);
+    /* back to what was there: a search keeps catching between its probes */
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    g_replay = NULL;
+    return rc;
+}
+
+void cli_stop_catch(bool on)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on ? on_stop_signal : SIG_DFL;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    int rc = lt_replay_run(rp, err);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    g_replay = NULL;
-    return rc;
+}
+
+int cli_stop_signal(void)
+{
+    return (int)g_stop_sig;
 }
 
 bool cli_parse_slo(const char *cmd, const char *s, int64_t *ttft_us, int64_t *tpot_us,

@@ -85,8 +85,14 @@ struct lt_replay;
 struct lt_err;
 /* lt_replay_run(), with SIGINT and SIGTERM stopping the replay (it ends
  * its requests and records every one) instead of killing the process;
- * the default handlers are back when it returns. */
+ * the handlers from before are back when it returns. */
 int cli_replay_run(struct lt_replay *rp, struct lt_err *err);
+/* Catch SIGINT and SIGTERM outside a run too (on), or no longer (off):
+ * a capacity search between its probes notes the signal and stops at the
+ * next step, saying what it knew. */
+void cli_stop_catch(bool on);
+/* The signal that asked to stop (SIGINT, SIGTERM), 0 if none came. */
+int cli_stop_signal(void);
 
 /* The exit status of a replay that ran to its end or was stopped
  * (docs/cli.md): 128 + the signal that stopped it (130 SIGINT, 143

@@ -34,6 +34,42 @@ uint64_t lt_search_requests_for(double p, double half)
     return n < 1 ? 1 : (uint64_t)ceil(n);
 }
 
+uint64_t lt_search_min_judged(double attain)
+{
+    if (!(attain > 0 && attain < 1))
+        return 0;
+    /* Wilson's lower bound of n out of n is n / (n + z^2) */
+    uint64_t n = (uint64_t)ceil(attain * Z95 * Z95 / (1 - attain));
+    double lo, hi;
+    for (;; n++) {
+        lt_search_wilson(n, n, Z95, &lo, &hi);
+        if (lo > attain)
+            return n;
+    }
+}
+
+double lt_search_round(double x, double precision)
+{
+    if (!(x > 0) || !isfinite(x))
+        return x;
+    /* significant digits that tell apart loads precision / 2 apart (the
+     * smallest step of a bisection) wherever the mantissa falls */
+    int d = (int)ceil(1 + log10(2 / (precision > 0 ? precision : 0.05)));
+    if (d < 3)
+        d = 3;
+    if (d > 15)
+        return x;
+    int e = (int)floor(log10(x)) - (d - 1);
+    /* an integer over a power of ten (exact up to 1e22): the double
+     * nearest the decimal, as strtod reads the printed digits */
+    if (e < 0) {
+        double p = pow(10, -e);
+        return round(x * p) / p;
+    }
+    double p = pow(10, e);
+    return round(x / p) * p;
+}
+
 void lt_search_init(struct lt_search *s, const struct lt_search_opts *o)
 {
     memset(s, 0, sizeof *s);
@@ -57,8 +93,13 @@ void lt_search_init(struct lt_search *s, const struct lt_search_opts *o)
         d->max_repeats = 1;
     if (!(d->max_fault_share > 0))
         d->max_fault_share = 0.05;
-    if (d->integer)
+    if (d->integer) {
         d->start = fmax(1, round(d->start));
+    } else { /* the bounds too: a load clamped to one is still a round one */
+        d->start = lt_search_round(d->start, d->precision);
+        d->min_load = lt_search_round(d->min_load, d->precision);
+        d->max_load = lt_search_round(d->max_load, d->precision);
+    }
     s->lo_probe = s->hi_probe = -1;
     s->next = d->start;
 }
@@ -77,6 +118,8 @@ void lt_search_seed(struct lt_search *s, double lo, double hi, double margin)
     }
     if (s->o.integer)
         s->o.start = fmax(1, round(s->o.start));
+    else
+        s->o.start = lt_search_round(s->o.start, s->o.precision);
     s->next = s->o.start;
 }
 
@@ -101,8 +144,7 @@ void lt_search_give_up(struct lt_search *s, enum lt_search_end why)
 
 static double step_to(const struct lt_search *s, double x)
 {
-    if (s->o.integer)
-        x = round(x);
+    x = s->o.integer ? round(x) : lt_search_round(x, s->o.precision);
     return fmin(fmax(x, s->o.min_load), s->o.max_load);
 }
 
@@ -139,9 +181,9 @@ static void choose_next(struct lt_search *s, double load)
         return;
     }
     double mid = (s->lo + s->hi) / 2;
-    if (o->integer)
-        mid = floor(mid);
-    s->next = mid;
+    /* rounded, it stays strictly inside: the bracket is wider than
+     * precision, and rounding moves it by at most precision / 4 */
+    s->next = o->integer ? floor(mid) : lt_search_round(mid, o->precision);
 }
 
 const struct lt_search_probe *lt_search_add(struct lt_search *s, uint64_t n, uint64_t good,

@@ -97,6 +97,17 @@ void lt_search_wilson(uint64_t good, uint64_t n, double z, double *lo, double *h
  * p is at most half (the binomial normal approximation, z = 1.96). */
 uint64_t lt_search_requests_for(double p, double half);
 
+/* The fewest judged requests a probe needs for its interval to tell
+ * attainment `attain` apart at all: every one of them meeting the SLO
+ * puts the lower end of the interval above attain (35 at 0.9, 59 at
+ * 0.95, 381 at 0.99). A probe with fewer decides nothing. */
+uint64_t lt_search_min_judged(double attain);
+
+/* A load rounded to what a search of that precision can tell apart: 3
+ * significant digits at 5 % (4 at 1 %). The search probes only such
+ * loads, so the load it prints is the load it ran. */
+double lt_search_round(double x, double precision);
+
 void lt_search_init(struct lt_search *s, const struct lt_search_opts *o);
 
 /* Seed the search with a bracket found elsewhere (a virtual search): the

@@ -1,7 +1,7 @@
 # SLO attainment against load, from a capacity search (replay --find-max):
 # each probe's share of requests meeting the SLO with its 95 % interval,
-# live and virtual apart, the target as a horizontal line and the maximum
-# found as a vertical one.
+# live and virtual apart, the target as a horizontal line (in the key) and
+# the maximum found as a vertical one.
 # loadtrace analyze sets above: data, out, chart_title, xlabel, target (the
 # share that must meet the SLO), found (the highest load meeting it, live
 # if any; 0 = none).
@@ -17,8 +17,8 @@ set key title chart_title font ",13"
 set xlabel xlabel
 set ylabel "Requests meeting the SLO (share)"
 set yrange [0:1.05]
-set arrow 1 from graph 0, first target to graph 1, first target nohead ls 3
-set label 1 sprintf("target %.3g", target) at graph 0.02, first target offset 0, 0.7
+# the target is a curve of its own, named in the key: a label on the
+# frame would sit on the lowest load's probe, which is always there
 if (found > 0) {
     set arrow 2 from found, graph 0 to found, graph 1 nohead dt 3 lw 1.5 lc rgb "#777777"
     set label 2 "max" at found, graph 0.1 offset 0.6, 0
@@ -32,6 +32,7 @@ do for [fmt in "png svg"] {
     }
     set output out.".".fmt
     plot data using 1:($5 == 1 ? $2 : NaN):3:4 with yerrorbars ls 1 title "live", \
-         data using 1:($5 == 0 ? $2 : NaN):3:4 with yerrorbars ls 2 title "virtual"
+         data using 1:($5 == 0 ? $2 : NaN):3:4 with yerrorbars ls 2 title "virtual", \
+         target with lines ls 3 title sprintf("target %.3g", target)
     unset output
 }

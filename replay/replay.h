@@ -225,6 +225,12 @@ struct lt_replay_opts {
     void (*note)(void *ud, const char *line);
     void *note_ud;
 
+    /* What an earlier replay of the same target learned before its run
+     * (lt_replay_known_new): lt_replay_prepare then takes the model and the
+     * prompt calibration from it and asks the target neither again (a
+     * capacity search's later probes). NULL: ask. */
+    const struct lt_replay_known *known;
+
     /* One part of a replay split over several processes (the MPI job of
      * cli/replay_mpi.c; replay itself knows nothing of MPI). parts > 1: this
      * process sends only part `part`'s requests, chosen by
@@ -250,6 +256,7 @@ struct lt_replay_opts {
 void lt_replay_plan_opts(const struct lt_replay_opts *o, struct lt_plan_opts *po);
 
 struct lt_replay;
+struct lt_replay_known;
 
 /* Check the options, read the trace, size the plan, prepare the HTTP
  * machinery and the event loop. No network call. Returns NULL and fills
@@ -277,6 +284,13 @@ void lt_replay_stop_signal(struct lt_replay *r, int sig);
 bool lt_replay_stopped(const struct lt_replay *r);
 
 void lt_replay_get_stats(const struct lt_replay *r, struct lt_replay_stats *st);
+
+/* A copy of what lt_replay_prepare learned of r's target (the model, the
+ * prompt calibration and the token ids it may use), for opts.known of
+ * another replay of the same target; NULL when out of memory. */
+struct lt_replay_known *lt_replay_known_new(const struct lt_replay *r);
+/* Free; NULL is a no-op. */
+void lt_replay_known_free(struct lt_replay_known *k);
 
 /* Free; NULL is a no-op. */
 void lt_replay_free(struct lt_replay *r);

@@ -149,14 +149,70 @@ out:
     return rp;
 }
 
+struct lt_replay_known {
+    char model[128];
+    struct lt_replay_calib calib;
+    char calib_how[160];
+    uint32_t *ids;
+    size_t n_ids;
+};
+
+struct lt_replay_known *lt_replay_known_new(const struct lt_replay *rp)
+{
+    struct lt_replay_known *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    snprintf(k->model, sizeof k->model, "%s", rp->model);
+    k->calib = rp->build.calib;
+    snprintf(k->calib_how, sizeof k->calib_how, "%s", rp->st.calib_how);
+    if (rp->build.n_ids) {
+        k->ids = malloc(rp->build.n_ids * sizeof *k->ids);
+        if (!k->ids) {
+            free(k);
+            return NULL;
+        }
+        memcpy(k->ids, rp->build.ids, rp->build.n_ids * sizeof *k->ids);
+        k->n_ids = rp->build.n_ids;
+    }
+    return k;
+}
+
+void lt_replay_known_free(struct lt_replay_known *k)
+{
+    if (!k)
+        return;
+    free(k->ids);
+    free(k);
+}
+
+/* The model and the calibration an earlier replay of this target learned. */
+static int take_known(struct lt_replay *rp, const struct lt_replay_known *k, struct lt_err *err)
+{
+    snprintf(rp->model, sizeof rp->model, "%s", k->model);
+    rp->build.calib = k->calib;
+    snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "%.140s (learned before)", k->calib_how);
+    if (k->n_ids) {
+        uint32_t *ids = malloc(k->n_ids * sizeof *ids);
+        if (!ids)
+            return lt_errset(err, LT_ENOMEM, "out of memory");
+        memcpy(ids, k->ids, k->n_ids * sizeof *ids);
+        free(rp->tok_ids);
+        rp->tok_ids = ids;
+        rp->build.ids = ids;
+        rp->build.n_ids = k->n_ids;
+    }
+    return 0;
+}
+
 int lt_replay_prepare(struct lt_replay *rp, struct lt_err *err)
 {
     h1_prepare(rp);
-    int rc = lt_replay_find_model(rp, err);
+    int rc = rp->o.known ? take_known(rp, rp->o.known, err) : lt_replay_find_model(rp, err);
     if (rc < 0)
         return rc;
     snprintf(rp->st.model, sizeof rp->st.model, "%s", rp->model);
-    lt_replay_calibrate(rp);
+    if (!rp->o.known)
+        lt_replay_calibrate(rp);
     rp->st.calib = rp->build.calib;
     if ((rc = lt_replay_scrape_prepare(rp, err)) < 0)
         return rc;

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A server that meets the SLO for 99 % of requests below cap, 50 % above. */
@@ -42,6 +44,41 @@ static void test_wilson(void **state)
     /* 0.9 to +-0.02 needs about 865 requests */
     uint64_t k = lt_search_requests_for(0.9, 0.02);
     assert_true(k >= 860 && k <= 870);
+}
+
+/* The fewest judged requests, by hand: n / (n + 1.96^2) > attain. */
+static void test_min_judged(void **state)
+{
+    (void)state;
+    assert_int_equal(lt_search_min_judged(0.9), 35);  /* 34/37.84 = 0.8985, 35/38.84 = 0.9011 */
+    assert_int_equal(lt_search_min_judged(0.95), 73); /* 72/75.84 = 0.9494, 73/76.84 = 0.9500+ */
+    assert_int_equal(lt_search_min_judged(0.99), 381);
+    assert_int_equal(lt_search_min_judged(1), 0);
+}
+
+/* Loads are rounded to 3 significant digits at 5 %, 4 at 1 %, and a
+ * search probes only such loads. */
+static void test_round(void **state)
+{
+    (void)state;
+    assert_true(fabs(lt_search_round(2.76507, 0.05) - 2.77) < 1e-12);
+    assert_true(fabs(lt_search_round(0.000976562390625, 0.05) - 0.000977) < 1e-15);
+    assert_true(fabs(lt_search_round(21.2809, 0.01) - 21.28) < 1e-12);
+    assert_true(fabs(lt_search_round(118.884, 0.05) - 119) < 1e-12);
+    struct lt_search s;
+    struct lt_search_opts o = {.attain = 0.9, .start = 2.566355, .precision = 0.05};
+    lt_search_init(&s, &o);
+    double load;
+    bool rep;
+    while (lt_search_next(&s, &load, &rep)) {
+        char a[32];
+        snprintf(a, sizeof a, "%.3g", load);
+        assert_true(load == strtod(a, NULL));
+        double att = load <= 0.31 ? 0.99 : 0.5;
+        lt_search_add(&s, 1000, (uint64_t)(att * 1000), 0, false, 0);
+    }
+    assert_int_equal(s.end, LT_SEARCH_FOUND);
+    assert_true(s.lo <= 0.31 && s.hi > 0.31 && s.hi <= s.lo * 1.05);
 }
 
 static void test_finds_rate(void **state)
@@ -201,6 +238,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wilson),
+        cmocka_unit_test(test_min_judged),
+        cmocka_unit_test(test_round),
         cmocka_unit_test(test_finds_rate),
         cmocka_unit_test(test_finds_concurrency),
         cmocka_unit_test(test_shrinks_and_floor),

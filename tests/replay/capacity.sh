@@ -153,6 +153,21 @@ awk -v l="$lmax" -v v="$vmax" 'BEGIN { d = l / v - 1; exit !(d <= 0.1 && d >= -0
 expect_eq "$(jq '.capacity.probes | length' "$T/lv.json")" "$(grep -vc '^#' "$T/pl/capacity.dat")" \
     "one point per probe"
 expect_grep "<h2>Capacity</h2>" "$T/r.html"
+# one rate means one thing: every probe's load is a rounded one (3
+# significant digits at 5 %), the throughput curve holds the live probes
+# only (the virtual ones ran the model at load / 20, in model time), at
+# their loads, one point a load, and each probe's header gives its load
+# as the capacity table does
+jq -r '.capacity.probes[].load' "$T/lv.json" | awk '{ s = sprintf("%.3g", $1); if (s + 0 != $1 + 0) { print "unrounded load " $1; bad = 1 } } END { exit bad }' ||
+    fail "loads with more digits than the search can tell apart"
+jq -r '[.capacity.probes[] | select(.engine == "live") | .load] | unique | .[]' "$T/lv.json" |
+    sort -g >"$T/live_loads"
+grep -v '^#' "$T/pl/throughput.dat" | awk '{ print $1 }' | sort -g >"$T/curve_loads"
+cmp -s "$T/live_loads" "$T/curve_loads" ||
+    fail "the throughput curve's x ($(paste -sd' ' "$T/curve_loads")) is not the live loads ($(paste -sd' ' "$T/live_loads"))"
+vload=$(jq -r '[.capacity.probes[] | select(.engine == "virtual")][0].load' "$T/lv.json")
+grep -q "virtual rate $vload/s (model " "$T/r.html" ||
+    fail "the first virtual probe's header does not give its load $vload"
 
 # ---- 4. faults are not capacity ----
 # (virtual first: the live probes start near the capacity, not at the
@@ -174,8 +189,10 @@ expect_eq null "$(jq -r .capacity.live.max_ok "$T/f.json")" "no capacity from fa
 "$L" synth --arrivals poisson --rate 40 --requests 400 --in fixed:200 --out fixed:200 --seed 3 \
     -q -o "$T/big.lt.zst" || fail "synth big"
 start_sim over
+# (--requests 400: the whole trace a probe, not the window a live probe
+# would replay by itself)
 "$L" replay "$T/big.lt.zst" --target "$SIM_URL" --find-max rate --slo $SLO --max-probes 1 \
-    -o "$T/ov.lt.zst" >"$T/ov.out" 2>"$T/ov.err"
+    --requests 400 -o "$T/ov.lt.zst" >"$T/ov.out" 2>"$T/ov.err"
 expect_status 0 $? "a search whose probe is far beyond the capacity"
 stop_sim
 expect_grep "^saturated: 1 live probe stopped early" "$T/ov.out"
