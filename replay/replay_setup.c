@@ -152,7 +152,7 @@ out:
 struct lt_replay_known {
     char model[128];
     struct lt_replay_calib calib;
-    char calib_how[160];
+    char calib_how[sizeof((struct lt_replay_stats *)0)->calib_how];
     uint32_t *ids;
     size_t n_ids;
 };
@@ -190,7 +190,7 @@ static int take_known(struct lt_replay *rp, const struct lt_replay_known *k, str
 {
     snprintf(rp->model, sizeof rp->model, "%s", k->model);
     rp->build.calib = k->calib;
-    snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "%.140s (learned before)", k->calib_how);
+    snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "%.200s (learned before)", k->calib_how);
     if (k->n_ids) {
         uint32_t *ids = malloc(k->n_ids * sizeof *ids);
         if (!ids)
