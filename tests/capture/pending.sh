@@ -72,8 +72,14 @@ wait_clients() {
 run capped --max-pending 32M --max-body 16M
 grown=$GROWN
 echo "capped: capture grew by $grown kB with $N x 8 MiB held"
-[ "$grown" -lt $((32 * 1024 + 24 * 1024)) ] ||
+# Under AddressSanitizer freed bodies sit in its quarantine and every
+# block carries redzones: RSS says nothing of what capture holds there, so
+# only the answers (503s below) are judged.
+if ldd "$LOADTRACE" 2>/dev/null | grep -q libasan; then
+    echo "note: an ASan build: capture's RSS is not judged"
+elif [ "$grown" -ge $((32 * 1024 + 24 * 1024)) ]; then
     fail "with --max-pending 32M capture grew by $grown kB"
+fi
 busy=$(cat "$T"/code.capped.* | grep -c '^503$')
 other=$(cat "$T"/code.capped.* | grep -vc '^503$')
 [ "$busy" -ge 8 ] || fail "503s: $busy of $N (at most 4 bodies of 8 MiB fit 32 MiB)"
