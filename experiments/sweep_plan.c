@@ -21,6 +21,16 @@ struct pctx {
 
 static int perr(struct pctx *c, const yaml_node_t *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Where s stands in the NULL-ended list keys: its index, or that of the
+ * NULL when it is none of them. */
+static size_t key_index(const char *const *keys, const char *s)
+{
+    size_t i = 0;
+    while (keys[i] && strcmp(keys[i], s))
+        i++;
+    return i;
+}
+
 static int perr(struct pctx *c, const yaml_node_t *n, const char *fmt, ...)
 {
     char what[400];
@@ -120,9 +130,7 @@ static int parse_load(struct lt_sweep_plan *p, struct pctx *c, yaml_node_t *n)
         const char *key = scalar(c, k, "load");
         if (!key)
             return LT_EUSAGE;
-        size_t i = 0;
-        while (load_keys[i] && strcmp(load_keys[i], key))
-            i++;
+        size_t i = key_index(load_keys, key);
         if (!load_keys[i])
             return perr(c, k, "unknown load option '%s' (docs/sweep.md lists them)", key);
         char val[256], opt[40];
@@ -327,9 +335,7 @@ static int check_keys(struct pctx *c, yaml_node_t *map, const char *const *keys,
         const char *s = scalar(c, k, what);
         if (!s)
             return LT_EUSAGE;
-        size_t i = 0;
-        while (keys[i] && strcmp(keys[i], s))
-            i++;
+        size_t i = key_index(keys, s);
         if (!keys[i])
             return perr(c, k, "unknown key '%s' (docs/sweep.md lists them)", s);
     }
