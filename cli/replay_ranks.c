@@ -3,7 +3,7 @@
  * MPI job (docs/replay-mpi.md). The job's bookkeeping is replay/replay_mpi.c;
  * here are the messages and the summary. Compiled only with -DLT_MPI=ON.
  */
-#include "cli/replay_mpi.h"
+#include "cli/replay_ranks.h"
 
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
@@ -33,7 +33,7 @@ static int summarize(const char *path)
     return 0;
 }
 
-int cli_replay_mpi(struct lt_replay_opts *o, const char *key_env, bool summary, bool quiet)
+int cli_replay_ranks(struct lt_replay_opts *o, const char *key_env, bool summary, bool quiet)
 {
     struct lt_err err = {0};
     struct lt_replay *rp = NULL;
