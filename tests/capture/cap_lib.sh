@@ -8,8 +8,7 @@
 start_sim() {
     sname=$1
     shift
-    server_start "$sname" "$LOADTRACE" sim --seed 1 --log "$T/$sname.log" -q "$@" || exit 1
-    SIM_PID=$SERVER_PID SIM_URL=$SERVER_URL
+    sim_start "$sname" --seed 1 -q "$@"
 }
 
 # start_capture NAME UPSTREAM [capture options...]: sets CAP_PID, CAP_URL;

@@ -11,7 +11,10 @@
 #       30) for the port, and with -m for GET /v1/models to answer 200.
 #       Sets SERVER_PID, SERVER_PORT, SERVER_URL; returns 1, saying why and
 #       with the server's stderr, if it ended or did not listen in time.
-#   sim_start NAME [sim options...]: server_start NAME $LOADTRACE sim ...
+#   sim_start [-e ERR] NAME [sim options...]: `$LOADTRACE sim` so, with its
+#       --log in DIR/NAME.log; sets SIM_NAME, SIM_PID, SIM_PORT, SIM_URL and
+#       SIM_LOG, and ends the script (status 1) if the sim does not start.
+#   sim_stop [SIGNAL]: server_stop of the last sim_start.
 #   server_pid NAME, server_port NAME, server_url NAME: print them.
 #   server_stop NAME [SIGNAL]: send SIGNAL (TERM), wait at most
 #       SERVER_STOP_S (10) seconds, then KILL; returns the server's status.
@@ -124,10 +127,22 @@ server_start() {
     return 0
 }
 
-sim_start() { # name [sim options...]
-    _sm_name=$1
+sim_start() { # [-e ERR] name [sim options...]
+    _sm_err=
+    if [ "$1" = -e ]; then
+        _sm_err=$2
+        shift 2
+    fi
+    SIM_NAME=$1
     shift
-    server_start "$_sm_name" "${LOADTRACE:?LOADTRACE not set}" sim "$@"
+    SIM_LOG="$SERVERS_DIR/$SIM_NAME.log"
+    rm -f "$SIM_LOG"
+    server_start -e "${_sm_err:-$SERVERS_DIR/$SIM_NAME.err}" "$SIM_NAME" \
+        "${LOADTRACE:?LOADTRACE not set}" sim --log "$SIM_LOG" "$@" || exit 1
+    SIM_PID=$SERVER_PID SIM_PORT=$SERVER_PORT SIM_URL=$SERVER_URL
+}
+sim_stop() { # [signal]
+    server_stop "$SIM_NAME" "${1:-TERM}"
 }
 
 server_pid() { cat "$SERVERS_DIR/$1.pid"; }

@@ -4,18 +4,13 @@
 . "$LT_SRC/tests/lib/servers.sh"
 
 start_sim() { # name [sim options...]; sets SIM_PID, SIM_URL and SIM_LOG
+    # its stderr apart from $T/NAME.err, which tests use for replay's
     _simlib_name=$1
     shift
-    SIM_LOG="$T/$_simlib_name.log"
-    rm -f "$SIM_LOG"
-    # its stderr apart from $T/NAME.err, which tests use for replay's
-    server_start -e "$T/$_simlib_name.sim.err" "$_simlib_name" "$LOADTRACE" sim \
-        --log "$SIM_LOG" -q "$@" || exit 1
-    SIM_PID=$SERVER_PID SIM_URL=$SERVER_URL
+    sim_start -e "$T/$_simlib_name.sim.err" "$_simlib_name" -q "$@"
 }
-
 stop_sim() { # the last started sim; it flushes its log on SIGTERM
-    server_stop "$_simlib_name"
+    sim_stop
     SIM_PID=
 }
 

@@ -10,14 +10,13 @@
 start_sim() {
     sim_name=$1
     shift
-    server_start "$sim_name" "$LOADTRACE" sim --log "$T/$sim_name.log" \
-        ${SIM_THREADS:+--threads "$SIM_THREADS"} "$@" || exit 1
-    SIM_PID=$SERVER_PID PORT=$SERVER_PORT URL=$SERVER_URL
+    sim_start "$sim_name" ${SIM_THREADS:+--threads "$SIM_THREADS"} "$@"
+    PORT=$SIM_PORT URL=$SIM_URL
 }
 
 # stop_sim [SIGNAL]: stop the last started sim, expect exit status 0.
 stop_sim() {
-    server_stop "$sim_name" "${1:-TERM}"
+    sim_stop "${1:-TERM}"
     expect_status 0 $? "sim $sim_name exit status after SIG${1:-TERM}"
 }
 
