@@ -17,7 +17,7 @@
 #   sim_stop [SIGNAL]: server_stop of the last sim_start.
 #   server_pid NAME, server_port NAME, server_url NAME: print them.
 #   server_stop NAME [SIGNAL]: send SIGNAL (TERM), wait at most
-#       SERVER_STOP_S (10) seconds, then KILL; returns the server's status.
+#       SERVER_STOP_S (30) seconds, then KILL; returns the server's status.
 #   server_stop_pid PID [SIGNAL]: the same by process id.
 #   server_track PID...: stop these processes too when the script exits.
 #   servers_at_exit COMMAND: run COMMAND at exit, after the servers stopped.
@@ -35,7 +35,7 @@
 
 SERVERS_DIR=${SERVERS_DIR:-${T:?T (a scratch directory) or SERVERS_DIR must be set}}
 SERVER_START_S=${SERVER_START_S:-30}
-SERVER_STOP_S=${SERVER_STOP_S:-10}
+SERVER_STOP_S=${SERVER_STOP_S:-30}
 SERVERS_PIDS=
 SERVERS_EXIT_CMDS=:
 
