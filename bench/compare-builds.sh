@@ -57,13 +57,10 @@ row "virtual replay: Azure code sample (8,819 requests)" \
 echo
 echo "live replay, 100 requests x 4,000 tokens at C=50 against one sim (--profile fast), client CPU per chunk:"
 "$NEW/loadtrace" synth --arrivals constant --rate 1 --requests 100 --in fixed:16 --out fixed:4000 -q -o "$OUT/long.lt.zst"
-rm -f "$OUT/port"
-taskset -c 1 "$NEW/loadtrace" sim --listen 127.0.0.1:0 --port-file "$OUT/port" --profile fast -q &
-SIM=$!
-trap 'kill $SIM 2>/dev/null || true' EXIT
-i=0
-while [ ! -s "$OUT/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-URL="http://127.0.0.1:$(cat "$OUT/port")"
+SERVERS_DIR=$OUT
+. "$SRC/tests/lib/servers.sh"
+server_start sim taskset -c 1 "$NEW/loadtrace" sim --profile fast -q
+URL=$SERVER_URL
 for k in 1 2 3; do
     for which in old new; do
         B=$OLD

@@ -25,22 +25,15 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 L="$B/loadtrace"
 FLOOR="$B/bench/floor_client"
 mkdir -p "$OUT"
-SIM_PID=
-trap 'if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi' EXIT
+SERVERS_DIR=$OUT
+. "$SRC/tests/lib/servers.sh"
 
 start_sim() { # profile
-    rm -f "$OUT/port"
-    taskset -c 1 "$L" sim --listen 127.0.0.1:0 --port-file "$OUT/port" --profile "$1" -q &
-    SIM_PID=$!
-    i=0
-    while [ ! -s "$OUT/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-    PORT=$(cat "$OUT/port")
-    URL="http://127.0.0.1:$PORT"
+    server_start sim taskset -c 1 "$L" sim --profile "$1" -q
+    PORT=$SERVER_PORT URL=$SERVER_URL
 }
 stop_sim() {
-    kill "$SIM_PID" 2>/dev/null || true
-    wait "$SIM_PID" 2>/dev/null || true
-    SIM_PID=
+    server_stop sim || true
 }
 only() { [ -z "${LT_BENCH_ONLY:-}" ] || [ "$LT_BENCH_ONLY" = "$1" ]; }
 results() {

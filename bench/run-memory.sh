@@ -31,8 +31,8 @@ OUT=${2:-$(mktemp -d)}
 OTHER=${3:-}
 L=$B/loadtrace
 mkdir -p "$OUT"
-SIM_PID=
-trap 'if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null; fi' EXIT INT TERM
+SERVERS_DIR=$OUT
+. "$(cd "$(dirname "$0")/.." && pwd)/tests/lib/servers.sh"
 
 for n in 100000 1000000 10000000; do
     [ -s "$OUT/t$n.lt.zst" ] ||
@@ -45,16 +45,8 @@ done
         -q -o "$OUT/over.lt.zst"
 printf 'name = two\nmax_running = 2\nstep_ms = 10\n' >"$OUT/two.profile"
 
-rm -f "$OUT/sim.port"
-"$L" sim --profile fast --listen 127.0.0.1:0 --port-file "$OUT/sim.port" -q &
-SIM_PID=$!
-i=0
-while [ ! -s "$OUT/sim.port" ] && [ $i -lt 100 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
-[ -s "$OUT/sim.port" ] || { echo "the sim did not start" >&2; exit 1; }
-URL="http://127.0.0.1:$(cat "$OUT/sim.port")"
+server_start sim "$L" sim --profile fast -q || exit 1
+URL=$SERVER_URL
 
 peak() { # label binary replay-options...: prints "label KiB seconds"
     label=$1

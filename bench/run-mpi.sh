@@ -11,35 +11,30 @@ set -eu
 B=$1
 OUT=$2/mpi
 L="$B/loadtrace"
+SRC=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
+SERVERS_DIR=$OUT
+. "$SRC/tests/lib/servers.sh"
 if ! command -v mpirun >/dev/null 2>&1 || ! ldd "$L" | grep -q libmpi; then
     echo "(no mpirun, or loadtrace built without MPI: skipped)"
     exit 0
 fi
 ROOT=
 [ "$(id -u)" = 0 ] && ROOT=--allow-run-as-root
-SIM_PID=
-trap 'if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi' EXIT
 C=${LT_BENCH_MPI_C:-64}
 N=${LT_BENCH_MPI_N:-40000}
 
 echo "### 1. aggregate load: closed loop C=$C over the ranks, $N streamed requests of 16 tokens (sim --profile fast)"
 "$L" synth --arrivals constant --rate 1 --requests 1000 --in fixed:16 --out fixed:16 -q -o "$OUT/short.lt.zst"
-rm -f "$OUT/port"
-"$L" sim --listen 127.0.0.1:0 --port-file "$OUT/port" --profile fast -q &
-SIM_PID=$!
-i=0
-while [ ! -s "$OUT/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-URL="http://127.0.0.1:$(cat "$OUT/port")"
+server_start sim "$L" sim --profile fast -q
+URL=$SERVER_URL
 for n in 1 2 4; do
     mpirun --oversubscribe $ROOT -n $n "$L" replay "$OUT/short.lt.zst" --target "$URL" \
         --no-calibrate --concurrency "$C" --requests "$N" -o "$OUT/agg$n.lt.zst" -q --no-summary
     "$L" analyze --json "$OUT/agg$n.lt.zst" | jq -r --arg n $n '.runs[0] |
         "ranks \($n): \(.results) requests, \(.ok) ok in \(.wall_s) s: \(.results / .wall_s | floor) req/s, \(.agg_tps | floor) tok/s"'
 done
-kill "$SIM_PID" 2>/dev/null || true
-wait "$SIM_PID" 2>/dev/null || true
-SIM_PID=
+server_stop sim || true
 
 echo "### 2. merge of 1,000,000 results (4 parts of 250,000)"
 "$L" synth --arrivals poisson --rate 2000 --requests 250000 --in fixed:64 --out fixed:16 -q -o "$OUT/big.lt.zst"

@@ -17,21 +17,15 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 L="$B/loadtrace"
 SIM="${LT_BENCH_SIM:-$L}" # another build's `loadtrace sim` may be named here
 mkdir -p "$OUT"
-SIM_PID=
-trap 'if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; fi' EXIT
+SERVERS_DIR=$OUT
+. "$SRC/tests/lib/servers.sh"
 
 start_sim() { # profile
-    rm -f "$OUT/port"
-    taskset -c 1 "$SIM" sim --listen 127.0.0.1:0 --port-file "$OUT/port" --profile "$1" -q &
-    SIM_PID=$!
-    i=0
-    while [ ! -s "$OUT/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-    URL="http://127.0.0.1:$(cat "$OUT/port")"
+    server_start sim taskset -c 1 "$SIM" sim --profile "$1" -q
+    URL=$SERVER_URL
 }
 stop_sim() {
-    kill "$SIM_PID" 2>/dev/null || true
-    wait "$SIM_PID" 2>/dev/null || true
-    SIM_PID=
+    server_stop sim || true
 }
 # replay under /usr/bin/time on core 0; "wall user sys maxrss_kib" to $OUT/time
 timed_replay() {

@@ -11,7 +11,7 @@
 #include "base/lt_path.h"
 #include "replay/replay_merge.h"
 #ifdef LT_MPI
-#include "cli/replay_mpi.h"
+#include "cli/replay_ranks.h"
 #include "replay/replay_mpi.h"
 #endif
 #include "cli/replay_search.h"
@@ -1066,7 +1066,7 @@ int cmd_replay(int argc, char **argv)
                                 "for all ranks), not --target sim");
             return 2;
         }
-        return cli_replay_mpi(o, c.key_env, c.summary, c.quiet, c.keep_parts);
+        return cli_replay_ranks(o, c.key_env, c.summary, c.quiet, c.keep_parts);
     }
 #else
     /* N copies of a whole replay writing one file would be nonsense. */

@@ -232,7 +232,7 @@ struct lt_replay_opts {
     const struct lt_replay_known *known;
 
     /* One part of a replay split over several processes (the MPI job of
-     * cli/replay_mpi.c; replay itself knows nothing of MPI). parts > 1: this
+     * cli/replay_ranks.c; replay itself knows nothing of MPI). parts > 1: this
      * process sends only part `part`'s requests, chosen by
      * lt_plan_split. Every part computes the whole run's schedule (trace
      * time, or open-loop arrivals from the same seed) and keeps its own

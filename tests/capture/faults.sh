@@ -94,8 +94,11 @@ expect_eq 28 "$(cat "$T/rgone.rc")" "client timed out"
 # The two tokens sent before the stall reached the client during it: the
 # stream is relayed as it comes, not held.
 expect_eq 2 "$(sse_tokens "$T/rgone")" "tokens relayed before the stall"
-# Past the stall: a request still connected would now be sent whole.
-sleep 3
+# Past the stall: a request still connected would now be sent whole. The
+# sim's own counts say when it is done with the request either way: aborted
+# (the capture closed its upstream connection) or answered whole.
+wait_server_metric "$SIM_URL" 1 loadtrace_sim_requests_aborted_total vllm:request_success_total ||
+    fail "the sim never finished the stalled request"
 stop $CAP_PID capture
 stop $SIM_PID sim
 expect_eq "false" "$(jq -r 'select(.seq) | .complete' "$T/stall.log")" \
@@ -167,7 +170,7 @@ L='{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":4000,"i
 curl -sS -N --max-time 60 -H 'Content-Type: application/json' -d "$L" \
     "$CAP_URL/v1/chat/completions" >"$T/rterm" 2>/dev/null &
 CURL_PID=$!
-CAP_PIDS="$CAP_PIDS $CURL_PID"
+server_track "$CURL_PID"
 wait_chunks "$T/rterm" 5
 stop $CAP_PID capture
 wait $CURL_PID
@@ -191,7 +194,7 @@ D='{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":800,"ig
 curl -sS -N --max-time 60 -H 'Content-Type: application/json' -d "$D" \
     "$CAP_URL/v1/chat/completions" >"$T/rdrain" 2>/dev/null &
 CURL_PID=$!
-CAP_PIDS="$CAP_PIDS $CURL_PID"
+server_track "$CURL_PID"
 wait_chunks "$T/rdrain" 3
 kill -TERM $CAP_PID
 i=0
@@ -220,7 +223,7 @@ start_capture ckill "$SIM_URL"
 curl -sS -N --max-time 60 -H 'Content-Type: application/json' -d "$L" \
     "$CAP_URL/v1/chat/completions" >"$T/rkill" 2>/dev/null &
 CURL_PID=$!
-CAP_PIDS="$CAP_PIDS $CURL_PID"
+server_track "$CURL_PID"
 wait_chunks "$T/rkill" 5
 k=0
 while [ $k -lt 40 ]; do

@@ -3,7 +3,8 @@
 # enforces the layering (each target sees only the folders it may use, see
 # lt_sees in CMakeLists.txt); this test says the same rule as a table, so a
 # header no target compiles is held to it too, and bans the functions of
-# docs/CODE_STYLE.md.
+# docs/CODE_STYLE.md; no two source files share a name, and only the test
+# harness (tests/lib/servers.sh) starts servers on a --port-file.
 set -u
 cd "${LT_SRC:?}" || exit 1
 fail=0
@@ -52,5 +53,22 @@ if [ -n "$hits" ]; then
     echo "$hits"
     fail=1
 fi
-[ $fail = 0 ] && echo "layout: dependency rule and banned functions: ok"
+# No two source files share a name, so that a name says which file is meant
+# (in messages, docs and a debugger's backtrace).
+dups=$(find $all -name '*.[ch]' 2>/dev/null | sed 's|.*/||' | sort | uniq -d)
+if [ -n "$dups" ]; then
+    echo "layout: source files that share a name:"
+    for d in $dups; do find $all -name "$d"; done
+    fail=1
+fi
+# Tests and bench scripts start servers through one harness,
+# tests/lib/servers.sh, which alone hands a server its --port-file.
+hits=$(grep -rnE -- '--port-file +["$]' tests bench --include='*.sh' 2>/dev/null |
+    grep -v '^tests/lib/servers\.sh:')
+if [ -n "$hits" ]; then
+    echo "layout: servers started outside tests/lib/servers.sh:"
+    echo "$hits"
+    fail=1
+fi
+[ $fail = 0 ] && echo "layout: dependency rule, banned functions, file names and one server harness: ok"
 exit $fail

@@ -18,27 +18,23 @@
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
 SWEEP_PID=
-cleanup() {
+STRAY_GROUPS=
+cleanup() { # the test's own sim is stopped by tests/lib/servers.sh
     [ -n "$SWEEP_PID" ] && kill "$SWEEP_PID" 2>/dev/null
-    [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null
     for g in $STRAY_GROUPS; do kill -KILL "-$g" 2>/dev/null; done
 }
-STRAY_GROUPS=
-trap cleanup EXIT INT TERM
+servers_at_exit cleanup
 
 "$L" synth --arrivals poisson --rate 2 --requests 40 --in lognormal:200,0.6 \
     --out lognormal:100,0.5 --seed 5 -q -o "$T/t.lt.zst" || fail "synth"
 SIM="{loadtrace} sim --listen 127.0.0.1:{port} --time-scale 20"
 
 # wait (at most 60 s) until jq filter F on sweep.json in DIR is true
+state_is() { # dir filter
+    [ "$(jq -r "$2" "$1/sweep.json" 2>/dev/null)" = true ]
+}
 wait_state() { # dir filter
-    _i=0
-    while [ $_i -lt 600 ]; do
-        [ "$(jq -r "$2" "$1/sweep.json" 2>/dev/null)" = true ] && return 0
-        sleep 0.1
-        _i=$((_i + 1))
-    done
-    return 1
+    wait_until 60 state_is "$@"
 }
 port_closed() { # port what
     if curl -s --max-time 2 "http://127.0.0.1:$1/health" >/dev/null 2>&1; then
@@ -240,11 +236,7 @@ wait $SWEEP_PID 2>/dev/null
 SWEEP_PID=
 kill -TERM "-$g" || fail "the killed sweep's server group $g was not there to stop"
 # the killed sweep's replay, left behind, ends once its server is gone
-_i=0
-while pgrep -f "out6/slow.lt.zst" >/dev/null 2>&1 && [ $_i -lt 300 ]; do
-    sleep 0.1
-    _i=$((_i + 1))
-done
+wait_until 30 sh -c '! pgrep -f "out6/slow.lt.zst" >/dev/null 2>&1'
 sed -i 's/--seed 9 --time-scale 1"/--seed 9 --time-scale 20"/' "$T/plan6.yaml"
 "$L" sweep "$T/plan6.yaml" -o "$T/out6" >/dev/null 2>"$T/err6c.txt"
 expect_status 0 $? "sweep after a kill -9"
@@ -253,10 +245,6 @@ expect_grep "slow: was running when an earlier sweep was killed: its server (pro
 expect_grep "first: complete from an earlier sweep: skipped" "$T/err6c.txt"
 # The group was sent SIGTERM above; a loaded machine may take a while to
 # end it: wait, bounded, rather than judge it at once.
-_i=0
-while [ -n "$(ps -o pid= -g "$g" 2>/dev/null)" ] && [ $_i -lt 300 ]; do
-    sleep 0.1
-    _i=$((_i + 1))
-done
-[ -z "$(ps -o pid= -g "$g" 2>/dev/null)" ] || fail "process group $g still has processes"
+group_empty() { [ -z "$(ps -o pid= -g "$1" 2>/dev/null)" ]; }
+wait_until 30 group_empty "$g" || fail "process group $g still has processes"
 finish

@@ -17,7 +17,7 @@ cleanup_mnt() {
     [ -n "$MNT" ] && umount "$MNT" 2>/dev/null
     MNT=
 }
-trap 'cap_cleanup; cleanup_mnt' EXIT
+servers_at_exit cleanup_mnt
 "$L" synth --arrivals poisson --rate 2000 --requests 20000 --in fixed:50 --out fixed:60 --seed 3 \
     -q -o "$T/big.lt.zst" || fail "synth big"
 "$L" synth --arrivals poisson --rate 1500 --requests 4000 --in fixed:50 --out fixed:30 --seed 4 \
@@ -72,45 +72,36 @@ disk() { # name dir limit-blocks
         dd if=/dev/zero of="$D/fill2" bs=1k count=48 2>/dev/null
     fi
     start_sim up --profile fast
-    rm -f "$T/cap.port"
     if [ "$lim" -gt 0 ]; then
-        (ulimit -f "$lim" && exec "$L" capture --listen 127.0.0.1:0 --port-file "$T/cap.port" \
-            --upstream "$SIM_URL" -o "$D/c.lt.zst") 2>"$T/cap.err" &
+        set -- sh -c 'ulimit -f "$0" && exec "$@"' "$lim"
     else
-        "$L" capture --listen 127.0.0.1:0 --port-file "$T/cap.port" --upstream "$SIM_URL" \
-            -o "$D/c.lt.zst" 2>"$T/cap.err" &
+        set --
     fi
-    CAP_PID=$!
-    CAP_PIDS="$CAP_PIDS $CAP_PID"
-    p=$(wait_port "$T/cap.port" $CAP_PID) || {
+    server_start -e "$T/cap.err" cap "$@" "$L" capture --upstream "$SIM_URL" -o "$D/c.lt.zst" || {
         fail "$name: capture did not start"
         return
     }
-    "$L" replay "$T/live.lt.zst" --target "http://127.0.0.1:$p" --model m --no-calibrate \
+    CAP_PID=$SERVER_PID
+    CAP_URL=$SERVER_URL
+    "$L" replay "$T/live.lt.zst" --target "$CAP_URL" --model m --no-calibrate \
         --no-server-metrics -q --no-summary -o "$T/through.lt.zst" 2>/dev/null
     # said while running: wait (bounded) for the line, with capture still up
-    i=0
-    while ! grep -q "write failed" "$T/cap.err" && [ $i -lt 100 ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
+    wait_until 10 grep -q "write failed" "$T/cap.err"
     expect_grep "write failed: \(No space left on device\|File too large\).*; requests from now on are relayed but not recorded" \
         "$T/cap.err"
     kill -0 "$CAP_PID" 2>/dev/null || fail "$name: capture ended at the failed write"
     # and it still relays
-    req "http://127.0.0.1:$p" /v1/chat/completions \
+    req "$CAP_URL" /v1/chat/completions \
         '{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":3}' "$T/after"
     expect_eq 200 "$(cat "$T/after.status")" "$name: a request after the failed write"
-    kill -TERM "$CAP_PID"
-    wait "$CAP_PID"
+    server_stop_pid "$CAP_PID"
     expect_status 1 $? "$name: capture exit after a failed write"
     rec=$(sed -n 's/.* requests, \([0-9]*\) recorded, .*/\1/p' "$T/cap.err")
     expect_eq "$rec" "$(salvaged "$D/c.lt.zst")" "$name: capture's recorded vs cat --salvage"
     [ "${rec:-0}" -gt 0 ] || fail "$name: capture recorded nothing"
     lost=$(sed -n 's/.* \([0-9]*\) lost (never finished, or not written).*/\1/p' "$T/cap.err")
     [ "${lost:-0}" -gt 0 ] || fail "$name: capture lost nothing though its disk filled"
-    kill "$SIM_PID" 2>/dev/null
-    wait "$SIM_PID" 2>/dev/null
+    server_stop_pid "$SIM_PID"
     rm -f "$D/c.lt.zst"
 }
 

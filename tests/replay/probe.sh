@@ -11,7 +11,6 @@ set -u
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
-trap 'if [ -n "$SIM_PID" ]; then kill -CONT "$SIM_PID" 2>/dev/null; kill "$SIM_PID" 2>/dev/null; fi' EXIT INT TERM
 "$L" synth --arrivals poisson --rate 10 --requests 3 --in fixed:20 --out fixed:4 --seed 2 -q \
     -o "$T/t.lt.zst" || fail "synth"
 start_sim hung --profile fast

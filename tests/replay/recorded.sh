@@ -12,26 +12,14 @@
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
-CAP=
-trap 'for p in $SIM_PID $CAP; do kill "$p" 2>/dev/null; done' EXIT INT TERM
 
 start_capture() { # name upstream
-    rm -f "$T/$1.port"
-    "$L" capture --listen 127.0.0.1:0 --port-file "$T/$1.port" --upstream "$2" --keep-content \
-        -o "$T/$1.lt.zst" 2>"$T/$1.err" &
-    CAP=$!
-    _i=0
-    while [ ! -s "$T/$1.port" ] && [ $_i -lt 100 ]; do
-        sleep 0.1
-        _i=$((_i + 1))
-    done
-    [ -s "$T/$1.port" ] || fail "capture did not start: $(cat "$T/$1.err")"
-    CAP_URL="http://127.0.0.1:$(cat "$T/$1.port")"
+    _cap_name=$1
+    server_start "$1" "$L" capture --upstream "$2" --keep-content -o "$T/$1.lt.zst" || exit 1
+    CAP_URL=$SERVER_URL
 }
 stop_capture() {
-    kill "$CAP" 2>/dev/null
-    wait "$CAP" 2>/dev/null
-    CAP=
+    server_stop "$_cap_name"
 }
 post() { # path body
     curl -sS --max-time 20 -o /dev/null -w '%{http_code}\n' -H 'Content-Type: application/json' \

@@ -16,8 +16,6 @@
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
-EXTRA_PIDS=
-trap 'for p in $SIM_PID $EXTRA_PIDS; do kill "$p" 2>/dev/null; done' EXIT INT TERM
 
 scrapes() { # file [endpoint]: the scrape samples as JSON lines
     "$L" cat --no-header "$1" | jq -c --arg ep "${2:-}" 'select(.rec == "scrape" and ($ep == "" or .ep == $ep))'
@@ -129,19 +127,10 @@ expect_eq 0 "$(scrapes "$T/st.lt.zst" | wc -l)" "samples of a target whose /metr
 # endpoint is a sim whose /metrics has a fault (docs/sim.md, metrics-*),
 # and its log is the ground truth of what each scrape got.
 side_sim() { # name [sim options...]: a sim of the test's own, its URL in $T/name.url
-    rm -f "$T/$1.port"
     _n=$1
     shift
-    "$L" sim --listen 127.0.0.1:0 --port-file "$T/$_n.port" --log "$T/$_n.log" -q --profile fast "$@" &
-    EXTRA_PIDS="$EXTRA_PIDS $!"
-    eval "${_n}_PID=$!"
-    _i=0
-    while [ ! -s "$T/$_n.port" ] && [ $_i -lt 100 ]; do
-        sleep 0.1
-        _i=$((_i + 1))
-    done
-    [ -s "$T/$_n.port" ] || fail "the $_n sim did not start"
-    echo "http://127.0.0.1:$(cat "$T/$_n.port")/metrics" >"$T/$_n.url"
+    server_start "$_n" "$L" sim --log "$T/$_n.log" -q --profile fast "$@" || exit 1
+    echo "$SERVER_URL/metrics" >"$T/$_n.url"
 }
 side_sim html --faults metrics-html=1
 side_sim big --faults metrics-big=1:5000000
@@ -151,7 +140,7 @@ HTML_URL=$(cat "$T/html.url")
 BIG_URL=$(cat "$T/big.url")
 HANG=$(cat "$T/hang.url")
 GONE_URL=$(cat "$T/gone.url")
-GONE=$gone_PID
+GONE=$(server_pid gone)
 "$L" synth --arrivals constant --rate 50 --requests 100 --in fixed:32 --out fixed:8 -q \
     -o "$T/f.lt.zst" || fail "synth"
 start_sim faults --profile fast
@@ -175,9 +164,8 @@ expect_eq 0 "$(jq -s --arg u "$SIM_URL/metrics" '[.[] | select(.ep == $u and .er
 ntarget=$(jq -s --arg u "$SIM_URL/metrics" '[.[] | select(.ep == $u)] | length' "$T/f.scrapes")
 expect_eq "$ntarget" "$(jq -s --arg u "$SIM_URL/metrics" '[.[] | select(.ep == $u and (.raw | keys) == ["vllm:request_success_total{finished_reason=\"stop\",model_name=\"loadtrace-sim-fast\"}"])] | length' "$T/f.scrapes")" \
     "--server-metrics-keep: the kept series in every sample of the target"
-for side in $html_PID $big_PID $hang_PID; do
-    kill "$side" 2>/dev/null
-    wait "$side" 2>/dev/null
+for side in html big hang; do
+    server_stop "$side"
 done
 # each bad endpoint: every scrape an error of its kind, and the sim's log
 # says it was asked (once per scrape, after the probe of the start) and

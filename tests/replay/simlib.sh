@@ -1,53 +1,29 @@
 # Helpers for replay's integration tests (sourced after tests/cli/lib.sh):
 # start `loadtrace sim` on a free port with its own --log, stop it, and read
 # results and logs as JSON lines with jq. Every wait is bounded.
-SIM_PID=
-trap 'if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null; fi' EXIT INT TERM
+. "$LT_SRC/tests/lib/servers.sh"
 
-start_sim() { # name [sim options...]; sets SIM_URL and SIM_LOG
-    _n=$1
+start_sim() { # name [sim options...]; sets SIM_PID, SIM_URL and SIM_LOG
+    # its stderr apart from $T/NAME.err, which tests use for replay's
+    _simlib_name=$1
     shift
-    rm -f "$T/$_n.port" "$T/$_n.log"
-    "$LOADTRACE" sim --listen 127.0.0.1:0 --port-file "$T/$_n.port" --log "$T/$_n.log" -q "$@" &
-    SIM_PID=$!
-    _i=0
-    while [ ! -s "$T/$_n.port" ] && [ $_i -lt 100 ]; do
-        sleep 0.1
-        _i=$((_i + 1))
-    done
-    if [ ! -s "$T/$_n.port" ]; then
-        echo "FAIL: the sim did not start" >&2
-        exit 1
-    fi
-    SIM_URL="http://127.0.0.1:$(cat "$T/$_n.port")"
-    SIM_LOG="$T/$_n.log"
+    sim_start -e "$T/$_simlib_name.sim.err" "$_simlib_name" -q "$@"
 }
-
-stop_sim() { # the sim flushes its log on SIGTERM
-    kill "$SIM_PID" 2>/dev/null
-    wait "$SIM_PID" 2>/dev/null
+stop_sim() { # the last started sim; it flushes its log on SIGTERM
+    sim_stop
     SIM_PID=
 }
 
 # The sum of the sim's /metrics series named NAME... (0 if it does not answer).
 sim_metric() { # name...
-    curl -s --max-time 5 "$SIM_URL/metrics" 2>/dev/null | awk -v names="$*" '
-        BEGIN { n = split(names, a, " "); for (k = 1; k <= n; k++) want[a[k]] = 1 }
-        !/^#/ { name = $1; sub(/[{].*/, "", name); if (name in want) s += $NF }
-        END { print s + 0 }'
+    server_metric "$SIM_URL" "$@"
 }
 
 # Wait (at most 30 s) until sim_metric NAME... reaches MIN: a point in a run
 # told by the server's own count, where a fixed sleep would guess how fast
 # a loaded machine starts the client.
 wait_sim_metric() { # min name...
-    _min=$1
-    shift
-    _i=0
-    while [ $_i -lt 300 ] && [ "$(sim_metric "$@")" -lt "$_min" ]; do
-        sleep 0.1
-        _i=$((_i + 1))
-    done
+    wait_server_metric "$SIM_URL" "$@"
 }
 
 results() { # file: the result records as JSON lines

@@ -15,18 +15,11 @@ set -u
 printf 'name = one\nmax_running = 1\n' >"$T/one.profile"
 start_sim dep --profile "$T/one.profile"
 
-# metric NAME: its value on the sim's /metrics (0 when absent)
-metric() {
-    curl -s --max-time 5 "$URL/metrics" |
-        awk -v n="$1" '!/^#/ { k = $1; sub(/[{].*/, "", k); if (k == n) s += $NF } END { print s + 0 }'
+metric() { # name: its value on the sim's /metrics (0 when absent)
+    server_metric "$URL" "$1"
 }
-# wait_metric NAME MIN: at most 30 s, for the sim's own count to reach MIN
-wait_metric() {
-    _i=0
-    while [ $_i -lt 300 ] && [ "$(metric "$1")" -lt "$2" ]; do
-        sleep 0.1
-        _i=$((_i + 1))
-    done
+wait_metric() { # name min: at most 30 s, for the sim's own count to reach MIN
+    wait_server_metric "$URL" "$2" "$1"
 }
 chat() { # max_tokens stream
     printf '{"model":"x","messages":[{"role":"user","content":"hi"}],"max_tokens":%d,"ignore_eos":true,"stream":%s}' "$1" "$2"
@@ -35,13 +28,9 @@ chat() { # max_tokens stream
 curl -sS -N --max-time 120 -H 'Content-Type: application/json' -d "$(chat 100000 true)" \
     "$URL/v1/chat/completions" >"$T/a.out" 2>/dev/null &
 A_PID=$!
-SIM_PIDS="$SIM_PIDS $A_PID"
+server_track "$A_PID"
 # A is in the batch once its first token came
-i=0
-while [ $i -lt 300 ] && ! grep -q '"content":"[^"]' "$T/a.out" 2>/dev/null; do
-    sleep 0.1
-    i=$((i + 1))
-done
+wait_until 30 grep -s -q '"content":"[^"]' "$T/a.out"
 expect_grep '"content":"[^"]' "$T/a.out"
 
 curl -sS -N --max-time 1 -H 'Content-Type: application/json' -d "$(chat 5 true)" \

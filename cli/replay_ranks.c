@@ -3,7 +3,7 @@
  * MPI job (docs/replay-mpi.md). The job's bookkeeping is replay/replay_mpi.c;
  * here are the messages and the summary. Compiled only with -DLT_MPI=ON.
  */
-#include "cli/replay_mpi.h"
+#include "cli/replay_ranks.h"
 
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
@@ -55,7 +55,7 @@ static void remove_parts(const char *final_path, int size, bool quiet)
                 removed, final_path);
 }
 
-int cli_replay_mpi(struct lt_replay_opts *o, const char *key_env, bool summary, bool quiet,
+int cli_replay_ranks(struct lt_replay_opts *o, const char *key_env, bool summary, bool quiet,
                    bool keep_parts)
 {
     struct lt_err err = {0};
