@@ -158,6 +158,7 @@ int lt_replay_prepare(struct lt_replay *rp, struct lt_err *err)
     snprintf(rp->st.model, sizeof rp->st.model, "%s", rp->model);
     lt_replay_calibrate(rp);
     rp->st.calib = rp->build.calib;
+    lt_replay_server_probe(rp);
     if ((rc = lt_replay_scrape_prepare(rp, err)) < 0)
         return rc;
     return lt_replay_open_results(rp, err);
