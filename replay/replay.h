@@ -124,7 +124,7 @@ struct lt_replay_stats {
     /* server metrics (replay_scrape.c) */
     char scrape_how[512]; /* what is scraped, or why nothing is */
     uint64_t scrapes, scrape_errors;
-    char reset_how[128]; /* how --reset-prefix-cache reset the cache */
+    char reset_how[256]; /* how --reset-prefix-cache reset the cache */
     uint64_t resets;
     /* --window or --requests sampled the trace: what was kept */
     bool sampled;

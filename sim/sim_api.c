@@ -54,11 +54,16 @@ int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_e
             d->no_tokenize = true;
         else if (!strcmp(w, "tokenize"))
             d->no_tokenize = false;
+        else if (!strcmp(w, "llamacpp"))
+            d->llamacpp = true;
+        else if (!strcmp(w, "slot-erase"))
+            d->llamacpp = d->slot_erase = true;
         else
             return lt_errset(err, LT_EFORMAT,
                              "unknown dialect item '%s' (vllm, role-chunk, no-role-chunk, "
                              "usage-separate, usage-in-last, reasoning, reasoning_content, "
-                             "close, keep-alive, http10, http11, no-tokenize, tokenize)",
+                             "close, keep-alive, http10, http11, no-tokenize, tokenize, "
+                             "llamacpp, slot-erase)",
                              w);
         p += n;
         if (*p == ',')

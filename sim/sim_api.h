@@ -32,11 +32,14 @@ struct lt_sim_dialect {
     bool close;         /* Connection: close after every response */
     bool no_tokenize;   /* no /tokenize (404), as servers without one */
     bool http10;        /* HTTP/1.0 answers: no chunks, a stream ends with the connection */
+    bool llamacpp;      /* llama-server's own endpoints: /props, /slots, no vLLM reset */
+    bool slot_erase;    /* llamacpp: POST /slots/ID?action=erase works (else 501) */
 };
 
 /* Parse "vllm" or a comma list of vllm, role-chunk, no-role-chunk,
  * usage-separate, usage-in-last, reasoning, reasoning_content, close,
- * keep-alive, http10, http11, no-tokenize, tokenize (later items override). Returns 0 or
+ * keep-alive, http10, http11, no-tokenize, tokenize, llamacpp, slot-erase (later items
+ * override). Returns 0 or
  * LT_EFORMAT. */
 int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_err *err);
 

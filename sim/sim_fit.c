@@ -95,7 +95,8 @@ struct runinfo {
     struct lt_sim_fit_word word;
     bool has_word;
     char cache_state[96];
-    double trace_hit; /* < 0: unknown */
+    double trace_hit;     /* < 0: unknown */
+    uint32_t concurrency; /* a closed loop's level; 0 an open loop */
     bool has_check, check_saturated, check_off;
     uint64_t requests, in_sum, cached_sum;
     double mean_inflight;
@@ -857,6 +858,7 @@ static void read_run_record(struct runinfo *r, const struct lt_run *run, double 
     w->ctx = u32_of(x, "server_ctx");
     w->vocab = u32_of(x, "server_vocab");
     w->rtt_ms = u32_of(x, "client_rtt_us") * scale / 1e3;
+    r->concurrency = run->concurrency;
     r->has_word = w->kind[0] || w->model[0] || w->slots || w->vocab || w->rtt_ms > 0;
     lt_extra_get_str(x, "cache_state", r->cache_state, sizeof r->cache_state);
     int64_t ppm;
@@ -895,7 +897,8 @@ static void class_runs(struct runinfo *ri, size_t n, uint32_t max_batch, struct 
             snprintf(r->why, sizeof r->why,
                      "%.1f requests in flight on average, more than the largest batch seen (%u)",
                      r->mean_inflight, max_batch);
-        } else if (r->ttft_last_ms > 2 * r->ttft_first_ms + 50) {
+        } else if (!r->concurrency && r->ttft_last_ms > 2 * r->ttft_first_ms + 50) {
+            /* only an open loop's queue can grow without bound */
             r->cls = "backlogged";
             snprintf(r->why, sizeof r->why,
                      "TTFT p50 grew from %.0f ms (first quarter) to %.0f ms (last): a queue that "
