@@ -744,8 +744,9 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
     }
     if (nk == 0 || rs->n <= (size_t)nk)
         return lt_errset(err, LT_EINVAL,
-                         "sim --fit: %zu usable steps; need more than %d (results with every "
-                         "token's time, from streamed replies)",
+                         "sim --fit: %zu requests' rows for %d costs: too few; each successful "
+                         "streamed request of 2 tokens or more gives one or two (replay more "
+                         "requests, or runs that were not all set aside)",
                          rs->n, nk);
     double m[N * N], beta[N];
     if (!solve(xtx, xty, keep, &nk, beta, m))
