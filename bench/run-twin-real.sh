@@ -18,6 +18,10 @@
 #               second thread waits at every barrier for a core)
 #   LT_SLOTS    llama-server -np (default 4)
 #   LT_N        requests per run (default 40)
+#   LT_NICE     run llama-server and the live replays at this nice value
+#               (e.g. -10, as root: on a machine shared with other work the
+#               server's step time otherwise follows their load, and no
+#               fit of one load predicts another taken minutes later)
 #   KEEP=DIR    keep every file (results, fit, predictions) in DIR
 # Prints one line per held-out load and metric (p50 and p90 error, %) and
 # the throughput error; exit 0 when every figure is within the targets
@@ -47,7 +51,8 @@ if curl -s --max-time 2 "$URL/health" >/dev/null 2>&1; then
     echo "run-twin-real.sh: something already answers on $URL; set LT_PORT" >&2
     exit 2
 fi
-"$LLAMA_SERVER" -m "$LT_MODEL" --host 127.0.0.1 --port "$PORT" -np "$SLOTS" -c $((SLOTS * 2048)) \
+NICE=${LT_NICE:+nice -n $LT_NICE}
+$NICE "$LLAMA_SERVER" -m "$LT_MODEL" --host 127.0.0.1 --port "$PORT" -np "$SLOTS" -c $((SLOTS * 2048)) \
     -t "$THREADS" --metrics --slots --slot-save-path "$T/slots/" --cache-ram 0 \
     >"$T/server.log" 2>&1 &
 SPID=$!
@@ -76,7 +81,7 @@ live() { # NAME TRACE ARGS...
     n=$1
     tr=$2
     shift 2
-    timeout 900 "$L" replay "$tr" --target "$URL" --reset-prefix-cache --metrics-interval 1s \
+    timeout 900 $NICE "$L" replay "$tr" --target "$URL" --reset-prefix-cache --metrics-interval 1s \
         -o "$T/live-$n.lt.zst" --no-summary "$@" 2>"$T/live-$n.err" ||
         { echo "live run $n failed:" >&2; tail -3 "$T/live-$n.err" >&2; exit 1; }
 }

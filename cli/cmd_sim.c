@@ -58,7 +58,9 @@ static const char sim_usage[] =
     "                        no-role-chunk, usage-in-last, reasoning (field name\n"
     "                        instead of reasoning_content), close (close the\n"
     "                        connection after every response), no-tokenize\n"
-    "                        (no /tokenize, as servers without one)\n"
+    "                        (no /tokenize, as servers without one), llamacpp\n"
+    "                        (llama-server's /props, /slots, slot erase 501),\n"
+    "                        slot-erase (llamacpp with the slot erase allowed)\n"
     "  --faults SPEC         inject failures, e.g. 500=0.01,429=0.05:2,refuse=0.01:1s,\n"
     "                        disconnect=0.02:10,stall=0.02:2s:5,malformed=0.01:3,\n"
     "                        slow=0.05:1s,seed=7 (probabilities; see docs/sim.md);\n"
@@ -297,7 +299,7 @@ static int run_fit(const struct sim_cli_opts *o)
     const struct lt_sim_fit_word *w = &f->word;
     if (w->kind[0] || w->slots || w->model[0])
         printf("  the server's word: %s%s%s, %u slots, context %u per slot, vocabulary %u; "
-               "client round trip %.3g ms\n",
+               "client round trip %.4g ms\n",
                w->kind[0] ? w->kind : "server", w->model[0] ? " serving " : "", w->model, w->slots,
                w->ctx, w->vocab, w->rtt_ms);
     printf("\n  %-24s %12s %12s  %s\n", "cost (ms)", "value", "std error", "from");

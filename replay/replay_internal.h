@@ -97,6 +97,7 @@ struct lt_replay_word {
     int64_t vocab;         /* vocabulary size */
     int64_t rtt_us;        /* median round trip of a request it does no work for */
     int warm_slots;        /* slots holding earlier prompts at the run's start; -1 unknown */
+    bool silent;           /* GET /props had no answer at all: nothing more is asked */
     char cache_state[200]; /* the run's starting cache state, in words */
 };
 

@@ -17,14 +17,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PROBE_MS = 5000, RTT_PROBES = 7 };
+enum { PROBE_MS = 2000, RTT_PROBES = 7 };
 
+/* GET path as JSON; NULL when it did not answer 200 (*status 0: no HTTP
+ * answer at all). */
 static json_t *get_json(struct lt_replay *rp, const char *path, long *status, struct lt_buf *b)
 {
     struct lt_err e = {0};
     lt_buf_reset(b);
     *status = 0;
-    if (lt_replay_http_do(&rp->http, path, NULL, b, status, PROBE_MS, &e) < 0 || *status != 200)
+    if (lt_replay_http_do(&rp->http, path, NULL, b, status, PROBE_MS, &e) < 0) {
+        *status = 0;
+        return NULL;
+    }
+    if (*status != 200)
         return NULL;
     return json_loadb(b->p ? b->p : "", b->len, 0, NULL);
 }
@@ -76,6 +82,12 @@ void lt_replay_server_probe(struct lt_replay *rp)
     lt_buf_init(&b, (size_t)4 << 20);
     long status;
     json_t *props = get_json(rp, "/props", &status, &b);
+    if (!props && status == 0) { /* no answer: a server that hangs costs one timeout */
+        w->warm_slots = -1;
+        w->silent = true;
+        lt_buf_release(&b);
+        return;
+    }
     if (json_is_object(props) && json_object_get(props, "total_slots")) {
         snprintf(w->kind, sizeof w->kind, "llama.cpp");
         w->slots = jint(props, "total_slots");
@@ -168,7 +180,7 @@ void lt_replay_server_before_run(struct lt_replay *rp, bool reset_done)
     struct lt_buf b;
     lt_buf_init(&b, (size_t)4 << 20);
     int64_t nslots = 0;
-    int used = slots_busy_before(rp, &b, &nslots);
+    int used = w->kind[0] ? slots_busy_before(rp, &b, &nslots) : -1;
     w->warm_slots = used;
     if (rp->o.reset_prefix_cache && !reset_done) {
         char why[200] = "";
