@@ -23,6 +23,9 @@
 #               server's step time otherwise follows their load, and no
 #               fit of one load predicts another taken minutes later)
 #   KEEP=DIR    keep every file (results, fit, predictions) in DIR
+#   REUSE=DIR   refit and predict again from the live runs a KEEP=DIR run
+#               left there (no server is started; LLAMA_SERVER and LT_MODEL
+#               are not needed)
 # Prints one line per held-out load and metric (p50 and p90 error, %) and
 # the throughput error; exit 0 when every figure is within the targets
 # (p50 10 %, p90 15 %, throughput 5 %), 3 when not, 2 when something is
@@ -31,6 +34,11 @@ set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$SRC/build}
 L=$B/loadtrace
+if [ -n "${REUSE:-}" ]; then
+    LLAMA_SERVER=${LLAMA_SERVER:-/bin/true}
+    LT_MODEL=${LT_MODEL:-$REUSE/a.lt.zst}
+    KEEP=$REUSE
+fi
 if [ -z "${LLAMA_SERVER:-}" ] || [ ! -x "${LLAMA_SERVER:-}" ]; then
     echo "run-twin-real.sh: set LLAMA_SERVER to an executable llama-server (got '${LLAMA_SERVER:-}')" >&2
     exit 2
@@ -47,6 +55,7 @@ N=${LT_N:-40}
 URL=http://127.0.0.1:$PORT
 T=${KEEP:-$(mktemp -d)}
 mkdir -p "$T/slots"
+if [ -n "${REUSE:-}" ]; then :; else
 if curl -s --max-time 2 "$URL/health" >/dev/null 2>&1; then
     echo "run-twin-real.sh: something already answers on $URL; set LT_PORT" >&2
     exit 2
@@ -72,6 +81,7 @@ done
 curl -s --max-time 60 "$URL/v1/chat/completions" \
     -d '{"messages":[{"role":"user","content":"hello"}],"max_tokens":8}' >/dev/null
 
+fi
 "$L" synth --arrivals poisson --rate 1 --requests 400 --in uniform:40,200 --out lognormal:60,0.3 \
     --seed 7 -q -o "$T/a.lt.zst" || exit 1
 "$L" synth --arrivals poisson --rate 1 --requests 400 --in uniform:200,600 --out lognormal:60,0.3 \
@@ -81,6 +91,7 @@ live() { # NAME TRACE ARGS...
     n=$1
     tr=$2
     shift 2
+    [ -z "${REUSE:-}" ] || return 0
     timeout 900 $NICE "$L" replay "$tr" --target "$URL" --reset-prefix-cache --metrics-interval 1s \
         -o "$T/live-$n.lt.zst" --no-summary "$@" 2>"$T/live-$n.err" ||
         { echo "live run $n failed:" >&2; tail -3 "$T/live-$n.err" >&2; exit 1; }

@@ -294,14 +294,20 @@ static int run_fit(const struct sim_cli_opts *o)
                              : "");
     }
     if (f->guess)
-        printf("  GUESS: no run was stable (every one backlogged or client-starved): the costs "
-               "are read through queues and are a guess; replay a load below saturation\n");
+        printf("  GUESS: every run was backlogged: the costs are read through queues and are a "
+               "guess; replay a load below saturation\n");
     const struct lt_sim_fit_word *w = &f->word;
-    if (w->kind[0] || w->slots || w->model[0])
-        printf("  the server's word: %s%s%s, %u slots, context %u per slot, vocabulary %u; "
-               "client round trip %.4g ms\n",
-               w->kind[0] ? w->kind : "server", w->model[0] ? " serving " : "", w->model, w->slots,
-               w->ctx, w->vocab, w->rtt_ms);
+    if (w->kind[0] || w->slots || w->model[0] || w->rtt_ms > 0) {
+        printf("  the server's word: %s%s%s", w->kind[0] ? w->kind : "server",
+               w->model[0] ? " serving " : "", w->model);
+        if (w->slots)
+            printf(", %u slots", w->slots);
+        if (w->ctx)
+            printf(", context %u%s", w->ctx, w->slots ? " per slot" : "");
+        if (w->vocab)
+            printf(", vocabulary %u", w->vocab);
+        printf("; client round trip %.4g ms\n", w->rtt_ms);
+    }
     printf("\n  %-24s %12s %12s  %s\n", "cost (ms)", "value", "std error", "from");
     for (int c = 0; c < LT_SIM_FIT_NCOST; c++) {
         const struct lt_sim_fit_param *p = &f->cost[c];

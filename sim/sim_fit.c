@@ -39,6 +39,9 @@ enum { NX = LT_SIM_FIT_NCOST + 1 };
 #define HUBER_K 1.345
 enum { HUBER_ITERS = 6 };
 
+/* prefill_from_ttft reads at most this many TTFT rows (the first ones). */
+enum { RESID_ROWS_MAX = 4096 };
+
 /* max_running is identified when the steps at the largest batch with a
  * request queued behind it are PILE times those at each of the PILE_SIZES
  * sizes below it (on average), and three of their standard deviations (a
@@ -816,6 +819,88 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
     return 0;
 }
 
+/* The prefill cost per prompt token from the TTFTs of requests that found
+ * the server idle, against their uncached prompt tokens (a line, Huber
+ * reweighted as regress does): a low load's TTFT is mostly the prefill, so
+ * the slope is what the prompt's length costs. In the joint fit the decode
+ * windows, hundreds of times longer, hold those tokens as a small share,
+ * and on a real server's noise could turn the cost negative (and drop it)
+ * while the TTFT grew plainly with the prompt. Returns false when the rows
+ * cannot tell it: fewer than 8, prompts of one length, or a slope not
+ * three standard errors above 0. */
+static bool prefill_from_ttft(const struct rows *rs, double *slope, double *se)
+{
+    double w[RESID_ROWS_MAX];
+    size_t idx[RESID_ROWS_MAX], n = 0;
+    for (size_t i = 0; i < rs->n && n < RESID_ROWS_MAX; i++)
+        if (rs->r[i].ttft)
+            idx[n++] = i;
+    if (n < 8)
+        return false;
+    for (size_t k = 0; k < n; k++)
+        w[k] = 1;
+    double a = 0, b = 0, s2 = 0, sxx = 0;
+    for (int it = 0; it <= HUBER_ITERS; it++) {
+        double sw = 0, sx = 0, sy = 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct row *r = &rs->r[idx[k]];
+            sw += w[k];
+            sx += w[k] * r->x[C_PFTOK];
+            sy += w[k] * r->y;
+        }
+        double mx = sx / sw, my = sy / sw, sxy = 0;
+        sxx = 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct row *r = &rs->r[idx[k]];
+            sxx += w[k] * (r->x[C_PFTOK] - mx) * (r->x[C_PFTOK] - mx);
+            sxy += w[k] * (r->x[C_PFTOK] - mx) * (r->y - my);
+        }
+        if (sxx <= 0)
+            return false;
+        b = sxy / sxx;
+        a = my - b * mx;
+        /* the residuals' robust scale, then Huber's weights */
+        double res[RESID_ROWS_MAX];
+        s2 = 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct row *r = &rs->r[idx[k]];
+            double e = r->y - a - b * r->x[C_PFTOK];
+            res[k] = fabs(e);
+            s2 += w[k] * e * e;
+        }
+        s2 /= (double)(n - 2);
+        qsort(res, n, sizeof res[0], cmp_dbl);
+        double scale = 1.4826 * res[n / 2];
+        for (size_t k = 0; k < n && scale > 0; k++) {
+            const struct row *r = &rs->r[idx[k]];
+            double e = fabs(r->y - a - b * r->x[C_PFTOK]) / scale;
+            w[k] = e > HUBER_K ? HUBER_K / e : 1;
+        }
+    }
+    *slope = b;
+    *se = sqrt(s2 / sxx);
+    return b > 0 && b > 3 * *se;
+}
+
+/* Take the slope's share out of every row, so the joint fit fits the rest. */
+static void remove_prefill(struct rows *rs, double slope)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        rs->r[i].y -= slope * rs->r[i].x[C_PFTOK];
+        rs->r[i].x[C_PFTOK] = 0;
+    }
+}
+
+static void mark_prefill(struct lt_sim_fit *out, double slope, double se)
+{
+    struct lt_sim_fit_param *p = &out->cost[C_PFTOK];
+    p->identified = true;
+    p->kept = false;
+    p->value = slope;
+    p->se = se;
+    *cost_field(&out->profile, C_PFTOK) = slope;
+}
+
 static void run_free(struct run_data *rd)
 {
     free(rd->req);
@@ -867,53 +952,44 @@ static void read_run_record(struct runinfo *r, const struct lt_run *run, double 
         r->trace_hit = (double)ppm / 1e6;
 }
 
-/* Class each run before fitting: client-starved (its self-check says the
- * client could not deliver the load), backlogged (more requests in flight
- * than the server runs at once, or a queue that grew through the run: the
- * costs of a saturated server are read through its queue), else stable.
- * The costs come from the stable runs; without any, from the others, and
- * the fit is labelled a guess. */
-static void class_runs(struct runinfo *ri, size_t n, uint32_t max_batch, struct lt_sim_fit *out)
+/* Class each run before fitting: backlogged when more requests were in
+ * flight on average than the server says it runs at once (its slots: a
+ * queue stood in front of it, and the costs are read through it); client-
+ * starved when its self-check says the client used 90 % or more of a core
+ * or delivered a load more than 5 % off the one asked; else stable. The
+ * costs come from the stable and the client-starved runs (the fit reads
+ * when each request was sent and each token arrived, not the schedule, and
+ * its reweighting takes the few windows a stalled client moved), the
+ * backlogged ones only when there is nothing else, and then the fit is
+ * labelled a guess. Without the server's word on its slots a queue is not
+ * told from a batch by this test (the limit's own test in the fit is). */
+static void class_runs(struct runinfo *ri, size_t n, struct lt_sim_fit *out)
 {
-    size_t stable = 0, fed = 0;
+    size_t fed = 0;
     for (size_t k = 0; k < n; k++) {
         struct runinfo *r = &ri[k];
-        uint32_t slots = r->word.slots ? r->word.slots : 0;
+        uint32_t slots = r->word.slots;
         r->cls = "stable";
-        snprintf(r->why, sizeof r->why, "%.1f requests in flight on average", r->mean_inflight);
-        if (r->has_check && (r->check_saturated || r->check_off)) {
-            r->cls = "client-starved";
-            snprintf(r->why, sizeof r->why, "its self-check: %s",
-                     r->check_saturated ? "the client used 90 %% or more of a core"
-                                        : "the load delivered was more than 5 %% off the load "
-                                          "asked for");
-        } else if (slots && r->mean_inflight > 1.05 * slots) {
+        snprintf(r->why, sizeof r->why, "%.1f requests in flight on average%s", r->mean_inflight,
+                 slots ? "" : "; the server gave no slots to hold it against");
+        if (slots && r->mean_inflight > 1.05 * slots) {
             r->cls = "backlogged";
             snprintf(r->why, sizeof r->why,
                      "%.1f requests in flight on average for the server's %u slots: requests "
                      "queued",
                      r->mean_inflight, slots);
-        } else if (!slots && max_batch && r->mean_inflight > 1.05 * max_batch) {
-            r->cls = "backlogged";
-            snprintf(r->why, sizeof r->why,
-                     "%.1f requests in flight on average, more than the largest batch seen (%u)",
-                     r->mean_inflight, max_batch);
-        } else if (!r->concurrency && r->ttft_last_ms > 2 * r->ttft_first_ms + 50) {
-            /* only an open loop's queue can grow without bound */
-            r->cls = "backlogged";
-            snprintf(r->why, sizeof r->why,
-                     "TTFT p50 grew from %.0f ms (first quarter) to %.0f ms (last): a queue that "
-                     "grew",
-                     r->ttft_first_ms, r->ttft_last_ms);
+        } else if (r->has_check && (r->check_saturated || r->check_off)) {
+            r->cls = "client-starved";
+            snprintf(r->why, sizeof r->why, "its self-check: %s; used, its sends as they were",
+                     r->check_saturated ? "the client used 90 % or more of a core"
+                                        : "the load delivered was more than 5 % off the load "
+                                          "asked for");
         }
-        stable += r->cls[0] == 's';
-        fed += r->cls[0] != 'c';
+        fed += r->cls[0] != 'b';
     }
-    for (size_t k = 0; k < n; k++) {
-        struct runinfo *r = &ri[k];
-        r->used = stable ? r->cls[0] == 's' : fed ? r->cls[0] != 'c' : true;
-    }
-    out->guess = stable == 0;
+    for (size_t k = 0; k < n; k++)
+        ri[k].used = fed ? ri[k].cls[0] != 'b' : true;
+    out->guess = fed == 0;
 }
 
 /* Keep the rows of the runs used. */
@@ -1054,16 +1130,22 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
                        (unsigned long long)failed, (unsigned long long)short_);
         goto out;
     }
-    class_runs(ri, nri, lim.max_batch, out);
+    class_runs(ri, nri, out);
     keep_used_rows(&rs, ri);
     for (size_t k = 0; k < nri; k++)
         if (ri[k].has_word && !out->word.kind[0] && !out->word.slots) {
             out->word = ri[k].word;
             break;
         }
+    double pf_slope = 0, pf_se = 0;
+    bool pf = prefill_from_ttft(&rs, &pf_slope, &pf_se);
+    if (pf)
+        remove_prefill(&rs, pf_slope);
     rc = regress(&rs, o, out, err);
     if (rc < 0)
         goto out;
+    if (pf)
+        mark_prefill(out, pf_slope, pf_se);
     /* The client's share cannot be more than its measured round trip (a
      * request on a fresh connection that the server does no work for), nor
      * below 0: held there, the rest of a TTFT is the server's prefill. */
@@ -1079,6 +1161,8 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         rc = regress(&rs, o, out, err);
         if (rc < 0)
             goto out;
+        if (pf)
+            mark_prefill(out, pf_slope, pf_se);
         out->client_bounded = out->client_identified = true;
         out->client_ms = fixed;
         out->client_se = 0;
@@ -1087,6 +1171,8 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         struct lt_sim_fit_param *p = &out->cost[c];
         p->source = p->identified ? "timelines" : p->kept ? "base profile" : "folded";
     }
+    if (pf)
+        out->cost[C_PFTOK].source = "timelines (TTFT against prompt length, idle server)";
     out->nrun = 0;
     for (size_t k = 0; k < nri && out->nrun < LT_SIM_FIT_MAXRUNS; k++) {
         struct lt_sim_fit_run *fr = &out->run[out->nrun++];
