@@ -89,6 +89,7 @@ struct row {
     double y;
     int ttft;     /* 1: a TTFT at an idle server; 0: a request's decode time (E2E - TTFT) */
     uint32_t run; /* index into the runs read (struct runinfo) */
+    double shift; /* the part of the observed time taken out of y (fixed costs) */
 };
 
 /* A run as read: what its record said, its self-check, and the figures
@@ -264,7 +265,7 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, size_t ne
         const double *b = cum + (size_t)(slot[ends[2 * r + 1]] - 1) * W;
         if (b[N] > a[N])
             continue;
-        struct row w = {{0}, 0, 0, run_ix};
+        struct row w = {{0}, 0, 0, run_ix, 0};
         for (int c = 0; c < N; c++)
             w.x[c] = b[c] - a[c];
         w.x[C_STEP] = q->ntok - 1;
@@ -396,7 +397,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
             }
             ps++;
         }
-        struct row r = {{0}, 0, 0, run};
+        struct row r = {{0}, 0, 0, run, 0};
         r.x[C_STEP] = 1;
         uint64_t P = 0;
         for (size_t k = i; k < j; k++) {
@@ -476,7 +477,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
                      q->in - q->cached + 0u <= budget;
         if (!alone || q->first <= q->sent)
             continue;
-        struct row w = {{0}, 0, 1, run};
+        struct row w = {{0}, 0, 1, run, 0};
         w.x[C_STEP] = w.x[C_PFSTEP] = w.x[C_PFSEQ] = 1;
         w.x[C_PFTOK] = q->in - q->cached;
         w.x[C_CACHED] = q->cached;
@@ -611,9 +612,10 @@ static void residuals(const struct rows *rs, const double *beta, int ttft,
         double f = 0;
         for (int c = 0; c < NX; c++)
             f += beta[c] * w->x[c];
+        double y = w->y + w->shift; /* as observed */
         ss += (w->y - f) * (w->y - f);
-        sum += w->y;
-        scratch[n++] = fabs(w->y - f) / w->y;
+        sum += y;
+        scratch[n++] = fabs(w->y - f) / y;
     }
     memset(r, 0, sizeof *r);
     r->n = n;
@@ -887,6 +889,7 @@ static void remove_prefill(struct rows *rs, double slope)
 {
     for (size_t i = 0; i < rs->n; i++) {
         rs->r[i].y -= slope * rs->r[i].x[C_PFTOK];
+        rs->r[i].shift += slope * rs->r[i].x[C_PFTOK];
         rs->r[i].x[C_PFTOK] = 0;
     }
 }
@@ -1156,6 +1159,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         for (size_t i = 0; i < rs.n; i++)
             if (rs.r[i].ttft) {
                 rs.r[i].y -= fixed;
+                rs.r[i].shift += fixed;
                 rs.r[i].x[C_CLIENT] = 0;
             }
         rc = regress(&rs, o, out, err);
