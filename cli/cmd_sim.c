@@ -67,7 +67,9 @@ static const char sim_usage[] =
     "                        no-role-chunk, usage-in-last, reasoning (field name\n"
     "                        instead of reasoning_content), close (close the\n"
     "                        connection after every response), no-tokenize\n"
-    "                        (no /tokenize, as servers without one)\n"
+    "                        (no /tokenize, as servers without one), llamacpp\n"
+    "                        (llama-server's /props, /slots, slot erase 501),\n"
+    "                        slot-erase (llamacpp with the slot erase allowed)\n"
     "  --faults SPEC         inject failures, e.g. 500=0.01,429=0.05:2,refuse=0.01:1s,\n"
     "                        disconnect=0.02:10,stall=0.02:2s:5,malformed=0.01:3,\n"
     "                        slow=0.05:1s,seed=7 (probabilities; see docs/sim.md);\n"
@@ -360,36 +362,77 @@ static int run_fit(const struct sim_cli_opts *o)
            (unsigned long long)f->requests, (unsigned long long)f->tokens,
            (unsigned long long)f->runs, (unsigned long long)f->files, (unsigned long long)f->steps,
            (unsigned long long)f->steps_used);
-    printf("\n  %-24s %12s %12s\n", "cost (ms)", "value", "std error");
+    printf("\n  runs (classed before fitting; the costs come from the stable ones):\n");
+    for (uint32_t k = 0; k < f->nrun; k++) {
+        const struct lt_sim_fit_run *r = &f->run[k];
+        printf("    file %u run %u: %-14s %s (%llu requests; %s)\n", r->file + 1, r->id, r->cls,
+               r->used ? "used" : "not used", (unsigned long long)r->requests, r->why);
+        char th[32] = "-";
+        if (r->trace_hit >= 0)
+            snprintf(th, sizeof th, "%.1f %%", 100 * r->trace_hit);
+        printf("      cache at start: %s; prompt tokens cached %.1f %%, the trace allows %s%s\n",
+               r->cache_state[0] ? r->cache_state : "not recorded", 100 * r->cached_share, th,
+               r->cache_warm ? "  WARM: an earlier run warmed the cache; a virtual run starts "
+                               "cold (restart the server, or --reset-prefix-cache where it "
+                               "works)"
+                             : "");
+    }
+    if (f->guess)
+        printf("  GUESS: every run was backlogged: the costs are read through queues and are a "
+               "guess; replay a load below saturation\n");
+    const struct lt_sim_fit_word *w = &f->word;
+    if (w->kind[0] || w->slots || w->model[0] || w->rtt_ms > 0) {
+        printf("  the server's word: %s%s%s", w->kind[0] ? w->kind : "server",
+               w->model[0] ? " serving " : "", w->model);
+        if (w->slots)
+            printf(", %u slots", w->slots);
+        if (w->ctx)
+            printf(", context %u%s", w->ctx, w->slots ? " per slot" : "");
+        if (w->vocab)
+            printf(", vocabulary %u", w->vocab);
+        printf("; client round trip %.4g ms\n", w->rtt_ms);
+    }
+    printf("\n  %-24s %12s %12s  %s\n", "cost (ms)", "value", "std error", "from");
     for (int c = 0; c < LT_SIM_FIT_NCOST; c++) {
         const struct lt_sim_fit_param *p = &f->cost[c];
         if (p->identified)
-            printf("  %-24s %12.6g %12.2g%s\n", p->key, p->value, p->se,
+            printf("  %-24s %12.6g %12.2g  %s%s\n", p->key, p->value, p->se, p->source,
                    p->value < 0 ? "  (negative: written as 0)" : "");
         else
             printf("  %-24s %12.6g %12s  not identified (%s); needs %s\n", p->key, p->value, "-",
                    p->kept ? "kept from the base profile" : "0, folded into the others", p->needs);
     }
-    if (f->max_running_identified)
-        printf("\n  max_running %u: requests queued behind a batch this size (%llu steps; "
+    printf("\n");
+    if (!strcmp(f->max_running_src, "server"))
+        printf("  max_running %u: the server's word (slots; the largest batch seen was %u)\n",
+               f->profile.max_running, f->max_batch);
+    else if (f->max_running_identified)
+        printf("  max_running %u: requests queued behind a batch this size (%llu steps; "
                "%.4g at each size below)\n",
                f->profile.max_running, (unsigned long long)f->queued_at_max, f->queued_below);
     else if (f->queued_at_max >= 3)
-        printf("\n  max_running %u: not identified (requests seemed to wait behind the largest "
+        printf("  max_running %u: not identified (requests seemed to wait behind the largest "
                "batch seen, %u, in %llu steps, but about as often beside the sizes below it, "
                "%.4g each, which a limit does not allow: they reached the server late, as from a "
                "client starved of CPU; a load that queues for longer would identify it)\n",
                f->profile.max_running, f->max_batch, (unsigned long long)f->queued_at_max,
                f->queued_below);
     else
-        printf("\n  max_running %u: not identified (nothing queued behind the largest batch "
+        printf("  max_running %u: not identified (nothing queued behind the largest batch "
                "seen, %u; a load beyond it would identify it)\n",
                f->profile.max_running, f->max_batch);
     printf("  prefill_seqs %u (most prompts finished in one step: %u)\n", f->profile.prefill_seqs,
            f->max_prefill);
-    printf("  kv_tokens, batch_tokens, cache: not identified from timelines (kept); server "
-           "metrics would\n");
-    if (f->client_identified)
+    printf("  kv_tokens %llu (%s), max_model_len %u (%s), vocab %u (%s), model %s (%s)\n",
+           (unsigned long long)f->profile.kv_tokens, f->kv_src, f->profile.max_model_len,
+           f->ctx_src, f->profile.vocab, f->vocab_src, f->profile.model, f->model_src);
+    printf("  batch_tokens, cache: not identified from timelines (kept from the base profile)\n");
+    if (f->client_bounded)
+        printf("  client share of TTFT %.4g ms: held at %s (the free fit said %.4g ms; the "
+               "measured round trip is %.3g ms): the rest of a TTFT is the server's\n",
+               f->client_ms, f->client_ms > 0 ? "its measured bound" : "0", f->client_free_ms,
+               f->word.rtt_ms);
+    else if (f->client_identified)
         printf("  client share of TTFT %.4g ms +- %.2g (send and first chunk's delivery; not in "
                "the profile)\n",
                f->client_ms, f->client_se);

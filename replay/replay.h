@@ -145,7 +145,7 @@ struct lt_replay_stats {
      * out of the samples' values and written under "bad"; the first one. */
     uint64_t scrape_bad;
     char scrape_bad_first[160];
-    char reset_how[128]; /* how --reset-prefix-cache reset the cache */
+    char reset_how[256]; /* how --reset-prefix-cache reset the cache */
     uint64_t resets;
     /* --window or --requests sampled the trace: what was kept */
     bool sampled;

@@ -91,6 +91,19 @@ struct lt_replay_chk {
     uint64_t out0, done;
 };
 
+/* What the target says about itself (replay_server.c); 0 / "" unknown. */
+struct lt_replay_word {
+    char kind[16];         /* "llama.cpp" when GET /props answered as it does */
+    char model[128];       /* the server's model name (alias, or the file's name) */
+    int64_t slots;         /* sequences it runs at once (llama.cpp total_slots) */
+    int64_t ctx;           /* context per slot (or the model's limit) */
+    int64_t vocab;         /* vocabulary size */
+    int64_t rtt_us;        /* median round trip of a request it does no work for */
+    int warm_slots;        /* slots holding earlier prompts at the run's start; -1 unknown */
+    bool silent;           /* GET /props had no answer at all: nothing more is asked */
+    char cache_state[200]; /* the run's starting cache state, in words */
+};
+
 struct lt_replay {
     struct lt_replay_opts o;
     struct lt_plan_jobs trace;
@@ -133,6 +146,7 @@ struct lt_replay {
     struct lt_replay_chk chk;
     struct lt_replay_stats st;
     struct lt_replay_scraper scr;     /* replay_scrape.c */
+    struct lt_replay_word word;       /* replay_server.c */
     struct lt_replay_cancels cancels; /* replay_cancel.c */
     struct h1 h1;                     /* the lean HTTP/1.1 client (replay_h1.c) */
 };
@@ -205,6 +219,17 @@ static inline bool lt_replay_prompt_plausible(uint64_t in, size_t body_len)
     return in <= (uint64_t)body_len + LT_REPLAY_TEMPLATE_MAX;
 }
 void lt_replay_calibrate(struct lt_replay *rp);
+
+/* replay_server.c: what the target says about itself into rp->word (in
+ * lt_replay_prepare; never fails: what it does not answer stays unknown);
+ * before each run, the cache state it starts from (and llama.cpp's slot
+ * erase for --reset-prefix-cache unless reset_done: another reset
+ * answered); the run record's keys of both (to m, *n counting them).
+ * Returns m->rc. */
+struct lt_mp;
+void lt_replay_server_probe(struct lt_replay *rp);
+void lt_replay_server_before_run(struct lt_replay *rp, bool reset_done);
+int lt_replay_server_extra(const struct lt_replay *rp, struct lt_mp *m, uint32_t *n);
 
 /* replay_check.c: a run's self-check: started with the run (after the
  * plan is started), told of every result, ended with the run (into

@@ -246,32 +246,40 @@ static double trace_hit_rate(const struct lt_replay *rp, unsigned *level);
 void lt_replay_scrape_before_run(struct lt_replay *rp)
 {
     /* Before the origin is set: a big trace's walk must not make the
-     * run's first sends late. */
-    rp->scr.trace_hit = rp->scr.n ? trace_hit_rate(rp, &rp->scr.trace_hit_level) : -1;
+     * run's first sends late. The trace's hit rate is wanted where the
+     * server reports cache hits (a scrape, or llama.cpp's usage). */
+    rp->scr.trace_hit = rp->scr.n || rp->word.kind[0] || rp->o.reset_prefix_cache
+                            ? trace_hit_rate(rp, &rp->scr.trace_hit_level)
+                            : -1;
     rp->scr.waiting = -1; /* nothing scraped in this run yet */
-    if (!rp->o.reset_prefix_cache)
-        return;
-    /* vLLM first, then SGLang: the one that answers 200 says which. */
-    static const char *const paths[] = {"/reset_prefix_cache", "/flush_cache"};
-    static const char *const names[] = {"vLLM POST /reset_prefix_cache",
-                                        "SGLang POST /flush_cache"};
-    struct lt_buf b;
-    lt_buf_init(&b, 1 << 16);
-    for (size_t i = 0; i < 2; i++) {
-        long status = 0;
-        struct lt_err e = {0};
-        lt_buf_reset(&b);
-        if (lt_replay_http_do(&rp->http, paths[i], "", &b, &status, PROBE_TIMEOUT_MS, &e) == 0 &&
-            status >= 200 && status < 300) {
-            snprintf(rp->st.reset_how, sizeof rp->st.reset_how, "%s", names[i]);
-            rp->st.resets++;
-            lt_buf_release(&b);
-            return;
+    bool done = false;
+    if (rp->o.reset_prefix_cache) {
+        /* vLLM first, then SGLang: the one that answers 200 says which;
+         * llama.cpp's slot erase is lt_replay_server_before_run's. */
+        static const char *const paths[] = {"/reset_prefix_cache", "/flush_cache"};
+        static const char *const names[] = {"vLLM POST /reset_prefix_cache",
+                                            "SGLang POST /flush_cache"};
+        struct lt_buf b;
+        lt_buf_init(&b, 1 << 16);
+        for (size_t i = 0; i < 2 && !done; i++) {
+            long status = 0;
+            struct lt_err e = {0};
+            lt_buf_reset(&b);
+            if (lt_replay_http_do(&rp->http, paths[i], "", &b, &status, PROBE_TIMEOUT_MS, &e) ==
+                    0 &&
+                status >= 200 && status < 300) {
+                snprintf(rp->st.reset_how, sizeof rp->st.reset_how, "%s", names[i]);
+                rp->st.resets++;
+                done = true;
+            }
         }
+        lt_buf_release(&b);
+        if (!done)
+            snprintf(rp->st.reset_how, sizeof rp->st.reset_how,
+                     "the target has neither POST /reset_prefix_cache, POST /flush_cache nor "
+                     "llama.cpp's slot erase");
     }
-    snprintf(rp->st.reset_how, sizeof rp->st.reset_how,
-             "the target has neither POST /reset_prefix_cache nor POST /flush_cache");
-    lt_buf_release(&b);
+    lt_replay_server_before_run(rp, done);
 }
 
 void lt_replay_scrape_start(struct lt_replay *rp)
@@ -645,23 +653,28 @@ int lt_replay_scrape_run_extra(struct lt_replay *rp, struct lt_extra *extra, str
 {
     struct lt_replay_scraper *s = &rp->scr;
     double r = s->trace_hit;
-    if (s->n == 0 || r < 0)
-        return 0;
     lt_buf_reset(&s->extra);
     struct lt_mp m = {.out = &s->extra};
+    uint32_t n = extra->n;
     if (extra->len)
         lt_mp_raw(&m, extra->data, extra->len);
-    lt_mp_cstr(&m, "trace_prefix_hit_ppm");
-    lt_mp_uint(&m, (uint64_t)llround(r * 1e6));
-    if (s->trace_hit_level) { /* an estimate from 1 in 2^level prefix chains */
-        lt_mp_cstr(&m, "trace_prefix_hit_sampled_level");
-        lt_mp_uint(&m, s->trace_hit_level);
-        extra->n++;
+    if (r >= 0) {
+        lt_mp_cstr(&m, "trace_prefix_hit_ppm");
+        lt_mp_uint(&m, (uint64_t)llround(r * 1e6));
+        n++;
+        if (s->trace_hit_level) { /* an estimate from 1 in 2^level prefix chains */
+            lt_mp_cstr(&m, "trace_prefix_hit_sampled_level");
+            lt_mp_uint(&m, s->trace_hit_level);
+            n++;
+        }
     }
+    lt_replay_server_extra(rp, &m, &n);
     if (m.rc < 0)
         return lt_errset(err, LT_ENOMEM, "out of memory");
+    if (n == extra->n)
+        return 0;
     extra->data = (const uint8_t *)s->extra.p;
     extra->len = s->extra.len;
-    extra->n++;
+    extra->n = n;
     return 0;
 }

@@ -214,6 +214,7 @@ int lt_replay_prepare(struct lt_replay *rp, struct lt_err *err)
     if (!rp->o.known)
         lt_replay_calibrate(rp);
     rp->st.calib = rp->build.calib;
+    lt_replay_server_probe(rp);
     if ((rc = lt_replay_scrape_prepare(rp, err)) < 0)
         return rc;
     return lt_replay_open_results(rp, err);

@@ -58,12 +58,17 @@ int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_e
             d->messages_usage_total = true;
         else if (!strcmp(w, "messages-usage-split"))
             d->messages_usage_total = false;
+        else if (!strcmp(w, "llamacpp"))
+            d->llamacpp = true;
+        else if (!strcmp(w, "slot-erase"))
+            d->llamacpp = d->slot_erase = true;
         else
             return lt_errset(err, LT_EFORMAT,
                              "unknown dialect item '%s' (vllm, role-chunk, no-role-chunk, "
                              "usage-separate, usage-in-last, reasoning, reasoning_content, "
                              "close, keep-alive, http10, http11, no-tokenize, tokenize, "
-                             "messages-usage-total, messages-usage-split)",
+                             "messages-usage-total, messages-usage-split, llamacpp, "
+                             "slot-erase)",
                              w);
         p += n;
         if (*p == ',')

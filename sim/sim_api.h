@@ -35,12 +35,14 @@ struct lt_sim_dialect {
     /* Messages usage: input_tokens is the whole prompt, with no cache
      * counts (vLLM's), instead of Anthropic's split (llama.cpp's too). */
     bool messages_usage_total;
+    bool llamacpp;      /* llama-server's own endpoints: /props, /slots, no vLLM reset */
+    bool slot_erase;    /* llamacpp: POST /slots/ID?action=erase works (else 501) */
 };
 
 /* Parse "vllm" or a comma list of vllm, role-chunk, no-role-chunk,
  * usage-separate, usage-in-last, reasoning, reasoning_content, close,
  * keep-alive, http10, http11, no-tokenize, tokenize, messages-usage-total,
- * messages-usage-split (later items override). Returns 0 or
+ * messages-usage-split, llamacpp, slot-erase (later items override). Returns 0 or
  * LT_EFORMAT. */
 int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_err *err);
 

@@ -39,6 +39,9 @@ enum { NX = LT_SIM_FIT_NCOST + 1 };
 #define HUBER_K 1.345
 enum { HUBER_ITERS = 6 };
 
+/* prefill_from_ttft reads at most this many TTFT rows (the first ones). */
+enum { RESID_ROWS_MAX = 4096 };
+
 /* max_running is identified when the steps at the largest batch with a
  * request queued behind it are PILE times those at each of the PILE_SIZES
  * sizes below it (on average), and three of their standard deviations (a
@@ -84,7 +87,27 @@ struct ev {
 struct row {
     double x[NX];
     double y;
-    int ttft; /* 1: a TTFT at an idle server; 0: a request's decode time (E2E - TTFT) */
+    int ttft;     /* 1: a TTFT at an idle server; 0: a request's decode time (E2E - TTFT) */
+    uint32_t run; /* index into the runs read (struct runinfo) */
+    double shift; /* the part of the observed time taken out of y (fixed costs) */
+};
+
+/* A run as read: what its record said, its self-check, and the figures
+ * of its timelines that class it (stable, backlogged, client-starved). */
+struct runinfo {
+    uint32_t file, id;
+    struct lt_sim_fit_word word;
+    bool has_word;
+    char cache_state[96];
+    double trace_hit;     /* < 0: unknown */
+    uint32_t concurrency; /* a closed loop's level; 0 an open loop */
+    bool has_check, check_saturated, check_off;
+    uint64_t requests, in_sum, cached_sum;
+    double mean_inflight;
+    double ttft_first_ms, ttft_last_ms; /* p50 TTFT of the first and last quarter sent */
+    const char *cls;
+    char why[200];
+    bool used;
 };
 
 struct rows {
@@ -109,6 +132,12 @@ static const struct freq *g_reqs; /* for the index sorts below (single-threaded)
 static int cmp_sent(const void *a, const void *b)
 {
     int64_t x = g_reqs[*(const uint32_t *)a].sent, y = g_reqs[*(const uint32_t *)b].sent;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
@@ -178,7 +207,8 @@ static size_t upper(const struct ev *ev, size_t n, int64_t t)
  * gap_us; a window holding a prompt too long for one step's budget is left
  * out (its chunks are not observable). */
 static int window_rows(const struct run_data *rd, const struct ev *ev, size_t nev, double gap_us,
-                       double scale, uint32_t budget, struct rows *rs, struct lt_sim_fit *out)
+                       double scale, uint32_t budget, uint32_t run_ix, struct rows *rs,
+                       struct lt_sim_fit *out)
 {
     enum { N = LT_SIM_FIT_NCOST, W = LT_SIM_FIT_NCOST + 1 }; /* columns + a long-prompt count */
     int rc = 0;
@@ -235,7 +265,7 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, size_t ne
         const double *b = cum + (size_t)(slot[ends[2 * r + 1]] - 1) * W;
         if (b[N] > a[N])
             continue;
-        struct row w = {{0}, 0, 0};
+        struct row w = {{0}, 0, 0, run_ix, 0};
         for (int c = 0; c < N; c++)
             w.x[c] = b[c] - a[c];
         w.x[C_STEP] = q->ntok - 1;
@@ -252,9 +282,49 @@ out:
     return rc;
 }
 
+/* The figures that class a run: the requests in flight on average (each
+ * request's E2E summed over the run's span), the p50 TTFT of the first and
+ * of the last quarter of its requests by send time (a queue that grows
+ * through the run makes the second larger), and its cached prompt tokens. */
+static int run_figures(const struct run_data *rd, const uint32_t *by_sent, double scale,
+                       struct runinfo *ri)
+{
+    size_t n = rd->nreq;
+    ri->requests += n;
+    if (n == 0)
+        return 0;
+    int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+    double busy = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct freq *q = &rd->req[i];
+        t0 = q->sent < t0 ? q->sent : t0;
+        t1 = q->end > t1 ? q->end : t1;
+        busy += (double)(q->end - q->sent);
+        ri->in_sum += q->in;
+        ri->cached_sum += q->cached;
+    }
+    ri->mean_inflight = t1 > t0 ? busy / (double)(t1 - t0) : 0;
+    size_t quarter = n / 4;
+    if (quarter < 2)
+        return 0;
+    double *t = malloc(quarter * sizeof *t);
+    if (!t)
+        return LT_ENOMEM;
+    for (int part = 0; part < 2; part++) {
+        for (size_t k = 0; k < quarter; k++) {
+            const struct freq *q = &rd->req[by_sent[part ? n - quarter + k : k]];
+            t[k] = (double)(q->first - q->sent) * scale / 1e3;
+        }
+        qsort(t, quarter, sizeof *t, cmp_dbl);
+        *(part ? &ri->ttft_last_ms : &ri->ttft_first_ms) = t[quarter / 2];
+    }
+    free(t);
+    return 0;
+}
+
 /* Read one run's steps (for the limits) and its requests' rows. */
-static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, struct rows *rs,
-                   struct limits *lim, struct lt_sim_fit *out)
+static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_t run,
+                   struct runinfo *ri, struct rows *rs, struct limits *lim, struct lt_sim_fit *out)
 {
     int rc = 0;
     size_t nreq = rd->nreq;
@@ -327,7 +397,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, struct 
             }
             ps++;
         }
-        struct row r = {{0}, 0, 0};
+        struct row r = {{0}, 0, 0, run, 0};
         r.x[C_STEP] = 1;
         uint64_t P = 0;
         for (size_t k = i; k < j; k++) {
@@ -387,7 +457,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, struct 
         prev = e;
         i = j;
     }
-    rc = window_rows(rd, ev, nev, gap_us, scale, budget, rs, out);
+    rc = window_rows(rd, ev, nev, gap_us, scale, budget, run, rs, out);
     if (rc < 0)
         goto out;
     /* TTFT of a request that found the server idle (everything sent
@@ -407,7 +477,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, struct 
                      q->in - q->cached + 0u <= budget;
         if (!alone || q->first <= q->sent)
             continue;
-        struct row w = {{0}, 0, 1};
+        struct row w = {{0}, 0, 1, run, 0};
         w.x[C_STEP] = w.x[C_PFSTEP] = w.x[C_PFSEQ] = 1;
         w.x[C_PFTOK] = q->in - q->cached;
         w.x[C_CACHED] = q->cached;
@@ -417,6 +487,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, struct 
         if (rc < 0)
             goto out;
     }
+    rc = run_figures(rd, by_sent, scale, ri);
 out:
     free(ev);
     free(by_sent);
@@ -529,12 +600,6 @@ static double *cost_field(struct lt_sim_profile *p, int c)
     }
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void residuals(const struct rows *rs, const double *beta, int ttft,
                       struct lt_sim_fit_resid *r, double *scratch)
 {
@@ -547,9 +612,10 @@ static void residuals(const struct rows *rs, const double *beta, int ttft,
         double f = 0;
         for (int c = 0; c < NX; c++)
             f += beta[c] * w->x[c];
+        double y = w->y + w->shift; /* as observed */
         ss += (w->y - f) * (w->y - f);
-        sum += w->y;
-        scratch[n++] = fabs(w->y - f) / w->y;
+        sum += y;
+        scratch[n++] = fabs(w->y - f) / y;
     }
     memset(r, 0, sizeof *r);
     r->n = n;
@@ -683,8 +749,9 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
     }
     if (nk == 0 || rs->n <= (size_t)nk)
         return lt_errset(err, LT_EINVAL,
-                         "sim --fit: %zu usable steps; need more than %d (results with every "
-                         "token's time, from streamed replies)",
+                         "sim --fit: %zu requests' rows for %d costs: too few; each successful "
+                         "streamed request of 2 tokens or more gives one or two (replay more "
+                         "requests, or runs that were not all set aside)",
                          rs->n, nk);
     double m[N * N], beta[N];
     if (!solve(xtx, xty, keep, &nk, beta, m))
@@ -754,6 +821,89 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
     return 0;
 }
 
+/* The prefill cost per prompt token from the TTFTs of requests that found
+ * the server idle, against their uncached prompt tokens (a line, Huber
+ * reweighted as regress does): a low load's TTFT is mostly the prefill, so
+ * the slope is what the prompt's length costs. In the joint fit the decode
+ * windows, hundreds of times longer, hold those tokens as a small share,
+ * and on a real server's noise could turn the cost negative (and drop it)
+ * while the TTFT grew plainly with the prompt. Returns false when the rows
+ * cannot tell it: fewer than 8, prompts of one length, or a slope not
+ * three standard errors above 0. */
+static bool prefill_from_ttft(const struct rows *rs, double *slope, double *se)
+{
+    double w[RESID_ROWS_MAX];
+    size_t idx[RESID_ROWS_MAX], n = 0;
+    for (size_t i = 0; i < rs->n && n < RESID_ROWS_MAX; i++)
+        if (rs->r[i].ttft)
+            idx[n++] = i;
+    if (n < 8)
+        return false;
+    for (size_t k = 0; k < n; k++)
+        w[k] = 1;
+    double a = 0, b = 0, s2 = 0, sxx = 0;
+    for (int it = 0; it <= HUBER_ITERS; it++) {
+        double sw = 0, sx = 0, sy = 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct row *r = &rs->r[idx[k]];
+            sw += w[k];
+            sx += w[k] * r->x[C_PFTOK];
+            sy += w[k] * r->y;
+        }
+        double mx = sx / sw, my = sy / sw, sxy = 0;
+        sxx = 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct row *r = &rs->r[idx[k]];
+            sxx += w[k] * (r->x[C_PFTOK] - mx) * (r->x[C_PFTOK] - mx);
+            sxy += w[k] * (r->x[C_PFTOK] - mx) * (r->y - my);
+        }
+        if (sxx <= 0)
+            return false;
+        b = sxy / sxx;
+        a = my - b * mx;
+        /* the residuals' robust scale, then Huber's weights */
+        double res[RESID_ROWS_MAX];
+        s2 = 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct row *r = &rs->r[idx[k]];
+            double e = r->y - a - b * r->x[C_PFTOK];
+            res[k] = fabs(e);
+            s2 += w[k] * e * e;
+        }
+        s2 /= (double)(n - 2);
+        qsort(res, n, sizeof res[0], cmp_dbl);
+        double scale = 1.4826 * res[n / 2];
+        for (size_t k = 0; k < n && scale > 0; k++) {
+            const struct row *r = &rs->r[idx[k]];
+            double e = fabs(r->y - a - b * r->x[C_PFTOK]) / scale;
+            w[k] = e > HUBER_K ? HUBER_K / e : 1;
+        }
+    }
+    *slope = b;
+    *se = sqrt(s2 / sxx);
+    return b > 0 && b > 3 * *se;
+}
+
+/* Take the slope's share out of every row, so the joint fit fits the rest. */
+static void remove_prefill(struct rows *rs, double slope)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        rs->r[i].y -= slope * rs->r[i].x[C_PFTOK];
+        rs->r[i].shift += slope * rs->r[i].x[C_PFTOK];
+        rs->r[i].x[C_PFTOK] = 0;
+    }
+}
+
+static void mark_prefill(struct lt_sim_fit *out, double slope, double se)
+{
+    struct lt_sim_fit_param *p = &out->cost[C_PFTOK];
+    p->identified = true;
+    p->kept = false;
+    p->value = slope;
+    p->se = se;
+    *cost_field(&out->profile, C_PFTOK) = slope;
+}
+
 static void run_free(struct run_data *rd)
 {
     free(rd->req);
@@ -761,11 +911,124 @@ static void run_free(struct run_data *rd)
     memset(rd, 0, sizeof *rd);
 }
 
+/* The run (file, id) among those read, added when new; NULL: no memory. */
+static struct runinfo *run_of(struct runinfo **ri, size_t *n, uint32_t file, uint32_t id)
+{
+    for (size_t k = *n; k-- > 0;)
+        if ((*ri)[k].file == file && (*ri)[k].id == id)
+            return &(*ri)[k];
+    struct runinfo *nr = realloc(*ri, (*n + 1) * sizeof *nr);
+    if (!nr)
+        return NULL;
+    *ri = nr;
+    struct runinfo *r = &nr[(*n)++];
+    memset(r, 0, sizeof *r);
+    r->file = file;
+    r->id = id;
+    r->trace_hit = -1;
+    return r;
+}
+
+static uint32_t u32_of(const struct lt_extra *x, const char *key)
+{
+    int64_t v;
+    return lt_extra_get_int(x, key, &v) && v > 0 && v <= UINT32_MAX ? (uint32_t)v : 0;
+}
+
+/* What replay recorded in the run record: the server's word, the cache
+ * state the run started from, the prefix-cache hit rate its trace allows. */
+static void read_run_record(struct runinfo *r, const struct lt_run *run, double scale)
+{
+    const struct lt_extra *x = &run->extra;
+    struct lt_sim_fit_word *w = &r->word;
+    lt_extra_get_str(x, "server_kind", w->kind, sizeof w->kind);
+    lt_extra_get_str(x, "server_model", w->model, sizeof w->model);
+    w->slots = u32_of(x, "server_slots");
+    w->ctx = u32_of(x, "server_ctx");
+    w->vocab = u32_of(x, "server_vocab");
+    w->rtt_ms = u32_of(x, "client_rtt_us") * scale / 1e3;
+    r->concurrency = run->concurrency;
+    r->has_word = w->kind[0] || w->model[0] || w->slots || w->vocab || w->rtt_ms > 0;
+    lt_extra_get_str(x, "cache_state", r->cache_state, sizeof r->cache_state);
+    int64_t ppm;
+    if (lt_extra_get_int(x, "trace_prefix_hit_ppm", &ppm) && ppm >= 0 && ppm <= 1000000)
+        r->trace_hit = (double)ppm / 1e6;
+}
+
+/* Class each run before fitting: backlogged when more requests were in
+ * flight on average than the server says it runs at once (its slots: a
+ * queue stood in front of it, and the costs are read through it); client-
+ * starved when its self-check says the client used 90 % or more of a core
+ * or delivered a load more than 5 % off the one asked; else stable. The
+ * costs come from the stable and the client-starved runs (the fit reads
+ * when each request was sent and each token arrived, not the schedule, and
+ * its reweighting takes the few windows a stalled client moved), the
+ * backlogged ones only when there is nothing else, and then the fit is
+ * labelled a guess. Without the server's word on its slots a queue is not
+ * told from a batch by this test (the limit's own test in the fit is). */
+static void class_runs(struct runinfo *ri, size_t n, struct lt_sim_fit *out)
+{
+    size_t fed = 0;
+    for (size_t k = 0; k < n; k++) {
+        struct runinfo *r = &ri[k];
+        uint32_t slots = r->word.slots;
+        r->cls = "stable";
+        snprintf(r->why, sizeof r->why, "%.1f requests in flight on average%s", r->mean_inflight,
+                 slots ? "" : "; the server gave no slots to hold it against");
+        if (slots && r->mean_inflight > 1.05 * slots) {
+            r->cls = "backlogged";
+            snprintf(r->why, sizeof r->why,
+                     "%.1f requests in flight on average for the server's %u slots: requests "
+                     "queued",
+                     r->mean_inflight, slots);
+        } else if (r->has_check && (r->check_saturated || r->check_off)) {
+            r->cls = "client-starved";
+            snprintf(r->why, sizeof r->why, "its self-check: %s; used, its sends as they were",
+                     r->check_saturated ? "the client used 90 % or more of a core"
+                                        : "the load delivered was more than 5 % off the load "
+                                          "asked for");
+        }
+        fed += r->cls[0] != 'b';
+    }
+    for (size_t k = 0; k < n; k++)
+        ri[k].used = fed ? ri[k].cls[0] != 'b' : true;
+    out->guess = fed == 0;
+}
+
+/* Keep the rows of the runs used. */
+static void keep_used_rows(struct rows *rs, const struct runinfo *ri)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        if (ri[rs->r[i].run].used)
+            rs->r[k++] = rs->r[i];
+    rs->n = k;
+}
+
+/* The prompt tokens the server reported cached against what the run's
+ * trace allows from a cold start: a run that started from a cache warmed
+ * by an earlier one (the same trace replayed twice) finds far more; a
+ * quarter of the prompt is the margin (a chat template's common start is
+ * cached in every run). */
+static void cache_check(struct lt_sim_fit_run *fr, const struct runinfo *r)
+{
+    fr->cached_share = r->in_sum ? (double)r->cached_sum / (double)r->in_sum : 0;
+    fr->trace_hit = r->trace_hit;
+    fr->cache_warm = r->trace_hit >= 0 ? fr->cached_share > r->trace_hit + 0.25
+                                       : !strncmp(r->cache_state, "warm", 4);
+}
+
 int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_opts *o,
                      struct lt_sim_fit *out, struct lt_err *err)
 {
     int rc = 0;
     memset(out, 0, sizeof *out);
+    const double scale = o->time_scale > 0 ? o->time_scale : 1;
+    if (!(o->time_scale >= 0) || o->time_scale > 1e6 || isinf(o->time_scale))
+        return lt_errset(err, LT_EINVAL,
+                         "sim --fit: --time-scale %g cannot be: a server runs between 0 and a "
+                         "million times faster than real time",
+                         o->time_scale);
     struct rows rs = {0};
     struct limits lim = {0};
     lim.cap = 1u << 20;
@@ -775,6 +1038,9 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     struct run_data *runs = NULL;
     uint32_t *run_ids = NULL;
     size_t nruns = 0;
+    struct runinfo *ri = NULL;
+    size_t nri = 0;
+    uint64_t results = 0, unstreamed = 0, failed = 0, short_ = 0;
     struct lt_reader *r = NULL;
     if (!lim.queued_full || !lim.queued_at_prefill) {
         rc = lt_errset(err, LT_ENOMEM, "sim --fit: out of memory");
@@ -791,10 +1057,34 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->files++;
         const struct lt_item *it;
         while ((rc = lt_reader_next(r, &it, err)) > 0) {
+            if (it->type == LT_ITEM_RUN || it->type == LT_ITEM_CHECK) {
+                uint32_t id = it->type == LT_ITEM_RUN ? it->run.id : it->chk.run;
+                struct runinfo *x = run_of(&ri, &nri, (uint32_t)f, id);
+                if (!x) {
+                    rc = lt_errset(err, LT_ENOMEM, "sim --fit: out of memory");
+                    goto out;
+                }
+                if (it->type == LT_ITEM_RUN) {
+                    read_run_record(x, &it->run, scale);
+                } else {
+                    x->has_check = true;
+                    x->check_saturated = it->chk.saturated;
+                    x->check_off = it->chk.off;
+                }
+                continue;
+            }
             if (it->type != LT_ITEM_RESULT)
                 continue;
+            const struct lt_result *res = &it->res;
+            results++;
+            if (!(res->has & LT_RHAS_CHUNKS) || !res->n_chunks || !(res->has & LT_RHAS_SENT))
+                unstreamed++;
+            else if ((res->has & LT_RHAS_STATUS) && res->status != 200)
+                failed++;
+            else if (res->n_chunks < 2 && res->chunks[0].tokens < 2)
+                short_++;
             size_t k = 0;
-            while (k < nruns && run_ids[k] != it->res.run)
+            while (k < nruns && run_ids[k] != res->run)
                 k++;
             if (k == nruns) {
                 struct run_data *nr = realloc(runs, (nruns + 1) * sizeof *nr);
@@ -807,9 +1097,9 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
                 }
                 run_ids = ni;
                 memset(&runs[nruns], 0, sizeof runs[nruns]);
-                run_ids[nruns++] = it->res.run;
+                run_ids[nruns++] = res->run;
             }
-            rc = add_result(&runs[k], &it->res);
+            rc = add_result(&runs[k], res);
             if (rc < 0) {
                 lt_errset(err, rc, "sim --fit: out of memory");
                 goto out;
@@ -822,7 +1112,8 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         for (size_t k = 0; k < nruns; k++) {
             out->requests += runs[k].nreq;
             out->tokens += runs[k].ntok;
-            rc = fit_run(&runs[k], o, &rs, &lim, out);
+            struct runinfo *x = run_of(&ri, &nri, (uint32_t)f, run_ids[k]);
+            rc = x ? fit_run(&runs[k], o, (uint32_t)(x - ri), x, &rs, &lim, out) : LT_ENOMEM;
             run_free(&runs[k]);
             if (rc < 0) {
                 lt_errset(err, rc, "sim --fit: out of memory");
@@ -832,9 +1123,73 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->runs += nruns;
         nruns = 0;
     }
+    if (rs.n == 0) {
+        rc = lt_errset(err, LT_EINVAL,
+                       "sim --fit: nothing to fit: of %llu results, %llu have no streamed token "
+                       "times (replay streams by default: not --no-stream), %llu failed, %llu "
+                       "have fewer than 2 tokens; the fit needs successful streamed requests of "
+                       "2 tokens or more",
+                       (unsigned long long)results, (unsigned long long)unstreamed,
+                       (unsigned long long)failed, (unsigned long long)short_);
+        goto out;
+    }
+    class_runs(ri, nri, out);
+    keep_used_rows(&rs, ri);
+    for (size_t k = 0; k < nri; k++)
+        if (ri[k].has_word && !out->word.kind[0] && !out->word.slots) {
+            out->word = ri[k].word;
+            break;
+        }
+    double pf_slope = 0, pf_se = 0;
+    bool pf = prefill_from_ttft(&rs, &pf_slope, &pf_se);
+    if (pf)
+        remove_prefill(&rs, pf_slope);
     rc = regress(&rs, o, out, err);
     if (rc < 0)
         goto out;
+    if (pf)
+        mark_prefill(out, pf_slope, pf_se);
+    /* The client's share cannot be more than its measured round trip (a
+     * request on a fresh connection that the server does no work for), nor
+     * below 0: held there, the rest of a TTFT is the server's prefill. */
+    double bound = out->word.rtt_ms;
+    if (out->client_identified && bound > 0 && (out->client_ms > bound || out->client_ms < 0)) {
+        double fixed = out->client_ms > bound ? bound : 0;
+        out->client_free_ms = out->client_ms;
+        for (size_t i = 0; i < rs.n; i++)
+            if (rs.r[i].ttft) {
+                rs.r[i].y -= fixed;
+                rs.r[i].shift += fixed;
+                rs.r[i].x[C_CLIENT] = 0;
+            }
+        rc = regress(&rs, o, out, err);
+        if (rc < 0)
+            goto out;
+        if (pf)
+            mark_prefill(out, pf_slope, pf_se);
+        out->client_bounded = out->client_identified = true;
+        out->client_ms = fixed;
+        out->client_se = 0;
+    }
+    for (int c = 0; c < LT_SIM_FIT_NCOST; c++) {
+        struct lt_sim_fit_param *p = &out->cost[c];
+        p->source = p->identified ? "timelines" : p->kept ? "base profile" : "folded";
+    }
+    if (pf)
+        out->cost[C_PFTOK].source = "timelines (TTFT against prompt length, idle server)";
+    out->nrun = 0;
+    for (size_t k = 0; k < nri && out->nrun < LT_SIM_FIT_MAXRUNS; k++) {
+        struct lt_sim_fit_run *fr = &out->run[out->nrun++];
+        fr->file = ri[k].file;
+        fr->id = ri[k].id;
+        fr->cls = ri[k].cls;
+        snprintf(fr->why, sizeof fr->why, "%s", ri[k].why);
+        fr->used = ri[k].used;
+        fr->requests = ri[k].requests;
+        fr->mean_inflight = ri[k].mean_inflight;
+        snprintf(fr->cache_state, sizeof fr->cache_state, "%s", ri[k].cache_state);
+        cache_check(fr, &ri[k]);
+    }
     /* Limits: the largest batch seen is max_running when requests queued
      * behind it; else only a lower bound (the base's value stays if larger).
      * A request "waits" in the timelines from its send time, so one that
@@ -845,7 +1200,8 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
      * waits too, about as many as the sizes just below it. A real limit
      * lets nothing wait below it and holds the batch at its size for as
      * long as anything waits, so the waits there stand out: a multiple of
-     * those at each of the sizes below, beyond their noise. */
+     * those at each of the sizes below, beyond their noise. The server's
+     * own word, where it gave it, wins. */
     out->max_batch = lim.max_batch;
     out->max_prefill = lim.max_prefill;
     uint32_t m = lim.max_batch < lim.cap ? lim.max_batch : 0;
@@ -858,10 +1214,37 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     out->max_running_identified =
         out->queued_at_max >= 3 && lim.peak_inflight > m &&
         (double)out->queued_at_max >= PILE * out->queued_below + 3 * sqrt(out->queued_below) + 3;
-    if (out->max_running_identified || lim.max_batch > out->profile.max_running)
+    out->max_running_src = "base profile";
+    if (out->max_running_identified || lim.max_batch > out->profile.max_running) {
         out->profile.max_running = lim.max_batch ? lim.max_batch : 1;
+        out->max_running_src = "timelines";
+    }
     if (lim.max_prefill > out->profile.prefill_seqs)
         out->profile.prefill_seqs = lim.max_prefill;
+    const struct lt_sim_fit_word *w = &out->word;
+    out->kv_src = out->ctx_src = out->vocab_src = out->model_src = "base profile";
+    if (w->slots) {
+        out->profile.max_running = w->slots;
+        out->max_running_src = "server";
+        if (out->profile.prefill_seqs > w->slots)
+            out->profile.prefill_seqs = w->slots;
+    }
+    if (w->ctx) {
+        out->profile.max_model_len = w->ctx;
+        out->ctx_src = "server";
+        if (w->slots) { /* llama.cpp: each slot holds its own context */
+            out->profile.kv_tokens = (uint64_t)w->ctx * w->slots;
+            out->kv_src = "server";
+        }
+    }
+    if (w->vocab) {
+        out->profile.vocab = w->vocab;
+        out->vocab_src = "server";
+    }
+    if (w->model[0]) {
+        snprintf(out->profile.model, sizeof out->profile.model, "%s", w->model);
+        out->model_src = "server";
+    }
     snprintf(out->profile.name, sizeof out->profile.name, "fitted");
     rc = lt_sim_profile_check(&out->profile, err);
 out:
@@ -870,6 +1253,7 @@ out:
         run_free(&runs[k]);
     free(runs);
     free(run_ids);
+    free(ri);
     free(rs.r);
     free(lim.queued_full);
     free(lim.queued_at_prefill);

@@ -41,8 +41,36 @@ struct lt_sim_fit_param {
     double value;    /* fitted (or kept from the base profile) */
     double se;       /* standard error; 0 when not identified */
     bool identified;
-    bool kept;         /* not identified and never exercised: the base's value */
-    const char *needs; /* when not identified: what load would identify it */
+    bool kept;          /* not identified and never exercised: the base's value */
+    const char *needs;  /* when not identified: what load would identify it */
+    const char *source; /* "timelines", "base profile" or "folded" (0, in the others) */
+};
+
+/* What the server said about itself in a run record (replay's GET /props,
+ * /v1/models, /health, /slots; 0 / "" unknown). */
+struct lt_sim_fit_word {
+    char kind[16];   /* "llama.cpp" */
+    char model[128]; /* the model it serves */
+    uint32_t slots;  /* sequences it runs at once */
+    uint32_t ctx;    /* context per slot */
+    uint32_t vocab;
+    double rtt_ms; /* the client's measured round trip (model time) */
+};
+
+enum { LT_SIM_FIT_MAXRUNS = 64 };
+
+/* One run read, how it was classed and whether its rows were fitted. */
+struct lt_sim_fit_run {
+    uint32_t file, id;
+    const char *cls; /* "stable", "backlogged" or "client-starved" */
+    char why[200];   /* the figures behind cls */
+    bool used;       /* its rows went into the cost fit */
+    uint64_t requests;
+    double mean_inflight; /* requests sent and not ended, averaged over the run */
+    double cached_share;  /* prompt tokens the server reported cached, of all */
+    double trace_hit;     /* the share the trace allows from a cold start; < 0 unknown */
+    char cache_state[96]; /* as replay recorded it at the run's start; "" unknown */
+    bool cache_warm;      /* cached_share is well above trace_hit: an earlier run warmed it */
 };
 
 /* Residuals of one kind of row (model time, ms). */
@@ -82,6 +110,20 @@ struct lt_sim_fit {
      * fit below zero is 0, standard error 0). */
     double client_ms, client_se;
     bool client_identified;
+    /* The server's word (the first run that recorded it) and where each
+     * limit of the profile came from: "server", "timelines" or "base
+     * profile". */
+    struct lt_sim_fit_word word;
+    const char *max_running_src, *kv_src, *ctx_src, *vocab_src, *model_src;
+    /* The client's share bounded by its measured round trip (word.rtt_ms):
+     * the free fit's value was outside [0, bound] and is held there. */
+    bool client_bounded;
+    double client_free_ms; /* the free fit's value, when bounded */
+    /* Runs read, in order (the first LT_SIM_FIT_MAXRUNS), and whether
+     * every cost came from runs that were not stable (a guess). */
+    struct lt_sim_fit_run run[LT_SIM_FIT_MAXRUNS];
+    uint32_t nrun;
+    bool guess;
     /* Hook: server metrics (running, waiting, KV usage) recorded beside the
      * results would constrain max_running and kv_tokens directly; results
      * files do not hold them yet, so this stays 0. */

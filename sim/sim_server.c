@@ -154,6 +154,7 @@ struct lt_sim {
     uint64_t next_mseq; /* GET /metrics answered, for the metrics faults' draw */
     struct lt_sim_stats st;
     struct lt_sim_metrics met; /* /metrics histograms (under mu) */
+    uint64_t served;           /* requests finished since the cache was last emptied (mu) */
     struct lt_hist *late;      /* chunk lateness, us */
     pthread_mutex_t log_mu;
     FILE *log;
@@ -340,6 +341,7 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     if (e->last) {
         lt_sim_metrics_observe(&s->met.e2e, (double)(rel - r->arrival) / 1e9);
         s->met.success++;
+        s->served++;
     }
     if (e->index == 0)
         r->resp.cached_tokens = e->cached_tokens;
@@ -807,8 +809,12 @@ static enum MHD_Result answer_models(struct sreq *r)
     lt_buf_init(&b, 1 << 16);
     lt_buf_printf(&b,
                   "{\"object\":\"list\",\"data\":[{\"id\":\"%s\",\"object\":\"model\","
-                  "\"created\":%lld,\"owned_by\":\"loadtrace-sim\",\"max_model_len\":%u}]}",
+                  "\"created\":%lld,\"owned_by\":\"loadtrace-sim\",\"max_model_len\":%u",
                   r->s->prof.model, (long long)time(NULL), r->s->prof.max_model_len);
+    if (r->s->dia.llamacpp) /* llama-server's meta: the vocabulary, the training context */
+        lt_buf_printf(&b, ",\"meta\":{\"n_vocab\":%u,\"n_ctx_train\":%u}", r->s->prof.vocab,
+                      r->s->prof.max_model_len);
+    lt_buf_puts(&b, "}]}");
     enum MHD_Result ret = queue_json(r, 200, &b);
     lt_buf_release(&b);
     return ret;
@@ -937,6 +943,81 @@ static enum MHD_Result answer_reset_prefix(struct sreq *r)
     return queue_body(r, 200, "text/plain", "", 0);
 }
 
+/* --dialect llamacpp: llama-server's GET /props (its slots, the context
+ * per slot, the model), as replay reads it. */
+static enum MHD_Result answer_props(struct sreq *r)
+{
+    const struct lt_sim_profile *p = &r->s->prof;
+    struct lt_buf b;
+    lt_buf_init(&b, 1 << 16);
+    lt_buf_printf(&b,
+                  "{\"default_generation_settings\":{\"n_ctx\":%u},\"total_slots\":%u,"
+                  "\"model_alias\":\"%s\",\"model_path\":\"/models/%s.gguf\","
+                  "\"endpoint_slots\":true,\"endpoint_metrics\":true}",
+                  p->max_model_len, p->max_running, p->model, p->model);
+    enum MHD_Result ret = queue_json(r, 200, &b);
+    lt_buf_release(&b);
+    return ret;
+}
+
+/* GET /slots: one object per slot; a slot that has served a request since
+ * the cache was emptied has "id_task" (llama.cpp keeps its prompt). The
+ * sim's prefix cache is shared by its slots. */
+static enum MHD_Result answer_slots(struct sreq *r)
+{
+    struct lt_sim *s = r->s;
+    struct lt_sim_model_stats st;
+    pthread_mutex_lock(&s->mu);
+    lt_sim_model_stats(s->model, &st);
+    uint64_t served = s->served;
+    pthread_mutex_unlock(&s->mu);
+    struct lt_buf b;
+    lt_buf_init(&b, (size_t)1 << 24);
+    lt_buf_puts(&b, "[");
+    for (uint32_t i = 0; i < s->prof.max_running; i++) {
+        lt_buf_printf(&b, "%s{\"id\":%u,\"n_ctx\":%u,\"is_processing\":%s", i ? "," : "", i,
+                      s->prof.max_model_len, i < st.running ? "true" : "false");
+        if (i < served || i < st.running)
+            lt_buf_printf(&b, ",\"id_task\":%u", i);
+        lt_buf_puts(&b, "}");
+    }
+    lt_buf_puts(&b, "]");
+    enum MHD_Result ret = queue_json(r, 200, &b);
+    lt_buf_release(&b);
+    return ret;
+}
+
+/* POST /slots/ID?action=erase: 501 as llama-server answers without
+ * --slot-save-path, unless the dialect says slot-erase; then the prefix
+ * cache is emptied (every slot's: they share it). */
+static enum MHD_Result answer_slot_action(struct sreq *r, const char *id)
+{
+    struct lt_sim *s = r->s;
+    if (!s->dia.slot_erase)
+        return queue_error(r, 501,
+                           "This server does not support slots action. Start it with "
+                           "`--slot-save-path`");
+    char *end;
+    unsigned long n = strtoul(id, &end, 10);
+    if (!*id || *end || n >= s->prof.max_running)
+        return queue_error(r, 400, "Invalid slot ID");
+    const char *action = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "action");
+    if (!action || strcmp(action, "erase"))
+        return queue_error(r, 400, "Invalid action");
+    pthread_mutex_lock(&s->mu);
+    advance(s, now_ns(s));
+    lt_sim_model_reset_prefix(s->model);
+    s->met.resets++;
+    s->served = 0;
+    pthread_mutex_unlock(&s->mu);
+    struct lt_buf b;
+    lt_buf_init(&b, 1 << 10);
+    lt_buf_printf(&b, "{\"id_slot\":%lu,\"n_erased\":0}", n);
+    enum MHD_Result ret = queue_json(r, 200, &b);
+    lt_buf_release(&b);
+    return ret;
+}
+
 static enum MHD_Result route(struct sreq *r, const char *url, const char *method)
 {
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
@@ -967,8 +1048,16 @@ static enum MHD_Result route(struct sreq *r, const char *url, const char *method
         return get ? answer_models(r) : queue_error(r, 405, "use GET");
     if (!strcmp(url, "/metrics"))
         return get ? route_metrics(r) : queue_error(r, 405, "use GET");
-    if (!strcmp(url, "/reset_prefix_cache"))
+    if (r->s->dia.llamacpp) {
+        if (!strcmp(url, "/props"))
+            return get ? answer_props(r) : queue_error(r, 405, "use GET");
+        if (!strcmp(url, "/slots"))
+            return get ? answer_slots(r) : queue_error(r, 405, "use GET");
+        if (!strncmp(url, "/slots/", 7))
+            return post ? answer_slot_action(r, url + 7) : queue_error(r, 405, "use POST");
+    } else if (!strcmp(url, "/reset_prefix_cache")) {
         return post ? answer_reset_prefix(r) : queue_error(r, 405, "use POST");
+    }
     if (!strcmp(url, "/tokenize") && !r->s->dia.no_tokenize)
         return post ? answer_tokenize(r, false) : queue_error(r, 405, "use POST");
     if (!strcmp(url, "/v1/messages/count_tokens") && !r->s->dia.no_tokenize)
@@ -1035,6 +1124,7 @@ static const char *const routes[] = {
     "/tokenize",       "/v1/chat/completions",
     "/v1/completions", "/v1/responses",
     "/v1/messages",    "/v1/messages/count_tokens",
+    "/props",          "/slots",
 };
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,

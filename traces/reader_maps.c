@@ -923,6 +923,29 @@ bool lt_meta_get_str(const struct lt_header *h, const char *key, const char **s,
     return false;
 }
 
+bool lt_extra_get_str(const struct lt_extra *x, const char *key, char *buf, size_t size)
+{
+    struct cur c = {x->data};
+    size_t kl = strlen(key);
+    for (uint32_t i = 0; i < x->n && x->len; i++) {
+        const uint8_t *k, *v;
+        uint32_t kn, vn;
+        if (!rd_str(&c, &k, &kn))
+            return false;
+        if (kn != kl || memcmp(k, key, kl)) {
+            lt_rd_skip_value(&c);
+            continue;
+        }
+        if (!rd_str(&c, &v, &vn) || size == 0)
+            return false;
+        size_t n = vn < size - 1 ? vn : size - 1;
+        memcpy(buf, v, n);
+        buf[n] = 0;
+        return true;
+    }
+    return false;
+}
+
 int lt_extra_copy_except(const struct lt_extra *x, const char *const *keys, size_t nk,
                          struct lt_buf *out, uint32_t *n)
 {

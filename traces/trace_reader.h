@@ -108,6 +108,11 @@ bool lt_extra_get_int(const struct lt_extra *x, const char *key, int64_t *v);
  * string. */
 bool lt_meta_get_str(const struct lt_header *h, const char *key, const char **s, size_t *n);
 
+/* The string value of `key` among a record's unknown keys into buf (cut
+ * to size - 1 bytes, NUL-terminated). False when the key is absent or its
+ * value is not a string. */
+bool lt_extra_get_str(const struct lt_extra *x, const char *key, char *buf, size_t size);
+
 /* Append to out the pairs of x (as the reader gave it, or packed with
  * traces/lt_mp.h) whose key is none of keys[0..nk), raw; *n gets how many.
  * For a writer that replaces keys of a header or record it copies. Returns
