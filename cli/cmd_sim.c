@@ -362,6 +362,13 @@ static int run_fit(const struct sim_cli_opts *o)
            (unsigned long long)f->requests, (unsigned long long)f->tokens,
            (unsigned long long)f->runs, (unsigned long long)f->files, (unsigned long long)f->steps,
            (unsigned long long)f->steps_used);
+    if (f->segments > f->runs || f->rows_stride > 1)
+        printf("  read in %llu segments (at most %llu requests held at once); %llu of %llu "
+               "request rows fitted (1 in %llu, chosen by a hash; %llu dropped at segment "
+               "edges): memory stays bounded\n",
+               (unsigned long long)f->segments, (unsigned long long)f->held_max,
+               (unsigned long long)f->rows_kept, (unsigned long long)f->rows_offered,
+               (unsigned long long)f->rows_stride, (unsigned long long)f->rows_cut);
     printf("\n  runs (classed before fitting; the costs come from the stable ones):\n");
     for (uint32_t k = 0; k < f->nrun; k++) {
         const struct lt_sim_fit_run *r = &f->run[k];
@@ -376,7 +383,29 @@ static int run_fit(const struct sim_cli_opts *o)
                                "cold (restart the server, or --reset-prefix-cache where it "
                                "works)"
                              : "");
+        if (r->has_metrics)
+            printf("      the server's counters: prefill %.4g ms per prompt token (%llu tokens), "
+                   "generation %.4g ms per token, %.2f busy slots per decode (%llu decodes)\n",
+                   r->m_prefill_ms_per_token, (unsigned long long)r->m_prompt_tokens,
+                   r->m_gen_ms_per_token, r->m_busy_per_decode, (unsigned long long)r->m_decodes);
     }
+    if (f->metrics_spread > 1.25)
+        printf("  UNSTEADY: the server's own prefill cost per token differed %.2f-fold between "
+               "the runs used (its counters): its speed changed between runs (a machine shared "
+               "with other work?), which no fit can predict; refit on a quiet machine\n",
+               f->metrics_spread);
+    if (f->front_identified)
+        printf("  front_ms_per_token %.4g: timelines less metrics (the TTFT slope %.4g +- %.2g "
+               "less the server's own prefill per token, %.4g): its work per prompt token in "
+               "front of the engine (template, tokenizing), which delays a first token and holds "
+               "up no step\n",
+               f->front_ms_per_token, f->ttft_slope, f->ttft_slope_se,
+               f->profile.prefill_ms_per_token);
+    else if (f->prefill_from_metrics && f->ttft_slope_identified)
+        printf("  prefill_ms_per_token from the TTFT slope (a check): %.4g +- %.2g; the rest of "
+               "an idle TTFT is the server's work in front of its engine (HTTP, template, "
+               "tokenizing) and the client\n",
+               f->ttft_slope, f->ttft_slope_se);
     if (f->guess)
         printf("  GUESS: every run was backlogged: the costs are read through queues and are a "
                "guess; replay a load below saturation\n");

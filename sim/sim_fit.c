@@ -42,6 +42,15 @@ enum { HUBER_ITERS = 6 };
 /* prefill_from_ttft reads at most this many TTFT rows (the first ones). */
 enum { RESID_ROWS_MAX = 4096 };
 
+/* Memory stays bounded whatever the size of the input: a run is read in
+ * segments of at most SEG_REQ requests or SEG_TOK tokens (each fitted and
+ * freed before the next is read), and the rows of the regression are
+ * thinned to every second one each time they reach ROWS_MAX (a million
+ * requests of one load tell the seven costs no better than a quarter of a
+ * million). A row whose window crosses into the segment before or after it
+ * is dropped: it missed that segment's tokens. */
+enum { SEG_REQ = 1 << 16, SEG_TOK = 1 << 22, ROWS_MAX = 1 << 18 };
+
 /* max_running is identified when the steps at the largest batch with a
  * request queued behind it are PILE times those at each of the PILE_SIZES
  * sizes below it (on average), and three of their standard deviations (a
@@ -87,9 +96,26 @@ struct ev {
 struct row {
     double x[NX];
     double y;
-    int ttft;     /* 1: a TTFT at an idle server; 0: a request's decode time (E2E - TTFT) */
-    uint32_t run; /* index into the runs read (struct runinfo) */
-    double shift; /* the part of the observed time taken out of y (fixed costs) */
+    int ttft;       /* 1: a TTFT at an idle server; 0: a request's decode time (E2E - TTFT) */
+    uint32_t run;   /* index into the runs read (struct runinfo) */
+    double shift;   /* the part of the observed time taken out of y (fixed costs) */
+    uint32_t seg;   /* the segment it was read in (struct seg) */
+    int64_t w0, w1; /* the window it covers (file time, us) */
+    uint64_t h;     /* a hash of its place among the rows offered (thinning) */
+};
+
+/* A segment of a run as read: its earliest send and latest end, and the
+ * run's segments before and after it (NO_SEG: none). */
+struct seg {
+    int64_t min_sent, max_end;
+    uint32_t prev, next;
+};
+
+#define NO_SEG UINT32_MAX
+
+struct segs {
+    struct seg *s;
+    size_t n, cap;
 };
 
 /* A run as read: what its record said, its self-check, and the figures
@@ -105,6 +131,12 @@ struct runinfo {
     uint64_t requests, in_sum, cached_sum;
     double mean_inflight;
     double ttft_first_ms, ttft_last_ms; /* p50 TTFT of the first and last quarter sent */
+    uint32_t segs;                      /* segments read so far */
+    /* llama.cpp's counters: the first and last complete sample */
+    double mfirst[6], mlast[6];
+    uint32_t msamples;
+    int64_t t0, t1; /* first send, last end */
+    double busy_us; /* the requests' E2E, summed */
     const char *cls;
     char why[200];
     bool used;
@@ -113,7 +145,20 @@ struct runinfo {
 struct rows {
     struct row *r;
     size_t n, cap;
+    uint64_t seen;   /* rows offered */
+    uint64_t stride; /* a power of 2: a row is kept when its h is 0 modulo it */
 };
+
+/* splitmix64's finalizer: thinning by a hash of the row's place, not by
+ * the place itself, which a closed loop's requests repeat in (every C-th
+ * row is the same part of a lockstep batch). */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
 
 #define NBUCKET 33 /* waiting prompts by log2 of their uncached tokens */
 
@@ -157,6 +202,21 @@ static int bucket_of(uint32_t tokens)
 
 static int rows_push(struct rows *rs, const struct row *r)
 {
+    if (rs->stride == 0)
+        rs->stride = 1;
+    uint64_t h = mix64(rs->seen++);
+    if (h & (rs->stride - 1))
+        return 0;
+    while (rs->n == ROWS_MAX) { /* thin: keep about every second row, from now on too */
+        rs->stride *= 2;
+        size_t k = 0;
+        for (size_t i = 0; i < rs->n; i++)
+            if (!(rs->r[i].h & (rs->stride - 1)))
+                rs->r[k++] = rs->r[i];
+        rs->n = k;
+        if (h & (rs->stride - 1))
+            return 0;
+    }
     if (rs->n == rs->cap) {
         size_t nc = rs->cap ? 2 * rs->cap : 4096;
         struct row *nr = realloc(rs->r, nc * sizeof *nr);
@@ -165,7 +225,8 @@ static int rows_push(struct rows *rs, const struct row *r)
         rs->r = nr;
         rs->cap = nc;
     }
-    rs->r[rs->n++] = *r;
+    rs->r[rs->n] = *r;
+    rs->r[rs->n++].h = h;
     return 0;
 }
 
@@ -174,6 +235,7 @@ struct run_data {
     size_t nreq, capreq;
     int64_t *tok;
     size_t ntok, captok;
+    uint32_t seg; /* the segment being read (index into the fit's segments) */
 };
 
 struct limits {
@@ -265,7 +327,7 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, size_t ne
         const double *b = cum + (size_t)(slot[ends[2 * r + 1]] - 1) * W;
         if (b[N] > a[N])
             continue;
-        struct row w = {{0}, 0, 0, run_ix, 0};
+        struct row w = {{0}, 0, 0, run_ix, 0, rd->seg, q->first, q->end, 0};
         for (int c = 0; c < N; c++)
             w.x[c] = b[c] - a[c];
         w.x[C_STEP] = q->ntok - 1;
@@ -293,24 +355,29 @@ static int run_figures(const struct run_data *rd, const uint32_t *by_sent, doubl
     ri->requests += n;
     if (n == 0)
         return 0;
-    int64_t t0 = INT64_MAX, t1 = INT64_MIN;
-    double busy = 0;
+    if (ri->segs == 0) {
+        ri->t0 = INT64_MAX;
+        ri->t1 = INT64_MIN;
+    }
     for (size_t i = 0; i < n; i++) {
         const struct freq *q = &rd->req[i];
-        t0 = q->sent < t0 ? q->sent : t0;
-        t1 = q->end > t1 ? q->end : t1;
-        busy += (double)(q->end - q->sent);
+        ri->t0 = q->sent < ri->t0 ? q->sent : ri->t0;
+        ri->t1 = q->end > ri->t1 ? q->end : ri->t1;
+        ri->busy_us += (double)(q->end - q->sent);
         ri->in_sum += q->in;
         ri->cached_sum += q->cached;
     }
-    ri->mean_inflight = t1 > t0 ? busy / (double)(t1 - t0) : 0;
+    ri->mean_inflight = ri->t1 > ri->t0 ? ri->busy_us / (double)(ri->t1 - ri->t0) : 0;
+    /* The first quarter from the run's first segment, the last from its
+     * last (each segment read overwrites it). */
+    int first_part = ri->segs++ == 0 ? 0 : 1;
     size_t quarter = n / 4;
     if (quarter < 2)
         return 0;
     double *t = malloc(quarter * sizeof *t);
     if (!t)
         return LT_ENOMEM;
-    for (int part = 0; part < 2; part++) {
+    for (int part = first_part; part < 2; part++) {
         for (size_t k = 0; k < quarter; k++) {
             const struct freq *q = &rd->req[by_sent[part ? n - quarter + k : k]];
             t[k] = (double)(q->first - q->sent) * scale / 1e3;
@@ -397,7 +464,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
             }
             ps++;
         }
-        struct row r = {{0}, 0, 0, run, 0};
+        struct row r = {{0}, 0, 0, run, 0, 0, 0, 0, 0};
         r.x[C_STEP] = 1;
         uint64_t P = 0;
         for (size_t k = i; k < j; k++) {
@@ -477,7 +544,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
                      q->in - q->cached + 0u <= budget;
         if (!alone || q->first <= q->sent)
             continue;
-        struct row w = {{0}, 0, 1, run, 0};
+        struct row w = {{0}, 0, 1, run, 0, rd->seg, q->sent, q->first, 0};
         w.x[C_STEP] = w.x[C_PFSTEP] = w.x[C_PFSEQ] = 1;
         w.x[C_PFTOK] = q->in - q->cached;
         w.x[C_CACHED] = q->cached;
@@ -747,12 +814,17 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
         if (rel > 1e-7)
             keep[nk++] = c;
     }
-    if (nk == 0 || rs->n <= (size_t)nk)
+    if (rs->n == 0)
         return lt_errset(err, LT_EINVAL,
-                         "sim --fit: %zu requests' rows for %d costs: too few; each successful "
-                         "streamed request of 2 tokens or more gives one or two (replay more "
-                         "requests, or runs that were not all set aside)",
-                         rs->n, nk);
+                         "sim --fit: no request is left to fit: the runs' requests were all set "
+                         "aside (their windows crossed the edges of the segments they were read "
+                         "in); replay a run of more requests");
+    if (rs->n <= (size_t)nk)
+        return lt_errset(err, LT_EINVAL,
+                         "sim --fit: %zu request%s to tell %d costs apart: a fit needs more "
+                         "requests than costs; each successful streamed request of 2 tokens or "
+                         "more gives one (replay more requests)",
+                         rs->n, rs->n == 1 ? "" : "s", nk);
     double m[N * N], beta[N];
     if (!solve(xtx, xty, keep, &nk, beta, m))
         return lt_errset(err, LT_EINVAL, "sim --fit: the steps do not determine the costs");
@@ -911,6 +983,51 @@ static void run_free(struct run_data *rd)
     memset(rd, 0, sizeof *rd);
 }
 
+/* llama.cpp's counters, as replay --server-metrics-keep records them. */
+static const char *const lcpp_series[6] = {
+    "llamacpp:prompt_tokens_total",    "llamacpp:prompt_seconds_total",
+    "llamacpp:tokens_predicted_total", "llamacpp:tokens_predicted_seconds_total",
+    "llamacpp:n_decode_total",         "llamacpp:n_busy_slots_per_decode",
+};
+
+/* One scrape sample of a run: its llama.cpp counters, when all are there. */
+static void read_scrape(struct runinfo *r, const struct lt_scrape *sc)
+{
+    double v[6];
+    int got = 0;
+    for (int k = 0; k < 6; k++)
+        for (uint32_t i = 0; i < sc->nraw; i++)
+            if (sc->raw[i].name && !strcmp(sc->raw[i].name, lcpp_series[k]) &&
+                isfinite(sc->raw[i].v) && sc->raw[i].v >= 0) {
+                v[k] = sc->raw[i].v;
+                got++;
+                break;
+            }
+    if (got < 6)
+        return;
+    if (r->msamples++ == 0)
+        memcpy(r->mfirst, v, sizeof v);
+    memcpy(r->mlast, v, sizeof v);
+}
+
+/* The run's counters between its first and last sample, in model time. */
+static void run_metrics(struct lt_sim_fit_run *fr, const struct runinfo *r, double scale)
+{
+    double d[6];
+    for (int k = 0; k < 6; k++)
+        d[k] = r->mlast[k] - r->mfirst[k];
+    if (r->msamples < 2 || d[0] < 1 || d[1] < 0 || d[2] < 0 || d[3] < 0 || d[4] < 0)
+        return;
+    fr->has_metrics = true;
+    fr->m_prompt_tokens = (uint64_t)d[0];
+    fr->m_prefill_ms_per_token = d[1] * 1e3 * scale / d[0];
+    fr->m_gen_ms_per_token = d[2] > 0 ? d[3] * 1e3 * scale / d[2] : 0;
+    fr->m_decodes = (uint64_t)d[4];
+    /* the gauge is busy slots over decode calls since the start */
+    double busy = r->mlast[5] * r->mlast[4] - r->mfirst[5] * r->mfirst[4];
+    fr->m_busy_per_decode = d[4] > 0 && busy > 0 ? busy / d[4] : 0;
+}
+
 /* The run (file, id) among those read, added when new; NULL: no memory. */
 static struct runinfo *run_of(struct runinfo **ri, size_t *n, uint32_t file, uint32_t id)
 {
@@ -1018,18 +1135,81 @@ static void cache_check(struct lt_sim_fit_run *fr, const struct runinfo *r)
                                        : !strncmp(r->cache_state, "warm", 4);
 }
 
+/* A new segment, after prev (NO_SEG: the run's first); its index, or -1
+ * when out of memory. */
+static int64_t seg_new(struct segs *sg, uint32_t prev)
+{
+    if (sg->n == sg->cap) {
+        size_t nc = sg->cap ? 2 * sg->cap : 16;
+        struct seg *ns = realloc(sg->s, nc * sizeof *ns);
+        if (!ns)
+            return -1;
+        sg->s = ns;
+        sg->cap = nc;
+    }
+    sg->s[sg->n] = (struct seg){INT64_MAX, INT64_MIN, prev, NO_SEG};
+    if (prev != NO_SEG)
+        sg->s[prev].next = (uint32_t)sg->n;
+    return (int64_t)sg->n++;
+}
+
+/* Fit the requests of a run read so far as one segment and free them. */
+static int fit_segment(struct run_data *rd, uint32_t file, uint32_t id,
+                       const struct lt_sim_fit_opts *o, struct runinfo **ri, size_t *nri,
+                       struct rows *rs, struct limits *lim, struct segs *sg, struct lt_sim_fit *out)
+{
+    struct seg *g = &sg->s[rd->seg];
+    for (size_t i = 0; i < rd->nreq; i++) {
+        g->min_sent = rd->req[i].sent < g->min_sent ? rd->req[i].sent : g->min_sent;
+        g->max_end = rd->req[i].end > g->max_end ? rd->req[i].end : g->max_end;
+    }
+    out->requests += rd->nreq;
+    out->tokens += rd->ntok;
+    if (rd->nreq > out->held_max)
+        out->held_max = rd->nreq;
+    out->segments++;
+    struct runinfo *x = run_of(ri, nri, file, id);
+    int rc = x ? fit_run(rd, o, (uint32_t)(x - *ri), x, rs, lim, out) : LT_ENOMEM;
+    uint32_t seg = rd->seg;
+    run_free(rd);
+    rd->seg = seg;
+    return rc;
+}
+
+/* Drop the rows whose window reaches into the segment before or after
+ * theirs: that segment's tokens were not counted in them. */
+static void drop_cut_rows(struct rows *rs, const struct segs *sg, struct lt_sim_fit *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const struct row *w = &rs->r[i];
+        const struct seg *g = &sg->s[w->seg];
+        bool cut = (g->prev != NO_SEG && w->w0 < sg->s[g->prev].max_end) ||
+                   (g->next != NO_SEG && w->w1 > sg->s[g->next].min_sent);
+        if (cut)
+            out->rows_cut++;
+        else
+            rs->r[k++] = *w;
+    }
+    rs->n = k;
+}
+
 int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_opts *o,
                      struct lt_sim_fit *out, struct lt_err *err)
 {
     int rc = 0;
     memset(out, 0, sizeof *out);
     const double scale = o->time_scale > 0 ? o->time_scale : 1;
-    if (!(o->time_scale >= 0) || o->time_scale > 1e6 || isinf(o->time_scale))
+    /* 0 is the default (1). Beyond a million either way the costs leave
+     * the range a profile holds (a step of an hour, or all of them 0). */
+    if (!(o->time_scale >= 0) || o->time_scale > 1e6 || isinf(o->time_scale) ||
+        (o->time_scale > 0 && o->time_scale < 1e-6))
         return lt_errset(err, LT_EINVAL,
-                         "sim --fit: --time-scale %g cannot be: a server runs between 0 and a "
-                         "million times faster than real time",
+                         "sim --fit: --time-scale %g cannot be: the server ran between a "
+                         "millionth of and a million times real time (sim --time-scale)",
                          o->time_scale);
     struct rows rs = {0};
+    struct segs sg = {0};
     struct limits lim = {0};
     lim.cap = 1u << 20;
     lim.queued_full = calloc(lim.cap, sizeof *lim.queued_full);
@@ -1057,6 +1237,16 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->files++;
         const struct lt_item *it;
         while ((rc = lt_reader_next(r, &it, err)) > 0) {
+            if (it->type == LT_ITEM_SCRAPE) {
+                struct runinfo *x = run_of(&ri, &nri, (uint32_t)f, it->scr.run);
+                if (!x) {
+                    rc = lt_errset(err, LT_ENOMEM, "sim --fit: out of memory");
+                    goto out;
+                }
+                if (!it->scr.err)
+                    read_scrape(x, &it->scr);
+                continue;
+            }
             if (it->type == LT_ITEM_RUN || it->type == LT_ITEM_CHECK) {
                 uint32_t id = it->type == LT_ITEM_RUN ? it->run.id : it->chk.run;
                 struct runinfo *x = run_of(&ri, &nri, (uint32_t)f, id);
@@ -1097,6 +1287,12 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
                 }
                 run_ids = ni;
                 memset(&runs[nruns], 0, sizeof runs[nruns]);
+                int64_t g = seg_new(&sg, NO_SEG);
+                if (g < 0) {
+                    rc = lt_errset(err, LT_ENOMEM, "sim --fit: out of memory");
+                    goto out;
+                }
+                runs[nruns].seg = (uint32_t)g;
                 run_ids[nruns++] = res->run;
             }
             rc = add_result(&runs[k], res);
@@ -1104,16 +1300,25 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
                 lt_errset(err, rc, "sim --fit: out of memory");
                 goto out;
             }
+            if (runs[k].nreq >= SEG_REQ || runs[k].ntok >= SEG_TOK) {
+                rc = fit_segment(&runs[k], (uint32_t)f, run_ids[k], o, &ri, &nri, &rs, &lim, &sg,
+                                 out);
+                int64_t g = rc < 0 ? -1 : seg_new(&sg, runs[k].seg);
+                if (g < 0) {
+                    rc = lt_errset(err, LT_ENOMEM, "sim --fit: out of memory");
+                    goto out;
+                }
+                runs[k].seg = (uint32_t)g;
+            }
         }
         if (rc < 0)
             goto out;
         lt_reader_free(r);
         r = NULL;
         for (size_t k = 0; k < nruns; k++) {
-            out->requests += runs[k].nreq;
-            out->tokens += runs[k].ntok;
-            struct runinfo *x = run_of(&ri, &nri, (uint32_t)f, run_ids[k]);
-            rc = x ? fit_run(&runs[k], o, (uint32_t)(x - ri), x, &rs, &lim, out) : LT_ENOMEM;
+            rc = runs[k].nreq ? fit_segment(&runs[k], (uint32_t)f, run_ids[k], o, &ri, &nri, &rs,
+                                            &lim, &sg, out)
+                              : 0;
             run_free(&runs[k]);
             if (rc < 0) {
                 lt_errset(err, rc, "sim --fit: out of memory");
@@ -1133,6 +1338,10 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
                        (unsigned long long)failed, (unsigned long long)short_);
         goto out;
     }
+    out->rows_offered = rs.seen;
+    out->rows_stride = rs.stride;
+    out->rows_kept = rs.n;
+    drop_cut_rows(&rs, &sg, out);
     class_runs(ri, nri, out);
     keep_used_rows(&rs, ri);
     for (size_t k = 0; k < nri; k++)
@@ -1142,6 +1351,49 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         }
     double pf_slope = 0, pf_se = 0;
     bool pf = prefill_from_ttft(&rs, &pf_slope, &pf_se);
+    out->ttft_slope_identified = pf;
+    out->ttft_slope = pf_slope;
+    out->ttft_slope_se = pf_se;
+    /* The server's own prompt time per token, where it counted it (runs at
+     * about one request in flight: a prompt processed alone, no decoding
+     * beside it), wins over the TTFT slope: it holds neither the HTTP
+     * request, the chat template and tokenizing in front of the engine,
+     * nor the client. */
+    double m_s = 0, m_tok = 0, m_lo = INFINITY, m_hi = 0;
+    for (size_t k = 0; k < nri; k++) {
+        struct lt_sim_fit_run tmp = {0};
+        run_metrics(&tmp, &ri[k], scale);
+        if (!tmp.has_metrics || !ri[k].used)
+            continue;
+        /* Like with like: a prompt processed beside decoders takes their
+         * share of its steps, so only runs at about one in flight. */
+        if (ri[k].mean_inflight <= 1.5) {
+            m_lo = fmin(m_lo, tmp.m_prefill_ms_per_token);
+            m_hi = fmax(m_hi, tmp.m_prefill_ms_per_token);
+            m_s += tmp.m_prefill_ms_per_token * (double)tmp.m_prompt_tokens;
+            m_tok += (double)tmp.m_prompt_tokens;
+        }
+    }
+    out->metrics_spread = m_hi > 0 && m_lo > 0 ? m_hi / m_lo : 0;
+    if (m_tok > 0) {
+        pf = true;
+        out->prefill_from_metrics = true;
+        pf_slope = m_s / m_tok;
+        pf_se = 0;
+        /* What the TTFT grows by per prompt token beyond the engine's own
+         * prefill is spent in front of the engine: it delays that request's
+         * first token only, so it leaves the TTFT rows, not the windows. */
+        double front = out->ttft_slope - pf_slope;
+        if (out->ttft_slope_identified && front > 2 * out->ttft_slope_se) {
+            out->front_identified = true;
+            out->front_ms_per_token = front;
+            for (size_t i = 0; i < rs.n; i++)
+                if (rs.r[i].ttft) {
+                    rs.r[i].y -= front * rs.r[i].x[C_PFTOK];
+                    rs.r[i].shift += front * rs.r[i].x[C_PFTOK];
+                }
+        }
+    }
     if (pf)
         remove_prefill(&rs, pf_slope);
     rc = regress(&rs, o, out, err);
@@ -1175,7 +1427,10 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         struct lt_sim_fit_param *p = &out->cost[c];
         p->source = p->identified ? "timelines" : p->kept ? "base profile" : "folded";
     }
-    if (pf)
+    if (out->prefill_from_metrics)
+        out->cost[C_PFTOK].source = "metrics (llama.cpp prompt_seconds_total over "
+                                    "prompt_tokens_total, runs at 1 in flight)";
+    else if (pf)
         out->cost[C_PFTOK].source = "timelines (TTFT against prompt length, idle server)";
     out->nrun = 0;
     for (size_t k = 0; k < nri && out->nrun < LT_SIM_FIT_MAXRUNS; k++) {
@@ -1189,6 +1444,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         fr->mean_inflight = ri[k].mean_inflight;
         snprintf(fr->cache_state, sizeof fr->cache_state, "%s", ri[k].cache_state);
         cache_check(fr, &ri[k]);
+        run_metrics(fr, &ri[k], scale);
     }
     /* Limits: the largest batch seen is max_running when requests queued
      * behind it; else only a lower bound (the base's value stays if larger).
@@ -1245,8 +1501,25 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         snprintf(out->profile.model, sizeof out->profile.model, "%s", w->model);
         out->model_src = "server";
     }
+    out->profile.front_ms_per_token = out->front_identified ? out->front_ms_per_token : 0;
     snprintf(out->profile.name, sizeof out->profile.name, "fitted");
     rc = lt_sim_profile_check(&out->profile, err);
+    if (rc < 0) {
+        /* Costs no server has come from data that cannot tell them apart:
+         * say what it lacks, cost by cost. */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        char lacks[600] = "";
+        size_t used = 0;
+        for (int c = 0; c < LT_SIM_FIT_NCOST && used < sizeof lacks; c++)
+            if (!out->cost[c].identified && !out->cost[c].kept)
+                used += (size_t)snprintf(lacks + used, sizeof lacks - used, "%s%s: %s",
+                                         used ? "; " : "", cost_key[c], cost_needs[c]);
+        lt_errset(err, LT_EINVAL,
+                  "sim --fit: the fitted profile cannot be a server's (%s); the data cannot tell "
+                  "its costs apart%s%s",
+                  why, used ? ". It lacks " : "", lacks);
+    }
 out:
     lt_reader_free(r);
     for (size_t k = 0; k < nruns; k++)
@@ -1255,6 +1528,7 @@ out:
     free(run_ids);
     free(ri);
     free(rs.r);
+    free(sg.s);
     free(lim.queued_full);
     free(lim.queued_at_prefill);
     return rc;

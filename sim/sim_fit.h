@@ -71,6 +71,14 @@ struct lt_sim_fit_run {
     double trace_hit;     /* the share the trace allows from a cold start; < 0 unknown */
     char cache_state[96]; /* as replay recorded it at the run's start; "" unknown */
     bool cache_warm;      /* cached_share is well above trace_hit: an earlier run warmed it */
+    /* The server's own counters over the run (llama.cpp's --metrics, kept
+     * by replay --server-metrics-keep '^llamacpp:'), model time: its
+     * prompt processing per prompt token it processed, its generation per
+     * generated token, its decode calls and busy slots per call. has_metrics:
+     * two samples or more, with prompt tokens processed between them. */
+    bool has_metrics;
+    double m_prefill_ms_per_token, m_gen_ms_per_token, m_busy_per_decode;
+    uint64_t m_prompt_tokens, m_decodes;
 };
 
 /* Residuals of one kind of row (model time, ms). */
@@ -128,6 +136,27 @@ struct lt_sim_fit {
      * results would constrain max_running and kv_tokens directly; results
      * files do not hold them yet, so this stays 0. */
     uint64_t metric_samples;
+    /* Bounded memory: the runs were read in segments (each fitted and
+     * freed before the next; at most held_max requests held at once), the
+     * rows thinned to rows_kept of rows_offered (about 1 in rows_stride),
+     * and rows_cut dropped whose window crossed a segment's edge. */
+    uint64_t segments, held_max, rows_offered, rows_kept, rows_stride, rows_cut;
+    /* prefill_ms_per_token from the server's counters (runs at about one
+     * request in flight, where a prompt is processed alone); the TTFT
+     * slope, when it was identified too, is kept here as the check. And the
+     * spread of the server's own prefill speed over those runs (largest
+     * over smallest per-token cost): a server whose speed changed between
+     * runs (a machine shared with other work) cannot be predicted by a fit. */
+    bool prefill_from_metrics;
+    double ttft_slope, ttft_slope_se;
+    bool ttft_slope_identified;
+    double metrics_spread;
+    /* front_ms_per_token: the part of the TTFT slope the server's counters
+     * do not hold (its work per prompt token in front of the engine); set
+     * when both were measured and the slope is above the counters' cost by
+     * two of its standard errors. */
+    bool front_identified;
+    double front_ms_per_token;
 };
 
 /* Fit from n results files. Returns 0, or LT_EIO / LT_EFORMAT / LT_ENOMEM /

@@ -114,6 +114,38 @@ int lt_sim_metrics_render(struct lt_buf *b, const struct lt_sim_metrics *m,
     return rc;
 }
 
+int lt_sim_metrics_render_llamacpp(struct lt_buf *b, const struct lt_sim_metrics *m,
+                                   const struct lt_sim_model_stats *st)
+{
+    /* llama-server counts the prompt tokens it processed (not those its
+     * slot's cache held), each request's prompt and generation time, its
+     * decode calls (steps), and the mean number of busy slots per call
+     * (here: the tokens each step emitted). */
+    double busy = st->steps ? (double)st->tokens / (double)st->steps : 0;
+    return lt_buf_printf(
+        b,
+        "# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.\n"
+        "# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total %llu\n"
+        "# HELP llamacpp:prompt_seconds_total Prompt process time\n"
+        "# TYPE llamacpp:prompt_seconds_total counter\nllamacpp:prompt_seconds_total %.6f\n"
+        "# HELP llamacpp:tokens_predicted_total Number of generation tokens processed.\n"
+        "# TYPE llamacpp:tokens_predicted_total counter\nllamacpp:tokens_predicted_total %llu\n"
+        "# HELP llamacpp:tokens_predicted_seconds_total Predict process time\n"
+        "# TYPE llamacpp:tokens_predicted_seconds_total counter\n"
+        "llamacpp:tokens_predicted_seconds_total %.6f\n"
+        "# HELP llamacpp:n_decode_total Total number of llama_decode() calls\n"
+        "# TYPE llamacpp:n_decode_total counter\nllamacpp:n_decode_total %llu\n"
+        "# HELP llamacpp:n_busy_slots_per_decode Average number of busy slots per "
+        "llama_decode() call\n"
+        "# TYPE llamacpp:n_busy_slots_per_decode counter\nllamacpp:n_busy_slots_per_decode %.6f\n"
+        "# HELP llamacpp:requests_processing Number of requests processing.\n"
+        "# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing %u\n"
+        "# HELP llamacpp:requests_deferred Number of requests deferred.\n"
+        "# TYPE llamacpp:requests_deferred gauge\nllamacpp:requests_deferred %u\n",
+        (unsigned long long)st->prefill_tokens, m->prompt_s, (unsigned long long)m->gen_tokens,
+        m->gen_s, (unsigned long long)st->steps, busy, st->running, st->queued);
+}
+
 const char lt_sim_metrics_html[] =
     "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n"
     "<body><h1>Sign in</h1><p>This page is not Prometheus metrics.</p></body></html>\n";

@@ -35,6 +35,12 @@ struct lt_sim_metrics {
     uint64_t success; /* requests whose every token was emitted */
     uint64_t resets;  /* POST /reset_prefix_cache answered */
     uint64_t aborted; /* inference requests whose client closed before the answer ended */
+    /* llama.cpp's own timing counters (--dialect llamacpp), in the
+     * server's seconds: each request's prompt processing (admitted to
+     * first token) and generation (first token to last), its generated
+     * tokens */
+    double prompt_s, gen_s;
+    uint64_t gen_tokens;
 };
 
 void lt_sim_metrics_init(struct lt_sim_metrics *m);
@@ -44,6 +50,10 @@ void lt_sim_metrics_observe(struct lt_sim_mhist *h, double s);
  * capacity and the model name). Returns 0 or the lt_buf error. */
 int lt_sim_metrics_render(struct lt_buf *b, const struct lt_sim_metrics *m,
                           const struct lt_sim_model_stats *st, const struct lt_sim_profile *p);
+/* llama-server's counters (its --metrics page, the names it uses), added
+ * to the page by --dialect llamacpp. Returns 0 or the lt_buf error. */
+int lt_sim_metrics_render_llamacpp(struct lt_buf *b, const struct lt_sim_metrics *m,
+                                   const struct lt_sim_model_stats *st);
 
 /* The metrics-html fault's page: what a web UI or a login page in front
  * of the server answers on /metrics. */

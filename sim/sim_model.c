@@ -18,6 +18,7 @@ struct lt_sim_mreq {
     struct lt_sim_mreq *prev, *next; /* queue links while QUEUED */
     void *user;
     int64_t arrival, admitted;
+    int64_t ready; /* the engine sees it from then on (arrival + the front's cost) */
     uint32_t prompt, out_target, out_done;
     uint32_t need; /* tokens to prefill: the prompt, or prompt + output so far after a preemption */
     uint32_t prefilled, cached;
@@ -287,7 +288,11 @@ static void preempt_for(struct lt_sim_model *m, uint64_t grow)
  * prompts started in this step. Returns 1 if admitted, 0 if not, <0. */
 static int admit_one(struct lt_sim_model *m, int64_t now, uint64_t budget, uint32_t started)
 {
+    /* The first request the engine has seen (front_ms_per_token: a later
+     * short prompt may be seen before an earlier long one). */
     struct lt_sim_mreq *q = m->qhead;
+    while (q && q->ready > now)
+        q = q->next;
     if (!q || m->nrun >= m->p.max_running || budget == 0 || started >= m->p.prefill_seqs)
         return 0;
     /* A request bigger than the whole cache still runs alone, so the
@@ -376,9 +381,16 @@ static void start_step(struct lt_sim_model *m, int64_t now)
         give_chunk(q, &budget, &prefill, &cached, &starting);
     }
     if (m->nrun == 0) {
-        /* Out of memory while growing the batch leaves the queue waiting
-         * for the next arrival rather than losing requests. */
-        m->busy = false;
+        /* Requests the engine has not seen yet (their front's cost): wake
+         * when the first is seen, a step that emits nothing. Out of memory
+         * while growing the batch leaves the queue waiting for the next
+         * arrival rather than losing requests. */
+        int64_t wake = INT64_MAX;
+        for (const struct lt_sim_mreq *q = m->qhead; q; q = q->next)
+            if (q->ready > now && q->ready < wake)
+                wake = q->ready;
+        m->busy = rc >= 0 && wake != INT64_MAX;
+        m->step_end = wake;
         return;
     }
     double ms =
@@ -405,6 +417,7 @@ struct lt_sim_mreq *lt_sim_model_add(struct lt_sim_model *m, int64_t now,
     q->user = r->user;
     q->arrival = now;
     q->prompt = r->prompt_tokens ? r->prompt_tokens : 1;
+    q->ready = now + (int64_t)llround(m->p.front_ms_per_token * q->prompt * 1e6);
     q->out_target = r->out_tokens ? r->out_tokens : 1;
     q->need = q->prompt;
     q->nblocks = r->blocks ? r->nblocks : 0;
@@ -420,6 +433,8 @@ struct lt_sim_mreq *lt_sim_model_add(struct lt_sim_model *m, int64_t now,
     m->nqueued++;
     if (!m->busy)
         start_step(m, now);
+    else if (m->nrun == 0 && q->ready < m->step_end)
+        m->step_end = q->ready; /* waiting for the front: this one is seen first */
     return q;
 }
 

@@ -61,6 +61,7 @@ static const struct key keys[] = {
     KD("prefill_ms_per_token", prefill_ms_per_token, MAX_MS),
     KD("cached_ms_per_token", cached_ms_per_token, MAX_MS),
     KD("decode_ms_per_kv_token", decode_ms_per_kv_token, MAX_MS),
+    KD("front_ms_per_token", front_ms_per_token, MAX_MS),
     KU("prefill_seqs", prefill_seqs),
     KB("preempt", preempt),
     KU("max_running", max_running),

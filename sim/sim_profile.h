@@ -36,6 +36,10 @@ struct lt_sim_profile {
     uint32_t vocab;                /* token ids are 0..vocab-1; other ids are refused */
     uint32_t piece_bytes;          /* a word of L bytes is ceil(L / piece_bytes) tokens */
     int reasoning;                 /* 1: reason unless the request says not to */
+    /* per prompt token, before the engine sees the request (llama-server's
+     * chat template and tokenizing in its HTTP threads): it delays the
+     * request's first token and holds up no step */
+    double front_ms_per_token;
 };
 
 /* Fill p with the built-in profile called name ("default" or "fast").

@@ -105,6 +105,7 @@ struct sreq {
     char id[40];
     struct lt_sim_mreq *mreq;
     int64_t *rel;                  /* when each token may be sent (real ns since start) */
+    int64_t emitted_t;             /* the model's time of its last token (llama.cpp's counters) */
     int64_t *sent_at;              /* when it was written to the socket (only with --log) */
     uint32_t avail, sent, written; /* tokens emitted, rendered, written to the socket */
     bool model_done, head_sent, tail_sent, suspended, cut_due, cut, started;
@@ -338,6 +339,13 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
         lt_sim_metrics_observe(&s->met.ttft, (double)(rel - r->arrival) / 1e9);
     else
         lt_sim_metrics_observe(&s->met.itl, (double)(rel - r->rel[e->index - 1]) / 1e9);
+    /* llama.cpp's timing counters, in the server's (real) seconds */
+    s->met.gen_tokens++;
+    if (e->index == 0)
+        s->met.prompt_s += (double)(to_real(s, e->t) - to_real(s, e->admitted)) / 1e9;
+    else
+        s->met.gen_s += (double)(to_real(s, e->t) - to_real(s, r->emitted_t)) / 1e9;
+    r->emitted_t = e->t;
     if (e->last) {
         lt_sim_metrics_observe(&s->met.e2e, (double)(rel - r->arrival) / 1e9);
         s->met.success++;
@@ -902,6 +910,8 @@ static enum MHD_Result answer_metrics(struct sreq *r)
     advance(s, now_ns(s));
     lt_sim_model_stats(s->model, &st);
     int rc = lt_sim_metrics_render(&b, &s->met, &st, &s->prof);
+    if (rc == 0 && s->dia.llamacpp)
+        rc = lt_sim_metrics_render_llamacpp(&b, &s->met, &st);
     pthread_mutex_unlock(&s->mu);
     enum MHD_Result ret =
         rc < 0 ? queue_error(r, 500, "metrics page too large")

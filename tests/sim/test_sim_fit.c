@@ -310,11 +310,85 @@ static void test_fit_max_running_only_when_queued(void **state)
     }
 }
 
+/* A million identical requests (a closed loop of 4 in lockstep, 8 tokens
+ * each, a step of LOCK_STEP_MS) are fitted in bounded memory: read in
+ * segments that hold at most 2^16 requests, the rows thinned to at most
+ * 2^18, and the one step cost the data can tell comes back (7 steps per
+ * request's decode). What the data lacks is said per cost: every other
+ * cost is not identified. */
+#define LOCK_N 1000000
+#define LOCK_STEP_MS 20.0
+static void test_fit_bounded_memory(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/lt-test-fit-big-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "replay"};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    struct lt_run run = {
+        .id = 0, .mode = "concurrency", .concurrency = 4, .target = "http://x", .model = "m"};
+    assert_int_equal(lt_writer_put_run(w, &run, &err), 0);
+    const int64_t T = (int64_t)(LOCK_STEP_MS * 1000); /* us */
+    for (int i = 0; i < LOCK_N; i++) {
+        int64_t sent = (int64_t)(i / 4) * 8 * T;
+        struct lt_chunk ch[8];
+        for (int k = 0; k < 8; k++)
+            ch[k] = (struct lt_chunk){.t = sent + (k + 1) * T, .tokens = 1};
+        struct lt_result r = {.run = 0,
+                              .index = (uint64_t)i,
+                              .sched = sent,
+                              .sent = sent,
+                              .first_token = ch[0].t,
+                              .end = ch[7].t,
+                              .in = 16,
+                              .out = 8,
+                              .status = 200,
+                              .count = "usage",
+                              .chunks = ch,
+                              .n_chunks = 8,
+                              .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
+                                     LT_RHAS_CHUNKS | LT_RHAS_IN | LT_RHAS_OUT | LT_RHAS_STATUS};
+        assert_int_equal(lt_writer_put_result(w, &r, &err), 0);
+    }
+    assert_int_equal(lt_writer_close(w, &err), 0);
+    struct lt_sim_fit_opts o = {.time_scale = 1, .step_gap_ms = 0.1};
+    assert_int_equal(lt_sim_profile_builtin(&o.base, "default", NULL), 0);
+    struct lt_sim_fit *f = malloc(sizeof *f);
+    assert_non_null(f);
+    const char *paths[] = {path};
+    int rc = lt_sim_fit_files(paths, 1, &o, f, &err);
+    unlink(path);
+    if (rc != 0)
+        fail_msg("sim --fit: %s", err.msg);
+    fprintf(stderr,
+            "a million identical requests: %llu segments, at most %llu held, %llu of %llu rows "
+            "kept, %llu cut; decode mean %.3f ms, p90 |err| %.2g\n",
+            (unsigned long long)f->segments, (unsigned long long)f->held_max,
+            (unsigned long long)f->rows_kept, (unsigned long long)f->rows_offered,
+            (unsigned long long)f->rows_cut, f->decode.mean_ms, f->decode.p90_rel);
+    assert_int_equal(f->requests, LOCK_N);
+    assert_true(f->held_max <= 65536);
+    assert_true(f->segments >= LOCK_N / 65536);
+    assert_int_equal(f->rows_offered, LOCK_N);
+    assert_true(f->rows_kept <= 262144 && f->rows_kept >= 100000);
+    assert_true(fabs(f->decode.mean_ms - 7 * LOCK_STEP_MS) < 0.01);
+    assert_true(f->decode.p90_rel < 1e-3);
+    assert_true(f->cost[0].identified);
+    for (int c = 1; c < LT_SIM_FIT_NCOST; c++)
+        assert_false(f->cost[c].identified);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_recovers_hidden_costs),
         cmocka_unit_test(test_fit_max_running_only_when_queued),
+        cmocka_unit_test(test_fit_bounded_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
