@@ -25,7 +25,10 @@
  *     + prefill_ms_per_token * chunk tokens (+ the cached tokens' cost) when
  *     it prefills anything;
  *   - at its end each decoder emits a token and each request whose prompt
- *     is complete emits its first token; finished requests leave the batch.
+ *     is complete emits its first token; finished requests leave the batch;
+ *   - a request is seen by the engine front_ms_per_token * its prompt after
+ *     it is added (work in front of the engine, which holds up no step);
+ *     an engine with only unseen requests waits for the first.
  *
  * Request life:
  *
