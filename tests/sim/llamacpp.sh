@@ -134,4 +134,9 @@ expect_grep "GUESS: every run was backlogged" "$T/fits.txt"
 expect_status 1 $? "sim --fit --time-scale 1e308"
 expect_grep "cannot be" "$T/bad.txt"
 [ ! -e "$T/bad.profile" ] || fail "a refused fit wrote a profile"
+# a server a billion times slower than real time: every cost would be 0
+"$L" sim --fit "$T/c1.lt.zst" --time-scale 1e-9 -o "$T/bad.profile" >"$T/bad.txt" 2>&1
+expect_status 1 $? "sim --fit --time-scale 1e-9"
+expect_grep "cannot be: the server ran between a millionth of and a million times" "$T/bad.txt"
+[ ! -e "$T/bad.profile" ] || fail "a refused fit wrote a profile (1e-9)"
 finish
