@@ -394,6 +394,12 @@ static int run_fit(const struct sim_cli_opts *o)
                "the runs used (its counters): its speed changed between runs (a machine shared "
                "with other work?), which no fit can predict; refit on a quiet machine\n",
                f->metrics_spread);
+    if (f->cached_same)
+        printf("  cached_ms_per_token: kept from the base: most prompts had about as many "
+               "cached tokens (mean %.1f +- %.1f; a chat template's common start), which cannot be "
+               "told from a per-prompt cost; needs prompts that share prefixes of different "
+               "lengths\n",
+               f->cached_mean, f->cached_sd);
     if (f->front_identified)
         printf("  front_ms_per_token %.4g: timelines less metrics (the TTFT slope %.4g +- %.2g "
                "less the server's own prefill per token, %.4g): its work per prompt token in "

@@ -157,6 +157,12 @@ struct lt_sim_fit {
      * two of its standard errors. */
     bool front_identified;
     double front_ms_per_token;
+    /* The cached prompt tokens per request (mean, standard deviation):
+     * when nearly every prompt has about as many (a chat template's common
+     * start, cached within a slot), cached_ms_per_token cannot be told
+     * from a per-prompt cost, and is kept from the base (cached_same). */
+    double cached_mean, cached_sd;
+    bool cached_same;
 };
 
 /* Fit from n results files. Returns 0, or LT_EIO / LT_EFORMAT / LT_ENOMEM /
