@@ -195,10 +195,13 @@ for MODEL in $MODELS; do
                exit out > 0 }' "$T/table.txt" || bad=1
 
     if [ "${LT_FINDMAX:-1}" = 1 ]; then
-        # An SLO the server meets at low load with room: TTFT at 4 times
-        # the idle p50, E2E at 3 times the C = 1 p50.
-        ttft=$(p50 "$T/live-c1.lt.zst" '.ft - .sent' | awk '{ printf "%d", $1 * 4 + 1 }')
-        e2e=$(p50 "$T/live-c1.lt.zst" '.end - .sent' | awk '{ printf "%d", $1 * 3 + 1 }')
+        # An SLO the server meets at low load with room to spare: TTFT and
+        # E2E at 8 times their C = 1 p50 (on a shared machine a step of a
+        # tiny model is a millisecond, and another process's time slice
+        # stretches a request several-fold at any load; the answer is then
+        # where the queue builds, near saturation).
+        ttft=$(p50 "$T/live-c1.lt.zst" '.ft - .sent' | awk '{ printf "%d", $1 * 8 + 1 }')
+        e2e=$(p50 "$T/live-c1.lt.zst" '.end - .sent' | awk '{ printf "%d", $1 * 8 + 1 }')
         slo="ttft=${ttft}ms,e2e=${e2e}ms"
         for how in live virtual-first; do
             [ -z "${REUSE:-}" ] || continue

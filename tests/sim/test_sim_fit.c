@@ -81,6 +81,8 @@ struct scenario {
     struct lt_sim_profile p;
     uint32_t in_lo, in_span; /* prompt lengths: in_lo + [0, in_span) */
     bool starved;            /* the starved client (STARVE_MS) instead of the CLIENT_MS one */
+    uint32_t tmpl_cached;    /* the server reports this many prompt tokens cached in every
+                                request but each 10th (a chat template's common start) */
 };
 
 struct req {
@@ -200,6 +202,10 @@ static void live_run(const struct scenario *sc, const char *path, double rate, u
                               .n_chunks = q->n,
                               .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
                                      LT_RHAS_CHUNKS | LT_RHAS_IN | LT_RHAS_OUT | LT_RHAS_STATUS};
+        if (sc->tmpl_cached) {
+            r.cached = i % 10 ? sc->tmpl_cached : 0;
+            r.has |= LT_RHAS_CACHED;
+        }
         assert_int_equal(lt_writer_put_result(w, &r, &err), 0);
     }
     assert_int_equal(lt_writer_close(w, &err), 0);
@@ -383,12 +389,33 @@ static void test_fit_bounded_memory(void **state)
     free(f);
 }
 
+/* Every prompt but each 10th reported with 17 cached tokens, which the
+ * hidden server never charged (a chat template's common start): the
+ * cached count is a per-prompt count in disguise, so cached_ms_per_token
+ * is not fitted from it (kept from the base, and said), and the prefill
+ * costs still come back. */
+static void test_fit_template_cache_not_a_cost(void **state)
+{
+    (void)state;
+    struct scenario sc = {.p = hidden(), .in_lo = 50, .in_span = 1500, .tmpl_cached = 17};
+    struct lt_sim_fit *f = fit_two(&sc, 2, 1, 5, 2);
+    fprintf(stderr, "template cache: cached_same %d (mean %.2f +- %.2f), cached_ms_per_token %g\n",
+            f->cached_same, f->cached_mean, f->cached_sd, f->cost[LT_SIM_FIT_NCOST - 1].value);
+    assert_true(f->cached_same);
+    assert_false(f->cost[LT_SIM_FIT_NCOST - 1].identified);
+    struct lt_sim_profile base;
+    assert_int_equal(lt_sim_profile_builtin(&base, "default", NULL), 0);
+    assert_true(f->profile.cached_ms_per_token == base.cached_ms_per_token);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_recovers_hidden_costs),
         cmocka_unit_test(test_fit_max_running_only_when_queued),
         cmocka_unit_test(test_fit_bounded_memory),
+        cmocka_unit_test(test_fit_template_cache_not_a_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
