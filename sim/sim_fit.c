@@ -1320,7 +1320,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         }
         if (rc < 0)
             goto out;
-        lt_reader_free(r);
+        lt_reader_close(r);
         r = NULL;
         for (size_t k = 0; k < nruns; k++) {
             rc = runs[k].nreq ? fit_segment(&runs[k], (uint32_t)f, run_ids[k], o, &ri, &nri, &rs,
@@ -1550,7 +1550,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
                   why, used ? ". It lacks " : "", lacks);
     }
 out:
-    lt_reader_free(r);
+    lt_reader_close(r);
     for (size_t k = 0; k < nruns; k++)
         run_free(&runs[k]);
     free(runs);
