@@ -33,6 +33,7 @@
  * Every seq of a run ends DONE with exactly one result record.
  */
 #include "replay/replay_internal.h"
+#include "replay/replay_live.h"
 
 #include "base/lt_rng.h"
 
@@ -655,10 +656,16 @@ static int tick(struct lt_replay *rp, struct lt_err *err)
         }
     }
     LT_TRY(lt_writer_tick(rp->w, err));
-    if (rp->o.progress) {
+    if (rp->o.progress || rp->o.live) {
         struct lt_replay_progress p;
         progress_now(rp, now, &p);
-        rp->o.progress(rp->o.progress_ud, &p);
+        if (rp->o.live) {
+            struct lt_live_server srv = {rp->scr.running,
+                                         rp->scr.waiting >= 0 ? rp->scr.waiting : NAN, rp->scr.kv};
+            lt_replay_live_tick(rp->o.live, &p, &srv);
+        }
+        if (rp->o.progress)
+            rp->o.progress(rp->o.progress_ud, &p);
     }
 out:
     return rc;
@@ -813,10 +820,13 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
     LT_TRY(lt_replay_put_run(rp, extra, err));
     LT_TRY(lt_writer_flush(rp->w, err));
     LT_TRY(lt_replay_check_start(rp, err));
-    if (o->run_begin) { /* before anything is sent: the run's schedule */
+    if (o->run_begin || o->live) { /* before anything is sent: the run's schedule */
         struct lt_replay_progress p;
         progress_now(rp, lt_mono_now(), &p);
-        o->run_begin(o->progress_ud, &p);
+        if (o->live)
+            lt_replay_live_run_begin(o->live, &p);
+        if (o->run_begin)
+            o->run_begin(o->progress_ud, &p);
     }
     lt_replay_scrape_start(rp);
     lt_mono_timer_at(rp->tick_tfd, lt_mono_add_ns(lt_mono_now(), TICK_NS), TICK_NS);

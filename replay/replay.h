@@ -249,6 +249,11 @@ struct lt_replay_opts {
     int (*run_origin)(void *ud, uint32_t run, lt_mono *origin, struct lt_extra *extra,
                       struct lt_err *err);
     void *run_origin_ud;
+
+    /* The live figures (replay/replay_live.h), kept as the run goes for a
+     * dashboard or --live-metrics; NULL: none. The caller owns it; it
+     * outlives the replay. */
+    struct lt_replay_live *live;
 };
 
 /* The plan options of o (its load mode, schedule, cap, retries and part),
@@ -257,6 +262,7 @@ void lt_replay_plan_opts(const struct lt_replay_opts *o, struct lt_plan_opts *po
 
 struct lt_replay;
 struct lt_replay_known;
+struct lt_replay_live;
 
 /* Check the options, read the trace, size the plan, prepare the HTTP
  * machinery and the event loop. No network call. Returns NULL and fills

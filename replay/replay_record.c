@@ -5,6 +5,7 @@
  * the run ends (the run record is written before its figures are known).
  */
 #include "replay/replay_internal.h"
+#include "replay/replay_live.h"
 
 #include "traces/lt_mp.h"
 
@@ -220,7 +221,10 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
         r.extra.n++;
     }
     r.extra.data = extra;
-    return lt_writer_put_result(rp->w, &r, e);
+    int rc = lt_writer_put_result(rp->w, &r, e);
+    if (rc == 0 && rp->o.live) /* what was recorded, as the file has it */
+        lt_replay_live_result(rp->o.live, &r);
+    return rc;
 }
 
 int lt_replay_put_check(struct lt_replay *rp, const struct lt_check *k, struct lt_err *err)

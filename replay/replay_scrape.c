@@ -252,6 +252,7 @@ void lt_replay_scrape_before_run(struct lt_replay *rp)
                             ? trace_hit_rate(rp, &rp->scr.trace_hit_level)
                             : -1;
     rp->scr.waiting = -1; /* nothing scraped in this run yet */
+    rp->scr.running = rp->scr.kv = NAN;
     bool done = false;
     if (rp->o.reset_prefix_cache) {
         /* vLLM first, then SGLang: the one that answers 200 says which;
@@ -450,6 +451,14 @@ static void make_sample(struct lt_replay *rp, struct lt_replay_scrape_ep *ep, CU
         s->waiting = lt_prom_map_has(pv, LT_PM_WAITING) && isfinite(pv->v[LT_PM_WAITING])
                          ? pv->v[LT_PM_WAITING]
                          : -1;
+    if (ep->target) {
+        s->running = lt_prom_map_has(pv, LT_PM_RUNNING) && isfinite(pv->v[LT_PM_RUNNING])
+                         ? pv->v[LT_PM_RUNNING]
+                         : NAN;
+        s->kv = lt_prom_map_has(pv, LT_PM_KV_USAGE) && isfinite(pv->v[LT_PM_KV_USAGE])
+                    ? pv->v[LT_PM_KV_USAGE]
+                    : NAN;
+    }
     uint32_t nv = 0, nh = 0;
     for (int k = 0; k < LT_PM_SCALARS; k++)
         if (lt_prom_map_has(pv, (enum lt_prom_canon)k) && isfinite(pv->v[k]))

@@ -55,6 +55,8 @@ struct lt_replay_scraper {
     double waiting;           /* the target's waiting queue at its last scrape; < 0: unknown */
     uint8_t *fam_keep;        /* per family of the page: 0 unknown, 1 keep, 2 not */
     size_t fam_cap;
+    double running, kv; /* the target's running requests and KV use at its last scrape;
+                         * NAN: unknown (the live figures' sparklines) */
 };
 
 struct lt_replay;
