@@ -16,6 +16,9 @@
 #endif
 #include "cli/replay_search.h"
 #include "cli/replay_virtual.h"
+#include "cli/live_metrics.h"
+#include "cli/ui_dash.h"
+#include "replay/replay_live.h"
 #include "replay/replay.h"
 #include "sim/sim.h"
 
@@ -138,6 +141,14 @@ static const char replay_usage[] =
     "                          removed after a complete merge, kept after a partial one)\n"
     "  --no-summary            do not print the summary\n"
     "  -q, --quiet             no progress line\n"
+    "  --ui auto|dashboard|line|none   while it runs: a full-screen dashboard, the\n"
+    "                          progress line, or nothing (default auto: the dashboard\n"
+    "                          when stderr is a terminal, else the line); q stops it\n"
+    "  --live-metrics [HOST:]PORT   serve the client's live figures in the Prometheus\n"
+    "                          text format on http://HOST:PORT/metrics (HOST default\n"
+    "                          127.0.0.1; port 0: a free one, said on stderr)\n"
+    "  --live-metrics-hold D   keep serving the final figures for D after the run\n"
+    "                          (a scraper's last look; Ctrl-C ends it)\n"
     "  -h, --help              this text\n"
     "\n"
     "Metrics (docs/metrics.md): TTFT = first token-bearing chunk - sent;\n"
@@ -165,6 +176,7 @@ struct progress_state {
     bool draw;
     bool drawn;
     bool quiet;
+    bool dash;                      /* the dashboard shows the run: no lines while it is up */
     const struct lt_replay_opts *o; /* what was asked, for announce */
 };
 
@@ -190,7 +202,7 @@ static void human_s(double s, char *b, size_t n)
 static void announce(void *ud, const struct lt_replay_progress *p)
 {
     struct progress_state *ps = ud;
-    if (ps->quiet)
+    if (ps->quiet || ps->dash)
         return;
     if (ps->drawn)
         fputs("\n", stderr);
@@ -290,6 +302,9 @@ struct replay_cli {
     bool keep_parts;         /* --keep-parts: MPI parts stay after the merge */
     char metrics_urls[4096]; /* --server-metrics's lists, split in place */
     size_t metrics_used;
+    enum cli_ui ui;        /* --ui, resolved */
+    const char *live_spec; /* --live-metrics */
+    int64_t live_hold_us;  /* --live-metrics-hold */
 };
 
 static bool parse_window(const char *s, int64_t *a, int64_t *b)
@@ -330,6 +345,8 @@ static int replay_main(struct replay_cli *c)
     struct lt_replay *rp = NULL;
     int status = 1;
     char url[64];
+    struct lt_replay_live *live = NULL; /* the dashboard's and --live-metrics' figures */
+    struct cli_live_http *http = NULL;
     if (c->target_sim) {
         sim = lt_sim_start(&c->sim, &err);
         if (!sim) {
@@ -350,8 +367,34 @@ static int replay_main(struct replay_cli *c)
         cli_error("replay", "WARNING: --insecure: TLS certificates are NOT verified; anyone on "
                             "the path can read the prompts and the API key");
 
-    struct progress_state ps = {
-        .draw = !c->quiet && cli_progress_wanted(), .quiet = c->quiet, .o = &c->o};
+    struct progress_state ps = {.draw = !c->quiet && c->ui == CLI_UI_LINE && cli_progress_wanted(),
+                                .quiet = c->quiet,
+                                .o = &c->o};
+    if (c->ui == CLI_UI_DASHBOARD || c->live_spec) {
+        if (!(live = lt_replay_live_new(&err))) {
+            cli_error("replay", "%s", err.msg);
+            goto out;
+        }
+        c->o.live = live;
+    }
+    if (c->live_spec) {
+        char host[256], lurl[300];
+        unsigned port;
+        bool loop;
+        cli_live_parse(c->live_spec, host, sizeof host, &port, &loop); /* checked in parsing */
+        if (!(http = cli_live_http_start(host, port, live, lurl, sizeof lurl, &err))) {
+            cli_error("replay", "%s", err.msg);
+            goto out;
+        }
+        if (!loop)
+            cli_error("replay",
+                      "WARNING: --live-metrics %s is not a loopback address: anyone who "
+                      "reaches it can read the run's figures (counts and times; never prompts "
+                      "or keys)",
+                      host);
+        if (!c->quiet)
+            fprintf(stderr, "loadtrace replay: live metrics on %s\n", lurl);
+    }
     c->o.progress = on_progress;
     c->o.run_begin = announce;
     c->o.progress_ud = &ps;
@@ -376,7 +419,16 @@ static int replay_main(struct replay_cli *c)
     if (!c->quiet)
         fprintf(stderr, "loadtrace replay: server metrics: %s\n", st.scrape_how);
 
+    struct cli_dash *dash = NULL;
+    if (c->ui == CLI_UI_DASHBOARD) {
+        if (!(dash = cli_dash_start(live, "replay", &err)))
+            cli_error("replay", "no dashboard (%s): the progress line instead", err.msg);
+        ps.dash = dash != NULL;
+        ps.draw = !dash && !c->quiet && cli_progress_wanted();
+    }
     int rc = cli_replay_run(rp, &err);
+    cli_dash_stop(dash, stderr); /* its last frame stays on the normal screen */
+    ps.dash = false;
     if (ps.drawn)
         fputs("\n", stderr);
     lt_replay_get_stats(rp, &st);
@@ -467,8 +519,12 @@ static int replay_main(struct replay_cli *c)
             status = 1;
         }
     }
+    if (http && c->live_hold_us > 0 && !cli_stop_signal())
+        cli_live_hold(c->live_hold_us, c->quiet);
 out:
+    cli_live_http_stop(http);
     lt_replay_free(rp);
+    lt_replay_live_free(live);
     if (sim) {
         if (lt_sim_stop_err(sim, &err) < 0) {
             cli_error("replay", "%s", err.msg);
@@ -535,6 +591,9 @@ enum {
     O_MMAP,
     O_RESETPC,
     O_HCLIENT,
+    O_UI,
+    O_LIVE,
+    O_LIVE_HOLD,
 };
 
 /* --http-client and $LOADTRACE_HTTP_CLIENT. */
@@ -620,6 +679,9 @@ const struct option cmd_replay_options[] = {
     {"no-summary", no_argument, NULL, O_NOSUMMARY},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
+    {"ui", required_argument, NULL, O_UI},
+    {"live-metrics", required_argument, NULL, O_LIVE},
+    {"live-metrics-hold", required_argument, NULL, O_LIVE_HOLD},
     {NULL, 0, NULL, 0}};
 
 int cmd_replay(int argc, char **argv)
@@ -917,6 +979,23 @@ int cmd_replay(int argc, char **argv)
         case 'h':
             fputs(replay_usage, stdout);
             return 0;
+        case O_UI:
+            if (!cli_ui_parse(optarg, &c.ui))
+                return bad("--ui", optarg);
+            break;
+        case O_LIVE: {
+            char host[256];
+            unsigned port;
+            bool loop;
+            if (!cli_live_parse(optarg, host, sizeof host, &port, &loop))
+                return bad("--live-metrics", optarg);
+            c.live_spec = optarg;
+            break;
+        }
+        case O_LIVE_HOLD:
+            if (!cli_parse_duration_in("replay", "--live-metrics-hold", optarg, 0, &c.live_hold_us))
+                return 2;
+            break;
         default:
             return cli_bad_option("replay", cmd_replay_options, argv);
         }
@@ -985,6 +1064,18 @@ int cmd_replay(int argc, char **argv)
         cli_error("replay", "%s", err.msg);
         return 2;
     }
+    if (c.live_hold_us && !c.live_spec) {
+        cli_error("replay", "--live-metrics-hold belongs to --live-metrics");
+        return 2;
+    }
+    if (c.ui == CLI_UI_DASHBOARD) {
+        char why[128];
+        if (!cli_ui_dashboard_possible(why, sizeof why)) {
+            cli_error("replay", "--ui dashboard: %s (use --ui line or none)", why);
+            return 2;
+        }
+    }
+    c.ui = c.quiet ? CLI_UI_NONE : cli_ui_resolve(c.ui);
     if (find_max) {
         /* The search chooses the load: a load of the user's own would be
          * overruled, so it is refused. */

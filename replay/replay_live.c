@@ -24,19 +24,19 @@
 #define NBUCKETS 14
 
 static const char *const class_names[LT_LIVE_CLASSES] = {
-    LT_REPLAY_ERR_CONNECT,   LT_REPLAY_ERR_TLS,       LT_REPLAY_ERR_TIMEOUT,
-    LT_REPLAY_ERR_TTFT,      LT_REPLAY_ERR_HTTP,      LT_REPLAY_ERR_RATELIMIT,
-    LT_REPLAY_ERR_MALFORMED, LT_REPLAY_ERR_STREAM,    LT_REPLAY_ERR_INCOMPLETE,
-    LT_REPLAY_ERR_SHORT,     LT_REPLAY_ERR_ABORTED,   LT_REPLAY_ERR_BAD_USAGE,
-    LT_REPLAY_ERR_TOO_LARGE, LT_REPLAY_ERR_TRANSFER,  "other",
+    LT_REPLAY_ERR_CONNECT,   LT_REPLAY_ERR_TLS,      LT_REPLAY_ERR_TIMEOUT,
+    LT_REPLAY_ERR_TTFT,      LT_REPLAY_ERR_HTTP,     LT_REPLAY_ERR_RATELIMIT,
+    LT_REPLAY_ERR_MALFORMED, LT_REPLAY_ERR_STREAM,   LT_REPLAY_ERR_INCOMPLETE,
+    LT_REPLAY_ERR_SHORT,     LT_REPLAY_ERR_ABORTED,  LT_REPLAY_ERR_BAD_USAGE,
+    LT_REPLAY_ERR_TOO_LARGE, LT_REPLAY_ERR_TRANSFER, "other",
 };
 
 /* Prometheus buckets (upper bounds, us) of each metric: first-token and
  * end-to-end times span milliseconds to minutes, token gaps less. */
-static const uint64_t le_long[NBUCKETS] = {5000,    10000,   25000,    50000,    100000,
-                                           250000,  500000,  1000000,  2500000,  5000000,
+static const uint64_t le_long[NBUCKETS] = {5000,     10000,    25000,    50000,    100000,
+                                           250000,   500000,   1000000,  2500000,  5000000,
                                            10000000, 25000000, 60000000, 120000000};
-static const uint64_t le_short[NBUCKETS] = {1000,  2500,  5000,   10000,  15000,  20000,  30000,
+static const uint64_t le_short[NBUCKETS] = {1000,  2500,  5000,  10000,  15000,  20000,  30000,
                                             40000, 60000, 80000, 100000, 250000, 500000, 1000000};
 static const char *const metric_names[LT_LIVE_METRICS] = {"ttft", "tpot", "itl", "e2e"};
 
@@ -400,8 +400,8 @@ void lt_replay_live_view(struct lt_replay_live *l, struct lt_live_view *v)
     v->win_s = run_s < span ? run_s : span;
     v->win_rps = v->win_s > 0 ? (double)wr / v->win_s : 0;
     v->win_tps = v->win_s > 0 ? (double)wt / v->win_s : 0;
-    uint32_t n = l->n_server, first = (l->server_next + LT_LIVE_SERVER_HIST - n) %
-                                      LT_LIVE_SERVER_HIST;
+    uint32_t n = l->n_server,
+             first = (l->server_next + LT_LIVE_SERVER_HIST - n) % LT_LIVE_SERVER_HIST;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t k = (first + i) % LT_LIVE_SERVER_HIST;
         v->running[i] = l->running[k];
@@ -485,8 +485,8 @@ int lt_replay_live_prom(struct lt_replay_live *l, struct lt_buf *b)
                              "error class (results' err).\n"
                              "# TYPE loadtrace_request_errors_total counter\n");
     for (int k = 0; k < LT_LIVE_CLASSES && rc == 0; k++)
-        rc = lt_buf_printf(b, "loadtrace_request_errors_total{class=\"%s\"} %llu\n",
-                           class_names[k], (unsigned long long)t->by_class[k]);
+        rc = lt_buf_printf(b, "loadtrace_request_errors_total{class=\"%s\"} %llu\n", class_names[k],
+                           (unsigned long long)t->by_class[k]);
     rc = rc ? rc
             : lt_buf_printf(b,
                             "# HELP loadtrace_output_tokens_total Output tokens of the "
@@ -533,10 +533,10 @@ int lt_replay_live_prom(struct lt_replay_live *l, struct lt_buf *b)
         rc = rc ? rc : lt_buf_printf(b, "\",index=\"%u\",what=\"", l->phase_index);
         rc = rc ? rc : put_label(b, l->phase);
         rc = rc ? rc : lt_buf_puts(b, "\"} 1\n");
-        rc = rc ? rc
-                : prom_gauge(b, "loadtrace_phase_load",
-                             "The load of the current probe (req/s or concurrency).",
-                             l->phase_load);
+        rc =
+            rc ? rc
+               : prom_gauge(b, "loadtrace_phase_load",
+                            "The load of the current probe (req/s or concurrency).", l->phase_load);
     }
     pthread_mutex_unlock(&l->mu);
     return rc < 0 ? LT_ENOMEM : 0;

@@ -43,20 +43,20 @@ enum lt_live_metric { LT_LIVE_TTFT, LT_LIVE_TPOT, LT_LIVE_ITL, LT_LIVE_E2E, LT_L
 #define LT_LIVE_SERVER_HIST 120
 
 struct lt_live_lat {
-    uint64_t n;               /* values */
-    double p50_us, p99_us;    /* 0 when n = 0 */
-    double mean_us, max_us;   /* 0 when n = 0 */
+    uint64_t n;             /* values */
+    double p50_us, p99_us;  /* 0 when n = 0 */
+    double mean_us, max_us; /* 0 when n = 0 */
 };
 
 /* What a reader is given: plain numbers, its own copy. */
 struct lt_live_view {
-    bool started;                   /* a run has begun */
-    struct lt_replay_progress p;    /* the engine's last progress report */
-    double since_tick_s;            /* how old p is */
+    bool started;                /* a run has begun */
+    struct lt_replay_progress p; /* the engine's last progress report */
+    double since_tick_s;         /* how old p is */
     /* the current run, every result recorded so far */
     uint64_t results, sent, ok, errors, cancelled, unsent, warmup;
     uint64_t out_tokens, in_tokens;
-    uint64_t by_class[LT_LIVE_CLASSES]; /* errors by class, names in lt_live_class_name */
+    uint64_t by_class[LT_LIVE_CLASSES];      /* errors by class, names in lt_live_class_name */
     struct lt_live_lat run[LT_LIVE_METRICS]; /* over the whole run */
     struct lt_live_lat win[LT_LIVE_METRICS]; /* over the last window */
     double win_s;                            /* the window's span so far (<= 10 s) */
