@@ -191,7 +191,9 @@ static void eta(const struct lt_replay_progress *p, char *b, size_t n)
 {
     double el = p->elapsed_s > 0 ? p->elapsed_s : 1e-9;
     char t[48];
-    if (p->done >= p->total) {
+    if (p->stopped) {
+        snprintf(b, n, "stopped: %llu never sent", (unsigned long long)p->unsent);
+    } else if (p->done >= p->total) {
         snprintf(b, n, "done");
     } else if (p->sched_end_s >= 0 && el < p->sched_end_s) {
         human_s(p->sched_end_s - el, t, sizeof t);
@@ -279,7 +281,8 @@ static int render(struct cli_dash *d, const struct lt_live_view *v, int w, int h
     double el = p->elapsed_s > 0 ? p->elapsed_s : 1e-9;
     add(d, &n, R_PLAIN,
         " throughput last %.0f s: %.2f req/s  %.0f tok/s     whole run: %.2f req/s  %.0f tok/s",
-        v->win_s, v->win_rps, v->win_tps, (double)v->results / el, (double)v->out_tokens / el);
+        v->win_s, v->win_rps, v->win_tps, (double)(v->results - v->unsent) / el,
+        (double)v->out_tokens / el);
     add(d, &n, R_PLAIN, "%s", "");
 
     /* latency table */

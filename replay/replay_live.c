@@ -269,8 +269,8 @@ void lt_replay_live_result(struct lt_replay_live *l, const struct lt_result *r)
     struct slot *sl = slot_now(e, lt_mono_now());
     uint32_t out = (r->has & LT_RHAS_OUT) ? r->out : 0;
     e->c.results++;
-    sl->results++;
     bool sent = r->has & LT_RHAS_SENT;
+    sl->results += sent; /* the window's rate is of requests that were sent */
     e->c.sent += sent;
     e->c.out += out;
     e->t.out += out;
