@@ -1108,6 +1108,7 @@ int cmd_replay(int argc, char **argv)
         so.sim = &c.sim;
         so.key_env = c.key_env;
         so.quiet = c.quiet;
+        so.ui = (int)c.ui;
         return cli_replay_search(o, &so);
     } else if (so.slo || so.attain > 0 || so.virtual_first || so.max_probes || so.max_time_us ||
                so.precision > 0) {

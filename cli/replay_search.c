@@ -24,6 +24,8 @@
  * of one profile then answer the same question.
  */
 #include "cli/replay_search.h"
+#include "cli/ui_dash.h"
+#include "replay/replay_live.h"
 
 #include "analyze/analyze.h"
 #include "base/lt_buf.h"
@@ -122,6 +124,10 @@ struct search_ctx {
      * later ones ask the target neither again */
     struct lt_replay_known *known;
     double cut_saved_s; /* planned time the probes stopped early did not spend */
+    /* --ui dashboard: the live probes' figures and the screen they are
+     * drawn on (the probes' lines become its history); NULL: lines */
+    struct lt_replay_live *live;
+    struct cli_dash *dash;
 };
 
 static double cpu_seconds(void)
@@ -336,6 +342,14 @@ static int run_live(struct search_ctx *c, double load, const char *path, bool *l
     lt_search_watch_init(&pw->w, pw->planned_s);
     o.progress = on_probe_progress;
     o.progress_ud = pw;
+    o.live = c->live;
+    if (c->live) {
+        char what[160];
+        snprintf(what, sizeof what, "live probe %u: %s %g%s", pw->probe,
+                 c->s->concurrency ? "concurrency" : "rate", load,
+                 c->s->concurrency ? " in flight" : " req/s");
+        lt_replay_live_set_phase(c->live, "probe", pw->probe, load, what);
+    }
     if (c->sim) {
         o.target = c->url;
         o.target_label = "sim";
@@ -413,6 +427,17 @@ static void too_few(const struct search_ctx *c, bool virt, double load, const st
 static void print_probe(const struct search_ctx *c, bool virt, double load,
                         const struct probe_out *po, const struct lt_search_probe *p)
 {
+    if (c->dash) { /* the dashboard's history of the probes */
+        char line[200];
+        snprintf(line, sizeof line, "probe %u: %s %g: %.3f of %llu met the SLO: %s%s",
+                 virt ? c->virtual_probes : c->live_probes,
+                 c->s->concurrency ? "concurrency" : "rate", load, p->attain,
+                 (unsigned long long)po->n,
+                 p->decided ? lt_search_verdict_name(p->verdict) : "unsure, again",
+                 p->unsure ? " (unsure)" : "");
+        cli_dash_note(c->dash, line);
+        return;
+    }
     fprintf(stderr,
             "loadtrace replay: %s probe %u: %s %g: %.3f of %llu requests met the SLO "
             "[%.3f, %.3f] (%llu faults): %s%s\n",
@@ -436,6 +461,8 @@ static bool past_max_time(const struct search_ctx *c, double load)
         return c->live_probes && left < c->live_wall_s / c->live_probes;
     return planned_s(c, false, load) + over > left;
 }
+
+static void fmt_load(char *buf, size_t n, double v);
 
 /* One search with one engine. Returns 0 or a negative code. */
 static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct lt_err *err)
@@ -464,7 +491,7 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
         f->virt = virt;
         f->why[0] = '\0';
         c->pw.cut = false;
-        if (!virt && !s->quiet) {
+        if (!virt && !s->quiet && !c->dash) {
             char d[32] = "";
             if (!s->concurrency)
                 fmt_secs(d, sizeof d, planned_s(c, false, load));
@@ -532,7 +559,20 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
         f->p = *p;
         if (!s->quiet)
             print_probe(c, virt, load, &po, p);
-        if (cut && !s->quiet)
+        if (c->dash) {
+            char b[160], lo[32], hi[32];
+            fmt_load(lo, sizeof lo, ls->lo);
+            fmt_load(hi, sizeof hi, ls->hi);
+            snprintf(b, sizeof b, "bracket: %s meets the SLO, %s fails it (%u live probes)", lo, hi,
+                     c->live_probes);
+            cli_dash_status(c->dash, b);
+        }
+        if (cut && !s->quiet && c->dash) {
+            char b[200];
+            snprintf(b, sizeof b, "probe %u stopped early, saturated: %.150s", c->live_probes,
+                     f->why);
+            cli_dash_note(c->dash, b);
+        } else if (cut && !s->quiet)
             fprintf(stderr,
                     "loadtrace replay: live probe %u stopped early, saturated: %s; about %.1f s "
                     "of the probe saved\n",
@@ -1134,7 +1174,17 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
             goto out;
         }
         c->api_key = cli_api_key(s->key_env, o->api == LT_REPLAY_API_MESSAGES, &c->bearer_too);
-        if (search(c, &ls, false, &err) < 0) {
+        if (s->ui == CLI_UI_DASHBOARD && !s->quiet) {
+            if (!(c->live = lt_replay_live_new(&err)) ||
+                !(c->dash = cli_dash_start(c->live, "replay --find-max", &err)))
+                cli_error("replay", "no dashboard (%s): the progress line instead", err.msg);
+            else
+                c->draw = false;
+        }
+        int src = search(c, &ls, false, &err);
+        cli_dash_stop(c->dash, stderr); /* the probes' history stays on the screen */
+        c->dash = NULL;
+        if (src < 0) {
             cli_error("replay", "live probe: %s", err.msg);
             status = cli_fail_status(&err);
             goto out;
@@ -1260,6 +1310,8 @@ out:
         status = 1;
     }
     cli_stop_catch(false);
+    cli_dash_stop(c->dash, stderr);
+    lt_replay_live_free(c->live);
     lt_plan_jobs_release(&c->jobs);
     lt_replay_known_free(c->known);
     free(c);

@@ -10,6 +10,8 @@
 #     aborted are the results file's.
 #  3. Standard error to a file or a pipe: no escape code, the same lines
 #     as --ui line; --ui dashboard there is a usage error.
+#  4. replay --find-max: the live probes drawn, their verdicts and the
+#     bracket in the dashboard's history, the answer after it.
 # tmux is a dependency of the tests (scripts/deps.sh): missing, this fails.
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
@@ -124,6 +126,26 @@ if [ "$want_aborted" -gt 0 ]; then
         fail "aborted: the results say $want_aborted, the dashboard: $(grep '^ by class' "$F" | tail -1)"
 fi
 expect_grep "run 0 stopped by SIGINT" "$F"
+stop_tmux
+
+# --- 4. a capacity search: the live probes on the dashboard, each probe's
+# verdict in its history and the bracket; as many probes as runs recorded
+"$L" synth --arrivals poisson --rate 10 --requests 120 --in fixed:32 --out fixed:16 -q \
+    -o "$T/fm.lt.zst" || fail "synth fm"
+start_sim fm --time-scale 20
+$TM new-session -d -s d -x 110 -y 40 \
+    "LC_ALL=C.UTF-8 '$L' replay '$T/fm.lt.zst' --target '$SIM_URL' --find-max rate --slo ttft=2s --max-probes 2 -o '$T/fm.out.lt.zst'; echo EXIT=\$?; sleep 300" ||
+    fail "tmux new-session"
+wait_until 60 pane_has "loadtrace replay --find-max" || fail "no dashboard for the search: $(pane | tail -5)"
+wait_until 120 pane_has "^EXIT=" || fail "the search did not end: $(pane | tail -5)"
+pane >"$T/pane4.txt"
+stop_sim
+expect_eq "EXIT=0" "$(grep '^EXIT=' "$T/pane4.txt")" "exit status of the search"
+expect_grep "^ *probe 1: rate [0-9.]*: [0-9.]* of [0-9]* met the SLO: meets" "$T/pane4.txt"
+expect_grep "^ *probe 2: rate " "$T/pane4.txt"
+expect_grep "bracket: .* meets the SLO, .* fails it (2 live probes)" "$T/pane4.txt"
+expect_grep "^capacity (rate, SLO ttft=2s" "$T/pane4.txt"
+expect_eq 2 "$(runs "$T/fm.out.lt.zst" | wc -l | tr -d ' ')" "runs recorded for 2 probes"
 stop_tmux
 
 # --- 3. to a file or a pipe: the lines of today, no escape codes
