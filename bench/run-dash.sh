@@ -7,7 +7,7 @@
 # stream) to core 1. Two figures per run: the whole replay process's CPU
 # (/usr/bin/time: every thread, the dashboard's included) per output token,
 # and the engine thread's alone (the run's check record, RUSAGE_THREAD).
-# Usage: sh bench/run-dash.sh BUILD_DIR OUT_DIR   (REPS=3 by default)
+# Usage: sh bench/run-dash.sh BUILD_DIR OUT_DIR   (REPS=3 and N=400 requests by default)
 set -eu
 B=$1
 OUT=$2/dash
@@ -21,7 +21,8 @@ command -v tmux >/dev/null || { echo "run-dash: tmux is missing (scripts/deps.sh
 TM="tmux -S $OUT/tmux.sock"
 servers_at_exit "$TM kill-server 2>/dev/null || :"
 
-"$L" synth --arrivals constant --rate 1 --requests 400 --in fixed:32 --out fixed:500 -q \
+N=${N:-400}
+"$L" synth --arrivals constant --rate 1 --requests "$N" --in fixed:32 --out fixed:500 -q \
     -o "$OUT/t.lt.zst"
 server_start sim taskset -c 1 "$L" sim --profile "$SRC/bench/sim-token5ms.profile" -q
 URL=$SERVER_URL
@@ -66,11 +67,14 @@ for rep in $(seq "$REPS"); do
     done
 done
 server_stop sim || :
-echo "### the dashboard's cost: $REPS runs per mode, 400 requests x 500 tokens, C=200, sim token5ms"
-echo "mode               wall_s  process us/token  engine us/token   (medians)"
+echo "### the dashboard's cost: $REPS runs per mode, $N requests x 500 tokens, C=200, sim token5ms"
+# other: the process less the engine's thread (set-up, and the dashboard's
+# and libmicrohttpd's threads), in s per run and us per token
+echo "mode               wall_s  process us/token  engine us/token  other s  other us/token  (medians)"
 for mode in none line dashboard dashboard+metrics; do
-    awk -v m="$mode" '$1 == m { n++; w[n] = $2; p[n] = ($3 + $4) / $6 * 1e6; e[n] = $5 / $6 * 1e6 }
+    awk -v m="$mode" '$1 == m { n++; w[n] = $2; p[n] = ($3 + $4) / $6 * 1e6; e[n] = $5 / $6 * 1e6
+            o[n] = $3 + $4 - $5; ot[n] = o[n] / $6 * 1e6 }
         function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
             return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-        END { printf "%-18s %6.2f  %16.3f  %15.3f\n", m, med(w, n), med(p, n), med(e, n) }' "$OUT/runs"
+        END { printf "%-18s %6.2f  %16.3f  %15.3f  %7.3f  %14.3f\n", m, med(w, n), med(p, n), med(e, n), med(o, n), med(ot, n) }' "$OUT/runs"
 done

@@ -1115,7 +1115,7 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
     c->min_judged = lt_search_min_judged(attain);
     c->user_bounds = o->tt.win_start_us > 0 || o->tt.win_end_us > 0 || o->requests > 0 ||
                      o->tt.duration_us > 0 || o->warmup > 0;
-    c->draw = !s->quiet && cli_progress_wanted();
+    c->draw = !s->quiet && s->ui != CLI_UI_NONE && cli_progress_wanted();
     uint64_t per = probe_requests(c, true);
     /* (with --requests the plan's own sample checks come first: whole
      * sessions may keep fewer; the first probe then says so) */

@@ -49,12 +49,15 @@ struct cli_dash {
     bool utf8, color;
     bool stopping; /* q was pressed */
     sigset_t old_mask;
-    pthread_mutex_t mu; /* notes and status */
+    struct sigaction old_act[4]; /* of sigs[]: ncurses sets its own where they are default */
+    pthread_mutex_t mu;          /* notes and status */
     char notes[NOTES][160];
     unsigned n_notes;
     char status[160];
     struct row rows[ROWS_MAX];
 };
+
+static const int sigs[4] = {SIGINT, SIGTERM, SIGTSTP, SIGWINCH};
 
 bool cli_ui_parse(const char *s, enum cli_ui *ui)
 {
@@ -420,6 +423,8 @@ struct cli_dash *cli_dash_start(struct lt_replay_live *l, const char *title, str
     sigemptyset(&s);
     sigaddset(&s, SIGWINCH);
     pthread_sigmask(SIG_BLOCK, &s, &d->old_mask);
+    for (int k = 0; k < 4; k++)
+        sigaction(sigs[k], NULL, &d->old_act[k]);
     d->scr = newterm(NULL, stderr, stdin);
     if (!d->scr) {
         pthread_sigmask(SIG_SETMASK, &d->old_mask, NULL);
@@ -487,6 +492,9 @@ void cli_dash_stop(struct cli_dash *d, FILE *out)
     int n = render(d, &v, w, h);
     endwin();
     delscreen(d->scr);
+    /* ncurses' handlers would reach for the screen just freed */
+    for (int k = 0; k < 4; k++)
+        sigaction(sigs[k], &d->old_act[k], NULL);
     pthread_sigmask(SIG_SETMASK, &d->old_mask, NULL);
     if (out) {
         for (int i = 0; i < n; i++) {
