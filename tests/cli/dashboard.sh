@@ -7,7 +7,7 @@
 #     and counts), and the sim's log saw as many requests as it says sent.
 #  2. A long run resized to a too-small terminal and back, then stopped
 #     with `q`: exit 130 as after SIGINT, and the last frame's unsent and
-#     aborted are the results file's.
+#     aborted are the results file's; and one stopped with Ctrl-C, alike.
 #  3. Standard error to a file or a pipe: no escape code, the same lines
 #     as --ui line; --ui dashboard there is a usage error.
 #  4. replay --find-max: the live probes drawn, their verdicts and the
@@ -126,6 +126,22 @@ if [ "$want_aborted" -gt 0 ]; then
         fail "aborted: the results say $want_aborted, the dashboard: $(grep '^ by class' "$F" | tail -1)"
 fi
 expect_grep "run 0 stopped by SIGINT" "$F"
+stop_tmux
+# ... and Ctrl-C, which the terminal makes SIGINT, does the same
+start_sim ctrlc
+$TM new-session -d -s d -x 100 -y 34 \
+    "'$L' replay '$T/long.lt.zst' --target '$SIM_URL' -o '$T/rc.lt.zst' --no-summary; echo EXIT=\$?; sleep 300" ||
+    fail "tmux new-session"
+wait_until 60 pane_has "latency (ms)" || fail "no dashboard for the Ctrl-C run: $(pane | tail -5)"
+wait_sim_metric 5 vllm:num_requests_running vllm:num_requests_waiting
+$TM send-keys -t d C-c
+wait_until 90 pane_has "^EXIT=" || fail "Ctrl-C did not stop the run: $(pane | tail -5)"
+pane >"$T/pane2c.txt"
+stop_sim
+expect_eq "EXIT=130" "$(grep '^EXIT=' "$T/pane2c.txt")" "exit status after Ctrl-C"
+expect_eq 600 "$(results "$T/rc.lt.zst" | wc -l | tr -d ' ')" "every request recorded after Ctrl-C"
+expect_eq "$(results "$T/rc.lt.zst" | jq -s '[.[] | select(.err == "unsent")] | length')" \
+    "$(after "$T/pane2c.txt" '^ requests' unsent)" "unsent after Ctrl-C"
 stop_tmux
 
 # --- 4. a capacity search: the live probes on the dashboard, each probe's
