@@ -74,6 +74,12 @@ static const struct key keys[] = {
     KB("reasoning", reasoning),
     KU("vocab", vocab),
     KU("piece_bytes", piece_bytes),
+    KU("image_tile", image_tile),
+    KU("image_tokens", image_tokens),
+    KU("image_base_tokens", image_base_tokens),
+    KD("image_ms_per_token", image_ms_per_token, MAX_MS),
+    KL("image_max_pixels", image_max_pixels),
+    KU("image_link_side", image_link_side),
 };
 
 /* The default profile: Qwen3.5-397B on 8x RTX PRO 6000 (PCIe). The step
@@ -103,6 +109,14 @@ static const struct lt_sim_profile default_profile = {
     .reasoning = 0,
     .vocab = LT_SIM_VOCAB,
     .piece_bytes = 4,
+    /* Qwen2-VL's rule: a token per 28 x 28 pixels (14-pixel patches
+     * merged 2 x 2), between vision start and end markers. */
+    .image_tile = 28,
+    .image_tokens = 1,
+    .image_base_tokens = 2,
+    .image_ms_per_token = 0.02,
+    .image_max_pixels = 50000000,
+    .image_link_side = 448,
 };
 
 int lt_sim_profile_builtin(struct lt_sim_profile *p, const char *name, struct lt_err *err)
@@ -116,6 +130,7 @@ int lt_sim_profile_builtin(struct lt_sim_profile *p, const char *name, struct lt
         p->step_ms = p->step_ms_per_seq = 0;
         p->prefill_step_ms = p->prefill_ms_per_seq = p->prefill_ms_per_token = 0;
         p->cached_ms_per_token = p->decode_ms_per_kv_token = 0;
+        p->image_ms_per_token = 0;
         p->prefill_seqs = 1000000;
         p->max_running = 1000000;
         p->kv_tokens = UINT64_MAX / 4;

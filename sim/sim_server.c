@@ -600,6 +600,7 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .claimed_out = s->faults.badusage_tokens,
         .claim_in = r->fault == LT_SIM_FAULT_BADPROMPT,
         .claimed_in = s->faults.badprompt_tokens,
+        .image_tokens = c->image_tokens,
     };
     int64_t now = now_ns(s);
     advance(s, now);
@@ -609,6 +610,7 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .blocks = c->toks.blocks,
         .nblocks = c->toks.nblocks,
         .user = r,
+        .image_tokens = c->image_tokens,
     };
     r->mreq = lt_sim_model_add(s->model, to_model(s, now), &q, err);
     if (!r->mreq)
@@ -775,6 +777,16 @@ static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
                                    msg, sizeof msg);
     if (status)
         return queue_error(r, status, msg);
+    if (r->call.images && s->dia.text_only) {
+        /* what a text-only model answers an image with: vLLM's 400, or
+         * llama-server's 500 when it has no vision projector */
+        if (s->dia.llamacpp)
+            return queue_error(r, 500,
+                               "image input is not supported - hint: if this is unexpected, you "
+                               "may need to provide the mmproj");
+        snprintf(msg, sizeof msg, "%s is not a multimodal model", s->prof.model);
+        return queue_error(r, 400, msg);
+    }
     r->fault = lt_sim_faults_pick(&s->faults, r->seq);
     switch (r->fault) {
     case LT_SIM_FAULT_500:
@@ -1230,6 +1242,10 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
                       (unsigned long long)r->seq, lt_sim_api_name(r->call.api),
                       r->call.stream ? "true" : "false", lt_sim_fault_name(r->fault),
                       r->call.toks.n);
+        if (r->call.images)
+            lt_buf_printf(&b, ",\"images\":%u,\"image_tokens\":%u,\"image_bytes\":%llu",
+                          r->call.images, r->call.image_tokens,
+                          (unsigned long long)r->call.image_bytes);
         if (r->started) {
             if (r->aborted)
                 lt_buf_puts(&b, ",\"aborted\":true");
