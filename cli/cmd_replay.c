@@ -129,6 +129,10 @@ static const char replay_usage[] =
     "  --reset-prefix-cache    reset the server's prefix cache before each run (vLLM\n"
     "                          POST /reset_prefix_cache, SGLang POST /flush_cache)\n"
     "\n"
+    "Media (docs/multimodal.md):\n"
+    "  --max-image-bytes N     recorded images larger than N bytes are not made: their\n"
+    "                          requests fail alone as \"media\" (default 20971520)\n"
+    "\n"
     "Output:\n"
     "  -o, --output FILE       results file (required)\n"
     "  --merge PART...         merge the per-rank parts of an MPI replay (RESULTS.rankN,\n"
@@ -375,6 +379,13 @@ static int replay_main(struct replay_cli *c)
         fprintf(stderr, "loadtrace replay: model %s; prompt lengths: %s\n", st.model, st.calib_how);
     if (!c->quiet)
         fprintf(stderr, "loadtrace replay: server metrics: %s\n", st.scrape_how);
+    if (!c->quiet && (st.media_shapes || st.media_refused))
+        fprintf(stderr,
+                "loadtrace replay: images: %llu shapes made (%llu bytes) in %.3f s before the "
+                "run%s; %llu image parts refused (over --max-image-bytes or the pixel limit)\n",
+                (unsigned long long)st.media_shapes, (unsigned long long)st.media_bytes,
+                (double)st.media_prep_us / 1e6, st.media_substituted ? ", some as png" : "",
+                (unsigned long long)st.media_refused);
 
     int rc = cli_replay_run(rp, &err);
     if (ps.drawn)
@@ -535,6 +546,7 @@ enum {
     O_MMAP,
     O_RESETPC,
     O_HCLIENT,
+    O_MAXIMG,
 };
 
 /* --http-client and $LOADTRACE_HTTP_CLIENT. */
@@ -615,6 +627,7 @@ const struct option cmd_replay_options[] = {
     {"server-metrics-map", required_argument, NULL, O_MMAP},
     {"reset-prefix-cache", no_argument, NULL, O_RESETPC},
     {"http-client", required_argument, NULL, O_HCLIENT},
+    {"max-image-bytes", required_argument, NULL, O_MAXIMG},
     {"profile", required_argument, NULL, O_SPROFILE},
     {"output", required_argument, NULL, 'o'},
     {"no-summary", no_argument, NULL, O_NOSUMMARY},
@@ -857,6 +870,11 @@ int cmd_replay(int argc, char **argv)
             break;
         case O_RESETPC:
             o->reset_prefix_cache = true;
+            break;
+        case O_MAXIMG:
+            if (!cli_parse_u64_in("replay", "--max-image-bytes", optarg, 1, (uint64_t)1 << 30, &u))
+                return 2;
+            o->max_image_bytes = u;
             break;
         case O_HCLIENT:
             if (!parse_client(optarg, &o->http_client))

@@ -10,6 +10,7 @@
 #include "base/lt_err.h"
 #include "base/lt_u64map.h"
 #include "traces/trace_format.h"
+#include "traces/trace_media.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +74,23 @@ struct lt_plan_jobs {
      * trace-time schedule keeps those: plan_sched.h). */
     int64_t t_first, t_last;
     size_t n_nonneg;
+    /* The media parts of the records that have any (traces/trace_media.h),
+     * by record number, ascending, kept apart as the cancel points are
+     * (lt_plan_job_media reads them). */
+    struct lt_plan_media_rec *media;
+    size_t n_media, media_cap;
+    struct lt_media *media_parts;
+    size_t n_media_parts, media_parts_cap;
+};
+
+/* One record's media parts: media_parts[first, first + n); bad: its media
+ * key could not be read (why, in the message), and its request is to fail
+ * alone. */
+struct lt_plan_media_rec {
+    uint64_t index;
+    uint32_t first, n;
+    bool bad;
+    char why[95];
 };
 
 /* Where a request is cancelled (docs/replay.md "Cancellations"): the one
@@ -98,6 +116,12 @@ struct lt_plan_cancel_rec {
     uint32_t tokens;
     uint32_t has; /* its LT_HAS_CANCEL_* bits */
 };
+/* The media of job (one of js's): its parts in *parts, their count
+ * returned; NULL and 0 when its record has none. */
+const struct lt_plan_media_rec *lt_plan_job_media(const struct lt_plan_jobs *js,
+                                                  const struct lt_plan_job *job,
+                                                  const struct lt_media **parts);
+
 /* The cancel point of job (one of js's); by NONE when its record has none. */
 struct lt_plan_cancel lt_plan_job_cancel(const struct lt_plan_jobs *js,
                                          const struct lt_plan_job *job);

@@ -397,7 +397,28 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
     q->state = RS_IN_CURL;
     q->retry_after_us = -1;
     q->sched = lt_mono_add_ns(rp->origin, rp->plan.offs[seq] * 1000);
-    int rc = lt_replay_build_body(&q->body, &rp->build, job, &q->want_in, &q->want_out);
+    const struct lt_media *parts;
+    const struct lt_plan_media_rec *media =
+        rp->trace.n_media ? lt_plan_job_media(&rp->trace, job, &parts) : NULL;
+    int rc;
+    if (media) {
+        struct lt_err why;
+        rc = lt_replay_media_body(&q->body, &rp->build, rp->media, job, media, parts, &q->want_in,
+                                  &q->want_out, &why);
+        if (rc == LT_EFORMAT) { /* fails alone, with loadtrace's words */
+            lt_plan_job_lengths(job, rp->build.default_out, &q->want_in, &q->want_out);
+            q->err = LT_REPLAY_ERR_MEDIA;
+            q->prev = q->next = q;
+            q->unsent_next = rp->unsent;
+            rp->unsent = q;
+            lt_buf_reset(&q->body);
+            lt_buf_reset(&q->rbody);
+            lt_buf_printf(&q->rbody, "loadtrace: not sent: %s", why.msg);
+            return 0;
+        }
+    } else {
+        rc = lt_replay_build_body(&q->body, &rp->build, job, &q->want_in, &q->want_out);
+    }
     if (rc < 0) {
         /* A record too large to send (its body past the buffer's limit)
          * fails alone: pump records it, and the run goes on. Not here:

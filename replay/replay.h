@@ -68,6 +68,7 @@ enum lt_replay_mode {
 #define LT_REPLAY_ERR_BAD_USAGE "bad_usage"         /* usage the chunks received disprove */
 #define LT_REPLAY_ERR_TOO_LARGE "request_too_large" /* its body could not be built: never sent */
 #define LT_REPLAY_ERR_TRANSFER "transfer"           /* any other transfer failure */
+#define LT_REPLAY_ERR_MEDIA "media" /* its media could not be made or sent (err_body says why) */
 /* Not an error class: the request was closed on purpose where the trace
  * said its client left (replay_cancel.c); recorded as `cancelled`. */
 #define LT_REPLAY_CANCELLED "cancelled"
@@ -150,6 +151,12 @@ struct lt_replay_stats {
     /* --window or --requests sampled the trace: what was kept */
     bool sampled;
     struct lt_plan_sample sample;
+    /* The trace's images, made before the run (replay_media.h): distinct
+     * shapes, their bytes, the time making them took (outside every
+     * latency), shapes made as png for want of their codec, and image
+     * parts refused (over --max-image-bytes or the pixel limit). */
+    uint64_t media_shapes, media_bytes, media_substituted, media_refused;
+    int64_t media_prep_us;
 };
 
 struct lt_replay_opts {
@@ -249,6 +256,9 @@ struct lt_replay_opts {
     int (*run_origin)(void *ud, uint32_t run, lt_mono *origin, struct lt_extra *extra,
                       struct lt_err *err);
     void *run_origin_ud;
+    /* Recorded images larger than this are not made: their requests fail
+     * alone ("media"); 0: LT_REPLAY_MAX_IMAGE_BYTES (20 MiB). */
+    uint64_t max_image_bytes;
 };
 
 /* The plan options of o (its load mode, schedule, cap, retries and part),

@@ -11,6 +11,7 @@
 #define LT_REPLAY_INTERNAL_H
 
 #include "replay/replay.h"
+#include "replay/replay_media.h"
 
 #include "replay/h1_internal.h"
 #include "replay/replay_http.h"
@@ -149,6 +150,7 @@ struct lt_replay {
     struct lt_replay_word word;       /* replay_server.c */
     struct lt_replay_cancels cancels; /* replay_cancel.c */
     struct h1 h1;                     /* the lean HTTP/1.1 client (replay_h1.c) */
+    struct lt_replay_media *media;    /* the trace's images (replay_media.c); NULL: none */
 };
 
 static inline int64_t lt_replay_since_origin_us(const struct lt_replay *rp, lt_mono t)

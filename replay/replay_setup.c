@@ -126,6 +126,15 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
         .thinking = opts->thinking,
         .corpus = rp->corpus.n ? &rp->corpus : NULL,
     };
+    struct lt_replay_media_stats ms;
+    LT_TRY(lt_replay_media_prepare(
+        &rp->media, &rp->trace,
+        opts->max_image_bytes ? opts->max_image_bytes : LT_REPLAY_MAX_IMAGE_BYTES, &ms, err));
+    rp->st.media_shapes = ms.shapes;
+    rp->st.media_bytes = ms.bytes;
+    rp->st.media_substituted = ms.substituted;
+    rp->st.media_refused = ms.refused;
+    rp->st.media_prep_us = ms.prep_us;
     rp->build.calib = (struct lt_replay_calib){.tok_per_word = 1.0};
     rp->st.calib = rp->build.calib;
     snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "not calibrated");
@@ -254,6 +263,7 @@ void lt_replay_free(struct lt_replay *rp)
     if (!rp)
         return;
     lt_replay_engine_release(rp);
+    lt_replay_media_free(rp->media);
     if (rp->w)
         lt_writer_close(rp->w, NULL);
     curl_slist_free_all(rp->http.headers);
