@@ -7,6 +7,8 @@
  * count by the body limit, argument and answer text by the caps below).
  */
 #include "capture/capture_call.h"
+
+#include "capture/capture_media.h"
 #include "capture/capture_tokens.h"
 #include "base/lt_err.h"
 #include "traces/lt_mp.h"
@@ -435,6 +437,8 @@ int lt_capture_call_request_json(struct lt_capture_call *c, json_t *req)
         lt_capture_call_changed(c, "max_tokens", 0, "not an integer");
     }
     c->stream = json_is_true(json_object_get(req, "stream"));
+    /* first, so that nothing after sees a pixel or a link's query */
+    lt_capture_media_scan(req, c->media, LT_MEDIA_MAX, &c->n_media);
     json_t *so = json_object_get(req, "stream_options");
     if (so) {
         c->has_stream_options = true;
@@ -600,6 +604,48 @@ static void keep_text(struct lt_capture_call *c, const char *text, size_t len)
     c->out_text_sent += len;
 }
 
+/* The server's image tokens, where its usage says them (the sim's
+ * prompt_tokens_details.image_tokens): an answer's data (a chunk or a whole
+ * body) that names them, read only for a request with images. One image
+ * gets them all; several share them by their pixels (an image of unknown
+ * size as one of LT_MEDIA_SIDE_UNKNOWN square, as replay makes it; rounded
+ * so that they add up), the per-image figure no server gives. */
+static void take_image_tokens(struct lt_capture_call *c, const char *data, size_t len)
+{
+    if (!c->n_media || len < 12)
+        return;
+    bool named = false; /* (memmem is not POSIX) */
+    for (size_t i = 0; i + 12 <= len && !named; i++)
+        named = data[i] == 'i' && !memcmp(data + i, "image_tokens", 12);
+    if (!named)
+        return;
+    json_t *j = json_loadb(data, len, 0, NULL);
+    json_t *u = json_object_get(j, "usage");
+    json_t *t = json_object_get(json_object_get(u, "prompt_tokens_details"), "image_tokens");
+    if (json_is_integer(t) && json_integer_value(t) > 0 && json_integer_value(t) <= UINT32_MAX) {
+        uint64_t total = (uint64_t)json_integer_value(t), px = 0, given = 0;
+        uint32_t images = 0, last = 0;
+        for (uint32_t i = 0; i < c->n_media; i++)
+            if (c->media[i].kind == LT_MEDIA_IMAGE) {
+                images++;
+                last = i;
+                px += (uint64_t)(c->media[i].w ? c->media[i].w : LT_MEDIA_SIDE_UNKNOWN) *
+                      (c->media[i].h ? c->media[i].h : LT_MEDIA_SIDE_UNKNOWN);
+            }
+        for (uint32_t i = 0; images && i < c->n_media; i++) {
+            struct lt_media *m = &c->media[i];
+            if (m->kind != LT_MEDIA_IMAGE)
+                continue;
+            uint64_t mine = (uint64_t)(m->w ? m->w : LT_MEDIA_SIDE_UNKNOWN) *
+                            (m->h ? m->h : LT_MEDIA_SIDE_UNKNOWN);
+            uint64_t k = i == last ? total - given : total * mine / px;
+            m->tokens = (uint32_t)k;
+            given += k;
+        }
+    }
+    json_decref(j);
+}
+
 unsigned lt_capture_call_chunk(struct lt_capture_call *c, const char *data, size_t len)
 {
     if (lt_wire_resp_is_done(data, len))
@@ -609,6 +655,8 @@ unsigned lt_capture_call_chunk(struct lt_capture_call *c, const char *data, size
         return LT_CAPTURE_CHUNK_BAD;
     unsigned bits = s.stop ? LT_CAPTURE_CHUNK_DONE : 0;
     take_usage(c, &s);
+    if (s.usage)
+        take_image_tokens(c, data, len);
     if (s.error)
         c->err = "upstream_error";
     if (s.usage && s.n_choices == 0 &&
@@ -645,6 +693,8 @@ int lt_capture_call_body(struct lt_capture_call *c, const char *body, size_t len
     if (s.error)
         c->err = "upstream_error";
     take_usage(c, &s);
+    if (s.usage)
+        take_image_tokens(c, body, len);
     take_finish(c, &s);
     size_t n = 0;
     const char *t;
@@ -907,6 +957,11 @@ int lt_capture_call_record(struct lt_capture_call *c, struct lt_record *r)
             LT_TRY(ch->why ? pack_str(&c->extra, ch->why, strlen(ch->why))
                            : pack_i64(&c->extra, ch->sent));
         }
+        nx++;
+    }
+    if (c->n_media) {
+        struct lt_mp mp = {&c->extra, 0};
+        LT_TRY(lt_media_pack(&mp, c->media, c->n_media));
         nx++;
     }
     r->extra.data = (const uint8_t *)c->extra.p;

@@ -23,6 +23,7 @@
 
 #include "base/lt_buf.h"
 #include "traces/trace_format.h"
+#include "traces/trace_media.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -132,6 +133,9 @@ struct lt_capture_call {
     int64_t started_ns;
     bool begun_written;
     struct lt_capture_call *run_prev, *run_next;
+    /* The request's media parts (capture_media.h), shapes only. */
+    struct lt_media media[LT_MEDIA_MAX];
+    uint32_t n_media;
 };
 
 /* Allocate an empty call; NULL when out of memory. */

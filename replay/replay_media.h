@@ -25,7 +25,7 @@
 /* The default of --max-image-bytes: larger recorded images are not made. */
 #define LT_REPLAY_MAX_IMAGE_BYTES ((uint64_t)20 << 20)
 /* The side an image without a recorded size is made with. */
-#define LT_REPLAY_IMAGE_SIDE 512u
+#define LT_REPLAY_IMAGE_SIDE LT_MEDIA_SIDE_UNKNOWN
 
 struct lt_replay_media;
 

@@ -25,6 +25,9 @@
 #define LT_MEDIA_MAX 64
 /* The largest side of an image or video frame a record may say. */
 #define LT_MEDIA_SIDE_MAX 65535u
+/* The side of an image whose size a record does not say (a link): what
+ * replay makes, and what capture shares a server's image tokens by. */
+#define LT_MEDIA_SIDE_UNKNOWN 512u
 
 enum lt_media_kind {
     LT_MEDIA_IMAGE = 1,
