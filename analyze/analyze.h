@@ -259,6 +259,7 @@ struct lt_analyze_run {
     char stop_by[16]; /* check.stopped_by points here (the reader's copy is gone) */
 
     struct lt_analyze_ts ts;
+    struct lt_analyze_mods *mods; /* the modality split (analyze_media.h); NULL: no results */
 };
 
 /* One point of a sweep curve (runs with a concurrency or a rate). */

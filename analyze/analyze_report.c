@@ -8,6 +8,7 @@
  * Latencies are kept in microseconds and shown in milliseconds.
  */
 #include "analyze/analyze.h"
+#include "analyze/analyze_media.h"
 #include "analyze/analyze_internal.h"
 #include "analyze/analyze_json.h"
 #include "analyze/analyze_server.h"
@@ -383,6 +384,7 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
                     100 * share(r->out_off, r->n_want_out));
         fprintf(out, "\n");
     }
+    lt_analyze_media_text(r, out);
     lt_analyze_server_text(r, out);
 }
 
@@ -665,6 +667,7 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
     fprintf(out, "}");
     lt_analyze_server_json(r, out);
     lt_analyze_check_json(r, out);
+    lt_analyze_media_json(r, out);
     fprintf(out, "}");
     (void)a;
 #undef U

@@ -12,6 +12,7 @@
  */
 #include "analyze/analyze.h"
 #include "analyze/analyze_internal.h"
+#include "analyze/analyze_media.h"
 #include "analyze/analyze_server.h"
 #include "base/lt_vmem.h"
 #include "traces/trace_reader.h"
@@ -96,6 +97,7 @@ static void run_free(struct lt_analyze_run *r)
     for (uint32_t i = 0; i < r->ts.n_spare; i++)
         lt_hist_free(r->ts.spare[i]);
     lt_analyze_server_free(r->srv);
+    lt_analyze_media_free(r);
     free(r);
 }
 
@@ -829,6 +831,9 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, s
         b->ended++;
         b->end_sum += (double)gone;
     }
+    if (oc != LT_AO_CANCELLED &&
+        (rc = lt_analyze_media_add(r, res, oc == LT_AO_OK, a->opts.hist_bits, err)) < 0)
+        return rc;
     if (oc == LT_AO_CANCELLED) {
         r->cancelled++;
         if (res->has & LT_RHAS_OUT)

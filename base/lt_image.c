@@ -149,19 +149,20 @@ int lt_img_head(const uint8_t *p, size_t n, struct lt_img_head *h, struct lt_err
 
 /* ---- base64 and data URLs -------------------------------------------- */
 
-static int b64_val(unsigned char c)
+/* The value of each base64 character; -1 for any other byte. */
+static signed char b64_tab[256];
+static bool b64_ready;
+
+static void b64_init(void)
 {
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
+    /* racing threads write the same values: no harm */
+    if (b64_ready)
+        return;
+    static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    memset(b64_tab, -1, sizeof b64_tab);
+    for (int i = 0; i < 64; i++)
+        b64_tab[(unsigned char)alpha[i]] = (signed char)i;
+    b64_ready = true;
 }
 
 uint64_t lt_b64_decoded_len(const char *s, size_t n)
@@ -180,17 +181,30 @@ int lt_b64_decode(const char *s, size_t n, uint8_t *out, size_t cap, size_t *out
     *outn = 0;
     if (n % 4)
         return lt_errset(err, LT_EFORMAT, "base64 of %zu characters (not a multiple of 4)", n);
-    for (size_t i = 0; i < n; i += 4) {
+    b64_init();
+    const unsigned char *u = (const unsigned char *)s;
+    size_t body = n >= 4 ? n - 4 : 0; /* the last group may hold '=' */
+    size_t o = 0, i = 0;
+    for (; i < body && o + 3 <= cap; i += 4) {
+        int a = b64_tab[u[i]], b = b64_tab[u[i + 1]], c = b64_tab[u[i + 2]], d = b64_tab[u[i + 3]];
+        if ((a | b | c | d) < 0)
+            return lt_errset(err, LT_EFORMAT, "a character that is not base64 near %zu", i);
+        uint32_t w = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 | (uint32_t)d;
+        out[o++] = (uint8_t)(w >> 16);
+        out[o++] = (uint8_t)(w >> 8);
+        out[o++] = (uint8_t)w;
+    }
+    for (; i < n; i += 4) { /* the tail: padding, or past the room */
         int v[4];
         int pad = 0;
         for (int k = 0; k < 4; k++) {
-            unsigned char c = (unsigned char)s[i + k];
+            unsigned char c = u[i + k];
             if (c == '=' && i + 4 == n && k >= 2) {
                 v[k] = 0;
                 pad++;
                 continue;
             }
-            if (pad || (v[k] = b64_val(c)) < 0)
+            if (pad || (v[k] = b64_tab[c]) < 0)
                 return lt_errset(err, LT_EFORMAT, "a character that is not base64 at %zu",
                                  i + (size_t)k);
         }
@@ -198,9 +212,10 @@ int lt_b64_decode(const char *s, size_t n, uint8_t *out, size_t cap, size_t *out
             (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
         uint8_t b[3] = {(uint8_t)(w >> 16), (uint8_t)(w >> 8), (uint8_t)w};
         for (int k = 0; k < 3 - pad; k++)
-            if (*outn < cap)
-                out[(*outn)++] = b[k];
+            if (o < cap)
+                out[o++] = b[k];
     }
+    *outn = o;
     return 0;
 }
 
@@ -258,24 +273,32 @@ int lt_img_data_url(const char *s, size_t n, struct lt_img_head *h, uint64_t *by
         return rc;
     if (dn % 4)
         return lt_errset(err, LT_EFORMAT, "a data URL whose base64 is cut (%zu characters)", dn);
+    b64_init();
     for (size_t i = 0; i + 2 < dn; i++) /* the last two may be '=' */
-        if (b64_val((unsigned char)data[i]) < 0)
+        if (b64_tab[(unsigned char)data[i]] < 0)
             return lt_errset(err, LT_EFORMAT,
                              "a data URL with a character that is not base64 at %zu", i);
     *bytes = lt_b64_decoded_len(data, dn);
-    size_t want = dn < LT_IMG_HEAD_MAX / 3 * 4 ? dn : LT_IMG_HEAD_MAX / 3 * 4;
-    uint8_t *buf = malloc(want / 4 * 3 + 3);
+    /* the header from a short prefix, longer only while it is cut (a
+     * JPEG's frame header may follow its metadata) */
+    uint8_t *buf = malloc(LT_IMG_HEAD_MAX + 3);
     if (!buf)
         return lt_errset(err, LT_ENOMEM, "out of memory reading an image header");
-    size_t got;
-    rc = lt_b64_decode(data, want, buf, want / 4 * 3 + 3, &got, err);
-    if (rc == 0) {
-        rc = lt_img_head(buf, got, h, err);
-        if (rc == LT_ETRUNC)
+    rc = LT_ETRUNC;
+    for (size_t want = 64; rc == LT_ETRUNC; want *= 8) {
+        size_t chars = want / 3 * 4;
+        bool all = chars >= dn || want >= LT_IMG_HEAD_MAX;
+        if (all)
+            chars = dn < LT_IMG_HEAD_MAX / 3 * 4 ? dn : LT_IMG_HEAD_MAX / 3 * 4;
+        size_t got;
+        rc = lt_b64_decode(data, chars, buf, LT_IMG_HEAD_MAX + 3, &got, err);
+        if (rc == 0)
+            rc = lt_img_head(buf, got, h, err);
+        if (rc == LT_ETRUNC && all) {
             rc = lt_errset(err, LT_EFORMAT,
-                           "a data URL of %zu bytes that ends before the "
-                           "image's size",
-                           got);
+                           "a data URL of %zu bytes that ends before the image's size", got);
+            break;
+        }
     }
     free(buf);
     return rc;

@@ -112,7 +112,8 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
     r.warmup = seq < rp->o.warmup;
     static const uint8_t ctok_usage[] = {0xa4, 'c', 't', 'o', 'k', 0xa5, 'u', 's', 'a', 'g', 'e'};
     static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
-    uint8_t extra[48]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries" */
+    uint8_t extra[80]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries",
+                          "img", "img_tok" */
     char body[LT_REPLAY_ERR_BODY + 1];
     if (q && err && q->rbody.len) {
         /* The server's words: the start of its answer, kept printable so
@@ -218,6 +219,24 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
         extra[r.extra.len + sizeof key] = rp->plan.attempts[seq] & 0x7f;
         r.extra.len += sizeof key + 1;
         r.extra.n++;
+    }
+    const struct lt_media *parts;
+    const struct lt_plan_media_rec *mr =
+        rp->trace.n_media ? lt_plan_job_media(&rp->trace, job, &parts) : NULL;
+    if (mr && mr->n) { /* the images sent, for analyze's modality split */
+        uint64_t tok = 0;
+        uint32_t n = lt_media_images(parts, mr->n, &tok);
+        static const uint8_t kimg[] = {0xa3, 'i', 'm', 'g'};
+        static const uint8_t ktok[] = {0xa7, 'i', 'm', 'g', '_', 't', 'o', 'k', 0xce};
+        uint32_t t = tok > UINT32_MAX ? UINT32_MAX : (uint32_t)tok;
+        memcpy(extra + r.extra.len, kimg, sizeof kimg);
+        extra[r.extra.len + sizeof kimg] = (uint8_t)(n & 0x7f); /* n <= LT_MEDIA_MAX */
+        r.extra.len += sizeof kimg + 1;
+        memcpy(extra + r.extra.len, ktok, sizeof ktok);
+        r.extra.len += sizeof ktok;
+        for (int k = 3; k >= 0; k--)
+            extra[r.extra.len++] = (uint8_t)(t >> (8 * k));
+        r.extra.n += 2;
     }
     r.extra.data = extra;
     return lt_writer_put_result(rp->w, &r, e);

@@ -71,6 +71,17 @@ for api in chat responses messages; do
     expect_grep "media key is malformed" e4
     # the sim's log: the image tokens of the rule
     sum=$(grep '"image_tokens"' "$SIM_LOG" | jq -s 'map(.image_tokens) | add')
-    expect_eq $((2 * t640 + t300 + t120)) "$sum" "$api: image tokens the sim counted"
+    expect_eq $((2 * t640 + t300 + t120)) "$sum" "$api: image tokens the sim counted"    # analyze's split by modality: classes by the trace's records (text: 0,
+    # 4 (malformed media: not sent), 6; one image: 1, 3 (100 MB: not sent),
+    # 5; several: 2), prompt tokens of the Ok ones as the sim's log counted
+    "$LOADTRACE" analyze --json "$api.lt.zst" >"$api.json"
+    q() { jq -r ".runs[0].modality.$1" "$api.json"; }
+    expect_eq "3 1 3 1 1 0" "$(q 'text.results') $(q 'text.errors') $(q 'one_image.results') $(q 'one_image.errors') $(q 'several_images.results') $(q 'several_images.errors')" "$api: modality classes"
+    one=$(grep '"images":1,' "$SIM_LOG" | jq -s 'map(.prompt_tokens) | add')
+    expect_eq "$one" "$(q one_image.in_tokens)" "$api: one-image prompt tokens, as the sim counted"
+    expect_eq $((t640 + t120)) "$(q one_image.img_tokens)" "$api: one-image image tokens"
+    expect_eq $((t640 + t300)) "$(q several_images.img_tokens)" "$api: several-images image tokens"
+    "$LOADTRACE" analyze "$api.lt.zst" >"$api.txt"
+    expect_grep "by modality" "$api.txt"
 done
 finish
