@@ -23,6 +23,8 @@
  * invent reuse the real trace did not have.
  */
 #include "workload/trace_synth.h"
+
+#include "traces/lt_mp.h"
 #include "base/lt_buf.h"
 #include "base/lt_dur.h"
 #include "base/lt_heap.h"
@@ -769,6 +771,7 @@ struct gen {
     uint32_t cap_blocks;
     struct lt_msg *msgs;
     size_t cap_msgs;
+    struct lt_buf extra; /* a record's media key (--images) */
 };
 
 /* Sessions in progress pop by their next turn's time, ties in the order
@@ -880,6 +883,20 @@ static int emit_generated(struct gen *g, struct active *a, struct lt_err *err)
     r.api = o->api;
     a->prev_out = r.out;
     a->turn++;
+    if (o->images.share > 0) { /* drawn only when asked: other traces keep their bytes */
+        struct lt_media v[LT_MEDIA_MAX];
+        uint32_t n;
+        uint64_t tok;
+        lt_media_mix_draw(&o->images, &g->rng, v, &n, &tok);
+        if (n) {
+            r.in = r.in + tok > UINT32_MAX ? UINT32_MAX : (uint32_t)(r.in + tok);
+            lt_buf_reset(&g->extra);
+            struct lt_mp mp = {&g->extra, 0};
+            if (lt_media_pack(&mp, v, n) < 0)
+                return lt_errset(err, LT_ENOMEM, "synth: out of memory");
+            r.extra = (struct lt_extra){(const uint8_t *)g->extra.p, g->extra.len, 1};
+        }
+    }
     return put(g, &r, err);
 }
 
@@ -1083,6 +1100,7 @@ int lt_synth_run(const struct lt_synth_opts *o, const char *out_path, struct lt_
 {
     int rc = 0;
     struct gen g = {.o = o};
+    lt_buf_init(&g.extra, (size_t)1 << 16);
     lt_heap_init(&g.heap, sizeof(struct active *), before, NULL, NULL);
     struct gapstore gaps = {0};
     struct lt_synth_stats dummy;
@@ -1263,6 +1281,7 @@ out:
     lt_heap_release(&g.heap);
     free(g.blocks);
     free(g.msgs);
+    lt_buf_release(&g.extra);
     pool_release(&g.pool);
     gapstore_release(&gaps);
     lt_buf_release(&meta);

@@ -27,6 +27,7 @@
 #define LT_TRACE_SYNTH_H
 
 #include "base/lt_err.h"
+#include "workload/media_mix.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -98,6 +99,9 @@ struct lt_synth_opts {
 
     const char *created; /* header's created; NULL = 1970-01-01T00:00:00Z */
     const char *command; /* the command line, for the header's meta; may be NULL */
+    /* --images (workload/media_mix.h): share 0 = none. Generated requests
+     * only (a fitted trace keeps its own media). */
+    struct lt_media_mix images;
 };
 
 struct lt_synth_stats {
