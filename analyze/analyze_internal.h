@@ -50,8 +50,10 @@ static inline enum lt_analyze_outcome lt_analyze_outcome(const struct lt_result 
     if (res->cancelled)
         return LT_AO_CANCELLED;
     const uint32_t h = res->has;
+    /* an embeddings or rerank answer (its "inputs" key) has no output */
     return (h & LT_RHAS_SENT) && (h & LT_RHAS_STATUS) && res->status == 200 && !res->err &&
-                   (h & LT_RHAS_OUT) && res->out >= 1
+                   (((h & LT_RHAS_OUT) && res->out >= 1) ||
+                    (res->extra.n && lt_extra_get_int(&res->extra, "inputs", &(int64_t){0})))
                ? LT_AO_OK
                : LT_AO_ERROR;
 }

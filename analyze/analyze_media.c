@@ -32,6 +32,28 @@ int lt_analyze_media_add(struct lt_analyze_run *r, const struct lt_result *res, 
             if (!m->ttft || !m->e2e)
                 return LT_ENOMEM;
         }
+        r->mods->in_first = INT64_MAX;
+        r->mods->in_last = INT64_MIN;
+        if (!(r->mods->in_e2e = lt_hist_new(UINT64_C(1) << 40, hist_bits, err)))
+            return LT_ENOMEM;
+    }
+    int64_t ninputs = 0;
+    if (res->extra.n && lt_extra_get_int(&res->extra, "inputs", &ninputs)) {
+        struct lt_analyze_mods *x = r->mods;
+        x->in_results++;
+        if (ok) {
+            x->in_ok++;
+            x->inputs += (uint64_t)(ninputs > 0 ? ninputs : 0);
+            if (res->has & LT_RHAS_IN)
+                x->in_prompt += res->in;
+            if ((res->has & LT_RHAS_SENT) && (res->has & LT_RHAS_END) && res->end >= res->sent) {
+                lt_hist_record(x->in_e2e, (uint64_t)(res->end - res->sent));
+                if (res->sent < x->in_first)
+                    x->in_first = res->sent;
+                if (res->end > x->in_last)
+                    x->in_last = res->end;
+            }
+        }
     }
     int64_t img = 0, tok = 0;
     if (res->extra.n) {
@@ -75,6 +97,7 @@ void lt_analyze_media_free(struct lt_analyze_run *r)
         lt_hist_free(r->mods->m[k].ttft);
         lt_hist_free(r->mods->m[k].e2e);
     }
+    lt_hist_free(r->mods->in_e2e);
     free(r->mods);
     r->mods = NULL;
 }
@@ -94,8 +117,22 @@ static double pct_ms(const struct lt_hist *h, double p)
     return lt_hist_count(h) ? (double)lt_hist_value_at(h, p) / 1e3 : 0;
 }
 
+static double in_span(const struct lt_analyze_mods *x)
+{
+    return x->in_last > x->in_first ? (double)(x->in_last - x->in_first) / 1e6 : 0;
+}
+
 void lt_analyze_media_text(const struct lt_analyze_run *r, FILE *out)
 {
+    if (r->mods && r->mods->in_results) {
+        const struct lt_analyze_mods *x = r->mods;
+        double s = in_span(x);
+        fprintf(out,
+                "  inputs (embeddings, rerank): %" PRIu64 " of %" PRIu64 " requests Ok, %" PRIu64
+                " inputs, %.2f inputs/s, %.1f prompt tok/s, E2E p50 %.1f ms p99 %.1f ms\n",
+                x->in_ok, x->in_results, x->inputs, per_s(x->inputs, s), per_s(x->in_prompt, s),
+                pct_ms(x->in_e2e, 50), pct_ms(x->in_e2e, 99));
+    }
     if (!r->mods || !r->mods->any_images)
         return;
     fprintf(out, "  by modality      requests     ok  errors  TTFT p50/p99 ms   E2E p50/p99 ms"
@@ -125,6 +162,16 @@ void lt_analyze_media_text(const struct lt_analyze_run *r, FILE *out)
 
 void lt_analyze_media_json(const struct lt_analyze_run *r, FILE *out)
 {
+    if (r->mods && r->mods->in_results) {
+        const struct lt_analyze_mods *x = r->mods;
+        double s = in_span(x);
+        fprintf(out,
+                ", \"inputs\": {\"results\": %" PRIu64 ", \"ok\": %" PRIu64 ", \"inputs\": %" PRIu64
+                ", \"prompt_tokens\": %" PRIu64 ", \"span_s\": %.6f, \"inputs_per_s\": %.6f"
+                ", \"prompt_tps\": %.6f, \"e2e_p50_ms\": %.3f, \"e2e_p99_ms\": %.3f}",
+                x->in_results, x->in_ok, x->inputs, x->in_prompt, s, per_s(x->inputs, s),
+                per_s(x->in_prompt, s), pct_ms(x->in_e2e, 50), pct_ms(x->in_e2e, 99));
+    }
     if (!r->mods || !r->mods->any_images)
         return;
     fprintf(out, ", \"modality\": {");

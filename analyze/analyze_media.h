@@ -25,6 +25,11 @@ struct lt_analyze_mod {
 struct lt_analyze_mods {
     struct lt_analyze_mod m[LT_ANALYZE_MODS];
     bool any_images;
+    /* embeddings and rerank results (their "inputs" key): Ok ones, their
+     * inputs and prompt tokens, E2E, and the span */
+    uint64_t in_results, in_ok, inputs, in_prompt;
+    struct lt_hist *in_e2e;
+    int64_t in_first, in_last;
 };
 
 /* "text", "one_image", "several_images". */
@@ -37,7 +42,8 @@ int lt_analyze_media_add(struct lt_analyze_run *r, const struct lt_result *res, 
 void lt_analyze_media_free(struct lt_analyze_run *r);
 
 /* The split, as text lines and as the run's "modality" JSON member (with
- * its leading comma); nothing for a run without images. */
+ * its leading comma); nothing for a run without images. With embeddings
+ * or rerank results, a line of inputs/s and tokens/s too (JSON "inputs"). */
 void lt_analyze_media_text(const struct lt_analyze_run *r, FILE *out);
 void lt_analyze_media_json(const struct lt_analyze_run *r, FILE *out);
 

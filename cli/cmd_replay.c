@@ -44,6 +44,9 @@ static const char replay_usage[] =
     "  --api chat|completions|responses|messages|sglang-generate   (default chat);\n"
     "                          responses: OpenAI Responses (/v1/responses), messages:\n"
     "                          Anthropic Messages (/v1/messages, key sent as x-api-key)\n"
+    "  --api embeddings|rerank  /v1/embeddings or /v1/rerank: each record's messages\n"
+    "                          are its inputs (rerank: a \"query\" and documents);\n"
+    "                          no output, results counted in inputs/s (docs/multimodal.md)\n"
     "  --api-key-env NAME      take the API key from this environment variable\n"
     "                          (default OPENAI_API_KEY; with --api messages\n"
     "                          ANTHROPIC_API_KEY, sent as x-api-key, else\n"
@@ -677,6 +680,10 @@ int cmd_replay(int argc, char **argv)
                 o->api = LT_REPLAY_API_RESPONSES;
             else if (!strcmp(optarg, "messages"))
                 o->api = LT_REPLAY_API_MESSAGES;
+            else if (!strcmp(optarg, "embeddings"))
+                o->api = LT_REPLAY_API_EMBEDDINGS;
+            else if (!strcmp(optarg, "rerank"))
+                o->api = LT_REPLAY_API_RERANK;
             else
                 return bad("--api", optarg);
             break;

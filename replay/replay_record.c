@@ -212,6 +212,12 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
         }
         if (s->has_finish)
             r.finish = s->finish;
+        /* embeddings and rerank: their usage is the prompt's alone */
+        if (lt_replay_api_inputs(rp->build.api) && !err && s->in) {
+            r.has |= LT_RHAS_IN;
+            r.in = s->in;
+            r.count = "usage";
+        }
     }
     if (rp->plan.attempts[seq]) { /* "retries": n (a positive fixint) */
         static const uint8_t key[] = {0xa7, 'r', 'e', 't', 'r', 'i', 'e', 's'};
@@ -237,6 +243,18 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
         for (int k = 3; k >= 0; k--)
             extra[r.extra.len++] = (uint8_t)(t >> (8 * k));
         r.extra.n += 2;
+    }
+    if (lt_replay_api_inputs(rp->build.api)) { /* "inputs": n, for inputs/s */
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < job->n_msgs; i++)
+            n += strcmp(job->msgs[i].role, "query") != 0;
+        static const uint8_t kin[] = {0xa6, 'i', 'n', 'p', 'u', 't', 's', 0xce};
+        memcpy(extra + r.extra.len, kin, sizeof kin);
+        r.extra.len += sizeof kin;
+        uint32_t v = n ? n : 1;
+        for (int k = 3; k >= 0; k--)
+            extra[r.extra.len++] = (uint8_t)(v >> (8 * k));
+        r.extra.n++;
     }
     r.extra.data = extra;
     return lt_writer_put_result(rp->w, &r, e);

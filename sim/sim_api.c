@@ -612,6 +612,103 @@ static int parse_reasoning(struct lt_sim_call *c, const json_t *root, char *msg,
     return 0;
 }
 
+/* One text to embed or rank: a string, or (embeddings) a list of token
+ * ids; its tokens appended to t. */
+static int embed_one(struct lt_sim_toks *t, const json_t *v, const char *what, size_t i, char *msg,
+                     size_t msgsz)
+{
+    if (json_is_string(v)) {
+        lt_sim_toks_text(t, json_string_value(v), json_string_length(v));
+        return 0;
+    }
+    if (json_is_object(v) && json_is_string(json_object_get(v, "text"))) {
+        const json_t *x = json_object_get(v, "text");
+        lt_sim_toks_text(t, json_string_value(x), json_string_length(x));
+        return 0;
+    }
+    if (json_is_array(v) && json_array_size(v)) {
+        size_t k;
+        const json_t *id;
+        json_array_foreach(v, k, id)
+        {
+            if (!json_is_integer(id) || json_integer_value(id) < 0 ||
+                json_integer_value(id) >= (json_int_t)t->vocab)
+                return bad(msg, msgsz, "%s[%zu][%zu] is not a token id (0..%u)", what, i, k,
+                           t->vocab - 1);
+            lt_sim_toks_id(t, (uint32_t)json_integer_value(id));
+        }
+        return 0;
+    }
+    return bad(msg, msgsz, "%s[%zu] must be a non-empty string or list of token ids", what, i);
+}
+
+/* An embeddings body ({"input": a string, a list of strings, a list of
+ * ids or a list of lists of ids}) or a rerank body ({"query": ..,
+ * "documents": [..], "top_n": N}): its tokens (rerank: the query with each
+ * document, as a cross-encoder reads them), its inputs, and one output
+ * token that stands for the answer, due when the prefill ends. */
+static int parse_embed(struct lt_sim_call *c, enum lt_sim_api api, const json_t *root,
+                       const struct lt_sim_profile *p, char *msg, size_t msgsz)
+{
+    int rc;
+    c->stream = false;
+    c->max_tokens = c->min_tokens = 1;
+    c->ignore_eos = true;
+    c->reasoning = 0;
+    if (api == LT_SIM_EMBEDDINGS) {
+        const json_t *in = json_object_get(root, "input");
+        if (json_is_string(in) ||
+            (json_is_array(in) && json_array_size(in) && json_is_integer(json_array_get(in, 0)))) {
+            if ((rc = embed_one(&c->toks, in, "input", 0, msg, msgsz)))
+                return rc;
+            c->inputs = 1;
+        } else if (json_is_array(in) && json_array_size(in)) {
+            size_t i;
+            const json_t *v;
+            json_array_foreach(
+                in, i, v) if ((rc = embed_one(&c->toks, v, "input", i, msg, msgsz))) return rc;
+            c->inputs = (uint32_t)json_array_size(in);
+        } else {
+            return bad(msg, msgsz, "'input' must be a string, a list of strings or token ids");
+        }
+    } else {
+        const json_t *q = json_object_get(root, "query");
+        const json_t *docs = json_object_get(root, "documents");
+        if (!json_is_string(q))
+            return bad(msg, msgsz, "'query' must be a string");
+        if (!json_is_array(docs) || !json_array_size(docs))
+            return bad(msg, msgsz, "'documents' must be a non-empty list");
+        size_t i;
+        const json_t *v;
+        json_array_foreach(docs, i, v)
+        {
+            if ((rc = embed_one(&c->toks, q, "query", 0, msg, msgsz)) ||
+                (rc = embed_one(&c->toks, v, "documents", i, msg, msgsz)))
+                return rc;
+        }
+        c->inputs = (uint32_t)json_array_size(docs);
+        int64_t top;
+        if ((rc = get_uint(root, "top_n", 1, &top, msg, msgsz)))
+            return rc;
+        c->top_n = top > 0 && top < c->inputs ? (uint32_t)top : 0;
+    }
+    if (c->toks.oom)
+        return bad(msg, msgsz, "out of memory counting the input");
+    if (c->toks.n == 0)
+        return bad(msg, msgsz, "the input is empty");
+    if (c->toks.n > p->max_model_len)
+        return bad(msg, msgsz,
+                   "This model's maximum context length is %u tokens. However, you requested "
+                   "%u tokens in the input for embedding generation. Please reduce the length "
+                   "of the input.",
+                   p->max_model_len, c->toks.n);
+    const json_t *model = json_object_get(root, "model");
+    c->model_json = json_is_string(model)
+                        ? json_literal(json_string_value(model), json_string_length(model))
+                        : json_literal(p->model, strlen(p->model));
+    return c->model_json ? 0 : bad(msg, msgsz, "out of memory");
+}
+
 int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *body, size_t len,
                       const struct lt_sim_profile *p, char *msg, size_t msgsz)
 {
@@ -641,6 +738,10 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
     c->model_json = json_is_string(model)
                         ? json_literal(json_string_value(model), json_string_length(model))
                         : json_literal(p->model, strlen(p->model));
+    if (api == LT_SIM_EMBEDDINGS || api == LT_SIM_RERANK) {
+        rc = parse_embed(c, api, root, p, msg, msgsz);
+        goto out;
+    }
     if ((rc = get_bool(root, "stream", &c->stream, msg, msgsz)))
         goto out;
     bool typed = api == LT_SIM_RESPONSES || api == LT_SIM_MESSAGES;
@@ -874,6 +975,10 @@ const char *lt_sim_api_name(enum lt_sim_api api)
         return "responses";
     case LT_SIM_MESSAGES:
         return "messages";
+    case LT_SIM_EMBEDDINGS:
+        return "embeddings";
+    case LT_SIM_RERANK:
+        return "rerank";
     case LT_SIM_CHAT:
         break;
     }
@@ -1327,9 +1432,59 @@ int lt_sim_render_tail(struct lt_buf *b, const struct lt_sim_resp *r)
     return rc;
 }
 
+/* An embeddings answer: one vector of embed_dim values per input, drawn
+ * from the request and the input (unit length is not promised). */
+static int put_embeddings(struct lt_buf *b, const struct lt_sim_resp *r)
+{
+    int rc = lt_buf_puts(b, "{\"object\":\"list\",\"data\":[");
+    for (uint32_t i = 0; rc == 0 && i < r->inputs; i++) {
+        rc = lt_buf_printf(b, "%s{\"object\":\"embedding\",\"index\":%u,\"embedding\":[",
+                           i ? "," : "", i);
+        uint64_t h = lt_mix64(r->seq * 1000003u + i);
+        for (uint32_t k = 0; rc == 0 && k < r->embed_dim; k++) {
+            h = lt_mix64(h + k);
+            rc = lt_buf_printf(b, k ? ",%.4f" : "%.4f",
+                               ((double)(h >> 11) / 9007199254740992.0) - 0.5);
+        }
+        if (rc == 0)
+            rc = lt_buf_puts(b, "]}");
+    }
+    if (rc == 0)
+        rc = lt_buf_printf(b,
+                           "],\"model\":%s,\"usage\":{\"prompt_tokens\":%llu,\"total_tokens\":"
+                           "%llu}}",
+                           r->model_json, usage_in(r), usage_in(r));
+    return rc;
+}
+
+/* A rerank answer (Jina's and Cohere's shape, as vLLM serves it): the
+ * documents by relevance, highest first, top_n of them. */
+static int put_rerank(struct lt_buf *b, const struct lt_sim_resp *r)
+{
+    int rc = lt_buf_printf(b,
+                           "{\"id\":\"%s\",\"model\":%s,\"usage\":{\"prompt_tokens\":%llu,"
+                           "\"total_tokens\":%llu},\"results\":[",
+                           r->id, r->model_json, usage_in(r), usage_in(r));
+    uint32_t n = r->top_n ? r->top_n : r->inputs;
+    /* scores falling with the rank; which document has which rank is drawn */
+    uint64_t h = lt_mix64(r->seq);
+    for (uint32_t k = 0; rc == 0 && k < n; k++) {
+        uint32_t idx = (uint32_t)((h + (uint64_t)k * 7919u) % r->inputs);
+        if (r->inputs % 7919u == 0)
+            idx = k;
+        rc = lt_buf_printf(b, "%s{\"index\":%u,\"relevance_score\":%.6f}", k ? "," : "", idx,
+                           1.0 / (1.0 + k));
+    }
+    return rc == 0 ? lt_buf_puts(b, "]}") : rc;
+}
+
 int lt_sim_render_full(struct lt_buf *b, const struct lt_sim_resp *r)
 {
     int rc;
+    if (r->api == LT_SIM_EMBEDDINGS)
+        return put_embeddings(b, r);
+    if (r->api == LT_SIM_RERANK)
+        return put_rerank(b, r);
     if (r->api == LT_SIM_RESPONSES)
         return put_response(b, r);
     if (r->api == LT_SIM_MESSAGES)

@@ -18,7 +18,14 @@
 
 /* Chat and completions (OpenAI), Responses (OpenAI's, as vLLM and SGLang
  * serve it at /v1/responses) and Messages (Anthropic's, /v1/messages). */
-enum lt_sim_api { LT_SIM_CHAT, LT_SIM_COMPLETIONS, LT_SIM_RESPONSES, LT_SIM_MESSAGES };
+enum lt_sim_api {
+    LT_SIM_CHAT,
+    LT_SIM_COMPLETIONS,
+    LT_SIM_RESPONSES,
+    LT_SIM_MESSAGES,
+    LT_SIM_EMBEDDINGS, /* /v1/embeddings: the prompt's prefill, no output */
+    LT_SIM_RERANK,     /* /v1/rerank, /rerank: a query against documents, prefill only */
+};
 
 /* The API's name in the sim's log ("chat", "completions", "responses",
  * "messages"). */
@@ -64,6 +71,8 @@ struct lt_sim_call {
      * they cost (in toks.n too), and their decoded bytes. */
     uint32_t images, image_tokens;
     uint64_t image_bytes;
+    uint32_t inputs; /* embeddings: inputs; rerank: documents (docs/sim.md "Embeddings") */
+    uint32_t top_n;  /* rerank: results asked for; 0 = all */
 };
 
 /* The tokens of a w x h image by p's rule (docs/sim.md "Images"). */
@@ -112,7 +121,9 @@ struct lt_sim_resp {
     uint64_t claimed_out;
     bool claim_in; /* usage claims claimed_in prompt tokens (badprompt) */
     uint64_t claimed_in;
-    uint32_t image_tokens; /* of prompt_tokens: usage says them when > 0 */
+    uint32_t image_tokens;  /* of prompt_tokens: usage says them when > 0 */
+    uint32_t inputs, top_n; /* embeddings and rerank */
+    uint32_t embed_dim;
 };
 
 /* Responses and Messages streams carry named events (event: lines) and

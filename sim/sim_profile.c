@@ -80,6 +80,7 @@ static const struct key keys[] = {
     KD("image_ms_per_token", image_ms_per_token, MAX_MS),
     KL("image_max_pixels", image_max_pixels),
     KU("image_link_side", image_link_side),
+    KU("embed_dim", embed_dim),
 };
 
 /* The default profile: Qwen3.5-397B on 8x RTX PRO 6000 (PCIe). The step
@@ -117,6 +118,7 @@ static const struct lt_sim_profile default_profile = {
     .image_ms_per_token = 0.02,
     .image_max_pixels = 50000000,
     .image_link_side = 448,
+    .embed_dim = 1024,
 };
 
 int lt_sim_profile_builtin(struct lt_sim_profile *p, const char *name, struct lt_err *err)
@@ -335,6 +337,8 @@ int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err)
         return lt_errset(err, LT_EINVAL, "vocab must be at least 16");
     if (p->piece_bytes < 1 || p->piece_bytes > 4)
         return lt_errset(err, LT_EINVAL, "piece_bytes must be 1 to 4");
+    if (p->embed_dim < 1 || p->embed_dim > 65536)
+        return lt_errset(err, LT_EINVAL, "embed_dim must be 1 to 65536");
     /* Values set in code (lt_sim_profile_set is not the only way in) get
      * the file's ranges too. */
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {

@@ -576,7 +576,8 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         r->sent_at = malloc((size_t)out * sizeof *r->sent_at);
     if (!r->rel || (s->log && !r->sent_at))
         return lt_errset(err, LT_ENOMEM, "out of memory for %u tokens", out);
-    static const char *const id_prefix[] = {"chatcmpl-", "cmpl-", "resp_", "msg_"};
+    static const char *const id_prefix[] = {"chatcmpl-", "cmpl-", "resp_",
+                                            "msg_",      "embd-", "rerank-"};
     snprintf(r->id, sizeof r->id, "%s%llu", id_prefix[c->api], (unsigned long long)r->seq);
     r->resp = (struct lt_sim_resp){
         .d = &s->dia,
@@ -601,6 +602,9 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .claim_in = r->fault == LT_SIM_FAULT_BADPROMPT,
         .claimed_in = s->faults.badprompt_tokens,
         .image_tokens = c->image_tokens,
+        .inputs = c->inputs,
+        .top_n = c->top_n,
+        .embed_dim = s->prof.embed_dim,
     };
     int64_t now = now_ns(s);
     advance(s, now);
@@ -1082,6 +1086,10 @@ static enum MHD_Result route(struct sreq *r, const char *url, const char *method
         return post ? route_inference(r, LT_SIM_RESPONSES) : queue_error(r, 405, "use POST");
     if (!strcmp(url, "/v1/messages"))
         return post ? route_inference(r, LT_SIM_MESSAGES) : queue_error(r, 405, "use POST");
+    if (!strcmp(url, "/v1/embeddings"))
+        return post ? route_inference(r, LT_SIM_EMBEDDINGS) : queue_error(r, 405, "use POST");
+    if (!strcmp(url, "/v1/rerank") || !strcmp(url, "/rerank"))
+        return post ? route_inference(r, LT_SIM_RERANK) : queue_error(r, 405, "use POST");
     char msg[160];
     snprintf(msg, sizeof msg, "no route for %.100s", url);
     return queue_error(r, 404, msg);
@@ -1137,6 +1145,8 @@ static const char *const routes[] = {
     "/v1/completions", "/v1/responses",
     "/v1/messages",    "/v1/messages/count_tokens",
     "/props",          "/slots",
+    "/v1/embeddings",  "/v1/rerank",
+    "/rerank",
 };
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -1242,6 +1252,8 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
                       (unsigned long long)r->seq, lt_sim_api_name(r->call.api),
                       r->call.stream ? "true" : "false", lt_sim_fault_name(r->fault),
                       r->call.toks.n);
+        if (r->call.inputs)
+            lt_buf_printf(&b, ",\"inputs\":%u", r->call.inputs);
         if (r->call.images)
             lt_buf_printf(&b, ",\"images\":%u,\"image_tokens\":%u,\"image_bytes\":%llu",
                           r->call.images, r->call.image_tokens,
