@@ -44,10 +44,9 @@ enum lt_capture_api lt_capture_api_of(const char *method, const char *path)
         const char *end;
         enum lt_capture_api api;
     } routes[] = {
-        {"/chat/completions", LT_CAPTURE_API_CHAT},
-        {"/completions", LT_CAPTURE_API_COMPLETIONS},
-        {"/responses", LT_CAPTURE_API_RESPONSES},
-        {"/messages", LT_CAPTURE_API_MESSAGES},
+        {"/chat/completions", LT_CAPTURE_API_CHAT}, {"/completions", LT_CAPTURE_API_COMPLETIONS},
+        {"/responses", LT_CAPTURE_API_RESPONSES},   {"/messages", LT_CAPTURE_API_MESSAGES},
+        {"/embeddings", LT_CAPTURE_API_EMBEDDINGS}, {"/rerank", LT_CAPTURE_API_RERANK},
     };
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
         size_t k = strlen(routes[i].end);
@@ -404,6 +403,68 @@ static int read_completions(struct lt_capture_call *c, json_t *req, struct lt_ca
     return keep_json_text(c, p);
 }
 
+/* One input's tokens: a string's estimate, or a list of ids. */
+static uint32_t input_tokens(struct lt_capture_blocks *b, const json_t *v)
+{
+    if (json_is_string(v))
+        return lt_capture_blocks_text(b, json_string_value(v), json_string_length(v));
+    if (json_is_object(v))
+        return input_tokens(b, json_object_get(v, "text"));
+    uint32_t n = 0;
+    size_t i;
+    const json_t *id;
+    if (json_is_array(v))
+        json_array_foreach(v, i, id) if (json_is_integer(id))
+        {
+            lt_capture_blocks_id(b, (uint64_t)json_integer_value(id));
+            n++;
+        }
+    return n;
+}
+
+/* An embeddings body's inputs, or a rerank body's query and documents, as
+ * the record's messages (docs/trace-format.md): role "input" each, or
+ * "query" and "document"; their tokens estimated, the server's usage
+ * giving the prompt. */
+static int read_inputs(struct lt_capture_call *c, json_t *req, struct lt_capture_blocks *b)
+{
+    bool rerank = c->api == LT_CAPTURE_API_RERANK;
+    json_t *list = json_object_get(req, rerank ? "documents" : "input");
+    json_t *one = NULL;
+    if (!rerank && (json_is_string(list) || (json_is_array(list) && json_array_size(list) &&
+                                             json_is_integer(json_array_get(list, 0))))) {
+        one = list; /* a single input */
+        list = NULL;
+    }
+    size_t n = one ? 1 : json_is_array(list) ? json_array_size(list) : 0;
+    if (!n) {
+        c->in_unknown = true;
+        lt_capture_call_changed(c, rerank ? "documents" : "input", 0, "absent or empty");
+        return 0;
+    }
+    size_t total = n + (rerank ? 1 : 0);
+    if (total > MSGS_MAX) {
+        note_cut(c, "msgs", total);
+        total = MSGS_MAX;
+    }
+    c->msgs = calloc(total, sizeof *c->msgs);
+    if (!c->msgs)
+        return LT_ENOMEM;
+    uint32_t k = 0;
+    if (rerank) {
+        snprintf(c->msgs[k].role, sizeof c->msgs[k].role, "query");
+        c->msgs[k++].tokens = input_tokens(b, json_object_get(req, "query"));
+    }
+    for (size_t i = 0; i < n && k < total; i++) {
+        snprintf(c->msgs[k].role, sizeof c->msgs[k].role, rerank ? "document" : "input");
+        c->msgs[k++].tokens = input_tokens(b, one ? one : json_array_get(list, i));
+    }
+    for (uint32_t i = 0; i < k; i++)
+        c->msgs_bytes += MSG_BYTES(strlen(c->msgs[i].role));
+    c->n_msgs = k;
+    return keep_json_text(c, rerank ? req : (one ? one : list));
+}
+
 int lt_capture_call_request_json(struct lt_capture_call *c, json_t *req)
 {
     int rc = 0;
@@ -460,6 +521,8 @@ int lt_capture_call_request_json(struct lt_capture_call *c, json_t *req)
             goto out;
     } else if (c->api == LT_CAPTURE_API_CHAT) {
         LT_TRY(read_chat(c, req, json_object_get(req, "messages"), &b));
+    } else if (c->api == LT_CAPTURE_API_EMBEDDINGS || c->api == LT_CAPTURE_API_RERANK) {
+        LT_TRY(read_inputs(c, req, &b));
     } else {
         LT_TRY(read_completions(c, req, &b));
     }
@@ -831,9 +894,14 @@ int lt_capture_call_record(struct lt_capture_call *c, struct lt_record *r)
             r->think = c->think;
         }
     }
-    static const char *const api_names[] = {"completions", "chat", "completions", "responses",
-                                            "messages"};
-    r->api = api_names[c->api <= LT_CAPTURE_API_MESSAGES ? c->api : 0];
+    static const char *const api_names[] = {"completions", "chat",       "completions", "responses",
+                                            "messages",    "embeddings", "rerank"};
+    r->api = api_names[c->api <= LT_CAPTURE_API_RERANK ? c->api : 0];
+    if ((c->api == LT_CAPTURE_API_EMBEDDINGS || c->api == LT_CAPTURE_API_RERANK) && !c->usage &&
+        c->u_in) { /* their usage is the prompt's alone: no output to count */
+        c->usage = true;
+        c->u_out = 0;
+    }
     r->model = c->model;
     if (c->has_max_tokens) {
         r->has |= LT_HAS_MAX_TOKENS;

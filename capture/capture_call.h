@@ -33,8 +33,10 @@ enum lt_capture_api {
     LT_CAPTURE_API_NONE = 0, /* passed through, not recorded */
     LT_CAPTURE_API_CHAT = 1,
     LT_CAPTURE_API_COMPLETIONS = 2,
-    LT_CAPTURE_API_RESPONSES = 3, /* OpenAI Responses (/v1/responses) */
-    LT_CAPTURE_API_MESSAGES = 4,  /* Anthropic Messages (/v1/messages) */
+    LT_CAPTURE_API_RESPONSES = 3,  /* OpenAI Responses (/v1/responses) */
+    LT_CAPTURE_API_MESSAGES = 4,   /* Anthropic Messages (/v1/messages) */
+    LT_CAPTURE_API_EMBEDDINGS = 5, /* /v1/embeddings: inputs, no output */
+    LT_CAPTURE_API_RERANK = 6,     /* /v1/rerank, /rerank: a query and documents */
 };
 
 /* Which API a request path is ("/v1/chat/completions" -> CHAT,

@@ -41,9 +41,26 @@ req "$CAP_URL" /v1/messages "{\"model\":\"m\",\"max_tokens\":2,\"messages\":[{\"
 expect_eq 200 "$(cat r4.status)" "messages with an image block"
 req "$CAP_URL" /v1/chat/completions "{\"model\":\"m\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hear\"},{\"type\":\"input_audio\",\"input_audio\":{\"data\":\"$WAV\",\"format\":\"wav\"}}]}]}" r5
 expect_eq 200 "$(cat r5.status)" "chat with input_audio"
+# malformed: a broken data URL and a PNG whose header lies; the sim says
+# 400, capture records the image (the lying one with its header's size,
+# the broken one with none) and goes on
+$MK 20 10 --url --lie-height 4000 >lie.url
+req "$CAP_URL" /v1/chat/completions "{\"model\":\"m\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,iVBOR*broken\"}}]}]}" r6
+expect_eq 400 "$(cat r6.status)" "a broken data URL: the sim's 400"
+req "$CAP_URL" /v1/chat/completions "{\"model\":\"m\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"$(cat lie.url)\"}}]}]}" r7
+expect_eq 400 "$(cat r7.status)" "a lying header: the sim's 400"
+req "$CAP_URL" /v1/chat/completions '{"model":"m","max_tokens":2,"messages":[{"role":"user","content":"after"}]}' r8
+expect_eq 200 "$(cat r8.status)" "capture goes on"
 stop $CAP_PID capture
 stop $SIM_PID sim
-records cap.lt.zst | jq -c -s 'sort_by(.t)[] | .media' >got
+records cap.lt.zst | jq -c -s 'sort_by(.t)[5:8][] | [.media, .orig.status]' >bad
+cat >badwant <<W
+[[{"kind":"image","fmt":"png","bytes":9}],400]
+[[{"kind":"image","fmt":"png","w":20,"h":4000,"bytes":$(python3 "$LT_SRC/tests/lib/mkpng.py" 20 10 --lie-height 4000 | wc -c | tr -d ' ')}],400]
+[null,200]
+W
+expect_eq "$(cat badwant)" "$(cat bad)" "malformed images recorded as far as they can be read"
+records cap.lt.zst | jq -c -s 'sort_by(.t)[0:5][] | .media' >got
 # what was sent: sizes as mkpng wrote them, bytes of the files
 sa=$(wc -c <a.png | tr -d ' ') sb=$(wc -c <b.png | tr -d ' ') sc=$(wc -c <c.wav | tr -d ' ')
 # the sim's image tokens, in the order it answered (the same as sent here)
