@@ -321,7 +321,10 @@ static void test_api_and_origin(void **state)
     assert_int_equal(lt_capture_api_of("GET", "/v1/chat/completions"), LT_CAPTURE_API_NONE);
     assert_int_equal(lt_capture_api_of("POST", "/v1/responses"), LT_CAPTURE_API_RESPONSES);
     assert_int_equal(lt_capture_api_of("POST", "/v1/messages?beta=true"), LT_CAPTURE_API_MESSAGES);
-    assert_int_equal(lt_capture_api_of("POST", "/v1/embeddings"), LT_CAPTURE_API_NONE);
+    assert_int_equal(lt_capture_api_of("POST", "/v1/embeddings"), LT_CAPTURE_API_EMBEDDINGS);
+    assert_int_equal(lt_capture_api_of("POST", "/v1/rerank"), LT_CAPTURE_API_RERANK);
+    assert_int_equal(lt_capture_api_of("POST", "/rerank"), LT_CAPTURE_API_RERANK);
+    assert_int_equal(lt_capture_api_of("POST", "/v1/audio/speech"), LT_CAPTURE_API_NONE);
     char o[128];
     lt_capture_url_origin("https://user:pw@api.example.com:8443/v1?key=s", o, sizeof o);
     assert_string_equal(o, "https://api.example.com:8443");
