@@ -119,6 +119,8 @@ enum lt_compare_prop {
     LT_CMPP_PEAK,
     LT_CMPP_TOOL_RATE,
     LT_CMPP_PREFIX_REUSE,
+    LT_CMPP_IMAGE_SHARE,  /* records with images (info's media) */
+    LT_CMPP_IMAGE_PIXELS, /* p50 width x p50 height of the images */
     LT_CMPP_COUNT
 };
 

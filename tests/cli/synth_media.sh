@@ -33,6 +33,20 @@ expect_grep "expected SHARE:COUNT:WxH" err
 "$LOADTRACE" synth --in fixed:100 --out fixed:4 --rate 1 --requests 5 --images 0.5:1:0x10 -o x.lt.zst 2>/dev/null
 expect_status 2 $? "a side of 0"
 
+# compare describes the image shapes: the same mix with another seed is
+# representative, twice the share and larger images are not
+"$LOADTRACE" synth --in fixed:100 --out fixed:4 --rate 100 --requests 2000 --seed 6 \
+    --images 0.3:1-3:640x480:png -o mix2.lt.zst 2>/dev/null
+"$LOADTRACE" synth --in fixed:100 --out fixed:4 --rate 100 --requests 2000 --seed 7 \
+    --images 0.6:1-3:1024x768:png -o mix3.lt.zst 2>/dev/null
+"$LOADTRACE" compare --json mix.lt.zst mix2.lt.zst >c2.json
+"$LOADTRACE" compare --json mix.lt.zst mix3.lt.zst >c3.json
+v() { jq -r --arg n "$2" '[.. | objects | select(.name? == $n)][0].verdict' "$1"; }
+expect_eq representative "$(v c2.json 'image share')" "compare: the same image share"
+expect_eq representative "$(v c2.json 'image size (pixels)')" "compare: the same image size"
+expect_eq different "$(v c3.json 'image share')" "compare: twice the image share"
+expect_eq different "$(v c3.json 'image size (pixels)')" "compare: larger images"
+
 # a ServeGen multimodal folder: client 0 sends images, client 1 audio
 d=sg/mm-image
 mkdir -p $d
