@@ -1465,7 +1465,7 @@ static int put_rerank(struct lt_buf *b, const struct lt_sim_resp *r)
                            "{\"id\":\"%s\",\"model\":%s,\"usage\":{\"prompt_tokens\":%llu,"
                            "\"total_tokens\":%llu},\"results\":[",
                            r->id, r->model_json, usage_in(r), usage_in(r));
-    uint32_t n = r->top_n ? r->top_n : r->inputs;
+    uint32_t n = r->top_n && r->top_n < r->inputs ? r->top_n : r->inputs;
     /* scores falling with the rank; which document has which rank is drawn */
     uint64_t h = lt_mix64(r->seq);
     for (uint32_t k = 0; rc == 0 && k < n; k++) {
