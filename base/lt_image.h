@@ -74,4 +74,14 @@ int lt_img_encode(struct lt_buf *out, enum lt_img_fmt fmt, uint32_t w, uint32_t 
 int lt_img_decode_check(const uint8_t *p, size_t n, uint64_t max_pixels, struct lt_img_head *h,
                         struct lt_err *err);
 
+/* Audio, as replay sends it and the sim and capture read it: a WAV's
+ * duration from its header (the fmt chunk's byte rate, the data chunk's
+ * size, or to the end of total bytes where the header does not say), in
+ * µs; 0 when p (the first n of total bytes) is no WAV this reads. */
+int64_t lt_wav_duration_us(const uint8_t *p, size_t n, uint64_t total);
+
+/* A WAV of dur_us (16 kHz, mono, 16-bit PCM: a quiet tone drawn from
+ * seed) appended to out. LT_EINVAL past an hour; LT_ELIMIT (out's cap). */
+int lt_wav_encode(struct lt_buf *out, int64_t dur_us, uint64_t seed, struct lt_err *err);
+
 #endif

@@ -11,31 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A WAV's duration from its header: the fmt chunk's byte rate and the
- * data chunk's size; 0 when p is no WAV this reads. */
-static int64_t wav_us(const uint8_t *p, size_t n, uint64_t total)
-{
-    if (n < 12 || memcmp(p, "RIFF", 4) || memcmp(p + 8, "WAVE", 4))
-        return 0;
-    uint32_t rate = 0;
-    size_t i = 12;
-    while (i + 8 <= n) {
-        uint32_t len = (uint32_t)p[i + 4] | (uint32_t)p[i + 5] << 8 | (uint32_t)p[i + 6] << 16 |
-                       (uint32_t)p[i + 7] << 24;
-        if (!memcmp(p + i, "fmt ", 4) && i + 20 <= n)
-            rate = (uint32_t)p[i + 16] | (uint32_t)p[i + 17] << 8 | (uint32_t)p[i + 18] << 16 |
-                   (uint32_t)p[i + 19] << 24;
-        if (!memcmp(p + i, "data", 4)) {
-            uint64_t data = len;
-            if (data > total - (i + 8) || len == 0xffffffffu) /* streamed: to the end */
-                data = total > i + 8 ? total - (i + 8) : 0;
-            return rate ? (int64_t)(data * 1000000 / rate) : 0;
-        }
-        i += 8 + (size_t)len + (len & 1);
-    }
-    return 0;
-}
-
 /* A note that stands where data was: its size, never its bytes. */
 static json_t *note(uint64_t bytes)
 {
@@ -137,7 +112,7 @@ static void audio(struct lt_media *p, json_t *ia)
     struct lt_err err;
     size_t take = n < sizeof head / 3 * 4 ? n / 4 * 4 : sizeof head / 3 * 4;
     if (lt_b64_decode(s, take, head, sizeof head, &got, &err) == 0)
-        p->dur = wav_us(head, got, p->bytes);
+        p->dur = lt_wav_duration_us(head, got, p->bytes);
     json_object_set_new(ia, "data", note(p->bytes));
 }
 

@@ -23,9 +23,13 @@
 /* The pixels an image made here may have (a 100-megapixel image would take
  * seconds and hundreds of megabytes to make: such a record is refused). */
 #define MEDIA_MAX_PIXELS ((uint64_t)50000000)
+/* Audio is kept under this format code, its duration in ms as the width. */
+#define AUDIO_FMT 200
+#define AUDIO_MAX_MS 3600000u
+#define AUDIO_DEFAULT_MS 1000u
 
 struct img {
-    uint8_t fmt; /* enum lt_img_fmt: png or jpeg */
+    uint8_t fmt; /* enum lt_img_fmt (png or jpeg), or AUDIO_FMT (w: ms) */
     uint32_t w, h;
     char *url; /* "data:image/png;base64,...", NUL-terminated */
     size_t len;
@@ -48,8 +52,21 @@ static enum lt_img_fmt made_fmt(const struct lt_media *p, bool *subst)
 
 static void part_size(const struct lt_media *p, uint32_t *w, uint32_t *h)
 {
+    if (p->kind == LT_MEDIA_AUDIO) { /* its duration in ms, a second when unknown */
+        int64_t ms = p->dur > 0 ? (p->dur + 999) / 1000 : AUDIO_DEFAULT_MS;
+        *w = ms > AUDIO_MAX_MS ? AUDIO_MAX_MS + 1 : (uint32_t)ms;
+        *h = 0;
+        return;
+    }
     *w = p->w ? p->w : LT_REPLAY_IMAGE_SIDE;
     *h = p->h ? p->h : LT_REPLAY_IMAGE_SIDE;
+}
+
+/* The key format of part p: its image format, or AUDIO_FMT. */
+static int key_fmt(const struct lt_media *p, bool *subst)
+{
+    *subst = false;
+    return p->kind == LT_MEDIA_AUDIO ? AUDIO_FMT : (int)made_fmt(p, subst);
 }
 
 static int img_cmp(const void *a, const void *b)
@@ -67,20 +84,23 @@ static const char *refusal(const struct lt_media *p, uint64_t max_bytes, char *b
 {
     uint32_t w, h;
     part_size(p, &w, &h);
+    if (p->kind == LT_MEDIA_AUDIO && w > AUDIO_MAX_MS) {
+        snprintf(buf, n, "%lld us of audio, over an hour", (long long)p->dur);
+        return buf;
+    }
     if (p->bytes > max_bytes) {
         snprintf(buf, n, "a %" PRIu64 "-byte image, over --max-image-bytes %" PRIu64, p->bytes,
                  max_bytes);
         return buf;
     }
-    if ((uint64_t)w * h > MEDIA_MAX_PIXELS) {
+    if (p->kind == LT_MEDIA_IMAGE && (uint64_t)w * h > MEDIA_MAX_PIXELS) {
         snprintf(buf, n, "a %ux%u image, over %" PRIu64 " pixels", w, h, MEDIA_MAX_PIXELS);
         return buf;
     }
     return NULL;
 }
 
-static const struct img *find(const struct lt_replay_media *m, enum lt_img_fmt f, uint32_t w,
-                              uint32_t h)
+static const struct img *find(const struct lt_replay_media *m, int f, uint32_t w, uint32_t h)
 {
     struct img key = {.fmt = (uint8_t)f, .w = w, .h = h};
     return m ? bsearch(&key, m->v, m->n, sizeof *m->v, img_cmp) : NULL;
@@ -115,14 +135,14 @@ int lt_replay_media_prepare(struct lt_replay_media **out, const struct lt_plan_j
     char why[160];
     for (size_t i = 0; i < js->n_media_parts; i++) {
         const struct lt_media *p = &js->media_parts[i];
-        if (p->kind != LT_MEDIA_IMAGE)
+        if (p->kind != LT_MEDIA_IMAGE && p->kind != LT_MEDIA_AUDIO)
             continue;
         if (refusal(p, max_bytes, why, sizeof why)) {
             st->refused++;
             continue;
         }
         bool subst;
-        enum lt_img_fmt f = made_fmt(p, &subst);
+        int f = key_fmt(p, &subst);
         uint32_t w, h;
         part_size(p, &w, &h);
         bool have = false;
@@ -145,8 +165,13 @@ int lt_replay_media_prepare(struct lt_replay_media **out, const struct lt_plan_j
         lt_buf_reset(&url);
         /* the seed is the shape's: the same trace sends the same images */
         uint64_t seed = (uint64_t)f << 40 ^ (uint64_t)w << 20 ^ h;
-        LT_TRY(lt_img_encode(&img, f, w, h, seed, err));
-        LT_TRY(lt_buf_printf(&url, "data:%s;base64,", lt_img_mime(f)));
+        if (f == AUDIO_FMT) {
+            LT_TRY(lt_wav_encode(&img, (int64_t)w * 1000, seed, err));
+            LT_TRY(lt_buf_puts(&url, "data:audio/wav;base64,"));
+        } else {
+            LT_TRY(lt_img_encode(&img, (enum lt_img_fmt)f, w, h, seed, err));
+            LT_TRY(lt_buf_printf(&url, "data:%s;base64,", lt_img_mime((enum lt_img_fmt)f)));
+        }
         size_t b64 = url.len;
         LT_TRY(lt_b64_encode(&url, (const uint8_t *)img.p, img.len));
         char *s = malloc(url.len + 1);
@@ -220,13 +245,15 @@ int lt_replay_media_body(struct lt_buf *out, const struct lt_replay_build *b,
     uint64_t img_tokens = 0;
     for (uint32_t i = 0; i < rec->n; i++) {
         const struct lt_media *p = &parts[i];
-        if (p->kind != LT_MEDIA_IMAGE)
-            return lt_errset(err, LT_EFORMAT, "part %u is %s: replay sends images only", i + 1,
-                             lt_media_kind_name(p->kind));
+        if (p->kind != LT_MEDIA_IMAGE &&
+            !(p->kind == LT_MEDIA_AUDIO && b->api == LT_REPLAY_API_CHAT))
+            return lt_errset(err, LT_EFORMAT, "part %u is %s: replay sends images%s only", i + 1,
+                             lt_media_kind_name(p->kind),
+                             b->api == LT_REPLAY_API_CHAT ? " and audio" : " (audio: chat)");
         if (refusal(p, m ? m->max_bytes : LT_REPLAY_MAX_IMAGE_BYTES, why, sizeof why))
-            return lt_errset(err, LT_EFORMAT, "image %u is %s", i + 1, why);
+            return lt_errset(err, LT_EFORMAT, "part %u is %s", i + 1, why);
         bool subst;
-        enum lt_img_fmt f = made_fmt(p, &subst);
+        int f = key_fmt(p, &subst);
         uint32_t w, h;
         part_size(p, &w, &h);
         if (!(imgs[ni++] = find(m, f, w, h)))
@@ -267,7 +294,10 @@ int lt_replay_media_body(struct lt_buf *out, const struct lt_replay_build *b,
         char ph[48];
         snprintf(ph, sizeof ph, PH_FMT, salt, i);
         json_t *part;
-        if (b->api == LT_REPLAY_API_CHAT)
+        if (imgs[i]->fmt == AUDIO_FMT)
+            part = json_pack("{s:s,s:{s:s,s:s}}", "type", "input_audio", "input_audio", "data", ph,
+                             "format", "wav");
+        else if (b->api == LT_REPLAY_API_CHAT)
             part = json_pack("{s:s,s:{s:s}}", "type", "image_url", "image_url", "url", ph);
         else if (responses)
             part = json_pack("{s:s,s:s}", "type", "input_image", "image_url", ph);
@@ -292,7 +322,7 @@ int lt_replay_media_body(struct lt_buf *out, const struct lt_replay_build *b,
             goto out;
         }
         const struct img *im = imgs[i];
-        size_t skip = b->api == LT_REPLAY_API_MESSAGES ? im->b64 : 0;
+        size_t skip = b->api == LT_REPLAY_API_MESSAGES || im->fmt == AUDIO_FMT ? im->b64 : 0;
         LT_TRY(lt_buf_append(out, p, (size_t)(at - p)));
         LT_TRY(lt_buf_append(out, im->url + skip, im->len - skip));
         p = at + pl;

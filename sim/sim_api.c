@@ -12,6 +12,7 @@
 #include "base/lt_rng.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -120,6 +121,7 @@ static void toks_json(struct lt_sim_toks *t, const json_t *v)
 struct sim_imgs {
     const struct lt_sim_profile *p;
     uint32_t n, tokens;
+    uint32_t audio, audio_tokens;
     uint64_t bytes;
     int status;
     char *msg;
@@ -215,6 +217,37 @@ static bool image_of(struct lt_sim_toks *t, struct sim_imgs *im, const json_t *p
             return true;
         }
         image_part(t, im, json_string_value(u), json_string_length(u));
+        return true;
+    }
+    if (!strcmp(type, "input_audio")) {
+        /* chat's audio: a WAV's duration from its header, its tokens at
+         * audio_tokens_per_s (rounded up) */
+        const json_t *ia = json_object_get(part, "input_audio");
+        const json_t *d = json_object_get(ia, "data");
+        im->audio++;
+        if (im->status)
+            return true;
+        uint8_t head[4096];
+        size_t got = 0, dn = json_string_length(d);
+        struct lt_err err;
+        size_t take = dn < sizeof head / 3 * 4 ? dn / 4 * 4 : sizeof head / 3 * 4;
+        int64_t us = 0;
+        if (json_is_string(d) &&
+            lt_b64_decode(json_string_value(d), take, head, sizeof head, &got, &err) == 0)
+            us = lt_wav_duration_us(head, got, lt_b64_decoded_len(json_string_value(d), dn));
+        if (us <= 0) {
+            im->status = bad(im->msg, im->msgsz,
+                             "audio %u: cannot read the audio: input_audio.data must be a "
+                             "base64 WAV",
+                             im->audio);
+            return true;
+        }
+        double k = ceil((double)us / 1e6 * im->p->audio_tokens_per_s);
+        uint32_t n = k < 1 ? 1 : k > 1e8 ? 100000000u : (uint32_t)k;
+        uint64_t hash = 1469598103934665603ull ^ (uint64_t)us;
+        for (uint32_t i = 0; i < n; i++)
+            lt_sim_toks_id(t, (uint32_t)(lt_mix64(hash + i) % t->vocab));
+        im->audio_tokens += n;
         return true;
     }
     if (!strcmp(type, "image")) {
@@ -797,6 +830,8 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
     }
     c->images = im.n;
     c->image_tokens = im.tokens;
+    c->audio = im.audio;
+    c->audio_tokens = im.audio_tokens;
     c->image_bytes = im.bytes;
     if (rc)
         goto out;
@@ -1021,9 +1056,12 @@ static int messages_input_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 
 static int put_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 {
-    char img[48] = "";
-    if (r->image_tokens) /* OpenAI's detail key for them, where a prompt had images */
-        snprintf(img, sizeof img, ",\"image_tokens\":%u", r->image_tokens);
+    char img[80] = "";
+    if (r->image_tokens || r->audio_tokens) /* OpenAI's detail keys, where a prompt had them */
+        snprintf(img, sizeof img,
+                 r->audio_tokens ? ",\"image_tokens\":%u,\"audio_tokens\":%u"
+                                 : ",\"image_tokens\":%u",
+                 r->image_tokens, r->audio_tokens);
     return lt_buf_printf(b,
                          "\"usage\":{\"prompt_tokens\":%llu,\"total_tokens\":%llu,"
                          "\"completion_tokens\":%llu,\"prompt_tokens_details\":{\"cached_tokens\":"

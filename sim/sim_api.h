@@ -71,6 +71,7 @@ struct lt_sim_call {
      * they cost (in toks.n too), and their decoded bytes. */
     uint32_t images, image_tokens;
     uint64_t image_bytes;
+    uint32_t audio, audio_tokens; /* input_audio clips and their tokens (in toks.n too) */
     uint32_t inputs; /* embeddings: inputs; rerank: documents (docs/sim.md "Embeddings") */
     uint32_t top_n;  /* rerank: results asked for; 0 = all */
 };
@@ -122,6 +123,7 @@ struct lt_sim_resp {
     bool claim_in; /* usage claims claimed_in prompt tokens (badprompt) */
     uint64_t claimed_in;
     uint32_t image_tokens;  /* of prompt_tokens: usage says them when > 0 */
+    uint32_t audio_tokens;  /* of prompt_tokens: usage says them when > 0 */
     uint32_t inputs, top_n; /* embeddings and rerank */
     uint32_t embed_dim;
 };

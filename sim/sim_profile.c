@@ -81,6 +81,7 @@ static const struct key keys[] = {
     KL("image_max_pixels", image_max_pixels),
     KU("image_link_side", image_link_side),
     KU("embed_dim", embed_dim),
+    KD("audio_tokens_per_s", audio_tokens_per_s, 100000),
 };
 
 /* The default profile: Qwen3.5-397B on 8x RTX PRO 6000 (PCIe). The step
@@ -119,6 +120,7 @@ static const struct lt_sim_profile default_profile = {
     .image_max_pixels = 50000000,
     .image_link_side = 448,
     .embed_dim = 1024,
+    .audio_tokens_per_s = 25, /* Qwen2-Audio's: one per 40 ms */
 };
 
 int lt_sim_profile_builtin(struct lt_sim_profile *p, const char *name, struct lt_err *err)

@@ -602,6 +602,7 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .claim_in = r->fault == LT_SIM_FAULT_BADPROMPT,
         .claimed_in = s->faults.badprompt_tokens,
         .image_tokens = c->image_tokens,
+        .audio_tokens = c->audio_tokens,
         .inputs = c->inputs,
         .top_n = c->top_n,
         .embed_dim = s->prof.embed_dim,
@@ -614,7 +615,7 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .blocks = c->toks.blocks,
         .nblocks = c->toks.nblocks,
         .user = r,
-        .image_tokens = c->image_tokens,
+        .image_tokens = c->image_tokens + c->audio_tokens, /* the encoders' share */
     };
     r->mreq = lt_sim_model_add(s->model, to_model(s, now), &q, err);
     if (!r->mreq)
@@ -781,7 +782,7 @@ static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
                                    msg, sizeof msg);
     if (status)
         return queue_error(r, status, msg);
-    if (r->call.images && s->dia.text_only) {
+    if ((r->call.images || r->call.audio) && s->dia.text_only) {
         /* what a text-only model answers an image with: vLLM's 400, or
          * llama-server's 500 when it has no vision projector */
         if (s->dia.llamacpp)
@@ -1254,6 +1255,9 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
                       r->call.toks.n);
         if (r->call.inputs)
             lt_buf_printf(&b, ",\"inputs\":%u", r->call.inputs);
+        if (r->call.audio)
+            lt_buf_printf(&b, ",\"audio\":%u,\"audio_tokens\":%u", r->call.audio,
+                          r->call.audio_tokens);
         if (r->call.images)
             lt_buf_printf(&b, ",\"images\":%u,\"image_tokens\":%u,\"image_bytes\":%llu",
                           r->call.images, r->call.image_tokens,
