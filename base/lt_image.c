@@ -149,21 +149,19 @@ int lt_img_head(const uint8_t *p, size_t n, struct lt_img_head *h, struct lt_err
 
 /* ---- base64 and data URLs -------------------------------------------- */
 
-/* The value of each base64 character; -1 for any other byte. */
-static signed char b64_tab[256];
-static bool b64_ready;
-
-static void b64_init(void)
-{
-    /* racing threads write the same values: no harm */
-    if (b64_ready)
-        return;
-    static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    memset(b64_tab, -1, sizeof b64_tab);
-    for (int i = 0; i < 64; i++)
-        b64_tab[(unsigned char)alpha[i]] = (signed char)i;
-    b64_ready = true;
-}
+/* Each base64 character's value + 1; 0 for any other byte. A constant,
+ * so that threads (the sim's) share it without a first-use race. */
+static const signed char b64_tab1[256] = {
+    ['A'] = 1,  ['B'] = 2,  ['C'] = 3,  ['D'] = 4,  ['E'] = 5,  ['F'] = 6,  ['G'] = 7,  ['H'] = 8,
+    ['I'] = 9,  ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14, ['O'] = 15, ['P'] = 16,
+    ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21, ['V'] = 22, ['W'] = 23, ['X'] = 24,
+    ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28, ['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32,
+    ['g'] = 33, ['h'] = 34, ['i'] = 35, ['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40,
+    ['o'] = 41, ['p'] = 42, ['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48,
+    ['w'] = 49, ['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
+    ['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['+'] = 63, ['/'] = 64,
+};
+#define B64(c) (b64_tab1[(unsigned char)(c)] - 1)
 
 uint64_t lt_b64_decoded_len(const char *s, size_t n)
 {
@@ -181,12 +179,11 @@ int lt_b64_decode(const char *s, size_t n, uint8_t *out, size_t cap, size_t *out
     *outn = 0;
     if (n % 4)
         return lt_errset(err, LT_EFORMAT, "base64 of %zu characters (not a multiple of 4)", n);
-    b64_init();
     const unsigned char *u = (const unsigned char *)s;
     size_t body = n >= 4 ? n - 4 : 0; /* the last group may hold '=' */
     size_t o = 0, i = 0;
     for (; i < body && o + 3 <= cap; i += 4) {
-        int a = b64_tab[u[i]], b = b64_tab[u[i + 1]], c = b64_tab[u[i + 2]], d = b64_tab[u[i + 3]];
+        int a = B64(u[i]), b = B64(u[i + 1]), c = B64(u[i + 2]), d = B64(u[i + 3]);
         if ((a | b | c | d) < 0)
             return lt_errset(err, LT_EFORMAT, "a character that is not base64 near %zu", i);
         uint32_t w = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 | (uint32_t)d;
@@ -204,7 +201,7 @@ int lt_b64_decode(const char *s, size_t n, uint8_t *out, size_t cap, size_t *out
                 pad++;
                 continue;
             }
-            if (pad || (v[k] = b64_tab[c]) < 0)
+            if (pad || (v[k] = B64(c)) < 0)
                 return lt_errset(err, LT_EFORMAT, "a character that is not base64 at %zu",
                                  i + (size_t)k);
         }
@@ -273,9 +270,8 @@ int lt_img_data_url(const char *s, size_t n, struct lt_img_head *h, uint64_t *by
         return rc;
     if (dn % 4)
         return lt_errset(err, LT_EFORMAT, "a data URL whose base64 is cut (%zu characters)", dn);
-    b64_init();
     for (size_t i = 0; i + 2 < dn; i++) /* the last two may be '=' */
-        if (b64_tab[(unsigned char)data[i]] < 0)
+        if (B64(data[i]) < 0)
             return lt_errset(err, LT_EFORMAT,
                              "a data URL with a character that is not base64 at %zu", i);
     *bytes = lt_b64_decoded_len(data, dn);
