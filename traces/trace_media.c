@@ -88,16 +88,16 @@ static int read_part(struct cur *c, uint32_t i, struct lt_media *p, struct lt_er
 {
     uint32_t keys;
     memset(p, 0, sizeof *p);
-    if (!rd_coll(c, true, &keys))
+    if (!lt__rd_coll(c, true, &keys))
         return media_bad(err, i, "is not a map");
     for (uint32_t k = 0; k < keys; k++) {
         const uint8_t *key, *s;
         uint32_t kn, sn;
-        if (!rd_str(c, &key, &kn))
+        if (!lt__rd_str(c, &key, &kn))
             return media_bad(err, i, "has a key that is not a string");
 #define IS(name) (kn == sizeof name - 1 && !memcmp(key, name, kn))
         if (IS("kind") || IS("fmt")) {
-            if (!rd_str(c, &s, &sn))
+            if (!lt__rd_str(c, &s, &sn))
                 return media_bad(err, i,
                                  IS("kind") ? "kind is not a string" : "fmt is not a string");
             if (IS("kind")) {
@@ -123,10 +123,10 @@ static int read_part(struct cur *c, uint32_t i, struct lt_media *p, struct lt_er
         int64_t sv;
         bool known = IS("w") || IS("h") || IS("bytes") || IS("tokens") || IS("dur") || IS("frames");
         if (!known) { /* a key a newer loadtrace added: skipped */
-            lt_rd_skip_value(c);
+            lt__rd_skip_value(c);
             continue;
         }
-        if (rd_int(c, &u, &sv) != 1)
+        if (lt__rd_int(c, &u, &sv) != 1)
             return media_bad(err, i, "has a size that is not a whole number >= 0");
         if ((IS("w") || IS("h")) && u > LT_MEDIA_SIDE_MAX)
             return media_bad(err, i, "has a side over 65535 pixels");
@@ -163,14 +163,14 @@ int lt_media_read(const struct lt_extra *x, struct lt_media *v, uint32_t max, ui
     for (uint32_t i = 0; i < x->n; i++) {
         const uint8_t *k;
         uint32_t kn;
-        if (!rd_str(&c, &k, &kn))
+        if (!lt__rd_str(&c, &k, &kn))
             return lt_errset(err, LT_EFORMAT, "a record key is not a string");
         if (kn != sizeof LT_MEDIA_KEY - 1 || memcmp(k, LT_MEDIA_KEY, kn)) {
-            lt_rd_skip_value(&c);
+            lt__rd_skip_value(&c);
             continue;
         }
         uint32_t parts;
-        if (!rd_coll(&c, false, &parts))
+        if (!lt__rd_coll(&c, false, &parts))
             return lt_errset(err, LT_EFORMAT, "media is not an array");
         if (parts > max)
             return lt_errset(err, LT_EFORMAT, "media has %u parts, more than %u", (unsigned)parts,
