@@ -411,7 +411,8 @@ int main(int argc, char **argv)
     printf("Streams (sim paced 50 tok/s each, %d concurrent, %d tokens each)\n", streams, out);
     double sum[2] = {0, 0};
     uint64_t cap_chunks = 0;
-    double cap_cpu = 0, cap_sched = 0;
+    double cap_cpu = 0, cap_sched = 0, sim_direct = 0;
+    uint64_t direct_chunks = 0;
     /* A few streams first, so that what capture sets up once (the trace
      * writer's compression context, curl's and MHD's first allocations)
      * is in the RSS before, not counted per stream. */
@@ -428,10 +429,14 @@ int main(int argc, char **argv)
         for (int w = 0; w < 2; w++) {
             uint64_t chunks;
             int ok;
-            double c0 = cpu_s(pid[3]), s0 = sched_s(pid[3]);
+            double c0 = cpu_s(pid[3]), s0 = sched_s(pid[3]), m0 = sched_s(pid[1]);
             double tps = run_streams(url[w == 0 ? 1 : 3], streams, out, &chunks, &ok,
                                      w ? pid[3] : 0, &peak_kb, &peak_th);
-            double c1 = cpu_s(pid[3]), s1 = sched_s(pid[3]);
+            double c1 = cpu_s(pid[3]), s1 = sched_s(pid[3]), m1 = sched_s(pid[1]);
+            if (w == 0) {
+                direct_chunks += chunks;
+                sim_direct += m1 - m0;
+            }
             if (w == 1) {
                 cap_chunks += chunks;
                 cap_cpu += c1 - c0;
@@ -448,6 +453,10 @@ int main(int argc, char **argv)
            (unsigned long long)cap_chunks);
     printf("  capture CPU per relayed chunk (scheduler's clock): %.1f us (%.2f s)\n",
            cap_chunks ? 1e6 * cap_sched / (double)cap_chunks : 0.0, cap_sched);
+    /* For scale: what sending a chunk (and its model step) costs the sim,
+     * which does half a relay's socket work. */
+    printf("  sim CPU per chunk sent, direct runs (scheduler's clock): %.1f us\n",
+           direct_chunks ? 1e6 * sim_direct / (double)direct_chunks : 0.0);
     printf("  capture memory: RSS %.1f MiB before, %.1f MiB at the peak: %.1f KiB per open "
            "stream; %ld threads at the peak\n",
            rss0 / 1024.0, peak_kb / 1024.0, streams ? (double)(peak_kb - rss0) / streams : 0.0,

@@ -179,7 +179,7 @@ struct conn {
     bool headers_done;
     int64_t content_length;
     bool is_sse;
-    struct lt_capture_sse sse;
+    struct lt_capture_sse *sse; /* while sse_on */
     bool sse_on, sse_ended;
     struct lt_buf pending; /* bytes for the client */
     size_t pending_off;
@@ -337,7 +337,11 @@ static size_t header_locked(struct conn *c, char *p, size_t size, size_t nmemb)
         if (c->status >= 200) {
             c->headers_done = true;
             if (c->is_sse && c->call) {
-                lt_capture_sse_init(&c->sse, c->injected, on_sse_data, c);
+                /* Only a recorded stream has a splitter: an idle
+                 * connection does not carry one. */
+                if (!(c->sse = malloc(sizeof *c->sse)))
+                    return 0; /* fail the transfer: a 502 or a cut */
+                lt_capture_sse_init(c->sse, c->injected, on_sse_data, c);
                 c->sse_on = true;
             }
         }
@@ -401,7 +405,7 @@ static size_t write_locked(struct conn *c, char *p, size_t size, size_t nmemb)
     c->last_byte = now;
     int rc;
     if (c->sse_on) {
-        rc = lt_capture_sse_feed(&c->sse, p, n, &c->pending);
+        rc = lt_capture_sse_feed(c->sse, p, n, &c->pending);
     } else {
         rc = lt_buf_append(&c->pending, p, n);
         if (c->call && lt_buf_append(&c->resp_body, p, n) < 0)
@@ -698,7 +702,7 @@ static ssize_t reader_locked(struct conn *c, char *buf, size_t max)
             }
             if (c->sse_on && !c->sse_ended) {
                 c->sse_ended = true;
-                (void)lt_capture_sse_end(&c->sse, &c->pending);
+                (void)lt_capture_sse_end(c->sse, &c->pending);
                 continue;
             }
             return MHD_CONTENT_READER_END_OF_STREAM;
@@ -1092,8 +1096,11 @@ static void finalize(struct conn *c, bool completed_ok)
         lt_capture_recorder_done(cap->rec, c->seq, k);
     c->call = NULL;
     c->recorded = false;
-    if (c->sse_on)
-        lt_capture_sse_release(&c->sse);
+    if (c->sse_on) {
+        lt_capture_sse_release(c->sse);
+        free(c->sse);
+        c->sse = NULL;
+    }
     curl_slist_free_all(c->req_hdrs);
     c->req_hdrs = NULL;
     drop_body(c);
@@ -1151,8 +1158,14 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     struct conn *c = con_cls ? *con_cls : NULL;
-    if (c)
-        finalize(c, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+    if (!c)
+        return;
+    finalize(c, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+    /* Between requests a keep-alive connection holds no buffer of its
+     * own: what it costs idle is MHD's and this struct. */
+    lt_buf_release(&c->uri);
+    lt_buf_release(&c->resp_hdrs);
+    lt_buf_release(&c->sess_hdr);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
