@@ -1,18 +1,23 @@
 /*
  * The capture proxy (capture_proxy.h): event loops, a fixed number of
- * threads whatever the connections. In front, libmicrohttpd's own epoll
- * loop (--threads of them); behind, one thread ("the loop") drives every
- * upstream transfer on one libcurl multi handle. MHD's threads never wait:
- * a connection that needs the upstream (its status, or the next bytes of
- * its body) is suspended, and the loop resumes it when curl has news.
- * MHD's threads hand the loop commands (add a transfer, remove it, undo a
- * pause) through a queue and an eventfd; what both sides touch of
- * a connection is guarded by its mutex. Backpressure both ways: past
- * PENDING_SOFT bytes the client has not taken, the transfer is paused
- * (curl holds the rest, TCP holds the upstream), and resumed when the
- * client has taken them; a client is never read faster than it sends.
- * MHD does not watch a suspended connection's socket, so the loop peeks
- * at them every POLL_MS: a client that left cancels its transfer.
+ * threads whatever the connections. Each loop (--threads of them) is one
+ * thread that drives a libmicrohttpd daemon of its own (no MHD thread:
+ * MHD's epoll set sits in the loop's) and a libcurl multi handle of its
+ * own on one epoll set, so a chunk read from the upstream is queued,
+ * its connection resumed and the chunk written to the client in one turn
+ * of one thread: no wake-up of another thread, no lock that anyone else
+ * takes. The daemons share the listening socket. MHD's callbacks never
+ * wait: a connection that needs the upstream (its status, or the next
+ * bytes of its body) is suspended, and curl's callbacks resume it. What
+ * curl must not be asked from inside its own callbacks (add a transfer,
+ * undo a pause) is queued on the connection and run by the loop after
+ * MHD returns. Backpressure both ways: past PENDING_SOFT bytes the
+ * client has not taken, the transfer is paused (curl holds the rest, TCP
+ * holds the upstream), and resumed when the client has taken them; a
+ * client is never read faster than it sends. MHD does not watch a
+ * suspended connection's socket, so the loop watches every client's for
+ * its peer's close (and peeks at the suspended ones every CHECK_MS): a
+ * client that left cancels its transfer.
  *
  * One request on a connection goes through these states:
  *
@@ -72,13 +77,17 @@
 #define RESP_HDRS_MAX ((size_t)256 << 10)
 #define PENDING_SOFT ((size_t)256 << 10) /* pause the upstream past this */
 #define PENDING_MAX ((size_t)64 << 20)
+#define PENDING_KEEP ((size_t)2 << 10)   /* kept once drained; more is given back */
 #define RESP_BODY_MAX ((size_t)32 << 20) /* non-streamed bodies parsed for the record */
 #define POLL_MS 100
+/* How often the loop peeks at every suspended client, for a departure its
+ * socket did not signal (client_event): pipelined bytes, then a close. */
+#define CHECK_MS 1000
 /* libmicrohttpd's buffer per connection, idle or not (MHD touches all of
  * it): the request line and headers must fit in it. */
 #define MHD_POOL ((size_t)6 << 10)
 /* curl's receive buffer per transfer (its default is 16 KiB) */
-#define CURL_BUF ((long)8 << 10)
+#define CURL_BUF ((long)4 << 10)
 
 enum conn_state { ST_IDLE, ST_NEW, ST_BODY, ST_WAIT_HEADERS, ST_RELAY, ST_LOCAL, ST_HEALTH };
 
@@ -516,6 +525,21 @@ static void check_clients(struct loop *lp)
     pthread_mutex_unlock(&cap->conns_mu);
 }
 
+/* A client's socket says its peer closed (the loop watches every client
+ * socket for that alone, edge-triggered): a connection waiting for the
+ * upstream learns at once that its client left, instead of at the next
+ * look of check_clients. Events are handled before MHD runs, and MHD
+ * frees a connection only inside MHD_run, so c is alive here. */
+static void client_event(struct conn *c)
+{
+    pthread_mutex_lock(&c->mu);
+    if (client_left(c)) {
+        c->client_gone = true;
+        resume_locked(c);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
 /* curl's sockets, in the loop's epoll set: one system call per event
  * instead of a poll over every transfer. */
 static int on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *sockp)
@@ -527,7 +551,7 @@ static int on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *sockp)
     }
     struct epoll_event ev = {.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) |
                                        ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u),
-                             .data.fd = s};
+                             .data.u64 = (uint64_t)s << 1};
     if (epoll_ctl(lp->ep, EPOLL_CTL_MOD, s, &ev) < 0 && errno == ENOENT)
         epoll_ctl(lp->ep, EPOLL_CTL_ADD, s, &ev);
     return 0;
@@ -617,7 +641,12 @@ static void *loop_main(void *arg)
             wait = 5;
         int n = epoll_wait(lp->ep, ev, 256, wait);
         for (int i = 0; i < n; i++) {
-            int fd = ev[i].data.fd;
+            uint64_t tag = ev[i].data.u64;
+            if (tag & 1) {
+                client_event((struct conn *)(uintptr_t)(tag & ~(uint64_t)1));
+                continue;
+            }
+            int fd = (int)(tag >> 1);
             if (fd == lp->wake_fd) {
                 uint64_t v;
                 ssize_t r = read(lp->wake_fd, &v, sizeof v);
@@ -639,7 +668,7 @@ static void *loop_main(void *arg)
         lp->need_run = false;
         MHD_run(lp->mhd);
         lt_mono t = lt_mono_now();
-        if (lt_mono_diff_us(t, last_check) >= POLL_MS * 1000) {
+        if (lt_mono_diff_us(t, last_check) >= CHECK_MS * 1000) {
             check_clients(lp);
             last_check = t;
         }
@@ -688,6 +717,12 @@ static ssize_t reader_locked(struct conn *c, char *buf, size_t max)
             size_t n = avail < max ? avail : max;
             memcpy(buf, c->pending.p + c->pending_off, n);
             c->pending_off += n;
+            if (c->pending_off == c->pending.len && c->pending.cap > PENDING_KEEP) {
+                /* A burst is over: a stream between chunks keeps no more
+                 * than a chunk's room. */
+                lt_buf_release(&c->pending);
+                c->pending_off = 0;
+            }
             return (ssize_t)n;
         }
         if (c->paused) {
@@ -1080,8 +1115,8 @@ static void finalize(struct conn *c, bool completed_ok)
             c->err = "bad_chunk";
         k->err = c->err;
         /* Where the client left, for replay to leave there too (as the
-         * proxy noticed it: at its next write, or within POLL_MS while it
-         * waited for the upstream). */
+         * proxy noticed it: when its socket said so, or at its next
+         * write). */
         if (forwarded && c->err && !strcmp(c->err, "client_gone"))
             lt_capture_call_client_left(k, lt_mono_diff_us(gone_t, c->sent));
         if (k->has_session) {
@@ -1183,6 +1218,10 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
         c->fd = ci ? ci->connect_fd : -1;
+        struct epoll_event cev = {.events = EPOLLRDHUP | EPOLLET,
+                                  .data.u64 = (uint64_t)(uintptr_t)c | 1};
+        if (c->fd >= 0)
+            (void)epoll_ctl(lp->ep, EPOLL_CTL_ADD, c->fd, &cev); /* else: check_clients */
         pthread_mutex_init(&c->mu, NULL);
         lt_buf_init(&c->uri, URI_MAX);
         lt_buf_init(&c->resp_hdrs, RESP_HDRS_MAX);
@@ -1200,6 +1239,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
     struct conn *c = *socket_context;
     if (!c)
         return;
+    if (c->fd >= 0)
+        (void)epoll_ctl(lp->ep, EPOLL_CTL_DEL, c->fd, NULL);
     finalize(c, false);
     if (c->easy)
         curl_easy_cleanup(c->easy);
@@ -1293,7 +1334,7 @@ static int loop_init(struct loop *lp, struct lt_capture *cap, struct lt_err *err
     lp->ep = epoll_create1(EPOLL_CLOEXEC);
     lp->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     struct epoll_event wev = {.events = EPOLLIN};
-    wev.data.fd = lp->wake_fd;
+    wev.data.u64 = (uint64_t)lp->wake_fd << 1;
     if (lp->ep < 0 || lp->wake_fd < 0 || epoll_ctl(lp->ep, EPOLL_CTL_ADD, lp->wake_fd, &wev) < 0)
         return lt_errset(err, LT_EIO, "cannot set up an event loop: %s", strerror(errno));
     curl_multi_setopt(lp->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
@@ -1342,7 +1383,7 @@ static int loop_listen(struct loop *lp, unsigned i, const struct sockaddr_storag
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(lp->mhd, MHD_DAEMON_INFO_EPOLL_FD);
     lp->mhd_fd = di ? di->epoll_fd : -1;
     struct epoll_event mev = {.events = EPOLLIN};
-    mev.data.fd = lp->mhd_fd;
+    mev.data.u64 = (uint64_t)lp->mhd_fd << 1;
     if (lp->mhd_fd < 0 || epoll_ctl(lp->ep, EPOLL_CTL_ADD, lp->mhd_fd, &mev) < 0)
         return lt_errset(err, LT_EIO, "cannot set up an event loop: %s", strerror(errno));
     return 0;
