@@ -292,8 +292,8 @@ static void wake(struct loop *lp)
 /* A command for the loop, run after the callback that asks it returns
  * (curl must not be called from inside its own callbacks): a bit on the
  * connection, and the connection on the loop's queue (nothing to
- * allocate, so posting cannot fail). MHD's callbacks run on the loop's
- * thread, which runs the queue before it next waits: no wake-up. */
+ * allocate, so posting cannot fail). Only MHD's callbacks post, on the
+ * loop's thread, which runs the queue before it next waits: no wake-up. */
 static void post(struct conn *c, enum cmd_op op)
 {
     struct loop *lp = c->lp;
@@ -305,8 +305,6 @@ static void post(struct conn *c, enum cmd_op op)
         lp->q = c;
     }
     pthread_mutex_unlock(&lp->q_mu);
-    if (!lp->th_on || !pthread_equal(pthread_self(), lp->th))
-        wake(lp);
 }
 
 /* ---- curl callbacks --------------------------------------------------- */
