@@ -76,7 +76,7 @@ static const char replay_usage[] =
     "                          flight, the trace's requests in order (timestamps ignored)\n"
     "  --requests N            requests per closed- or open-loop run (default: the trace's);\n"
     "                          in trace time, a sample: the first sessions that fit whole\n"
-    "  --warmup N              the first N requests of a run are recorded but excluded\n"
+    "  --warmup N              the first N requests a run sends are recorded but excluded\n"
     "  --arrivals poisson|gamma:CV|constant   open loop at --rate R\n"
     "  --max-concurrency N     open loop: at most N in flight; the wait is recorded\n"
     "  --seed N                seed of arrivals and synthesized prompts (default 1)\n"

@@ -719,10 +719,9 @@ static void window_from(const struct search_ctx *c, uint64_t first, uint64_t n, 
     w->end_us = first + n < c->jobs.n ? t1 : 0;
     if (w->end_us && w->end_us <= t0)
         w->end_us = t0 + 1;
-    /* No warm-up: replay flags a warm-up request by its place in the
-     * trace (seq < warmup), which a slice from the middle never has; the
-     * slice is part of a running trace, and the probes before warmed the
-     * server. (--warmup keeps the whole trace: cli_replay_search.) */
+    /* No warm-up: the slice is part of a running trace, and the probes
+     * before warmed the server. (--warmup keeps the whole trace:
+     * cli_replay_search.) */
     w->warmup = 0;
     w->span_s = (double)((first + n < c->jobs.n ? t1 : c->jobs.t_last) - t0) / 1e6;
 }

@@ -393,6 +393,13 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
         return lt_errset(err, LT_ENOMEM, "out of memory starting a request");
     const struct lt_plan_job *job = &rp->trace.v[lt_plan_job_of(&rp->plan, seq)];
     q->seq = seq;
+    if (!rp->plan.attempts[seq] && rp->warm_sent < rp->o.warmup) {
+        if (!lt_u64map_upsert(&rp->warm, seq, NULL)) {
+            req_put(rp, q);
+            return lt_errset(err, LT_ENOMEM, "out of memory starting a request");
+        }
+        rp->warm_sent++;
+    }
     q->cancel.idx = SIZE_MAX;
     q->state = RS_IN_CURL;
     q->retry_after_us = -1;
@@ -797,6 +804,8 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
     int rc = 0;
     const struct lt_replay_opts *o = &rp->o;
     rp->errors_run = rp->out_run = rp->unsent_run = 0;
+    lt_u64map_release(&rp->warm);
+    rp->warm_sent = 0;
     rp->stop_at_us = -1;
     rp->due_set = false;
     rp->sched_armed.ns = -1;

@@ -21,6 +21,7 @@
 #include "base/lt_buf.h"
 #include "base/lt_heap.h"
 #include "base/lt_time.h"
+#include "base/lt_u64map.h"
 #include "traces/trace_writer.h"
 
 #include <curl/curl.h>
@@ -149,6 +150,12 @@ struct lt_replay {
     struct lt_replay_word word;       /* replay_server.c */
     struct lt_replay_cancels cancels; /* replay_cancel.c */
     struct h1 h1;                     /* the lean HTTP/1.1 client (replay_h1.c) */
+    /* Warm-up: the seqs of the run's first o.warmup first sends, in the
+     * order they left (a --window starts mid-trace, a session's later
+     * turn leaves after later requests: a trace position says neither);
+     * a retry of one is still warm-up. */
+    struct lt_u64map warm;
+    uint64_t warm_sent;
 };
 
 static inline int64_t lt_replay_since_origin_us(const struct lt_replay *rp, lt_mono t)

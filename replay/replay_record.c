@@ -109,7 +109,7 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
     r.err = r.cancelled ? NULL : err;
     if (r.cancelled)
         err = NULL;
-    r.warmup = seq < rp->o.warmup;
+    r.warmup = rp->warm_sent && lt_u64map_get(&rp->warm, seq);
     static const uint8_t ctok_usage[] = {0xa4, 'c', 't', 'o', 'k', 0xa5, 'u', 's', 'a', 'g', 'e'};
     static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
     uint8_t extra[48]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries" */

@@ -264,5 +264,6 @@ void lt_replay_free(struct lt_replay *rp)
     lt_plan_release(&rp->plan);
     free(rp->chunkbuf);
     lt_buf_release(&rp->run_extra);
+    lt_u64map_release(&rp->warm);
     free(rp);
 }

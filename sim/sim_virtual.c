@@ -60,6 +60,7 @@ struct vq {
     int64_t cancel_ns; /* when it was cancelled */
     bool in_heap;      /* a deadline of it is in the cancel heap */
     bool written;      /* its result is written: freed once the heap lets go */
+    bool warm;         /* one of the run's first warmup sends */
 };
 
 struct vcancel {
@@ -98,6 +99,7 @@ struct vrun {
     int64_t next_sample_ns; /* the next scrape sample (INT64_MAX: none) */
     struct lt_heap cancels; /* struct vcancel, earliest first */
     struct lt_sim_vstats st;
+    uint64_t sent; /* sends so far: the first vr->warmup are warm-up */
 };
 
 static const struct lt_plan_job *job_of(const struct vrun *v, size_t seq)
@@ -294,6 +296,9 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
     if (!q)
         return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
     q->seq = i;
+    /* Warm-up is the run's first sends, not a place in the trace (a
+     * --window starts mid-trace); the virtual run has no retries. */
+    q->warm = v->sent++ < v->vr->warmup;
     q->next = v->live.next;
     q->prev = &v->live;
     q->next->prev = q;
@@ -411,7 +416,7 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
               LT_RHAS_WANT_OUT;
     res.want_in = q->in;
     res.want_out = q->out;
-    res.warmup = i < v->vr->warmup;
+    res.warmup = q->warm;
     /* "ctok": "one", as the live replay writes it: a chunk's tokens were
      * counted one per chunk, not read from per-chunk usage. */
     static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
