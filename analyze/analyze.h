@@ -395,6 +395,18 @@ void lt_analyze_check_describe(const struct lt_check *k, uint32_t ranks, char *b
  * waiting queue grew without bound, or most of TTFT is waiting in it;
  * false when neither (or no metrics were scraped). buf: the sentence. */
 bool lt_analyze_overload(const struct lt_analyze_run *r, char *buf, size_t n);
+/* The figures that verdict is drawn from: both tests, the waiting queue's
+ * means over the run's quarters of sends, and Little's law's wait. */
+struct lt_analyze_overload {
+    bool judged;  /* metrics enough to judge (else every field is unset) */
+    bool grew;    /* the queue grew without bound */
+    bool waiting; /* TTFT is mostly waiting */
+    double quarters[4];
+    double waiting_mean, rate, wait_s, ttft_mean_s; /* NAN when not known */
+};
+bool lt_analyze_overload_eval(const struct lt_analyze_run *r, struct lt_analyze_overload *o);
+/* ,"overload": null (not judged) or {"overloaded": bool, ...}. */
+void lt_analyze_overload_json(const struct lt_analyze_run *r, FILE *out);
 /* A stopped run: "stopped by SIGTERM at 5.7 s: 8807 requests never sent
  * (not errors; the figures are of the 12 sent)". */
 void lt_analyze_stop_line(const struct lt_analyze_run *r, char *buf, size_t n);

@@ -665,6 +665,7 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
     fprintf(out, "}");
     lt_analyze_server_json(r, out);
     lt_analyze_check_json(r, out);
+    lt_analyze_overload_json(r, out);
     fprintf(out, "}");
     (void)a;
 #undef U
