@@ -11,34 +11,15 @@
 # computed here from the files (jq, awk), not against the program's own
 # figures. Left out: capture (needs a client; tests/capture), MPI
 # (tests/replay/mpi.sh), fitting (tests/sim) and --find-max
-# (tests/replay/capacity.sh).
+# (tests/replay/capacity.sh). The worked examples of docs/ are
+# tests/cli/recipes_docs.sh.
 set -u
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
 cd "$T" || exit 1
 mkdir -p traces && ln -s "$LT_SAMPLES" traces/samples
-readme_blocks() { awk '/^```/ { b = !b; next } b' "$LT_SRC/README.md"; }
-# recipe PATTERN: the README command line matching PATTERN (exactly one)
-recipe() {
-    _r=$(readme_blocks | grep -E -- "$1")
-    [ "$(printf '%s\n' "$_r" | grep -c .)" = 1 ] || { fail "not one README line matches '$1': $_r"; return 1; }
-    printf '%s\n' "$_r"
-}
-stamp() { [ -n "${LT_RECIPES_TIMES:-}" ] && echo "$(date +%s) $*" >&2; return 0; }
-# run LINE [extra options]: the README line, loadtrace as the binary under
-# test, the sims for the README's servers; its output in out.txt/err.txt
-run() {
-    _line=$(printf '%s\n' "$1" | sed -e 's/[[:space:]]#.*$//' -e "s|^loadtrace |\"\$L\" |" \
-        -e "s|http://127.0.0.1:8000|$SIM_A|g" -e "s|http://127.0.0.1:8001|$SIM_B|g" \
-        -e "s/| head/| head -n 10/")
-    shift
-    stamp "$_line $*"
-    eval "$_line $*" >out.txt 2>err.txt
-}
-no_alarm() { # what: no CHECK (or OVERLOADED) line in the outputs
-    if grep -h "CHECK\|OVERLOADED" out.txt err.txt "$@" 2>/dev/null; then fail "$what: a false alarm"; fi
-}
+. "$LT_SRC/tests/cli/recipelib.sh"
 start_sim a --time-scale 20
 SIM_A=$SIM_URL PID_A=$SIM_PID LOG_A=$SIM_LOG
 start_sim b --time-scale 20
