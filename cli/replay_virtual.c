@@ -14,10 +14,19 @@
 #include "sim/sim_profile.h"
 #include "sim/sim_virtual.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* Who stopped the run: the signal cli_stop_catch caught, or NULL. */
+static const char *stop_signal(void *ud)
+{
+    (void)ud;
+    int sig = cli_stop_signal();
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig ? "a signal" : NULL;
+}
 
 static double cpu_seconds(void)
 {
@@ -76,6 +85,9 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
         .warmup = o->warmup,
         .default_out = o->default_out,
         .no_cancel = o->no_cancel,
+        /* Ctrl-C or SIGTERM stops the run as it stops a live one: what
+         * ran is kept, what never ran is recorded as never sent */
+        .stopped = stop_signal,
         /* the model's values, as the live sim's /metrics would be scraped */
         .metrics_interval_us = o->server_metrics < 0    ? 0
                                : o->metrics_interval_us ? o->metrics_interval_us
@@ -83,7 +95,9 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
     };
     lt_replay_plan_opts(o, &vo.plan);
     struct lt_sim_vstats tot = {0};
+    cli_stop_catch(true);
     int rc = lt_sim_virtual_replay(&p, &tr, &vo, &tot, &err);
+    cli_stop_catch(false);
     lt_plan_jobs_release(&tr);
     double cpu = cpu_seconds() - cpu0;
     if (rc < 0) {
@@ -110,7 +124,14 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
                 (unsigned long long)tot.cancelled, (unsigned long long)tot.out_tokens,
                 (unsigned long long)tot.cached_tokens, (double)tot.model_end_us / 1e6, cpu,
                 o->out_path);
-    int status = cli_replay_status(false, tot.requests - tot.cancelled, tot.ok);
+    if (tot.stopped_by)
+        fprintf(stderr,
+                "loadtrace replay: run %u stopped by %s at %.1f s of model time: %llu requests "
+                "never sent (recorded without a send; not errors), %llu in the model recorded "
+                "as aborted\n",
+                (unsigned)tot.stopped_run, tot.stopped_by, (double)tot.stopped_at_us / 1e6,
+                (unsigned long long)tot.unsent, (unsigned long long)tot.aborted);
+    int status = cli_replay_status(tot.stopped_by != NULL, tot.requests - tot.cancelled, tot.ok);
     if (summary && strcmp(o->out_path, "-") != 0) {
         struct lt_analyze_opts ao;
         lt_analyze_opts_init(&ao);

@@ -99,7 +99,10 @@ struct vrun {
     int64_t next_sample_ns; /* the next scrape sample (INT64_MAX: none) */
     struct lt_heap cancels; /* struct vcancel, earliest first */
     struct lt_sim_vstats st;
-    uint64_t sent; /* sends so far: the first vr->warmup are warm-up */
+    uint64_t sent;                       /* sends so far: the first vr->warmup are warm-up */
+    uint32_t polls;                      /* loop rounds, to ask vr->stopped every few */
+    uint64_t out_sent;                   /* output tokens of the results written */
+    int64_t first_sent_us, last_sent_us; /* of the run's sends; -1: none yet */
 };
 
 static const struct lt_plan_job *job_of(const struct vrun *v, size_t seq)
@@ -311,6 +314,9 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
     if (!q->out)
         q->out = 1;
     q->sent_us = v->now_ns / 1000;
+    if (v->first_sent_us < 0)
+        v->first_sent_us = q->sent_us;
+    v->last_sent_us = q->sent_us;
     if ((uint64_t)q->in + q->out > v->p->max_model_len) {
         /* The sim answers a context overflow with a plain 400 at once. */
         q->rejected = true;
@@ -527,6 +533,10 @@ static int loop(struct vrun *v, struct lt_err *err)
     v->now_ns = 0;
     LT_TRY(finish_done(v, err));
     for (;;) {
+        /* a stop is asked for every 256 rounds: a few µs of model work */
+        if (v->vr->stopped && (++v->polls & 255) == 0 &&
+            (v->st.stopped_by = v->vr->stopped(v->vr->stop_ud)) != NULL)
+            break;
         int64_t next_step = lt_sim_model_next(v->m);
         int64_t due_us = lt_plan_next_due(v->plan);
         int64_t next_due = due_us == INT64_MAX ? INT64_MAX : due_us * 1000;
@@ -575,12 +585,94 @@ out:
     return rc;
 }
 
+/* A stop: every request in the model is recorded as aborted now, with
+ * the tokens it had (as the live replay records one in flight), every seq
+ * not sent as never sent, and the check record says who stopped the run,
+ * when, and how many were never sent (analyze keeps them out of the
+ * errors). */
+static int stop_all(struct vrun *v, struct lt_err *err)
+{
+    int rc = 0;
+    int64_t now_us = v->now_ns / 1000;
+    for (struct vq *q = v->live.next; q != &v->live; q = q->next) {
+        if (q->written || !q->mq)
+            continue;
+        struct lt_result res = {0};
+        res.run = v->run;
+        res.index = job_of(v, q->seq)->index;
+        res.sched = v->plan->offs[q->seq];
+        res.sent = res.first_byte = q->sent_us;
+        res.end = now_us;
+        res.has =
+            LT_RHAS_SENT | LT_RHAS_FIRST_BYTE | LT_RHAS_END | LT_RHAS_WANT_IN | LT_RHAS_WANT_OUT;
+        res.want_in = q->in;
+        res.want_out = q->out;
+        res.warmup = q->warm;
+        res.err = "aborted";
+        if (q->ntok) {
+            res.has |= LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT;
+            res.first_token = res.first_content = q->tok[0] / 1000;
+        }
+        LT_TRY(lt_writer_put_result(v->w, &res, err));
+        v->st.requests++;
+        v->st.aborted++;
+        v->out_sent += q->ntok;
+    }
+    for (size_t k = v->plan->low; k < v->plan->total; k++) {
+        LT_TRY(lt_plan_hold(v->plan, k, err));
+        if (v->plan->state[k] == LT_PLAN_DONE)
+            continue;
+        bool was_sent = v->plan->state[k] == LT_PLAN_SENT;
+        lt_plan_abort(v->plan, k, now_us);
+        if (was_sent) /* recorded above as aborted */
+            continue;
+        struct lt_result res = {0};
+        res.run = v->run;
+        res.index = job_of(v, k)->index;
+        res.sched = v->plan->offs[k];
+        res.err = "unsent";
+        LT_TRY(lt_writer_put_result(v->w, &res, err));
+        v->st.requests++;
+        v->st.unsent++;
+    }
+    v->st.stopped_at_us = now_us;
+    v->st.stopped_run = v->run;
+    v->st.model_end_us = now_us;
+    uint64_t sent = v->sent;
+    double span = v->first_sent_us >= 0 ? (double)(v->last_sent_us - v->first_sent_us) / 1e6 : 0;
+    /* Virtual sends leave exactly at their times: the delivered load is the
+     * asked one, and no client CPU is spent on the wire. */
+    double rate = span > 0 && sent > 1 ? (double)(sent - 1) / span : 0;
+    struct lt_check k = {
+        .run = v->run,
+        .requests = v->st.requests,
+        .sent = sent,
+        .out_tokens = v->st.out_tokens + v->out_sent,
+        .rate_asked = rate,
+        .rate_got = rate,
+        .span_s = span,
+        .wall_s = (double)now_us / 1e6,
+        .unsent = v->st.unsent,
+        .stopped_at_s = (double)now_us / 1e6,
+        .stopped_by = v->st.stopped_by,
+    };
+    LT_TRY(lt_writer_put_check(v->w, &k, err));
+out:
+    return rc;
+}
+
 int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uint32_t run,
                        uint32_t level, const struct lt_sim_vrun *vr, struct lt_writer *w,
                        struct lt_sim_vstats *st, struct lt_err *err)
 {
     int rc = 0;
-    struct vrun v = {.p = p, .plan = plan, .vr = vr, .run = run, .w = w};
+    struct vrun v = {.p = p,
+                     .plan = plan,
+                     .vr = vr,
+                     .run = run,
+                     .w = w,
+                     .first_sent_us = -1,
+                     .last_sent_us = -1};
     v.live.next = v.live.prev = &v.live;
     v.next_sample_ns = vr->metrics_interval_us > 0 ? 0 : INT64_MAX;
     lt_heap_init(&v.cancels, sizeof(struct vcancel), vcancel_less, NULL, NULL);
@@ -610,6 +702,8 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
     };
     LT_TRY(lt_writer_put_run(w, &rr, err));
     LT_TRY(loop(&v, err));
+    if (v.st.stopped_by)
+        LT_TRY(stop_all(&v, err));
     /* Every seq ends DONE (a closed loop cut by its time limit drops what
      * it never sent, as the live replay does); anything else is a bug. */
     if (!lt_plan_over(plan)) {
@@ -674,6 +768,8 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
         .block_tokens = jobs->block_tokens ? jobs->block_tokens : LT_DEFAULT_BLOCK_TOKENS,
         .metrics_interval_us = o->metrics_interval_us,
         .no_cancel = o->no_cancel,
+        .stopped = o->stopped,
+        .stop_ud = o->stop_ud,
     };
     uint32_t runs = lt_plan_runs(&o->plan, o->n_levels);
     for (uint32_t r = 0; r < runs; r++) {
@@ -689,6 +785,14 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
         tot->model_end_us += st.model_end_us;
         if (rc < 0)
             goto out;
+        if (st.stopped_by) { /* the later runs never start, as live */
+            tot->stopped_by = st.stopped_by;
+            tot->stopped_at_us = st.stopped_at_us;
+            tot->stopped_run = st.stopped_run;
+            tot->aborted = st.aborted;
+            tot->unsent = st.unsent;
+            break;
+        }
     }
 out:
     if (w) {

@@ -44,6 +44,13 @@ struct lt_sim_vrun {
     int64_t metrics_interval_us; /* > 0: a scrape sample of the model's values this often
                                     (docs/server-metrics.md §6); 0 = none */
     bool no_cancel; /* run records whose client left (cancel_tokens, cancel_after) to the end */
+    /* Polled as the run goes (NULL: never stopped): NULL to go on, or who
+     * stopped it ("SIGINT", "SIGTERM", "caller"). A stopped run records
+     * every request in the model as aborted at that model time and every
+     * one not sent as never sent, and a check record saying when and why,
+     * as a stopped live run does. */
+    const char *(*stopped)(void *ud);
+    void *stop_ud;
 };
 
 struct lt_sim_vstats {
@@ -59,6 +66,11 @@ struct lt_sim_vstats {
     uint64_t on_disk;             /* results that reached it whole */
     bool sampled;                 /* --window or --requests sampled the trace: */
     struct lt_plan_sample sample; /* what was kept (lt_plan_sample) */
+    const char *stopped_by;       /* stopped (lt_sim_vrun.stopped): by whom; NULL: ran to the end */
+    int64_t stopped_at_us;        /* when, model time since the run's origin */
+    uint32_t stopped_run;         /* which run (later runs never started) */
+    uint64_t aborted;             /* results in the model when it stopped (errors, "aborted") */
+    uint64_t unsent;              /* results never sent (not errors, "unsent") */
 };
 
 /* Run `run` of plan (closed loop: `level` in flight) through a new model
@@ -83,6 +95,8 @@ struct lt_sim_vreplay {
     uint32_t default_out;        /* 0 = LT_PLAN_DEFAULT_OUT */
     int64_t metrics_interval_us; /* > 0: scrape samples of the model's values */
     bool no_cancel;
+    const char *(*stopped)(void *ud); /* as lt_sim_vrun's; NULL: never stopped */
+    void *stop_ud;
 };
 
 /* tot receives the sums over the runs (also on failure: what was
