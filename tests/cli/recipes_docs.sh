@@ -201,5 +201,9 @@ else
     awk -v m="$a_meets" -v f="$a_fails" 'BEGIN { exit !(m >= 0.85 && f <= 0.95 && m >= f - 0.01) }' ||
         fail "$what: attainment at $meets req/s $a_meets, at $fails req/s $a_fails (jq over the live probes)"
     expect_grep "live     max meeting: $meets req/s, lowest failing: $fails req/s" cap/out.txt
+    # one figure, one rounding: analyze's goodput at the max is replay's
+    good=$(sed -n 's/^capacity (rate, SLO [^)]*, live): .*; goodput \([0-9.]*\) req\/s at .*/\1/p' \
+        cap/capacity.out cap/capacity.err | head -1)
+    expect_grep "live     max meeting: $meets req/s, lowest failing: $fails req/s, goodput $good req/s at the max" cap/out.txt
 fi
 finish
