@@ -13,6 +13,13 @@
 #       dropped; its output in out.txt and err.txt, its status returned.
 #   no_alarm [FILE...]: no CHECK or OVERLOADED line in out.txt, err.txt or
 #       FILE (a failure naming $what); no_check: no CHECK line only.
+#   true_checks RESULTS FILE...: every CHECK of a rate the FILEs print is
+#       true of RESULTS: that run's sends, (n - 1) over their span, are
+#       more than 5 % off its scheds' (jq), as a client a loaded machine
+#       starves can be; any other CHECK, or a rate one the file does not
+#       bear out, is a failure naming $what.
+#   no_false_alarm RESULTS [FILE...]: no OVERLOADED line in out.txt, err.txt
+#       or FILE, and each CHECK there true of RESULTS (true_checks).
 doc_blocks() { # doc
     awk '/^```/ { b = !b; next }
          b { sub(/^\$ /, ""); if (c != "") { $0 = c " " $0; c = "" }
@@ -42,4 +49,39 @@ no_alarm() { # [file...]: what
 }
 no_check() { # [file...]: what
     if grep -h "CHECK" out.txt err.txt "$@" 2>/dev/null; then fail "$what: a false CHECK"; fi
+}
+true_checks() { # results file...
+    _tc_res=$1
+    shift
+    # a line of text or of HTML (its tags dropped)
+    for _tc_run in $(grep -h -o "CHECK run [0-9]* .*" "$@" 2>/dev/null | sed 's/^CHECK run \([0-9]*\) .*/\1/' | sort -u); do
+        _tc_line=$(grep -h -o "CHECK run $_tc_run .*" "$@" | sed 's/<[^>]*>//g' | head -1)
+        case $_tc_line in
+        *"req/s sent of"*) ;;
+        *" in flight of "*)
+            # closed loop: the mean in flight from the send that reached the
+            # level to the last send, from the results' [sent, end)
+            _tc_c=$(printf '%s\n' "$_tc_line" | sed -n 's/.* in flight of \([0-9.]*\) asked.*/\1/p')
+            "$LOADTRACE" cat --no-header "$_tc_res" | jq -s -e --argjson r "$_tc_run" --argjson c "${_tc_c:-0}" '
+                [.[] | select(.rec == null and .run == $r and .sent != null)] as $q |
+                ($q | map(.sent) | sort) as $s | ($s | length) as $n |
+                $n > $c and $c > 0 and ($s[($c | floor) - 1]) as $a | ($s[-1]) as $b | $b > $a and
+                (([$q[] | ([.end // $b, $b] | min) - ([.sent, $a] | max) | select(. > 0)] | add // 0) / ($b - $a)) as $m |
+                (($m / $c) - 1 | fabs) > 0.05' >/dev/null ||
+                fail "$what: a false CHECK (the file holds the level): $_tc_line"
+            continue ;;
+        *) fail "$what: a CHECK of neither rate nor level: $_tc_line"; continue ;;
+        esac
+        "$LOADTRACE" cat --no-header "$_tc_res" | jq -s -e --argjson r "$_tc_run" '
+            [.[] | select(.rec == null and .run == $r and .sent != null)] | length as $n |
+            (map(.sent) | (max - min)) as $ss | (map(.sched) | (max - min)) as $qs |
+            $n > 2 and $ss > 0 and $qs > 0 and ((($n - 1) / $ss) / (($n - 1) / $qs) - 1 | fabs) > 0.05' \
+            >/dev/null || fail "$what: a false CHECK (the file's sends keep their schedule): $_tc_line"
+    done
+}
+no_false_alarm() { # results [file...]
+    _nf_res=$1
+    shift
+    if grep -h "OVERLOADED" out.txt err.txt "$@" 2>/dev/null; then fail "$what: a false OVERLOADED"; fi
+    true_checks "$_nf_res" out.txt err.txt "$@"
 }
