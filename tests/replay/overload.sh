@@ -49,6 +49,11 @@ awk -v w="$w4" -v g="$jgot" 'BEGIN { n = split(w, a, " "); m = split(g, b, " ");
     fail "JSON quarter means '$jgot', from the scrapes '$w4'"
 expect_eq "$(sed -n 's/^OVERLOADED run 0 (speed x1): //p' "$T/over.txt")" "$(jq -r '.runs[0].overload.why' "$T/over.json")" \
     "JSON's why is the text's verdict"
+if python3 -c 'import jsonschema' 2>/dev/null; then
+    python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))' \
+        "$LT_SRC/docs/analyze-schema.json" "$T/over.json" || fail "analyze JSON does not validate"
+fi
 # the wait is Little's law over the scrapes' queue: its mean over the sends' rate
 jq -e '.runs[0].overload | (.wait_s - .waiting_mean / .rate_per_s | fabs) < 1e-9 * .wait_s and .wait_s > 0.5 * .ttft_mean_s' \
     "$T/over.json" >/dev/null || fail "JSON wait is not the queue over the rate: $(jq -c '.runs[0].overload' "$T/over.json")"

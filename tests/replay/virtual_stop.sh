@@ -53,4 +53,9 @@ expect_no_grep "CHECK" "$T/a.txt"
 expect_eq "null $aborted $((n - unsent)) SIGTERM $unsent" \
     "$(jq -r '.runs[0] | "\(.errors.unsent) \(.errors.aborted) \(.measured) \(.check.stopped_by) \(.check.unsent)"' "$T/a.json")" \
     "analyze --json: never-sent not errors, aborted are, measured of the sent"
+if python3 -c 'import jsonschema' 2>/dev/null; then
+    python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))' \
+        "$LT_SRC/docs/analyze-schema.json" "$T/a.json" || fail "analyze JSON does not validate"
+fi
 finish
