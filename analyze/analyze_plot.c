@@ -858,6 +858,8 @@ static int capacity_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, 
                        conc ? "Concurrency (requests in flight)"
                             : "Request rate (requests/s, the trace's arrivals rescaled)"));
     LT_TRY(lt_buf_printf(&v, "target = %g\nfound = %g\n", c->target, c->max_ok));
+    /* a key entry only for an engine that probed */
+    LT_TRY(lt_buf_printf(&v, "has_live = %d\nhas_virtual = %d\n", have_live, have_virt));
     LT_TRY(lt_plot_span(&v, "x", lo, hi, 0));
     LT_TRY(lt_plot_chart(ctx, "capacity", "capacity",
                          "Share of requests meeting the SLO at each probe of the capacity "

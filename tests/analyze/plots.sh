@@ -47,6 +47,9 @@ awk 'NR == FNR { if ($1 !~ /^#/) lev[$1] = 1; next }
            if (n < 2) { print "fewer than two level labels: " n; bad = 1 }
            exit bad }' "$T/pz/pareto.dat" "$T/pz/pareto.svg" >"$T/labels.txt" ||
     fail "Pareto labels: $(cat "$T/labels.txt")"
+# a virtual-only search: the capacity chart's key names no live series
+grep -q ">virtual<" "$T/pz/capacity.svg" || fail "the capacity chart's key lacks virtual"
+if grep -q ">live<" "$T/pz/capacity.svg"; then fail "the capacity chart's key names a live series it has not"; fi
 low=$(awk '$1 !~ /^#/ { print $1; exit }' "$T/pz/pareto.dat")
 grep -q "<text>$low</text>" "$T/pz/pareto.svg" || fail "the lowest level ($low) has no label"
 # a sweep of candidate configs (its Pareto chart): two sims the sweep
