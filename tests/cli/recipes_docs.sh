@@ -209,4 +209,15 @@ else
         cap/capacity.out cap/capacity.err | head -1)
     expect_grep "live     max meeting: $meets req/s, lowest failing: $fails req/s, goodput $good req/s at the max" cap/out.txt
 fi
+# the table keeps the engines apart: the live probes, then the virtual
+# ones by load under a line saying the model ran at 1/20 of the load (the
+# example's --sim-time-scale 20), every row's columns aligned
+awk '/^ *Load \|/ { on = 1; col = index($0, "|"); next } on && /^-/ { next }
+     on && !/\|/ { if ($0 ~ /virtual probes below: the model at 1\/20 of the load/) note = NR; else if (NR > 1) exit; next }
+     on { if (index($0, "|") != col) bad = bad " misaligned:" $0
+          split($0, f, "|"); lab = f[1]; gsub(/^ +| +$/, "", lab); split(lab, e, " ")
+          if (e[1] == "live" && nv) bad = bad " live after virtual:" lab
+          if (e[1] == "virt") { nv++; l = e[2] + 0; if (nv > 1 && l < last) bad = bad " unsorted:" lab; last = l; if (!note) bad = bad " no note before " lab } }
+     END { if (!nv) bad = bad " no virtual rows"; if (bad != "") { print bad; exit 1 } }' cap/out.txt >cap/table.txt ||
+    fail "$what: the probes' table: $(cat cap/table.txt)"
 finish
