@@ -107,6 +107,12 @@ static void summary(const struct lt_analysis *a, FILE *out)
     for (uint32_t k = 0; k < n; k++) {
         const struct lt_analyze_run *r = a->runs[order[k]];
         bool knee = a->knee >= 0 && k == (uint32_t)a->knee && k < a->n_points;
+        char brk[256];
+        if (k && lt_analyze_engine_break(a->runs[order[k - 1]], r, brk, sizeof brk)) {
+            fprintf(out, "<tr><td class=l colspan=%d><i>", 9 + (*slo ? 1 : 0) + 1);
+            esc(out, brk);
+            fprintf(out, "</i></td></tr>\n");
+        }
         char lev[48];
         if (a->sweep_axis && k < a->n_points)
             snprintf(lev, sizeof lev, "%.4g", a->points[k].x);

@@ -24,8 +24,16 @@ void lt_analyze_level(const struct lt_analyze_run *r, char *buf, size_t n);
 void lt_analyze_check_add(struct lt_analyze_run *r, const struct lt_check *k);
 
 /* The runs in display order (indexes into a->runs): the sweep's points by
- * level, then the other runs in file order. Returns how many (a->n_runs). */
+ * level, then the other runs in file order, a capacity search's other
+ * engine's probes by load. Returns how many (a->n_runs). */
 uint32_t lt_analyze_run_order(const struct lt_analysis *a, uint32_t *order);
+
+/* Between two probes of one search, of two engines (order[k - 1] and
+ * order[k]): the sentence that heads the second engine's rows ("virtual
+ * probes below: the model at 1/20 of the load, in its own time ..."), or
+ * false when they are not such a pair. */
+bool lt_analyze_engine_break(const struct lt_analyze_run *prev, const struct lt_analyze_run *r,
+                             char *buf, size_t n);
 
 /* The title of an analysis: what was measured, not a file name
  * ("Concurrency sweep, C=1 to 32", "Request-rate sweep, 1 to 8 req/s",

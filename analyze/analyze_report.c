@@ -264,6 +264,25 @@ static double probe_scale(const struct lt_analyze_run *x, const struct lt_analyz
     return (lk / l->probe.load) / (vk / v->probe.load);
 }
 
+bool lt_analyze_engine_break(const struct lt_analyze_run *prev, const struct lt_analyze_run *r,
+                             char *buf, size_t n)
+{
+    if (!prev || !prev->probe.search[0] || !r->probe.search[0] ||
+        !strcmp(prev->probe.engine, r->probe.engine))
+        return false;
+    /* A virtual probe of a time-scaled model ran the model at load /
+     * scale, so its tok/s and wall time are the model's own. */
+    double scale = probe_scale(prev, r);
+    if (fabs(scale - 1) > 1e-6)
+        snprintf(buf, n,
+                 "%s probes below: the model at 1/%.3g of the load, in its own time (tok/s and "
+                 "wall time not comparable with the rows above)",
+                 r->probe.engine, scale);
+    else
+        snprintf(buf, n, "%s probes below", r->probe.engine);
+    return true;
+}
+
 static void text_seed(const struct lt_analysis *a, FILE *out)
 {
     bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
@@ -283,20 +302,9 @@ static void text_seed(const struct lt_analysis *a, FILE *out)
     for (uint32_t k = 0; k < n; k++) {
         const struct lt_analyze_run *r = a->runs[order[k]];
         const struct lt_analyze_run *prev = k ? a->runs[order[k - 1]] : NULL;
-        /* A capacity search's other engine below the first: a virtual probe
-         * of a time-scaled model ran the model at load / scale, so its
-         * tok/s and wall time are the model's own, not the live rows'. */
-        if (prev && prev->probe.search[0] && r->probe.search[0] &&
-            strcmp(prev->probe.engine, r->probe.engine) != 0) {
-            double scale = probe_scale(prev, r);
-            if (fabs(scale - 1) > 1e-6)
-                fprintf(out,
-                        "%*s   %s probes below: the model at 1/%.3g of the load, in its own "
-                        "time (tok/s and wall time not comparable with the rows above)\n",
-                        w, "", r->probe.engine, scale);
-            else
-                fprintf(out, "%*s   %s probes below\n", w, "", r->probe.engine);
-        }
+        char brk[256];
+        if (lt_analyze_engine_break(prev, r, brk, sizeof brk))
+            fprintf(out, "%*s   %s\n", w, "", brk);
         char lab[32], okb[48];
         run_label(r, lab, sizeof lab);
         snprintf(okb, sizeof okb, "%llu/%llu", (unsigned long long)r->ok,

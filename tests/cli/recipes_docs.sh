@@ -220,4 +220,6 @@ awk '/^ *Load \|/ { on = 1; col = index($0, "|"); next } on && /^-/ { next }
           if (e[1] == "virt") { nv++; l = e[2] + 0; if (nv > 1 && l < last) bad = bad " unsorted:" lab; last = l; if (!note) bad = bad " no note before " lab } }
      END { if (!nv) bad = bad " no virtual rows"; if (bad != "") { print bad; exit 1 } }' cap/out.txt >cap/table.txt ||
     fail "$what: the probes' table: $(cat cap/table.txt)"
+"$L" analyze cap/capacity.lt.zst --html cap/report.html >/dev/null 2>&1 || fail "$what: analyze --html"
+expect_grep "<tr><td class=l colspan=10><i>virtual probes below: the model at 1/20 of the load" cap/report.html
 finish
