@@ -14,19 +14,10 @@
 #include "sim/sim_profile.h"
 #include "sim/sim_virtual.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* Who stopped the run: the signal cli_stop_catch caught, or NULL. */
-static const char *stop_signal(void *ud)
-{
-    (void)ud;
-    int sig = cli_stop_signal();
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig ? "a signal" : NULL;
-}
 
 static double cpu_seconds(void)
 {
@@ -87,7 +78,7 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
         .no_cancel = o->no_cancel,
         /* Ctrl-C or SIGTERM stops the run as it stops a live one: what
          * ran is kept, what never ran is recorded as never sent */
-        .stopped = stop_signal,
+        .stopped = cli_stop_name,
         /* the model's values, as the live sim's /metrics would be scraped */
         .metrics_interval_us = o->server_metrics < 0    ? 0
                                : o->metrics_interval_us ? o->metrics_interval_us

@@ -51,8 +51,26 @@ expect_no_grep "self-check" "$T/a.txt"
 expect_no_grep "CHECK" "$T/a.txt"
 "$L" analyze "$T/v.lt.zst" --json >"$T/a.json"
 expect_eq "null $aborted $((n - unsent)) SIGTERM $unsent" \
-    "$(jq -r '.runs[0] | "\(.errors.unsent) \(.errors.aborted) \(.measured) \(.check.stopped_by) \(.check.unsent)"' "$T/a.json")" \
+    "$(jq -r '.runs[0] | "\(.errors.unsent) \(.errors.aborted // 0) \(.measured) \(.check.stopped_by) \(.check.unsent)"' "$T/a.json")" \
     "analyze --json: never-sent not errors, aborted are, measured of the sent"
+# a capacity search in virtual time stops within its probe too: the probe
+# cut short is not judged, the search says so and exits 143
+"$L" synth --arrivals poisson --rate 5 --requests 300000 --in fixed:20 --out fixed:4 --seed 2 -q \
+    -o "$T/s.lt.zst" || fail "synth the search's trace"
+"$L" replay "$T/s.lt.zst" --target sim --virtual --find-max rate --slo ttft=1s -o "$T/cap.lt.zst" \
+    >"$T/cap.out" 2>"$T/cap.err" &
+P=$!
+server_track $P
+# the first probe is under way once its file has grown
+probe() { [ -s "$T/cap.lt.zst.probe0.lt.zst" ] && [ "$(wc -c <"$T/cap.lt.zst.probe0.lt.zst")" -gt 100000 ]; }
+wait_until 60 probe || fail "the first virtual probe wrote nothing in 60 s"
+kill -TERM $P
+wait_until 30 sh -c "! kill -0 $P 2>/dev/null || ps -o stat= -p $P | grep -q Z" ||
+    fail "the search did not stop within 30 s of SIGTERM"
+wait $P
+expect_status 143 $? "a virtual search stopped by SIGTERM"
+expect_grep "^capacity: stopped by SIGTERM after 0 live and [0-9]* virtual probes (the virtual probe at [0-9.]* in progress was cut short and is not judged)" "$T/cap.out"
+
 if python3 -c 'import jsonschema' 2>/dev/null; then
     python3 -c 'import json, sys, jsonschema
 jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))' \
