@@ -101,7 +101,7 @@ struct vrun {
     struct lt_sim_vstats st;
     uint64_t sent;                       /* sends so far: the first vr->warmup are warm-up */
     uint32_t polls;                      /* loop rounds, to ask vr->stopped every few */
-    uint64_t out_sent;                   /* output tokens of the results written */
+    uint64_t out_sent;                   /* output tokens of the requests a stop aborted */
     int64_t first_sent_us, last_sent_us; /* of the run's sends; -1: none yet */
 };
 
@@ -586,7 +586,8 @@ out:
 }
 
 /* A stop: every request in the model is recorded as aborted now, with
- * the tokens it had (as the live replay records one in flight), every seq
+ * its first token's time when it had one (as the live replay records one
+ * in flight), every seq
  * not sent as never sent, and the check record says who stopped the run,
  * when, and how many were never sent (analyze keeps them out of the
  * errors). */
@@ -642,7 +643,9 @@ static int stop_all(struct vrun *v, struct lt_err *err)
     double span = v->first_sent_us >= 0 ? (double)(v->last_sent_us - v->first_sent_us) / 1e6 : 0;
     /* Virtual sends leave exactly at their times: the delivered load is the
      * asked one, and no client CPU is spent on the wire. */
-    double rate = span > 0 && sent > 1 ? (double)(sent - 1) / span : 0;
+    double rate = span > 0 && sent > 1 && v->plan->o.mode != LT_PLAN_CONCURRENCY
+                      ? (double)(sent - 1) / span
+                      : 0;
     struct lt_check k = {
         .run = v->run,
         .requests = v->st.requests,
