@@ -65,7 +65,7 @@ struct lt_sim_vstats {
     bool write_failed;            /* a write to it failed: nothing was written after */
     uint64_t on_disk;             /* results that reached it whole */
     bool sampled;                 /* --window or --requests sampled the trace: */
-    struct lt_plan_sample sample; /* what was kept (lt_plan_sample) */
+    struct lt_plan_jobs_sample sample; /* what was kept (lt_plan_jobs_sample) */
     const char *stopped_by;       /* stopped (lt_sim_vrun.stopped): by whom; NULL: ran to the end */
     int64_t stopped_at_us;        /* when, model time since the run's origin */
     uint32_t stopped_run;         /* which run (later runs never started) */
