@@ -65,6 +65,8 @@ struct lt_replay_req {
     struct h1_conn *conn;       /* its connection on the lean client (replay_h1.c) */
     bool h1_fresh;              /* sent again on a new connection after a dead reused one */
     struct lt_replay_cancel_req cancel;
+    int replica;       /* a fleet's replica serving it; -1: none (one target, or unsent) */
+    int failover_from; /* the replica it failed on before (--failover); -1: none */
 };
 
 /* The deadlines of the requests to cancel by time (replay_cancel.c). */
@@ -149,6 +151,14 @@ struct lt_replay {
     struct lt_replay_word word;       /* replay_server.c */
     struct lt_replay_cancels cancels; /* replay_cancel.c */
     struct h1 h1;                     /* the lean HTTP/1.1 client (replay_h1.c) */
+
+    /* A fleet (opts.n_targets > 1): the router and each replica's URL and
+     * totals; n_replicas 0 with one target. */
+    struct lt_route router;
+    struct lt_replay_replica *replicas;
+    char (*replica_url)[1100];
+    size_t n_replicas;
+    int resend_from; /* send_seq: the request failed over from this replica; -1 */
 };
 
 static inline int64_t lt_replay_since_origin_us(const struct lt_replay *rp, lt_mono t)

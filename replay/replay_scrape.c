@@ -222,6 +222,14 @@ int lt_replay_scrape_prepare(struct lt_replay *rp, struct lt_err *err)
     }
     if (want_target)
         LT_TRY(ep_add(rp, target_url, true, err));
+    /* A fleet's other replicas serve what the first does (one config):
+     * each is scraped as a target, so analyze can give each replica its
+     * own figures (its prefix-cache hit rate). */
+    for (size_t i = 1; want_target && i < rp->n_replicas && i <= LT_SCRAPE_REPLICAS_MAX; i++) {
+        char u[1100];
+        snprintf(u, sizeof u, "%s/metrics", rp->replicas[i].label);
+        LT_TRY(ep_add(rp, u, true, err));
+    }
     for (size_t i = 0; i < o->n_metrics_urls; i++)
         LT_TRY(ep_add(rp, o->metrics_urls[i], false, err));
     if (s->n == 0) {
