@@ -202,13 +202,16 @@ int lt_route_pick(struct lt_route *r, const struct lt_route_key *k)
     uint32_t n = r->o.n;
     int pick = -1;
     switch (r->o.policy) {
-    case LT_ROUTE_ROUND_ROBIN:
-        for (uint32_t j = 0; j < n && pick < 0; j++) {
-            uint32_t i = (uint32_t)((k->seq + j) % n);
-            if (!r->down[i])
+    case LT_ROUTE_ROUND_ROBIN: {
+        /* seq mod (replicas up), among those up: the same as seq mod N
+         * while all are, and a replica's share spread over the rest (not
+         * all of it on its neighbour) once one is down. */
+        uint64_t want = k->seq % r->n_up;
+        for (uint32_t i = 0; i < n && pick < 0; i++)
+            if (!r->down[i] && want-- == 0)
                 pick = (int)i;
-        }
         break;
+    }
     case LT_ROUTE_LEAST_OUTSTANDING:
         for (uint32_t j = 0; j < n; j++) {
             uint32_t i = (uint32_t)((k->seq + j) % n);

@@ -9,7 +9,8 @@
  * on the load).
  *
  * Policies:
- *   round-robin        the request's place in the schedule (seq) mod N:
+ *   round-robin        the request's place in the schedule (seq) mod N (mod
+ *                      the replicas up, among them, once one is down):
  *                      every rank of an MPI job agrees without talking;
  *   least-outstanding  fewest requests in flight (ties: the lowest index
  *                      after seq mod N, so ties spread);
