@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The level of a run as a reader says it: "C=16", "rate 2/s", "speed x2",
  * or "run 3" when the run record gave none. */
@@ -62,6 +63,19 @@ static inline uint64_t lt_analyze_failed(const struct lt_analyze_run *r)
     uint64_t done = r->ok + r->cancelled;
     return r->measured > done ? r->measured - done : 0;
 }
+
+/* A fleet's run (analyze_fleet.c): from its run record (nothing when it
+ * names no replicas), each result (by outcome oc), each scrape sample
+ * (true: it is another replica's, kept out of the server section), the
+ * run's end; the text and JSON of its table; free (NULL is a no-op). */
+int lt_analyze_fleet_run(struct lt_analyze_run *r, const struct lt_run *run, struct lt_err *err);
+int lt_analyze_fleet_result(struct lt_analyze_run *r, const struct lt_result *res,
+                            enum lt_analyze_outcome oc, struct lt_err *err);
+bool lt_analyze_fleet_scrape(struct lt_analyze_run *r, const struct lt_scrape *sc);
+void lt_analyze_fleet_finish(struct lt_analyze_run *r);
+void lt_analyze_fleet_text(const struct lt_analyze_run *r, FILE *out);
+void lt_analyze_fleet_json(const struct lt_analyze_run *r, FILE *out);
+void lt_analyze_fleet_free(struct lt_analyze_fleet *f);
 
 /* Open a file of the given kind as analyze and compare read it: with
  * salvage, every intact frame of a damaged file, on_skip (may be NULL)

@@ -78,8 +78,8 @@ int lt_replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_err
             lt_mp_cstr(&m, rp->replicas[i].label);
         lt_mp_cstr(&m, "route");
         lt_mp_cstr(&m, lt_route_name(rp->router.o.policy));
-        lt_mp_cstr(&m, "failover");
-        lt_mp_bool(&m, o->failover);
+        lt_mp_cstr(&m, "failover"); /* 0 or 1: an integer, as readers take extras */
+        lt_mp_uint(&m, o->failover);
         n += 3;
     }
     if ((extra.len ? lt_mp_raw(&m, extra.data, extra.len) : m.rc) < 0) {

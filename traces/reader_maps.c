@@ -946,6 +946,34 @@ bool lt_extra_get_str(const struct lt_extra *x, const char *key, char *buf, size
     return false;
 }
 
+bool lt_extra_get_strs(const struct lt_extra *x, const char *key, uint32_t index, char *buf,
+                       size_t size)
+{
+    struct cur c = {x->data};
+    size_t kl = strlen(key);
+    for (uint32_t i = 0; i < x->n && x->len; i++) {
+        const uint8_t *k, *v;
+        uint32_t kn, vn, n;
+        if (!rd_str(&c, &k, &kn))
+            return false;
+        if (kn != kl || memcmp(k, key, kl)) {
+            lt_rd_skip_value(&c);
+            continue;
+        }
+        if (!rd_coll(&c, false, &n) || index >= n || size == 0)
+            return false;
+        for (uint32_t j = 0; j < index; j++)
+            lt_rd_skip_value(&c);
+        if (!rd_str(&c, &v, &vn))
+            return false;
+        size_t m = vn < size - 1 ? vn : size - 1;
+        memcpy(buf, v, m);
+        buf[m] = 0;
+        return true;
+    }
+    return false;
+}
+
 int lt_extra_copy_except(const struct lt_extra *x, const char *const *keys, size_t nk,
                          struct lt_buf *out, uint32_t *n)
 {

@@ -110,7 +110,7 @@ fleet_hits() { # policy -> "hits queries" over the fleet, and per-sim checks
         _mh=$(server_metric "$_url" vllm:prefix_cache_hits_total)
         _mq=$(server_metric "$_url" vllm:prefix_cache_queries_total)
         _h=$((_h + _mh)) _q=$((_q + _mq))
-        eval "_m_$s=$_mh"
+        eval "_m_$s=$_mh _q_$s=$_mq"
     done
     stop_fleet
     for s in $SIMS; do
@@ -118,11 +118,39 @@ fleet_hits() { # policy -> "hits queries" over the fleet, and per-sim checks
         expect_eq "$(predicted_hits "$s")" "$_got" "$1: sim $s's prefix-cache hits against the trace"
     done
     echo "$_h $_q"
+    for s in $SIMS; do eval "echo \$_m_$s \$_q_$s"; done >"$T/$1.metrics"
 }
-pfx=$(fleet_hits prefix)
-rr=$(fleet_hits round-robin)
+fleet_hits prefix >"$T/pfx.txt"
+fleet_hits round-robin >"$T/rr.txt"
+pfx=$(cat "$T/pfx.txt")
+rr=$(cat "$T/rr.txt")
 awk -v p="$pfx" -v r="$rr" 'BEGIN { split(p, a); split(r, b); exit !(a[1] / a[2] > b[1] / b[2]) }' ||
     fail "prefix routing's fleet hit rate ($pfx) is not above round-robin's ($rr)"
+
+# --- analyze's fleet table against the sims: requests per replica from
+# each log, the balance (max over mean) from them, the hit rate of replicas
+# 1 and 2 from their /metrics (replica 0 also answered the calibration
+# before the run, which its counters hold and the run's scrapes do not)
+"$L" analyze --json "$T/round-robin.lt.zst" >"$T/rr.json" || fail "analyze --json a fleet's run"
+i=0
+for s in $SIMS; do
+    expect_eq "$(streams "$T/$s.log" | wc -l | tr -d ' ')" \
+        "$(jq ".runs[0].fleet.replicas[$i].requests" "$T/rr.json")" "analyze: requests of replica $i"
+    i=$((i + 1))
+done
+for i in 1 2; do
+    want=$(sed -n "$((i + 1))p" "$T/round-robin.metrics" | awk '{ printf "%.6f", $1 / $2 }')
+    expect_near "$want" "$(jq ".runs[0].fleet.replicas[$i].hit_rate" "$T/rr.json")" 0.000001 \
+        "analyze: replica $i's hit rate against its /metrics"
+done
+expect_eq metrics "$(jq -r '.runs[0].fleet.replicas[1].hit_rate_from' "$T/rr.json")" "hit rate's source"
+want=$(for s in $SIMS; do streams "$T/$s.log" | wc -l; done |
+    awk '{ n++; s += $1; if ($1 > m) m = $1 } END { printf "%.6f", m / (s / n) }')
+expect_near "$want" "$(jq '.runs[0].fleet.balance' "$T/rr.json")" 0.000001 "analyze: load balance"
+"$L" analyze "$T/round-robin.lt.zst" >"$T/rr.txt.out" || fail "analyze a fleet's run"
+expect_grep "fleet: 3 replicas, route round-robin" "$T/rr.txt.out"
+"$L" analyze --html "$T/rr.html" "$T/round-robin.lt.zst" >/dev/null 2>&1 || fail "analyze --html"
+expect_grep "load balance (max/mean requests)" "$T/rr.html"
 
 # --- the load bound: 24 requests of one hot prefix at once, each ~0.6 s long
 cat >"$T/slow.profile" <<'P'
