@@ -115,6 +115,9 @@ static const char replay_usage[] =
     "                          scheduled time stays, so latency from it includes retries\n"
     "\n"
     "Capacity (docs/replay.md \"Finding the capacity\"):\n"
+    "  --find-max replicas     with --target sim --rate R: the fewest virtual replicas\n"
+    "                          (--route, --profile) that meet --slo at R; the attainment\n"
+    "                          at N-1 and N on stdout, the run at N in -o\n"
     "  --find-max rate|concurrency   search the highest load that meets --slo: rate\n"
     "                          rescales the trace's arrivals (its bursts kept, as\n"
     "                          --rate does), concurrency is the closed loop; grows\n"
@@ -914,6 +917,8 @@ int cmd_replay(int argc, char **argv)
                 so.concurrency = false;
             else if (!strcmp(optarg, "concurrency"))
                 so.concurrency = true;
+            else if (!strcmp(optarg, "replicas"))
+                c.fleet.find_replicas = true;
             else
                 return bad("--find-max", optarg);
             find_max = true;
@@ -967,7 +972,7 @@ int cmd_replay(int argc, char **argv)
             return 2;
         o->target = NULL;
     }
-    if (!cli_fleet_apply(&c.fleet, o, virt))
+    if (!cli_fleet_apply(&c.fleet, o, virt || c.fleet.find_replicas))
         return 2;
     if (o->http_client == LT_REPLAY_CLIENT_LEAN && o->target && strncmp(o->target, "http://", 7)) {
         cli_error("replay",
@@ -1047,6 +1052,17 @@ int cmd_replay(int argc, char **argv)
         }
         if (slo_pct > 0)
             so.attain = slo_pct;
+        if (c.fleet.find_replicas) {
+            /* The fleet's size is what is searched, at the load given. */
+            if (!c.target_sim || !(rate > 0) || have_arrivals || o->n_levels) {
+                cli_error("replay", "--find-max replicas searches the sim's model in virtual "
+                                    "time at a load: give --target sim and --rate R");
+                return 2;
+            }
+            o->tt.rate = rate;
+            so.quiet = c.quiet;
+            return cli_fleet_find_replicas(o, &c.sim, &so);
+        }
         if (have_arrivals || rate > 0 || o->tt.speed > 0 || o->n_levels || o->max_concurrency) {
             cli_error("replay", "--find-max chooses the load: drop --rate, --speed, "
                                 "--concurrency, --arrivals and --max-concurrency");

@@ -9,7 +9,9 @@
 #define LT_CLI_REPLAY_FLEET_H
 
 #include "replay/replay.h"
+#include "cli/replay_search.h"
 #include "replay/route.h"
+#include "sim/sim_virtual.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,7 +24,8 @@ struct cli_fleet {
     bool weighted;  /* some target stated a weight */
     bool route_set; /* --route was given */
     struct lt_route_opts route;
-    uint32_t replicas; /* --replicas N (virtual) */
+    uint32_t replicas;  /* --replicas N (virtual) */
+    bool find_replicas; /* --find-max replicas */
 };
 
 /* Add the targets of a comma-separated list (URL or URL=W each). Returns
@@ -40,5 +43,20 @@ bool cli_fleet_apply(struct cli_fleet *f, struct lt_replay_opts *o, bool virt);
 /* After a fleet's run: one line per replica (requests, errors, tokens,
  * whether it went down and what failed over), and what a failure did. */
 void cli_fleet_print(const struct lt_replay_opts *o, const struct lt_replay_stats *st);
+
+/* The virtual fleet (--virtual --replicas N): r set up from o->route (n
+ * instances) and vr its callbacks for sim/sim_virtual.h. Returns 1 (a
+ * fleet: release r after the run), 0 (one instance: nothing set) or -1
+ * (said). */
+int cli_fleet_vroute(const struct lt_replay_opts *o, struct lt_route *r, struct lt_sim_vroute *vr);
+
+/* --find-max replicas --rate R --slo SPEC: the fewest virtual replicas of
+ * the sim's profile (sim->profile) behind o's route that meet the SLO at
+ * o's load (trace time at o->tt.rate): doubling from 1 until a fleet
+ * meets it, then bisecting; the answer's run is written to o->out_path,
+ * the answer (with the attainment at N-1 and N) printed on stdout.
+ * Returns the exit code. */
+int cli_fleet_find_replicas(const struct lt_replay_opts *o, const struct lt_sim_opts *sim,
+                            const struct cli_search_opts *s);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
+#include "cli/replay_fleet.h"
 #include "plan/plan_jobs.h"
 #include "sim/sim_profile.h"
 #include "sim/sim_virtual.h"
@@ -82,8 +83,19 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
                                                         : 250000,
     };
     lt_replay_plan_opts(o, &vo.plan);
+    /* A fleet of model instances behind replay's own router. */
+    struct lt_route router;
+    struct lt_sim_vroute vroute;
+    int fleet = cli_fleet_vroute(o, &router, &vroute);
+    if (fleet < 0) {
+        lt_plan_jobs_release(&tr);
+        return 2;
+    }
+    vo.route = fleet ? &vroute : NULL;
     struct lt_sim_vstats tot = {0};
     int rc = lt_sim_virtual_replay(&p, &tr, &vo, &tot, &err);
+    if (fleet)
+        lt_route_release(&router);
     lt_plan_jobs_release(&tr);
     double cpu = cpu_seconds() - cpu0;
     if (rc < 0) {
