@@ -212,13 +212,13 @@ int lt_route_pick(struct lt_route *r, const struct lt_route_key *k)
                 pick = (int)i;
         break;
     }
-    case LT_ROUTE_LEAST_OUTSTANDING:
-        for (uint32_t j = 0; j < n; j++) {
-            uint32_t i = (uint32_t)((k->seq + j) % n);
+    case LT_ROUTE_LEAST_OUTSTANDING: {
+        uint32_t i = (uint32_t)(k->seq % n); /* one division, not one a replica */
+        for (uint32_t j = 0; j < n; j++, i = i + 1 == n ? 0 : i + 1)
             if (!r->down[i] && (pick < 0 || r->inflight[i] < r->inflight[pick]))
                 pick = (int)i;
-        }
         break;
+    }
     case LT_ROUTE_SESSION:
         pick = ring_walk(r, session_hash(k), 0);
         break;
