@@ -293,9 +293,11 @@ struct lt_analyze_fleet {
     uint32_t n;
     char route[32];
     bool failover;
-    double balance;   /* most requests on one replica over the mean; NAN without any */
-    double hit_rate;  /* prefix-cache hits over queries of every scraped replica; NAN: none */
-    uint64_t unknown; /* results naming a replica the run record does not have */
+    double balance;       /* most requests on one replica over the mean; NAN without any */
+    double hit_rate;      /* prefix-cache hits over queries of every scraped replica, else cached
+                           * over prompt tokens of their answers' usage; NAN: neither */
+    const char *hit_from; /* "metrics", "usage" or NULL */
+    uint64_t unknown;     /* results naming a replica the run record does not have */
     struct lt_analyze_replica *r;
 };
 

@@ -217,13 +217,19 @@ void lt_analyze_fleet_finish(struct lt_analyze_run *r)
     }
     double mean = (double)sum / f->n;
     f->balance = mean > 0 ? (double)max / mean : NAN;
-    double h = 0, q = 0;
-    for (uint32_t i = 0; i < f->n; i++)
+    double h = 0, q = 0, uh = 0, uq = 0;
+    for (uint32_t i = 0; i < f->n; i++) {
         if (f->r[i].scraped) {
             h += f->r[i].hits1 - f->r[i].hits0;
             q += f->r[i].queries1 - f->r[i].queries0;
         }
-    f->hit_rate = q > 0 ? h / q : NAN;
+        uh += (double)f->r[i].usage_cached;
+        uq += (double)f->r[i].usage_in;
+    }
+    /* The replicas' counters, else (nothing scraped, or a reader that
+     * does not read scrapes: compare) their answers' usage. */
+    f->hit_rate = q > 0 ? h / q : uq > 0 ? uh / uq : NAN;
+    f->hit_from = q > 0 ? "metrics" : uq > 0 ? "usage" : NULL;
 }
 
 void lt_analyze_fleet_text(const struct lt_analyze_run *r, FILE *out)
@@ -235,7 +241,8 @@ void lt_analyze_fleet_text(const struct lt_analyze_run *r, FILE *out)
             f->n, f->route[0] ? f->route : "?",
             f->failover ? "failover on" : "failures recorded as errors", f->balance);
     if (!isnan(f->hit_rate)) {
-        fprintf(out, "    prefix-cache hit rate over the fleet (its /metrics) %.1f %%",
+        fprintf(out, "    prefix-cache hit rate over the fleet (%s) %.1f %%",
+                strcmp(f->hit_from, "metrics") ? "its answers' usage" : "its /metrics",
                 100 * f->hit_rate);
         if (!isnan(r->trace_hit))
             fprintf(out, "; the trace predicts %.1f %% on one server with every prefix",
@@ -283,6 +290,11 @@ void lt_analyze_fleet_json(const struct lt_analyze_run *r, FILE *out)
     lt_analyze_jnum(out, f->balance);
     fprintf(out, ", \"hit_rate\": ");
     lt_analyze_jnum(out, f->hit_rate);
+    fprintf(out, ", \"hit_rate_from\": ");
+    if (f->hit_from)
+        lt_analyze_jstr(out, f->hit_from);
+    else
+        fprintf(out, "null");
     fprintf(out, ", \"replicas\": [");
     for (uint32_t i = 0; i < f->n; i++) {
         const struct lt_analyze_replica *p = &f->r[i];
@@ -309,4 +321,80 @@ void lt_analyze_fleet_json(const struct lt_analyze_run *r, FILE *out)
         fprintf(out, "}");
     }
     fprintf(out, "]}");
+}
+
+/* ---- two routers compared (compare A B) ---- */
+
+static void side(const struct lt_analyze_run *r, const char **route, uint32_t *n, double *hit,
+                 double *bal)
+{
+    const struct lt_analyze_fleet *f = r->fleet;
+    *route = f && f->route[0] ? f->route : f ? "?" : "one target";
+    *n = f ? f->n : 1;
+    *hit = f ? f->hit_rate : NAN;
+    *bal = f ? f->balance : NAN;
+}
+
+static void pct_or_dash(char *buf, size_t n, double v, double scale, const char *unit)
+{
+    if (isnan(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.*f%s", scale > 1 ? 1 : 2, v * scale, unit);
+}
+
+void lt_analyze_fleet_compare_text(const struct lt_analyze_run *a, const struct lt_analyze_run *b,
+                                   FILE *out)
+{
+    if (!a->fleet && !b->fleet)
+        return;
+    const char *ra, *rb;
+    uint32_t na, nb;
+    double ha, hb, ba, bb;
+    side(a, &ra, &na, &ha, &ba);
+    side(b, &rb, &nb, &hb, &bb);
+    char h1[24], h2[24], b1[24], b2[24];
+    pct_or_dash(h1, sizeof h1, ha, 100, " %");
+    pct_or_dash(h2, sizeof h2, hb, 100, " %");
+    pct_or_dash(b1, sizeof b1, ba, 1, "");
+    pct_or_dash(b2, sizeof b2, bb, 1, "");
+    fprintf(out,
+            "  routers: A %s over %u replicas, B %s over %u: prefix-cache hit rate %s -> %s, "
+            "load balance (max/mean) %s -> %s",
+            ra, (unsigned)na, rb, (unsigned)nb, h1, h2, b1, b2);
+    if (na != nb)
+        fprintf(out, "; B uses %u replica%s %s", (unsigned)(na > nb ? na - nb : nb - na),
+                (na > nb ? na - nb : nb - na) == 1 ? "" : "s", na > nb ? "fewer" : "more");
+    fputc('\n', out);
+}
+
+static void jside(const struct lt_analyze_run *r, FILE *out)
+{
+    const char *route;
+    uint32_t n;
+    double hit, bal;
+    side(r, &route, &n, &hit, &bal);
+    fprintf(out, "{\"route\": ");
+    lt_analyze_jstr(out, route);
+    fprintf(out, ", \"replicas\": %u, \"hit_rate\": ", (unsigned)n);
+    lt_analyze_jnum(out, hit);
+    fprintf(out, ", \"balance\": ");
+    lt_analyze_jnum(out, bal);
+    fputc('}', out);
+}
+
+void lt_analyze_fleet_compare_json(const struct lt_analyze_run *a, const struct lt_analyze_run *b,
+                                   FILE *out)
+{
+    fprintf(out, ",\n     \"fleet\": ");
+    if (!a->fleet && !b->fleet) {
+        fprintf(out, "null");
+        return;
+    }
+    uint32_t na = a->fleet ? a->fleet->n : 1, nb = b->fleet ? b->fleet->n : 1;
+    fprintf(out, "{\"a\": ");
+    jside(a, out);
+    fprintf(out, ", \"b\": ");
+    jside(b, out);
+    fprintf(out, ", \"replicas_saved\": %lld}", (long long)na - (long long)nb);
 }

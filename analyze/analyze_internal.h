@@ -76,6 +76,13 @@ void lt_analyze_fleet_finish(struct lt_analyze_run *r);
 void lt_analyze_fleet_text(const struct lt_analyze_run *r, FILE *out);
 void lt_analyze_fleet_json(const struct lt_analyze_run *r, FILE *out);
 void lt_analyze_fleet_free(struct lt_analyze_fleet *f);
+/* Two runs compared (compare A B), either a fleet: the routers, replicas,
+ * hit rates and balances, and the replicas B saves; nothing (text) or
+ * null (JSON) when neither is a fleet. */
+void lt_analyze_fleet_compare_text(const struct lt_analyze_run *a, const struct lt_analyze_run *b,
+                                   FILE *out);
+void lt_analyze_fleet_compare_json(const struct lt_analyze_run *a, const struct lt_analyze_run *b,
+                                   FILE *out);
 
 /* Open a file of the given kind as analyze and compare read it: with
  * salvage, every intact frame of a damaged file, on_skip (may be NULL)

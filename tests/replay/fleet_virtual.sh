@@ -85,6 +85,21 @@ runs "$T/virt-session.lt.zst" | jq -e '.route == "session" and (.replicas | leng
 "$L" analyze --json "$T/virt-session.lt.zst" >"$T/v.json" || fail "analyze the virtual fleet"
 expect_eq 3 "$(jq '.runs[0].fleet.replicas | length' "$T/v.json")" "analyze: the virtual fleet's replicas"
 
+# compare of two routers on the same fleet: each side's hit rate is its
+# results' cached over prompt tokens, and the replicas it saves
+"$L" compare --json "$T/virt-round-robin.lt.zst" "$T/virt-session.lt.zst" >"$T/cmp.json" ||
+    fail "compare two routers"
+for x in a b; do
+    f=$([ $x = a ] && echo round-robin || echo session)
+    want=$(results "$T/virt-$f.lt.zst" | jq -s '[.[] | select(.cached != null)] | (map(.cached) | add) / (map(.in) | add)')
+    expect_near "$want" "$(jq ".runs[0].fleet.$x.hit_rate" "$T/cmp.json")" 0.000001 \
+        "compare: $f's hit rate"
+done
+expect_eq "0 session" "$(jq -r '.runs[0].fleet | "\(.replicas_saved) \(.b.route)"' "$T/cmp.json")" \
+    "compare: replicas saved, B's route"
+"$L" compare "$T/virt-round-robin.lt.zst" "$T/virt-session.lt.zst" >"$T/cmp.txt" 2>&1
+expect_grep "routers: A round-robin over 3 replicas, B session over 3" "$T/cmp.txt"
+
 # --- --find-max replicas: the answer is 4
 cat >"$T/serial.profile" <<'P'
 name = serial
