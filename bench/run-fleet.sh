@@ -61,3 +61,42 @@ for pol in round-robin least-outstanding session prefix weighted; do
     row "virtual $pol" "$OUT/virt-$pol.lt.zst"
 done
 "$B/bench/bench_fleet_route"
+
+# The virtual answer to "replicas needed" against live sims: one request at
+# a time per replica (max_running 1), 4 tokens of 10 ms, 200 requests at
+# 100 req/s; --find-max replicas says 4 (3 fall behind); then 3 and 4 live
+# sims of that profile, round-robin, judged by the same SLO.
+cat >"$OUT/serial.profile" <<'P'
+name = serial
+model = loadtrace-sim-serial
+step_ms = 10
+step_ms_per_seq = 0
+prefill_step_ms = 0
+prefill_ms_per_seq = 0
+prefill_ms_per_token = 0
+cached_ms_per_token = 0
+max_running = 1
+kv_tokens = 1000000000
+batch_tokens = 100000000
+cache_blocks = 0
+P
+awk 'BEGIN { for (i = 0; i < 200; i++) printf "{\"t\":%d,\"in\":16,\"out\":4}\n", i * 10000 }' \
+    >"$OUT/s.jsonl"
+"$L" import --from jsonl "$OUT/s.jsonl" -o "$OUT/s.lt.zst" -q
+"$L" replay "$OUT/s.lt.zst" --target sim --profile "$OUT/serial.profile" --find-max replicas \
+    --rate 100 --slo 'ttft:p99<=35ms' --route round-robin -o "$OUT/fm.lt.zst" -q
+for n in 3 4; do
+    URLS=
+    k=0
+    while [ $k -lt $n ]; do
+        sim_start "s$k" -q --profile "$OUT/serial.profile"
+        URLS="$URLS${URLS:+,}$SIM_URL"
+        k=$((k + 1))
+    done
+    "$L" replay "$OUT/s.lt.zst" --target "$URLS" --route round-robin --no-calibrate \
+        -o "$OUT/live-$n.lt.zst" --no-summary -q 2>/dev/null || :
+    k=0
+    while [ $k -lt $n ]; do server_stop "s$k" || :; k=$((k + 1)); done
+    "$L" analyze --json --slo 'ttft=35ms' "$OUT/live-$n.lt.zst" | jq -r --arg n "$n" \
+        '.runs[0] | "live \($n) sims: TTFT p99 from sched \(.latency_ms.ttft_sched.p99 | round) ms, \(.goodput.good_sched) of \(.measured) within 35 ms"'
+done
