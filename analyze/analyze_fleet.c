@@ -72,7 +72,7 @@ static int push(void **v, size_t *n, size_t *cap, size_t size, struct lt_err *er
 }
 
 int lt_analyze_fleet_result(struct lt_analyze_run *r, const struct lt_result *res,
-                            enum lt_analyze_outcome oc, struct lt_err *err)
+                            enum lt__analyze_outcome oc, struct lt_err *err)
 {
     struct lt_analyze_fleet *f = r->fleet;
     int64_t i;

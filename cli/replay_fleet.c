@@ -262,7 +262,7 @@ static int probe_replicas(const struct lt_replay_opts *o, const struct lt_sim_pr
     ao.slo_ttft_us = s->slo_ttft_us;
     ao.slo_tpot_us = s->slo_tpot_us;
     ao.slo_e2e_us = s->slo_e2e_us;
-    struct lt_analysis a = {0};
+    struct lt_analyze a = {0};
     rc = lt_analyze_file(path, &ao, &a, err);
     if (rc == 0 && a.n_runs < 1)
         rc = lt_errset(err, LT_EFORMAT, "%s: the probe recorded no run", path);
@@ -272,7 +272,7 @@ static int probe_replicas(const struct lt_replay_opts *o, const struct lt_sim_pr
         *attain = j.judged ? (double)a.runs[0]->good_sched / (double)j.judged : 0;
         *ttft_p99_ms = lt_hist_value_at(a.runs[0]->h[LT_AM_TTFT_S], 99) / 1e3;
     }
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
     return rc;
 }
 
@@ -291,7 +291,7 @@ int cli_fleet_find_replicas(const struct lt_replay_opts *o, const struct lt_sim_
     struct lt_plan_jobs jobs = {0};
     if (lt_plan_jobs_open(&jobs, o->trace_path, &err) < 0) {
         cli_error("replay", "%s", err.msg);
-        lt_plan_jobs_release(&jobs);
+        lt_plan_jobs_close(&jobs);
         return 1;
     }
     double target = s->attain > 0 ? s->attain : 0.9;
@@ -377,6 +377,6 @@ int cli_fleet_find_replicas(const struct lt_replay_opts *o, const struct lt_sim_
                 o->out_path);
     status = 0;
 out:
-    lt_plan_jobs_release(&jobs);
+    lt_plan_jobs_close(&jobs);
     return status;
 }

@@ -66,7 +66,7 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
     double cpu0 = cpu_seconds();
     if (lt_plan_jobs_open(&tr, o->trace_path, &err) < 0) {
         cli_error("replay", "%s", err.msg);
-        lt_plan_jobs_release(&tr);
+        lt_plan_jobs_close(&tr);
         return 1;
     }
     struct lt_sim_vreplay vo = {
@@ -88,7 +88,7 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
     struct lt_sim_vroute vroute;
     int fleet = cli_fleet_vroute(o, &router, &vroute);
     if (fleet < 0) {
-        lt_plan_jobs_release(&tr);
+        lt_plan_jobs_close(&tr);
         return 2;
     }
     vo.route = fleet ? &vroute : NULL;
@@ -96,7 +96,7 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
     int rc = lt_sim_virtual_replay(&p, &tr, &vo, &tot, &err);
     if (fleet)
         lt_route_release(&router);
-    lt_plan_jobs_release(&tr);
+    lt_plan_jobs_close(&tr);
     double cpu = cpu_seconds() - cpu0;
     if (rc < 0) {
         cli_error("replay", "%s", err.msg);
