@@ -102,6 +102,9 @@ struct lt_replay_word {
     int warm_slots;        /* slots holding earlier prompts at the run's start; -1 unknown */
     bool silent;           /* GET /props had no answer at all: nothing more is asked */
     char cache_state[200]; /* the run's starting cache state, in words */
+    bool models_read;      /* GET /v1/models was read (the model's discovery) */
+    int64_t models_ctx;    /* ... its max_model_len (vLLM's context limit) */
+    char models_id[128];   /* ... its first model's id */
 };
 
 struct lt_replay {
@@ -229,6 +232,11 @@ void lt_replay_calibrate(struct lt_replay *rp);
 struct lt_mp;
 void lt_replay_server_probe(struct lt_replay *rp);
 void lt_replay_server_before_run(struct lt_replay *rp, bool reset_done);
+/* ... and what a GET /v1/models answer says of the server (its first
+ * model's vocabulary, context and id), so the model's discovery and the
+ * server's word share one request. */
+struct json_t;
+void lt_replay_word_models(struct lt_replay_word *w, const struct json_t *models);
 int lt_replay_server_extra(const struct lt_replay *rp, struct lt_mp *m, uint32_t *n);
 
 /* replay_check.c: a run's self-check: started with the run (after the
