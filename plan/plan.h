@@ -8,9 +8,13 @@
  * back-off, the time limit); an engine owns the clock and the requests.
  * Two engines drive it: the curl engine (replay/replay.c) in real time and
  * the sim's model in virtual time (sim/sim_virtual.c). The plan never reads
- * a clock and does no I/O: the engine passes the time, in µs from the
+ * a clock and opens no socket: the engine passes the time, in µs from the
  * run's origin, and the plan calls the engine's send for each seq that
- * leaves.
+ * leaves. Its one I/O is the trace's: a plan over a loaded trace
+ * (lt_plan_jobs_load) reads nothing, one over a streamed trace
+ * (lt_plan_jobs_open) reads the file on as it lays seqs out, in
+ * lt_plan_init, lt_plan_start, lt_plan_pump and lt_plan_hold (plan_stream.c,
+ * through plan_jobs.c), so those may fail with the reader's errors.
  *
  * Seq states:
  *
