@@ -73,7 +73,7 @@ struct lt_plan_opts {
     uint64_t requests;    /* closed and open loop: per run; trace time: at most this many
                              (a sample of whole sessions, lt_plan_sample); 0 = the whole trace */
     double rate;          /* open loop */
-    enum lt_plan_arrivals arrivals;
+    enum lt_arrivals arrivals;
     double cv;
     uint32_t max_concurrency; /* open loop and trace time: cap on in flight; 0 = none */
     int64_t duration_us;      /* open and closed loop time limit; 0 = none */

@@ -151,17 +151,20 @@ int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt 
     return (int64_t)kept;
 }
 
-int lt_plan_arrive_init(struct lt_plan_arrive *g, enum lt_plan_arrivals a, double rate, double cv,
+int lt_plan_arrive_init(struct lt_plan_arrive *g, enum lt_arrivals a, double rate, double cv,
                         uint64_t seed, int64_t duration_us, struct lt_err *err)
 {
     if (!(rate > 0) || !isfinite(rate))
         return lt_errset(err, LT_EINVAL, "the open-loop rate must be a positive number");
-    if (a == LT_PLAN_GAMMA && !(cv > 0))
-        return lt_errset(err, LT_EINVAL, "gamma arrivals need a positive CV (gamma:CV)");
+    if (a == LT_ARR_GAMMA && !(cv >= LT_ARR_CV_MIN && cv <= LT_ARR_CV_MAX))
+        return lt_errset(err, LT_EINVAL, "gamma arrivals need a CV from %g to %g (gamma:CV)",
+                         LT_ARR_CV_MIN, LT_ARR_CV_MAX);
+    if (a == LT_ARR_EMPIRICAL)
+        return lt_errset(err, LT_EINVAL, "empirical arrivals need a fitted trace (synth --fit)");
     *g = (struct lt_plan_arrive){.a = a,
                                  .rate = rate,
                                  .mean = 1e6 / rate,
-                                 .shape = a == LT_PLAN_GAMMA ? 1.0 / (cv * cv) : 1.0,
+                                 .shape = a == LT_ARR_GAMMA ? 1.0 / (cv * cv) : 1.0,
                                  .duration_us = duration_us};
     lt_rng_seed(&g->rng, seed);
     return 0;
@@ -184,20 +187,22 @@ int lt_plan_arrive_next(struct lt_plan_arrive *g, int64_t *us, struct lt_err *er
     *us = at;
     g->i++;
     switch (g->a) {
-    case LT_PLAN_POISSON:
+    case LT_ARR_DEFAULT:
+    case LT_ARR_POISSON:
         g->t += lt_rng_exp(&g->rng, g->mean);
         break;
-    case LT_PLAN_GAMMA:
+    case LT_ARR_GAMMA:
         g->t += lt_rng_gamma(&g->rng, g->shape, g->mean / g->shape);
         break;
-    case LT_PLAN_CONSTANT:
+    case LT_ARR_CONSTANT:
+    case LT_ARR_EMPIRICAL: /* refused by lt_plan_arrive_init */
         g->t = (double)g->i * g->mean;
         break;
     }
     return 1;
 }
 
-int64_t lt_plan_sched_open(enum lt_plan_arrivals a, double rate, double cv, uint64_t seed,
+int64_t lt_plan_sched_open(enum lt_arrivals a, double rate, double cv, uint64_t seed,
                            int64_t duration_us, int64_t *out, size_t n, struct lt_err *err)
 {
     struct lt_plan_arrive g;
@@ -209,27 +214,4 @@ int64_t lt_plan_sched_open(enum lt_plan_arrivals a, double rate, double cv, uint
         if ((rc = lt_plan_arrive_next(&g, &out[i], err)) <= 0)
             break;
     return rc < 0 ? rc : (int64_t)i;
-}
-
-int lt_plan_parse_arrivals(const char *s, enum lt_plan_arrivals *a, double *cv, struct lt_err *err)
-{
-    *cv = 1.0;
-    if (!strcmp(s, "poisson")) {
-        *a = LT_PLAN_POISSON;
-        return 0;
-    }
-    if (!strcmp(s, "constant")) {
-        *a = LT_PLAN_CONSTANT;
-        return 0;
-    }
-    if (!strncmp(s, "gamma:", 6)) {
-        char *end;
-        double v = strtod(s + 6, &end);
-        if (end != s + 6 && !*end && v > 0 && isfinite(v)) {
-            *a = LT_PLAN_GAMMA;
-            *cv = v;
-            return 0;
-        }
-    }
-    return lt_errset(err, LT_EINVAL, "--arrivals: '%s' is not poisson, constant or gamma:CV", s);
 }

@@ -20,6 +20,7 @@
 #ifndef LT_PLAN_SCHED_H
 #define LT_PLAN_SCHED_H
 
+#include "base/lt_arrivals.h"
 #include "base/lt_err.h"
 #include "base/lt_rng.h"
 
@@ -81,15 +82,9 @@ int lt_plan_tt_walk_scale(struct lt_plan_tt_walk *w, int64_t first, int64_t last
  * duration cuts it. */
 int64_t lt_plan_tt_walk_place(const struct lt_plan_tt_walk *w, int64_t x);
 
-enum lt_plan_arrivals {
-    LT_PLAN_POISSON = 0,
-    LT_PLAN_GAMMA = 1,
-    LT_PLAN_CONSTANT = 2,
-};
-
 /* Open-loop arrivals one at a time (lt_plan_sched_open is built on it). */
 struct lt_plan_arrive {
-    enum lt_plan_arrivals a;
+    enum lt_arrivals a;
     double rate, mean, shape, t;
     int64_t duration_us;
     uint64_t i; /* arrivals drawn */
@@ -97,7 +92,7 @@ struct lt_plan_arrive {
 };
 /* Returns 0, or LT_EINVAL for a rate that is not a positive number or a
  * gamma CV that is not positive. */
-int lt_plan_arrive_init(struct lt_plan_arrive *g, enum lt_plan_arrivals a, double rate, double cv,
+int lt_plan_arrive_init(struct lt_plan_arrive *g, enum lt_arrivals a, double rate, double cv,
                         uint64_t seed, int64_t duration_us, struct lt_err *err);
 /* The next arrival in *us: 1, or 0 when it would fall at or after the
  * duration, or LT_EINVAL beyond LT_PLAN_MAX_OFFSET_US without a duration
@@ -109,10 +104,7 @@ int lt_plan_arrive_next(struct lt_plan_arrive *g, int64_t *us, struct lt_err *er
  * at or after it are cut. Returns the number of arrivals (<= n), or
  * LT_EINVAL (a rate so low an arrival would fall beyond
  * LT_PLAN_MAX_OFFSET_US, say). */
-int64_t lt_plan_sched_open(enum lt_plan_arrivals a, double rate, double cv, uint64_t seed,
+int64_t lt_plan_sched_open(enum lt_arrivals a, double rate, double cv, uint64_t seed,
                            int64_t duration_us, int64_t *out, size_t n, struct lt_err *err);
-
-/* Parse "poisson", "constant" or "gamma:CV". Returns 0 or LT_EINVAL. */
-int lt_plan_parse_arrivals(const char *s, enum lt_plan_arrivals *a, double *cv, struct lt_err *err);
 
 #endif

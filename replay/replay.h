@@ -175,7 +175,7 @@ struct lt_replay_opts {
     uint64_t warmup;   /* leading requests recorded but excluded */
     /* open loop */
     double rate;
-    enum lt_plan_arrivals arrivals;
+    enum lt_arrivals arrivals;
     double cv;
     uint32_t max_concurrency; /* 0 = no cap */
     int64_t duration_us;      /* open loop / closed loop time limit; 0 = none */

@@ -393,7 +393,7 @@ static void test_open(void **state)
     struct rig r;
     rig_start(&r, 2, t, NULL, NULL,
               &(struct lt_plan_opts){
-                  .mode = LT_PLAN_RATE, .rate = 10, .arrivals = LT_PLAN_CONSTANT, .requests = 5},
+                  .mode = LT_PLAN_RATE, .rate = 10, .arrivals = LT_ARR_CONSTANT, .requests = 5},
               0);
     struct lt_plan *p = &r.p;
     struct lt_err err = {0};

@@ -367,7 +367,7 @@ static void test_stream_moving_times(void **state)
         {.mode = LT_PLAN_RATE, .rate = 2000, .duration_us = 10000000, .seed = 9},
         {.mode = LT_PLAN_RATE,
          .rate = 3000,
-         .arrivals = LT_PLAN_GAMMA,
+         .arrivals = LT_ARR_GAMMA,
          .cv = 2,
          .requests = 90000,
          .max_concurrency = 3},
