@@ -114,7 +114,7 @@ static int ep_add(struct lt_replay *rp, const char *url, bool target, struct lt_
     return 0;
 }
 
-int lt_replay_scrape_init(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_scrape_init(struct lt_replay *rp, struct lt_err *err)
 {
     struct lt_replay_scraper *s = &rp->scr;
     const struct lt_replay_opts *o = &rp->o;
@@ -151,7 +151,7 @@ int lt_replay_scrape_init(struct lt_replay *rp, struct lt_err *err)
     return 0;
 }
 
-void lt_replay_scrape_release(struct lt_replay *rp)
+void lt__replay_scrape_release(struct lt_replay *rp)
 {
     struct lt_replay_scraper *s = &rp->scr;
     for (int i = 0; i < s->n; i++) {
@@ -189,7 +189,7 @@ static bool looks_prometheus(struct lt_replay_scraper *s, const struct lt_buf *b
     return lt_prom_parse(&s->pg, b->p ? b->p : "", b->len, "probe", &e) == 0 && s->pg.nsamples > 0;
 }
 
-int lt_replay_scrape_prepare(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_scrape_prepare(struct lt_replay *rp, struct lt_err *err)
 {
     struct lt_replay_scraper *s = &rp->scr;
     const struct lt_replay_opts *o = &rp->o;
@@ -243,7 +243,7 @@ out:
 
 static double trace_hit_rate(const struct lt_replay *rp, unsigned *level);
 
-void lt_replay_scrape_before_run(struct lt_replay *rp)
+void lt__replay_scrape_before_run(struct lt_replay *rp)
 {
     /* Before the origin is set: a big trace's walk must not make the
      * run's first sends late. The trace's hit rate is wanted where the
@@ -255,7 +255,7 @@ void lt_replay_scrape_before_run(struct lt_replay *rp)
     bool done = false;
     if (rp->o.reset_prefix_cache) {
         /* vLLM first, then SGLang: the one that answers 200 says which;
-         * llama.cpp's slot erase is lt_replay_server_before_run's. */
+         * llama.cpp's slot erase is lt__replay_server_before_run's. */
         static const char *const paths[] = {"/reset_prefix_cache", "/flush_cache"};
         static const char *const names[] = {"vLLM POST /reset_prefix_cache",
                                             "SGLang POST /flush_cache"};
@@ -279,10 +279,10 @@ void lt_replay_scrape_before_run(struct lt_replay *rp)
                      "the target has neither POST /reset_prefix_cache, POST /flush_cache nor "
                      "llama.cpp's slot erase");
     }
-    lt_replay_server_before_run(rp, done);
+    lt__replay_server_before_run(rp, done);
 }
 
-void lt_replay_scrape_start(struct lt_replay *rp)
+void lt__replay_scrape_start(struct lt_replay *rp)
 {
     struct lt_replay_scraper *s = &rp->scr;
     if (s->n == 0)
@@ -290,7 +290,7 @@ void lt_replay_scrape_start(struct lt_replay *rp)
     lt_mono_timer_at(s->tfd, rp->origin, s->interval_ns);
 }
 
-void lt_replay_scrape_tick(struct lt_replay *rp)
+void lt__replay_scrape_tick(struct lt_replay *rp)
 {
     struct lt_replay_scraper *s = &rp->scr;
     uint64_t x;
@@ -490,7 +490,7 @@ static int record(struct lt_replay *rp, struct lt_replay_scrape_ep *ep, CURLcode
     lt_mono now = lt_mono_now();
     struct lt_scrape sc = {
         .run = rp->run_id,
-        .t = lt_replay_since_origin_us(rp, ep->sent),
+        .t = lt__replay_since_origin_us(rp, ep->sent),
         .dur = lt_mono_diff_us(now, ep->sent),
     };
     make_sample(rp, ep, c, &sc);
@@ -500,7 +500,7 @@ static int record(struct lt_replay *rp, struct lt_replay_scrape_ep *ep, CURLcode
     return lt_writer_put_scrape(rp->w, &sc, err);
 }
 
-int lt_replay_scrape_done(struct lt_replay *rp, CURL *e, CURLcode c, struct lt_err *err)
+int lt__replay_scrape_done(struct lt_replay *rp, CURL *e, CURLcode c, struct lt_err *err)
 {
     struct lt_replay_scraper *s = &rp->scr;
     for (int i = 0; i < s->n; i++) {
@@ -515,7 +515,7 @@ int lt_replay_scrape_done(struct lt_replay *rp, CURL *e, CURLcode c, struct lt_e
     return 0;
 }
 
-int lt_replay_scrape_stop(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_scrape_stop(struct lt_replay *rp, struct lt_err *err)
 {
     struct lt_replay_scraper *s = &rp->scr;
     int rc = 0;
@@ -649,7 +649,7 @@ static double trace_hit_rate(const struct lt_replay *rp, unsigned *level)
     return r;
 }
 
-int lt_replay_scrape_run_extra(struct lt_replay *rp, struct lt_extra *extra, struct lt_err *err)
+int lt__replay_scrape_run_extra(struct lt_replay *rp, struct lt_extra *extra, struct lt_err *err)
 {
     struct lt_replay_scraper *s = &rp->scr;
     double r = s->trace_hit;
@@ -668,7 +668,7 @@ int lt_replay_scrape_run_extra(struct lt_replay *rp, struct lt_extra *extra, str
             n++;
         }
     }
-    lt_replay_server_extra(rp, &m, &n);
+    lt__replay_server_extra(rp, &m, &n);
     if (m.rc < 0)
         return lt_errset(err, LT_ENOMEM, "out of memory");
     if (n == extra->n)

@@ -74,7 +74,7 @@ static int64_t round_trip_us(struct lt_replay *rp, struct lt_buf *b)
     return 0;
 }
 
-void lt_replay_server_probe(struct lt_replay *rp)
+void lt__replay_server_probe(struct lt_replay *rp)
 {
     struct lt_replay_word *w = &rp->word;
     memset(w, 0, sizeof *w);
@@ -174,7 +174,7 @@ static int erase_slots(struct lt_replay *rp, struct lt_buf *b, char *why, size_t
     return 1;
 }
 
-void lt_replay_server_before_run(struct lt_replay *rp, bool reset_done)
+void lt__replay_server_before_run(struct lt_replay *rp, bool reset_done)
 {
     struct lt_replay_word *w = &rp->word;
     struct lt_buf b;
@@ -206,7 +206,7 @@ void lt_replay_server_before_run(struct lt_replay *rp, bool reset_done)
     lt_buf_release(&b);
 }
 
-int lt_replay_server_extra(const struct lt_replay *rp, struct lt_mp *m, uint32_t *n)
+int lt__replay_server_extra(const struct lt_replay *rp, struct lt_mp *m, uint32_t *n)
 {
     const struct lt_replay_word *w = &rp->word;
     if (w->kind[0]) {
