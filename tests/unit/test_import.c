@@ -637,12 +637,12 @@ static void test_infer_rules(void **state)
         {{100, 101, 102}, 3, 1100, 11, 0}, /* again: [100,101] was continued, a branch */
     };
     struct session_infer si;
-    session_infer_init(&si);
+    lt__session_infer_init(&si);
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         uint64_t session = 99;
         uint32_t turn = 99;
         assert_int_equal(
-            session_infer_add(&si, rows[i].b, rows[i].n, true, rows[i].in, &session, &turn), 0);
+            lt__session_infer_add(&si, rows[i].b, rows[i].n, true, rows[i].in, &session, &turn), 0);
         if (session != rows[i].session || turn != rows[i].turn)
             print_error("row %zu: session %llu turn %u, want %llu/%u\n", i,
                         (unsigned long long)session, turn, (unsigned long long)rows[i].session,
@@ -651,7 +651,7 @@ static void test_infer_rules(void **state)
         assert_int_equal(turn, rows[i].turn);
     }
     struct lt_import_stats st;
-    session_infer_stats(&si, &st);
+    lt__session_infer_stats(&si, &st);
     assert_int_equal(st.chains, 12);
     assert_int_equal(st.chained, 10);
     assert_int_equal(st.infer_branched, 1);
@@ -661,14 +661,14 @@ static void test_infer_rules(void **state)
     assert_int_equal(st.turns_hist[1], 5);
     assert_int_equal(st.turns_hist[2], 1); /* chain 3: 4 turns */
     assert_int_equal(st.turns_max, 4);
-    session_infer_release(&si);
+    lt__session_infer_release(&si);
 
     /* 200 turns after a shared system prompt block 0, each turn's last
      * block growing into a new id, and between them 5,000 first turns that
      * share block 0 only: those extend each other but for their last block,
      * so each ties with the ones before (but the first two); the chain
      * stays one session. */
-    session_infer_init(&si);
+    lt__session_infer_init(&si);
     uint64_t b[203];
     for (uint32_t k = 0; k < 200; k++) {
         for (uint32_t j = 0; j <= k + 1; j++)
@@ -677,12 +677,12 @@ static void test_infer_rules(void **state)
         uint64_t session;
         uint32_t turn;
         assert_int_equal(
-            session_infer_add(&si, b, k + 3, true, 512 * (k + 2) + 10, &session, &turn), 0);
+            lt__session_infer_add(&si, b, k + 3, true, 512 * (k + 2) + 10, &session, &turn), 0);
         assert_int_equal(session, 0);
         assert_int_equal(turn, k);
         for (uint64_t r = 0; r < 25; r++) {
             uint64_t o[2] = {0, 2000000 + k * 25 + r};
-            assert_int_equal(session_infer_add(&si, o, 2, true, 700, &session, &turn), 0);
+            assert_int_equal(lt__session_infer_add(&si, o, 2, true, 700, &session, &turn), 0);
             assert_int_equal(turn, 0);
         }
     }
@@ -695,15 +695,15 @@ static void test_infer_rules(void **state)
         lb[j] = 5000000 + j;
     uint64_t ls;
     uint32_t lt;
-    assert_int_equal(session_infer_add(&si, lb, LONG, true, 512u * LONG - 5, &ls, &lt), 0);
+    assert_int_equal(lt__session_infer_add(&si, lb, LONG, true, 512u * LONG - 5, &ls, &lt), 0);
     assert_int_equal(lt, 0);
     uint64_t ls0 = ls;
     lb[LONG - 1] = 7; /* the last block grew */
-    assert_int_equal(session_infer_add(&si, lb, LONG + 1, true, 512u * LONG + 5, &ls, &lt), 0);
+    assert_int_equal(lt__session_infer_add(&si, lb, LONG + 1, true, 512u * LONG + 5, &ls, &lt), 0);
     assert_int_equal(ls, ls0);
     assert_int_equal(lt, 1);
     free(lb);
-    session_infer_stats(&si, &st);
+    lt__session_infer_stats(&si, &st);
     assert_int_equal(st.chained, 199 + 1);
     assert_int_equal(st.chains, 1 + 5000 + 1);
     assert_int_equal(st.infer_shorter, 1);
@@ -712,7 +712,7 @@ static void test_infer_rules(void **state)
     assert_int_equal(st.turns_hist[0], 5000);
     assert_int_equal(st.turns_hist[1], 1); /* the long one's two turns */
     assert_int_equal(st.turns_hist[7], 1);
-    session_infer_release(&si);
+    lt__session_infer_release(&si);
 }
 
 int main(void)
