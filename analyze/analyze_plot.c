@@ -379,7 +379,7 @@ static int set_title(struct lt_buf *v, uint32_t i, const struct lt_analyze_run *
 {
     char key[24], lev[48];
     snprintf(key, sizeof key, "title%u", i);
-    lt_analyze_level(r, lev, sizeof lev);
+    lt__analyze_level(r, lev, sizeof lev);
     return lt_plot_var(v, key, lev);
 }
 
@@ -450,14 +450,14 @@ static int cdf_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, enum 
     struct lt_buf d, v;
     lt_buf_init(&d, (size_t)1 << 26);
     lt_buf_init(&v, (size_t)1 << 20);
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order), sets = 0;
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt__analyze_run_order(a, order), sets = 0;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint32_t k = 0; k < n && sets < 8; k++) {
         const struct lt_analyze_run *r = a->runs[order[k]];
         if (!lt_hist_count(r->h[m]))
             continue;
         char w[48];
-        lt_analyze_level(r, w, sizeof w);
+        lt__analyze_level(r, w, sizeof w);
         LT_TRY(lt_buf_printf(&d, "# %s: %s (ms), fraction <= value\n", w, name));
         LT_TRY(lt_plot_cdf_block(&d, r->h[m], 1e-3, 1e-3));
         LT_TRY(set_title(&v, ++sets, r));
@@ -496,7 +496,7 @@ static int itl_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struc
     struct lt_buf d, v;
     lt_buf_init(&d, (size_t)1 << 26);
     lt_buf_init(&v, (size_t)1 << 20);
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order), sets = 0;
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt__analyze_run_order(a, order), sets = 0;
     const struct lt_analyze_run *run[SETS];
     static double frac[SETS][BINS]; /* not on the stack: 12.8 KB */
     int bmax[SETS];
@@ -544,7 +544,7 @@ static int itl_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struc
         }
         left = fmax(left, l);
         char w[48];
-        lt_analyze_level(run[s], w, sizeof w);
+        lt__analyze_level(run[s], w, sizeof w);
         LT_TRY(set_title(&v, s + 1, run[s]));
         /* The outline of the bars (so that even a single bin shows) from
          * the axis' start; empty bins at 0, which the template draws at
@@ -638,7 +638,7 @@ static int ts_charts(const struct lt_analysis *a, const struct lt_analyze_run *r
     LT_TRY(lt_buf_printf(&d, "%g %.6g %.6g %llu %llu\n", t_end, p.tokens_per_s, p.in_flight,
                          (unsigned long long)p.ok, (unsigned long long)p.errors));
     char lev[48], name[LT_PLOT_NAME_LEN], title[160];
-    lt_analyze_level(r, lev, sizeof lev);
+    lt__analyze_level(r, lev, sizeof lev);
     snprintf(name, sizeof name, "timeseries_f%u_run%u", r->file, r->id);
     if (a->n_files <= 1)
         snprintf(name, sizeof name, "timeseries_run%u", r->id);
@@ -715,7 +715,7 @@ static int server_chart(const struct lt_analysis *a, const struct lt_analyze_run
         t_end = fmax(t_end, q->t_s);
     }
     char lev[48], name[LT_PLOT_NAME_LEN], title[160];
-    lt_analyze_level(r, lev, sizeof lev);
+    lt__analyze_level(r, lev, sizeof lev);
     snprintf(name, sizeof name, "server_f%u_run%u", r->file, r->id);
     if (a->n_files <= 1)
         snprintf(name, sizeof name, "server_run%u", r->id);
@@ -856,7 +856,7 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
     CHART(cdf_chart(a, ctx, LT_AM_E2E, "e2e_cdf", "E2E latency distribution",
                     "End-to-end latency (ms)", err));
     CHART(itl_chart(a, ctx, err));
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order);
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt__analyze_run_order(a, order);
     for (uint32_t k = 0; k < n && k < TS_CHART_RUNS; k++) {
         CHART(ts_charts(a, a->runs[order[k]], order[k], ctx, err));
         CHART(server_chart(a, a->runs[order[k]], order[k], ctx, err));
@@ -869,7 +869,7 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
         struct lt_path_out o;
         LT_TRY(lt_path_out_open(&o, html_path, err));
         char title[600];
-        lt_analyze_title(a, title, sizeof title);
+        lt__analyze_title(a, title, sizeof title);
         int hrc = lt_analyze_write_html(a, title, NULL, ctx, o.f, err);
         if (hrc < 0)
             lt_path_out_abort(&o);

@@ -216,7 +216,7 @@ int lt_analysis_add_check(struct lt_analysis *a, const struct lt_check *k, struc
     int rc = get_run(a, k->run, &r, err);
     if (rc < 0)
         return rc;
-    lt_analyze_check_add(r, k);
+    lt__analyze_check_add(r, k);
     return 0;
 }
 
@@ -801,7 +801,7 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, s
         return 0;
     }
     r->measured++;
-    enum lt_analyze_outcome oc = lt_analyze_outcome(res);
+    enum lt__analyze_outcome oc = lt__analyze_outcome(res);
     if (sent) {
         r->sent++;
         if (res->sent < r->first_sent)
@@ -1075,7 +1075,7 @@ static int file_check(struct lt_analysis *a, struct seen *sn, const char *path,
 int lt_analysis_add_file(struct lt_analysis *a, const char *path, struct lt_err *err)
 {
     int rc = 0;
-    struct lt_reader *rd = lt_analyze_open(path, LT_KIND_RESULTS, a->opts.salvage, a->opts.on_skip,
+    struct lt_reader *rd = lt__analyze_open(path, LT_KIND_RESULTS, a->opts.salvage, a->opts.on_skip,
                                            a->opts.skip_ud, err);
     if (!rd)
         return err && err->code < 0 ? err->code : LT_EIO;

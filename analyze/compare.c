@@ -56,7 +56,7 @@ static int compare_traces(const char *pa, const char *pb, const struct lt_compar
         else
             lt_compare_traces_write_text(&t, out);
         if (ctx)
-            rc = lt_compare_traces_charts(&t, ctx, err);
+            rc = lt__compare_traces_charts(&t, ctx, err);
     }
     lt_compare_traces_release(&t);
     return rc;
@@ -84,7 +84,7 @@ static int compare_results(const char *pa, const char *pb, const struct lt_compa
         else
             lt_compare_results_write_text(&r, out);
         if (ctx)
-            rc = lt_compare_results_charts(&r, ctx, err);
+            rc = lt__compare_results_charts(&r, ctx, err);
     }
     lt_compare_results_release(&r);
     return rc;

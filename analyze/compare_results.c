@@ -128,7 +128,7 @@ static struct sent sent_of(const struct lt_result *res)
     const uint32_t h = res->has;
     e.want_in = h & LT_RHAS_WANT_IN ? (int64_t)res->want_in : -1;
     e.want_out = h & LT_RHAS_WANT_OUT ? (int64_t)res->want_out : -1;
-    e.ok = lt_analyze_outcome(res) == LT_AO_OK;
+    e.ok = lt__analyze_outcome(res) == LT_AO_OK;
     if (e.ok && (h & LT_RHAS_FIRST_TOKEN))
         e.ttft = (double)(res->first_token - res->sent);
     if (e.ok && (h & LT_RHAS_END))
@@ -145,7 +145,7 @@ static int read_results(struct lt_compare_rside *s, const char *path,
                         const struct lt_compare_opts *o, uint64_t *skipped, struct lt_err *err)
 {
     int rc = 0;
-    struct lt_reader *r = lt_compare_open(path, LT_KIND_RESULTS, o, err);
+    struct lt_reader *r = lt__compare_open(path, LT_KIND_RESULTS, o, err);
     if (!r)
         return err && err->code < 0 ? err->code : LT_EIO;
     /* The SLOs say what goodput counts (the twin's goodput). */
@@ -194,7 +194,7 @@ static int read_results(struct lt_compare_rside *s, const char *path,
         bk_finish(&s->bk[i]);
     LT_TRY(lt_analysis_finish(&s->a, err));
 out:
-    *skipped = lt_compare_skipped(r);
+    *skipped = lt__compare_skipped(r);
     lt_reader_free(r);
     if (rc < 0)
         lt_errf(err, rc, "%s", path);
@@ -570,7 +570,7 @@ int lt_compare_results_compute(struct lt_compare_results *r, const char *path_a,
         struct lt_compare_pair *p = &r->pairs[r->n_pairs++];
         LT_TRY(compare_pair(r, p, i, (uint32_t)j, err));
         if (r->twin) {
-            LT_TRY(lt_compare_twin_eval(&p->twin, p->ra, p->rb, err));
+            LT_TRY(lt__compare_twin_eval(&p->twin, p->ra, p->rb, err));
             r->twin_misses += p->twin.misses > 0 || p->twin.judged == 0;
         }
         const struct lt_compare_paired *pr = &p->paired;
