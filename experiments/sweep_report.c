@@ -314,7 +314,7 @@ static void ab_of(const char *base, const char *res, const struct lt_sweep_plan 
         return;
     }
     if (lt_compare_results_compute(cr, base, res, &co, &err) < 0) {
-        sweep__fmt(x->err, sizeof x->err, "%s", err.msg);
+        lt__sweep_fmt(x->err, sizeof x->err, "%s", err.msg);
     } else {
         x->done = true;
         x->pairs = cr->n_pairs;
@@ -683,7 +683,7 @@ static int read_row(struct row *w, const struct lt_sweep_config *k, json_t *cfgs
     ao->salvage = strcmp(w->status, "complete") != 0; /* a dead server's file may end short */
     if (lt_analyze_file(w->results, ao, w->a, &ae) < 0) {
         if (*n_notes < n_notes_max)
-            sweep__fmt(notes[(*n_notes)++], 512, "%s: %s", k->name, ae.msg);
+            lt__sweep_fmt(notes[(*n_notes)++], 512, "%s: %s", k->name, ae.msg);
         return 0;
     }
     w->have = true;
@@ -775,9 +775,9 @@ int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, c
     if (lt_plot_make_dir(cdir, &pe) == 0)
         chart(rows, n, dir, &rep, &ctx, &pe);
     if (pe.msg[0] && *n_notes < n_notes_max)
-        sweep__fmt(notes[(*n_notes)++], 512, "chart: %s", pe.msg);
+        lt__sweep_fmt(notes[(*n_notes)++], 512, "chart: %s", pe.msg);
     for (uint32_t i = 0; i < rep.n_notes && *n_notes < n_notes_max; i++)
-        sweep__fmt(notes[(*n_notes)++], 512, "%s", rep.notes[i]);
+        lt__sweep_fmt(notes[(*n_notes)++], 512, "%s", rep.notes[i]);
     snprintf(path, sizeof path, "%s/report.html", dir);
     if ((rc = lt_path_out_open(&po, path, err)) >= 0) {
         rc = lt_analyze_write_html(NULL, "loadtrace sweep", text, &ctx, po.f, err);
