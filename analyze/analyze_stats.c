@@ -1125,7 +1125,7 @@ out:;
     a->skipped_frames += st.skipped_frames;
     a->skipped_bytes += st.skipped_bytes;
     a->skipped_values += st.skipped_values;
-    lt_reader_free(rd);
+    lt_reader_close(rd);
     return rc;
 }
 

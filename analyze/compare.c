@@ -32,7 +32,7 @@ static int kind_of(const char *path, enum lt_kind *kind, struct lt_err *err)
     if (!r)
         return err && err->code < 0 ? err->code : LT_EIO;
     *kind = lt_reader_header(r)->kind;
-    lt_reader_free(r);
+    lt_reader_close(r);
     return 0;
 }
 

@@ -195,7 +195,7 @@ static int read_results(struct lt_compare_rside *s, const char *path,
     LT_TRY(lt_analysis_finish(&s->a, err));
 out:
     *skipped = lt__compare_skipped(r);
-    lt_reader_free(r);
+    lt_reader_close(r);
     if (rc < 0)
         lt_errf(err, rc, "%s", path);
     return rc;

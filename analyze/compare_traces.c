@@ -263,7 +263,7 @@ static int read_trace(struct lt_compare_tside *s, const char *path, const struct
     LT_TRY(lt_info_finish(&s->info, err));
 out:
     *skipped = lt__compare_skipped(r);
-    lt_reader_free(r);
+    lt_reader_close(r);
     if (rc < 0)
         lt_errf(err, rc, "%s", path);
     return rc;

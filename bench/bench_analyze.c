@@ -195,7 +195,7 @@ static int read_only(const char *path)
     uint64_t n = 0;
     while (lt_reader_next(r, &it, &err) == 1)
         n++;
-    lt_reader_free(r);
+    lt_reader_close(r);
     double s = cpu_s() - c0;
     printf("read only: %llu values in %.3f s CPU: %.2f M values/s\n", (unsigned long long)n, s,
            n / s / 1e6);

@@ -636,7 +636,7 @@ static int write_results(struct search_ctx *c, const struct lt_search *ans, cons
         }
         if (rc == 0 && n < 0)
             rc = n;
-        lt_reader_free(rd);
+        lt_reader_close(rd);
     }
     if (lt_writer_close(w, rc == 0 ? err : &(struct lt_err){0}) < 0 && rc == 0)
         rc = err->code;

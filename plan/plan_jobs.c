@@ -228,7 +228,7 @@ oom:
     rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
 out:
     lt_u64map_release(&last);
-    lt_reader_free(r);
+    lt_reader_close(r);
     if (rc < 0)
         lt_plan_jobs_release(js);
     return rc;
@@ -284,7 +284,7 @@ int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *
 oom:
     rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
 out:
-    lt_reader_free(r);
+    lt_reader_close(r);
     if (rc < 0)
         lt_plan_jobs_release(js);
     return rc;
@@ -309,7 +309,7 @@ static void stream_reset(const struct lt_plan_jobs *js)
     s->loaded = s->dropped = 0;
     lt_u64map_release(&s->last);
     lt_u64map_init(&s->last);
-    lt_reader_free(s->r);
+    lt_reader_close(s->r);
     s->r = NULL;
 }
 
@@ -351,7 +351,7 @@ int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, s
             return n;
         if (n == 0 && s->loaded % js->n == 0) {
             /* the next lap: the trace from its start, its sessions anew */
-            lt_reader_free(s->r);
+            lt_reader_close(s->r);
             lt_u64map_release(&s->last);
             lt_u64map_init(&s->last);
             if (!(s->r = lt_reader_open_kind(s->path, LT_KIND_TRACE, NULL, err)))
@@ -373,7 +373,7 @@ int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, s
             return rc;
     }
     if (s->loaded == s->npos && s->r) { /* every record read: the file is closed */
-        lt_reader_free(s->r);
+        lt_reader_close(s->r);
         s->r = NULL;
     }
     return 0;
@@ -448,7 +448,7 @@ int lt_plan_jobs_each(const struct lt_plan_jobs *js,
                 rec->blocks, rec->n_blocks, rec->in, rec->out};
             rc = fn(ud, &k);
         }
-    lt_reader_free(r);
+    lt_reader_close(r);
     if (rc < 0)
         return rc;
     if (j < js->n)
@@ -602,7 +602,7 @@ void lt_plan_jobs_release(struct lt_plan_jobs *js)
     struct lt_plan_stream *s = js->stream;
     if (s) {
         free_slabs(&s->slabs);
-        lt_reader_free(s->r);
+        lt_reader_close(s->r);
         lt_u64map_release(&s->last);
         free(s->path);
         lt_vmem_release(&s->vm);

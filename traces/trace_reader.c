@@ -546,18 +546,18 @@ static struct lt_reader *open_stream(FILE *f, const char *path, bool seekable,
     }
     if (!r->path || !r->in || !r->dctx) {
         lt_errset(err, LT_ENOMEM, "out of memory");
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, WINDOW_LOG_MAX);
     if (r->o.salvage && !seekable) {
         lt_errset(err, LT_EINVAL, "%s: --salvage needs a file it can seek in, not a pipe", path);
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     /* A friendly word for the commonest mistake: a file of another format. */
     if (fill(r, err) < 0) {
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     if (r->in_len >= 4 &&
@@ -566,15 +566,15 @@ static struct lt_reader *open_stream(FILE *f, const char *path, bool seekable,
                   "%s: not a loadtrace file (it does not start with a zstd frame; "
                   "for CSV or JSON lines use `loadtrace import`)",
                   path);
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     if (decode_header(r, err) < 0) {
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     if (r->completion_order && !r->o.file_order && sort_by_arrival(r, err) < 0) {
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     return r;
@@ -616,7 +616,7 @@ struct lt_reader *lt_reader_open_kind(const char *path, enum lt_kind kind,
         lt_errset(err, LT_EFORMAT, "%s: this is a %s file; a %s file is needed here", path,
                   r->hdr.kind == LT_KIND_TRACE ? "trace" : "results",
                   kind == LT_KIND_TRACE ? "trace" : "results");
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     return r;
@@ -632,7 +632,7 @@ void lt_reader_stats(const struct lt_reader *r, struct lt_reader_stats *st)
     *st = r->st;
 }
 
-void lt_reader_free(struct lt_reader *r)
+void lt_reader_close(struct lt_reader *r)
 {
     if (!r)
         return;

@@ -259,7 +259,7 @@ int lt_export_copy(const char *in_path, const struct lt_reader_opts *ro, const c
         while ((rc = lt_reader_next(r, &it, err)) == 1)
             ;
         lt_reader_stats(r, rs);
-        lt_reader_free(r);
+        lt_reader_close(r);
         r = NULL;
         if (rc < 0) {
             st->fault = LT_EXPORT_FAULT_READ;
@@ -307,7 +307,7 @@ out:
         if (stat(out_path, &so) == 0 && S_ISREG(so.st_mode))
             unlink(out_path);
     }
-    lt_reader_free(r);
+    lt_reader_close(r);
     lt_buf_release(&extra);
     return rc < 0 ? rc : 0;
 }
@@ -334,7 +334,7 @@ int lt_export_file(const char *in_path, enum lt_export_format f, FILE *out, cons
         rc = export_lines(r, &line, mooncake_line, &m, in_path, out, out_name, st, err);
         lt_buf_release(&line);
     }
-    lt_reader_free(r);
+    lt_reader_close(r);
     return rc;
 }
 

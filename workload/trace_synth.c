@@ -616,7 +616,7 @@ static int fit_pass1(const char *path, struct fit_info *fi, struct lt_err *err)
         rc = lt_errset(err, LT_EINVAL, "%s: the trace to fit has no records", path);
 out:
     lt_info_release(&info);
-    lt_reader_free(r);
+    lt_reader_close(r);
     return rc;
 }
 
@@ -696,7 +696,7 @@ static int fit_pass2(const char *path, uint64_t seed, double keep, size_t max_re
     if (fi->sessions)
         fi->unit_cv = gn && gmean > 0 ? sqrt(gm2 / (double)gn) / gmean : 0;
 out:
-    lt_reader_free(r);
+    lt_reader_close(r);
     lt_u64map_release(&seen);
     return rc;
 }

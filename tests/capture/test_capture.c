@@ -422,7 +422,7 @@ static void test_recorder_order(void **state)
         assert_int_equal(it->rec.max_tokens, done[k]);
     }
     assert_int_equal(lt_reader_next(rd, &it, &err), 0);
-    lt_reader_free(rd);
+    lt_reader_close(rd);
     /* ... and every reader gets arrival order. */
     rd = lt_reader_open(path, NULL, &err);
     assert_non_null(rd);
@@ -433,7 +433,7 @@ static void test_recorder_order(void **state)
         assert_int_equal(it->index, k);
     }
     assert_int_equal(lt_reader_next(rd, &it, &err), 0);
-    lt_reader_free(rd);
+    lt_reader_close(rd);
 }
 
 /* Records of the file at path as readers see them, and how many of them
@@ -451,7 +451,7 @@ static int count_records(const char *path, int *unfinished)
         if ((it->rec.has & LT_HAS_FAILED) && !(it->rec.has & LT_HAS_ORIG_STATUS))
             (*unfinished)++;
     }
-    lt_reader_free(rd);
+    lt_reader_close(rd);
     return n;
 }
 
@@ -539,7 +539,7 @@ static char *record_back(struct lt_capture_call *c, const char *name, struct lt_
     struct lt_buf js;
     lt_buf_init(&js, (size_t)64 << 20);
     assert_int_equal(lt_json_record(&js, &it->rec), 0);
-    lt_reader_free(rd);
+    lt_reader_close(rd);
     json_t *o = json_loadb(js.p, js.len, 0, NULL);
     lt_buf_release(&js);
     assert_non_null(o);

@@ -62,7 +62,7 @@ static void read_back(const char *path, uint64_t written)
     int rc;
     while ((rc = lt_reader_next(rd, &it, &err)) == 1)
         n++;
-    lt_reader_free(rd);
+    lt_reader_close(rd);
     if (rc != 0 || n != written) {
         fprintf(stderr, "fuzz_import: wrote %llu values, read %llu back: %s\n",
                 (unsigned long long)written, (unsigned long long)n, rc ? err.msg : "");

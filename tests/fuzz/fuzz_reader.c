@@ -56,7 +56,7 @@ static void copy_through(const uint8_t *data, size_t size, bool salvage)
         lt_buf_append(&want, "\n", 1);
     }
     check(lt_writer_close(w, &err) == 0, "closing the copy", &err);
-    lt_reader_free(r);
+    lt_reader_close(r);
     struct lt_reader_opts strict = {.max_frame_bytes = 1 << 26};
     r = lt_reader_open(path, &strict, &err);
     check(r != NULL, "the copy's header does not read", &err);
@@ -75,7 +75,7 @@ static void copy_through(const uint8_t *data, size_t size, bool salvage)
           "the copy's values differ", NULL);
     lt_buf_release(&want);
     lt_buf_release(&got);
-    lt_reader_free(r);
+    lt_reader_close(r);
     unlink(path);
 }
 
@@ -99,7 +99,7 @@ static void read_through(const uint8_t *data, size_t size, bool salvage)
         lt_json_item(&js, it);
     }
     lt_buf_release(&js);
-    lt_reader_free(r);
+    lt_reader_close(r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

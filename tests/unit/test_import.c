@@ -447,7 +447,7 @@ static int read_all(const char *path, uint64_t *n, struct lt_err *err)
     *n = 0;
     while ((rc = lt_reader_next(r, &it, err)) == 1)
         (*n)++;
-    lt_reader_free(r);
+    lt_reader_close(r);
     return rc;
 }
 

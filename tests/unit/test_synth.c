@@ -241,7 +241,7 @@ static void test_session_structure(void **state)
     }
     assert_true(checked > 1000);
     free(prev);
-    lt_reader_free(r);
+    lt_reader_close(r);
 }
 
 static void test_bad_options(void **state)

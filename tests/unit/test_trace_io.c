@@ -107,7 +107,7 @@ static void test_roundtrip_records(void **state)
     struct lt_reader_stats st;
     lt_reader_stats(r, &st);
     assert_true(st.frames >= 4); /* header + 10000/4096 data frames */
-    lt_reader_free(r);
+    lt_reader_close(r);
 }
 
 /* ---- helpers to build files by hand ---------------------------------- */
@@ -185,7 +185,7 @@ static int read_all(const char *path, const struct lt_reader_opts *ro, int *nrec
     int rc;
     while ((rc = lt_reader_next(r, &it, err)) == 1)
         (*nrec)++;
-    lt_reader_free(r);
+    lt_reader_close(r);
     return rc;
 }
 
@@ -318,7 +318,7 @@ static void test_corrupt_frame_and_salvage(void **state)
     lt_reader_stats(r, &st);
     assert_int_equal(st.skipped_frames, 1);
     assert_int_equal(st.skipped_bytes, offs[4] - offs[3]);
-    lt_reader_free(r);
+    lt_reader_close(r);
     free(p);
 }
 
@@ -522,7 +522,7 @@ static void test_results_roundtrip(void **state)
     assert_int_equal(it->res.end, 2600);
     assert_string_equal(it->res.finish, "length");
     assert_int_equal(lt_reader_next(r, &it, &err), 0);
-    lt_reader_free(r);
+    lt_reader_close(r);
     assert_null(lt_reader_open_kind(path, LT_KIND_TRACE, NULL, &err));
     assert_non_null(strstr(err.msg, "results file"));
 }
@@ -610,7 +610,7 @@ static void test_scrape_roundtrip(void **state)
     assert_int_equal(lt_reader_next(r, &it, &err), 1);
     assert_int_equal(it->type, LT_ITEM_RESULT);
     assert_int_equal(lt_reader_next(r, &it, &err), 0);
-    lt_reader_free(r);
+    lt_reader_close(r);
 }
 
 /* A run's self-check (rec "check", written at the run's end) reads back
@@ -674,7 +674,7 @@ static void test_check_roundtrip(void **state)
     assert_int_equal(lt_reader_next(r, &it, &err), 1);
     assert_int_equal(it->type, LT_ITEM_RESULT);
     assert_int_equal(lt_reader_next(r, &it, &err), 0);
-    lt_reader_free(r);
+    lt_reader_close(r);
 }
 
 /* Keys the reader does not know survive a read-write-read copy. */
@@ -710,7 +710,7 @@ static void test_unknown_keys_preserved(void **state)
     assert_int_equal(lt_reader_next(r, &it, &err), 1);
     assert_int_equal(it->rec.extra.n, 1);
     assert_int_equal(lt_writer_put_record(w, &it->rec, &err), 0);
-    lt_reader_free(r);
+    lt_reader_close(r);
     assert_int_equal(lt_writer_close(w, &err), 0);
 
     r = lt_reader_open(copy, NULL, &err);
@@ -720,7 +720,7 @@ static void test_unknown_keys_preserved(void **state)
     assert_int_equal(lt_json_record(&js, &it->rec), 0);
     assert_string_equal(js.p, "{\"t\":9,\"in\":4,\"future_key\":[-3,\"x\"]}");
     lt_buf_release(&js);
-    lt_reader_free(r);
+    lt_reader_close(r);
 }
 
 /* Frames close by count, and by age when the writer is ticked. */
@@ -912,7 +912,7 @@ static void test_blocks_roundtrip(void **state)
     lt_buf_release(&js[0]);
     lt_buf_release(&js[1]);
     for (int k = 0; k < 2; k++)
-        lt_reader_free(rd[k]);
+        lt_reader_close(rd[k]);
     /* Blocks are what make results small. */
     assert_true(file_size(paths[0]) * 3 < file_size(paths[1]) * 2);
 }
@@ -1060,7 +1060,7 @@ static void blocks_bad(void)
     assert_int_equal(it->index, 3);
     assert_int_equal(it->res.index, 99);
     assert_int_equal(lt_reader_next(r, &it, &err), 0);
-    lt_reader_free(r);
+    lt_reader_close(r);
 
     /* References to earlier strings in any integer encoding (int 8,
      * uint 64), and a wide string (str 8). */
@@ -1080,7 +1080,7 @@ static void blocks_bad(void)
     }
     assert_int_equal(lt_reader_next(r, &it, &err), 1); /* the plain result */
     assert_int_equal(lt_reader_next(r, &it, &err), 0);
-    lt_reader_free(r);
+    lt_reader_close(r);
 
     /* A column shorter than n: nothing of the block is trusted. */
     struct col short_col[] = {COL("i", 3, "\x01\x01\x01"), COL("run", 3, "\x00\x00\x00"),
@@ -1257,7 +1257,7 @@ static void test_blocks_mutated(void **state)
             got++;
         if (got != 4)
             fail_msg("the good block (bytes %d) gave %d results: %s", b, got, err.msg);
-        lt_reader_free(r);
+        lt_reader_close(r);
         struct lt_buf js;
         lt_buf_init(&js, 1 << 20);
         for (size_t at = 0; at < len; at++) {
@@ -1277,7 +1277,7 @@ static void test_blocks_mutated(void **state)
                     }
                     if (got > 4)
                         fail_msg("byte %zu set to 0x%02x: %d results", at, with[v], got);
-                    lt_reader_free(r);
+                    lt_reader_close(r);
                 }
             }
             sb[1].data[at] = (char)keep;
@@ -1328,7 +1328,7 @@ static void test_blocks_salvage(void **state)
     assert_int_equal(rc, 0);
     assert_int_equal(n, 900);
     assert_int_equal(sum, 999 * 1000 / 2 - (200 + 299) * 100 / 2); /* 200..299 lost */
-    lt_reader_free(r);
+    lt_reader_close(r);
     free(p);
 }
 
