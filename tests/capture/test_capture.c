@@ -386,7 +386,7 @@ static void test_recorder_order(void **state)
     struct lt_writer_opts wo = {.completion_order = true};
     struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
     assert_non_null(w);
-    struct lt_capture_recorder *r = lt_capture_recorder_new(w, lt_mono_now(), 4, &err);
+    struct lt_capture_recorder *r = lt_capture_recorder_start(w, lt_mono_now(), 4, &err);
     assert_non_null(r);
     uint64_t seq[5];
     int64_t t[5];
@@ -407,7 +407,7 @@ static void test_recorder_order(void **state)
             lt_capture_call_free(c);
     }
     struct lt_capture_recorder_stats st;
-    assert_int_equal(lt_capture_recorder_close(r, &st, &err), 0);
+    assert_int_equal(lt_capture_recorder_stop(r, &st, &err), 0);
     assert_int_equal(st.written, 3);
     assert_int_equal(st.dropped, 1);
     assert_int_equal(lt_writer_close(w, &err), 0);
@@ -468,7 +468,7 @@ static void test_recorder_long_stream(void **state)
     struct lt_writer_opts wo = {.completion_order = true};
     struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
     assert_non_null(w);
-    struct lt_capture_recorder *r = lt_capture_recorder_new(w, lt_mono_now(), 0, &err);
+    struct lt_capture_recorder *r = lt_capture_recorder_start(w, lt_mono_now(), 0, &err);
     assert_non_null(r);
     uint64_t long_seq, seq;
     int64_t t;
@@ -497,7 +497,7 @@ static void test_recorder_long_stream(void **state)
     lc->status = 200;
     lt_capture_recorder_done(r, long_seq, lc);
     struct lt_capture_recorder_stats st;
-    assert_int_equal(lt_capture_recorder_close(r, &st, &err), 0);
+    assert_int_equal(lt_capture_recorder_stop(r, &st, &err), 0);
     assert_int_equal(st.written, 41);
     assert_int_equal(st.unfinished, 1);
     assert_int_equal(lt_writer_close(w, &err), 0);
