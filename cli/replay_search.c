@@ -1260,7 +1260,7 @@ out:
         status = 1;
     }
     cli_stop_catch(false);
-    lt_plan_jobs_release(&c->jobs);
+    lt_plan_jobs_close(&c->jobs);
     lt_replay_known_free(c->known);
     free(c);
     return status;

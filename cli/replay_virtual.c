@@ -65,7 +65,7 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
     double cpu0 = cpu_seconds();
     if (lt_plan_jobs_open(&tr, o->trace_path, &err) < 0) {
         cli_error("replay", "%s", err.msg);
-        lt_plan_jobs_release(&tr);
+        lt_plan_jobs_close(&tr);
         return 1;
     }
     struct lt_sim_vreplay vo = {
@@ -84,7 +84,7 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
     lt_replay_plan_opts(o, &vo.plan);
     struct lt_sim_vstats tot = {0};
     int rc = lt_sim_virtual_replay(&p, &tr, &vo, &tot, &err);
-    lt_plan_jobs_release(&tr);
+    lt_plan_jobs_close(&tr);
     double cpu = cpu_seconds() - cpu0;
     if (rc < 0) {
         cli_error("replay", "%s", err.msg);

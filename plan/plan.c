@@ -255,7 +255,7 @@ static int start_loop(struct lt_plan *p, struct lt_err *err)
     p->total = p->nseq;
     if (p->o.mode == LT_PLAN_RATE) {
         const struct lt_plan_opts *o = &p->o;
-        int64_t got = lt_plan_sched_open(o->arrivals, o->rate, o->cv, lt_mix64(o->seed + p->run),
+        int64_t got = lt_plan_sched_open_loop(o->arrivals, o->rate, o->cv, lt_mix64(o->seed + p->run),
                                          o->duration_us, p->offs, p->nseq, err);
         if (got < 0)
             return (int)got;

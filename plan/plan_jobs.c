@@ -230,7 +230,7 @@ out:
     lt_u64map_release(&last);
     lt_reader_close(r);
     if (rc < 0)
-        lt_plan_jobs_release(js);
+        lt_plan_jobs_close(js);
     return rc;
 }
 
@@ -248,7 +248,7 @@ int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *
     js->stream = s;
     lt_u64map_init(&s->last);
     if (!(s->path = strdup(path))) {
-        lt_plan_jobs_release(js);
+        lt_plan_jobs_close(js);
         return lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
     }
     struct lt_reader *r = lt_reader_open_kind(path, LT_KIND_TRACE, NULL, err);
@@ -286,7 +286,7 @@ oom:
 out:
     lt_reader_close(r);
     if (rc < 0)
-        lt_plan_jobs_release(js);
+        lt_plan_jobs_close(js);
     return rc;
 }
 
@@ -596,7 +596,7 @@ int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t 
     return rc < 0 ? rc : 0;
 }
 
-void lt_plan_jobs_release(struct lt_plan_jobs *js)
+void lt_plan_jobs_close(struct lt_plan_jobs *js)
 {
     free_slabs(&js->slabs);
     struct lt_plan_stream *s = js->stream;

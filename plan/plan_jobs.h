@@ -57,7 +57,7 @@ struct lt_plan_jobs {
     /* The jobs' messages, blocks and texts, packed in large slabs (one
      * allocation each would cost the allocator's 16 to 24 bytes of
      * overhead twice per request of a typical trace); freed together by
-     * lt_plan_jobs_release. */
+     * lt_plan_jobs_close. */
     struct lt_plan_slab *slabs;
     /* Where the clients of the few records that say so left (cancel_after,
      * cancel_tokens), by record number, ascending: kept apart so that a
@@ -105,7 +105,7 @@ struct lt_plan_cancel lt_plan_job_cancel(const struct lt_plan_jobs *js,
 /* Read every record of the trace at path, sessions linked. Fails on an
  * unreadable trace and on one with no requests. */
 int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *err);
-void lt_plan_jobs_release(struct lt_plan_jobs *js);
+void lt_plan_jobs_close(struct lt_plan_jobs *js);
 
 /* The trace at path, streamed (plan/README.md "Streaming"): one pass now
  * reads and checks every record but keeps only n, what it saw of the

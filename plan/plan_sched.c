@@ -202,7 +202,7 @@ int lt_plan_arrive_next(struct lt_plan_arrive *g, int64_t *us, struct lt_err *er
     return 1;
 }
 
-int64_t lt_plan_sched_open(enum lt_arrivals a, double rate, double cv, uint64_t seed,
+int64_t lt_plan_sched_open_loop(enum lt_arrivals a, double rate, double cv, uint64_t seed,
                            int64_t duration_us, int64_t *out, size_t n, struct lt_err *err)
 {
     struct lt_plan_arrive g;

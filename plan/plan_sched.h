@@ -82,7 +82,7 @@ int lt_plan_tt_walk_scale(struct lt_plan_tt_walk *w, int64_t first, int64_t last
  * duration cuts it. */
 int64_t lt_plan_tt_walk_place(const struct lt_plan_tt_walk *w, int64_t x);
 
-/* Open-loop arrivals one at a time (lt_plan_sched_open is built on it). */
+/* Open-loop arrivals one at a time (lt_plan_sched_open_loop is built on it). */
 struct lt_plan_arrive {
     enum lt_arrivals a;
     double rate, mean, shape, t;
@@ -104,7 +104,7 @@ int lt_plan_arrive_next(struct lt_plan_arrive *g, int64_t *us, struct lt_err *er
  * at or after it are cut. Returns the number of arrivals (<= n), or
  * LT_EINVAL (a rate so low an arrival would fall beyond
  * LT_PLAN_MAX_OFFSET_US, say). */
-int64_t lt_plan_sched_open(enum lt_arrivals a, double rate, double cv, uint64_t seed,
+int64_t lt_plan_sched_open_loop(enum lt_arrivals a, double rate, double cv, uint64_t seed,
                            int64_t duration_us, int64_t *out, size_t n, struct lt_err *err);
 
 #endif

@@ -257,7 +257,7 @@ void lt_replay_free(struct lt_replay *rp)
     if (rp->w)
         lt_writer_close(rp->w, NULL);
     curl_slist_free_all(rp->http.headers);
-    lt_plan_jobs_release(&rp->trace);
+    lt_plan_jobs_close(&rp->trace);
     lt_replay_corpus_release(&rp->corpus);
     free(rp->tok_ids);
     lt__replay_check_release(rp);

@@ -91,7 +91,7 @@ static void test_trace_time_errors(void **state)
     assert_int_equal(lt_plan_sched_trace(t400, 400, &sane, NULL, out400, &err), 400);
     assert_int_equal(out400[399], (int64_t)399 * 100000 * 1000);
     int64_t o2[4];
-    assert_int_equal(lt_plan_sched_open(LT_ARR_CONSTANT, 1e-300, 1, 1, 0, o2, 4, &err), LT_EINVAL);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_CONSTANT, 1e-300, 1, 1, 0, o2, 4, &err), LT_EINVAL);
     assert_non_null(strstr(err.msg, "--rate 1e-300"));
 }
 
@@ -114,23 +114,23 @@ static void test_open_loop(void **state)
     int64_t *t = malloc(N * sizeof *t);
     struct lt_err err = {0};
     double rate, cv;
-    assert_int_equal(lt_plan_sched_open(LT_ARR_CONSTANT, 100, 0, 1, 0, t, N, &err), N);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_CONSTANT, 100, 0, 1, 0, t, N, &err), N);
     assert_int_equal(t[0], 0);
     assert_int_equal(t[1], 10000);
     assert_int_equal(t[N - 1], (int64_t)(N - 1) * 10000);
-    assert_int_equal(lt_plan_sched_open(LT_ARR_POISSON, 100, 0, 1, 0, t, N, &err), N);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_POISSON, 100, 0, 1, 0, t, N, &err), N);
     moments(t, N, &rate, &cv);
     assert_true(fabs(rate - 100) < 3);
     assert_true(fabs(cv - 1) < 0.05);
-    assert_int_equal(lt_plan_sched_open(LT_ARR_GAMMA, 100, 3, 1, 0, t, N, &err), N);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_GAMMA, 100, 3, 1, 0, t, N, &err), N);
     moments(t, N, &rate, &cv);
     assert_true(fabs(rate - 100) < 10);
     assert_true(fabs(cv - 3) < 0.3);
     for (int i = 1; i < N; i++)
         assert_true(t[i] >= t[i - 1]);
     /* duration cuts: 1 s at 100/s constant gives 100 arrivals */
-    assert_int_equal(lt_plan_sched_open(LT_ARR_CONSTANT, 100, 0, 1, 1000000, t, N, &err), 100);
-    assert_int_equal(lt_plan_sched_open(LT_ARR_POISSON, 0, 0, 1, 0, t, N, &err), LT_EINVAL);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_CONSTANT, 100, 0, 1, 1000000, t, N, &err), 100);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_POISSON, 0, 0, 1, 0, t, N, &err), LT_EINVAL);
     free(t);
 }
 

@@ -297,8 +297,8 @@ static void test_stream_same_as_loaded(void **state)
     free(ls2);
     lt_plan_release(&pw);
     lt_plan_release(&ps);
-    lt_plan_jobs_release(&whole);
-    lt_plan_jobs_release(&streamed);
+    lt_plan_jobs_close(&whole);
+    lt_plan_jobs_close(&streamed);
 }
 
 /* What one mode did: the loaded plan's sends (n, the streamed plan's are
@@ -335,8 +335,8 @@ static struct outcome compare_mode(const struct lt_plan_opts *o)
     free(ls);
     lt_plan_release(&pw);
     lt_plan_release(&ps);
-    lt_plan_jobs_release(&whole);
-    lt_plan_jobs_release(&streamed);
+    lt_plan_jobs_close(&whole);
+    lt_plan_jobs_close(&streamed);
     return r;
 }
 
