@@ -142,7 +142,7 @@ int lt_plot_cdf_block(struct lt_buf *b, const struct lt_hist *h, double scale, d
 static int write_file(const char *path, const void *p, size_t len, struct lt_err *err)
 {
     struct lt_path_out o;
-    int rc = lt_path_out_open(&o, path, err);
+    int rc = lt_path_out_begin(&o, path, err);
     if (rc < 0)
         return rc;
     if (len && fwrite(p, 1, len, o.f) != len) {
@@ -867,7 +867,7 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
     if (html_path) {
         /* Whole or not at all: a report that fails leaves the last one. */
         struct lt_path_out o;
-        LT_TRY(lt_path_out_open(&o, html_path, err));
+        LT_TRY(lt_path_out_begin(&o, html_path, err));
         char title[600];
         lt__analyze_title(a, title, sizeof title);
         int hrc = lt_analyze_write_html(a, title, NULL, ctx, o.f, err);

@@ -136,7 +136,7 @@ static int write_html(const char *path_a, const char *path_b, const char *html_p
                       const char *text, const struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     struct lt_path_out o;
-    int rc = lt_path_out_open(&o, html_path, err);
+    int rc = lt_path_out_begin(&o, html_path, err);
     if (rc < 0)
         return rc;
     char title[1200];

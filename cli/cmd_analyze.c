@@ -227,7 +227,7 @@ int cmd_analyze(int argc, char **argv)
     }
     if (server_csv) {
         struct lt_path_out out;
-        int wrc = lt_path_out_open(&out, server_csv, &err);
+        int wrc = lt_path_out_begin(&out, server_csv, &err);
         if (wrc == 0) {
             lt_analyze_server_csv(&a, out.f);
             wrc = lt_path_out_commit(&out, &err);

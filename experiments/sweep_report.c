@@ -753,13 +753,13 @@ int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, c
     write_text(mf, rows, n, p, &cm, bm, bp, ev_m, ev_p, abs);
     fclose(mf);
     snprintf(path, sizeof path, "%s/report.txt", dir);
-    if ((rc = lt_path_out_open(&po, path, err)) < 0)
+    if ((rc = lt_path_out_begin(&po, path, err)) < 0)
         goto out_text;
     fputs(text, po.f);
     if ((rc = lt_path_out_commit(&po, err)) < 0)
         goto out_text;
     snprintf(path, sizeof path, "%s/report.json", dir);
-    if ((rc = lt_path_out_open(&po, path, err)) < 0)
+    if ((rc = lt_path_out_begin(&po, path, err)) < 0)
         goto out_text;
     write_json(po.f, rows, n, p, &cm, bm, bp, ev_m, ev_p, abs);
     if ((rc = lt_path_out_commit(&po, err)) < 0)
@@ -779,7 +779,7 @@ int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, c
     for (uint32_t i = 0; i < rep.n_notes && *n_notes < n_notes_max; i++)
         lt__sweep_fmt(notes[(*n_notes)++], 512, "%s", rep.notes[i]);
     snprintf(path, sizeof path, "%s/report.html", dir);
-    if ((rc = lt_path_out_open(&po, path, err)) >= 0) {
+    if ((rc = lt_path_out_begin(&po, path, err)) >= 0) {
         rc = lt_analyze_write_html(NULL, "loadtrace sweep", text, &ctx, po.f, err);
         if (rc >= 0)
             rc = lt_path_out_commit(&po, err);
