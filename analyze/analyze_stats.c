@@ -205,7 +205,7 @@ int lt_analysis_add_scrape(struct lt_analysis *a, const struct lt_scrape *sc, st
     int rc = get_run(a, sc->run, &r, err);
     if (rc < 0)
         return rc;
-    if (!r->srv && !(r->srv = calloc(1, sizeof *r->srv)))
+    if (!r->srv && !(r->srv = lt_analyze_server_new()))
         return lt_errset(err, LT_ENOMEM, "analyze: out of memory");
     return lt_analyze_server_add(r->srv, sc, err);
 }
