@@ -71,6 +71,32 @@ if [ -n "$hits" ]; then
     echo "$hits"
     fail=1
 fi
+# Lifecycle pairs match (docs/CODE_STYLE.md "Lifecycle words"): in the
+# public headers, every lt_S_open has its lt_S_close and every lt_S_new its
+# lt_S_free, and the other way round.
+hits=$(find $all -name '*.h' ! -name '*_internal.h' | sort | while read -r h; do
+    perl -e "$names_of" "$h"
+done | sort -u | awk '
+    { have[$0] = 1; name[NR] = $0 }
+    END {
+        n = split("open:close new:free close:open free:new", pair, " ")
+        for (i = 1; i <= NR; i++)
+            for (k = 1; k <= n; k++) {
+                split(pair[k], w, ":")
+                suf = "_" w[1]
+                if (length(name[i]) <= length(suf) ||
+                    substr(name[i], length(name[i]) - length(suf) + 1) != suf)
+                    continue
+                stem = substr(name[i], 1, length(name[i]) - length(suf))
+                if (!((stem "_" w[2]) in have))
+                    print name[i] " has no " stem "_" w[2]
+            }
+    }')
+if [ -n "$hits" ]; then
+    echo "layout: lifecycle words that do not pair:"
+    echo "$hits"
+    fail=1
+fi
 banned='\b(strcpy|strcat|sprintf|vsprintf|gets|strtok|atoi)[[:space:]]*\('
 hits=$(grep -rnE "$banned" $all --include='*.c' --include='*.h' 2>/dev/null)
 if [ -n "$hits" ]; then
@@ -95,5 +121,5 @@ if [ -n "$hits" ]; then
     echo "$hits"
     fail=1
 fi
-[ $fail = 0 ] && echo "layout: dependency rule, internal names, banned functions, file names and one server harness: ok"
+[ $fail = 0 ] && echo "layout: dependency rule, internal names, lifecycle pairs, banned functions, file names and one server harness: ok"
 exit $fail
