@@ -135,7 +135,7 @@ static int json_line(struct lt_buf *line, const struct lt_item *it, void *state,
 {
     (void)state;
     int rc;
-    if ((rc = lt_json_item(line, it)) < 0 || (rc = lt_buf_append(line, "\n", 1)) < 0)
+    if ((rc = lt_trace_json_item(line, it)) < 0 || (rc = lt_buf_append(line, "\n", 1)) < 0)
         lt_errset(err, rc, "%s: record %" PRIu64 ": too large", in_name, it->index);
     return rc;
 }
@@ -191,7 +191,7 @@ int lt_export_jsonl(struct lt_reader *r, bool header, const char *in_name, FILE 
     memset(st, 0, sizeof *st);
     struct lt_buf line;
     lt_buf_init(&line, (size_t)1 << 30);
-    if (header && ((rc = lt_json_header(&line, lt_reader_header(r))) < 0 ||
+    if (header && ((rc = lt_trace_json_header(&line, lt_reader_header(r))) < 0 ||
                    (rc = lt_buf_append(&line, "\n", 1)) < 0)) {
         lt_errset(err, rc, "%s: header too large", in_name);
         rc = fail_after_flush(rc, LT_EXPORT_FAULT_ENCODE, &line, out, out_name, st);

@@ -538,7 +538,7 @@ static char *record_back(struct lt_capture_call *c, const char *name, struct lt_
     /* The extra keys as JSON, through the same rule `cat` prints them. */
     struct lt_buf js;
     lt_buf_init(&js, (size_t)64 << 20);
-    assert_int_equal(lt_json_record(&js, &it->rec), 0);
+    assert_int_equal(lt_trace_json_record(&js, &it->rec), 0);
     lt_reader_close(rd);
     json_t *o = json_loadb(js.p, js.len, 0, NULL);
     lt_buf_release(&js);

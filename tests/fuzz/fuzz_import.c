@@ -44,7 +44,7 @@ static int on_record(void *ud, const struct lt_record *r, struct lt_err *err)
 {
     struct fuzz_sink *s = ud;
     lt_buf_reset(&s->js);
-    (void)lt_json_record(&s->js, r); /* a record too large for js is not the importer's fault */
+    (void)lt_trace_json_record(&s->js, r); /* a record too large for js is not the importer's fault */
     return lt_writer_put_record(s->w, r, err);
 }
 

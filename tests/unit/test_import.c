@@ -28,13 +28,13 @@ struct sink_state {
 static int on_header(void *ud, const struct lt_header *h, struct lt_err *err)
 {
     struct sink_state *s = ud;
-    return lt_json_header(&s->hdr, h);
+    return lt_trace_json_header(&s->hdr, h);
 }
 
 static int on_record(void *ud, const struct lt_record *r, struct lt_err *err)
 {
     struct sink_state *s = ud;
-    int rc = lt_json_record(&s->out, r);
+    int rc = lt_trace_json_record(&s->out, r);
     return rc ? rc : lt_buf_puts(&s->out, "\n");
 }
 

@@ -599,7 +599,7 @@ static void test_scrape_roundtrip(void **state)
     assert_string_equal(it->scr.raw[0].name, "vllm:x{a=\"b\"}");
     struct lt_buf b;
     lt_buf_init(&b, 1 << 20);
-    assert_int_equal(lt_json_item(&b, it), 0);
+    assert_int_equal(lt_trace_json_item(&b, it), 0);
     assert_non_null(strstr(b.p, "\"rec\":\"scrape\""));
     assert_non_null(strstr(b.p, "\"h\":{\"ttft\":[2.5,10,0.1,4,1,9]}"));
     lt_buf_release(&b);
@@ -665,7 +665,7 @@ static void test_check_roundtrip(void **state)
     assert_false(it->chk.saturated);
     struct lt_buf b;
     lt_buf_init(&b, 1 << 20);
-    assert_int_equal(lt_json_item(&b, it), 0);
+    assert_int_equal(lt_trace_json_item(&b, it), 0);
     assert_non_null(strstr(b.p, "{\"rec\":\"check\",\"run\":3,\"requests\":10,\"sent\":9,"));
     assert_non_null(strstr(b.p, "\"off\":true"));
     assert_null(strstr(b.p, "saturated"));
@@ -717,7 +717,7 @@ static void test_unknown_keys_preserved(void **state)
     assert_int_equal(lt_reader_next(r, &it, &err), 1);
     struct lt_buf js;
     lt_buf_init(&js, 1 << 20);
-    assert_int_equal(lt_json_record(&js, &it->rec), 0);
+    assert_int_equal(lt_trace_json_record(&js, &it->rec), 0);
     assert_string_equal(js.p, "{\"t\":9,\"in\":4,\"future_key\":[-3,\"x\"]}");
     lt_buf_release(&js);
     lt_reader_close(r);
@@ -860,7 +860,7 @@ static void test_blocks_roundtrip(void **state)
             break;
         for (int k = 0; k < 2; k++) {
             lt_buf_reset(&js[k]);
-            assert_int_equal(lt_json_item(&js[k], it[k]), 0);
+            assert_int_equal(lt_trace_json_item(&js[k], it[k]), 0);
         }
         assert_string_equal(js[0].p, js[1].p);
         assert_int_equal(it[0]->index, it[1]->index);
@@ -1272,7 +1272,7 @@ static void test_blocks_mutated(void **state)
                     got = 0;
                     while (lt_reader_next(r, &it, &err) == 1) {
                         lt_buf_reset(&js);
-                        lt_json_item(&js, it);
+                        lt_trace_json_item(&js, it);
                         got++;
                     }
                     if (got > 4)
