@@ -127,7 +127,7 @@ void lt_analyze_check_line(const struct lt_analyze_run *r, char *buf, size_t n)
     lt_analyze_check_describe(&r->check, r->n_checks, buf, n);
 }
 
-int lt_analyze_check_flags(const struct lt_analysis *a, char (*w)[LT_ANALYZE_FLAG_LEN], int max)
+int lt_analyze_check_flags(const struct lt_analyze *a, char (*w)[LT_ANALYZE_FLAG_LEN], int max)
 {
     int n = 0;
     for (uint32_t i = 0; i < a->n_runs && n < max; i++) {
@@ -182,7 +182,7 @@ void lt_analyze_stop_line(const struct lt_analyze_run *r, char *buf, size_t n)
              (unsigned long long)r->unsent, (unsigned long long)r->sent);
 }
 
-void lt_analyze_check_text(const struct lt_analysis *a, FILE *out)
+void lt_analyze_check_text(const struct lt_analyze *a, FILE *out)
 {
     char w[LT_ANALYZE_FLAGS_MAX][LT_ANALYZE_FLAG_LEN];
     int n = lt_analyze_check_flags(a, w, LT_ANALYZE_FLAGS_MAX);

@@ -83,7 +83,7 @@ static void cell_ms(FILE *out, const struct lt_hist *h, double p)
 }
 
 /* The summary: one row per level, in the sweep's order, knee marked. */
-static void summary(const struct lt_analysis *a, FILE *out)
+static void summary(const struct lt_analyze *a, FILE *out)
 {
     bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
     const char *axis = !a->sweep_axis ? "Level" : a->sweep_axis[0] == 'c' ? "C" : "Rate (req/s)";
@@ -287,7 +287,7 @@ static void missing(FILE *out, const struct lt_plot_ctx *ctx)
 /* Level r's details, collapsed: its latencies, errors and charts over time. */
 /* A capacity search's answer and probes (analyze_capacity.c's text), and
  * its chart. */
-static int capacity(const struct lt_analysis *a, const struct lt_plot_ctx *ctx, bool *done,
+static int capacity(const struct lt_analyze *a, const struct lt_plot_ctx *ctx, bool *done,
                     FILE *out, struct lt_err *err)
 {
     char *text = NULL;
@@ -311,7 +311,7 @@ static int capacity(const struct lt_analysis *a, const struct lt_plot_ctx *ctx, 
 /* A capacity search's answer, one sentence per engine, under the title: it
  * is what the search was run for (issue 19: the key answer at the top); the
  * probes and their chart follow in the Capacity section. */
-static void capacity_answer(const struct lt_analysis *a, FILE *out)
+static void capacity_answer(const struct lt_analyze *a, FILE *out)
 {
     static const char *const engines[] = {"live", "virtual"};
     for (int e = 0; e < 2; e++) {
@@ -333,7 +333,7 @@ static void capacity_answer(const struct lt_analysis *a, FILE *out)
     }
 }
 
-static int level_details(const struct lt_analysis *a, uint32_t ri, const struct lt_plot_ctx *ctx,
+static int level_details(const struct lt_analyze *a, uint32_t ri, const struct lt_plot_ctx *ctx,
                          bool *done, FILE *out, struct lt_err *err)
 {
     const struct lt_analyze_run *r = a->runs[ri];
@@ -407,7 +407,7 @@ static int level_details(const struct lt_analysis *a, uint32_t ri, const struct 
     return rc;
 }
 
-int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const char *pre_text,
+int lt_analyze_write_html(const struct lt_analyze *a, const char *title, const char *pre_text,
                           const struct lt_plot_ctx *ctx, FILE *out, struct lt_err *err)
 {
     int rc = 0;
@@ -483,7 +483,7 @@ int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const 
             rc = lt_errset(err, LT_ENOMEM, "out of memory");
             goto out;
         }
-        struct lt_analysis copy = *a;
+        struct lt_analyze copy = *a;
         copy.opts.details = true;
         lt_analyze_write_text(&copy, mem, NULL);
         fclose(mem);

@@ -25,19 +25,19 @@ void lt__analyze_check_add(struct lt_analyze_run *r, const struct lt_check *k);
 
 /* The runs in display order (indexes into a->runs): the sweep's points by
  * level, then the other runs in file order. Returns how many (a->n_runs). */
-uint32_t lt__analyze_run_order(const struct lt_analysis *a, uint32_t *order);
+uint32_t lt__analyze_run_order(const struct lt_analyze *a, uint32_t *order);
 
 /* The title of an analysis: what was measured, not a file name
  * ("Concurrency sweep, C=1 to 32", "Request-rate sweep, 1 to 8 req/s",
  * "One run at C=4"), then the model and target when every run shares them. */
-void lt__analyze_title(const struct lt_analysis *a, char *buf, size_t n);
+void lt__analyze_title(const struct lt_analyze *a, char *buf, size_t n);
 
 /* The SLOs given, as "TTFT<=100ms, E2E<=2000ms", or "" when none (then
  * there is no goodput to show). */
 void lt__analyze_slo_text(const struct lt_analyze_opts *o, char *buf, size_t n);
 
 /* The knee as one sentence (or that there is none), for a sweep. */
-void lt__analyze_knee_text(const struct lt_analysis *a, char *buf, size_t n);
+void lt__analyze_knee_text(const struct lt_analyze *a, char *buf, size_t n);
 
 /* What a result counts as, the one rule of every figure of analyze and
  * compare: cancelled (closed where its trace's client left: neither Ok nor

@@ -383,7 +383,7 @@ static int set_title(struct lt_buf *v, uint32_t i, const struct lt_analyze_run *
     return lt_plot_var(v, key, lev);
 }
 
-static int sweep_charts(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struct lt_err *err)
+static int sweep_charts(const struct lt_analyze *a, struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     int rc = 0;
     struct lt_buf d, v;
@@ -443,7 +443,7 @@ out:
     return rc;
 }
 
-static int cdf_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, enum lt_analyze_metric m,
+static int cdf_chart(const struct lt_analyze *a, struct lt_plot_ctx *ctx, enum lt_analyze_metric m,
                      const char *name, const char *title, const char *xlabel, struct lt_err *err)
 {
     int rc = 0;
@@ -489,7 +489,7 @@ out:
  * median are chunks that arrived together (often a gap of 0): drawn, they
  * would stretch the axis over decades where nothing else is, so they are
  * left of it and the caption says how many. */
-static int itl_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struct lt_err *err)
+static int itl_chart(const struct lt_analyze *a, struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     enum { BINS = 200, SETS = 8 };
     int rc = 0;
@@ -588,7 +588,7 @@ out:
  * still written. */
 #define TS_MIN_BUCKETS 3
 
-static int ts_charts(const struct lt_analysis *a, const struct lt_analyze_run *r, uint32_t ri,
+static int ts_charts(const struct lt_analyze *a, const struct lt_analyze_run *r, uint32_t ri,
                      struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     int rc = 0;
@@ -674,7 +674,7 @@ out:
 
 /* The client and the server of run r on one time axis (plots/server.gp):
  * made when the run has scrape samples. */
-static int server_chart(const struct lt_analysis *a, const struct lt_analyze_run *r, uint32_t ri,
+static int server_chart(const struct lt_analyze *a, const struct lt_analyze_run *r, uint32_t ri,
                         struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     int rc = 0;
@@ -777,7 +777,7 @@ void lt_plot_remove_charts(const struct lt_plot_ctx *ctx)
 
 /* SLO attainment against load, each probe with its interval (a capacity
  * search's file only). */
-static int capacity_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struct lt_err *err)
+static int capacity_chart(const struct lt_analyze *a, struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     int rc = 0;
     struct lt_analyze_capacity live, virt;
@@ -817,7 +817,7 @@ out:
     return rc;
 }
 
-int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *html_path,
+int lt_analyze_plots(const struct lt_analyze *a, const char *dir, const char *html_path,
                      struct lt_plot_report *rep, struct lt_err *err)
 {
     int rc = 0;

@@ -58,7 +58,7 @@ static void run_label(const struct lt_analyze_run *r, char *buf, size_t n)
 
 /* The seed table's first column is "C" (the design's table) when every run
  * is a closed loop, "Load" when rates or speeds are among them. */
-static const char *label_head(const struct lt_analysis *a)
+static const char *label_head(const struct lt_analyze *a)
 {
     for (uint32_t i = 0; i < a->n_runs; i++)
         if (!a->runs[i]->concurrency)
@@ -95,7 +95,7 @@ void lt__analyze_level(const struct lt_analyze_run *r, char *buf, size_t n)
         snprintf(buf, n, "run %u", r->id);
 }
 
-uint32_t lt__analyze_run_order(const struct lt_analysis *a, uint32_t *order)
+uint32_t lt__analyze_run_order(const struct lt_analyze *a, uint32_t *order)
 {
     uint32_t n = 0;
     bool done[LT_ANALYZE_RUNS_MAX] = {0};
@@ -109,7 +109,7 @@ uint32_t lt__analyze_run_order(const struct lt_analysis *a, uint32_t *order)
     return n;
 }
 
-void lt__analyze_title(const struct lt_analysis *a, char *buf, size_t n)
+void lt__analyze_title(const struct lt_analyze *a, char *buf, size_t n)
 {
     size_t len = 0;
     if (a->sweep_axis && a->sweep_axis[0] == 'c')
@@ -154,7 +154,7 @@ void lt__analyze_slo_text(const struct lt_analyze_opts *o, char *buf, size_t n)
                                     (double)v[i] / 1000.0);
 }
 
-void lt__analyze_knee_text(const struct lt_analysis *a, char *buf, size_t n)
+void lt__analyze_knee_text(const struct lt_analyze *a, char *buf, size_t n)
 {
     bool slo = a->opts.slo_ttft_us > 0 || a->opts.slo_tpot_us > 0 || a->opts.slo_e2e_us > 0;
     if (a->knee >= 0)
@@ -171,7 +171,7 @@ void lt__analyze_knee_text(const struct lt_analysis *a, char *buf, size_t n)
 }
 
 /* Every warning of the analysis, one sentence each. */
-static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], int max)
+static int collect_warnings(const struct lt_analyze *a, char (*w)[WARN_LEN], int max)
 {
     int n = 0;
 #define WARN(...)                                                                                  \
@@ -227,7 +227,7 @@ static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], in
 
 /* ---- text ------------------------------------------------------------ */
 
-static void text_seed(const struct lt_analysis *a, FILE *out)
+static void text_seed(const struct lt_analyze *a, FILE *out)
 {
     bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
     fprintf(out, "%8s | %10s | %13s | %10s | %8s | %s\n", label_head(a), "Agg tok/s",
@@ -291,7 +291,7 @@ static void text_latency(const struct lt_analyze_run *r, FILE *out)
     }
 }
 
-static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r, FILE *out)
+static void text_run(const struct lt_analyze *a, const struct lt_analyze_run *r, FILE *out)
 {
     char lev[48];
     lt__analyze_level(r, lev, sizeof lev);
@@ -406,7 +406,7 @@ static void text_timeseries(const struct lt_analyze_run *r, FILE *out)
 
 /* The sweep's summary: per level, throughput, the latencies that say what
  * the level costs (p50 and p99), goodput when SLOs are given, and the knee. */
-static void text_sweep(const struct lt_analysis *a, FILE *out)
+static void text_sweep(const struct lt_analyze *a, FILE *out)
 {
     bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
     char slo[128], knee[300];
@@ -438,7 +438,7 @@ static void text_sweep(const struct lt_analysis *a, FILE *out)
     fprintf(out, "  %s\n", knee);
 }
 
-int lt_analyze_write_text(const struct lt_analysis *a, FILE *out, struct lt_err *err)
+int lt_analyze_write_text(const struct lt_analyze *a, FILE *out, struct lt_err *err)
 {
     /* The answer first (what was measured, the table per level, the
      * knee), then each run's details, then the warnings. */
@@ -484,7 +484,7 @@ static void csv_str(FILE *out, const char *s)
     fputc('"', out);
 }
 
-int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *err)
+int lt_analyze_write_csv(const struct lt_analyze *a, FILE *out, struct lt_err *err)
 {
     fprintf(out, "file,run,mode,concurrency,rate,speed,results,warmup,measured,ok,late,tokens,"
                  "wall_s,agg_tps,perreq_decode_tps,perreq_e2e_tps,goodput,goodput_sched,"
@@ -567,7 +567,7 @@ static void jdist(FILE *out, const struct lt_hist *h)
     fputc('}', out);
 }
 
-static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FILE *out)
+static void jrun(const struct lt_analyze *a, const struct lt_analyze_run *r, FILE *out)
 {
 #define U(x) ((unsigned long long)(x))
     fprintf(out, "    {\"file\": %u, \"id\": %u, \"mode\": ", r->file, r->id);
@@ -670,7 +670,7 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
 #undef U
 }
 
-int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err *err)
+int lt_analyze_write_json(const struct lt_analyze *a, FILE *out, struct lt_err *err)
 {
     const struct lt_analyze_opts *o = &a->opts;
     fprintf(out, "{\n  \"schema\": \"loadtrace-analyze/1\",\n  \"file\": ");
@@ -748,7 +748,7 @@ int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err 
     return 0;
 }
 
-int lt_analyze_write(const struct lt_analysis *a, FILE *out, struct lt_err *err)
+int lt_analyze_write(const struct lt_analyze *a, FILE *out, struct lt_err *err)
 {
     switch (a->opts.format) {
     case LT_ANALYZE_CSV:
@@ -763,10 +763,10 @@ int lt_analyze_write(const struct lt_analysis *a, FILE *out, struct lt_err *err)
 int lt_analyze_print_summary(const char *results_path, const struct lt_analyze_opts *opts,
                              FILE *out, struct lt_err *err)
 {
-    struct lt_analysis a;
+    struct lt_analyze a;
     int rc = lt_analyze_file(results_path, opts, &a, err);
     if (rc == 0)
         rc = lt_analyze_write(&a, out, err);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
     return rc;
 }

@@ -380,7 +380,7 @@ static void shortest(FILE *out, double v)
 }
 
 /* CSV of every series: file,run,t_s,running,waiting,kv_usage,gpu_util,power_w. */
-void lt_analyze_server_csv(const struct lt_analysis *a, FILE *out)
+void lt_analyze_server_csv(const struct lt_analyze *a, FILE *out)
 {
     fprintf(out, "file,run,t_s,running,waiting,kv_usage,gpu_util,power_w\n");
     for (uint32_t k = 0; k < a->n_runs; k++) {

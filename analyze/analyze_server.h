@@ -99,13 +99,13 @@ double lt_analyze_srv_quantile(const struct lt_analyze_srv_hist *before,
  * ("server": {...} or null, after a comma), and the CSV of every series
  * of the analysis. */
 struct lt_analyze_run;
-struct lt_analysis;
+struct lt_analyze;
 void lt_analyze_server_text(const struct lt_analyze_run *r, FILE *out);
 int lt_analyze_server_warnings(const struct lt_analyze_run *r, char (*w)[LT_ANALYZE_WARN_LEN],
                                int max);
 void lt_analyze_server_json(const struct lt_analyze_run *r, FILE *out);
 /* How the server CSV's first line starts (what --server-csv may replace). */
 #define LT_ANALYZE_SERVER_CSV_HEAD "file,run,t_s,"
-void lt_analyze_server_csv(const struct lt_analysis *a, FILE *out);
+void lt_analyze_server_csv(const struct lt_analyze *a, FILE *out);
 
 #endif

@@ -165,7 +165,7 @@ static int measure(const char *path, const struct cli_search_opts *s, double slo
     ao.slo_ttft_us = (int64_t)((double)s->slo_ttft_us * slo_scale);
     ao.slo_tpot_us = (int64_t)((double)s->slo_tpot_us * slo_scale);
     ao.slo_e2e_us = (int64_t)((double)s->slo_e2e_us * slo_scale);
-    struct lt_analysis a = {0};
+    struct lt_analyze a = {0};
     memset(po, 0, sizeof *po);
     int rc = lt_analyze_file(path, &ao, &a, err);
     if (rc == 0 && a.n_runs < 1)
@@ -199,7 +199,7 @@ static int measure(const char *path, const struct cli_search_opts *s, double slo
             po->growing = last > 4 * first + 4;
         }
     }
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
     return rc;
 }
 

@@ -26,7 +26,7 @@ struct row {
     const char *status; /* from sweep.json; "not run" without an entry */
     const char *why, *command, *results;
     bool predicted, have;
-    struct lt_analysis *a;
+    struct lt_analyze *a;
     const struct lt_analyze_run *r; /* the headline run: the capacity probe, or the best level */
     struct lt_analyze_capacity cap;
     bool capacity;
@@ -115,7 +115,7 @@ static void common_load(struct row *rows, size_t n, struct common *cm)
 
 static void figures(struct row *w, const struct lt_sweep_plan *p)
 {
-    const struct lt_analysis *a = w->a;
+    const struct lt_analyze *a = w->a;
     w->capacity = p->load == LT_SWEEP_FINDMAX &&
                   lt_analyze_capacity(a, w->predicted ? "virtual" : "live", &w->cap);
     const struct lt_analyze_run *best = NULL;
@@ -792,7 +792,7 @@ out_text:
 out:
     for (size_t i = 0; rows && i < n; i++)
         if (rows[i].a) {
-            lt_analysis_release(rows[i].a);
+            lt_analyze_release(rows[i].a);
             free(rows[i].a);
         }
     free(rows);
