@@ -117,7 +117,7 @@ int lt_plan_init(struct lt_plan *p, const struct lt_plan_jobs *jobs, const struc
             free(part);
             goto oom;
         }
-        lt_plan_split(jobs->v, n, o->parts, part);
+        lt_plan_jobs_split(jobs->v, n, o->parts, part);
         for (size_t j = 0; j < n; j++)
             p->mine[j] = part[j] == o->part;
         free(part);
@@ -141,7 +141,7 @@ oom:
 void lt_plan_release(struct lt_plan *p)
 {
     if (p->dealer.load)
-        lt_plan_dealer_release(&p->dealer);
+        lt_plan_jobs_dealer_release(&p->dealer);
     if (p->streamed) {
         lt__plan_stream_release(p);
     } else {
@@ -173,20 +173,20 @@ static int64_t end_mark(int64_t end_us)
 
 /* Trace time: seq k is job k, due at its transformed time; seqs the
  * window, --requests, the duration or the split cut are DONE already. The
- * window and --requests keep whole sessions (lt_plan_sample); the duration
+ * window and --requests keep whole sessions (lt_plan_jobs_sample); the duration
  * is a time limit and cuts where it falls. (A streamed plan lays out as it
  * reads: lay_out.) */
 static int start_trace(struct lt_plan *p, struct lt_err *err)
 {
     size_t n = p->jobs->n;
-    const struct lt_plan_tt *tt = &p->o.tt;
+    const struct lt_plan_sched_tt *tt = &p->o.tt;
     p->nseq = p->total = n;
     /* No n-sized temporaries: the times are scheduled in place in offs,
      * and the sample's mask lives in state until the states are set. */
     uint8_t *keep = NULL;
     p->sampled = tt->win_start_us > 0 || tt->win_end_us > 0 || p->o.requests > 0;
     if (p->sampled) {
-        int rc = lt_plan_sample(p->jobs, tt->win_start_us, tt->win_end_us, p->o.requests, p->state,
+        int rc = lt_plan_jobs_sample(p->jobs, tt->win_start_us, tt->win_end_us, p->o.requests, p->state,
                                 &p->sample, err);
         if (rc < 0)
             return rc;
@@ -222,7 +222,7 @@ static int start_trace(struct lt_plan *p, struct lt_err *err)
 /* Closed and open loop: the trace's jobs in order, repeated as needed;
  * open loop with its arrival times (the same seed in every part). When
  * --requests ends a lap part-way, that lap keeps whole sessions only
- * (lt_plan_sample), so a run may hold fewer than asked. */
+ * (lt_plan_jobs_sample), so a run may hold fewer than asked. */
 static int start_loop(struct lt_plan *p, struct lt_err *err)
 {
     size_t n = p->jobs->n;
@@ -233,8 +233,8 @@ static int start_loop(struct lt_plan *p, struct lt_err *err)
             p->order[k++] = (uint32_t)j;
     if (rest && p->sample_laps) {
         /* state (cap >= n bytes) holds the mask until the states are set */
-        struct lt_plan_sample sm;
-        int rc = lt_plan_sample(p->jobs, 0, 0, rest, p->state, &sm, err);
+        struct lt_plan_jobs_sample sm;
+        int rc = lt_plan_jobs_sample(p->jobs, 0, 0, rest, p->state, &sm, err);
         if (rc < 0 && !laps)
             return rc; /* not even one session fits */
         if (rc == 0)

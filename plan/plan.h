@@ -69,9 +69,9 @@ enum lt_plan_state {
 
 struct lt_plan_opts {
     enum lt_plan_mode mode;
-    struct lt_plan_tt tt; /* trace time */
+    struct lt_plan_sched_tt tt; /* trace time */
     uint64_t requests;    /* closed and open loop: per run; trace time: at most this many
-                             (a sample of whole sessions, lt_plan_sample); 0 = the whole trace */
+                             (a sample of whole sessions, lt_plan_jobs_sample); 0 = the whole trace */
     double rate;          /* open loop */
     enum lt_arrivals arrivals;
     double cv;
@@ -79,7 +79,7 @@ struct lt_plan_opts {
     int64_t duration_us;      /* open and closed loop time limit; 0 = none */
     uint64_t seed;            /* open-loop arrivals of run r use lt_mix64(seed + r) */
     uint32_t retries;         /* attempts a seq may repeat (lt_plan_retry); 0 = off */
-    uint32_t part, parts;     /* parts > 1: only part `part` of lt_plan_split's deal */
+    uint32_t part, parts;     /* parts > 1: only part `part` of lt_plan_jobs_split's deal */
 };
 
 /* What the plan asks of its engine. send: seq leaves now (its sched is
@@ -115,11 +115,11 @@ struct lt_plan {
     int64_t *offs;       /* due time of each seq, µs; its sched once sent */
     uint8_t *state;      /* enum lt_plan_state */
     uint8_t *attempts;   /* retries made, per seq */
-    /* What the window or --requests kept (lt_plan_sample), when they cut
+    /* What the window or --requests kept (lt_plan_jobs_sample), when they cut
      * the trace: sampled is true and sample says how many requests and
      * sessions of how many. */
     bool sampled;
-    struct lt_plan_sample sample;
+    struct lt_plan_jobs_sample sample;
 
     /* internal. What a run holds per request is what bounds a replay's
      * memory (bench/README.md): 14 bytes a seq in trace time (order,
@@ -142,7 +142,7 @@ struct lt_plan {
      * "Streaming"): only seqs in [low, laid) may be read. */
     bool streamed;
     struct lt_vmem m_offs, m_state, m_attempts;
-    struct lt_plan_tt_walk walk0, walk; /* scaled; as it goes */
+    struct lt_plan_sched_tt_walk walk0, walk; /* scaled; as it goes */
     size_t kept;                        /* seqs the schedule keeps (the rest are cut) */
     size_t decided, laid;               /* seqs whose sample is decided; laid out */
     size_t placed;                      /* seqs laid out and kept */
@@ -152,10 +152,10 @@ struct lt_plan {
      * sample of whole sessions; its arrivals as they are drawn */
     size_t npos, laps_pos, kept0;
     size_t ncut;                  /* seqs laid out and cut */
-    struct lt_plan_dealer dealer; /* parts: the deal as the trace is read */
+    struct lt_plan_jobs_dealer dealer; /* parts: the deal as the trace is read */
     size_t hi_sent;               /* a streamed closed loop: seqs below this were sent or passed */
     bool lap_sampled;
-    struct lt_plan_arrive arrive;
+    struct lt_plan_sched_arrive arrive;
     int64_t lay_prev; /* offs of the last kept seq laid out */
     int64_t tt_end;   /* a streamed trace time: the last kept seq's offset (-1: none) */
     size_t low, dropped_at, need_edge;

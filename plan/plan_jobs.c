@@ -479,20 +479,20 @@ void lt_plan_jobs_turn_over(const struct lt_plan_jobs *js, size_t j, int64_t pre
 #define S_DECIDED ((uint64_t)1 << 63)
 #define S_KEPT ((uint64_t)1 << 62)
 
-void lt_plan_sampler_init(struct lt_plan_sampler *s, int64_t win_start_us, int64_t win_end_us,
+void lt_plan_jobs_sampler_init(struct lt_plan_jobs_sampler *s, int64_t win_start_us, int64_t win_end_us,
                           uint64_t max_requests)
 {
-    *s = (struct lt_plan_sampler){
+    *s = (struct lt_plan_jobs_sampler){
         .ws = win_start_us, .we = win_end_us, .max = max_requests, .first_out = SIZE_MAX};
     lt_u64map_init(&s->sess);
 }
 
-void lt_plan_sampler_release(struct lt_plan_sampler *s)
+void lt_plan_jobs_sampler_release(struct lt_plan_jobs_sampler *s)
 {
     lt_u64map_release(&s->sess);
 }
 
-int lt_plan_sampler_count(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k,
+int lt_plan_jobs_sampler_count(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
                           struct lt_err *err)
 {
     if (!k->has_session)
@@ -504,10 +504,10 @@ int lt_plan_sampler_count(struct lt_plan_sampler *s, const struct lt_plan_rec_ke
     return 0;
 }
 
-int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k, bool *keep,
+int lt_plan_jobs_sampler_keep(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k, bool *keep,
                          struct lt_err *err)
 {
-    struct lt_plan_sample *sm = &s->sm;
+    struct lt_plan_jobs_sample *sm = &s->sm;
     uint64_t *v = NULL;
     bool in_window = k->t >= s->ws && (s->we <= 0 || k->t < s->we);
     if (s->again) {
@@ -552,13 +552,13 @@ int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key
     return 0;
 }
 
-void lt_plan_sampler_again(struct lt_plan_sampler *s)
+void lt_plan_jobs_sampler_again(struct lt_plan_jobs_sampler *s)
 {
     s->again = true;
 }
 
 struct sample_walk {
-    struct lt_plan_sampler *s;
+    struct lt_plan_jobs_sampler *s;
     uint8_t *keep;
     struct lt_err *err;
 };
@@ -566,24 +566,24 @@ struct sample_walk {
 static int sample_count(void *ud, const struct lt_plan_rec_key *k)
 {
     struct sample_walk *w = ud;
-    return lt_plan_sampler_count(w->s, k, w->err);
+    return lt_plan_jobs_sampler_count(w->s, k, w->err);
 }
 
 static int sample_keep(void *ud, const struct lt_plan_rec_key *k)
 {
     struct sample_walk *w = ud;
     bool in = false;
-    int rc = lt_plan_sampler_keep(w->s, k, &in, w->err);
+    int rc = lt_plan_jobs_sampler_keep(w->s, k, &in, w->err);
     w->keep[k->idx] = in;
     return rc;
 }
 
-int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
-                   uint64_t max_requests, uint8_t *keep, struct lt_plan_sample *s,
+int lt_plan_jobs_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
+                   uint64_t max_requests, uint8_t *keep, struct lt_plan_jobs_sample *s,
                    struct lt_err *err)
 {
-    struct lt_plan_sampler sp;
-    lt_plan_sampler_init(&sp, win_start_us, win_end_us, max_requests);
+    struct lt_plan_jobs_sampler sp;
+    lt_plan_jobs_sampler_init(&sp, win_start_us, win_end_us, max_requests);
     struct sample_walk w = {&sp, keep, err};
     int rc = 0;
     if (max_requests)
@@ -592,7 +592,7 @@ int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t 
         rc = lt_plan_jobs_each(js, sample_keep, &w, err);
     if (rc >= 0 && s)
         *s = sp.sm;
-    lt_plan_sampler_release(&sp);
+    lt_plan_jobs_sampler_release(&sp);
     return rc < 0 ? rc : 0;
 }
 
@@ -679,7 +679,7 @@ static uint32_t deal_parts(uint32_t parts)
     return parts < 1 ? 1 : parts > LT_PLAN_MAX_PARTS ? LT_PLAN_MAX_PARTS : parts;
 }
 
-void lt_plan_split(const struct lt_plan_job *jobs, size_t n, uint32_t parts, uint32_t *out)
+void lt_plan_jobs_split(const struct lt_plan_job *jobs, size_t n, uint32_t parts, uint32_t *out)
 {
     uint64_t load[LT_PLAN_MAX_PARTS] = {0};
     parts = deal_parts(parts);
@@ -691,7 +691,7 @@ void lt_plan_split(const struct lt_plan_job *jobs, size_t n, uint32_t parts, uin
     }
 }
 
-int lt_plan_dealer_init(struct lt_plan_dealer *d, uint32_t parts, struct lt_err *err)
+int lt_plan_jobs_dealer_init(struct lt_plan_jobs_dealer *d, uint32_t parts, struct lt_err *err)
 {
     d->parts = deal_parts(parts);
     lt_u64map_init(&d->sess);
@@ -700,14 +700,14 @@ int lt_plan_dealer_init(struct lt_plan_dealer *d, uint32_t parts, struct lt_err 
     return 0;
 }
 
-void lt_plan_dealer_release(struct lt_plan_dealer *d)
+void lt_plan_jobs_dealer_release(struct lt_plan_jobs_dealer *d)
 {
     free(d->load);
     lt_u64map_release(&d->sess);
     memset(d, 0, sizeof *d);
 }
 
-int64_t lt_plan_dealer_next(struct lt_plan_dealer *d, bool has_session, uint64_t session,
+int64_t lt_plan_jobs_dealer_next(struct lt_plan_jobs_dealer *d, bool has_session, uint64_t session,
                             uint32_t in, uint32_t out, struct lt_err *err)
 {
     uint32_t p;

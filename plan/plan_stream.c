@@ -24,8 +24,8 @@
  * and steps 2-3 of the trace-time schedule over the kept ones' times, the
  * groups of equal times whole: what steps 4-6 need. */
 struct tt_scan {
-    struct lt_plan_tt_walk w;
-    struct lt_plan_sampler *sp; /* NULL: every record at or after 0 is kept */
+    struct lt_plan_sched_tt_walk w;
+    struct lt_plan_jobs_sampler *sp; /* NULL: every record at or after 0 is kept */
     bool counting;              /* the sampler's first reading (sessions' sizes) */
     bool scaled;                /* w can place: count what the duration keeps */
     int64_t gt;                 /* the group's time (-1: none yet) */
@@ -34,7 +34,7 @@ struct tt_scan {
     int64_t last_placed; /* scaled: the last kept time the duration keeps (-1: none) */
     size_t kept, placed;
     /* parts: the deal, this part, and whether each of the group is its */
-    struct lt_plan_dealer *dl;
+    struct lt_plan_jobs_dealer *dl;
     uint32_t part;
     uint8_t *gmine;
     size_t gcap, mine_kept, mine_placed;
@@ -48,13 +48,13 @@ static int scan_group(struct tt_scan *c)
         int64_t x;
         if (c->limit && c->kept >= c->limit)
             return 0;
-        int rc = lt_plan_tt_walk_gap(&c->w, c->gt, m, c->gk, &x, c->err);
+        int rc = lt_plan_sched_tt_walk_gap(&c->w, c->gt, m, c->gk, &x, c->err);
         if (rc < 0)
             return rc;
         if (!c->kept++)
             c->first = x;
         c->last = x;
-        bool placed = c->scaled && lt_plan_tt_walk_place(&c->w, x) >= 0, mine = c->gmine[m];
+        bool placed = c->scaled && lt_plan_sched_tt_walk_place(&c->w, x) >= 0, mine = c->gmine[m];
         c->placed += placed;
         if (placed)
             c->last_placed = x;
@@ -68,18 +68,18 @@ static int scan_rec(void *ud, const struct lt_plan_rec_key *k)
 {
     struct tt_scan *c = ud;
     if (c->counting)
-        return lt_plan_sampler_count(c->sp, k, c->err);
+        return lt_plan_jobs_sampler_count(c->sp, k, c->err);
     bool mine = true;
     if (c->dl) { /* every request is dealt, in order */
         int64_t part =
-            lt_plan_dealer_next(c->dl, k->has_session, k->session, k->in, k->out, c->err);
+            lt_plan_jobs_dealer_next(c->dl, k->has_session, k->session, k->in, k->out, c->err);
         if (part < 0)
             return (int)part;
         mine = part == c->part;
     }
     bool in = k->t >= 0; /* before the trace's origin: not replayed */
     if (c->sp) {
-        int rc = lt_plan_sampler_keep(c->sp, k, &in, c->err);
+        int rc = lt_plan_jobs_sampler_keep(c->sp, k, &in, c->err);
         if (rc < 0)
             return rc;
         in = in && k->t >= c->w.o.win_start_us;
@@ -112,11 +112,11 @@ static int scan_records(struct lt_plan *p, struct tt_scan *c, struct lt_err *err
     c->gt = c->first = c->last = -1;
     c->gk = c->kept = c->placed = c->mine_kept = c->mine_placed = 0;
     c->err = err;
-    struct lt_plan_dealer dl;
+    struct lt_plan_jobs_dealer dl;
     int rc = 0;
     c->dl = NULL;
     if (p->o.parts > 1 && !c->counting) {
-        if ((rc = lt_plan_dealer_init(&dl, p->o.parts, err)) < 0)
+        if ((rc = lt_plan_jobs_dealer_init(&dl, p->o.parts, err)) < 0)
             return rc;
         c->dl = &dl;
         c->part = p->o.part;
@@ -125,7 +125,7 @@ static int scan_records(struct lt_plan *p, struct tt_scan *c, struct lt_err *err
     if (rc >= 0 && c->gk)
         rc = scan_group(c);
     if (c->dl)
-        lt_plan_dealer_release(&dl);
+        lt_plan_jobs_dealer_release(&dl);
     c->dl = NULL;
     return rc < 0 ? rc : 0;
 }
@@ -181,20 +181,20 @@ static int loop_arrivals(struct lt_plan *p, uint32_t run, struct lt_err *err)
     const struct lt_plan_opts *o = &p->o;
     uint64_t seed = lt_mix64(o->seed + run);
     int rc =
-        lt_plan_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed, o->duration_us, err);
+        lt_plan_sched_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed, o->duration_us, err);
     if (rc < 0)
         return rc;
     p->kept = p->kept0;
     for (size_t i = 0; i < p->kept0; i++) {
         int64_t at;
-        if ((rc = lt_plan_arrive_next(&p->arrive, &at, err)) < 0)
+        if ((rc = lt_plan_sched_arrive_next(&p->arrive, &at, err)) < 0)
             return rc;
         if (rc == 0) {
             p->kept = i;
             break;
         }
     }
-    return lt_plan_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed, o->duration_us, err);
+    return lt_plan_sched_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed, o->duration_us, err);
 }
 
 /* A loop split over parts: of the first `upto` seqs the loop keeps (its
@@ -205,25 +205,25 @@ static int loop_mine(struct lt_plan *p, size_t upto, size_t *mine, struct lt_err
 {
     size_t n = p->jobs->n, laps = p->laps_pos / n;
     size_t full = upto / n < laps ? upto / n : laps, rest = upto - full * n;
-    const struct lt_plan_tt plain = {0}; /* a loop's times are its own */
+    const struct lt_plan_sched_tt plain = {0}; /* a loop's times are its own */
     struct tt_scan c = {0};
-    struct lt_plan_sampler sp;
+    struct lt_plan_jobs_sampler sp;
     int rc = 0;
     *mine = 0;
-    lt_plan_tt_walk_init(&c.w, &plain);
+    lt_plan_sched_tt_walk_init(&c.w, &plain);
     if (full && (rc = scan_records(p, &c, err)) >= 0)
         *mine += full * c.mine_kept;
     if (rc >= 0 && rest) {
         bool sample = full == laps && p->lap_sampled;
         if (sample) {
-            lt_plan_sampler_init(&sp, 0, 0, p->o.requests % n);
+            lt_plan_jobs_sampler_init(&sp, 0, 0, p->o.requests % n);
             c.sp = &sp;
         }
         c.limit = rest;
         if ((rc = scan_sampled(p, &c, err)) >= 0)
             *mine += c.mine_kept;
         if (sample)
-            lt_plan_sampler_release(&sp);
+            lt_plan_jobs_sampler_release(&sp);
     }
     free(c.gmine);
     return rc < 0 ? rc : 0;
@@ -245,7 +245,7 @@ static int loop_kept(struct lt_plan *p, uint32_t run, struct lt_err *err)
 /* An open loop over a streamed trace: the trace in laps (its positions
  * are the seqs: lt_plan_jobs_laps), the last lap, when --requests ends
  * one part-way, a sample of whole sessions (the sampler, as
- * lt_plan_sample decides it for a loaded trace), the arrivals drawn as
+ * lt_plan_jobs_sample decides it for a loaded trace), the arrivals drawn as
  * the seqs are laid out. */
 static int stream_init_loop(struct lt_plan *p, struct lt_err *err)
 {
@@ -257,10 +257,10 @@ static int stream_init_loop(struct lt_plan *p, struct lt_err *err)
     p->first_out = SIZE_MAX;
     p->lap_sampled = rest && p->sample_laps;
     if (p->lap_sampled) {
-        struct lt_plan_sampler sp;
-        lt_plan_sampler_init(&sp, 0, 0, rest);
+        struct lt_plan_jobs_sampler sp;
+        lt_plan_jobs_sampler_init(&sp, 0, 0, rest);
         struct tt_scan c = {.sp = &sp};
-        lt_plan_tt_walk_init(&c.w, &p->o.tt);
+        lt_plan_sched_tt_walk_init(&c.w, &p->o.tt);
         if ((rc = scan_sampled(p, &c, err)) >= 0) {
             kept_rest = (size_t)sp.sm.requests;
             p->first_out = sp.first_out;
@@ -269,7 +269,7 @@ static int stream_init_loop(struct lt_plan *p, struct lt_err *err)
                 p->sample = sp.sm;
             }
         }
-        lt_plan_sampler_release(&sp);
+        lt_plan_jobs_sampler_release(&sp);
         free(c.gmine);
         if (rc < 0 && !laps)
             return rc; /* not even one session fits */
@@ -311,12 +311,12 @@ static int lay_out_loop(struct lt_plan *p, size_t want, struct lt_err *err)
             in = j->prev != -1 ? j->prev_end != LT_PLAN_TURN_OUT : x - p->laps_pos < p->first_out;
         if (p->o.parts > 1) { /* each lap deals the trace from its start */
             if (x % js->n == 0) {
-                lt_plan_dealer_release(&p->dealer);
-                int rc = lt_plan_dealer_init(&p->dealer, p->o.parts, err);
+                lt_plan_jobs_dealer_release(&p->dealer);
+                int rc = lt_plan_jobs_dealer_init(&p->dealer, p->o.parts, err);
                 if (rc < 0)
                     return rc;
             }
-            int64_t part = lt_plan_dealer_next(&p->dealer, j->has & LT_HAS_SESSION, j->session,
+            int64_t part = lt_plan_jobs_dealer_next(&p->dealer, j->has & LT_HAS_SESSION, j->session,
                                                j->in, j->out, err);
             if (part < 0)
                 return (int)part;
@@ -324,7 +324,7 @@ static int lay_out_loop(struct lt_plan *p, size_t want, struct lt_err *err)
         }
         int64_t at = 0; /* a closed loop's sched is when it leaves */
         int rc = !in                         ? 0
-                 : p->o.mode == LT_PLAN_RATE ? lt_plan_arrive_next(&p->arrive, &at, err)
+                 : p->o.mode == LT_PLAN_RATE ? lt_plan_sched_arrive_next(&p->arrive, &at, err)
                                              : 1;
         if (rc < 0)
             return rc;
@@ -349,27 +349,27 @@ static int lay_out_loop(struct lt_plan *p, size_t want, struct lt_err *err)
  * sample), once more with --duration (the cut needs the scale, which
  * --rate takes from the last time kept). Nothing per request is kept;
  * the sample's entry per session only until the run begins. With parts,
- * every reading deals the sessions (lt_plan_dealer) and counts this
+ * every reading deals the sessions (lt_plan_jobs_dealer) and counts this
  * part's. */
 int lt__plan_stream_init(struct lt_plan *p, struct lt_err *err)
 {
     const struct lt_plan_jobs *js = p->jobs;
-    const struct lt_plan_tt *tt = &p->o.tt;
+    const struct lt_plan_sched_tt *tt = &p->o.tt;
     if (p->o.mode != LT_PLAN_TRACE)
         return stream_init_loop(p, err);
-    int rc = lt_plan_tt_check(tt, err);
+    int rc = lt_plan_sched_tt_check(tt, err);
     if (rc < 0)
         return rc;
     size_t n = js->n;
     if ((rc = lt_plan_jobs_laps(js, n, err)) < 0 || (rc = map_seqs(p, n, err)) < 0)
         return rc;
-    lt_plan_tt_walk_init(&p->walk0, tt);
+    lt_plan_sched_tt_walk_init(&p->walk0, tt);
     p->sampled = tt->win_start_us > 0 || tt->win_end_us > 0 || p->o.requests > 0;
     p->first_out = SIZE_MAX;
-    struct lt_plan_sampler sp;
+    struct lt_plan_jobs_sampler sp;
     struct tt_scan c = {.sp = p->sampled ? &sp : NULL, .last_placed = -1};
     if (p->sampled)
-        lt_plan_sampler_init(&sp, tt->win_start_us, tt->win_end_us, p->o.requests);
+        lt_plan_jobs_sampler_init(&sp, tt->win_start_us, tt->win_end_us, p->o.requests);
     if (p->sampled || tt->spread_us > 0 || tt->max_gap_us > 0 || tt->rate > 0 || p->o.parts > 1) {
         c.w = p->walk0;
         if ((rc = scan_sampled(p, &c, err)) < 0)
@@ -383,13 +383,13 @@ int lt__plan_stream_init(struct lt_plan *p, struct lt_err *err)
         p->sample = sp.sm;
         p->first_out = sp.first_out;
     }
-    if (c.kept && (rc = lt_plan_tt_walk_scale(&p->walk0, c.first, c.last, c.kept, err)) < 0)
+    if (c.kept && (rc = lt_plan_sched_tt_walk_scale(&p->walk0, c.first, c.last, c.kept, err)) < 0)
         goto out;
     p->kept = c.mine_kept;
     if (c.kept && tt->duration_us > 0) {
         /* the sample again: the sampler decided every session already */
         if (p->sampled)
-            lt_plan_sampler_again(&sp);
+            lt_plan_jobs_sampler_again(&sp);
         c.w = p->walk0;
         c.scaled = true;
         if ((rc = scan_records(p, &c, err)) < 0)
@@ -397,16 +397,16 @@ int lt__plan_stream_init(struct lt_plan *p, struct lt_err *err)
         p->kept = c.mine_placed;
     }
     p->tt_end = !c.kept                ? -1
-                : tt->duration_us <= 0 ? lt_plan_tt_walk_place(&p->walk0, c.last)
-                : c.last_placed >= 0   ? lt_plan_tt_walk_place(&p->walk0, c.last_placed)
+                : tt->duration_us <= 0 ? lt_plan_sched_tt_walk_place(&p->walk0, c.last)
+                : c.last_placed >= 0   ? lt_plan_sched_tt_walk_place(&p->walk0, c.last_placed)
                                        : -1;
     p->nseq = p->total = n;
     p->done_n = n - p->kept;
     if (p->o.parts > 1)
-        rc = lt_plan_dealer_init(&p->dealer, p->o.parts, err);
+        rc = lt_plan_jobs_dealer_init(&p->dealer, p->o.parts, err);
 out:
     if (p->sampled)
-        lt_plan_sampler_release(&sp);
+        lt_plan_jobs_sampler_release(&sp);
     free(c.gmine);
     return rc;
 }
@@ -418,10 +418,10 @@ out:
 static int decide(struct lt_plan *p, size_t x, struct lt_err *err)
 {
     const struct lt_plan_job *j = &p->jobs->v[x];
-    const struct lt_plan_tt *tt = &p->o.tt;
+    const struct lt_plan_sched_tt *tt = &p->o.tt;
     if (p->o.parts > 1) { /* every request is dealt, in order; another
                             part's is laid out, then cut (NOT_MINE) */
-        int64_t part = lt_plan_dealer_next(&p->dealer, j->has & LT_HAS_SESSION, j->session, j->in,
+        int64_t part = lt_plan_jobs_dealer_next(&p->dealer, j->has & LT_HAS_SESSION, j->session, j->in,
                                            j->out, err);
         if (part < 0)
             return (int)part;
@@ -485,9 +485,9 @@ static int lay_out(struct lt_plan *p, size_t want, struct lt_err *err)
             if (p->state[x] == LT_PLAN_DONE)
                 continue;
             int64_t at;
-            if ((rc = lt_plan_tt_walk_gap(&p->walk, t, m++, k, &at, err)) < 0)
+            if ((rc = lt_plan_sched_tt_walk_gap(&p->walk, t, m++, k, &at, err)) < 0)
                 return rc;
-            if ((at = lt_plan_tt_walk_place(&p->walk, at)) < 0) {
+            if ((at = lt_plan_sched_tt_walk_place(&p->walk, at)) < 0) {
                 lay_cut(p, x, LT_PLAN_TURN_CUT);
                 continue;
             }
@@ -616,8 +616,8 @@ int lt__plan_stream_start(struct lt_plan *p, uint32_t run, struct lt_err *err)
     p->ncut = p->hi_sent = 0;
     int rc = 0;
     if (p->dealer.load) { /* the deal again from the first request */
-        lt_plan_dealer_release(&p->dealer);
-        if ((rc = lt_plan_dealer_init(&p->dealer, p->o.parts, err)) < 0)
+        lt_plan_jobs_dealer_release(&p->dealer);
+        if ((rc = lt_plan_jobs_dealer_init(&p->dealer, p->o.parts, err)) < 0)
             return rc;
     }
     if (p->o.mode != LT_PLAN_TRACE && (rc = loop_kept(p, run, err)) < 0)

@@ -561,11 +561,11 @@ out:
  * freed before the run. */
 struct hit_walk {
     struct lt_hits h;
-    struct lt_plan_sampler *sp; /* a streamed plan's sample, or NULL */
+    struct lt_plan_jobs_sampler *sp; /* a streamed plan's sample, or NULL */
     bool counting, blocks;
     uint32_t bt;
     size_t limit;              /* records read past this are not in the run */
-    struct lt_plan_dealer *dl; /* parts: the deal, and this part */
+    struct lt_plan_jobs_dealer *dl; /* parts: the deal, and this part */
     uint32_t part;
 };
 
@@ -575,16 +575,16 @@ static int hit_rec(void *ud, const struct lt_plan_rec_key *k)
     if (k->idx >= w->limit)
         return 0;
     if (w->counting)
-        return lt_plan_sampler_count(w->sp, k, NULL);
+        return lt_plan_jobs_sampler_count(w->sp, k, NULL);
     bool in = true;
     if (w->dl) { /* every request dealt, in order: another part's is not sent here */
-        int64_t part = lt_plan_dealer_next(w->dl, k->has_session, k->session, k->in, k->out, NULL);
+        int64_t part = lt_plan_jobs_dealer_next(w->dl, k->has_session, k->session, k->in, k->out, NULL);
         if (part < 0)
             return -1;
         in = part == w->part;
     }
     bool kept = true;
-    if (w->sp && lt_plan_sampler_keep(w->sp, k, &kept, NULL) < 0)
+    if (w->sp && lt_plan_jobs_sampler_keep(w->sp, k, &kept, NULL) < 0)
         return -1;
     if (!in || !kept)
         return 0;
@@ -602,8 +602,8 @@ static double trace_hit_rate(const struct lt_replay *rp, unsigned *level)
         /* every record in order, but those the sample leaves out: the
          * sample's rule read again (its sessions' sizes first, for
          * --requests); an open loop's whole laps first, then its last */
-        struct lt_plan_sampler sp;
-        const struct lt_plan_tt *tt = &pl->o.tt;
+        struct lt_plan_jobs_sampler sp;
+        const struct lt_plan_sched_tt *tt = &pl->o.tt;
         bool loop = pl->o.mode != LT_PLAN_TRACE;
         size_t n = pl->jobs->n, laps = loop ? pl->laps_pos / n : 0;
         for (size_t l = 0; rc >= 0 && l < laps; l++)
@@ -613,27 +613,27 @@ static double trace_hit_rate(const struct lt_replay *rp, unsigned *level)
         bool sampled = loop ? pl->lap_sampled : pl->sampled;
         if (sampled) {
             if (loop)
-                lt_plan_sampler_init(&sp, 0, 0, pl->o.requests % n);
+                lt_plan_jobs_sampler_init(&sp, 0, 0, pl->o.requests % n);
             else
-                lt_plan_sampler_init(&sp, tt->win_start_us, tt->win_end_us, pl->o.requests);
+                lt_plan_jobs_sampler_init(&sp, tt->win_start_us, tt->win_end_us, pl->o.requests);
             w.sp = &sp;
             w.counting = pl->o.requests > 0;
             if (w.counting && rc >= 0)
                 rc = lt_plan_jobs_each(pl->jobs, hit_rec, &w, NULL);
             w.counting = false;
         }
-        struct lt_plan_dealer dl;
+        struct lt_plan_jobs_dealer dl;
         if (!loop && pl->o.parts > 1 && rc >= 0) {
-            rc = lt_plan_dealer_init(&dl, pl->o.parts, NULL);
+            rc = lt_plan_jobs_dealer_init(&dl, pl->o.parts, NULL);
             w.dl = rc >= 0 ? &dl : NULL;
             w.part = pl->o.part;
         }
         if (rc >= 0 && w.limit)
             rc = lt_plan_jobs_each(pl->jobs, hit_rec, &w, NULL);
         if (w.dl)
-            lt_plan_dealer_release(&dl);
+            lt_plan_jobs_dealer_release(&dl);
         if (sampled)
-            lt_plan_sampler_release(&sp);
+            lt_plan_jobs_sampler_release(&sp);
     } else {
         /* the run's seqs (a loop's laps repeat the trace), but those cut */
         for (size_t k = 0; rc >= 0 && k < pl->total; k++) {

@@ -17,7 +17,7 @@
 
 static const struct tcase {
     const char *name;
-    struct lt_plan_tt o;
+    struct lt_plan_sched_tt o;
     size_t n;
     int64_t in[8];
     int64_t want[8];
@@ -75,19 +75,19 @@ static void test_trace_time_errors(void **state)
 {
     int64_t t[2] = {0, 1}, out[2];
     struct lt_err err = {0};
-    struct lt_plan_tt both = {.speed = 2, .rate = 3};
+    struct lt_plan_sched_tt both = {.speed = 2, .rate = 3};
     assert_int_equal(lt_plan_sched_trace(t, 2, &both, NULL, out, &err), LT_EINVAL);
-    struct lt_plan_tt win = {.win_start_us = 10, .win_end_us = 5};
+    struct lt_plan_sched_tt win = {.win_start_us = 10, .win_end_us = 5};
     assert_int_equal(lt_plan_sched_trace(t, 2, &win, NULL, out, &err), LT_EINVAL);
     /* Stretching past the schedule's span is refused, naming the value,
      * instead of overflowing into negative (dropped) offsets. */
     int64_t t400[400], out400[400];
     for (int i = 0; i < 400; i++)
         t400[i] = (int64_t)i * 100000;
-    struct lt_plan_tt slow = {.speed = 1e-12};
+    struct lt_plan_sched_tt slow = {.speed = 1e-12};
     assert_int_equal(lt_plan_sched_trace(t400, 400, &slow, NULL, out400, &err), LT_EINVAL);
     assert_non_null(strstr(err.msg, "--speed 1e-12"));
-    struct lt_plan_tt sane = {.speed = 1e-3}; /* 11 hours: kept, all 400 */
+    struct lt_plan_sched_tt sane = {.speed = 1e-3}; /* 11 hours: kept, all 400 */
     assert_int_equal(lt_plan_sched_trace(t400, 400, &sane, NULL, out400, &err), 400);
     assert_int_equal(out400[399], (int64_t)399 * 100000 * 1000);
     int64_t o2[4];
