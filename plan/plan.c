@@ -186,8 +186,8 @@ static int start_trace(struct lt_plan *p, struct lt_err *err)
     uint8_t *keep = NULL;
     p->sampled = tt->win_start_us > 0 || tt->win_end_us > 0 || p->o.requests > 0;
     if (p->sampled) {
-        int rc = lt_plan_jobs_sample(p->jobs, tt->win_start_us, tt->win_end_us, p->o.requests, p->state,
-                                &p->sample, err);
+        int rc = lt_plan_jobs_sample(p->jobs, tt->win_start_us, tt->win_end_us, p->o.requests,
+                                     p->state, &p->sample, err);
         if (rc < 0)
             return rc;
         keep = p->state;
@@ -255,8 +255,9 @@ static int start_loop(struct lt_plan *p, struct lt_err *err)
     p->total = p->nseq;
     if (p->o.mode == LT_PLAN_RATE) {
         const struct lt_plan_opts *o = &p->o;
-        int64_t got = lt_plan_sched_open_loop(o->arrivals, o->rate, o->cv, lt_mix64(o->seed + p->run),
-                                         o->duration_us, p->offs, p->nseq, err);
+        int64_t got =
+            lt_plan_sched_open_loop(o->arrivals, o->rate, o->cv, lt_mix64(o->seed + p->run),
+                                    o->duration_us, p->offs, p->nseq, err);
         if (got < 0)
             return (int)got;
         p->nseq = p->total = (size_t)got;

@@ -70,9 +70,9 @@ enum lt_plan_state {
 struct lt_plan_opts {
     enum lt_plan_mode mode;
     struct lt_plan_sched_tt tt; /* trace time */
-    uint64_t requests;    /* closed and open loop: per run; trace time: at most this many
-                             (a sample of whole sessions, lt_plan_jobs_sample); 0 = the whole trace */
-    double rate;          /* open loop */
+    uint64_t requests;          /* closed and open loop: per run; trace time: at most this many
+                                   (a sample of whole sessions, lt_plan_jobs_sample); 0 = the whole trace */
+    double rate;                /* open loop */
     enum lt_arrivals arrivals;
     double cv;
     uint32_t max_concurrency; /* open loop and trace time: cap on in flight; 0 = none */
@@ -143,17 +143,17 @@ struct lt_plan {
     bool streamed;
     struct lt_vmem m_offs, m_state, m_attempts;
     struct lt_plan_sched_tt_walk walk0, walk; /* scaled; as it goes */
-    size_t kept;                        /* seqs the schedule keeps (the rest are cut) */
-    size_t decided, laid;               /* seqs whose sample is decided; laid out */
-    size_t placed;                      /* seqs laid out and kept */
-    size_t first_out;                   /* --requests: no session starts at or after it */
+    size_t kept;                              /* seqs the schedule keeps (the rest are cut) */
+    size_t decided, laid;                     /* seqs whose sample is decided; laid out */
+    size_t placed;                            /* seqs laid out and kept */
+    size_t first_out;                         /* --requests: no session starts at or after it */
     /* an open loop: positions of the trace's laps, those of the whole
      * laps, the seqs kept before the duration, whether the last lap is a
      * sample of whole sessions; its arrivals as they are drawn */
     size_t npos, laps_pos, kept0;
-    size_t ncut;                  /* seqs laid out and cut */
+    size_t ncut;                       /* seqs laid out and cut */
     struct lt_plan_jobs_dealer dealer; /* parts: the deal as the trace is read */
-    size_t hi_sent;               /* a streamed closed loop: seqs below this were sent or passed */
+    size_t hi_sent; /* a streamed closed loop: seqs below this were sent or passed */
     bool lap_sampled;
     struct lt_plan_sched_arrive arrive;
     int64_t lay_prev; /* offs of the last kept seq laid out */

@@ -34,8 +34,8 @@ void lt_plan_sched_tt_walk_init(struct lt_plan_sched_tt_walk *w, const struct lt
     *w = (struct lt_plan_sched_tt_walk){.o = *o, .prev = -1, .factor = 1.0};
 }
 
-int lt_plan_sched_tt_walk_gap(struct lt_plan_sched_tt_walk *w, int64_t t, size_t m, size_t k, int64_t *x,
-                        struct lt_err *err)
+int lt_plan_sched_tt_walk_gap(struct lt_plan_sched_tt_walk *w, int64_t t, size_t m, size_t k,
+                              int64_t *x, struct lt_err *err)
 {
     /* 2. spread a group of equal timestamps evenly over [t, t + D) */
     if (w->o.spread_us > 0) {
@@ -57,8 +57,8 @@ int lt_plan_sched_tt_walk_gap(struct lt_plan_sched_tt_walk *w, int64_t t, size_t
     return 0;
 }
 
-int lt_plan_sched_tt_walk_scale(struct lt_plan_sched_tt_walk *w, int64_t first, int64_t last, size_t kept,
-                          struct lt_err *err)
+int lt_plan_sched_tt_walk_scale(struct lt_plan_sched_tt_walk *w, int64_t first, int64_t last,
+                                size_t kept, struct lt_err *err)
 {
     const struct lt_plan_sched_tt *o = &w->o;
     double factor = 1.0;
@@ -151,8 +151,8 @@ int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_sch
     return (int64_t)kept;
 }
 
-int lt_plan_sched_arrive_init(struct lt_plan_sched_arrive *g, enum lt_arrivals a, double rate, double cv,
-                        uint64_t seed, int64_t duration_us, struct lt_err *err)
+int lt_plan_sched_arrive_init(struct lt_plan_sched_arrive *g, enum lt_arrivals a, double rate,
+                              double cv, uint64_t seed, int64_t duration_us, struct lt_err *err)
 {
     if (!(rate > 0) || !isfinite(rate))
         return lt_errset(err, LT_EINVAL, "the open-loop rate must be a positive number");
@@ -162,10 +162,10 @@ int lt_plan_sched_arrive_init(struct lt_plan_sched_arrive *g, enum lt_arrivals a
     if (a == LT_ARR_EMPIRICAL)
         return lt_errset(err, LT_EINVAL, "empirical arrivals need a fitted trace (synth --fit)");
     *g = (struct lt_plan_sched_arrive){.a = a,
-                                 .rate = rate,
-                                 .mean = 1e6 / rate,
-                                 .shape = a == LT_ARR_GAMMA ? 1.0 / (cv * cv) : 1.0,
-                                 .duration_us = duration_us};
+                                       .rate = rate,
+                                       .mean = 1e6 / rate,
+                                       .shape = a == LT_ARR_GAMMA ? 1.0 / (cv * cv) : 1.0,
+                                       .duration_us = duration_us};
     lt_rng_seed(&g->rng, seed);
     return 0;
 }
@@ -203,7 +203,7 @@ int lt_plan_sched_arrive_next(struct lt_plan_sched_arrive *g, int64_t *us, struc
 }
 
 int64_t lt_plan_sched_open_loop(enum lt_arrivals a, double rate, double cv, uint64_t seed,
-                           int64_t duration_us, int64_t *out, size_t n, struct lt_err *err)
+                                int64_t duration_us, int64_t *out, size_t n, struct lt_err *err)
 {
     struct lt_plan_sched_arrive g;
     int rc = lt_plan_sched_arrive_init(&g, a, rate, cv, seed, duration_us, err);

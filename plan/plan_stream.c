@@ -26,10 +26,10 @@
 struct tt_scan {
     struct lt_plan_sched_tt_walk w;
     struct lt_plan_jobs_sampler *sp; /* NULL: every record at or after 0 is kept */
-    bool counting;              /* the sampler's first reading (sessions' sizes) */
-    bool scaled;                /* w can place: count what the duration keeps */
-    int64_t gt;                 /* the group's time (-1: none yet) */
-    size_t gk;                  /* its size */
+    bool counting;                   /* the sampler's first reading (sessions' sizes) */
+    bool scaled;                     /* w can place: count what the duration keeps */
+    int64_t gt;                      /* the group's time (-1: none yet) */
+    size_t gk;                       /* its size */
     int64_t first, last;
     int64_t last_placed; /* scaled: the last kept time the duration keeps (-1: none) */
     size_t kept, placed;
@@ -180,8 +180,8 @@ static int loop_arrivals(struct lt_plan *p, uint32_t run, struct lt_err *err)
 {
     const struct lt_plan_opts *o = &p->o;
     uint64_t seed = lt_mix64(o->seed + run);
-    int rc =
-        lt_plan_sched_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed, o->duration_us, err);
+    int rc = lt_plan_sched_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed,
+                                       o->duration_us, err);
     if (rc < 0)
         return rc;
     p->kept = p->kept0;
@@ -194,7 +194,8 @@ static int loop_arrivals(struct lt_plan *p, uint32_t run, struct lt_err *err)
             break;
         }
     }
-    return lt_plan_sched_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed, o->duration_us, err);
+    return lt_plan_sched_arrive_init(&p->arrive, o->arrivals, o->rate, o->cv, seed, o->duration_us,
+                                     err);
 }
 
 /* A loop split over parts: of the first `upto` seqs the loop keeps (its
@@ -317,7 +318,7 @@ static int lay_out_loop(struct lt_plan *p, size_t want, struct lt_err *err)
                     return rc;
             }
             int64_t part = lt_plan_jobs_dealer_next(&p->dealer, j->has & LT_HAS_SESSION, j->session,
-                                               j->in, j->out, err);
+                                                    j->in, j->out, err);
             if (part < 0)
                 return (int)part;
             mine = part == p->o.part;
@@ -421,8 +422,8 @@ static int decide(struct lt_plan *p, size_t x, struct lt_err *err)
     const struct lt_plan_sched_tt *tt = &p->o.tt;
     if (p->o.parts > 1) { /* every request is dealt, in order; another
                             part's is laid out, then cut (NOT_MINE) */
-        int64_t part = lt_plan_jobs_dealer_next(&p->dealer, j->has & LT_HAS_SESSION, j->session, j->in,
-                                           j->out, err);
+        int64_t part = lt_plan_jobs_dealer_next(&p->dealer, j->has & LT_HAS_SESSION, j->session,
+                                                j->in, j->out, err);
         if (part < 0)
             return (int)part;
         if (part != p->o.part)

@@ -91,7 +91,8 @@ static void test_trace_time_errors(void **state)
     assert_int_equal(lt_plan_sched_trace(t400, 400, &sane, NULL, out400, &err), 400);
     assert_int_equal(out400[399], (int64_t)399 * 100000 * 1000);
     int64_t o2[4];
-    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_CONSTANT, 1e-300, 1, 1, 0, o2, 4, &err), LT_EINVAL);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_CONSTANT, 1e-300, 1, 1, 0, o2, 4, &err),
+                     LT_EINVAL);
     assert_non_null(strstr(err.msg, "--rate 1e-300"));
 }
 
