@@ -70,9 +70,10 @@ enum lt_plan_state {
 struct lt_plan_opts {
     enum lt_plan_mode mode;
     struct lt_plan_sched_tt tt; /* trace time */
-    uint64_t requests;          /* closed and open loop: per run; trace time: at most this many
-                                   (a sample of whole sessions, lt_plan_jobs_sample); 0 = the whole trace */
-    double rate;                /* open loop */
+    /* closed and open loop: per run; trace time: at most this many (a
+     * sample of whole sessions, lt_plan_jobs_sample); 0 = the whole trace */
+    uint64_t requests;
+    double rate; /* open loop */
     enum lt_arrivals arrivals;
     double cv;
     uint32_t max_concurrency; /* open loop and trace time: cap on in flight; 0 = none */

@@ -121,5 +121,7 @@ if [ -n "$hits" ]; then
     echo "$hits"
     fail=1
 fi
-[ $fail = 0 ] && echo "layout: dependency rule, internal names, lifecycle pairs, banned functions, file names and one server harness: ok"
+[ $fail = 0 ] &&
+    echo "layout: dependency rule, internal names, lifecycle pairs, banned functions," \
+        "file names and one server harness: ok"
 exit $fail
