@@ -18,8 +18,8 @@
  * bucket width doubles when a run outlasts them). Memory is therefore fixed
  * per run, whatever the number of requests.
  *
- * Use: lt_analyze_file() fills a struct lt_analysis; the lt_analyze_write_*
- * functions render it; lt_analysis_release() frees it. Or, for the default
+ * Use: lt_analyze_file() fills a struct lt_analyze; the lt_analyze_write_*
+ * functions render it; lt_analyze_release() frees it. Or, for the default
  * terminal report in one call, lt_analyze_print_summary().
  */
 #ifndef LT_ANALYZE_H
@@ -190,12 +190,12 @@ struct lt_analyze_run {
     uint64_t negative[LT_AM_COUNT]; /* negative intervals seen (recorded as 0) */
     /* Private: TTFT and TTFT_S of the results whose first content is
      * their first token, which are also their TTFC and TTFC_S: recorded
-     * once, added to both at the end (lt_analysis_finish()). */
+     * once, added to both at the end (lt_analyze_finish()). */
     struct lt_hist *same[2];
     /* Private: values not yet in h[] (and same[], after them). They are
      * recorded LT_ANALYZE_PEND at a time, one histogram after another,
      * which keeps each histogram's counters in the cache;
-     * lt_analysis_finish() records the rest. */
+     * lt_analyze_finish() records the rest. */
     uint32_t n_pend[LT_AM_COUNT + 2];
     uint64_t pend[LT_AM_COUNT + 2][LT_ANALYZE_PEND];
 
@@ -263,11 +263,11 @@ struct lt_analyze_run {
 
 /* One point of a sweep curve (runs with a concurrency or a rate). */
 struct lt_analyze_point {
-    uint32_t run; /* index into lt_analysis.runs */
+    uint32_t run; /* index into lt_analyze.runs */
     double x;     /* concurrency or rate */
 };
 
-struct lt_analysis {
+struct lt_analyze {
     char path[512]; /* the first input file */
     uint32_t n_files;
     char source[64];
@@ -294,30 +294,30 @@ struct lt_analysis {
  * (defaults). On error, returns a negative LT_E* code with err filled; the
  * analysis then holds what was read before the error and must still be
  * released. */
-int lt_analyze_file(const char *path, const struct lt_analyze_opts *opts, struct lt_analysis *a,
+int lt_analyze_file(const char *path, const struct lt_analyze_opts *opts, struct lt_analyze *a,
                     struct lt_err *err);
 
 /* The incremental form, for tests and for several files: init, then
- * lt_analysis_add_file() for each file (or lt_analysis_next_file() and the
+ * lt_analyze_add_file() for each file (or lt_analyze_next_file() and the
  * items of a file in order), finish. Runs of different files are kept
  * apart even when their ids are equal. */
-int lt_analysis_init(struct lt_analysis *a, const struct lt_analyze_opts *opts, struct lt_err *err);
-int lt_analysis_add_file(struct lt_analysis *a, const char *path, struct lt_err *err);
-void lt_analysis_next_file(struct lt_analysis *a);
-int lt_analysis_add_run(struct lt_analysis *a, const struct lt_run *run, struct lt_err *err);
-int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, struct lt_err *err);
-int lt_analysis_add_scrape(struct lt_analysis *a, const struct lt_scrape *sc, struct lt_err *err);
-int lt_analysis_add_check(struct lt_analysis *a, const struct lt_check *k, struct lt_err *err);
-int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err);
+int lt_analyze_init(struct lt_analyze *a, const struct lt_analyze_opts *opts, struct lt_err *err);
+int lt_analyze_add_file(struct lt_analyze *a, const char *path, struct lt_err *err);
+void lt_analyze_next_file(struct lt_analyze *a);
+int lt_analyze_add_run(struct lt_analyze *a, const struct lt_run *run, struct lt_err *err);
+int lt_analyze_add_result(struct lt_analyze *a, const struct lt_result *res, struct lt_err *err);
+int lt_analyze_add_scrape(struct lt_analyze *a, const struct lt_scrape *sc, struct lt_err *err);
+int lt_analyze_add_check(struct lt_analyze *a, const struct lt_check *k, struct lt_err *err);
+int lt_analyze_finish(struct lt_analyze *a, struct lt_err *err);
 /* Free what a holds; safe on a zeroed or released analysis. */
-void lt_analysis_release(struct lt_analysis *a);
+void lt_analyze_release(struct lt_analyze *a);
 
 /* Render the analysis to out in a.opts.format (text, CSV or JSON). Returns 0
  * or LT_EIO. */
-int lt_analyze_write(const struct lt_analysis *a, FILE *out, struct lt_err *err);
-int lt_analyze_write_text(const struct lt_analysis *a, FILE *out, struct lt_err *err);
-int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *err);
-int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err *err);
+int lt_analyze_write(const struct lt_analyze *a, FILE *out, struct lt_err *err);
+int lt_analyze_write_text(const struct lt_analyze *a, FILE *out, struct lt_err *err);
+int lt_analyze_write_csv(const struct lt_analyze *a, FILE *out, struct lt_err *err);
+int lt_analyze_write_json(const struct lt_analyze *a, FILE *out, struct lt_err *err);
 
 /* What `loadtrace analyze FILE` prints by default: per run the seed table,
  * latency percentiles, errors by class, goodput if SLOs are given, and
@@ -369,14 +369,14 @@ struct lt_analyze_capacity {
     double target;
     double max_ok, min_fail, goodput;
     uint32_t probes;
-    int max_run; /* index into lt_analysis.runs of the max_ok probe, -1 = none */
+    int max_run; /* index into lt_analyze.runs of the max_ok probe, -1 = none */
 };
-bool lt_analyze_capacity(const struct lt_analysis *a, const char *engine,
+bool lt_analyze_capacity(const struct lt_analyze *a, const char *engine,
                          struct lt_analyze_capacity *c);
 /* The capacity section: text (a table of probes and the answer), JSON
  * (the value of "capacity", null when no probe), CSV (rows of probes). */
-void lt_analyze_capacity_text(const struct lt_analysis *a, FILE *out);
-void lt_analyze_capacity_json(const struct lt_analysis *a, FILE *out);
+void lt_analyze_capacity_text(const struct lt_analyze *a, FILE *out);
+void lt_analyze_capacity_json(const struct lt_analyze *a, FILE *out);
 
 /* A run's self-check (analyze_check.c). Flagged: its delivered load was
  * more than 5 % off what was asked, or its client near saturation. */
@@ -385,7 +385,7 @@ void lt_analyze_capacity_json(const struct lt_analysis *a, FILE *out);
 bool lt_analyze_check_flagged(const struct lt_analyze_run *r);
 /* Up to max sentences "CHECK run N (level): ...", one per flag of each
  * flagged run, saying which figures it makes doubtful; returns how many. */
-int lt_analyze_check_flags(const struct lt_analysis *a, char (*w)[LT_ANALYZE_FLAG_LEN], int max);
+int lt_analyze_check_flags(const struct lt_analyze *a, char (*w)[LT_ANALYZE_FLAG_LEN], int max);
 /* One run's figures: "delivered 49.9 req/s of 50 asked (-0.2 %), ...". */
 void lt_analyze_check_line(const struct lt_analyze_run *r, char *buf, size_t n);
 /* The same line of one check record (ranks: how many were summed into
@@ -400,7 +400,7 @@ bool lt_analyze_overload(const struct lt_analyze_run *r, char *buf, size_t n);
 void lt_analyze_stop_line(const struct lt_analyze_run *r, char *buf, size_t n);
 /* The flags, at the top of the text report (nothing when none), then a
  * line for each stopped run. */
-void lt_analyze_check_text(const struct lt_analysis *a, FILE *out);
+void lt_analyze_check_text(const struct lt_analyze *a, FILE *out);
 /* A run's `, "check": {...}` (null without one), and its CSV columns
  * (",rate_asked,...,flag"; empty without one). */
 void lt_analyze_check_json(const struct lt_analyze_run *r, FILE *out);

@@ -43,7 +43,7 @@ static bool failing(const char *verdict)
     return !strcmp(verdict, "fails") || !strcmp(verdict, "saturated");
 }
 
-bool lt_analyze_capacity(const struct lt_analysis *a, const char *engine,
+bool lt_analyze_capacity(const struct lt_analyze *a, const char *engine,
                          struct lt_analyze_capacity *c)
 {
     memset(c, 0, sizeof *c);
@@ -83,7 +83,7 @@ bool lt_analyze_capacity(const struct lt_analysis *a, const char *engine,
 
 static const char *const engines[] = {"live", "virtual"};
 
-void lt_analyze_capacity_text(const struct lt_analysis *a, FILE *out)
+void lt_analyze_capacity_text(const struct lt_analyze *a, FILE *out)
 {
     struct lt_analyze_capacity c;
     bool any = false;
@@ -131,7 +131,7 @@ void lt_analyze_capacity_text(const struct lt_analysis *a, FILE *out)
                      "client left) and the faults (failures that are not the load's)\n");
 }
 
-void lt_analyze_capacity_json(const struct lt_analysis *a, FILE *out)
+void lt_analyze_capacity_json(const struct lt_analyze *a, FILE *out)
 {
     struct lt_analyze_capacity c;
     bool any = false;

@@ -21,7 +21,7 @@
 #include <math.h>
 #include <string.h>
 
-void lt_analyze_check_add(struct lt_analyze_run *r, const struct lt_check *k)
+void lt__analyze_check_add(struct lt_analyze_run *r, const struct lt_check *k)
 {
     struct lt_check *c = &r->check;
     if (r->n_checks++ == 0) {
@@ -127,7 +127,7 @@ void lt_analyze_check_line(const struct lt_analyze_run *r, char *buf, size_t n)
     lt_analyze_check_describe(&r->check, r->n_checks, buf, n);
 }
 
-int lt_analyze_check_flags(const struct lt_analysis *a, char (*w)[LT_ANALYZE_FLAG_LEN], int max)
+int lt_analyze_check_flags(const struct lt_analyze *a, char (*w)[LT_ANALYZE_FLAG_LEN], int max)
 {
     int n = 0;
     for (uint32_t i = 0; i < a->n_runs && n < max; i++) {
@@ -136,7 +136,7 @@ int lt_analyze_check_flags(const struct lt_analysis *a, char (*w)[LT_ANALYZE_FLA
             continue;
         const struct lt_check *k = &r->check;
         char lev[48];
-        lt_analyze_level(r, lev, sizeof lev);
+        lt__analyze_level(r, lev, sizeof lev);
         if (k->off && n < max) {
             if (k->rate_asked > 0)
                 snprintf(w[n++], LT_ANALYZE_FLAG_LEN,
@@ -182,7 +182,7 @@ void lt_analyze_stop_line(const struct lt_analyze_run *r, char *buf, size_t n)
              (unsigned long long)r->unsent, (unsigned long long)r->sent);
 }
 
-void lt_analyze_check_text(const struct lt_analysis *a, FILE *out)
+void lt_analyze_check_text(const struct lt_analyze *a, FILE *out)
 {
     char w[LT_ANALYZE_FLAGS_MAX][LT_ANALYZE_FLAG_LEN];
     int n = lt_analyze_check_flags(a, w, LT_ANALYZE_FLAGS_MAX);
@@ -193,7 +193,7 @@ void lt_analyze_check_text(const struct lt_analysis *a, FILE *out)
         if (!r->unsent && !(r->n_checks && r->check.stopped_by))
             continue;
         char lev[48], line[LT_ANALYZE_FLAG_LEN];
-        lt_analyze_level(r, lev, sizeof lev);
+        lt__analyze_level(r, lev, sizeof lev);
         lt_analyze_stop_line(r, line, sizeof line);
         fprintf(out, "STOPPED run %u (%s): %s\n", r->id, lev, line);
         n++;
@@ -203,7 +203,7 @@ void lt_analyze_check_text(const struct lt_analysis *a, FILE *out)
         char lev[48], line[2 * LT_ANALYZE_FLAG_LEN];
         if (!lt_analyze_overload(r, line, sizeof line))
             continue;
-        lt_analyze_level(r, lev, sizeof lev);
+        lt__analyze_level(r, lev, sizeof lev);
         fprintf(out, "OVERLOADED run %u (%s): %s\n", r->id, lev, line);
         n++;
     }

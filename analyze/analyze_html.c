@@ -83,12 +83,12 @@ static void cell_ms(FILE *out, const struct lt_hist *h, double p)
 }
 
 /* The summary: one row per level, in the sweep's order, knee marked. */
-static void summary(const struct lt_analysis *a, FILE *out)
+static void summary(const struct lt_analyze *a, FILE *out)
 {
     bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
     const char *axis = !a->sweep_axis ? "Level" : a->sweep_axis[0] == 'c' ? "C" : "Rate (req/s)";
     char slo[128];
-    lt_analyze_slo_text(&a->opts, slo, sizeof slo);
+    lt__analyze_slo_text(&a->opts, slo, sizeof slo);
     fprintf(out,
             "<div class=scroll>\n<table id=summary>\n<tr><th class=l rowspan=2>%s</th>"
             "<th colspan=2>tok/s</th><th colspan=2>TTFT (ms)</th><th colspan=2>TPOT (ms)</th>"
@@ -103,7 +103,7 @@ static void summary(const struct lt_analysis *a, FILE *out)
             "<th rowspan=2>Ok</th></tr>\n<tr><th>aggregate</th><th>per req%s</th><th>p50</th>"
             "<th>p99</th><th>p50</th><th>p99</th><th>p50</th><th>p99</th></tr>\n",
             dec ? "" : " (e2e)");
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order);
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt__analyze_run_order(a, order);
     for (uint32_t k = 0; k < n; k++) {
         const struct lt_analyze_run *r = a->runs[order[k]];
         bool knee = a->knee >= 0 && k == (uint32_t)a->knee && k < a->n_points;
@@ -111,7 +111,7 @@ static void summary(const struct lt_analysis *a, FILE *out)
         if (a->sweep_axis && k < a->n_points)
             snprintf(lev, sizeof lev, "%.4g", a->points[k].x);
         else
-            lt_analyze_level(r, lev, sizeof lev);
+            lt__analyze_level(r, lev, sizeof lev);
         fprintf(out, "<tr%s><td class=l>", knee ? " class=knee" : "");
         esc(out, lev);
         if (lt_analyze_check_flagged(r)) /* its figures are in doubt: said above the table */
@@ -131,7 +131,7 @@ static void summary(const struct lt_analysis *a, FILE *out)
     fprintf(out, "</table>\n</div>\n");
     if (a->sweep_axis) {
         char knee[300];
-        lt_analyze_knee_text(a, knee, sizeof knee);
+        lt__analyze_knee_text(a, knee, sizeof knee);
         knee[0] = (char)(knee[0] == 'k' ? 'K' : knee[0] == 'n' ? 'N' : knee[0]);
         fprintf(out, "<p>");
         esc(out, knee);
@@ -287,7 +287,7 @@ static void missing(FILE *out, const struct lt_plot_ctx *ctx)
 /* Level r's details, collapsed: its latencies, errors and charts over time. */
 /* A capacity search's answer and probes (analyze_capacity.c's text), and
  * its chart. */
-static int capacity(const struct lt_analysis *a, const struct lt_plot_ctx *ctx, bool *done,
+static int capacity(const struct lt_analyze *a, const struct lt_plot_ctx *ctx, bool *done,
                     FILE *out, struct lt_err *err)
 {
     char *text = NULL;
@@ -309,9 +309,9 @@ static int capacity(const struct lt_analysis *a, const struct lt_plot_ctx *ctx, 
 }
 
 /* A capacity search's answer, one sentence per engine, under the title: it
- * is what the search was run for (issue 19: the key answer at the top); the
+ * is what the search was run for, so it is the first thing read; the
  * probes and their chart follow in the Capacity section. */
-static void capacity_answer(const struct lt_analysis *a, FILE *out)
+static void capacity_answer(const struct lt_analyze *a, FILE *out)
 {
     static const char *const engines[] = {"live", "virtual"};
     for (int e = 0; e < 2; e++) {
@@ -333,12 +333,12 @@ static void capacity_answer(const struct lt_analysis *a, FILE *out)
     }
 }
 
-static int level_details(const struct lt_analysis *a, uint32_t ri, const struct lt_plot_ctx *ctx,
+static int level_details(const struct lt_analyze *a, uint32_t ri, const struct lt_plot_ctx *ctx,
                          bool *done, FILE *out, struct lt_err *err)
 {
     const struct lt_analyze_run *r = a->runs[ri];
     char lev[48];
-    lt_analyze_level(r, lev, sizeof lev);
+    lt__analyze_level(r, lev, sizeof lev);
     fprintf(out, "<details>\n<summary>");
     esc(out, lev);
     fprintf(out, " &mdash; %llu/%llu Ok", (unsigned long long)r->ok,
@@ -407,7 +407,7 @@ static int level_details(const struct lt_analysis *a, uint32_t ri, const struct 
     return rc;
 }
 
-int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const char *pre_text,
+int lt_analyze_write_html(const struct lt_analyze *a, const char *title, const char *pre_text,
                           const struct lt_plot_ctx *ctx, FILE *out, struct lt_err *err)
 {
     int rc = 0;
@@ -442,7 +442,7 @@ int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const 
         for (uint32_t i = 0; i < a->n_runs; i++) {
             const struct lt_analyze_run *r = a->runs[i];
             char lev[48], line[2 * LT_ANALYZE_FLAG_LEN];
-            lt_analyze_level(r, lev, sizeof lev);
+            lt__analyze_level(r, lev, sizeof lev);
             if (r->unsent || (r->n_checks && r->check.stopped_by)) {
                 lt_analyze_stop_line(r, line, sizeof line);
                 fprintf(out, "<p class=note>STOPPED run %u (", r->id);
@@ -473,7 +473,7 @@ int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const 
             LT_TRY(figures(out, ctx, 0, NULL, done, err));
         }
         fprintf(out, "<h2>Details per level</h2>\n");
-        uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order);
+        uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt__analyze_run_order(a, order);
         for (uint32_t i = 0; i < n; i++)
             LT_TRY(level_details(a, order[i], ctx, done, out, err));
         char *buf = NULL;
@@ -483,7 +483,7 @@ int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const 
             rc = lt_errset(err, LT_ENOMEM, "out of memory");
             goto out;
         }
-        struct lt_analysis copy = *a;
+        struct lt_analyze copy = *a;
         copy.opts.details = true;
         lt_analyze_write_text(&copy, mem, NULL);
         fclose(mem);

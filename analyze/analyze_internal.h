@@ -18,34 +18,34 @@
 
 /* The level of a run as a reader says it: "C=16", "rate 2/s", "speed x2",
  * or "run 3" when the run record gave none. */
-void lt_analyze_level(const struct lt_analyze_run *r, char *buf, size_t n);
+void lt__analyze_level(const struct lt_analyze_run *r, char *buf, size_t n);
 
 /* Add a self-check record to its run (analyze_check.c). */
-void lt_analyze_check_add(struct lt_analyze_run *r, const struct lt_check *k);
+void lt__analyze_check_add(struct lt_analyze_run *r, const struct lt_check *k);
 
 /* The runs in display order (indexes into a->runs): the sweep's points by
  * level, then the other runs in file order. Returns how many (a->n_runs). */
-uint32_t lt_analyze_run_order(const struct lt_analysis *a, uint32_t *order);
+uint32_t lt__analyze_run_order(const struct lt_analyze *a, uint32_t *order);
 
 /* The title of an analysis: what was measured, not a file name
  * ("Concurrency sweep, C=1 to 32", "Request-rate sweep, 1 to 8 req/s",
  * "One run at C=4"), then the model and target when every run shares them. */
-void lt_analyze_title(const struct lt_analysis *a, char *buf, size_t n);
+void lt__analyze_title(const struct lt_analyze *a, char *buf, size_t n);
 
 /* The SLOs given, as "TTFT<=100ms, E2E<=2000ms", or "" when none (then
  * there is no goodput to show). */
-void lt_analyze_slo_text(const struct lt_analyze_opts *o, char *buf, size_t n);
+void lt__analyze_slo_text(const struct lt_analyze_opts *o, char *buf, size_t n);
 
 /* The knee as one sentence (or that there is none), for a sweep. */
-void lt_analyze_knee_text(const struct lt_analysis *a, char *buf, size_t n);
+void lt__analyze_knee_text(const struct lt_analyze *a, char *buf, size_t n);
 
 /* What a result counts as, the one rule of every figure of analyze and
  * compare: cancelled (closed where its trace's client left: neither Ok nor
  * an error, in no latency, token or goodput figure), else Ok (sent,
  * status 200, no error, at least one output token), else an error. Inline:
  * it runs for every result. */
-enum lt_analyze_outcome { LT_AO_ERROR, LT_AO_OK, LT_AO_CANCELLED };
-static inline enum lt_analyze_outcome lt_analyze_outcome(const struct lt_result *res)
+enum lt__analyze_outcome { LT_AO_ERROR, LT_AO_OK, LT_AO_CANCELLED };
+static inline enum lt__analyze_outcome lt__analyze_outcome(const struct lt_result *res)
 {
     if (res->cancelled)
         return LT_AO_CANCELLED;
@@ -57,7 +57,7 @@ static inline enum lt_analyze_outcome lt_analyze_outcome(const struct lt_result 
 }
 
 /* The measured requests of a run that failed: neither Ok nor cancelled. */
-static inline uint64_t lt_analyze_failed(const struct lt_analyze_run *r)
+static inline uint64_t lt__analyze_failed(const struct lt_analyze_run *r)
 {
     uint64_t done = r->ok + r->cancelled;
     return r->measured > done ? r->measured - done : 0;
@@ -66,7 +66,7 @@ static inline uint64_t lt_analyze_failed(const struct lt_analyze_run *r)
 /* Open a file of the given kind as analyze and compare read it: with
  * salvage, every intact frame of a damaged file, on_skip (may be NULL)
  * hearing of each piece skipped (their --salvage). */
-static inline struct lt_reader *lt_analyze_open(const char *path, enum lt_kind kind, bool salvage,
+static inline struct lt_reader *lt__analyze_open(const char *path, enum lt_kind kind, bool salvage,
                                                 void (*on_skip)(void *ud, const char *what),
                                                 void *ud, struct lt_err *err)
 {

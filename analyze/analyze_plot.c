@@ -142,7 +142,7 @@ int lt_plot_cdf_block(struct lt_buf *b, const struct lt_hist *h, double scale, d
 static int write_file(const char *path, const void *p, size_t len, struct lt_err *err)
 {
     struct lt_path_out o;
-    int rc = lt_path_out_open(&o, path, err);
+    int rc = lt_path_out_begin(&o, path, err);
     if (rc < 0)
         return rc;
     if (len && fwrite(p, 1, len, o.f) != len) {
@@ -379,11 +379,11 @@ static int set_title(struct lt_buf *v, uint32_t i, const struct lt_analyze_run *
 {
     char key[24], lev[48];
     snprintf(key, sizeof key, "title%u", i);
-    lt_analyze_level(r, lev, sizeof lev);
+    lt__analyze_level(r, lev, sizeof lev);
     return lt_plot_var(v, key, lev);
 }
 
-static int sweep_charts(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struct lt_err *err)
+static int sweep_charts(const struct lt_analyze *a, struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     int rc = 0;
     struct lt_buf d, v;
@@ -443,21 +443,21 @@ out:
     return rc;
 }
 
-static int cdf_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, enum lt_analyze_metric m,
+static int cdf_chart(const struct lt_analyze *a, struct lt_plot_ctx *ctx, enum lt_analyze_metric m,
                      const char *name, const char *title, const char *xlabel, struct lt_err *err)
 {
     int rc = 0;
     struct lt_buf d, v;
     lt_buf_init(&d, (size_t)1 << 26);
     lt_buf_init(&v, (size_t)1 << 20);
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order), sets = 0;
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt__analyze_run_order(a, order), sets = 0;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint32_t k = 0; k < n && sets < 8; k++) {
         const struct lt_analyze_run *r = a->runs[order[k]];
         if (!lt_hist_count(r->h[m]))
             continue;
         char w[48];
-        lt_analyze_level(r, w, sizeof w);
+        lt__analyze_level(r, w, sizeof w);
         LT_TRY(lt_buf_printf(&d, "# %s: %s (ms), fraction <= value\n", w, name));
         LT_TRY(lt_plot_cdf_block(&d, r->h[m], 1e-3, 1e-3));
         LT_TRY(set_title(&v, ++sets, r));
@@ -489,14 +489,14 @@ out:
  * median are chunks that arrived together (often a gap of 0): drawn, they
  * would stretch the axis over decades where nothing else is, so they are
  * left of it and the caption says how many. */
-static int itl_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struct lt_err *err)
+static int itl_chart(const struct lt_analyze *a, struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     enum { BINS = 200, SETS = 8 };
     int rc = 0;
     struct lt_buf d, v;
     lt_buf_init(&d, (size_t)1 << 26);
     lt_buf_init(&v, (size_t)1 << 20);
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order), sets = 0;
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt__analyze_run_order(a, order), sets = 0;
     const struct lt_analyze_run *run[SETS];
     static double frac[SETS][BINS]; /* not on the stack: 12.8 KB */
     int bmax[SETS];
@@ -544,7 +544,7 @@ static int itl_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struc
         }
         left = fmax(left, l);
         char w[48];
-        lt_analyze_level(run[s], w, sizeof w);
+        lt__analyze_level(run[s], w, sizeof w);
         LT_TRY(set_title(&v, s + 1, run[s]));
         /* The outline of the bars (so that even a single bin shows) from
          * the axis' start; empty bins at 0, which the template draws at
@@ -588,7 +588,7 @@ out:
  * still written. */
 #define TS_MIN_BUCKETS 3
 
-static int ts_charts(const struct lt_analysis *a, const struct lt_analyze_run *r, uint32_t ri,
+static int ts_charts(const struct lt_analyze *a, const struct lt_analyze_run *r, uint32_t ri,
                      struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     int rc = 0;
@@ -638,7 +638,7 @@ static int ts_charts(const struct lt_analysis *a, const struct lt_analyze_run *r
     LT_TRY(lt_buf_printf(&d, "%g %.6g %.6g %llu %llu\n", t_end, p.tokens_per_s, p.in_flight,
                          (unsigned long long)p.ok, (unsigned long long)p.errors));
     char lev[48], name[LT_PLOT_NAME_LEN], title[160];
-    lt_analyze_level(r, lev, sizeof lev);
+    lt__analyze_level(r, lev, sizeof lev);
     snprintf(name, sizeof name, "timeseries_f%u_run%u", r->file, r->id);
     if (a->n_files <= 1)
         snprintf(name, sizeof name, "timeseries_run%u", r->id);
@@ -674,7 +674,7 @@ out:
 
 /* The client and the server of run r on one time axis (plots/server.gp):
  * made when the run has scrape samples. */
-static int server_chart(const struct lt_analysis *a, const struct lt_analyze_run *r, uint32_t ri,
+static int server_chart(const struct lt_analyze *a, const struct lt_analyze_run *r, uint32_t ri,
                         struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     int rc = 0;
@@ -686,7 +686,7 @@ static int server_chart(const struct lt_analysis *a, const struct lt_analyze_run
         goto out;
     double t_end = 0;
     /* Each panel's highest value, for a range with headroom: no line on
-     * the top frame (issue 19), as in the other charts. */
+     * the top frame, where it hides, as in the other charts. */
     double max_tps = 0, max_req = 0, max_ttft = 0;
     LT_TRY(lt_buf_puts(&d, "# client: t_s tokens_per_s in_flight ttft_p99_ms\n"));
     struct lt_analyze_ts_point p = {0};
@@ -715,7 +715,7 @@ static int server_chart(const struct lt_analysis *a, const struct lt_analyze_run
         t_end = fmax(t_end, q->t_s);
     }
     char lev[48], name[LT_PLOT_NAME_LEN], title[160];
-    lt_analyze_level(r, lev, sizeof lev);
+    lt__analyze_level(r, lev, sizeof lev);
     snprintf(name, sizeof name, "server_f%u_run%u", r->file, r->id);
     if (a->n_files <= 1)
         snprintf(name, sizeof name, "server_run%u", r->id);
@@ -777,7 +777,7 @@ void lt_plot_remove_charts(const struct lt_plot_ctx *ctx)
 
 /* SLO attainment against load, each probe with its interval (a capacity
  * search's file only). */
-static int capacity_chart(const struct lt_analysis *a, struct lt_plot_ctx *ctx, struct lt_err *err)
+static int capacity_chart(const struct lt_analyze *a, struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     int rc = 0;
     struct lt_analyze_capacity live, virt;
@@ -817,7 +817,7 @@ out:
     return rc;
 }
 
-int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *html_path,
+int lt_analyze_plots(const struct lt_analyze *a, const char *dir, const char *html_path,
                      struct lt_plot_report *rep, struct lt_err *err)
 {
     int rc = 0;
@@ -856,7 +856,7 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
     CHART(cdf_chart(a, ctx, LT_AM_E2E, "e2e_cdf", "E2E latency distribution",
                     "End-to-end latency (ms)", err));
     CHART(itl_chart(a, ctx, err));
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order);
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt__analyze_run_order(a, order);
     for (uint32_t k = 0; k < n && k < TS_CHART_RUNS; k++) {
         CHART(ts_charts(a, a->runs[order[k]], order[k], ctx, err));
         CHART(server_chart(a, a->runs[order[k]], order[k], ctx, err));
@@ -867,9 +867,9 @@ int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *h
     if (html_path) {
         /* Whole or not at all: a report that fails leaves the last one. */
         struct lt_path_out o;
-        LT_TRY(lt_path_out_open(&o, html_path, err));
+        LT_TRY(lt_path_out_begin(&o, html_path, err));
         char title[600];
-        lt_analyze_title(a, title, sizeof title);
+        lt__analyze_title(a, title, sizeof title);
         int hrc = lt_analyze_write_html(a, title, NULL, ctx, o.f, err);
         if (hrc < 0)
             lt_path_out_abort(&o);

@@ -35,7 +35,7 @@ void lt_plot_report_release(struct lt_plot_report *r);
  * charts are made in a temporary directory that is removed after). Returns
  * 0, or a negative LT_E* code with err filled when a file cannot be written
  * or gnuplot fails. */
-int lt_analyze_plots(const struct lt_analysis *a, const char *dir, const char *html_path,
+int lt_analyze_plots(const struct lt_analyze *a, const char *dir, const char *html_path,
                      struct lt_plot_report *rep, struct lt_err *err);
 
 /* ---- for analyze/ and compare: one chart at a time ---------------------- */
@@ -53,7 +53,7 @@ struct lt_plot_ctx {
     struct lt_plot_report *rep;
     int gnuplot; /* -1 not tried yet, 0 missing, 1 found */
     /* Set before lt_plot_chart() and copied into the chart's slot: the run
-     * a chart belongs to (index into lt_analysis.runs, plus 1; 0: the whole
+     * a chart belongs to (index into lt_analyze.runs, plus 1; 0: the whole
      * analysis), and whether it has too few points to be worth a figure in
      * the HTML (its files are still written). */
     uint32_t cur_run;
@@ -107,7 +107,7 @@ void lt_plot_word(char *dst, size_t n, const char *src);
  * collapsible section (latencies, errors, its charts over time) and the
  * full text report. a may be NULL (compare): the charts of ctx, then
  * pre_text. Charts are the SVGs of ctx inline. */
-int lt_analyze_write_html(const struct lt_analysis *a, const char *title, const char *pre_text,
+int lt_analyze_write_html(const struct lt_analyze *a, const char *title, const char *pre_text,
                           const struct lt_plot_ctx *ctx, FILE *out, struct lt_err *err);
 
 /* The gnuplot templates compiled in from plots/ (name without ".gp"), or

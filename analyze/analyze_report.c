@@ -58,7 +58,7 @@ static void run_label(const struct lt_analyze_run *r, char *buf, size_t n)
 
 /* The seed table's first column is "C" (the design's table) when every run
  * is a closed loop, "Load" when rates or speeds are among them. */
-static const char *label_head(const struct lt_analysis *a)
+static const char *label_head(const struct lt_analyze *a)
 {
     for (uint32_t i = 0; i < a->n_runs; i++)
         if (!a->runs[i]->concurrency)
@@ -71,7 +71,7 @@ static double share(uint64_t part, uint64_t whole)
     return whole ? (double)part / whole : 0.0;
 }
 
-void lt_analyze_level(const struct lt_analyze_run *r, char *buf, size_t n)
+void lt__analyze_level(const struct lt_analyze_run *r, char *buf, size_t n)
 {
     /* a probe of a capacity search: its load, as the capacity table gives
      * it (a virtual probe of a time-scaled model ran at load / scale) */
@@ -95,7 +95,7 @@ void lt_analyze_level(const struct lt_analyze_run *r, char *buf, size_t n)
         snprintf(buf, n, "run %u", r->id);
 }
 
-uint32_t lt_analyze_run_order(const struct lt_analysis *a, uint32_t *order)
+uint32_t lt__analyze_run_order(const struct lt_analyze *a, uint32_t *order)
 {
     uint32_t n = 0;
     bool done[LT_ANALYZE_RUNS_MAX] = {0};
@@ -109,7 +109,7 @@ uint32_t lt_analyze_run_order(const struct lt_analysis *a, uint32_t *order)
     return n;
 }
 
-void lt_analyze_title(const struct lt_analysis *a, char *buf, size_t n)
+void lt__analyze_title(const struct lt_analyze *a, char *buf, size_t n)
 {
     size_t len = 0;
     if (a->sweep_axis && a->sweep_axis[0] == 'c')
@@ -120,7 +120,7 @@ void lt_analyze_title(const struct lt_analysis *a, char *buf, size_t n)
                                a->points[a->n_points - 1].x);
     else if (a->n_runs == 1) {
         char lev[48];
-        lt_analyze_level(a->runs[0], lev, sizeof lev);
+        lt__analyze_level(a->runs[0], lev, sizeof lev);
         len = (size_t)snprintf(buf, n, "One run at %s", lev);
         if (!a->runs[0]->concurrency && !(a->runs[0]->rate > 0) && !(a->runs[0]->speed > 0))
             len = (size_t)snprintf(buf, n, "One run");
@@ -142,7 +142,7 @@ void lt_analyze_title(const struct lt_analysis *a, char *buf, size_t n)
         snprintf(buf + len, n - len, ": %s", *model ? model : target);
 }
 
-void lt_analyze_slo_text(const struct lt_analyze_opts *o, char *buf, size_t n)
+void lt__analyze_slo_text(const struct lt_analyze_opts *o, char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
@@ -154,7 +154,7 @@ void lt_analyze_slo_text(const struct lt_analyze_opts *o, char *buf, size_t n)
                                     (double)v[i] / 1000.0);
 }
 
-void lt_analyze_knee_text(const struct lt_analysis *a, char *buf, size_t n)
+void lt__analyze_knee_text(const struct lt_analyze *a, char *buf, size_t n)
 {
     bool slo = a->opts.slo_ttft_us > 0 || a->opts.slo_tpot_us > 0 || a->opts.slo_e2e_us > 0;
     if (a->knee >= 0)
@@ -171,7 +171,7 @@ void lt_analyze_knee_text(const struct lt_analysis *a, char *buf, size_t n)
 }
 
 /* Every warning of the analysis, one sentence each. */
-static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], int max)
+static int collect_warnings(const struct lt_analyze *a, char (*w)[WARN_LEN], int max)
 {
     int n = 0;
 #define WARN(...)                                                                                  \
@@ -182,7 +182,7 @@ static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], in
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_run *r = a->runs[i];
         char lab[48];
-        lt_analyze_level(r, lab, sizeof lab);
+        lt__analyze_level(r, lab, sizeof lab);
         double lag99 = lt_analyze_pct(r->h[LT_AM_LAG], 99);
         if (lt_hist_count(r->h[LT_AM_LAG]) && lag99 > (double)a->opts.lag_warn_us)
             WARN("run %u (%s): schedule lag p99 is %.1f ms (> %.0f ms): the client did not "
@@ -227,14 +227,14 @@ static int collect_warnings(const struct lt_analysis *a, char (*w)[WARN_LEN], in
 
 /* ---- text ------------------------------------------------------------ */
 
-static void text_seed(const struct lt_analysis *a, FILE *out)
+static void text_seed(const struct lt_analyze *a, FILE *out)
 {
     bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
     fprintf(out, "%8s | %10s | %13s | %10s | %8s | %s\n", label_head(a), "Agg tok/s",
             "Per-req tok/s", "Tokens", "Wall(s)", "Ok");
     fprintf(out, "---------+------------+---------------+------------+----------+------------\n");
     /* Sweep runs in order of their level, then the others in file order. */
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order);
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt__analyze_run_order(a, order);
     for (uint32_t k = 0; k < n; k++) {
         const struct lt_analyze_run *r = a->runs[order[k]];
         char lab[32], okb[48];
@@ -291,10 +291,10 @@ static void text_latency(const struct lt_analyze_run *r, FILE *out)
     }
 }
 
-static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r, FILE *out)
+static void text_run(const struct lt_analyze *a, const struct lt_analyze_run *r, FILE *out)
 {
     char lev[48];
-    lt_analyze_level(r, lev, sizeof lev);
+    lt__analyze_level(r, lev, sizeof lev);
     fprintf(out, "\n%s  (run %u", lev, r->id);
     if (a->n_files > 1)
         fprintf(out, " of file %u", r->file + 1);
@@ -324,13 +324,13 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
                 lt_analyze_check_flagged(r) ? "  <- CHECK (see the top)" : "");
     }
     text_latency(r, out);
-    if (lt_analyze_failed(r)) {
+    if (lt__analyze_failed(r)) {
         fprintf(out, "  errors:");
         for (uint32_t i = 0; i < r->n_errs; i++)
             fprintf(out, " %s %llu", r->errs[i].name, (unsigned long long)r->errs[i].n);
         if (r->errs_other)
             fprintf(out, " other %llu", (unsigned long long)r->errs_other);
-        fprintf(out, "  (%.1f %% of measured)\n", 100 * share(lt_analyze_failed(r), r->measured));
+        fprintf(out, "  (%.1f %% of measured)\n", 100 * share(lt__analyze_failed(r), r->measured));
         uint32_t idx[5], n = top_messages(r, idx, 5);
         for (uint32_t i = 0; i < n; i++) {
             const struct lt_analyze_errmsg *m = &r->msgs[idx[i]];
@@ -342,7 +342,7 @@ static void text_run(const struct lt_analysis *a, const struct lt_analyze_run *r
     }
     const struct lt_analyze_opts *o = &a->opts;
     char slo[128];
-    lt_analyze_slo_text(o, slo, sizeof slo);
+    lt__analyze_slo_text(o, slo, sizeof slo);
     if (*slo) {
         fprintf(out, "  goodput (%s", slo);
         fprintf(out,
@@ -406,11 +406,11 @@ static void text_timeseries(const struct lt_analyze_run *r, FILE *out)
 
 /* The sweep's summary: per level, throughput, the latencies that say what
  * the level costs (p50 and p99), goodput when SLOs are given, and the knee. */
-static void text_sweep(const struct lt_analysis *a, FILE *out)
+static void text_sweep(const struct lt_analyze *a, FILE *out)
 {
     bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
     char slo[128], knee[300];
-    lt_analyze_slo_text(&a->opts, slo, sizeof slo);
+    lt__analyze_slo_text(&a->opts, slo, sizeof slo);
     fprintf(out, "\nsweep over %s (latencies in ms; per-req tok/s %s%s%s):\n", a->sweep_axis,
             dec ? "decode" : "end to end", *slo ? "; goodput: Ok requests/s meeting " : "", slo);
     fprintf(out, "  %8s %10s %8s %9s %9s %9s %9s %9s %9s", a->sweep_axis[0] == 'c' ? "C" : "rate",
@@ -434,16 +434,16 @@ static void text_sweep(const struct lt_analysis *a, FILE *out)
                  (unsigned long long)r->measured);
         fprintf(out, " %11s%s\n", okb, (int)i == a->knee ? "  <- knee" : "");
     }
-    lt_analyze_knee_text(a, knee, sizeof knee);
+    lt__analyze_knee_text(a, knee, sizeof knee);
     fprintf(out, "  %s\n", knee);
 }
 
-int lt_analyze_write_text(const struct lt_analysis *a, FILE *out, struct lt_err *err)
+int lt_analyze_write_text(const struct lt_analyze *a, FILE *out, struct lt_err *err)
 {
     /* The answer first (what was measured, the table per level, the
      * knee), then each run's details, then the warnings. */
     char title[400];
-    lt_analyze_title(a, title, sizeof title);
+    lt__analyze_title(a, title, sizeof title);
     fprintf(out, "%s\n%s: %u run%s, %llu results", title, a->path, a->n_runs,
             a->n_runs == 1 ? "" : "s", (unsigned long long)a->results);
     if (a->n_files > 1)
@@ -454,7 +454,7 @@ int lt_analyze_write_text(const struct lt_analysis *a, FILE *out, struct lt_err 
     if (a->sweep_axis)
         text_sweep(a, out);
     lt_analyze_capacity_text(a, out);
-    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt_analyze_run_order(a, order);
+    uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt__analyze_run_order(a, order);
     for (uint32_t i = 0; i < n; i++) {
         text_run(a, a->runs[order[i]], out);
         if (a->opts.details)
@@ -484,7 +484,7 @@ static void csv_str(FILE *out, const char *s)
     fputc('"', out);
 }
 
-int lt_analyze_write_csv(const struct lt_analysis *a, FILE *out, struct lt_err *err)
+int lt_analyze_write_csv(const struct lt_analyze *a, FILE *out, struct lt_err *err)
 {
     fprintf(out, "file,run,mode,concurrency,rate,speed,results,warmup,measured,ok,late,tokens,"
                  "wall_s,agg_tps,perreq_decode_tps,perreq_e2e_tps,goodput,goodput_sched,"
@@ -567,7 +567,7 @@ static void jdist(FILE *out, const struct lt_hist *h)
     fputc('}', out);
 }
 
-static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FILE *out)
+static void jrun(const struct lt_analyze *a, const struct lt_analyze_run *r, FILE *out)
 {
 #define U(x) ((unsigned long long)(x))
     fprintf(out, "    {\"file\": %u, \"id\": %u, \"mode\": ", r->file, r->id);
@@ -670,7 +670,7 @@ static void jrun(const struct lt_analysis *a, const struct lt_analyze_run *r, FI
 #undef U
 }
 
-int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err *err)
+int lt_analyze_write_json(const struct lt_analyze *a, FILE *out, struct lt_err *err)
 {
     const struct lt_analyze_opts *o = &a->opts;
     fprintf(out, "{\n  \"schema\": \"loadtrace-analyze/1\",\n  \"file\": ");
@@ -748,7 +748,7 @@ int lt_analyze_write_json(const struct lt_analysis *a, FILE *out, struct lt_err 
     return 0;
 }
 
-int lt_analyze_write(const struct lt_analysis *a, FILE *out, struct lt_err *err)
+int lt_analyze_write(const struct lt_analyze *a, FILE *out, struct lt_err *err)
 {
     switch (a->opts.format) {
     case LT_ANALYZE_CSV:
@@ -763,10 +763,10 @@ int lt_analyze_write(const struct lt_analysis *a, FILE *out, struct lt_err *err)
 int lt_analyze_print_summary(const char *results_path, const struct lt_analyze_opts *opts,
                              FILE *out, struct lt_err *err)
 {
-    struct lt_analysis a;
+    struct lt_analyze a;
     int rc = lt_analyze_file(results_path, opts, &a, err);
     if (rc == 0)
         rc = lt_analyze_write(&a, out, err);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
     return rc;
 }

@@ -114,6 +114,11 @@ int lt_analyze_server_add(struct lt_analyze_server *s, const struct lt_scrape *s
     return 0;
 }
 
+struct lt_analyze_server *lt_analyze_server_new(void)
+{
+    return calloc(1, sizeof(struct lt_analyze_server));
+}
+
 void lt_analyze_server_free(struct lt_analyze_server *s)
 {
     if (!s)
@@ -375,7 +380,7 @@ static void shortest(FILE *out, double v)
 }
 
 /* CSV of every series: file,run,t_s,running,waiting,kv_usage,gpu_util,power_w. */
-void lt_analyze_server_csv(const struct lt_analysis *a, FILE *out)
+void lt_analyze_server_csv(const struct lt_analyze *a, FILE *out)
 {
     fprintf(out, "file,run,t_s,running,waiting,kv_usage,gpu_util,power_w\n");
     for (uint32_t k = 0; k < a->n_runs; k++) {

@@ -79,8 +79,10 @@ struct lt_analyze_srv_stats {
     double span_s; /* from the first to the last sample with values */
 };
 
-/* Add one scrape sample to s (made by the caller, zeroed). Returns 0 or
- * LT_ENOMEM. */
+/* A run's server figures, empty, for lt_analyze_server_add; NULL when out
+ * of memory. lt_analyze_server_free(NULL) is a no-op. */
+struct lt_analyze_server *lt_analyze_server_new(void);
+/* Add one scrape sample to s. Returns 0 or LT_ENOMEM. */
 int lt_analyze_server_add(struct lt_analyze_server *s, const struct lt_scrape *sc,
                           struct lt_err *err);
 void lt_analyze_server_free(struct lt_analyze_server *s);
@@ -97,13 +99,13 @@ double lt_analyze_srv_quantile(const struct lt_analyze_srv_hist *before,
  * ("server": {...} or null, after a comma), and the CSV of every series
  * of the analysis. */
 struct lt_analyze_run;
-struct lt_analysis;
+struct lt_analyze;
 void lt_analyze_server_text(const struct lt_analyze_run *r, FILE *out);
 int lt_analyze_server_warnings(const struct lt_analyze_run *r, char (*w)[LT_ANALYZE_WARN_LEN],
                                int max);
 void lt_analyze_server_json(const struct lt_analyze_run *r, FILE *out);
 /* How the server CSV's first line starts (what --server-csv may replace). */
 #define LT_ANALYZE_SERVER_CSV_HEAD "file,run,t_s,"
-void lt_analyze_server_csv(const struct lt_analysis *a, FILE *out);
+void lt_analyze_server_csv(const struct lt_analyze *a, FILE *out);
 
 #endif

@@ -2,7 +2,7 @@
  * The accumulating half of analyze (analyze.h): one pass over the run and
  * result records of one or more results files, each result folded into its
  * run's histograms and counters as it is read, so memory is fixed per run.
- * lt_analysis_finish() then derives the figures (rates, means, goodput) and
+ * lt_analyze_finish() then derives the figures (rates, means, goodput) and
  * the sweep (points ordered by concurrency or rate, and the knee).
  *
  * Which results count: warm-up results (`warmup: true`) are left out unless
@@ -55,7 +55,7 @@ static void copy_str(char *dst, size_t n, const char *src)
     dst[len] = '\0';
 }
 
-int lt_analysis_init(struct lt_analysis *a, const struct lt_analyze_opts *opts, struct lt_err *err)
+int lt_analyze_init(struct lt_analyze *a, const struct lt_analyze_opts *opts, struct lt_err *err)
 {
     memset(a, 0, sizeof *a);
     if (opts)
@@ -76,7 +76,7 @@ int lt_analysis_init(struct lt_analysis *a, const struct lt_analyze_opts *opts, 
     return 0;
 }
 
-void lt_analysis_next_file(struct lt_analysis *a)
+void lt_analyze_next_file(struct lt_analyze *a)
 {
     a->n_files++;
 }
@@ -99,7 +99,7 @@ static void run_free(struct lt_analyze_run *r)
     free(r);
 }
 
-void lt_analysis_release(struct lt_analysis *a)
+void lt_analyze_release(struct lt_analyze *a)
 {
     for (uint32_t i = 0; i < a->n_runs; i++)
         run_free(a->runs[i]);
@@ -107,14 +107,14 @@ void lt_analysis_release(struct lt_analysis *a)
     memset(a->run_cache, 0, sizeof a->run_cache);
 }
 
-static uint32_t cur_file(const struct lt_analysis *a)
+static uint32_t cur_file(const struct lt_analyze *a)
 {
     return a->n_files ? a->n_files - 1 : 0;
 }
 
 /* The run (file, id), made on first sight: results may name a run whose
  * record was lost (salvage) and still deserve a place. */
-static int get_run_slow(struct lt_analysis *a, uint32_t id, struct lt_analyze_run **out,
+static int get_run_slow(struct lt_analyze *a, uint32_t id, struct lt_analyze_run **out,
                         struct lt_err *err)
 {
     uint32_t file = cur_file(a);
@@ -151,7 +151,7 @@ static int get_run_slow(struct lt_analysis *a, uint32_t id, struct lt_analyze_ru
 }
 
 /* The run's cache test inline (it runs for every result), the rest not. */
-static inline int get_run(struct lt_analysis *a, uint32_t id, struct lt_analyze_run **out,
+static inline int get_run(struct lt_analyze *a, uint32_t id, struct lt_analyze_run **out,
                           struct lt_err *err)
 {
     struct lt_analyze_run *c = a->run_cache[id & 63];
@@ -162,7 +162,7 @@ static inline int get_run(struct lt_analysis *a, uint32_t id, struct lt_analyze_
     return get_run_slow(a, id, out, err);
 }
 
-int lt_analysis_add_run(struct lt_analysis *a, const struct lt_run *run, struct lt_err *err)
+int lt_analyze_add_run(struct lt_analyze *a, const struct lt_run *run, struct lt_err *err)
 {
     struct lt_analyze_run *r;
     int rc = get_run(a, run->id, &r, err);
@@ -199,24 +199,24 @@ int lt_analysis_add_run(struct lt_analysis *a, const struct lt_run *run, struct 
     return 0;
 }
 
-int lt_analysis_add_scrape(struct lt_analysis *a, const struct lt_scrape *sc, struct lt_err *err)
+int lt_analyze_add_scrape(struct lt_analyze *a, const struct lt_scrape *sc, struct lt_err *err)
 {
     struct lt_analyze_run *r;
     int rc = get_run(a, sc->run, &r, err);
     if (rc < 0)
         return rc;
-    if (!r->srv && !(r->srv = calloc(1, sizeof *r->srv)))
+    if (!r->srv && !(r->srv = lt_analyze_server_new()))
         return lt_errset(err, LT_ENOMEM, "analyze: out of memory");
     return lt_analyze_server_add(r->srv, sc, err);
 }
 
-int lt_analysis_add_check(struct lt_analysis *a, const struct lt_check *k, struct lt_err *err)
+int lt_analyze_add_check(struct lt_analyze *a, const struct lt_check *k, struct lt_err *err)
 {
     struct lt_analyze_run *r;
     int rc = get_run(a, k->run, &r, err);
     if (rc < 0)
         return rc;
-    lt_analyze_check_add(r, k);
+    lt__analyze_check_add(r, k);
     return 0;
 }
 
@@ -262,7 +262,7 @@ static void ts_flush(struct lt_analyze_ts *ts)
 }
 
 /* v into histogram `which` of bucket b, in time: before the buckets
- * change (ts_coarsen()) or the analysis ends (lt_analysis_finish()). */
+ * change (ts_coarsen()) or the analysis ends (lt_analyze_finish()). */
 static inline void ts_rec(struct lt_analyze_ts *ts, int which, const struct lt_analyze_bucket *b,
                           uint64_t v)
 {
@@ -640,7 +640,7 @@ static inline void add_dev(uint32_t got, uint32_t want, uint64_t *n, double *sum
     *off += fabs(d) > 0.05;
 }
 
-static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct lt_result *res)
+static void add_ok(struct lt_analyze *a, struct lt_analyze_run *r, const struct lt_result *res)
 {
     const uint32_t has = res->has;
     r->ok++;
@@ -768,7 +768,7 @@ static void add_ok(struct lt_analysis *a, struct lt_analyze_run *r, const struct
     }
 }
 
-int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, struct lt_err *err)
+int lt_analyze_add_result(struct lt_analyze *a, const struct lt_result *res, struct lt_err *err)
 {
     struct lt_result clamped;
     if (!times_in_range(res)) {
@@ -801,7 +801,7 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, s
         return 0;
     }
     r->measured++;
-    enum lt_analyze_outcome oc = lt_analyze_outcome(res);
+    enum lt__analyze_outcome oc = lt__analyze_outcome(res);
     if (sent) {
         r->sent++;
         if (res->sent < r->first_sent)
@@ -845,7 +845,7 @@ int lt_analysis_add_result(struct lt_analysis *a, const struct lt_result *res, s
 
 /* ---- derived figures and the sweep ----------------------------------- */
 
-static void finish_run(const struct lt_analysis *a, struct lt_analyze_run *r)
+static void finish_run(const struct lt_analyze *a, struct lt_analyze_run *r)
 {
     if (r->sent && r->last_end > r->first_sent)
         r->wall_s = (r->last_end - r->first_sent) / SEC_US;
@@ -868,7 +868,7 @@ static int cmp_points(const void *x, const void *y)
     return p->run < q->run ? -1 : p->run > q->run;
 }
 
-int lt_analysis_finish(struct lt_analysis *a, struct lt_err *err)
+int lt_analyze_finish(struct lt_analyze *a, struct lt_err *err)
 {
     bool any_c = false, any_r = false;
     for (uint32_t i = 0; i < a->n_runs; i++) {
@@ -1013,7 +1013,7 @@ static int check_times(const char *path, const struct lt_item *it, struct lt_err
 /* A trace-time run sends each record of its trace at most once, so an
  * index it records twice is no result of a replay (a loop's laps do send
  * one record again: not checked there). */
-static int check_index(struct lt_analysis *a, struct seen *sn, const char *path,
+static int check_index(struct lt_analyze *a, struct seen *sn, const char *path,
                        const struct lt_item *it, struct lt_err *err)
 {
     const struct lt_result *res = &it->res;
@@ -1047,7 +1047,7 @@ static int check_index(struct lt_analysis *a, struct seen *sn, const char *path,
  * start on, and within ten years of it, in the order they happen (no end
  * before the first token), each request of a trace-time run once. (Results
  * added one by one, as the library allows, are not held to this.) */
-static int file_check(struct lt_analysis *a, struct seen *sn, const char *path,
+static int file_check(struct lt_analyze *a, struct seen *sn, const char *path,
                       const struct lt_item *it, struct lt_err *err)
 {
     if (it->type == LT_ITEM_RESULT) {
@@ -1072,14 +1072,14 @@ static int file_check(struct lt_analysis *a, struct seen *sn, const char *path,
     return 0;
 }
 
-int lt_analysis_add_file(struct lt_analysis *a, const char *path, struct lt_err *err)
+int lt_analyze_add_file(struct lt_analyze *a, const char *path, struct lt_err *err)
 {
     int rc = 0;
-    struct lt_reader *rd = lt_analyze_open(path, LT_KIND_RESULTS, a->opts.salvage, a->opts.on_skip,
+    struct lt_reader *rd = lt__analyze_open(path, LT_KIND_RESULTS, a->opts.salvage, a->opts.on_skip,
                                            a->opts.skip_ud, err);
     if (!rd)
         return err && err->code < 0 ? err->code : LT_EIO;
-    lt_analysis_next_file(a);
+    lt_analyze_next_file(a);
     if (a->n_files == 1) {
         copy_str(a->path, sizeof a->path, path);
         copy_str(a->source, sizeof a->source, lt_reader_header(rd)->source);
@@ -1092,13 +1092,13 @@ int lt_analysis_add_file(struct lt_analysis *a, const char *path, struct lt_err 
         if ((rc = file_check(a, &sn, path, it, err)) < 0)
             goto out;
         if (it->type == LT_ITEM_RUN)
-            LT_TRY(lt_analysis_add_run(a, &it->run, err));
+            LT_TRY(lt_analyze_add_run(a, &it->run, err));
         else if (it->type == LT_ITEM_RESULT)
-            LT_TRY(lt_analysis_add_result(a, &it->res, err));
+            LT_TRY(lt_analyze_add_result(a, &it->res, err));
         else if (it->type == LT_ITEM_SCRAPE)
-            LT_TRY(lt_analysis_add_scrape(a, &it->scr, err));
+            LT_TRY(lt_analyze_add_scrape(a, &it->scr, err));
         else if (it->type == LT_ITEM_CHECK)
-            LT_TRY(lt_analysis_add_check(a, &it->chk, err));
+            LT_TRY(lt_analyze_add_check(a, &it->chk, err));
     }
     if (n < 0) {
         rc = n;
@@ -1125,17 +1125,17 @@ out:;
     a->skipped_frames += st.skipped_frames;
     a->skipped_bytes += st.skipped_bytes;
     a->skipped_values += st.skipped_values;
-    lt_reader_free(rd);
+    lt_reader_close(rd);
     return rc;
 }
 
-int lt_analyze_file(const char *path, const struct lt_analyze_opts *opts, struct lt_analysis *a,
+int lt_analyze_file(const char *path, const struct lt_analyze_opts *opts, struct lt_analyze *a,
                     struct lt_err *err)
 {
-    int rc = lt_analysis_init(a, opts, err);
+    int rc = lt_analyze_init(a, opts, err);
     if (rc < 0)
         return rc;
-    rc = lt_analysis_add_file(a, path, err);
-    int rc2 = lt_analysis_finish(a, err);
+    rc = lt_analyze_add_file(a, path, err);
+    int rc2 = lt_analyze_finish(a, err);
     return rc < 0 ? rc : rc2;
 }

@@ -32,7 +32,7 @@ static int kind_of(const char *path, enum lt_kind *kind, struct lt_err *err)
     if (!r)
         return err && err->code < 0 ? err->code : LT_EIO;
     *kind = lt_reader_header(r)->kind;
-    lt_reader_free(r);
+    lt_reader_close(r);
     return 0;
 }
 
@@ -56,7 +56,7 @@ static int compare_traces(const char *pa, const char *pb, const struct lt_compar
         else
             lt_compare_traces_write_text(&t, out);
         if (ctx)
-            rc = lt_compare_traces_charts(&t, ctx, err);
+            rc = lt__compare_traces_charts(&t, ctx, err);
     }
     lt_compare_traces_release(&t);
     return rc;
@@ -84,7 +84,7 @@ static int compare_results(const char *pa, const char *pb, const struct lt_compa
         else
             lt_compare_results_write_text(&r, out);
         if (ctx)
-            rc = lt_compare_results_charts(&r, ctx, err);
+            rc = lt__compare_results_charts(&r, ctx, err);
     }
     lt_compare_results_release(&r);
     return rc;
@@ -136,7 +136,7 @@ static int write_html(const char *path_a, const char *path_b, const char *html_p
                       const char *text, const struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     struct lt_path_out o;
-    int rc = lt_path_out_open(&o, html_path, err);
+    int rc = lt_path_out_begin(&o, html_path, err);
     if (rc < 0)
         return rc;
     char title[1200];

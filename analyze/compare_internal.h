@@ -21,40 +21,40 @@
 #define LT_CMP_W1_CLOSE 0.25
 
 /* p50, p90, p99: the percentiles each distribution shows. */
-extern const double lt_compare_qps[3];
+extern const double lt__compare_qps[3];
 
 /* Fill na, nb, ks, p, w1n, the thresholds, qa, qb and the verdict of a
  * distribution property from its ha, hb, scale and w1_abs. */
-int lt_compare_eval_dist(struct lt_compare_prop_result *p, struct lt_err *err);
+int lt__compare_eval_dist(struct lt_compare_prop_result *p, struct lt_err *err);
 
 /* The CDF overlay and the QQ plot of every distribution with data (traces)
  * or of TTFT, TPOT and E2E of every matched pair (results). A chart that
  * fails is a note in ctx and an LT_EIO return after the others are made. */
-int lt_compare_traces_charts(const struct lt_compare_traces *t, struct lt_plot_ctx *ctx,
+int lt__compare_traces_charts(const struct lt_compare_traces *t, struct lt_plot_ctx *ctx,
                              struct lt_err *err);
-int lt_compare_results_charts(const struct lt_compare_results *r, struct lt_plot_ctx *ctx,
+int lt__compare_results_charts(const struct lt_compare_results *r, struct lt_plot_ctx *ctx,
                               struct lt_err *err);
 
 /* The twin table of one matched pair (A the truth, B the prediction):
  * errors, KS distances, verdict (compare_twin.c). Returns 0 or LT_EINVAL
  * when the histograms cannot be compared. */
-int lt_compare_twin_eval(struct lt_compare_twin *t, const struct lt_analyze_run *ra,
+int lt__compare_twin_eval(struct lt_compare_twin *t, const struct lt_analyze_run *ra,
                          const struct lt_analyze_run *rb, struct lt_err *err);
 
 /* The twin table in text and as a JSON object. */
-void lt_compare_twin_write_text(const struct lt_compare_twin *t, FILE *out);
-void lt_compare_twin_write_json(const struct lt_compare_twin *t, FILE *out);
+void lt__compare_twin_write_text(const struct lt_compare_twin *t, FILE *out);
+void lt__compare_twin_write_json(const struct lt_compare_twin *t, FILE *out);
 
 /* Open a file of the given kind with compare's salvage options (o may be
  * NULL), and how many frames and values salvage skipped in it. */
-static inline struct lt_reader *lt_compare_open(const char *path, enum lt_kind kind,
+static inline struct lt_reader *lt__compare_open(const char *path, enum lt_kind kind,
                                                 const struct lt_compare_opts *o, struct lt_err *err)
 {
-    return o ? lt_analyze_open(path, kind, o->salvage, o->on_skip, o->skip_ud, err)
-             : lt_analyze_open(path, kind, false, NULL, NULL, err);
+    return o ? lt__analyze_open(path, kind, o->salvage, o->on_skip, o->skip_ud, err)
+             : lt__analyze_open(path, kind, false, NULL, NULL, err);
 }
 
-static inline uint64_t lt_compare_skipped(const struct lt_reader *r)
+static inline uint64_t lt__compare_skipped(const struct lt_reader *r)
 {
     struct lt_reader_stats st;
     lt_reader_stats(r, &st);

@@ -128,7 +128,7 @@ out:
     return rc;
 }
 
-int lt_compare_traces_charts(const struct lt_compare_traces *t, struct lt_plot_ctx *ctx,
+int lt__compare_traces_charts(const struct lt_compare_traces *t, struct lt_plot_ctx *ctx,
                              struct lt_err *err)
 {
     struct words w;
@@ -157,14 +157,14 @@ static int pair_charts(const struct lt_compare_pair *pr, const struct words *w,
                                                    .hb = pr->rb->h[ms[i].m],
                                                    .scale = 1e-3,
                                                    .chart = stems[i]};
-        int rc = lt_compare_eval_dist(&props[i], err);
+        int rc = lt__compare_eval_dist(&props[i], err);
         if (rc < 0)
             return rc;
     }
     return dist_charts(props, 3, w, ctx, err);
 }
 
-int lt_compare_results_charts(const struct lt_compare_results *r, struct lt_plot_ctx *ctx,
+int lt__compare_results_charts(const struct lt_compare_results *r, struct lt_plot_ctx *ctx,
                               struct lt_err *err)
 {
     struct words w;

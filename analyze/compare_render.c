@@ -212,7 +212,7 @@ static void text_pair(const struct lt_compare_results *r, const struct lt_compar
     fprintf(out,
             "\n%s (A run %u) vs %s (B run %u): %llu and %llu Ok requests, %llu and %llu errors\n",
             p->la, a->id, p->lb, b->id, (unsigned long long)a->ok, (unsigned long long)b->ok,
-            (unsigned long long)lt_analyze_failed(a), (unsigned long long)lt_analyze_failed(b));
+            (unsigned long long)lt__analyze_failed(a), (unsigned long long)lt__analyze_failed(b));
     /* As analyze counts them: neither Ok nor errors, in no figure below. */
     if (a->cancelled || b->cancelled)
         fprintf(out,
@@ -259,7 +259,7 @@ static void text_pair(const struct lt_compare_results *r, const struct lt_compar
             "%.0f %% or not significantly different): %s\n",
             100 * r->o.margin, p->same_performance ? "yes" : "no");
     if (r->twin)
-        lt_compare_twin_write_text(&p->twin, out);
+        lt__compare_twin_write_text(&p->twin, out);
 }
 
 void lt_compare_results_write_text(const struct lt_compare_results *r, FILE *out)
@@ -348,7 +348,7 @@ static void json_pair(const struct lt_compare_results *r, const struct lt_compar
             "\"a_cancelled\": %llu, \"b_cancelled\": %llu, \"a_cancelled_tokens\": %llu, "
             "\"b_cancelled_tokens\": %llu, \"cancelled_differ\": %s,\n     \"metrics\": [",
             (unsigned long long)a->ok, (unsigned long long)b->ok,
-            (unsigned long long)lt_analyze_failed(a), (unsigned long long)lt_analyze_failed(b),
+            (unsigned long long)lt__analyze_failed(a), (unsigned long long)lt__analyze_failed(b),
             (unsigned long long)a->cancelled, (unsigned long long)b->cancelled,
             (unsigned long long)a->cancelled_tokens, (unsigned long long)b->cancelled_tokens,
             cancelled_differ(p) ? "true" : "false");
@@ -360,7 +360,7 @@ static void json_pair(const struct lt_compare_results *r, const struct lt_compar
     json_paired(&p->paired, out);
     fprintf(out, ",\n     \"twin\": ");
     if (r->twin)
-        lt_compare_twin_write_json(&p->twin, out);
+        lt__compare_twin_write_json(&p->twin, out);
     else
         fprintf(out, "null");
     fprintf(out, "}");

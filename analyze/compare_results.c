@@ -73,7 +73,7 @@ struct bottomk {
 };
 
 struct lt_compare_rside {
-    struct lt_analysis a;
+    struct lt_analyze a;
     bool a_ok;
     struct bottomk bk[LT_ANALYZE_RUNS_MAX];
     char trace[512]; /* the trace its header names ("" when none) */
@@ -128,7 +128,7 @@ static struct sent sent_of(const struct lt_result *res)
     const uint32_t h = res->has;
     e.want_in = h & LT_RHAS_WANT_IN ? (int64_t)res->want_in : -1;
     e.want_out = h & LT_RHAS_WANT_OUT ? (int64_t)res->want_out : -1;
-    e.ok = lt_analyze_outcome(res) == LT_AO_OK;
+    e.ok = lt__analyze_outcome(res) == LT_AO_OK;
     if (e.ok && (h & LT_RHAS_FIRST_TOKEN))
         e.ttft = (double)(res->first_token - res->sent);
     if (e.ok && (h & LT_RHAS_END))
@@ -145,7 +145,7 @@ static int read_results(struct lt_compare_rside *s, const char *path,
                         const struct lt_compare_opts *o, uint64_t *skipped, struct lt_err *err)
 {
     int rc = 0;
-    struct lt_reader *r = lt_compare_open(path, LT_KIND_RESULTS, o, err);
+    struct lt_reader *r = lt__compare_open(path, LT_KIND_RESULTS, o, err);
     if (!r)
         return err && err->code < 0 ? err->code : LT_EIO;
     /* The SLOs say what goodput counts (the twin's goodput). */
@@ -154,9 +154,9 @@ static int read_results(struct lt_compare_rside *s, const char *path,
     ao.slo_ttft_us = o->slo_ttft_us;
     ao.slo_tpot_us = o->slo_tpot_us;
     ao.slo_e2e_us = o->slo_e2e_us;
-    LT_TRY(lt_analysis_init(&s->a, &ao, err));
+    LT_TRY(lt_analyze_init(&s->a, &ao, err));
     s->a_ok = true;
-    lt_analysis_next_file(&s->a);
+    lt_analyze_next_file(&s->a);
     snprintf(s->a.path, sizeof s->a.path, "%s", path);
     const char *tn;
     size_t tl;
@@ -166,13 +166,13 @@ static int read_results(struct lt_compare_rside *s, const char *path,
     int n;
     while ((n = lt_reader_next(r, &it, err)) == 1) {
         if (it->type == LT_ITEM_RUN) {
-            LT_TRY(lt_analysis_add_run(&s->a, &it->run, err));
+            LT_TRY(lt_analyze_add_run(&s->a, &it->run, err));
             continue;
         }
         if (it->type != LT_ITEM_RESULT)
             continue;
         const struct lt_result *res = &it->res;
-        LT_TRY(lt_analysis_add_result(&s->a, res, err));
+        LT_TRY(lt_analyze_add_result(&s->a, res, err));
         if (res->warmup)
             continue;
         uint32_t ri = 0;
@@ -192,10 +192,10 @@ static int read_results(struct lt_compare_rside *s, const char *path,
     }
     for (uint32_t i = 0; i < s->a.n_runs; i++)
         bk_finish(&s->bk[i]);
-    LT_TRY(lt_analysis_finish(&s->a, err));
+    LT_TRY(lt_analyze_finish(&s->a, err));
 out:
-    *skipped = lt_compare_skipped(r);
-    lt_reader_free(r);
+    *skipped = lt__compare_skipped(r);
+    lt_reader_close(r);
     if (rc < 0)
         lt_errf(err, rc, "%s", path);
     return rc;
@@ -208,7 +208,7 @@ static void rside_free(struct lt_compare_rside *s)
     for (uint32_t i = 0; i < LT_ANALYZE_RUNS_MAX; i++)
         free(s->bk[i].v);
     if (s->a_ok)
-        lt_analysis_release(&s->a);
+        lt_analyze_release(&s->a);
     free(s);
 }
 
@@ -543,7 +543,7 @@ int lt_compare_results_compute(struct lt_compare_results *r, const char *path_a,
         return lt_errset(err, LT_ENOMEM, "compare: out of memory");
     LT_TRY(read_results(r->sa, path_a, &r->o, &r->skipped_a, err));
     LT_TRY(read_results(r->sb, path_b, &r->o, &r->skipped_b, err));
-    const struct lt_analysis *A = &r->sa->a, *B = &r->sb->a;
+    const struct lt_analyze *A = &r->sa->a, *B = &r->sb->a;
     r->runs_a = A->n_runs;
     r->runs_b = B->n_runs;
     if (A->n_runs) {
@@ -570,7 +570,7 @@ int lt_compare_results_compute(struct lt_compare_results *r, const char *path_a,
         struct lt_compare_pair *p = &r->pairs[r->n_pairs++];
         LT_TRY(compare_pair(r, p, i, (uint32_t)j, err));
         if (r->twin) {
-            LT_TRY(lt_compare_twin_eval(&p->twin, p->ra, p->rb, err));
+            LT_TRY(lt__compare_twin_eval(&p->twin, p->ra, p->rb, err));
             r->twin_misses += p->twin.misses > 0 || p->twin.judged == 0;
         }
         const struct lt_compare_paired *pr = &p->paired;

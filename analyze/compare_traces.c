@@ -24,7 +24,7 @@
 #define REUSE_SAME 0.05 /* prefix reuse: absolute difference */
 #define REUSE_CLOSE 0.15
 
-const double lt_compare_qps[3] = {50, 90, 99};
+const double lt__compare_qps[3] = {50, 90, 99};
 
 /* What each property is, in the order of enum lt_compare_prop. */
 static const struct {
@@ -130,7 +130,7 @@ static double prop_pvalue(uint64_t xa, uint64_t na, uint64_t xb, uint64_t nb)
 
 /* ---- verdicts ------------------------------------------------------------ */
 
-int lt_compare_eval_dist(struct lt_compare_prop_result *p, struct lt_err *err)
+int lt__compare_eval_dist(struct lt_compare_prop_result *p, struct lt_err *err)
 {
     p->na = lt_hist_count(p->ha);
     p->nb = lt_hist_count(p->hb);
@@ -149,8 +149,8 @@ int lt_compare_eval_dist(struct lt_compare_prop_result *p, struct lt_err *err)
     else
         p->w1n = mean_a > 0 ? w1 / mean_a : (w1 > 0 ? INFINITY : 0);
     for (int i = 0; i < 3; i++) {
-        p->qa[i] = lt_analyze_pct(p->ha, lt_compare_qps[i]) * p->scale;
-        p->qb[i] = lt_analyze_pct(p->hb, lt_compare_qps[i]) * p->scale;
+        p->qa[i] = lt_analyze_pct(p->ha, lt__compare_qps[i]) * p->scale;
+        p->qb[i] = lt_analyze_pct(p->hb, lt__compare_qps[i]) * p->scale;
     }
     /* A difference smaller than what sampling alone produces cannot count
      * against B: each threshold is at least the statistic's noise level,
@@ -202,7 +202,7 @@ static int read_trace(struct lt_compare_tside *s, const char *path, const struct
                       uint64_t *skipped, struct lt_err *err)
 {
     int rc = 0;
-    struct lt_reader *r = lt_compare_open(path, LT_KIND_TRACE, o, err);
+    struct lt_reader *r = lt__compare_open(path, LT_KIND_TRACE, o, err);
     if (!r)
         return err && err->code < 0 ? err->code : LT_EIO;
     LT_TRY(lt_info_init(&s->info, lt_reader_header(r)->block_tokens, err));
@@ -262,8 +262,8 @@ static int read_trace(struct lt_compare_tside *s, const char *path, const struct
         lt_hist_record(s->persec, in_bin);
     LT_TRY(lt_info_finish(&s->info, err));
 out:
-    *skipped = lt_compare_skipped(r);
-    lt_reader_free(r);
+    *skipped = lt__compare_skipped(r);
+    lt_reader_close(r);
     if (rc < 0)
         lt_errf(err, rc, "%s", path);
     return rc;
@@ -370,7 +370,7 @@ int lt_compare_traces_compute(struct lt_compare_traces *t, const char *path_a, c
             continue;
         p->ha = dist_of(t->sa, (enum lt_compare_prop)i);
         p->hb = dist_of(t->sb, (enum lt_compare_prop)i);
-        LT_TRY(lt_compare_eval_dist(p, err));
+        LT_TRY(lt__compare_eval_dist(p, err));
     }
     if (!ia->with_session && !ib->with_session)
         t->props[LT_CMPP_TURNS].verdict = LT_CMP_NODATA;

@@ -51,7 +51,7 @@ static void judge(struct lt_compare_twin *t, const char *name, double err, doubl
     }
 }
 
-int lt_compare_twin_eval(struct lt_compare_twin *t, const struct lt_analyze_run *ra,
+int lt__compare_twin_eval(struct lt_compare_twin *t, const struct lt_analyze_run *ra,
                          const struct lt_analyze_run *rb, struct lt_err *err)
 {
     memset(t, 0, sizeof *t);
@@ -72,8 +72,8 @@ int lt_compare_twin_eval(struct lt_compare_twin *t, const struct lt_analyze_run 
         if (rc < 0)
             return rc;
         for (int q = 0; q < 3; q++) {
-            d->a[q] = lt_analyze_pct(ha, lt_compare_qps[q]) / 1e3;
-            d->b[q] = lt_analyze_pct(hb, lt_compare_qps[q]) / 1e3;
+            d->a[q] = lt_analyze_pct(ha, lt__compare_qps[q]) / 1e3;
+            d->b[q] = lt_analyze_pct(hb, lt__compare_qps[q]) / 1e3;
             d->err[q] = rel_err(d->a[q], d->b[q]);
             if (d->judged) {
                 char name[32];
@@ -103,7 +103,7 @@ static const char *fmt_err(char *buf, size_t n, double e)
     return buf;
 }
 
-void lt_compare_twin_write_text(const struct lt_compare_twin *t, FILE *out)
+void lt__compare_twin_write_text(const struct lt_compare_twin *t, FILE *out)
 {
     char e[3][16];
     fprintf(out, "  twin: B as a prediction of A, error (B - A) / A\n");
@@ -164,7 +164,7 @@ static void json_triple(FILE *out, const char *key, const double *v)
     fprintf(out, "]");
 }
 
-void lt_compare_twin_write_json(const struct lt_compare_twin *t, FILE *out)
+void lt__compare_twin_write_json(const struct lt_compare_twin *t, FILE *out)
 {
     fprintf(out, "{\"distributions\": [");
     for (int i = 0; i < LT_CMP_TWIN_DISTS; i++) {

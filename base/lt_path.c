@@ -88,7 +88,7 @@ int lt_path_csv_ok(const char *out, const char *header, struct lt_err *err)
                      out, header);
 }
 
-int lt_path_out_open(struct lt_path_out *o, const char *path, struct lt_err *err)
+int lt_path_out_begin(struct lt_path_out *o, const char *path, struct lt_err *err)
 {
     static unsigned serial;
     o->path = path;

@@ -55,7 +55,7 @@ struct lt_path_out {
     char tmp[4096];
 };
 /* Open o->f for path. Returns 0, or LT_EIO with err filled. */
-int lt_path_out_open(struct lt_path_out *o, const char *path, struct lt_err *err);
+int lt_path_out_begin(struct lt_path_out *o, const char *path, struct lt_err *err);
 /* Close o->f and put the file in place of path. Returns 0, or LT_EIO (the
  * new file removed, path untouched). */
 int lt_path_out_commit(struct lt_path_out *o, struct lt_err *err);

@@ -109,14 +109,14 @@ fail:
 static int run(const char *path)
 {
     struct lt_err err = {0};
-    struct lt_analysis a;
+    struct lt_analyze a;
     double c0 = cpu_s();
     lt_mono t0 = lt_mono_now();
     int rc = lt_analyze_file(path, NULL, &a, &err);
     lt_mono t1 = lt_mono_now();
     if (rc < 0) {
         fprintf(stderr, "bench_analyze: %s\n", err.msg);
-        lt_analysis_release(&a);
+        lt_analyze_release(&a);
         return 1;
     }
     double s = lt_mono_diff_ns(t1, t0) / 1e9, c = cpu_s() - c0;
@@ -125,7 +125,7 @@ static int run(const char *path)
     printf("%llu results in %.3f s wall, %.3f s CPU: %.2f M results/s per CPU second; peak RSS "
            "%.1f MiB\n",
            (unsigned long long)a.results, s, c, a.results / c / 1e6, ru.ru_maxrss / 1024.0);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
     return 0;
 }
 
@@ -163,21 +163,21 @@ static int mem(long n, int nchunks)
                  LT_RHAS_IN | LT_RHAS_OUT | LT_RHAS_WANT_IN | LT_RHAS_WANT_OUT | LT_RHAS_STATUS |
                  (nchunks ? LT_RHAS_CHUNKS : 0);
     }
-    struct lt_analysis a;
+    struct lt_analyze a;
     struct lt_err err = {0};
-    lt_analysis_init(&a, NULL, &err);
+    lt_analyze_init(&a, NULL, &err);
     for (uint32_t r = 0; r < 4; r++) {
         struct lt_run run = {.id = r, .concurrency = 1u << (2 * r)};
-        lt_analysis_add_run(&a, &run, &err);
+        lt_analyze_add_run(&a, &run, &err);
     }
     double c0 = cpu_s();
     for (long i = 0; i < n; i++)
-        lt_analysis_add_result(&a, &tab[i & (TABLE - 1)], &err);
-    lt_analysis_finish(&a, &err);
+        lt_analyze_add_result(&a, &tab[i & (TABLE - 1)], &err);
+    lt_analyze_finish(&a, &err);
     double s = cpu_s() - c0;
     printf("summarize only (%d chunks/result): %ld results in %.3f s CPU: %.2f M results/s\n",
            nchunks, n, s, n / s / 1e6);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
     return 0;
 }
 
@@ -195,7 +195,7 @@ static int read_only(const char *path)
     uint64_t n = 0;
     while (lt_reader_next(r, &it, &err) == 1)
         n++;
-    lt_reader_free(r);
+    lt_reader_close(r);
     double s = cpu_s() - c0;
     printf("read only: %llu values in %.3f s CPU: %.2f M values/s\n", (unsigned long long)n, s,
            n / s / 1e6);

@@ -74,7 +74,7 @@ int main(int argc, char **argv)
         got++;
         sum += it->rec.in + it->rec.out;
     }
-    lt_reader_free(r);
+    lt_reader_close(r);
     double rsec = lt_mono_diff_ns(lt_mono_now(), t0) / 1e9;
     if (rc < 0 || got != n) {
         fprintf(stderr, "read back %ld of %ld: %s\n", got, n, err.msg);

@@ -1240,7 +1240,7 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
     curl_multi_setopt(cap->multi, CURLMOPT_TIMERDATA, cap);
     LT_TRY(open_trace(cap, err));
     cap->start = lt_mono_now();
-    cap->rec = lt_capture_recorder_new(cap->w, cap->start, cap->o.max_held, err);
+    cap->rec = lt_capture_recorder_start(cap->w, cap->start, cap->o.max_held, err);
     if (!cap->rec) {
         rc = LT_ENOMEM;
         goto out;
@@ -1289,7 +1289,7 @@ out:
         pthread_mutex_destroy(&cap->q_mu);
         pthread_mutex_destroy(&cap->conns_mu);
         if (cap->rec)
-            lt_capture_recorder_close(cap->rec, NULL, NULL);
+            lt_capture_recorder_stop(cap->rec, NULL, NULL);
         if (cap->w) {
             lt_writer_close(cap->w, NULL);
             if (strcmp(cap->o.output, "-") != 0)
@@ -1376,7 +1376,7 @@ int lt_capture_stop(struct lt_capture *c, struct lt_capture_stats *st, struct lt
     pthread_mutex_destroy(&c->q_mu);
     pthread_mutex_destroy(&c->conns_mu);
     struct lt_capture_recorder_stats rs = {0};
-    int rc = lt_capture_recorder_close(c->rec, &rs, err);
+    int rc = lt_capture_recorder_stop(c->rec, &rs, err);
     struct lt_err werr = {0};
     int wrc = lt_writer_close(c->w, &werr);
     if (rc == 0 && wrc < 0) {

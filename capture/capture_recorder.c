@@ -146,7 +146,7 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-struct lt_capture_recorder *lt_capture_recorder_new(struct lt_writer *w, lt_mono start,
+struct lt_capture_recorder *lt_capture_recorder_start(struct lt_writer *w, lt_mono start,
                                                     uint32_t max_held, struct lt_err *err)
 {
     struct lt_capture_recorder *r = calloc(1, sizeof *r);
@@ -246,7 +246,7 @@ bool lt_capture_recorder_failed(struct lt_capture_recorder *r, struct lt_err *er
     return failed;
 }
 
-int lt_capture_recorder_close(struct lt_capture_recorder *r, struct lt_capture_recorder_stats *st,
+int lt_capture_recorder_stop(struct lt_capture_recorder *r, struct lt_capture_recorder_stats *st,
                               struct lt_err *err)
 {
     if (!r)

@@ -44,9 +44,9 @@ struct lt_capture_recorder_stats {
 };
 
 /* Start the writer thread on w (still owned by the caller, who closes it
- * after lt_capture_recorder_close; opened with completion_order). start is
+ * after lt_capture_recorder_stop; opened with completion_order). start is
  * time 0 of the trace; max_held 0 is 65536. */
-struct lt_capture_recorder *lt_capture_recorder_new(struct lt_writer *w, lt_mono start,
+struct lt_capture_recorder *lt_capture_recorder_start(struct lt_writer *w, lt_mono start,
                                                     uint32_t max_held, struct lt_err *err);
 /* A request arrives: *seq for lt_capture_recorder_done, *t the arrival in
  * us. Returns 0, or LT_ELIMIT when max_held requests are being recorded. */
@@ -65,7 +65,7 @@ void lt_capture_recorder_done(struct lt_capture_recorder *r, uint64_t seq,
 /* Write everything finished, stop the thread and free the recorder.
  * Requests still open are lost (counted). Returns 0 or the first write
  * error. */
-int lt_capture_recorder_close(struct lt_capture_recorder *r, struct lt_capture_recorder_stats *st,
+int lt_capture_recorder_stop(struct lt_capture_recorder *r, struct lt_capture_recorder_stats *st,
                               struct lt_err *err);
 
 #endif

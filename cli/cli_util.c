@@ -384,7 +384,7 @@ bool cli_parse_slo(const char *cmd, const char *s, int64_t *ttft_us, int64_t *tp
     return true;
 }
 
-void cli_print_sample(const char *cmd, const struct lt_plan_sample *s)
+void cli_print_sample(const char *cmd, const struct lt_plan_jobs_sample *s)
 {
     if (!s)
         return;

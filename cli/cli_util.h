@@ -107,11 +107,11 @@ int cli_replay_status(bool stopped, uint64_t requests, uint64_t ok);
 int cli_fail_status(const struct lt_err *err);
 
 /* The line a replay starts with when --window or --requests sampled the
- * trace (plan/plan_jobs.h, lt_plan_sample): how many requests and
+ * trace (plan/plan_jobs.h, lt_plan_jobs_sample): how many requests and
  * sessions were kept, of how many, and that sessions are kept whole.
  * Prints nothing for NULL. */
-struct lt_plan_sample;
-void cli_print_sample(const char *cmd, const struct lt_plan_sample *s);
+struct lt_plan_jobs_sample;
+void cli_print_sample(const char *cmd, const struct lt_plan_jobs_sample *s);
 
 /* The API key from the environment: the variable key_env names, else
  * ANTHROPIC_API_KEY (when anthropic: the Messages API) and then

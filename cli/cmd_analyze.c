@@ -196,10 +196,10 @@ int cmd_analyze(int argc, char **argv)
         cli_error("analyze", "--server-csv %s", err.msg);
         return 2;
     }
-    struct lt_analysis a;
-    int rc = lt_analysis_init(&a, &o, &err);
+    struct lt_analyze a;
+    int rc = lt_analyze_init(&a, &o, &err);
     for (int i = optind; rc == 0 && i < argc; i++)
-        rc = lt_analysis_add_file(&a, argv[i], &err);
+        rc = lt_analyze_add_file(&a, argv[i], &err);
     int status = 0;
     if (rc < 0) {
         cli_error("analyze", "%s", err.msg);
@@ -208,7 +208,7 @@ int cmd_analyze(int argc, char **argv)
                       (unsigned long long)a.results);
         status = 1;
         if (!a.results) {
-            lt_analysis_release(&a);
+            lt_analyze_release(&a);
             return 1;
         }
     }
@@ -220,14 +220,14 @@ int cmd_analyze(int argc, char **argv)
                   "figures cover the %llu results that were intact",
                   (unsigned long long)a.skipped_frames, (unsigned long long)a.skipped_bytes,
                   (unsigned long long)a.skipped_values, (unsigned long long)a.results);
-    lt_analysis_finish(&a, &err);
+    lt_analyze_finish(&a, &err);
     if (lt_analyze_write(&a, stdout, &err) < 0) {
         cli_error("analyze", "%s", err.msg);
         status = 1;
     }
     if (server_csv) {
         struct lt_path_out out;
-        int wrc = lt_path_out_open(&out, server_csv, &err);
+        int wrc = lt_path_out_begin(&out, server_csv, &err);
         if (wrc == 0) {
             lt_analyze_server_csv(&a, out.f);
             wrc = lt_path_out_commit(&out, &err);
@@ -252,7 +252,7 @@ int cmd_analyze(int argc, char **argv)
                                  "macOS: brew install gnuplot) and run gnuplot on each .gp");
     }
     lt_plot_report_release(&pr);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         cli_error("analyze", "writing to standard output failed");
         status = 1;

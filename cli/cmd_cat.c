@@ -116,7 +116,7 @@ static int cat_run(const struct cat_opts *o)
             cli_error("cat", "writing to standard output failed");
         status = 1;
     }
-    lt_reader_free(r);
+    lt_reader_close(r);
     return status;
 }
 

@@ -159,7 +159,7 @@ static int run_replay(struct lt_replay_opts *ro, const char *url)
 }
 
 /* Charts and the HTML report of an analysis; print every file written. */
-static int write_report(const struct lt_analysis *a, const char *dir, const char *html)
+static int write_report(const struct lt_analyze *a, const char *dir, const char *html)
 {
     struct lt_err err = {0};
     struct lt_plot_report rep = {0};
@@ -197,16 +197,16 @@ static int write_report(const struct lt_analysis *a, const char *dir, const char
     return rc;
 }
 
-static int analyze_files(const char *const *paths, size_t n, struct lt_analysis *a)
+static int analyze_files(const char *const *paths, size_t n, struct lt_analyze *a)
 {
     struct lt_err err = {0};
     struct lt_analyze_opts ao;
     lt_analyze_opts_init(&ao);
-    int rc = lt_analysis_init(a, &ao, &err);
+    int rc = lt_analyze_init(a, &ao, &err);
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = lt_analysis_add_file(a, paths[i], &err);
+        rc = lt_analyze_add_file(a, paths[i], &err);
     if (rc == 0)
-        rc = lt_analysis_finish(a, &err);
+        rc = lt_analyze_finish(a, &err);
     if (rc < 0)
         cli_error("demo", "%s", err.msg);
     return rc;
@@ -216,7 +216,7 @@ static int demo_run(const struct demo_opts *o)
 {
     struct lt_err err = {0};
     struct lt_sim *sim = NULL;
-    struct lt_analysis sweep = {0}, azure = {0};
+    struct lt_analyze sweep = {0}, azure = {0};
     int status = 1;
     char path[4096], url[64];
     lt_mono t0 = lt_mono_now();
@@ -349,8 +349,8 @@ static int demo_run(const struct demo_opts *o)
             (double)lt_mono_diff_ns(lt_mono_now(), t0) / 1e9);
     status = 0;
 out:
-    lt_analysis_release(&sweep);
-    lt_analysis_release(&azure);
+    lt_analyze_release(&sweep);
+    lt_analyze_release(&azure);
     if (lt_sim_stop_err(sim, &err) < 0) {
         cli_error("demo", "%s", err.msg);
         status = 1;

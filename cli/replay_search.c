@@ -165,7 +165,7 @@ static int measure(const char *path, const struct cli_search_opts *s, double slo
     ao.slo_ttft_us = (int64_t)((double)s->slo_ttft_us * slo_scale);
     ao.slo_tpot_us = (int64_t)((double)s->slo_tpot_us * slo_scale);
     ao.slo_e2e_us = (int64_t)((double)s->slo_e2e_us * slo_scale);
-    struct lt_analysis a = {0};
+    struct lt_analyze a = {0};
     memset(po, 0, sizeof *po);
     int rc = lt_analyze_file(path, &ao, &a, err);
     if (rc == 0 && a.n_runs < 1)
@@ -199,7 +199,7 @@ static int measure(const char *path, const struct cli_search_opts *s, double slo
             po->growing = last > 4 * first + 4;
         }
     }
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
     return rc;
 }
 
@@ -636,7 +636,7 @@ static int write_results(struct search_ctx *c, const struct lt_search *ans, cons
         }
         if (rc == 0 && n < 0)
             rc = n;
-        lt_reader_free(rd);
+        lt_reader_close(rd);
     }
     if (lt_writer_close(w, rc == 0 ? err : &(struct lt_err){0}) < 0 && rc == 0)
         rc = err->code;
@@ -1260,7 +1260,7 @@ out:
         status = 1;
     }
     cli_stop_catch(false);
-    lt_plan_jobs_release(&c->jobs);
+    lt_plan_jobs_close(&c->jobs);
     lt_replay_known_free(c->known);
     free(c);
     return status;

@@ -26,7 +26,7 @@ struct row {
     const char *status; /* from sweep.json; "not run" without an entry */
     const char *why, *command, *results;
     bool predicted, have;
-    struct lt_analysis *a;
+    struct lt_analyze *a;
     const struct lt_analyze_run *r; /* the headline run: the capacity probe, or the best level */
     struct lt_analyze_capacity cap;
     bool capacity;
@@ -115,7 +115,7 @@ static void common_load(struct row *rows, size_t n, struct common *cm)
 
 static void figures(struct row *w, const struct lt_sweep_plan *p)
 {
-    const struct lt_analysis *a = w->a;
+    const struct lt_analyze *a = w->a;
     w->capacity = p->load == LT_SWEEP_FINDMAX &&
                   lt_analyze_capacity(a, w->predicted ? "virtual" : "live", &w->cap);
     const struct lt_analyze_run *best = NULL;
@@ -314,7 +314,7 @@ static void ab_of(const char *base, const char *res, const struct lt_sweep_plan 
         return;
     }
     if (lt_compare_results_compute(cr, base, res, &co, &err) < 0) {
-        sweep__fmt(x->err, sizeof x->err, "%s", err.msg);
+        lt__sweep_fmt(x->err, sizeof x->err, "%s", err.msg);
     } else {
         x->done = true;
         x->pairs = cr->n_pairs;
@@ -683,7 +683,7 @@ static int read_row(struct row *w, const struct lt_sweep_config *k, json_t *cfgs
     ao->salvage = strcmp(w->status, "complete") != 0; /* a dead server's file may end short */
     if (lt_analyze_file(w->results, ao, w->a, &ae) < 0) {
         if (*n_notes < n_notes_max)
-            sweep__fmt(notes[(*n_notes)++], 512, "%s: %s", k->name, ae.msg);
+            lt__sweep_fmt(notes[(*n_notes)++], 512, "%s: %s", k->name, ae.msg);
         return 0;
     }
     w->have = true;
@@ -753,13 +753,13 @@ int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, c
     write_text(mf, rows, n, p, &cm, bm, bp, ev_m, ev_p, abs);
     fclose(mf);
     snprintf(path, sizeof path, "%s/report.txt", dir);
-    if ((rc = lt_path_out_open(&po, path, err)) < 0)
+    if ((rc = lt_path_out_begin(&po, path, err)) < 0)
         goto out_text;
     fputs(text, po.f);
     if ((rc = lt_path_out_commit(&po, err)) < 0)
         goto out_text;
     snprintf(path, sizeof path, "%s/report.json", dir);
-    if ((rc = lt_path_out_open(&po, path, err)) < 0)
+    if ((rc = lt_path_out_begin(&po, path, err)) < 0)
         goto out_text;
     write_json(po.f, rows, n, p, &cm, bm, bp, ev_m, ev_p, abs);
     if ((rc = lt_path_out_commit(&po, err)) < 0)
@@ -775,11 +775,11 @@ int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, c
     if (lt_plot_make_dir(cdir, &pe) == 0)
         chart(rows, n, dir, &rep, &ctx, &pe);
     if (pe.msg[0] && *n_notes < n_notes_max)
-        sweep__fmt(notes[(*n_notes)++], 512, "chart: %s", pe.msg);
+        lt__sweep_fmt(notes[(*n_notes)++], 512, "chart: %s", pe.msg);
     for (uint32_t i = 0; i < rep.n_notes && *n_notes < n_notes_max; i++)
-        sweep__fmt(notes[(*n_notes)++], 512, "%s", rep.notes[i]);
+        lt__sweep_fmt(notes[(*n_notes)++], 512, "%s", rep.notes[i]);
     snprintf(path, sizeof path, "%s/report.html", dir);
-    if ((rc = lt_path_out_open(&po, path, err)) >= 0) {
+    if ((rc = lt_path_out_begin(&po, path, err)) >= 0) {
         rc = lt_analyze_write_html(NULL, "loadtrace sweep", text, &ctx, po.f, err);
         if (rc >= 0)
             rc = lt_path_out_commit(&po, err);
@@ -792,7 +792,7 @@ out_text:
 out:
     for (size_t i = 0; rows && i < n; i++)
         if (rows[i].a) {
-            lt_analysis_release(rows[i].a);
+            lt_analyze_release(rows[i].a);
             free(rows[i].a);
         }
     free(rows);

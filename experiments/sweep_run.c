@@ -99,7 +99,7 @@ static void ask_server(const char *url, json_t *e)
         char u[512];
         long st = 0;
         snprintf(u, sizeof u, "%s%s", url, paths[i]);
-        if (sweep__http(u, NULL, 2000000, &st, buf, 65536) < 0 || st / 100 != 2)
+        if (lt__sweep_http(u, NULL, 2000000, &st, buf, 65536) < 0 || st / 100 != 2)
             continue;
         json_t *v = json_loads(buf, JSON_DECODE_ANY, NULL);
         json_object_set_new(srv, paths[i] + 1, v ? v : json_string(buf));
@@ -113,11 +113,11 @@ static void ask_server(const char *url, json_t *e)
  * replay answers by closing its results file whole). *why_stop: 0 ran to
  * its end, 1 the server exited, 2 the user stopped. Returns its exit code
  * (128 + signal when killed) or a negative LT_E* code. */
-static int run_child(struct run *r, char **argv, const char *log, struct sweep__server *s,
+static int run_child(struct run *r, char **argv, const char *log, struct lt__sweep_server *s,
                      int *why_stop, struct lt_err *err)
 {
     pid_t pid;
-    int rc = sweep__child_start(r->o->exe, argv, log, &pid, err);
+    int rc = lt__sweep_child_start(r->o->exe, argv, log, &pid, err);
     if (rc < 0)
         return rc;
     *why_stop = 0;
@@ -127,20 +127,20 @@ static int run_child(struct run *r, char **argv, const char *log, struct sweep__
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == pid)
             break;
-        if (!*why_stop && s && sweep__server_exited(s))
+        if (!*why_stop && s && lt__sweep_server_exited(s))
             *why_stop = 1;
         if (!*why_stop && r->o->stop && *r->o->stop)
             *why_stop = 2;
         if (*why_stop && !sent_at) {
             kill(-pid, SIGINT);
-            sent_at = sweep__now_us();
-        } else if (sent_at && sweep__now_us() - sent_at > 30000000) {
+            sent_at = lt__sweep_now_us();
+        } else if (sent_at && lt__sweep_now_us() - sent_at > 30000000) {
             kill(-pid, SIGKILL); /* it did not close in 30 s: it is not coming back */
             sent_at = INT64_MAX / 2;
         }
-        sweep__nap(20);
+        lt__sweep_nap(20);
     }
-    if (!*why_stop && s && sweep__server_exited(s))
+    if (!*why_stop && s && lt__sweep_server_exited(s))
         *why_stop = 1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -169,7 +169,7 @@ static int write_profile(struct run *r, const struct lt_sweep_config *k, const c
         prof.cached_ms_per_token /= x, prof.decode_ms_per_kv_token /= x;
     }
     char note[600];
-    sweep__fmt(note, sizeof note, "loadtrace sweep: config %s: profile %s, time scale %g", k->name,
+    lt__sweep_fmt(note, sizeof note, "loadtrace sweep: config %s: profile %s, time scale %g", k->name,
                k->profile, k->time_scale > 0 ? k->time_scale : 1.0);
     (void)r;
     return lt_sim_profile_save(&prof, path, note, err);
@@ -196,7 +196,7 @@ static void json_argv(json_t *e, const char *key, const struct argv_b *a)
 
 /* The config's load, after warm-up and the cache reset: the outcome. */
 static enum lt_sweep_status load(struct run *r, const struct lt_sweep_config *k, const char *target,
-                                 const char *profile, struct sweep__server *s, json_t *e, char *why,
+                                 const char *profile, struct lt__sweep_server *s, json_t *e, char *why,
                                  size_t why_cap)
 {
     const char *dir = r->o->dir;
@@ -219,7 +219,7 @@ static enum lt_sweep_status load(struct run *r, const struct lt_sweep_config *k,
         rc = run_child(r, a.v, rlog, s, &stop, &err);
         json_object_set_new(e, "warmup_exit", json_integer(rc));
         if (rc < 0 || stop) {
-            sweep__fmt(why, why_cap, "%s during the warm-up; see %s",
+            lt__sweep_fmt(why, why_cap, "%s during the warm-up; see %s",
                        rc < 0      ? err.msg
                        : stop == 1 ? "the server exited"
                                    : "stopped",
@@ -230,7 +230,7 @@ static enum lt_sweep_status load(struct run *r, const struct lt_sweep_config *k,
     if (r->p->reset_cache && k->kind != LT_SWEEP_VIRTUAL) {
         long st = 0;
         snprintf(url, sizeof url, "%s/reset_prefix_cache", target);
-        sweep__http(url, "", 5000000, &st, NULL, 0);
+        lt__sweep_http(url, "", 5000000, &st, NULL, 0);
         set_str(e, "cache",
                 st / 100 == 2 ? "reset (POST /reset_prefix_cache)"
                               : "not reset: the server has no POST /reset_prefix_cache");
@@ -254,22 +254,22 @@ static enum lt_sweep_status load(struct run *r, const struct lt_sweep_config *k,
     struct stat sb;
     bool have = stat(res, &sb) == 0;
     if (rc < 0) {
-        sweep__fmt(why, why_cap, "%s", err.msg);
+        lt__sweep_fmt(why, why_cap, "%s", err.msg);
         return LT_SWEEP_FAILED;
     }
     if (stop == 2) {
-        sweep__fmt(why, why_cap, "stopped by the user during the load%s",
+        lt__sweep_fmt(why, why_cap, "stopped by the user during the load%s",
                    have ? " (the results so far are kept)" : "");
         return LT_SWEEP_INTERRUPTED;
     }
     if (stop == 1) {
-        sweep__fmt(why, why_cap, "the server exited (status %d) during the load; its log %s; %s",
+        lt__sweep_fmt(why, why_cap, "the server exited (status %d) during the load; its log %s; %s",
                    s->status, json_string_value(json_object_get(e, "log")),
                    have ? "the results so far are kept" : "no results were written");
         return have ? LT_SWEEP_PARTIAL : LT_SWEEP_FAILED;
     }
     if (!have || rc == 2 || (rc != 0 && rc != 1 && rc != 3)) {
-        sweep__fmt(why, why_cap, "replay exited with status %d%s; see %s", rc,
+        lt__sweep_fmt(why, why_cap, "replay exited with status %d%s; see %s", rc,
                    rc == 2 ? " (it refused the plan's load options)" : "", rlog);
         return have ? LT_SWEEP_PARTIAL : LT_SWEEP_FAILED;
     }
@@ -284,12 +284,12 @@ static enum lt_sweep_status one(struct run *r, const struct lt_sweep_config *k, 
     char log[1100], cmd[8192], prof[1100];
     file_in(log, sizeof log, dir, k->name, ".log");
     struct lt_err err = {0};
-    struct sweep__server s = {0};
+    struct lt__sweep_server s = {0};
     enum lt_sweep_status st;
     if (k->kind == LT_SWEEP_VIRTUAL) {
         file_in(prof, sizeof prof, dir, k->name, ".profile");
         if (write_profile(r, k, prof, &err) < 0) {
-            sweep__fmt(why, why_cap, "%s", err.msg);
+            lt__sweep_fmt(why, why_cap, "%s", err.msg);
             return LT_SWEEP_FAILED;
         }
         set_str(e, "profile_file", prof);
@@ -298,28 +298,28 @@ static enum lt_sweep_status one(struct run *r, const struct lt_sweep_config *k, 
     }
     if (k->kind == LT_SWEEP_RUNNING) {
         say(r, k->name, "using the server at %s", k->url);
-        if (sweep__wait_ready(k->url, k, NULL, NULL, r->o->stop, &err) < 0) {
-            sweep__fmt(why, why_cap, "%s", err.msg);
+        if (lt__sweep_wait_ready(k->url, k, NULL, NULL, r->o->stop, &err) < 0) {
+            lt__sweep_fmt(why, why_cap, "%s", err.msg);
             return r->o->stop && *r->o->stop ? LT_SWEEP_INTERRUPTED : LT_SWEEP_FAILED;
         }
         ask_server(k->url, e);
         return load(r, k, k->url, NULL, NULL, e, why, why_cap);
     }
     uint16_t port = k->port;
-    if (port && sweep__port_busy(port)) {
-        sweep__fmt(why, why_cap,
+    if (port && lt__sweep_port_busy(port)) {
+        lt__sweep_fmt(why, why_cap,
                    "port %u is in use: another process listens there, so the server was not "
                    "started (and nothing was sent to what listens)",
                    port);
         return LT_SWEEP_FAILED;
     }
-    if (!port && sweep__free_port(&port, &err) < 0) {
-        sweep__fmt(why, why_cap, "%s", err.msg);
+    if (!port && lt__sweep_free_port(&port, &err) < 0) {
+        lt__sweep_fmt(why, why_cap, "%s", err.msg);
         return LT_SWEEP_FAILED;
     }
     set_str(e, "log", log);
-    if (sweep__server_start(k, r->o->exe, port, log, cmd, sizeof cmd, &s, &err) < 0) {
-        sweep__fmt(why, why_cap, "%s", err.msg);
+    if (lt__sweep_server_start(k, r->o->exe, port, log, cmd, sizeof cmd, &s, &err) < 0) {
+        lt__sweep_fmt(why, why_cap, "%s", err.msg);
         return LT_SWEEP_FAILED;
     }
     set_str(e, "command_run", cmd);
@@ -330,14 +330,14 @@ static enum lt_sweep_status one(struct run *r, const struct lt_sweep_config *k, 
     save(r, &serr);
     say(r, k->name, "started on port %u (process group %d); waiting for %s and /v1/models", port,
         (int)s.pid, k->health);
-    if (sweep__wait_ready(s.url, k, &s, log, r->o->stop, &err) < 0) {
-        sweep__fmt(why, why_cap, "%s", err.msg);
+    if (lt__sweep_wait_ready(s.url, k, &s, log, r->o->stop, &err) < 0) {
+        lt__sweep_fmt(why, why_cap, "%s", err.msg);
         st = r->o->stop && *r->o->stop ? LT_SWEEP_INTERRUPTED : LT_SWEEP_FAILED;
     } else {
         ask_server(s.url, e);
         st = load(r, k, s.url, NULL, &s, e, why, why_cap);
     }
-    sweep__server_stop(&s, k->stop_timeout_us);
+    lt__sweep_server_stop(&s, k->stop_timeout_us);
     set_str(e, "stopped", s.stopped);
     say(r, k->name, "server %s", s.stopped);
     json_object_del(e, "pgid");

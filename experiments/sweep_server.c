@@ -25,14 +25,14 @@
 
 extern char **environ;
 
-void sweep__nap(int ms)
+void lt__sweep_nap(int ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
         ;
 }
 
-void sweep__fmt(char *dst, size_t cap, const char *fmt, ...)
+void lt__sweep_fmt(char *dst, size_t cap, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -40,7 +40,7 @@ void sweep__fmt(char *dst, size_t cap, const char *fmt, ...)
     va_end(ap);
 }
 
-int64_t sweep__now_us(void)
+int64_t lt__sweep_now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -64,14 +64,14 @@ static int bind_loopback(uint16_t port, uint16_t *got)
     return rc;
 }
 
-int sweep__free_port(uint16_t *port, struct lt_err *err)
+int lt__sweep_free_port(uint16_t *port, struct lt_err *err)
 {
     if (bind_loopback(0, port) < 0)
         return lt_errset(err, LT_EIO, "no free loopback port: %s", strerror(errno));
     return 0;
 }
 
-bool sweep__port_busy(uint16_t port)
+bool lt__sweep_port_busy(uint16_t port)
 {
     return bind_loopback(port, NULL) < 0;
 }
@@ -124,8 +124,8 @@ static char **make_env(const struct lt_sweep_config *k)
     return e;
 }
 
-int sweep__server_start(const struct lt_sweep_config *k, const char *exe, uint16_t port,
-                        const char *log, char *cmd_out, size_t cmd_cap, struct sweep__server *s,
+int lt__sweep_server_start(const struct lt_sweep_config *k, const char *exe, uint16_t port,
+                        const char *log, char *cmd_out, size_t cmd_cap, struct lt__sweep_server *s,
                         struct lt_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -166,7 +166,7 @@ int sweep__server_start(const struct lt_sweep_config *k, const char *exe, uint16
     return 0;
 }
 
-bool sweep__server_exited(struct sweep__server *s)
+bool lt__sweep_server_exited(struct lt__sweep_server *s)
 {
     if (!s->pid || s->exited)
         return s->exited;
@@ -193,7 +193,7 @@ static size_t collect(char *data, size_t size, size_t n, void *ud)
     return all;
 }
 
-int sweep__http(const char *url, const char *body, int64_t timeout_us, long *status, char *buf,
+int lt__sweep_http(const char *url, const char *body, int64_t timeout_us, long *status, char *buf,
                 size_t cap)
 {
     *status = 0;
@@ -245,15 +245,15 @@ static void last_line(const char *log, char *out, size_t cap)
     fclose(f);
 }
 
-int sweep__wait_ready(const char *base_url, const struct lt_sweep_config *k,
-                      struct sweep__server *s, const char *log, volatile sig_atomic_t *stop,
+int lt__sweep_wait_ready(const char *base_url, const struct lt_sweep_config *k,
+                      struct lt__sweep_server *s, const char *log, volatile sig_atomic_t *stop,
                       struct lt_err *err)
 {
-    int64_t end = sweep__now_us() + k->start_timeout_us;
+    int64_t end = lt__sweep_now_us() + k->start_timeout_us;
     char url[512], body[4096], last[300];
     long st_h = 0, st_m = 0;
     for (;;) {
-        if (s && sweep__server_exited(s)) {
+        if (s && lt__sweep_server_exited(s)) {
             last_line(log, last, sizeof last);
             return lt_errset(err, LT_EIO,
                              "the server exited (status %d) before it was ready; its log %s "
@@ -263,15 +263,15 @@ int sweep__wait_ready(const char *base_url, const struct lt_sweep_config *k,
         if (stop && *stop)
             return lt_errset(err, LT_EIO, "stopped while waiting for the server");
         snprintf(url, sizeof url, "%s%s", base_url, k->health);
-        if (sweep__http(url, NULL, k->probe_timeout_us, &st_h, NULL, 0) == 0 && st_h / 100 == 2) {
+        if (lt__sweep_http(url, NULL, k->probe_timeout_us, &st_h, NULL, 0) == 0 && st_h / 100 == 2) {
             snprintf(url, sizeof url, "%s/v1/models", base_url);
-            if (sweep__http(url, NULL, k->probe_timeout_us, &st_m, body, sizeof body) == 0 &&
+            if (lt__sweep_http(url, NULL, k->probe_timeout_us, &st_m, body, sizeof body) == 0 &&
                 st_m / 100 == 2 && strstr(body, "\"id\""))
                 return 0;
         }
-        if (sweep__now_us() >= end)
+        if (lt__sweep_now_us() >= end)
             break;
-        sweep__nap(50);
+        lt__sweep_nap(50);
     }
     const char *h = !st_h ? "no answer" : st_h / 100 == 2 ? "ok" : "an error status";
     const char *m = !st_m ? "no answer" : st_m / 100 == 2 ? "no model listed" : "an error status";
@@ -317,28 +317,28 @@ static bool group_alive(pid_t pgid)
     return alive;
 }
 
-void sweep__server_stop(struct sweep__server *s, int64_t grace_us)
+void lt__sweep_server_stop(struct lt__sweep_server *s, int64_t grace_us)
 {
     if (!s->pid)
         return;
-    bool was_gone = sweep__server_exited(s) && !group_alive(s->pid);
-    int64_t t0 = sweep__now_us();
+    bool was_gone = lt__sweep_server_exited(s) && !group_alive(s->pid);
+    int64_t t0 = lt__sweep_now_us();
     if (was_gone) {
         snprintf(s->stopped, sizeof s->stopped, "had exited (status %d)", s->status);
     } else {
         kill(-s->pid, SIGTERM);
-        while (group_alive(s->pid) && sweep__now_us() - t0 < grace_us)
-            sweep__nap(20);
+        while (group_alive(s->pid) && lt__sweep_now_us() - t0 < grace_us)
+            lt__sweep_nap(20);
         if (group_alive(s->pid)) {
             kill(-s->pid, SIGKILL);
             for (int i = 0; i < 500 && group_alive(s->pid); i++)
-                sweep__nap(10);
+                lt__sweep_nap(10);
             snprintf(s->stopped, sizeof s->stopped,
                      "still running %.1f s after SIGTERM: the group was killed (SIGKILL)",
                      (double)grace_us / 1e6);
         } else
             snprintf(s->stopped, sizeof s->stopped, "stopped by SIGTERM in %.2f s",
-                     (double)(sweep__now_us() - t0) / 1e6);
+                     (double)(lt__sweep_now_us() - t0) / 1e6);
     }
     int st = 0;
     while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR)
@@ -346,7 +346,7 @@ void sweep__server_stop(struct sweep__server *s, int64_t grace_us)
     s->pid = 0;
 }
 
-int sweep__child_start(const char *exe, char *const *argv, const char *log, pid_t *pid,
+int lt__sweep_child_start(const char *exe, char *const *argv, const char *log, pid_t *pid,
                        struct lt_err *err)
 {
     int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

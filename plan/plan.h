@@ -8,9 +8,13 @@
  * back-off, the time limit); an engine owns the clock and the requests.
  * Two engines drive it: the curl engine (replay/replay.c) in real time and
  * the sim's model in virtual time (sim/sim_virtual.c). The plan never reads
- * a clock and does no I/O: the engine passes the time, in µs from the
+ * a clock and opens no socket: the engine passes the time, in µs from the
  * run's origin, and the plan calls the engine's send for each seq that
- * leaves.
+ * leaves. Its one I/O is the trace's: a plan over a loaded trace
+ * (lt_plan_jobs_load) reads nothing, one over a streamed trace
+ * (lt_plan_jobs_open) reads the file on as it lays seqs out, in
+ * lt_plan_init, lt_plan_start, lt_plan_pump and lt_plan_hold (plan_stream.c,
+ * through plan_jobs.c), so those may fail with the reader's errors.
  *
  * Seq states:
  *
@@ -65,17 +69,18 @@ enum lt_plan_state {
 
 struct lt_plan_opts {
     enum lt_plan_mode mode;
-    struct lt_plan_tt tt; /* trace time */
-    uint64_t requests;    /* closed and open loop: per run; trace time: at most this many
-                             (a sample of whole sessions, lt_plan_sample); 0 = the whole trace */
-    double rate;          /* open loop */
-    enum lt_plan_arrivals arrivals;
+    struct lt_plan_sched_tt tt; /* trace time */
+    /* closed and open loop: per run; trace time: at most this many (a
+     * sample of whole sessions, lt_plan_jobs_sample); 0 = the whole trace */
+    uint64_t requests;
+    double rate; /* open loop */
+    enum lt_arrivals arrivals;
     double cv;
     uint32_t max_concurrency; /* open loop and trace time: cap on in flight; 0 = none */
     int64_t duration_us;      /* open and closed loop time limit; 0 = none */
     uint64_t seed;            /* open-loop arrivals of run r use lt_mix64(seed + r) */
     uint32_t retries;         /* attempts a seq may repeat (lt_plan_retry); 0 = off */
-    uint32_t part, parts;     /* parts > 1: only part `part` of lt_plan_split's deal */
+    uint32_t part, parts;     /* parts > 1: only part `part` of lt_plan_jobs_split's deal */
 };
 
 /* What the plan asks of its engine. send: seq leaves now (its sched is
@@ -111,11 +116,11 @@ struct lt_plan {
     int64_t *offs;       /* due time of each seq, µs; its sched once sent */
     uint8_t *state;      /* enum lt_plan_state */
     uint8_t *attempts;   /* retries made, per seq */
-    /* What the window or --requests kept (lt_plan_sample), when they cut
+    /* What the window or --requests kept (lt_plan_jobs_sample), when they cut
      * the trace: sampled is true and sample says how many requests and
      * sessions of how many. */
     bool sampled;
-    struct lt_plan_sample sample;
+    struct lt_plan_jobs_sample sample;
 
     /* internal. What a run holds per request is what bounds a replay's
      * memory (bench/README.md): 14 bytes a seq in trace time (order,
@@ -138,20 +143,20 @@ struct lt_plan {
      * "Streaming"): only seqs in [low, laid) may be read. */
     bool streamed;
     struct lt_vmem m_offs, m_state, m_attempts;
-    struct lt_plan_tt_walk walk0, walk; /* scaled; as it goes */
-    size_t kept;                        /* seqs the schedule keeps (the rest are cut) */
-    size_t decided, laid;               /* seqs whose sample is decided; laid out */
-    size_t placed;                      /* seqs laid out and kept */
-    size_t first_out;                   /* --requests: no session starts at or after it */
+    struct lt_plan_sched_tt_walk walk0, walk; /* scaled; as it goes */
+    size_t kept;                              /* seqs the schedule keeps (the rest are cut) */
+    size_t decided, laid;                     /* seqs whose sample is decided; laid out */
+    size_t placed;                            /* seqs laid out and kept */
+    size_t first_out;                         /* --requests: no session starts at or after it */
     /* an open loop: positions of the trace's laps, those of the whole
      * laps, the seqs kept before the duration, whether the last lap is a
      * sample of whole sessions; its arrivals as they are drawn */
     size_t npos, laps_pos, kept0;
-    size_t ncut;                  /* seqs laid out and cut */
-    struct lt_plan_dealer dealer; /* parts: the deal as the trace is read */
-    size_t hi_sent;               /* a streamed closed loop: seqs below this were sent or passed */
+    size_t ncut;                       /* seqs laid out and cut */
+    struct lt_plan_jobs_dealer dealer; /* parts: the deal as the trace is read */
+    size_t hi_sent; /* a streamed closed loop: seqs below this were sent or passed */
     bool lap_sampled;
-    struct lt_plan_arrive arrive;
+    struct lt_plan_sched_arrive arrive;
     int64_t lay_prev; /* offs of the last kept seq laid out */
     int64_t tt_end;   /* a streamed trace time: the last kept seq's offset (-1: none) */
     size_t low, dropped_at, need_edge;

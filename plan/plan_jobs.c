@@ -228,9 +228,9 @@ oom:
     rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
 out:
     lt_u64map_release(&last);
-    lt_reader_free(r);
+    lt_reader_close(r);
     if (rc < 0)
-        lt_plan_jobs_release(js);
+        lt_plan_jobs_close(js);
     return rc;
 }
 
@@ -248,7 +248,7 @@ int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *
     js->stream = s;
     lt_u64map_init(&s->last);
     if (!(s->path = strdup(path))) {
-        lt_plan_jobs_release(js);
+        lt_plan_jobs_close(js);
         return lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
     }
     struct lt_reader *r = lt_reader_open_kind(path, LT_KIND_TRACE, NULL, err);
@@ -284,9 +284,9 @@ int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *
 oom:
     rc = lt_errset(err, LT_ENOMEM, "out of memory reading the trace");
 out:
-    lt_reader_free(r);
+    lt_reader_close(r);
     if (rc < 0)
-        lt_plan_jobs_release(js);
+        lt_plan_jobs_close(js);
     return rc;
 }
 
@@ -309,7 +309,7 @@ static void stream_reset(const struct lt_plan_jobs *js)
     s->loaded = s->dropped = 0;
     lt_u64map_release(&s->last);
     lt_u64map_init(&s->last);
-    lt_reader_free(s->r);
+    lt_reader_close(s->r);
     s->r = NULL;
 }
 
@@ -351,7 +351,7 @@ int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, s
             return n;
         if (n == 0 && s->loaded % js->n == 0) {
             /* the next lap: the trace from its start, its sessions anew */
-            lt_reader_free(s->r);
+            lt_reader_close(s->r);
             lt_u64map_release(&s->last);
             lt_u64map_init(&s->last);
             if (!(s->r = lt_reader_open_kind(s->path, LT_KIND_TRACE, NULL, err)))
@@ -373,7 +373,7 @@ int lt_plan_jobs_need(const struct lt_plan_jobs *js, size_t from, size_t upto, s
             return rc;
     }
     if (s->loaded == s->npos && s->r) { /* every record read: the file is closed */
-        lt_reader_free(s->r);
+        lt_reader_close(s->r);
         s->r = NULL;
     }
     return 0;
@@ -448,7 +448,7 @@ int lt_plan_jobs_each(const struct lt_plan_jobs *js,
                 rec->blocks, rec->n_blocks, rec->in, rec->out};
             rc = fn(ud, &k);
         }
-    lt_reader_free(r);
+    lt_reader_close(r);
     if (rc < 0)
         return rc;
     if (j < js->n)
@@ -479,21 +479,21 @@ void lt_plan_jobs_turn_over(const struct lt_plan_jobs *js, size_t j, int64_t pre
 #define S_DECIDED ((uint64_t)1 << 63)
 #define S_KEPT ((uint64_t)1 << 62)
 
-void lt_plan_sampler_init(struct lt_plan_sampler *s, int64_t win_start_us, int64_t win_end_us,
-                          uint64_t max_requests)
+void lt_plan_jobs_sampler_init(struct lt_plan_jobs_sampler *s, int64_t win_start_us,
+                               int64_t win_end_us, uint64_t max_requests)
 {
-    *s = (struct lt_plan_sampler){
+    *s = (struct lt_plan_jobs_sampler){
         .ws = win_start_us, .we = win_end_us, .max = max_requests, .first_out = SIZE_MAX};
     lt_u64map_init(&s->sess);
 }
 
-void lt_plan_sampler_release(struct lt_plan_sampler *s)
+void lt_plan_jobs_sampler_release(struct lt_plan_jobs_sampler *s)
 {
     lt_u64map_release(&s->sess);
 }
 
-int lt_plan_sampler_count(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k,
-                          struct lt_err *err)
+int lt_plan_jobs_sampler_count(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
+                               struct lt_err *err)
 {
     if (!k->has_session)
         return 0;
@@ -504,10 +504,10 @@ int lt_plan_sampler_count(struct lt_plan_sampler *s, const struct lt_plan_rec_ke
     return 0;
 }
 
-int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k, bool *keep,
-                         struct lt_err *err)
+int lt_plan_jobs_sampler_keep(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
+                              bool *keep, struct lt_err *err)
 {
-    struct lt_plan_sample *sm = &s->sm;
+    struct lt_plan_jobs_sample *sm = &s->sm;
     uint64_t *v = NULL;
     bool in_window = k->t >= s->ws && (s->we <= 0 || k->t < s->we);
     if (s->again) {
@@ -552,13 +552,13 @@ int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key
     return 0;
 }
 
-void lt_plan_sampler_again(struct lt_plan_sampler *s)
+void lt_plan_jobs_sampler_again(struct lt_plan_jobs_sampler *s)
 {
     s->again = true;
 }
 
 struct sample_walk {
-    struct lt_plan_sampler *s;
+    struct lt_plan_jobs_sampler *s;
     uint8_t *keep;
     struct lt_err *err;
 };
@@ -566,24 +566,24 @@ struct sample_walk {
 static int sample_count(void *ud, const struct lt_plan_rec_key *k)
 {
     struct sample_walk *w = ud;
-    return lt_plan_sampler_count(w->s, k, w->err);
+    return lt_plan_jobs_sampler_count(w->s, k, w->err);
 }
 
 static int sample_keep(void *ud, const struct lt_plan_rec_key *k)
 {
     struct sample_walk *w = ud;
     bool in = false;
-    int rc = lt_plan_sampler_keep(w->s, k, &in, w->err);
+    int rc = lt_plan_jobs_sampler_keep(w->s, k, &in, w->err);
     w->keep[k->idx] = in;
     return rc;
 }
 
-int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
-                   uint64_t max_requests, uint8_t *keep, struct lt_plan_sample *s,
-                   struct lt_err *err)
+int lt_plan_jobs_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
+                        uint64_t max_requests, uint8_t *keep, struct lt_plan_jobs_sample *s,
+                        struct lt_err *err)
 {
-    struct lt_plan_sampler sp;
-    lt_plan_sampler_init(&sp, win_start_us, win_end_us, max_requests);
+    struct lt_plan_jobs_sampler sp;
+    lt_plan_jobs_sampler_init(&sp, win_start_us, win_end_us, max_requests);
     struct sample_walk w = {&sp, keep, err};
     int rc = 0;
     if (max_requests)
@@ -592,17 +592,17 @@ int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t 
         rc = lt_plan_jobs_each(js, sample_keep, &w, err);
     if (rc >= 0 && s)
         *s = sp.sm;
-    lt_plan_sampler_release(&sp);
+    lt_plan_jobs_sampler_release(&sp);
     return rc < 0 ? rc : 0;
 }
 
-void lt_plan_jobs_release(struct lt_plan_jobs *js)
+void lt_plan_jobs_close(struct lt_plan_jobs *js)
 {
     free_slabs(&js->slabs);
     struct lt_plan_stream *s = js->stream;
     if (s) {
         free_slabs(&s->slabs);
-        lt_reader_free(s->r);
+        lt_reader_close(s->r);
         lt_u64map_release(&s->last);
         free(s->path);
         lt_vmem_release(&s->vm);
@@ -679,7 +679,7 @@ static uint32_t deal_parts(uint32_t parts)
     return parts < 1 ? 1 : parts > LT_PLAN_MAX_PARTS ? LT_PLAN_MAX_PARTS : parts;
 }
 
-void lt_plan_split(const struct lt_plan_job *jobs, size_t n, uint32_t parts, uint32_t *out)
+void lt_plan_jobs_split(const struct lt_plan_job *jobs, size_t n, uint32_t parts, uint32_t *out)
 {
     uint64_t load[LT_PLAN_MAX_PARTS] = {0};
     parts = deal_parts(parts);
@@ -691,7 +691,7 @@ void lt_plan_split(const struct lt_plan_job *jobs, size_t n, uint32_t parts, uin
     }
 }
 
-int lt_plan_dealer_init(struct lt_plan_dealer *d, uint32_t parts, struct lt_err *err)
+int lt_plan_jobs_dealer_init(struct lt_plan_jobs_dealer *d, uint32_t parts, struct lt_err *err)
 {
     d->parts = deal_parts(parts);
     lt_u64map_init(&d->sess);
@@ -700,15 +700,15 @@ int lt_plan_dealer_init(struct lt_plan_dealer *d, uint32_t parts, struct lt_err 
     return 0;
 }
 
-void lt_plan_dealer_release(struct lt_plan_dealer *d)
+void lt_plan_jobs_dealer_release(struct lt_plan_jobs_dealer *d)
 {
     free(d->load);
     lt_u64map_release(&d->sess);
     memset(d, 0, sizeof *d);
 }
 
-int64_t lt_plan_dealer_next(struct lt_plan_dealer *d, bool has_session, uint64_t session,
-                            uint32_t in, uint32_t out, struct lt_err *err)
+int64_t lt_plan_jobs_dealer_next(struct lt_plan_jobs_dealer *d, bool has_session, uint64_t session,
+                                 uint32_t in, uint32_t out, struct lt_err *err)
 {
     uint32_t p;
     if (has_session) {

@@ -57,7 +57,7 @@ struct lt_plan_jobs {
     /* The jobs' messages, blocks and texts, packed in large slabs (one
      * allocation each would cost the allocator's 16 to 24 bytes of
      * overhead twice per request of a typical trace); freed together by
-     * lt_plan_jobs_release. */
+     * lt_plan_jobs_close. */
     struct lt_plan_slab *slabs;
     /* Where the clients of the few records that say so left (cancel_after,
      * cancel_tokens), by record number, ascending: kept apart so that a
@@ -105,17 +105,16 @@ struct lt_plan_cancel lt_plan_job_cancel(const struct lt_plan_jobs *js,
 /* Read every record of the trace at path, sessions linked. Fails on an
  * unreadable trace and on one with no requests. */
 int lt_plan_jobs_load(struct lt_plan_jobs *js, const char *path, struct lt_err *err);
-void lt_plan_jobs_release(struct lt_plan_jobs *js);
+void lt_plan_jobs_close(struct lt_plan_jobs *js);
 
 /* The trace at path, streamed (plan/README.md "Streaming"): one pass now
  * reads and checks every record but keeps only n, what it saw of the
  * times (t_first, t_last, n_nonneg), the cancel points and the header's
  * block size; v has room for n jobs (address space, not memory),
  * and a job is readable only between lt_plan_jobs_need and the
- * lt_plan_jobs_drop that passes it. The plan decides (lt_plan_init):
- * trace time without --window, --requests or parts streams; any other
- * run needs every job and loads them all (today's memory). Fails like
- * lt_plan_jobs_load. */
+ * lt_plan_jobs_drop that passes it. A plan over it streams in every mode
+ * (plan_stream.c); only a trace the reader sorts at open (order:
+ * completion) is held whole, by the reader. Fails like lt_plan_jobs_load. */
 int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *err);
 /* Make jobs [from, upto) readable, reading the trace on (a streamed trace;
  * a no-op for a loaded one). Sessions are linked as their turns are read:
@@ -163,15 +162,15 @@ int lt_plan_jobs_each(const struct lt_plan_jobs *js,
  * it is read. */
 void lt_plan_jobs_turn_over(const struct lt_plan_jobs *js, size_t j, int64_t prev_end);
 
-/* What a sample kept (lt_plan_sample): requests and sessions (requests
+/* What a sample kept (lt_plan_jobs_sample): requests and sessions (requests
  * with a session id, by id; a request without one is not counted as a
  * session), of the trace's. */
-struct lt_plan_sample {
+struct lt_plan_jobs_sample {
     uint64_t requests, sessions;
     uint64_t of_requests, of_sessions;
 };
 
-/* A sample of the trace that never cuts a session in half (issue 17: a
+/* A sample of the trace that never cuts a session in half (a
  * session's later turn replayed without its earlier ones, or an earlier
  * one whose answer nothing follows, is no longer the conversation).
  * A session belongs where its first request is and is kept whole or not
@@ -186,42 +185,42 @@ struct lt_plan_sample {
  * was kept. Returns 0, or LT_EUSAGE when max_requests is smaller than the
  * first kept session (nothing would be replayed; the error names its
  * size, the smallest max_requests that keeps it whole). */
-int lt_plan_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
-                   uint64_t max_requests, uint8_t *keep, struct lt_plan_sample *s,
-                   struct lt_err *err);
+int lt_plan_jobs_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
+                        uint64_t max_requests, uint8_t *keep, struct lt_plan_jobs_sample *s,
+                        struct lt_err *err);
 
 /* The same rule request by request, for a plan that streams the trace
- * (lt_plan_sample is built on it). With max_requests, two readings in
- * order: lt_plan_sampler_count for every request (a session's size), then
- * lt_plan_sampler_keep for every request; without, the second alone. It
+ * (lt_plan_jobs_sample is built on it). With max_requests, two readings in
+ * order: lt_plan_jobs_sampler_count for every request (a session's size), then
+ * lt_plan_jobs_sampler_keep for every request; without, the second alone. It
  * holds one entry per session. first_out is the first request whose
  * session did not fit (SIZE_MAX: none), after which no session starts: a
  * session's first request is kept when it falls in the window and comes
  * before first_out, a later one when its first was. */
-struct lt_plan_sampler {
+struct lt_plan_jobs_sampler {
     int64_t ws, we;
     uint64_t max;
     struct lt_u64map sess; /* session -> its requests, then DECIDED | KEPT */
     bool full;
     uint64_t admitted;
     size_t first_out;
-    struct lt_plan_sample sm;
-    bool again; /* lt_plan_sampler_again: every decision made */
+    struct lt_plan_jobs_sample sm;
+    bool again; /* lt_plan_jobs_sampler_again: every decision made */
 };
-void lt_plan_sampler_init(struct lt_plan_sampler *s, int64_t win_start_us, int64_t win_end_us,
-                          uint64_t max_requests);
-void lt_plan_sampler_release(struct lt_plan_sampler *s);
-int lt_plan_sampler_count(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k,
-                          struct lt_err *err);
+void lt_plan_jobs_sampler_init(struct lt_plan_jobs_sampler *s, int64_t win_start_us,
+                               int64_t win_end_us, uint64_t max_requests);
+void lt_plan_jobs_sampler_release(struct lt_plan_jobs_sampler *s);
+int lt_plan_jobs_sampler_count(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
+                               struct lt_err *err);
 /* *keep: whether request k is in the sample. LT_EUSAGE when max_requests
  * is smaller than the first session to keep (the error names its size),
  * LT_ENOMEM. */
-int lt_plan_sampler_keep(struct lt_plan_sampler *s, const struct lt_plan_rec_key *k, bool *keep,
-                         struct lt_err *err);
-/* After a whole reading: the next reading's lt_plan_sampler_keep says the
+int lt_plan_jobs_sampler_keep(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
+                              bool *keep, struct lt_err *err);
+/* After a whole reading: the next reading's lt_plan_jobs_sampler_keep says the
  * same from what was decided (a session's entry, first_out), with no
  * count first and sm left as it is. */
-void lt_plan_sampler_again(struct lt_plan_sampler *s);
+void lt_plan_jobs_sampler_again(struct lt_plan_jobs_sampler *s);
 
 /* Output tokens asked for when a record says neither out nor max_tokens. */
 #define LT_PLAN_DEFAULT_OUT 128
@@ -240,20 +239,20 @@ void lt_plan_job_lengths(const struct lt_plan_job *job, uint32_t default_out, ui
  * so far is least (ties: the lowest part), a request weighing
  * 1024 + in + out tokens: balanced in request count and tokens, and over
  * time as well, since the deal follows arrival order. */
-void lt_plan_split(const struct lt_plan_job *jobs, size_t n, uint32_t parts, uint32_t *out);
+void lt_plan_jobs_split(const struct lt_plan_job *jobs, size_t n, uint32_t parts, uint32_t *out);
 
 /* The same deal request by request, for a streamed trace: a session's
  * part kept by its id (one entry per session), the loads as they grow.
- * lt_plan_split and it share the pick and the weight. */
-struct lt_plan_dealer {
+ * lt_plan_jobs_split and it share the pick and the weight. */
+struct lt_plan_jobs_dealer {
     uint32_t parts;
     uint64_t *load;
     struct lt_u64map sess; /* session -> its part */
 };
-int lt_plan_dealer_init(struct lt_plan_dealer *d, uint32_t parts, struct lt_err *err);
-void lt_plan_dealer_release(struct lt_plan_dealer *d);
+int lt_plan_jobs_dealer_init(struct lt_plan_jobs_dealer *d, uint32_t parts, struct lt_err *err);
+void lt_plan_jobs_dealer_release(struct lt_plan_jobs_dealer *d);
 /* The part of the next request in order. Returns it, or LT_ENOMEM. */
-int64_t lt_plan_dealer_next(struct lt_plan_dealer *d, bool has_session, uint64_t session,
-                            uint32_t in, uint32_t out, struct lt_err *err);
+int64_t lt_plan_jobs_dealer_next(struct lt_plan_jobs_dealer *d, bool has_session, uint64_t session,
+                                 uint32_t in, uint32_t out, struct lt_err *err);
 
 #endif

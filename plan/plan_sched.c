@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int lt_plan_tt_check(const struct lt_plan_tt *o, struct lt_err *err)
+int lt_plan_sched_tt_check(const struct lt_plan_sched_tt *o, struct lt_err *err)
 {
     if (o->speed < 0 || o->rate < 0 || o->max_gap_us < 0 || o->spread_us < 0 || o->duration_us < 0)
         return lt_errset(err, LT_EINVAL, "speed, rate, gaps and durations must not be negative");
@@ -29,13 +29,13 @@ int lt_plan_tt_check(const struct lt_plan_tt *o, struct lt_err *err)
     return 0;
 }
 
-void lt_plan_tt_walk_init(struct lt_plan_tt_walk *w, const struct lt_plan_tt *o)
+void lt_plan_sched_tt_walk_init(struct lt_plan_sched_tt_walk *w, const struct lt_plan_sched_tt *o)
 {
-    *w = (struct lt_plan_tt_walk){.o = *o, .prev = -1, .factor = 1.0};
+    *w = (struct lt_plan_sched_tt_walk){.o = *o, .prev = -1, .factor = 1.0};
 }
 
-int lt_plan_tt_walk_gap(struct lt_plan_tt_walk *w, int64_t t, size_t m, size_t k, int64_t *x,
-                        struct lt_err *err)
+int lt_plan_sched_tt_walk_gap(struct lt_plan_sched_tt_walk *w, int64_t t, size_t m, size_t k,
+                              int64_t *x, struct lt_err *err)
 {
     /* 2. spread a group of equal timestamps evenly over [t, t + D) */
     if (w->o.spread_us > 0) {
@@ -57,10 +57,10 @@ int lt_plan_tt_walk_gap(struct lt_plan_tt_walk *w, int64_t t, size_t m, size_t k
     return 0;
 }
 
-int lt_plan_tt_walk_scale(struct lt_plan_tt_walk *w, int64_t first, int64_t last, size_t kept,
-                          struct lt_err *err)
+int lt_plan_sched_tt_walk_scale(struct lt_plan_sched_tt_walk *w, int64_t first, int64_t last,
+                                size_t kept, struct lt_err *err)
 {
-    const struct lt_plan_tt *o = &w->o;
+    const struct lt_plan_sched_tt *o = &w->o;
     double factor = 1.0;
     if (o->rate > 0 && kept > 1 && last > first)
         factor = ((double)(kept - 1) / o->rate * 1e6) / (double)(last - first);
@@ -88,16 +88,16 @@ int lt_plan_tt_walk_scale(struct lt_plan_tt_walk *w, int64_t first, int64_t last
     return 0;
 }
 
-int64_t lt_plan_tt_walk_place(const struct lt_plan_tt_walk *w, int64_t x)
+int64_t lt_plan_sched_tt_walk_place(const struct lt_plan_sched_tt_walk *w, int64_t x)
 {
     int64_t at = (int64_t)llround((double)(x - w->first) * w->factor);
     return w->o.duration_us > 0 && at >= w->o.duration_us ? -1 : at;
 }
 
-int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt *o,
+int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_sched_tt *o,
                             const uint8_t *keep, int64_t *out, struct lt_err *err)
 {
-    int rc = lt_plan_tt_check(o, err);
+    int rc = lt_plan_sched_tt_check(o, err);
     if (rc < 0)
         return rc;
 
@@ -114,8 +114,8 @@ int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt 
 
     /* 2-3. groups of equal times (the ones step 1 dropped in between do
      * not end a group) */
-    struct lt_plan_tt_walk w;
-    lt_plan_tt_walk_init(&w, o);
+    struct lt_plan_sched_tt_walk w;
+    lt_plan_sched_tt_walk_init(&w, o);
     int64_t first = -1, last = -1;
     for (size_t i = 0; i < n;) {
         if (out[i] < 0) {
@@ -131,7 +131,7 @@ int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt 
         size_t m = 0;
         for (size_t x = i; x < j; x++)
             if (out[x] >= 0) {
-                if ((rc = lt_plan_tt_walk_gap(&w, base, m++, k, &out[x], err)) < 0)
+                if ((rc = lt_plan_sched_tt_walk_gap(&w, base, m++, k, &out[x], err)) < 0)
                     return rc;
                 if (first < 0)
                     first = out[x];
@@ -141,33 +141,36 @@ int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_tt 
     }
 
     /* 4-6. rescale, move the first request to 0, cut at the duration */
-    if ((rc = lt_plan_tt_walk_scale(&w, first, last, kept, err)) < 0)
+    if ((rc = lt_plan_sched_tt_walk_scale(&w, first, last, kept, err)) < 0)
         return rc;
     for (size_t i = 0; i < n; i++)
         if (out[i] >= 0) {
-            out[i] = lt_plan_tt_walk_place(&w, out[i]);
+            out[i] = lt_plan_sched_tt_walk_place(&w, out[i]);
             kept -= out[i] < 0;
         }
     return (int64_t)kept;
 }
 
-int lt_plan_arrive_init(struct lt_plan_arrive *g, enum lt_plan_arrivals a, double rate, double cv,
-                        uint64_t seed, int64_t duration_us, struct lt_err *err)
+int lt_plan_sched_arrive_init(struct lt_plan_sched_arrive *g, enum lt_arrivals a, double rate,
+                              double cv, uint64_t seed, int64_t duration_us, struct lt_err *err)
 {
     if (!(rate > 0) || !isfinite(rate))
         return lt_errset(err, LT_EINVAL, "the open-loop rate must be a positive number");
-    if (a == LT_PLAN_GAMMA && !(cv > 0))
-        return lt_errset(err, LT_EINVAL, "gamma arrivals need a positive CV (gamma:CV)");
-    *g = (struct lt_plan_arrive){.a = a,
-                                 .rate = rate,
-                                 .mean = 1e6 / rate,
-                                 .shape = a == LT_PLAN_GAMMA ? 1.0 / (cv * cv) : 1.0,
-                                 .duration_us = duration_us};
+    if (a == LT_ARR_GAMMA && !(cv >= LT_ARR_CV_MIN && cv <= LT_ARR_CV_MAX))
+        return lt_errset(err, LT_EINVAL, "gamma arrivals need a CV from %g to %g (gamma:CV)",
+                         LT_ARR_CV_MIN, LT_ARR_CV_MAX);
+    if (a == LT_ARR_EMPIRICAL)
+        return lt_errset(err, LT_EINVAL, "empirical arrivals need a fitted trace (synth --fit)");
+    *g = (struct lt_plan_sched_arrive){.a = a,
+                                       .rate = rate,
+                                       .mean = 1e6 / rate,
+                                       .shape = a == LT_ARR_GAMMA ? 1.0 / (cv * cv) : 1.0,
+                                       .duration_us = duration_us};
     lt_rng_seed(&g->rng, seed);
     return 0;
 }
 
-int lt_plan_arrive_next(struct lt_plan_arrive *g, int64_t *us, struct lt_err *err)
+int lt_plan_sched_arrive_next(struct lt_plan_sched_arrive *g, int64_t *us, struct lt_err *err)
 {
     if (!(g->t <= (double)LT_PLAN_MAX_OFFSET_US)) {
         if (g->duration_us > 0)
@@ -184,52 +187,31 @@ int lt_plan_arrive_next(struct lt_plan_arrive *g, int64_t *us, struct lt_err *er
     *us = at;
     g->i++;
     switch (g->a) {
-    case LT_PLAN_POISSON:
+    case LT_ARR_DEFAULT:
+    case LT_ARR_POISSON:
         g->t += lt_rng_exp(&g->rng, g->mean);
         break;
-    case LT_PLAN_GAMMA:
+    case LT_ARR_GAMMA:
         g->t += lt_rng_gamma(&g->rng, g->shape, g->mean / g->shape);
         break;
-    case LT_PLAN_CONSTANT:
+    case LT_ARR_CONSTANT:
+    case LT_ARR_EMPIRICAL: /* refused by lt_plan_sched_arrive_init */
         g->t = (double)g->i * g->mean;
         break;
     }
     return 1;
 }
 
-int64_t lt_plan_sched_open(enum lt_plan_arrivals a, double rate, double cv, uint64_t seed,
-                           int64_t duration_us, int64_t *out, size_t n, struct lt_err *err)
+int64_t lt_plan_sched_open_loop(enum lt_arrivals a, double rate, double cv, uint64_t seed,
+                                int64_t duration_us, int64_t *out, size_t n, struct lt_err *err)
 {
-    struct lt_plan_arrive g;
-    int rc = lt_plan_arrive_init(&g, a, rate, cv, seed, duration_us, err);
+    struct lt_plan_sched_arrive g;
+    int rc = lt_plan_sched_arrive_init(&g, a, rate, cv, seed, duration_us, err);
     if (rc < 0)
         return rc;
     size_t i;
     for (i = 0; i < n; i++)
-        if ((rc = lt_plan_arrive_next(&g, &out[i], err)) <= 0)
+        if ((rc = lt_plan_sched_arrive_next(&g, &out[i], err)) <= 0)
             break;
     return rc < 0 ? rc : (int64_t)i;
-}
-
-int lt_plan_parse_arrivals(const char *s, enum lt_plan_arrivals *a, double *cv, struct lt_err *err)
-{
-    *cv = 1.0;
-    if (!strcmp(s, "poisson")) {
-        *a = LT_PLAN_POISSON;
-        return 0;
-    }
-    if (!strcmp(s, "constant")) {
-        *a = LT_PLAN_CONSTANT;
-        return 0;
-    }
-    if (!strncmp(s, "gamma:", 6)) {
-        char *end;
-        double v = strtod(s + 6, &end);
-        if (end != s + 6 && !*end && v > 0 && isfinite(v)) {
-            *a = LT_PLAN_GAMMA;
-            *cv = v;
-            return 0;
-        }
-    }
-    return lt_errset(err, LT_EINVAL, "--arrivals: '%s' is not poisson, constant or gamma:CV", s);
 }

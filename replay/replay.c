@@ -113,11 +113,11 @@ static int on_timer(CURLM *m, long timeout_ms, void *userp)
 static int on_prereq(void *ud, char *ip, char *lip, int port, int lport)
 {
     struct lt_replay_req *q = ud;
-    lt_replay_check_sent(q->rp, q);
+    lt__replay_check_sent(q->rp, q);
     return CURL_PREREQFUNC_OK;
 }
 
-void replay_header_line(struct lt_replay_req *q, const char *p, size_t len)
+void lt__replay_header_line(struct lt_replay_req *q, const char *p, size_t len)
 {
     if (len > 12 && !strncasecmp(p, "retry-after:", 12)) {
         char v[32];
@@ -155,7 +155,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
     if (len >= 5 && !memcmp(p, "HTTP/", 5)) /* a new header block (100, redirect) */
         q->is_sse = false;
     else
-        replay_header_line(q, p, len);
+        lt__replay_header_line(q, p, len);
     return len;
 }
 
@@ -163,15 +163,15 @@ static int on_event(void *ud, const char *data, size_t len)
 {
     struct lt_replay_req *q = ud;
     /* Past its cancel point, nothing more is read (replay_cancel.c). */
-    if (q->cancel.by == CB_TOKENS && lt_replay_cancel_tokens_due(q))
+    if (q->cancel.by == CB_TOKENS && lt__replay_cancel_tokens_due(q))
         return 0;
     int rc = lt_wire_resp_event(&q->resp, data, len, q->now);
     if (q->cancel.by == CB_TOKENS)
-        lt_replay_cancel_tokens_due(q);
+        lt__replay_cancel_tokens_due(q);
     return rc;
 }
 
-int replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mono now)
+int lt__replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mono now)
 {
     q->now = q->last = now;
     if (!q->has_fb) {
@@ -185,7 +185,7 @@ int replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mon
             q->err = LT_REPLAY_ERR_MALFORMED;
             return -1;
         }
-        if (q->err && lt_replay_is_cancelled(q->err))
+        if (q->err && lt__replay_is_cancelled(q->err))
             return -1; /* its client left here: end the transfer */
         return 0;
     }
@@ -214,7 +214,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *ud)
         q->headers_seen = true;
         curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
     }
-    return replay_body_bytes(q, p, len, now) < 0 ? 0 : len; /* 0 aborts the transfer */
+    return lt__replay_body_bytes(q, p, len, now) < 0 ? 0 : len; /* 0 aborts the transfer */
 }
 
 /* ---- request pool ---- */
@@ -366,7 +366,7 @@ static const char *classify_content(struct lt_replay *rp, struct lt_replay_req *
         return LT_REPLAY_ERR_BAD_USAGE;
     /* ... and with what was sent: no more prompt tokens than the body had
      * bytes and a template could add, and no more of them cached. */
-    if (r->has_usage && (!lt_replay_prompt_plausible(r->in, q->body.len) || r->cached > r->in))
+    if (r->has_usage && (!lt__replay_prompt_plausible(r->in, q->body.len) || r->cached > r->in))
         return LT_REPLAY_ERR_BAD_USAGE;
     if (rp->build.force_length && lt_wire_resp_out(&q->resp) < q->want_out)
         return LT_REPLAY_ERR_SHORT;
@@ -412,9 +412,9 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
     q->added = lt_mono_now();
     if (rp->h1.on) {
         link_req(rp, q);
-        if (lt_replay_cancel_arm(rp, q, job) < 0)
+        if (lt__replay_cancel_arm(rp, q, job) < 0)
             return lt_errset(err, LT_ENOMEM, "out of memory arming a cancellation");
-        return h1_send(rp, q, err);
+        return lt__h1_send(rp, q, err);
     }
     curl_easy_setopt(q->easy, CURLOPT_POSTFIELDS, q->body.p);
     curl_easy_setopt(q->easy, CURLOPT_POSTFIELDSIZE, (long)q->body.len);
@@ -424,7 +424,7 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
     }
     link_req(rp, q);
     rp->kick = true;
-    if (lt_replay_cancel_arm(rp, q, job) < 0)
+    if (lt__replay_cancel_arm(rp, q, job) < 0)
         return lt_errset(err, LT_ENOMEM, "out of memory arming a cancellation");
     return 0;
 }
@@ -459,7 +459,7 @@ static int pump(struct lt_replay *rp, struct lt_err *err)
 {
     if (rp->stop)
         return 0;
-    int rc = lt_plan_pump(&rp->plan, lt_replay_since_origin_us(rp, lt_mono_now()), err);
+    int rc = lt_plan_pump(&rp->plan, lt__replay_since_origin_us(rp, lt_mono_now()), err);
     if (rc == 0)
         rc = finish_unsent(rp, err);
     if (rc < 0)
@@ -495,10 +495,10 @@ static bool retryable(const char *errclass, long status)
                         (!strcmp(errclass, LT_REPLAY_ERR_HTTP) && status == 503));
 }
 
-void replay_transfer_cut(struct lt_replay *rp, struct lt_replay_req *q)
+void lt__replay_transfer_cut(struct lt_replay *rp, struct lt_replay_req *q)
 {
     if (rp->h1.on)
-        h1_detach(rp, q); /* kept alive if its answer was read whole, else closed */
+        lt__h1_detach(rp, q); /* kept alive if its answer was read whole, else closed */
     else
         curl_multi_remove_handle(rp->multi, q->easy);
 }
@@ -508,10 +508,10 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
                   lt_mono end_t, struct lt_err *err)
 {
     size_t seq = q->seq;
-    int64_t end_us = lt_replay_since_origin_us(rp, end_t);
-    replay_transfer_cut(rp, q);
+    int64_t end_us = lt__replay_since_origin_us(rp, end_t);
+    lt__replay_transfer_cut(rp, q);
     unlink_req(q);
-    lt_replay_cancel_disarm(rp, q);
+    lt__replay_cancel_disarm(rp, q);
     if (retryable(errclass, q->status)) {
         int again = lt_plan_retry(&rp->plan, seq, end_us, q->retry_after_us, err);
         if (again) {
@@ -520,18 +520,18 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
             return again < 0 ? again : 0;
         }
     }
-    int rc = lt_replay_put_result(rp, seq, q, errclass, end_t, err);
+    int rc = lt__replay_put_result(rp, seq, q, errclass, end_t, err);
     if (rc < 0) { /* not recorded: not counted */
         req_put(rp, q);
         return rc;
     }
-    lt_replay_check_result(rp, seq, q, end_t);
+    lt__replay_check_result(rp, seq, q, end_t);
     bool bad_usage = errclass && !strcmp(errclass, LT_REPLAY_ERR_BAD_USAGE);
     uint32_t out = bad_usage ? q->resp.counted : lt_wire_resp_out(&q->resp);
     rp->out_run += out;
     rp->st.requests++;
     rp->st.out_tokens += out;
-    if (lt_replay_is_cancelled(errclass)) {
+    if (lt__replay_is_cancelled(errclass)) {
         rp->st.cancelled++;
     } else if (errclass) {
         rp->errors_run++;
@@ -567,18 +567,18 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     return lt_plan_finish(&rp->plan, seq, end_us, err);
 }
 
-int replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, struct lt_err *err)
+int lt__replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, struct lt_err *err)
 {
     lt_mono end_t = q->has_fb && q->last.ns ? q->last : lt_mono_now();
     const char *cls = q->err ? q->err : x ? x : classify_content(rp, q);
     return finish(rp, q, cls, end_t, err);
 }
 
-int lt_replay_req_close(struct lt_replay *rp, struct lt_replay_req *q, const char *why,
+int lt__replay_req_close(struct lt_replay *rp, struct lt_replay_req *q, const char *why,
                         lt_mono end_t, struct lt_err *err)
 {
     /* Removing a transfer that has not ended closes its connection
-     * (finish: replay_transfer_cut). The lean client knows its status. */
+     * (finish: lt__replay_transfer_cut). The lean client knows its status. */
     if (!q->headers_seen && q->has_fb && !rp->h1.on)
         curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
     return finish(rp, q, why, end_t, err);
@@ -592,7 +592,7 @@ static int check_multi(struct lt_replay *rp, struct lt_err *err)
         if (m->msg != CURLMSG_DONE)
             continue;
         CURLcode c = m->data.result;
-        int scraped = lt_replay_scrape_done(rp, m->easy_handle, c, err);
+        int scraped = lt__replay_scrape_done(rp, m->easy_handle, c, err);
         if (scraped < 0)
             return scraped;
         if (scraped)
@@ -604,7 +604,7 @@ static int check_multi(struct lt_replay *rp, struct lt_err *err)
         long nc = 0;
         if (curl_easy_getinfo(q->easy, CURLINFO_NUM_CONNECTS, &nc) == CURLE_OK && nc > 0)
             rp->st.connects += (uint64_t)nc;
-        LT_TRY(replay_done(rp, q, classify_curl(q, c), err));
+        LT_TRY(lt__replay_done(rp, q, classify_curl(q, c), err));
     }
 out:
     return rc;
@@ -673,7 +673,7 @@ static int abort_all(struct lt_replay *rp, struct lt_err *err)
     LT_TRY(finish_unsent(rp, err));
     while (rp->head.next != &rp->head)
         LT_TRY(finish(rp, rp->head.next, LT_REPLAY_ERR_ABORTED, now, err));
-    int64_t now_us = lt_replay_since_origin_us(rp, now);
+    int64_t now_us = lt__replay_since_origin_us(rp, now);
     rp->stop_at_us = now_us;
     /* Below low every seq is DONE (a streamed plan gave their memory
      * back: they read as PENDING). A streamed plan holds only a window:
@@ -683,7 +683,7 @@ static int abort_all(struct lt_replay *rp, struct lt_err *err)
         if (rp->plan.state[k] == LT_PLAN_DONE)
             continue;
         lt_plan_abort(&rp->plan, k, now_us);
-        LT_TRY(lt_replay_put_result(rp, k, NULL, LT_REPLAY_ERR_UNSENT, now, err));
+        LT_TRY(lt__replay_put_result(rp, k, NULL, LT_REPLAY_ERR_UNSENT, now, err));
         rp->st.requests++;
         rp->st.unsent++;
         rp->unsent_run++;
@@ -717,7 +717,7 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
         if (rp->h1.due_set)
             wait_ms = wait_until(rp->h1.due, now, wait_ms);
         int n = epoll_wait(rp->epfd, evs, 256, wait_ms);
-        h1_round(&rp->h1);
+        lt__h1_round(&rp->h1);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -747,10 +747,10 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
             } else if (fd == rp->stop_pipe[0]) {
                 drain(fd);
             } else if (fd == rp->scr.tfd) {
-                lt_replay_scrape_tick(rp);
+                lt__replay_scrape_tick(rp);
             } else if (fd == rp->cancels.tfd) {
-                LT_TRY(lt_replay_cancel_fire(rp, err));
-            } else if ((rc = h1_event(rp, fd, evs[i].events, err)) != 0) {
+                LT_TRY(lt__replay_cancel_fire(rp, err));
+            } else if ((rc = lt__h1_event(rp, fd, evs[i].events, err)) != 0) {
                 if (rc < 0)
                     goto out;
                 rc = 0;
@@ -771,7 +771,7 @@ static int loop(struct lt_replay *rp, struct lt_err *err)
             }
         }
         if (rp->h1.due_set && lt_mono_diff_ns(lt_mono_now(), rp->h1.due) >= 0)
-            LT_TRY(h1_timeouts(rp, err));
+            LT_TRY(lt__h1_timeouts(rp, err));
         if (rp->curl_due_set && lt_mono_diff_ns(lt_mono_now(), rp->curl_due) >= 0) {
             rp->curl_due_set = false;
             curl_multi_socket_action(rp->multi, CURL_SOCKET_TIMEOUT, 0, &running);
@@ -803,27 +803,27 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
     rp->build.salt = lt_mix64(o->seed ^ (0x1234567ULL + rp->run_id));
     const struct lt_plan_ops ops = {.send = send_seq, .stopped = send_stopped, .ud = rp};
     LT_TRY(lt_plan_start(&rp->plan, rp->run_id, rp->level, &ops, err));
-    lt_replay_scrape_before_run(rp);
+    lt__replay_scrape_before_run(rp);
     struct lt_extra extra = {0};
     rp->origin = lt_mono_add_ns(lt_mono_now(), 1000000); /* 1 ms to get going */
     /* A start agreed with other processes, when there are any. */
     if (o->run_origin)
         LT_TRY(o->run_origin(o->run_origin_ud, rp->run_id, &rp->origin, &extra, err));
-    LT_TRY(lt_replay_scrape_run_extra(rp, &extra, err));
-    LT_TRY(lt_replay_put_run(rp, extra, err));
+    LT_TRY(lt__replay_scrape_run_extra(rp, &extra, err));
+    LT_TRY(lt__replay_put_run(rp, extra, err));
     LT_TRY(lt_writer_flush(rp->w, err));
-    LT_TRY(lt_replay_check_start(rp, err));
+    LT_TRY(lt__replay_check_start(rp, err));
     if (o->run_begin) { /* before anything is sent: the run's schedule */
         struct lt_replay_progress p;
         progress_now(rp, lt_mono_now(), &p);
         o->run_begin(o->progress_ud, &p);
     }
-    lt_replay_scrape_start(rp);
+    lt__replay_scrape_start(rp);
     lt_mono_timer_at(rp->tick_tfd, lt_mono_add_ns(lt_mono_now(), TICK_NS), TICK_NS);
     LT_TRY(loop(rp, err));
-    LT_TRY(lt_replay_scrape_stop(rp, err));
+    LT_TRY(lt__replay_scrape_stop(rp, err));
     LT_TRY(tick(rp, err)); /* a last progress report */
-    LT_TRY(lt_replay_check_end(rp, err));
+    LT_TRY(lt__replay_check_end(rp, err));
 out:
     lt_mono_timer_off(rp->tick_tfd);
     lt_mono_timer_off(rp->sched_tfd);
@@ -888,7 +888,7 @@ static int make_fds(struct lt_replay *rp, struct lt_err *err)
     return 0;
 }
 
-int lt_replay_engine_init(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_engine_init(struct lt_replay *rp, struct lt_err *err)
 {
     int rc = make_fds(rp, err);
     if (rc < 0)
@@ -901,15 +901,15 @@ int lt_replay_engine_init(struct lt_replay *rp, struct lt_err *err)
     curl_multi_setopt(rp->multi, CURLMOPT_TIMERFUNCTION, on_timer);
     curl_multi_setopt(rp->multi, CURLMOPT_TIMERDATA, rp);
     curl_multi_setopt(rp->multi, CURLMOPT_MAXCONNECTS, 20000L);
-    return lt_replay_cancel_init(rp, rp->epfd, err);
+    return lt__replay_cancel_init(rp, rp->epfd, err);
 }
 
-void lt_replay_engine_release(struct lt_replay *rp)
+void lt__replay_engine_release(struct lt_replay *rp)
 {
-    lt_replay_scrape_release(rp);
+    lt__replay_scrape_release(rp);
     while (rp->head.next && rp->head.next != &rp->head) {
         struct lt_replay_req *q = rp->head.next;
-        replay_transfer_cut(rp, q);
+        lt__replay_transfer_cut(rp, q);
         unlink_req(q);
         req_destroy(q);
     }
@@ -923,10 +923,10 @@ void lt_replay_engine_release(struct lt_replay *rp)
         rp->free_reqs = q->next;
         req_destroy(q);
     }
-    h1_release(rp);
+    lt__h1_release(rp);
     if (rp->multi)
         curl_multi_cleanup(rp->multi);
-    lt_replay_cancel_release(rp);
+    lt__replay_cancel_release(rp);
     int fds[] = {rp->epfd, rp->sched_tfd, rp->tick_tfd, rp->stop_pipe[0], rp->stop_pipe[1]};
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
         if (fds[i] >= 0)

@@ -149,7 +149,7 @@ struct lt_replay_stats {
     uint64_t resets;
     /* --window or --requests sampled the trace: what was kept */
     bool sampled;
-    struct lt_plan_sample sample;
+    struct lt_plan_jobs_sample sample;
 };
 
 struct lt_replay_opts {
@@ -167,7 +167,7 @@ struct lt_replay_opts {
 
     enum lt_replay_mode mode;
     /* trace time */
-    struct lt_plan_tt tt;
+    struct lt_plan_sched_tt tt;
     /* closed loop */
     uint32_t levels[LT_REPLAY_MAX_LEVELS];
     size_t n_levels;
@@ -175,7 +175,7 @@ struct lt_replay_opts {
     uint64_t warmup;   /* leading requests recorded but excluded */
     /* open loop */
     double rate;
-    enum lt_plan_arrivals arrivals;
+    enum lt_arrivals arrivals;
     double cv;
     uint32_t max_concurrency; /* 0 = no cap */
     int64_t duration_us;      /* open loop / closed loop time limit; 0 = none */
@@ -234,7 +234,7 @@ struct lt_replay_opts {
     /* One part of a replay split over several processes (the MPI job of
      * cli/replay_ranks.c; replay itself knows nothing of MPI). parts > 1: this
      * process sends only part `part`'s requests, chosen by
-     * lt_plan_split. Every part computes the whole run's schedule (trace
+     * lt_plan_jobs_split. Every part computes the whole run's schedule (trace
      * time, or open-loop arrivals from the same seed) and keeps its own
      * requests, so together the parts send exactly the single-process
      * schedule. Closed-loop levels and max_concurrency are per part: the

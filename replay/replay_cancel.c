@@ -21,7 +21,7 @@
  * transfer (curl: the write callback returns 0; the connection is closed).
  * By time, one timerfd in the loop's epoll set is armed at the earliest
  * deadline of a heap of requests, and a due request is closed through
- * lt_replay_req_close (curl: the handle is removed from the multi handle,
+ * lt__replay_req_close (curl: the handle is removed from the multi handle,
  * which closes its connection mid-transfer).
  */
 #include "replay/replay_internal.h"
@@ -60,7 +60,7 @@ static void rearm(struct lt_replay *rp)
         lt_mono_timer_off(rp->cancels.tfd);
 }
 
-int lt_replay_cancel_init(struct lt_replay *rp, int epfd, struct lt_err *err)
+int lt__replay_cancel_init(struct lt_replay *rp, int epfd, struct lt_err *err)
 {
     lt_heap_init(&rp->cancels.due, sizeof(struct lt_replay_req *), due_less, due_moved, NULL);
     rp->cancels.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -72,7 +72,7 @@ int lt_replay_cancel_init(struct lt_replay *rp, int epfd, struct lt_err *err)
     return 0;
 }
 
-void lt_replay_cancel_release(struct lt_replay *rp)
+void lt__replay_cancel_release(struct lt_replay *rp)
 {
     lt_heap_release(&rp->cancels.due);
     if (rp->cancels.tfd >= 0)
@@ -80,7 +80,7 @@ void lt_replay_cancel_release(struct lt_replay *rp)
     rp->cancels.tfd = -1;
 }
 
-int lt_replay_cancel_arm(struct lt_replay *rp, struct lt_replay_req *q,
+int lt__replay_cancel_arm(struct lt_replay *rp, struct lt_replay_req *q,
                          const struct lt_plan_job *job)
 {
     q->cancel = (struct lt_replay_cancel_req){.by = CB_NONE, .idx = SIZE_MAX};
@@ -106,9 +106,9 @@ int lt_replay_cancel_arm(struct lt_replay *rp, struct lt_replay_req *q,
     return 0;
 }
 
-bool lt_replay_cancel_tokens_due(struct lt_replay_req *q)
+bool lt__replay_cancel_tokens_due(struct lt_replay_req *q)
 {
-    if (q->err && lt_replay_is_cancelled(q->err))
+    if (q->err && lt__replay_is_cancelled(q->err))
         return true;
     if (q->cancel.by != CB_TOKENS || q->resp.counted < q->cancel.tokens)
         return false;
@@ -118,7 +118,7 @@ bool lt_replay_cancel_tokens_due(struct lt_replay_req *q)
     return true;
 }
 
-void lt_replay_cancel_disarm(struct lt_replay *rp, struct lt_replay_req *q)
+void lt__replay_cancel_disarm(struct lt_replay *rp, struct lt_replay_req *q)
 {
     if (q->cancel.by != CB_TIME || q->cancel.idx == SIZE_MAX)
         return;
@@ -129,7 +129,7 @@ void lt_replay_cancel_disarm(struct lt_replay *rp, struct lt_replay_req *q)
         rearm(rp);
 }
 
-int lt_replay_cancel_fire(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_cancel_fire(struct lt_replay *rp, struct lt_err *err)
 {
     uint64_t x;
     while (read(rp->cancels.tfd, &x, sizeof x) > 0)
@@ -151,7 +151,7 @@ int lt_replay_cancel_fire(struct lt_replay *rp, struct lt_err *err)
         lt_heap_pop(&rp->cancels.due, NULL);
         q->cancel.idx = SIZE_MAX;
         q->err = LT_REPLAY_CANCELLED;
-        int rc = lt_replay_req_close(rp, q, LT_REPLAY_CANCELLED, now, err);
+        int rc = lt__replay_req_close(rp, q, LT_REPLAY_CANCELLED, now, err);
         if (rc < 0)
             return rc;
     }

@@ -53,7 +53,7 @@ static bool end_before(const void *a, const void *b, void *ctx)
     return *(const int64_t *)a < *(const int64_t *)b;
 }
 
-int lt_replay_check_start(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_check_start(struct lt_replay *rp, struct lt_err *err)
 {
     (void)err;
     struct lt_replay_chk *c = &rp->chk;
@@ -67,24 +67,24 @@ int lt_replay_check_start(struct lt_replay *rp, struct lt_err *err)
     return 0;
 }
 
-void lt_replay_check_sent(struct lt_replay *rp, struct lt_replay_req *q)
+void lt__replay_check_sent(struct lt_replay *rp, struct lt_replay_req *q)
 {
     q->sent = lt_mono_now();
     q->has_sent = true;
     q->state = RS_SENT;
     struct lt_replay_chk *c = &rp->chk;
     if (++c->sends == rp->level && rp->mode == LT_REPLAY_MODE_CONCURRENCY)
-        c->held = lt_replay_since_origin_us(rp, q->sent);
+        c->held = lt__replay_since_origin_us(rp, q->sent);
 }
 
-void lt_replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
+void lt__replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
                             lt_mono end_t)
 {
     struct lt_replay_chk *c = &rp->chk;
     c->done++;
     if (!q->has_sent)
         return;
-    int64_t s = lt_replay_since_origin_us(rp, q->sent), e = lt_replay_since_origin_us(rp, end_t);
+    int64_t s = lt__replay_since_origin_us(rp, q->sent), e = lt__replay_since_origin_us(rp, end_t);
     int64_t sched = rp->plan.offs[seq]; /* held: seq is not DONE yet */
     c->sent++;
     c->s0 = s < c->s0 ? s : c->s0;
@@ -108,7 +108,7 @@ void lt_replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_re
     }
 }
 
-int lt_replay_check_end(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_check_end(struct lt_replay *rp, struct lt_err *err)
 {
     struct lt_replay_chk *c = &rp->chk;
     struct lt_check k = {.run = rp->run_id};
@@ -156,10 +156,10 @@ int lt_replay_check_end(struct lt_replay *rp, struct lt_err *err)
     }
     if (rp->st.n_checks < LT_REPLAY_MAX_LEVELS)
         rp->st.checks[rp->st.n_checks++] = k;
-    return lt_replay_put_check(rp, &k, err);
+    return lt__replay_put_check(rp, &k, err);
 }
 
-void lt_replay_check_release(struct lt_replay *rp)
+void lt__replay_check_release(struct lt_replay *rp)
 {
     lt_heap_release(&rp->chk.over);
     memset(&rp->chk, 0, sizeof rp->chk);

@@ -4,14 +4,14 @@
  * loop, registered level-triggered for EPOLLIN once connected. A readable
  * event costs one recv() into one shared buffer whose bytes are parsed
  * at once (the status line and headers, then a Content-Length, chunked or
- * read-to-close body) and handed to replay.c's replay_body_bytes, the
+ * read-to-close body) and handed to replay.c's lt__replay_body_bytes, the
  * same code the curl path feeds. A connection's states:
  *
  *   CONNECTING --writable, SO_ERROR 0--> ACTIVE (writing, then HEAD, BODY)
  *        |                                  |  body read to its end,
  *        |                                  |  keep-alive: detach
  *        v                                  v
- *     closed <--error, EOF, abort---  ACTIVE       IDLE --h1_send--> ACTIVE
+ *     closed <--error, EOF, abort---  ACTIVE       IDLE --lt__h1_send--> ACTIVE
  *                                                   | EOF or bytes: closed
  *
  * A request whose reused connection turns out dead (the server closed it
@@ -94,7 +94,7 @@ static bool env_set(const char *name)
     return v && *v;
 }
 
-int h1_choose(struct lt_replay *rp, struct lt_err *err)
+int lt__h1_choose(struct lt_replay *rp, struct lt_err *err)
 {
     const char *b = rp->base;
     bool plain = !strncmp(b, "http://", 7);
@@ -121,7 +121,7 @@ int h1_choose(struct lt_replay *rp, struct lt_err *err)
 
 /* ---- the request head ---- */
 
-int h1_init(struct lt_replay *rp, struct lt_err *err)
+int lt__h1_init(struct lt_replay *rp, struct lt_err *err)
 {
     struct h1 *h = &rp->h1;
     int rc = 0;
@@ -190,7 +190,7 @@ out:
     return rc;
 }
 
-void h1_prepare(struct lt_replay *rp)
+void lt__h1_prepare(struct lt_replay *rp)
 {
     struct h1 *h = &rp->h1;
     if (!h->on || h->naddr)
@@ -363,7 +363,7 @@ static int fail(struct lt_replay *rp, struct h1_conn *c, const char *x, struct l
          * finish_unsent). */
         if (!q->err)
             q->err = x ? x : LT_REPLAY_ERR_CONNECT;
-        h1_detach(rp, q);
+        lt__h1_detach(rp, q);
         q->prev->next = q->next;
         q->next->prev = q->prev;
         q->prev = q->next = q;
@@ -371,7 +371,7 @@ static int fail(struct lt_replay *rp, struct h1_conn *c, const char *x, struct l
         rp->unsent = q;
         return 0;
     }
-    return replay_done(rp, q, x, err);
+    return lt__replay_done(rp, q, x, err);
 }
 
 /* The answer is complete: keep the connection if the server does. */
@@ -382,7 +382,7 @@ static int complete(struct lt_replay *rp, struct h1_conn *c, bool extra, struct 
      * written: the connection is out of step. */
     if (extra || c->woff < c->wlen)
         c->keep = false;
-    return replay_done(rp, c->q, NULL, err);
+    return lt__replay_done(rp, c->q, NULL, err);
 }
 
 static int write_req(struct lt_replay *rp, struct h1_conn *c, struct lt_err *err);
@@ -417,7 +417,7 @@ static int write_req(struct lt_replay *rp, struct h1_conn *c, struct lt_err *err
     struct h1 *h = &rp->h1;
     struct lt_replay_req *q = c->q;
     if (!c->woff) {
-        lt_replay_check_sent(rp, q); /* the first byte is about to be written */
+        lt__replay_check_sent(rp, q); /* the first byte is about to be written */
     }
     while (c->woff < c->wlen) {
         struct iovec iov[3] = {
@@ -453,7 +453,7 @@ static int write_req(struct lt_replay *rp, struct h1_conn *c, struct lt_err *err
 
 static int send_now(struct lt_replay *rp, struct lt_replay_req *q, struct lt_err *err);
 
-int h1_send(struct lt_replay *rp, struct lt_replay_req *q, struct lt_err *err)
+int lt__h1_send(struct lt_replay *rp, struct lt_replay_req *q, struct lt_err *err)
 {
     rp->h1.in_send = true;
     int rc = send_now(rp, q, err);
@@ -525,7 +525,7 @@ static int parse_head(struct h1_conn *c, size_t end, bool *interim)
             ll--;
         if (!ll)
             break;
-        replay_header_line(q, l, ll);
+        lt__replay_header_line(q, l, ll);
         if (ll > 15 && !strncasecmp(l, "content-length:", 15)) {
             const char *v = l + 15, *ve = l + ll;
             while (v < ve && (*v == ' ' || *v == '\t'))
@@ -605,11 +605,11 @@ static int body_bytes(struct h1_conn *c, const char *p, size_t n, lt_mono now, s
     size_t i = 0;
     if (c->body == B_CLOSE) {
         *used = n;
-        return n && replay_body_bytes(q, p, n, now) < 0 ? -1 : 0;
+        return n && lt__replay_body_bytes(q, p, n, now) < 0 ? -1 : 0;
     }
     if (c->body == B_LENGTH) {
         size_t take = c->left < n ? (size_t)c->left : n;
-        if (take && replay_body_bytes(q, p, take, now) < 0)
+        if (take && lt__replay_body_bytes(q, p, take, now) < 0)
             return -1;
         c->left -= take;
         *used = take;
@@ -655,7 +655,7 @@ static int body_bytes(struct h1_conn *c, const char *p, size_t n, lt_mono now, s
             break;
         case K_DATA: {
             size_t take = c->left < n - i ? (size_t)c->left : n - i;
-            if (replay_body_bytes(q, p + i, take, now) < 0)
+            if (lt__replay_body_bytes(q, p + i, take, now) < 0)
                 return -1;
             i += take;
             c->left -= take;
@@ -859,7 +859,7 @@ static int connected(struct lt_replay *rp, struct h1_conn *c, struct lt_err *err
     return write_req(rp, c, err);
 }
 
-int h1_event(struct lt_replay *rp, int fd, uint32_t events, struct lt_err *err)
+int lt__h1_event(struct lt_replay *rp, int fd, uint32_t events, struct lt_err *err)
 {
     struct h1 *h = &rp->h1;
     if (!h->on || fd < 0 || (size_t)fd >= h->nfd || !h->byfd[fd])
@@ -893,7 +893,7 @@ int h1_event(struct lt_replay *rp, int fd, uint32_t events, struct lt_err *err)
     return rc < 0 ? rc : 1;
 }
 
-int h1_timeouts(struct lt_replay *rp, struct lt_err *err)
+int lt__h1_timeouts(struct lt_replay *rp, struct lt_err *err)
 {
     struct h1 *h = &rp->h1;
     lt_mono now = lt_mono_now();
@@ -922,7 +922,7 @@ int h1_timeouts(struct lt_replay *rp, struct lt_err *err)
     return 0;
 }
 
-void h1_detach(struct lt_replay *rp, struct lt_replay_req *q)
+void lt__h1_detach(struct lt_replay *rp, struct lt_replay_req *q)
 {
     struct h1_conn *c = q->conn;
     if (!c)
@@ -943,7 +943,7 @@ void h1_detach(struct lt_replay *rp, struct lt_replay_req *q)
         lt_buf_release(&c->head);
 }
 
-void h1_release(struct lt_replay *rp)
+void lt__h1_release(struct lt_replay *rp)
 {
     struct h1 *h = &rp->h1;
     while (h->idle)

@@ -154,55 +154,55 @@ struct lt_replay {
     struct h1 h1;                     /* the lean HTTP/1.1 client (replay_h1.c) */
 };
 
-static inline int64_t lt_replay_since_origin_us(const struct lt_replay *rp, lt_mono t)
+static inline int64_t lt__replay_since_origin_us(const struct lt_replay *rp, lt_mono t)
 {
     return lt_mono_diff_us(t, rp->origin);
 }
 
 /* replay.c: the event loop's descriptors and curl's multi handle. */
-int lt_replay_engine_init(struct lt_replay *rp, struct lt_err *err);
+int lt__replay_engine_init(struct lt_replay *rp, struct lt_err *err);
 /* ... and their release, with every request still held. */
-void lt_replay_engine_release(struct lt_replay *rp);
+void lt__replay_engine_release(struct lt_replay *rp);
 
 /* replay.c, shared by both clients (curl's callbacks, replay_h1.c): one
  * response header line (without its line end; Retry-After, the SSE
  * content type); body bytes that arrived at now (0, or -1 with q->err set:
  * abort the transfer); and the end of q's transfer, classed x (a transport
  * failure) or, x NULL, by what arrived; q->err wins over both. */
-void replay_header_line(struct lt_replay_req *q, const char *p, size_t len);
-int replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mono now);
-int replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, struct lt_err *err);
+void lt__replay_header_line(struct lt_replay_req *q, const char *p, size_t len);
+int lt__replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mono now);
+int lt__replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, struct lt_err *err);
 /* Take q's transfer off its client, whichever it is: a transfer not over
  * is cut mid-stream (curl drops it; the lean client closes its connection,
  * so the server sees the client go). finish() calls it for every end (a
  * timeout, a stop, a cancellation); one that cancels a request itself
  * calls it, then records the request. */
-void replay_transfer_cut(struct lt_replay *rp, struct lt_replay_req *q);
+void lt__replay_transfer_cut(struct lt_replay *rp, struct lt_replay_req *q);
 
 /* replay.c: close one request in flight now, whatever its transport,
  * and finish it with class `why` (the plan is told; its result written). */
-int lt_replay_req_close(struct lt_replay *rp, struct lt_replay_req *q, const char *why,
+int lt__replay_req_close(struct lt_replay *rp, struct lt_replay_req *q, const char *why,
                         lt_mono end_t, struct lt_err *err);
 
 /* replay_cancel.c: replaying a client that left mid-stream (docs/replay.md
  * "Cancellations"). The engine calls these hooks; each is transport-neutral.
  * init/release with the engine (the timerfd joins the epoll set epfd). */
-int lt_replay_cancel_init(struct lt_replay *rp, int epfd, struct lt_err *err);
-void lt_replay_cancel_release(struct lt_replay *rp);
+int lt__replay_cancel_init(struct lt_replay *rp, int epfd, struct lt_err *err);
+void lt__replay_cancel_release(struct lt_replay *rp);
 /* At send: read the job's cancel point and arm the timer for a time one.
  * Returns 0 or LT_ENOMEM. */
-int lt_replay_cancel_arm(struct lt_replay *rp, struct lt_replay_req *q,
+int lt__replay_cancel_arm(struct lt_replay *rp, struct lt_replay_req *q,
                          const struct lt_plan_job *job);
 /* Before and after each stream event: true when the request is past its
  * token cancel point (q->err is then LT_REPLAY_CANCELLED and the caller
  * stops reading: the write callback ends the transfer). */
-bool lt_replay_cancel_tokens_due(struct lt_replay_req *q);
+bool lt__replay_cancel_tokens_due(struct lt_replay_req *q);
 /* The timerfd fired: close every request whose time is up. */
-int lt_replay_cancel_fire(struct lt_replay *rp, struct lt_err *err);
+int lt__replay_cancel_fire(struct lt_replay *rp, struct lt_err *err);
 /* The request is over (any way): forget its deadline. */
-void lt_replay_cancel_disarm(struct lt_replay *rp, struct lt_replay_req *q);
+void lt__replay_cancel_disarm(struct lt_replay *rp, struct lt_replay_req *q);
 /* Classify: a cancelled request is not an error. */
-static inline bool lt_replay_is_cancelled(const char *errclass)
+static inline bool lt__replay_is_cancelled(const char *errclass)
 {
     return errclass && errclass[0] == 'c' && !strcmp(errclass, LT_REPLAY_CANCELLED);
 }
@@ -211,17 +211,17 @@ static inline bool lt_replay_is_cancelled(const char *errclass)
  * opts.model, or the only one it serves) into rp->model; and the prompt
  * length calibration into rp->build.calib and rp->st.calib_how (never
  * fails: uncalibrated, with the reason). Both ask the target. */
-int lt_replay_find_model(struct lt_replay *rp, struct lt_err *err);
+int lt__replay_find_model(struct lt_replay *rp, struct lt_err *err);
 /* Can a request body of body_len bytes be a prompt of `in` tokens? A
  * token of text is at least a byte, and a chat template adds a few
  * thousand tokens at most (LT_REPLAY_TEMPLATE_MAX): a count beyond that
  * is not a count (docs/metrics.md). */
 #define LT_REPLAY_TEMPLATE_MAX 4096
-static inline bool lt_replay_prompt_plausible(uint64_t in, size_t body_len)
+static inline bool lt__replay_prompt_plausible(uint64_t in, size_t body_len)
 {
     return in <= (uint64_t)body_len + LT_REPLAY_TEMPLATE_MAX;
 }
-void lt_replay_calibrate(struct lt_replay *rp);
+void lt__replay_calibrate(struct lt_replay *rp);
 
 /* replay_server.c: what the target says about itself into rp->word (in
  * lt_replay_prepare; never fails: what it does not answer stays unknown);
@@ -230,36 +230,36 @@ void lt_replay_calibrate(struct lt_replay *rp);
  * answered); the run record's keys of both (to m, *n counting them).
  * Returns m->rc. */
 struct lt_mp;
-void lt_replay_server_probe(struct lt_replay *rp);
-void lt_replay_server_before_run(struct lt_replay *rp, bool reset_done);
+void lt__replay_server_probe(struct lt_replay *rp);
+void lt__replay_server_before_run(struct lt_replay *rp, bool reset_done);
 /* ... and what a GET /v1/models answer says of the server (its first
  * model's vocabulary, context and id), so the model's discovery and the
  * server's word share one request. */
 struct json_t;
-void lt_replay_word_models(struct lt_replay_word *w, const struct json_t *models);
-int lt_replay_server_extra(const struct lt_replay *rp, struct lt_mp *m, uint32_t *n);
+void lt__replay_word_models(struct lt_replay_word *w, const struct json_t *models);
+int lt__replay_server_extra(const struct lt_replay *rp, struct lt_mp *m, uint32_t *n);
 
 /* replay_check.c: a run's self-check: started with the run (after the
  * plan is started), told of every result, ended with the run (into
  * st.checks); released with the replay. */
-int lt_replay_check_start(struct lt_replay *rp, struct lt_err *err);
+int lt__replay_check_start(struct lt_replay *rp, struct lt_err *err);
 /* A request's transfer begins now: its send time, and the check's count
  * of sends (both clients call it where the first byte is about to go). */
-void lt_replay_check_sent(struct lt_replay *rp, struct lt_replay_req *q);
-void lt_replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
+void lt__replay_check_sent(struct lt_replay *rp, struct lt_replay_req *q);
+void lt__replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
                             lt_mono end_t);
 /* ... its end: into st.checks, and written to the results file. */
-int lt_replay_check_end(struct lt_replay *rp, struct lt_err *err);
-void lt_replay_check_release(struct lt_replay *rp);
+int lt__replay_check_end(struct lt_replay *rp, struct lt_err *err);
+void lt__replay_check_release(struct lt_replay *rp);
 
 /* replay_record.c: open the results file (its header). */
-int lt_replay_open_results(struct lt_replay *rp, struct lt_err *err);
+int lt__replay_open_results(struct lt_replay *rp, struct lt_err *err);
 /* The run record of the run starting now (extra: the
  * run_origin callback's keys), and seq's result (q NULL: never sent). */
-int lt_replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_err *err);
-int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
+int lt__replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_err *err);
+int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
                          const char *err, lt_mono end_t, struct lt_err *e);
 /* The end of a run: its self-check (replay_check.c) as a "check" record. */
-int lt_replay_put_check(struct lt_replay *rp, const struct lt_check *k, struct lt_err *err);
+int lt__replay_put_check(struct lt_replay *rp, const struct lt_check *k, struct lt_err *err);
 
 #endif

@@ -84,7 +84,7 @@ static int scan_part(const char *path, struct rank_info *ri, struct merged_run *
         *have_header = true;
         *block_tokens = h->block_tokens;
         if (h->meta_len && lt_buf_append(meta, h->meta, h->meta_len) < 0) {
-            lt_reader_free(r);
+            lt_reader_close(r);
             return lt_errset(err, LT_ENOMEM, "out of memory");
         }
     }
@@ -127,7 +127,7 @@ static int scan_part(const char *path, struct rank_info *ri, struct merged_run *
                     size_t nc = ri->caplag ? ri->caplag * 2 : 4096;
                     int64_t *l = realloc(ri->lag, nc * sizeof *l);
                     if (!l) {
-                        lt_reader_free(r);
+                        lt_reader_close(r);
                         return lt_errset(err, LT_ENOMEM, "out of memory");
                     }
                     ri->lag = l;
@@ -141,7 +141,7 @@ static int scan_part(const char *path, struct rank_info *ri, struct merged_run *
         ri->cut = true;
         snprintf(ri->why, sizeof ri->why, "%s", e.msg);
     }
-    lt_reader_free(r);
+    lt_reader_close(r);
     return 0;
 }
 
@@ -165,7 +165,7 @@ static int copy_results(const char *path, struct lt_writer *w, struct lt_err *er
         if (rc < 0)
             break;
     }
-    lt_reader_free(r);
+    lt_reader_close(r);
     return rc;
 }
 

@@ -1,6 +1,6 @@
 /*
  * Replay as an MPI job: every rank runs its own replay engine on its part
- * of the trace (lt_plan_split: whole sessions, balanced), all ranks start
+ * of the trace (lt_plan_jobs_split: whole sessions, balanced), all ranks start
  * each run at one common instant, each writes its own results file
  * (RESULTS.rankR), and rank 0 merges them into RESULTS and prints one
  * report (docs/replay-mpi.md).

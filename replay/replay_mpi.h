@@ -1,7 +1,7 @@
 /*
  * Replay as an MPI job (docs/replay-mpi.md): the job's bookkeeping, one
  * rank's view. Compiled only with -DLT_MPI=ON. The replay engine itself
- * knows nothing of MPI: it takes a part of the split (lt_plan_split), a run
+ * knows nothing of MPI: it takes a part of the split (lt_plan_jobs_split), a run
  * origin callback and extra run-record keys, which lt_replay_mpi_part
  * fills in.
  *

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int lt_replay_open_results(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_open_results(struct lt_replay *rp, struct lt_err *err)
 {
     if (rp->w)
         return 0;
@@ -36,7 +36,7 @@ int lt_replay_open_results(struct lt_replay *rp, struct lt_err *err)
     return rp->w ? 0 : err ? err->code : LT_EIO;
 }
 
-int lt_replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_err *err)
+int lt__replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_err *err)
 {
     int rc = 0;
     const struct lt_replay_opts *o = &rp->o;
@@ -96,7 +96,7 @@ out:
     return rc;
 }
 
-int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
+int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
                          const char *err, lt_mono end_t, struct lt_err *e)
 {
     const struct lt_plan_job *job = &rp->trace.v[lt_plan_job_of(&rp->plan, seq)];
@@ -105,7 +105,7 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
     r.index = job->index;
     r.sched = rp->plan.offs[seq];
     /* A request closed where its trace's client left is no error. */
-    r.cancelled = lt_replay_is_cancelled(err);
+    r.cancelled = lt__replay_is_cancelled(err);
     r.err = r.cancelled ? NULL : err;
     if (r.cancelled)
         err = NULL;
@@ -135,23 +135,23 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
         r.want_out = q->want_out;
         if (q->has_sent) {
             r.has |= LT_RHAS_SENT;
-            r.sent = lt_replay_since_origin_us(rp, q->sent);
+            r.sent = lt__replay_since_origin_us(rp, q->sent);
         }
         if (q->has_fb) {
             r.has |= LT_RHAS_FIRST_BYTE;
-            r.first_byte = lt_replay_since_origin_us(rp, q->fb);
+            r.first_byte = lt__replay_since_origin_us(rp, q->fb);
         }
         if (s->has_first_token) {
             r.has |= LT_RHAS_FIRST_TOKEN;
-            r.first_token = lt_replay_since_origin_us(rp, s->first_token);
+            r.first_token = lt__replay_since_origin_us(rp, s->first_token);
         }
         if (s->has_first_content) {
             r.has |= LT_RHAS_FIRST_CONTENT;
-            r.first_content = lt_replay_since_origin_us(rp, s->first_content);
+            r.first_content = lt__replay_since_origin_us(rp, s->first_content);
         }
         if (q->has_sent || q->has_fb) {
             r.has |= LT_RHAS_END;
-            r.end = lt_replay_since_origin_us(rp, end_t);
+            r.end = lt__replay_since_origin_us(rp, end_t);
         }
         if (q->status) {
             r.has |= LT_RHAS_STATUS;
@@ -171,7 +171,7 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
                 rp->chunkbuf_cap = s->n_chunks;
             }
             for (uint32_t i = 0; i < s->n_chunks; i++) {
-                rp->chunkbuf[i].t = lt_replay_since_origin_us(rp, s->chunks[i].t);
+                rp->chunkbuf[i].t = lt__replay_since_origin_us(rp, s->chunks[i].t);
                 rp->chunkbuf[i].tokens = s->chunks[i].tokens;
             }
             uint32_t thin;
@@ -223,7 +223,7 @@ int lt_replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repla
     return lt_writer_put_result(rp->w, &r, e);
 }
 
-int lt_replay_put_check(struct lt_replay *rp, const struct lt_check *k, struct lt_err *err)
+int lt__replay_put_check(struct lt_replay *rp, const struct lt_check *k, struct lt_err *err)
 {
     return lt_writer_put_check(rp->w, k, err);
 }

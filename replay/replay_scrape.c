@@ -114,7 +114,7 @@ static int ep_add(struct lt_replay *rp, const char *url, bool target, struct lt_
     return 0;
 }
 
-int lt_replay_scrape_init(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_scrape_init(struct lt_replay *rp, struct lt_err *err)
 {
     struct lt_replay_scraper *s = &rp->scr;
     const struct lt_replay_opts *o = &rp->o;
@@ -151,7 +151,7 @@ int lt_replay_scrape_init(struct lt_replay *rp, struct lt_err *err)
     return 0;
 }
 
-void lt_replay_scrape_release(struct lt_replay *rp)
+void lt__replay_scrape_release(struct lt_replay *rp)
 {
     struct lt_replay_scraper *s = &rp->scr;
     for (int i = 0; i < s->n; i++) {
@@ -189,7 +189,7 @@ static bool looks_prometheus(struct lt_replay_scraper *s, const struct lt_buf *b
     return lt_prom_parse(&s->pg, b->p ? b->p : "", b->len, "probe", &e) == 0 && s->pg.nsamples > 0;
 }
 
-int lt_replay_scrape_prepare(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_scrape_prepare(struct lt_replay *rp, struct lt_err *err)
 {
     struct lt_replay_scraper *s = &rp->scr;
     const struct lt_replay_opts *o = &rp->o;
@@ -243,7 +243,7 @@ out:
 
 static double trace_hit_rate(const struct lt_replay *rp, unsigned *level);
 
-void lt_replay_scrape_before_run(struct lt_replay *rp)
+void lt__replay_scrape_before_run(struct lt_replay *rp)
 {
     /* Before the origin is set: a big trace's walk must not make the
      * run's first sends late. The trace's hit rate is wanted where the
@@ -255,7 +255,7 @@ void lt_replay_scrape_before_run(struct lt_replay *rp)
     bool done = false;
     if (rp->o.reset_prefix_cache) {
         /* vLLM first, then SGLang: the one that answers 200 says which;
-         * llama.cpp's slot erase is lt_replay_server_before_run's. */
+         * llama.cpp's slot erase is lt__replay_server_before_run's. */
         static const char *const paths[] = {"/reset_prefix_cache", "/flush_cache"};
         static const char *const names[] = {"vLLM POST /reset_prefix_cache",
                                             "SGLang POST /flush_cache"};
@@ -279,10 +279,10 @@ void lt_replay_scrape_before_run(struct lt_replay *rp)
                      "the target has neither POST /reset_prefix_cache, POST /flush_cache nor "
                      "llama.cpp's slot erase");
     }
-    lt_replay_server_before_run(rp, done);
+    lt__replay_server_before_run(rp, done);
 }
 
-void lt_replay_scrape_start(struct lt_replay *rp)
+void lt__replay_scrape_start(struct lt_replay *rp)
 {
     struct lt_replay_scraper *s = &rp->scr;
     if (s->n == 0)
@@ -290,7 +290,7 @@ void lt_replay_scrape_start(struct lt_replay *rp)
     lt_mono_timer_at(s->tfd, rp->origin, s->interval_ns);
 }
 
-void lt_replay_scrape_tick(struct lt_replay *rp)
+void lt__replay_scrape_tick(struct lt_replay *rp)
 {
     struct lt_replay_scraper *s = &rp->scr;
     uint64_t x;
@@ -490,7 +490,7 @@ static int record(struct lt_replay *rp, struct lt_replay_scrape_ep *ep, CURLcode
     lt_mono now = lt_mono_now();
     struct lt_scrape sc = {
         .run = rp->run_id,
-        .t = lt_replay_since_origin_us(rp, ep->sent),
+        .t = lt__replay_since_origin_us(rp, ep->sent),
         .dur = lt_mono_diff_us(now, ep->sent),
     };
     make_sample(rp, ep, c, &sc);
@@ -500,7 +500,7 @@ static int record(struct lt_replay *rp, struct lt_replay_scrape_ep *ep, CURLcode
     return lt_writer_put_scrape(rp->w, &sc, err);
 }
 
-int lt_replay_scrape_done(struct lt_replay *rp, CURL *e, CURLcode c, struct lt_err *err)
+int lt__replay_scrape_done(struct lt_replay *rp, CURL *e, CURLcode c, struct lt_err *err)
 {
     struct lt_replay_scraper *s = &rp->scr;
     for (int i = 0; i < s->n; i++) {
@@ -515,7 +515,7 @@ int lt_replay_scrape_done(struct lt_replay *rp, CURL *e, CURLcode c, struct lt_e
     return 0;
 }
 
-int lt_replay_scrape_stop(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_scrape_stop(struct lt_replay *rp, struct lt_err *err)
 {
     struct lt_replay_scraper *s = &rp->scr;
     int rc = 0;
@@ -561,11 +561,11 @@ out:
  * freed before the run. */
 struct hit_walk {
     struct lt_hits h;
-    struct lt_plan_sampler *sp; /* a streamed plan's sample, or NULL */
+    struct lt_plan_jobs_sampler *sp; /* a streamed plan's sample, or NULL */
     bool counting, blocks;
     uint32_t bt;
     size_t limit;              /* records read past this are not in the run */
-    struct lt_plan_dealer *dl; /* parts: the deal, and this part */
+    struct lt_plan_jobs_dealer *dl; /* parts: the deal, and this part */
     uint32_t part;
 };
 
@@ -575,16 +575,16 @@ static int hit_rec(void *ud, const struct lt_plan_rec_key *k)
     if (k->idx >= w->limit)
         return 0;
     if (w->counting)
-        return lt_plan_sampler_count(w->sp, k, NULL);
+        return lt_plan_jobs_sampler_count(w->sp, k, NULL);
     bool in = true;
     if (w->dl) { /* every request dealt, in order: another part's is not sent here */
-        int64_t part = lt_plan_dealer_next(w->dl, k->has_session, k->session, k->in, k->out, NULL);
+        int64_t part = lt_plan_jobs_dealer_next(w->dl, k->has_session, k->session, k->in, k->out, NULL);
         if (part < 0)
             return -1;
         in = part == w->part;
     }
     bool kept = true;
-    if (w->sp && lt_plan_sampler_keep(w->sp, k, &kept, NULL) < 0)
+    if (w->sp && lt_plan_jobs_sampler_keep(w->sp, k, &kept, NULL) < 0)
         return -1;
     if (!in || !kept)
         return 0;
@@ -602,8 +602,8 @@ static double trace_hit_rate(const struct lt_replay *rp, unsigned *level)
         /* every record in order, but those the sample leaves out: the
          * sample's rule read again (its sessions' sizes first, for
          * --requests); an open loop's whole laps first, then its last */
-        struct lt_plan_sampler sp;
-        const struct lt_plan_tt *tt = &pl->o.tt;
+        struct lt_plan_jobs_sampler sp;
+        const struct lt_plan_sched_tt *tt = &pl->o.tt;
         bool loop = pl->o.mode != LT_PLAN_TRACE;
         size_t n = pl->jobs->n, laps = loop ? pl->laps_pos / n : 0;
         for (size_t l = 0; rc >= 0 && l < laps; l++)
@@ -613,27 +613,27 @@ static double trace_hit_rate(const struct lt_replay *rp, unsigned *level)
         bool sampled = loop ? pl->lap_sampled : pl->sampled;
         if (sampled) {
             if (loop)
-                lt_plan_sampler_init(&sp, 0, 0, pl->o.requests % n);
+                lt_plan_jobs_sampler_init(&sp, 0, 0, pl->o.requests % n);
             else
-                lt_plan_sampler_init(&sp, tt->win_start_us, tt->win_end_us, pl->o.requests);
+                lt_plan_jobs_sampler_init(&sp, tt->win_start_us, tt->win_end_us, pl->o.requests);
             w.sp = &sp;
             w.counting = pl->o.requests > 0;
             if (w.counting && rc >= 0)
                 rc = lt_plan_jobs_each(pl->jobs, hit_rec, &w, NULL);
             w.counting = false;
         }
-        struct lt_plan_dealer dl;
+        struct lt_plan_jobs_dealer dl;
         if (!loop && pl->o.parts > 1 && rc >= 0) {
-            rc = lt_plan_dealer_init(&dl, pl->o.parts, NULL);
+            rc = lt_plan_jobs_dealer_init(&dl, pl->o.parts, NULL);
             w.dl = rc >= 0 ? &dl : NULL;
             w.part = pl->o.part;
         }
         if (rc >= 0 && w.limit)
             rc = lt_plan_jobs_each(pl->jobs, hit_rec, &w, NULL);
         if (w.dl)
-            lt_plan_dealer_release(&dl);
+            lt_plan_jobs_dealer_release(&dl);
         if (sampled)
-            lt_plan_sampler_release(&sp);
+            lt_plan_jobs_sampler_release(&sp);
     } else {
         /* the run's seqs (a loop's laps repeat the trace), but those cut */
         for (size_t k = 0; rc >= 0 && k < pl->total; k++) {
@@ -649,7 +649,7 @@ static double trace_hit_rate(const struct lt_replay *rp, unsigned *level)
     return r;
 }
 
-int lt_replay_scrape_run_extra(struct lt_replay *rp, struct lt_extra *extra, struct lt_err *err)
+int lt__replay_scrape_run_extra(struct lt_replay *rp, struct lt_extra *extra, struct lt_err *err)
 {
     struct lt_replay_scraper *s = &rp->scr;
     double r = s->trace_hit;
@@ -668,7 +668,7 @@ int lt_replay_scrape_run_extra(struct lt_replay *rp, struct lt_extra *extra, str
             n++;
         }
     }
-    lt_replay_server_extra(rp, &m, &n);
+    lt__replay_server_extra(rp, &m, &n);
     if (m.rc < 0)
         return lt_errset(err, LT_ENOMEM, "out of memory");
     if (n == extra->n)

@@ -74,7 +74,7 @@ static int64_t round_trip_us(struct lt_replay *rp, struct lt_buf *b)
     return 0;
 }
 
-void lt_replay_word_models(struct lt_replay_word *w, const json_t *models)
+void lt__replay_word_models(struct lt_replay_word *w, const json_t *models)
 {
     const json_t *data = json_object_get(models, "data");
     if (!json_is_array(data) || json_array_size(data) == 0)
@@ -88,7 +88,7 @@ void lt_replay_word_models(struct lt_replay_word *w, const json_t *models)
         snprintf(w->models_id, sizeof w->models_id, "%s", json_string_value(id));
 }
 
-void lt_replay_server_probe(struct lt_replay *rp)
+void lt__replay_server_probe(struct lt_replay *rp)
 {
     struct lt_replay_word *w = &rp->word;
     struct lt_buf b;
@@ -121,7 +121,7 @@ void lt_replay_server_probe(struct lt_replay *rp)
      * no model is not asked what --model was given to avoid). */
     if (!w->models_read && w->kind[0]) {
         json_t *models = get_json(rp, "/v1/models", &status, &b);
-        lt_replay_word_models(w, models);
+        lt__replay_word_models(w, models);
         json_decref(models);
     }
     if (!w->ctx)
@@ -187,7 +187,7 @@ static int erase_slots(struct lt_replay *rp, struct lt_buf *b, char *why, size_t
     return 1;
 }
 
-void lt_replay_server_before_run(struct lt_replay *rp, bool reset_done)
+void lt__replay_server_before_run(struct lt_replay *rp, bool reset_done)
 {
     struct lt_replay_word *w = &rp->word;
     struct lt_buf b;
@@ -219,7 +219,7 @@ void lt_replay_server_before_run(struct lt_replay *rp, bool reset_done)
     lt_buf_release(&b);
 }
 
-int lt_replay_server_extra(const struct lt_replay *rp, struct lt_mp *m, uint32_t *n)
+int lt__replay_server_extra(const struct lt_replay *rp, struct lt_mp *m, uint32_t *n)
 {
     const struct lt_replay_word *w = &rp->word;
     if (w->kind[0]) {

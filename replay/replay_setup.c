@@ -131,15 +131,15 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "not calibrated");
     snprintf(rp->url, sizeof rp->url, "%s%s", rp->base, lt_replay_api_path(opts->api));
 
-    rc = h1_choose(rp, err);
+    rc = lt__h1_choose(rp, err);
     if (rc < 0)
         goto out;
     rp->h1.on = rc == 1;
     rc = 0;
     rp->st.http_client = rp->h1.on ? "lean" : "curl";
-    LT_TRY(h1_init(rp, err));
-    LT_TRY(lt_replay_engine_init(rp, err));
-    LT_TRY(lt_replay_scrape_init(rp, err));
+    LT_TRY(lt__h1_init(rp, err));
+    LT_TRY(lt__replay_engine_init(rp, err));
+    LT_TRY(lt__replay_scrape_init(rp, err));
 
 out:
     if (rc < 0) {
@@ -209,20 +209,20 @@ static int take_known(struct lt_replay *rp, const struct lt_replay_known *k, str
 
 int lt_replay_prepare(struct lt_replay *rp, struct lt_err *err)
 {
-    h1_prepare(rp);
+    lt__h1_prepare(rp);
     memset(&rp->word, 0, sizeof rp->word);
-    int rc = rp->o.known ? take_known(rp, rp->o.known, err) : lt_replay_find_model(rp, err);
+    int rc = rp->o.known ? take_known(rp, rp->o.known, err) : lt__replay_find_model(rp, err);
     if (rc < 0)
         return rc;
     snprintf(rp->st.model, sizeof rp->st.model, "%s", rp->model);
     if (!rp->o.known)
-        lt_replay_calibrate(rp);
+        lt__replay_calibrate(rp);
     rp->st.calib = rp->build.calib;
     if (!rp->o.known) /* a search's probes ask the server once, with the model */
-        lt_replay_server_probe(rp);
-    if ((rc = lt_replay_scrape_prepare(rp, err)) < 0)
+        lt__replay_server_probe(rp);
+    if ((rc = lt__replay_scrape_prepare(rp, err)) < 0)
         return rc;
-    return lt_replay_open_results(rp, err);
+    return lt__replay_open_results(rp, err);
 }
 
 void lt_replay_stop(struct lt_replay *rp)
@@ -258,14 +258,14 @@ void lt_replay_free(struct lt_replay *rp)
 {
     if (!rp)
         return;
-    lt_replay_engine_release(rp);
+    lt__replay_engine_release(rp);
     if (rp->w)
         lt_writer_close(rp->w, NULL);
     curl_slist_free_all(rp->http.headers);
-    lt_plan_jobs_release(&rp->trace);
+    lt_plan_jobs_close(&rp->trace);
     lt_replay_corpus_release(&rp->corpus);
     free(rp->tok_ids);
-    lt_replay_check_release(rp);
+    lt__replay_check_release(rp);
     lt_plan_release(&rp->plan);
     free(rp->chunkbuf);
     lt_buf_release(&rp->run_extra);

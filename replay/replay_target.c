@@ -38,7 +38,7 @@ static int list_models(const struct lt_replay_http *h, long timeout_ms, char (*n
         goto out;
     }
     if (w)
-        lt_replay_word_models(w, root);
+        lt__replay_word_models(w, root);
     size_t i;
     json_t *m;
     json_array_foreach(data, i, m)
@@ -92,7 +92,7 @@ static int probe_waiting(void *ud, long ms)
  * is one small answer, not a generation. */
 #define PROBE_TIMEOUT_MS 30000
 
-int lt_replay_find_model(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_find_model(struct lt_replay *rp, struct lt_err *err)
 {
     /* The user named the model: nothing to ask (a gateway may not list
      * models, and a target that does not answer should not hold the run
@@ -255,7 +255,7 @@ static long count_prompt(struct lt_replay *rp, enum count_by by, const char *con
     bool has = r.has_usage;
     uint32_t in = r.in;
     lt_wire_resp_release(&r);
-    if (rc < 0 || !has || !in || !lt_replay_prompt_plausible(in, body->len)) {
+    if (rc < 0 || !has || !in || !lt__replay_prompt_plausible(in, body->len)) {
         rc = lt_errset(err, LT_EFORMAT,
                        "calibration probe: no plausible prompt count in the answer's usage");
         goto out;
@@ -400,7 +400,7 @@ static int count_ways(enum lt_replay_api api, enum count_by *by)
  * missed from each response's usage. A fourth prompt (128 other words),
  * predicted from what was learned and then counted, measures how far the
  * lengths may be off (calib.err). */
-void lt_replay_calibrate(struct lt_replay *rp)
+void lt__replay_calibrate(struct lt_replay *rp)
 {
     struct lt_replay_calib *c = &rp->build.calib;
     *c = (struct lt_replay_calib){.tok_per_word = 1.0, .err = -1};

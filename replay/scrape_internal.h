@@ -50,7 +50,7 @@ struct lt_replay_scraper {
     bool has_keep;
     struct lt_buf extra;      /* the run record's extra keys, with trace_prefix_hit_ppm */
     struct lt_buf bad;        /* a sample's extra key "bad": the values out of range */
-    double trace_hit;         /* the run's, from lt_replay_scrape_before_run; < 0: unknown */
+    double trace_hit;         /* the run's, from lt__replay_scrape_before_run; < 0: unknown */
     unsigned trace_hit_level; /* > 0: trace_hit estimated from 1 in 2^level prefix chains */
     double waiting;           /* the target's waiting queue at its last scrape; < 0: unknown */
     uint8_t *fam_keep;        /* per family of the page: 0 unknown, 1 keep, 2 not */
@@ -61,25 +61,25 @@ struct lt_replay;
 
 /* In lt_replay_new, after the engine: the timerfd, the keep regex, the
  * mapping file. No network. */
-int lt_replay_scrape_init(struct lt_replay *rp, struct lt_err *err);
-void lt_replay_scrape_release(struct lt_replay *rp);
+int lt__replay_scrape_init(struct lt_replay *rp, struct lt_err *err);
+void lt__replay_scrape_release(struct lt_replay *rp);
 /* In lt_replay_prepare: decide the endpoints (probing the target's
  * /metrics unless told), say what was decided in rp->st.scrape_how. */
-int lt_replay_scrape_prepare(struct lt_replay *rp, struct lt_err *err);
+int lt__replay_scrape_prepare(struct lt_replay *rp, struct lt_err *err);
 /* Before a run's origin is set: the trace's prefix-cache hit rate of the
  * run, and --reset-prefix-cache. */
-void lt_replay_scrape_before_run(struct lt_replay *rp);
+void lt__replay_scrape_before_run(struct lt_replay *rp);
 /* The run record's extra keys plus trace_prefix_hit_ppm, the prefix-cache
  * hit rate the run's trace allows (when scraping and the trace has blocks). */
-int lt_replay_scrape_run_extra(struct lt_replay *rp, struct lt_extra *extra, struct lt_err *err);
+int lt__replay_scrape_run_extra(struct lt_replay *rp, struct lt_extra *extra, struct lt_err *err);
 /* After the run record: scrape at the origin and every interval after. */
-void lt_replay_scrape_start(struct lt_replay *rp);
+void lt__replay_scrape_start(struct lt_replay *rp);
 /* The interval timer fired: start a scrape of every idle endpoint. */
-void lt_replay_scrape_tick(struct lt_replay *rp);
+void lt__replay_scrape_tick(struct lt_replay *rp);
 /* A transfer of the multi handle ended: 1 if it was a scrape (recorded),
  * 0 if not, negative if the sample could not be written. */
-int lt_replay_scrape_done(struct lt_replay *rp, CURL *e, CURLcode c, struct lt_err *err);
+int lt__replay_scrape_done(struct lt_replay *rp, CURL *e, CURLcode c, struct lt_err *err);
 /* The run is over: stop the timer, drop scrapes in flight, take a last
  * sample of every endpoint (blocking: no request is left to delay). */
-int lt_replay_scrape_stop(struct lt_replay *rp, struct lt_err *err);
+int lt__replay_scrape_stop(struct lt_replay *rp, struct lt_err *err);
 #endif

@@ -1107,7 +1107,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         }
         if (rc < 0)
             goto out;
-        lt_reader_free(r);
+        lt_reader_close(r);
         r = NULL;
         for (size_t k = 0; k < nruns; k++) {
             out->requests += runs[k].nreq;
@@ -1248,7 +1248,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     snprintf(out->profile.name, sizeof out->profile.name, "fitted");
     rc = lt_sim_profile_check(&out->profile, err);
 out:
-    lt_reader_free(r);
+    lt_reader_close(r);
     for (size_t k = 0; k < nruns; k++)
         run_free(&runs[k]);
     free(runs);

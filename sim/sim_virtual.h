@@ -58,7 +58,7 @@ struct lt_sim_vstats {
     bool write_failed;            /* a write to it failed: nothing was written after */
     uint64_t on_disk;             /* results that reached it whole */
     bool sampled;                 /* --window or --requests sampled the trace: */
-    struct lt_plan_sample sample; /* what was kept (lt_plan_sample) */
+    struct lt_plan_jobs_sample sample; /* what was kept (lt_plan_jobs_sample) */
 };
 
 /* Run `run` of plan (closed loop: `level` in flight) through a new model

@@ -1,8 +1,8 @@
 /*
  * The reader's result blocks (docs/trace-format.md 2.6): a block is
- * checked in one pass (lt_rd_block_begin: every element's type and range,
+ * checked in one pass (lt__rd_block_begin: every element's type and range,
  * bounds, limits, where each column starts, the first bad result), then
- * its results are built one per call from the columns (lt_rd_block_next).
+ * its results are built one per call from the columns (lt__rd_block_next).
  */
 #include "traces/reader_internal.h"
 
@@ -12,7 +12,7 @@
 
 /* col_int() for the encodings other than fixint and uint 8-32: a call
  * (small enough for col_int() itself to be inlined everywhere), but no
- * longer rd_int()'s general one. Negative ones are common enough: sched
+ * longer lt__rd_int()'s general one. Negative ones are common enough: sched
  * deltas of results written as their requests end. */
 static uint64_t col_int_rest(const uint8_t **pp)
 {
@@ -28,21 +28,21 @@ static uint64_t col_int_rest(const uint8_t **pp)
         return (uint64_t)(int64_t)(int8_t)p[1];
     case 0xd1:
         *pp = p + 3;
-        return (uint64_t)(int64_t)(int16_t)(uint16_t)be(p + 1, 2);
+        return (uint64_t)(int64_t)(int16_t)(uint16_t)lt__rd_be(p + 1, 2);
     case 0xd2:
         *pp = p + 5;
-        return (uint64_t)(int64_t)(int32_t)(uint32_t)be(p + 1, 4);
+        return (uint64_t)(int64_t)(int32_t)(uint32_t)lt__rd_be(p + 1, 4);
     case 0xcf: /* uint 64 and int 64: the same 8 bytes */
     case 0xd3:
         *pp = p + 9;
-        return be(p + 1, 8);
+        return lt__rd_be(p + 1, 8);
     default:
         *pp = p + 1;
-        return 0; /* not an integer: lt_rd_block_begin lets none through */
+        return 0; /* not an integer: lt__rd_block_begin lets none through */
     }
 }
 
-/* The integer at *pp (checked by lt_rd_block_begin), as 64 bits (two's
+/* The integer at *pp (checked by lt__rd_block_begin), as 64 bits (two's
  * complement for a negative one). */
 static inline uint64_t col_int(const uint8_t **pp)
 {
@@ -99,10 +99,10 @@ static const enum bkind bcol_kind[BC_N] = {
 };
 
 /* A block is checked in one pass over its bytes, which replaces the scan
- * of lt_rd_scan_value() for it: every read below is bounds-checked against
+ * of lt__rd_scan_value() for it: every read below is bounds-checked against
  * `end`, every count against the limits. The pass finds where each column
  * starts, and the first result (row) that is wrong; the results before it
- * are handed out by lt_rd_block_next() straight from the columns, unchecked. */
+ * are handed out by lt__rd_block_next() straight from the columns, unchecked. */
 struct bcheck {
     struct lt_reader *r;
     const uint8_t *p, *start, *end;
@@ -118,10 +118,10 @@ static int ck_int(struct bcheck *c, uint64_t *u, int64_t *s)
 {
     uint8_t b = *c->p;
     if (b <= 0x7f || b >= 0xe0 || (b >= 0xcc && b <= 0xd3)) {
-        if ((size_t)(c->end - c->p) < 1 + (size_t)lt_rd_fixed_size[b])
+        if ((size_t)(c->end - c->p) < 1 + (size_t)lt__rd_fixed_size[b])
             return LT_ETRUNC;
         struct cur k = {c->p};
-        int rc = rd_int(&k, u, s);
+        int rc = lt__rd_int(&k, u, s);
         c->p = k.p;
         return rc;
     }
@@ -142,7 +142,7 @@ static int ck_coll(struct bcheck *c, bool map, uint32_t *n)
     if ((size_t)(c->end - c->p) < need)
         return LT_ETRUNC;
     struct cur k = {c->p};
-    rd_coll(&k, map, n);
+    lt__rd_coll(&k, map, n);
     c->p = k.p;
     return 1;
 }
@@ -156,7 +156,7 @@ static int ck_str(struct bcheck *c, const uint8_t **s, uint32_t *n)
         return 0;
     if ((size_t)(c->end - c->p) < h)
         return LT_ETRUNC;
-    uint64_t len = h == 1 ? (uint64_t)(b & 0x1f) : be(c->p + 1, (int)h - 1);
+    uint64_t len = h == 1 ? (uint64_t)(b & 0x1f) : lt__rd_be(c->p + 1, (int)h - 1);
     if ((uint64_t)(c->end - c->p - h) < len)
         return LT_ETRUNC;
     *s = c->p + h;
@@ -173,7 +173,7 @@ static int ck_skip(struct bcheck *c, int depth)
         return LT_ETRUNC;
     c->s.i = (size_t)(c->p - c->s.p);
     c->s.depth0 = depth;
-    int rc = lt_rd_scan_value(&c->s);
+    int rc = lt__rd_scan_value(&c->s);
     c->p = c->s.p + c->s.i;
     return rc;
 }
@@ -201,8 +201,8 @@ static void ck_bad(struct bcheck *c, uint64_t row, const char *key, const char *
  * *why), negative when the block cannot be delimited. */
 /* (Not static: called once, it would be inlined into ck_row_elem(), whose
  * common path it then slows: callgrind, ~0.8 % more on results with chunks.) */
-int lt_rd_ck_elem(struct bcheck *c, enum bkind kind, const char **why);
-int lt_rd_ck_elem(struct bcheck *c, enum bkind kind, const char **why)
+int lt__rd_ck_elem(struct bcheck *c, enum bkind kind, const char **why);
+int lt__rd_ck_elem(struct bcheck *c, enum bkind kind, const char **why)
 {
     uint64_t u = 0;
     int64_t sv = 0;
@@ -335,13 +335,13 @@ static int ck_sizes(struct bcheck *c, const uint8_t **at, uint32_t *n)
 }
 
 /* For a column of this kind, the size of an element that its lead byte b
- * alone shows to be right, or 0: look closer (lt_rd_ck_elem()). Lead bytes:
+ * alone shows to be right, or 0: look closer (lt__rd_ck_elem()). Lead bytes:
  * 0x00-0x7f positive fixint, 0xc0 nil, 0xc2-0xc3 bools, 0xcc-0xcf uint 8-64,
  * 0xd0-0xd3 int 8-64, 0xe0-0xff negative fixint. A string column's positive
  * fixint names an earlier string, which is checked apart; a string itself
- * goes through lt_rd_ck_elem(), which counts it; so do chunks, and the integers
+ * goes through lt__rd_ck_elem(), which counts it; so do chunks, and the integers
  * whose range depends on the value (a uint32 status, a signed uint).
- * lt_rd_block_begin() looks it up in a table: one lookup per element, since this
+ * lt__rd_block_begin() looks it up in a table: one lookup per element, since this
  * loop is the chain from each element to the next. */
 static uint8_t quick_len(enum bkind kind, unsigned b)
 {
@@ -390,7 +390,7 @@ struct scol {                 /* a column checked by ck_rows() */
     bool dead; /* an element could not be stepped over: the rest is not read */
 };
 
-/* Element `row` of column s the long way (lt_rd_ck_elem()): 1 when it is right
+/* Element `row` of column s the long way (lt__rd_ck_elem()): 1 when it is right
  * (or the column is dead), 0 when it is not (the row is noted bad; the
  * column goes on after it if the element can be stepped over within the
  * column), or LT_ELIMIT. */
@@ -406,7 +406,7 @@ static int ck_row_elem(struct bcheck *c, struct scol *s, uint32_t row)
         c->p = at;
         c->end = s->end;
         c->nstr = s->nstr;
-        rc = lt_rd_ck_elem(c, s->kind, &why);
+        rc = lt__rd_ck_elem(c, s->kind, &why);
         c->end = block_end;
         if (rc == 0) { /* wrong: step over it, whatever it is */
             c->p = at;
@@ -528,7 +528,7 @@ static __attribute__((noinline)) int block_key(const uint8_t *key, uint32_t kn, 
  * cannot be delimited or passes a limit (then nothing of it is handed
  * out). Anything else wrong is kept in r->blk and reported when the
  * reader reaches the result it concerns. */
-int lt_rd_block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end, size_t *len,
+int lt__rd_block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end, size_t *len,
                       struct lt_err *err)
 {
     struct rblock *b = &r->blk;
@@ -722,7 +722,7 @@ fail:
     return block_fail(r, p, rc, err);
 }
 
-/* A string column's element (checked by lt_rd_block_begin): a string is copied,
+/* A string column's element (checked by lt__rd_block_begin): a string is copied,
  * NUL-terminated, and numbered; a number names a string before it. */
 static const char *col_str(struct lt_buf *strs, struct lt_buf *offs, const uint8_t **pp, int *rc)
 {
@@ -736,7 +736,7 @@ static const char *col_str(struct lt_buf *strs, struct lt_buf *offs, const uint8
     struct cur c = {*pp};
     const uint8_t *s = NULL;
     uint32_t n = 0;
-    rd_str(&c, &s, &n);
+    lt__rd_str(&c, &s, &n);
     *pp = c.p;
     uint32_t off = (uint32_t)strs->len;
     if ((*rc = lt_buf_append(strs, s, n)) < 0 || (*rc = lt_buf_append(strs, "", 1)) < 0 ||
@@ -747,7 +747,7 @@ static const char *col_str(struct lt_buf *strs, struct lt_buf *offs, const uint8
 
 /* Hand out the next result of the block in r->item: 1, 0 when the block
  * is done, or the error kept for a bad result. */
-static int lt_rd_block_next(struct lt_reader *r, struct lt_err *err)
+static int lt__rd_block_next(struct lt_reader *r, struct lt_err *err)
 {
     struct rblock *b = &r->blk;
     struct lt_item *it = &r->item; /* (a field of r: it cannot alias b) */
@@ -839,7 +839,7 @@ static int lt_rd_block_next(struct lt_reader *r, struct lt_err *err)
         } else {
             struct cur c = {col[BC_CHUNKS]};
             uint32_t n2 = 0;
-            rd_coll(&c, false, &n2);
+            lt__rd_coll(&c, false, &n2);
             uint32_t n = n2 / 2;
             lt_buf_reset(&r->arena);
             if (lt_buf_reserve(&r->arena, (size_t)n * sizeof(struct lt_chunk) + 8) < 0)

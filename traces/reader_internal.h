@@ -70,7 +70,7 @@ struct lt_reader {
 
 /* ---- a cursor over one scanned value ---------------------------------- */
 
-/* Reads msgpack straight from the bytes of a value that lt_rd_scan_value() has
+/* Reads msgpack straight from the bytes of a value that lt__rd_scan_value() has
  * accepted: every header and payload lies inside the value, so the cursor
  * needs no bounds checks as long as it follows the same grammar. Nothing is
  * allocated; strings come back as pointer and length into the frame. */
@@ -82,7 +82,7 @@ struct cur {
  * "positive" whatever its encoding (int8..int64 included). Returns 1 with
  * *u for a non-negative value, -1 with *s for a negative one, 0 (nothing
  * consumed) when the value is not an integer. */
-static inline int rd_int(struct cur *c, uint64_t *u, int64_t *s)
+static inline int lt__rd_int(struct cur *c, uint64_t *u, int64_t *s)
 {
     uint8_t b = c->p[0];
     int64_t x;
@@ -102,15 +102,15 @@ static inline int rd_int(struct cur *c, uint64_t *u, int64_t *s)
         c->p += 2;
         return 1;
     case 0xcd:
-        *u = be(c->p + 1, 2);
+        *u = lt__rd_be(c->p + 1, 2);
         c->p += 3;
         return 1;
     case 0xce:
-        *u = be(c->p + 1, 4);
+        *u = lt__rd_be(c->p + 1, 4);
         c->p += 5;
         return 1;
     case 0xcf:
-        *u = be(c->p + 1, 8);
+        *u = lt__rd_be(c->p + 1, 8);
         c->p += 9;
         return 1;
     case 0xd0:
@@ -118,15 +118,15 @@ static inline int rd_int(struct cur *c, uint64_t *u, int64_t *s)
         c->p += 2;
         break;
     case 0xd1:
-        x = (int16_t)(uint16_t)be(c->p + 1, 2);
+        x = (int16_t)(uint16_t)lt__rd_be(c->p + 1, 2);
         c->p += 3;
         break;
     case 0xd2:
-        x = (int32_t)(uint32_t)be(c->p + 1, 4);
+        x = (int32_t)(uint32_t)lt__rd_be(c->p + 1, 4);
         c->p += 5;
         break;
     case 0xd3:
-        x = (int64_t)be(c->p + 1, 8);
+        x = (int64_t)lt__rd_be(c->p + 1, 8);
         c->p += 9;
         break;
     default:
@@ -142,7 +142,7 @@ static inline int rd_int(struct cur *c, uint64_t *u, int64_t *s)
 
 /* A string's bytes; false (nothing consumed) when the value is not a str
  * (bin is not a string, as for msgpack-c). */
-static inline bool rd_str(struct cur *c, const uint8_t **s, uint32_t *n)
+static inline bool lt__rd_str(struct cur *c, const uint8_t **s, uint32_t *n)
 {
     uint8_t b = c->p[0];
     int k;
@@ -165,14 +165,14 @@ static inline bool rd_str(struct cur *c, const uint8_t **s, uint32_t *n)
     default:
         return false;
     }
-    *n = (uint32_t)be(c->p + 1, k);
+    *n = (uint32_t)lt__rd_be(c->p + 1, k);
     *s = c->p + 1 + k;
     c->p += 1 + k + *n;
     return true;
 }
 
 /* An array's (or a map's) element count; false when it is not one. */
-static inline bool rd_coll(struct cur *c, bool map, uint32_t *n)
+static inline bool lt__rd_coll(struct cur *c, bool map, uint32_t *n)
 {
     uint8_t b = c->p[0];
     uint8_t fix = map ? 0x80 : 0x90, b16 = map ? 0xde : 0xdc;
@@ -180,10 +180,10 @@ static inline bool rd_coll(struct cur *c, bool map, uint32_t *n)
         *n = b & 0x0f;
         c->p++;
     } else if (b == b16) {
-        *n = (uint32_t)be(c->p + 1, 2);
+        *n = (uint32_t)lt__rd_be(c->p + 1, 2);
         c->p += 3;
     } else if (b == b16 + 1) {
-        *n = (uint32_t)be(c->p + 1, 4);
+        *n = (uint32_t)lt__rd_be(c->p + 1, 4);
         c->p += 5;
     } else {
         return false;
@@ -191,7 +191,7 @@ static inline bool rd_coll(struct cur *c, bool map, uint32_t *n)
     return true;
 }
 
-void lt_rd_skip_value(struct cur *c);
+void lt__rd_skip_value(struct cur *c);
 
 /* ---- map decoders (reader_maps.c; keys: trace_schema.h) ---------------- */
 
@@ -205,18 +205,18 @@ void lt_rd_skip_value(struct cur *c);
 #define DEC_IS_CHECK 4
 
 /* "record N (frame at byte B)" for the value being read (trace_reader.c). */
-const char *lt_rd_what(struct lt_reader *r, char buf[96]);
+const char *lt__rd_what(struct lt_reader *r, char buf[96]);
 
 /* Decode the value at it->raw into *it (0, DEC_IS_BLOCK, or a negative
  * code with err filled). */
-int lt_rd_decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *err);
+int lt__rd_decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *err);
 
 /* Fill r->hdr from the header unpacked in *o (len bytes of the frame). */
-int lt_rd_header_of(struct lt_reader *r, const msgpack_object *o, size_t len, struct lt_err *err);
+int lt__rd_header_of(struct lt_reader *r, const msgpack_object *o, size_t len, struct lt_err *err);
 
 /* ---- result blocks (reader_blocks.c) ---------------------------------- */
 
-int lt_rd_block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end, size_t *len,
+int lt__rd_block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end, size_t *len,
                       struct lt_err *err);
 /* The next result of the block, in r->item: 1, 0 at its end, or the
  * error kept for a bad result. It is static, and called once (from
@@ -224,12 +224,12 @@ int lt_rd_block_begin(struct lt_reader *r, const uint8_t *p, const uint8_t *end,
  * (traces/CMakeLists.txt), so the compiler inlines this, the reader's
  * common case, as it did when they were one file (callgrind: 3 % more
  * instructions per result read otherwise). */
-static int lt_rd_block_next(struct lt_reader *r, struct lt_err *err);
+static int lt__rd_block_next(struct lt_reader *r, struct lt_err *err);
 
 /* Whether the value at p starts as the writer begins a block (a map whose
  * first key is "rec" with the value "block"): then it is checked by
- * lt_rd_block_begin() alone, with no lt_rd_scan_value() first. */
-static inline bool lt_rd_looks_like_block(const uint8_t *p, size_t avail)
+ * lt__rd_block_begin() alone, with no lt__rd_scan_value() first. */
+static inline bool lt__rd_looks_like_block(const uint8_t *p, size_t avail)
 {
     static const uint8_t head[] = {0xa3, 'r', 'e', 'c', 0xa5, 'b', 'l', 'o', 'c', 'k'};
     size_t h = (p[0] & 0xf0) == 0x80 ? 1 : p[0] == 0xde ? 3 : 0;

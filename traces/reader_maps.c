@@ -25,7 +25,7 @@ static int bad(struct dec *d, const char *key, const char *why)
 {
     char w[96];
     return lt_errset(d->err, LT_EFORMAT, "%s: %s: key \"%s%s%s\" %s", d->r->path,
-                     d->what ? d->what : lt_rd_what(d->r, w), d->in ? d->in : "", d->in ? "." : "",
+                     d->what ? d->what : lt__rd_what(d->r, w), d->in ? d->in : "", d->in ? "." : "",
                      key, why);
 }
 
@@ -33,7 +33,7 @@ static int get_i64_slow(struct dec *d, const char *key, int64_t *v)
 {
     uint64_t u = 0;
     int64_t s = 0;
-    switch (rd_int(&d->c, &u, &s)) {
+    switch (lt__rd_int(&d->c, &u, &s)) {
     case 1:
         if (u > INT64_MAX)
             return bad(d, key, "is out of range");
@@ -56,7 +56,7 @@ static inline int get_i64(struct dec *d, const char *key, int64_t *v)
         return 0;
     }
     if (b == 0xce) {
-        *v = (int64_t)be(d->c.p + 1, 4);
+        *v = (int64_t)lt__rd_be(d->c.p + 1, 4);
         d->c.p += 5;
         return 0;
     }
@@ -66,7 +66,7 @@ static inline int get_i64(struct dec *d, const char *key, int64_t *v)
 static int get_u64_slow(struct dec *d, const char *key, uint64_t *v)
 {
     int64_t s = 0;
-    if (rd_int(&d->c, v, &s) != 1)
+    if (lt__rd_int(&d->c, v, &s) != 1)
         return bad(d, key, "must be a non-negative integer");
     return 0;
 }
@@ -80,7 +80,7 @@ static inline int get_u64(struct dec *d, const char *key, uint64_t *v)
         return 0;
     }
     if (b == 0xcd) {
-        *v = be(d->c.p + 1, 2);
+        *v = lt__rd_be(d->c.p + 1, 2);
         d->c.p += 3;
         return 0;
     }
@@ -103,7 +103,7 @@ static int get_double(struct dec *d, const char *key, double *v)
 {
     const uint8_t *p = d->c.p;
     if (p[0] == 0xca) {
-        uint32_t bits = (uint32_t)be(p + 1, 4);
+        uint32_t bits = (uint32_t)lt__rd_be(p + 1, 4);
         float f;
         memcpy(&f, &bits, sizeof f);
         *v = f;
@@ -111,14 +111,14 @@ static int get_double(struct dec *d, const char *key, double *v)
         return 0;
     }
     if (p[0] == 0xcb) {
-        uint64_t bits = be(p + 1, 8);
+        uint64_t bits = lt__rd_be(p + 1, 8);
         memcpy(v, &bits, sizeof *v);
         d->c.p += 9;
         return 0;
     }
     uint64_t u = 0;
     int64_t s = 0;
-    switch (rd_int(&d->c, &u, &s)) {
+    switch (lt__rd_int(&d->c, &u, &s)) {
     case 1:
         *v = (double)u;
         return 0;
@@ -157,7 +157,7 @@ static int get_str(struct dec *d, const char *key, const char **v, size_t *len)
 {
     const uint8_t *s;
     uint32_t n;
-    if (!rd_str(&d->c, &s, &n))
+    if (!lt__rd_str(&d->c, &s, &n))
         return bad(d, key, "must be a string");
     char *p = arena_alloc(d->r, (size_t)n + 1);
     if (!p)
@@ -172,7 +172,7 @@ static int get_str(struct dec *d, const char *key, const char **v, size_t *len)
 
 static int get_array(struct dec *d, const char *key, uint32_t *n)
 {
-    if (!rd_coll(&d->c, false, n))
+    if (!lt__rd_coll(&d->c, false, n))
         return bad(d, key, "must be an array");
     return 0;
 }
@@ -182,11 +182,11 @@ static int get_array(struct dec *d, const char *key, uint32_t *n)
  * value. */
 static int keep_extra(struct dec *d, const uint8_t *key, struct lt_extra *x)
 {
-    lt_rd_skip_value(&d->c);
+    lt__rd_skip_value(&d->c);
     int rc = lt_buf_append(&d->r->extra, key, (size_t)(d->c.p - key));
     if (rc < 0)
         return lt_errset(d->err, rc, "%s: %s: unknown keys too large", d->r->path,
-                         lt_rd_what(d->r, (char[96]){0}));
+                         lt__rd_what(d->r, (char[96]){0}));
     x->n++;
     return 0;
 }
@@ -194,7 +194,7 @@ static int keep_extra(struct dec *d, const uint8_t *key, struct lt_extra *x)
 static int not_a_string_key(struct dec *d)
 {
     return lt_errset(d->err, LT_EFORMAT, "%s: %s has a key that is not a string", d->r->path,
-                     lt_rd_what(d->r, (char[96]){0}));
+                     lt__rd_what(d->r, (char[96]){0}));
 }
 
 static int decode_msgs(struct dec *d, struct lt_record *rec)
@@ -209,7 +209,7 @@ static int decode_msgs(struct dec *d, struct lt_record *rec)
         uint32_t two = 0;
         const uint8_t *role;
         uint32_t role_len;
-        if (!rd_coll(&d->c, false, &two) || two != 2 || !rd_str(&d->c, &role, &role_len))
+        if (!lt__rd_coll(&d->c, false, &two) || two != 2 || !lt__rd_str(&d->c, &role, &role_len))
             return bad(d, "msgs", "must hold [role, tokens] pairs");
         if (role_len > LT_ROLE_MAX)
             return bad(d, "msgs", "has a role name longer than 15 bytes");
@@ -230,7 +230,7 @@ static bool is_str_run(const struct cur *c)
     struct cur t = *c;
     const uint8_t *s;
     uint32_t n;
-    return rd_str(&t, &s, &n) && n == 3 && memcmp(s, "run", 3) == 0;
+    return lt__rd_str(&t, &s, &n) && n == 3 && memcmp(s, "run", 3) == 0;
 }
 
 static bool is_str_block(const struct cur *c)
@@ -238,7 +238,7 @@ static bool is_str_block(const struct cur *c)
     struct cur t = *c;
     const uint8_t *s;
     uint32_t n;
-    return rd_str(&t, &s, &n) && n == sizeof K_BLOCK - 1 && memcmp(s, K_BLOCK, n) == 0;
+    return lt__rd_str(&t, &s, &n) && n == sizeof K_BLOCK - 1 && memcmp(s, K_BLOCK, n) == 0;
 }
 
 static bool is_str_scrape(const struct cur *c)
@@ -246,7 +246,7 @@ static bool is_str_scrape(const struct cur *c)
     struct cur t = *c;
     const uint8_t *s;
     uint32_t n;
-    return rd_str(&t, &s, &n) && n == sizeof K_SCRAPE - 1 && memcmp(s, K_SCRAPE, n) == 0;
+    return lt__rd_str(&t, &s, &n) && n == sizeof K_SCRAPE - 1 && memcmp(s, K_SCRAPE, n) == 0;
 }
 
 static bool is_str_check(const struct cur *c)
@@ -254,7 +254,7 @@ static bool is_str_check(const struct cur *c)
     struct cur t = *c;
     const uint8_t *s;
     uint32_t n;
-    return rd_str(&t, &s, &n) && n == sizeof K_CHECK - 1 && memcmp(s, K_CHECK, n) == 0;
+    return lt__rd_str(&t, &s, &n) && n == sizeof K_CHECK - 1 && memcmp(s, K_CHECK, n) == 0;
 }
 
 static int decode_orig(struct dec *d, uint32_t nkeys, struct lt_record *rec);
@@ -265,7 +265,7 @@ static int decode_vals(struct dec *d, const char *key, const struct lt_scrape_va
 {
     int rc = 0;
     uint32_t n = 0;
-    if (!rd_coll(&d->c, true, &n))
+    if (!lt__rd_coll(&d->c, true, &n))
         return bad(d, key, "must be a map of names to numbers");
     struct lt_scrape_val *v = arena_alloc(d->r, (size_t)n * sizeof *v);
     if (n && !v)
@@ -286,7 +286,7 @@ static int decode_hists(struct dec *d, const char *key, const struct lt_scrape_h
 {
     int rc = 0;
     uint32_t n = 0, m = 0;
-    if (!rd_coll(&d->c, true, &n))
+    if (!lt__rd_coll(&d->c, true, &n))
         return bad(d, key, "must be a map of names to histograms");
     struct lt_scrape_hist *h = arena_alloc(d->r, (size_t)n * sizeof *h);
     if (n && !h)
@@ -369,7 +369,7 @@ static inline __attribute__((always_inline)) int get_field(struct dec *d, const 
     case LT_FT_REC:
     case LT_FT_SREC:
     case LT_FT_CREC:
-        lt_rd_skip_value(&d->c);
+        lt__rd_skip_value(&d->c);
         break;
     case LT_FT_VALS:
         LT_TRY(decode_vals(d, f->key, (const struct lt_scrape_val **)(void *)p,
@@ -412,7 +412,7 @@ static inline __attribute__((always_inline)) int get_field(struct dec *d, const 
         break;
     }
     case LT_FT_ORIG:
-        if (!rd_coll(&d->c, true, &n))
+        if (!lt__rd_coll(&d->c, true, &n))
             return bad(d, f->key, "must be a map");
         return decode_orig(d, n, rec);
     case LT_FT_CHUNKS:
@@ -424,7 +424,7 @@ static inline __attribute__((always_inline)) int get_field(struct dec *d, const 
         d->chunks = d->c.p;
         d->n_chunks = n;
         for (uint32_t j = 0; j < n; j++)
-            lt_rd_skip_value(&d->c);
+            lt__rd_skip_value(&d->c);
         break;
     }
     *has |= f->bit;
@@ -446,7 +446,7 @@ out:
             const uint8_t *key = d->c.p, *k;                                                       \
             uint32_t kn;                                                                           \
             bool again = false;                                                                    \
-            if (!rd_str(&d->c, &k, &kn))                                                           \
+            if (!lt__rd_str(&d->c, &k, &kn))                                                           \
                 return key_not_string(d);                                                          \
         find:                                                                                      \
             switch (hint) {                                                                        \
@@ -513,7 +513,7 @@ static int unknown_key(struct dec *d, const uint8_t *key, const uint8_t *k, uint
             return DEC_IS_CHECK;
     }
     if (!x) {
-        lt_rd_skip_value(&d->c);
+        lt__rd_skip_value(&d->c);
         return 0;
     }
     return keep_extra(d, key, x);
@@ -552,7 +552,7 @@ static int decode_record(struct dec *d, uint32_t nkeys, struct lt_record *rec)
     int rc = decode_record_fields(d, nkeys, rec, &rec->has, &rec->extra, &seen);
     if (rc == 0 && !(seen & (uint64_t)1 << LT_REC_T))
         return lt_errset(d->err, LT_EFORMAT, "%s: %s: required key \"t\" is missing", d->r->path,
-                         lt_rd_what(d->r, (char[96]){0}));
+                         lt__rd_what(d->r, (char[96]){0}));
     return rc;
 }
 
@@ -564,7 +564,7 @@ static int decode_run(struct dec *d, uint32_t nkeys, struct lt_run *run)
     int rc = decode_run_fields(d, nkeys, run, &has, &run->extra, &seen);
     if (rc == 0 && !(seen & (uint64_t)1 << LT_RUN_RUN))
         return lt_errset(d->err, LT_EFORMAT, "%s: %s: run record without \"run\"", d->r->path,
-                         lt_rd_what(d->r, (char[96]){0}));
+                         lt__rd_what(d->r, (char[96]){0}));
     return rc;
 }
 
@@ -577,7 +577,7 @@ static int decode_scrape(struct dec *d, uint32_t nkeys, struct lt_scrape *s)
     for (int j = LT_SCR_RUN; rc == 0 && j <= LT_SCR_T; j++)
         if (!(seen & (uint64_t)1 << j))
             return lt_errset(d->err, LT_EFORMAT, "%s: %s: scrape sample without \"%s\"", d->r->path,
-                             lt_rd_what(d->r, (char[96]){0}), lt_schema_scrape[j].key);
+                             lt__rd_what(d->r, (char[96]){0}), lt_schema_scrape[j].key);
     return rc;
 }
 
@@ -589,7 +589,7 @@ static int decode_check(struct dec *d, uint32_t nkeys, struct lt_check *k)
     int rc = decode_check_fields(d, nkeys, k, &has, &k->extra, &seen);
     if (rc == 0 && !(seen & (uint64_t)1 << LT_CHK_RUN))
         return lt_errset(d->err, LT_EFORMAT, "%s: %s: self-check without \"run\"", d->r->path,
-                         lt_rd_what(d->r, (char[96]){0}));
+                         lt__rd_what(d->r, (char[96]){0}));
     return rc;
 }
 
@@ -632,7 +632,7 @@ static int decode_result(struct dec *d, uint32_t nkeys, struct lt_result *res)
     for (int j = LT_RES_I; j <= LT_RES_SCHED; j++)
         if (!(seen & (uint64_t)1 << j))
             return lt_errset(d->err, LT_EFORMAT, "%s: %s: result record without \"%s\"", d->r->path,
-                             lt_rd_what(d->r, (char[96]){0}), lt_schema_result[j].key);
+                             lt__rd_what(d->r, (char[96]){0}), lt_schema_result[j].key);
     if (d->chunks) {
         d->c.p = d->chunks;
         LT_TRY(decode_chunks(d, d->n_chunks / 2, res));
@@ -652,7 +652,7 @@ static bool keys_are_strings(const uint8_t *p, uint32_t n, bool *is_run, bool *i
     for (uint32_t i = 0; i < n; i++) {
         const uint8_t *k;
         uint32_t kn;
-        if (!rd_str(&c, &k, &kn))
+        if (!lt__rd_str(&c, &k, &kn))
             return false;
         if (kn == 3 && !memcmp(k, K_REC, 3) && is_str_run(&c))
             *is_run = true;
@@ -660,7 +660,7 @@ static bool keys_are_strings(const uint8_t *p, uint32_t n, bool *is_run, bool *i
             *is_block = true;
         if (kn == 3 && !memcmp(k, K_REC, 3) && is_str_scrape(&c))
             *is_scrape = true;
-        lt_rd_skip_value(&c);
+        lt__rd_skip_value(&c);
     }
     return true;
 }
@@ -699,13 +699,13 @@ static int decode_as(struct dec *d, enum lt_item_type type, uint32_t nkeys, stru
  * the whole map first (a key that is not a string, "rec": "run" anywhere)
  * are made again only when decoding failed, so that the error reported is
  * the one they would have given. */
-int lt_rd_decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *err)
+int lt__rd_decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *err)
 {
     struct dec d = {.r = r, .err = err, .c = {it->raw}};
     uint32_t nkeys = 0;
-    if (!rd_coll(&d.c, true, &nkeys))
+    if (!lt__rd_coll(&d.c, true, &nkeys))
         return lt_errset(err, LT_EFORMAT, "%s: %s is not a map", r->path,
-                         lt_rd_what(r, (char[96]){0}));
+                         lt__rd_what(r, (char[96]){0}));
     const uint8_t *body = d.c.p;
     bool results = r->hdr.kind != LT_KIND_TRACE;
     int rc = decode_as(&d, results ? LT_ITEM_RESULT : LT_ITEM_RECORD, nkeys, it);
@@ -721,7 +721,7 @@ int lt_rd_decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *e
         bool is_run = false, is_block = false, is_scrape = false;
         if (!keys_are_strings(body, nkeys, &is_run, &is_block, &is_scrape))
             return lt_errset(err, LT_EFORMAT, "%s: %s has a key that is not a string", r->path,
-                             lt_rd_what(r, (char[96]){0}));
+                             lt__rd_what(r, (char[96]){0}));
         if (results && is_block && !is_run)
             return DEC_IS_BLOCK;
         if (results && is_run && it->type != LT_ITEM_RUN) {
@@ -737,7 +737,7 @@ int lt_rd_decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *e
             return lt_errset(err, LT_EFORMAT,
                              "%s: %s: t=%lld us is earlier than the previous record's "
                              "%lld us; trace records must be in arrival order",
-                             r->path, lt_rd_what(r, (char[96]){0}), (long long)it->rec.t,
+                             r->path, lt__rd_what(r, (char[96]){0}), (long long)it->rec.t,
                              (long long)r->last_t);
         r->last_t = it->rec.t;
     }
@@ -762,7 +762,7 @@ static int obj_u32(struct dec *d, const char *key, const msgpack_object *o, uint
     return 0;
 }
 
-int lt_rd_header_of(struct lt_reader *r, const msgpack_object *op, size_t len, struct lt_err *err)
+int lt__rd_header_of(struct lt_reader *r, const msgpack_object *op, size_t len, struct lt_err *err)
 {
     int rc;
     const msgpack_object o = *op;
@@ -781,13 +781,13 @@ int lt_rd_header_of(struct lt_reader *r, const msgpack_object *op, size_t len, s
      * as they were written (the scan accepted them). */
     struct cur raw = {(const uint8_t *)r->frame.p + r->pos};
     uint32_t npairs = 0;
-    rd_coll(&raw, true, &npairs);
+    lt__rd_coll(&raw, true, &npairs);
     for (uint32_t i = 0; i < m->size; i++) {
         const msgpack_object *k = &m->ptr[i].key, *v = &m->ptr[i].val;
         const uint8_t *kraw = raw.p;
-        lt_rd_skip_value(&raw);
+        lt__rd_skip_value(&raw);
         const uint8_t *vraw = raw.p;
-        lt_rd_skip_value(&raw);
+        lt__rd_skip_value(&raw);
         if (k->type != MSGPACK_OBJECT_STR)
             return lt_errset(err, LT_EFORMAT, "%s: header has a key that is not a string", r->path);
         if (obj_is(k, K_FORMAT)) {
@@ -876,15 +876,15 @@ bool lt_extra_get_int(const struct lt_extra *x, const char *key, int64_t *v)
     for (uint32_t i = 0; i < x->n && x->len; i++) {
         const uint8_t *k;
         uint32_t kn;
-        if (!rd_str(&c, &k, &kn))
+        if (!lt__rd_str(&c, &k, &kn))
             return false;
         if (kn != kl || memcmp(k, key, kl)) {
-            lt_rd_skip_value(&c);
+            lt__rd_skip_value(&c);
             continue;
         }
         uint64_t u;
         int64_t s;
-        int r = rd_int(&c, &u, &s);
+        int r = lt__rd_int(&c, &u, &s);
         if (r > 0 && u <= INT64_MAX)
             *v = (int64_t)u;
         else if (r < 0)
@@ -902,19 +902,19 @@ bool lt_meta_get_str(const struct lt_header *h, const char *key, const char **s,
      * beyond the map's count. */
     struct cur c = {h->meta};
     uint32_t pairs;
-    if (!rd_coll(&c, true, &pairs))
+    if (!lt__rd_coll(&c, true, &pairs))
         return false;
     size_t kl = strlen(key);
     for (uint32_t i = 0; i < pairs; i++) {
         const uint8_t *k, *v;
         uint32_t kn, vn;
-        if (!rd_str(&c, &k, &kn))
+        if (!lt__rd_str(&c, &k, &kn))
             return false;
         if (kn != kl || memcmp(k, key, kl)) {
-            lt_rd_skip_value(&c);
+            lt__rd_skip_value(&c);
             continue;
         }
-        if (!rd_str(&c, &v, &vn))
+        if (!lt__rd_str(&c, &v, &vn))
             return false;
         *s = (const char *)v;
         *n = vn;
@@ -930,13 +930,13 @@ bool lt_extra_get_str(const struct lt_extra *x, const char *key, char *buf, size
     for (uint32_t i = 0; i < x->n && x->len; i++) {
         const uint8_t *k, *v;
         uint32_t kn, vn;
-        if (!rd_str(&c, &k, &kn))
+        if (!lt__rd_str(&c, &k, &kn))
             return false;
         if (kn != kl || memcmp(k, key, kl)) {
-            lt_rd_skip_value(&c);
+            lt__rd_skip_value(&c);
             continue;
         }
-        if (!rd_str(&c, &v, &vn) || size == 0)
+        if (!lt__rd_str(&c, &v, &vn) || size == 0)
             return false;
         size_t n = vn < size - 1 ? vn : size - 1;
         memcpy(buf, v, n);
@@ -954,9 +954,9 @@ int lt_extra_copy_except(const struct lt_extra *x, const char *const *keys, size
     for (uint32_t i = 0; i < x->n && x->len; i++) {
         const uint8_t *pair = c.p, *k;
         uint32_t kn;
-        if (!rd_str(&c, &k, &kn))
+        if (!lt__rd_str(&c, &k, &kn))
             return LT_EFORMAT;
-        lt_rd_skip_value(&c);
+        lt__rd_skip_value(&c);
         bool drop = false;
         for (size_t j = 0; j < nk && !drop; j++)
             drop = kn == strlen(keys[j]) && !memcmp(k, keys[j], kn);

@@ -2,14 +2,14 @@
  * The reader's msgpack scanner: how long one value is, within the limits
  * (size, element counts, depth), before anything of it is decoded; and the
  * cursor's step over a value that the scanner accepted. The cursor's
- * readers (rd_int, rd_str, rd_coll) are inline in reader_internal.h.
+ * readers (lt__rd_int, lt__rd_str, lt__rd_coll) are inline in reader_internal.h.
  */
 #include "traces/reader_internal.h"
 
 /* Bytes that follow each lead byte in a value of fixed size (ints, floats,
  * nil, bools, fixstr, fixext); -1 for the rest (containers, sized strings,
  * bin and ext, and 0xc1). */
-const int8_t lt_rd_fixed_size[256] = {
+const int8_t lt__rd_fixed_size[256] = {
     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  /* 0x00 */
     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  /* 0x10 */
     0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  /* 0x20 */
@@ -35,7 +35,7 @@ const int8_t lt_rd_fixed_size[256] = {
  * number of elements still to see at each open level on a small stack: the
  * order of the checks is the order of the bytes, so the first problem in
  * the value is the one reported. */
-int lt_rd_scan_value(struct scan *s)
+int lt__rd_scan_value(struct scan *s)
 {
     uint64_t left[MAX_DEPTH + 1];
     int depth = 0;
@@ -65,10 +65,10 @@ int lt_rd_scan_value(struct scan *s)
             p += b & 0x1f;
             continue;
         }
-        if (lt_rd_fixed_size[b] >= 0) {
-            if ((size_t)(end - p) < (size_t)lt_rd_fixed_size[b])
+        if (lt__rd_fixed_size[b] >= 0) {
+            if ((size_t)(end - p) < (size_t)lt__rd_fixed_size[b])
                 return LT_ETRUNC;
-            p += lt_rd_fixed_size[b];
+            p += lt__rd_fixed_size[b];
             continue;
         }
         if (b <= 0x8f) {
@@ -129,7 +129,7 @@ int lt_rd_scan_value(struct scan *s)
     sized:
         if ((size_t)(end - p) < (size_t)lenbytes)
             return LT_ETRUNC;
-        skip += be(p, lenbytes);
+        skip += lt__rd_be(p, lenbytes);
         p += lenbytes;
         if ((uint64_t)(end - p) < skip)
             return LT_ETRUNC;
@@ -138,7 +138,7 @@ int lt_rd_scan_value(struct scan *s)
     sized_coll:
         if ((size_t)(end - p) < (size_t)lenbytes)
             return LT_ETRUNC;
-        count = be(p, lenbytes);
+        count = lt__rd_be(p, lenbytes);
         p += lenbytes;
     coll:
         if (count > s->max_array)
@@ -158,7 +158,7 @@ int lt_rd_scan_value(struct scan *s)
 }
 
 /* Step over one whole value (nested ones included), iteratively. */
-void lt_rd_skip_value(struct cur *c)
+void lt__rd_skip_value(struct cur *c)
 {
     uint64_t left = 1;
     while (left) {
@@ -214,43 +214,43 @@ void lt_rd_skip_value(struct cur *c)
             break;
         case 0xc4:
         case 0xd9:
-            c->p += 1 + be(c->p, 1);
+            c->p += 1 + lt__rd_be(c->p, 1);
             break;
         case 0xc5:
         case 0xda:
-            c->p += 2 + be(c->p, 2);
+            c->p += 2 + lt__rd_be(c->p, 2);
             break;
         case 0xc6:
         case 0xdb:
-            c->p += 4 + be(c->p, 4);
+            c->p += 4 + lt__rd_be(c->p, 4);
             break;
         case 0xc7:
-            c->p += 1 + 1 + be(c->p, 1);
+            c->p += 1 + 1 + lt__rd_be(c->p, 1);
             break; /* ext: length, type, data */
         case 0xc8:
-            c->p += 2 + 1 + be(c->p, 2);
+            c->p += 2 + 1 + lt__rd_be(c->p, 2);
             break;
         case 0xc9:
-            c->p += 4 + 1 + be(c->p, 4);
+            c->p += 4 + 1 + lt__rd_be(c->p, 4);
             break;
         case 0xdc:
-            left += be(c->p, 2);
+            left += lt__rd_be(c->p, 2);
             c->p += 2;
             break;
         case 0xdd:
-            left += be(c->p, 4);
+            left += lt__rd_be(c->p, 4);
             c->p += 4;
             break;
         case 0xde:
-            left += 2 * be(c->p, 2);
+            left += 2 * lt__rd_be(c->p, 2);
             c->p += 2;
             break;
         case 0xdf:
-            left += 2 * be(c->p, 4);
+            left += 2 * lt__rd_be(c->p, 4);
             c->p += 4;
             break;
         default:
-            break; /* 0xc1: refused by lt_rd_scan_value */
+            break; /* 0xc1: refused by lt__rd_scan_value */
         }
     }
 }

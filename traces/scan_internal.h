@@ -23,7 +23,7 @@ struct scan {
     int depth0; /* nesting depth of the value scanned (0: a whole value) */
 };
 
-static inline uint64_t be(const uint8_t *p, int k)
+static inline uint64_t lt__rd_be(const uint8_t *p, int k)
 {
     uint64_t v = 0;
     for (int j = 0; j < k; j++)
@@ -31,10 +31,10 @@ static inline uint64_t be(const uint8_t *p, int k)
     return v;
 }
 
-extern const int8_t lt_rd_fixed_size[256];
+extern const int8_t lt__rd_fixed_size[256];
 
 /* Find the end of the value at s->p + s->i (setting s->i past it): 0, or
  * LT_ETRUNC, LT_ELIMIT or LT_EFORMAT. */
-int lt_rd_scan_value(struct scan *s);
+int lt__rd_scan_value(struct scan *s);
 
 #endif

@@ -144,7 +144,7 @@ static int obj_json(struct lt_buf *out, const msgpack_object *o, int depth)
     return LT_EFORMAT;
 }
 
-int lt_json_msgpack(struct lt_buf *out, const uint8_t *data, size_t len)
+int lt_trace_json_msgpack(struct lt_buf *out, const uint8_t *data, size_t len)
 {
     msgpack_zone z;
     if (!msgpack_zone_init(&z, 2048))
@@ -196,7 +196,7 @@ static void jextra(struct jw *w, const struct lt_extra *x)
     msgpack_zone_destroy(&z);
 }
 
-int lt_json_header(struct lt_buf *out, const struct lt_header *h)
+int lt_trace_json_header(struct lt_buf *out, const struct lt_header *h)
 {
     struct jw w = {out, lt_buf_puts(out, "{"), 1};
     jstr(&w, K_FORMAT, LT_FORMAT_NAME);
@@ -209,7 +209,7 @@ int lt_json_header(struct lt_buf *out, const struct lt_header *h)
     if (h->meta_len) {
         jkey(&w, K_META);
         if (w.rc == 0)
-            w.rc = lt_json_msgpack(out, h->meta, h->meta_len);
+            w.rc = lt_trace_json_msgpack(out, h->meta, h->meta_len);
     }
     jextra(&w, &h->extra);
     jraw(&w, "}");
@@ -374,44 +374,44 @@ static int jfields(struct lt_buf *out, const struct lt_field *f, int nf, const v
     return w.rc;
 }
 
-int lt_json_record(struct lt_buf *out, const struct lt_record *r)
+int lt_trace_json_record(struct lt_buf *out, const struct lt_record *r)
 {
     return jfields(out, lt_schema_record, LT_REC_N, r, r->has, &r->extra);
 }
 
-int lt_json_run(struct lt_buf *out, const struct lt_run *r)
+int lt_trace_json_run(struct lt_buf *out, const struct lt_run *r)
 {
     return jfields(out, lt_schema_run, LT_RUN_N, r, 0, &r->extra);
 }
 
-int lt_json_result(struct lt_buf *out, const struct lt_result *r)
+int lt_trace_json_result(struct lt_buf *out, const struct lt_result *r)
 {
     return jfields(out, lt_schema_result, LT_RES_N, r, r->has, &r->extra);
 }
 
-int lt_json_scrape(struct lt_buf *out, const struct lt_scrape *s)
+int lt_trace_json_scrape(struct lt_buf *out, const struct lt_scrape *s)
 {
     return jfields(out, lt_schema_scrape, LT_SCR_N, s, 0, &s->extra);
 }
 
-int lt_json_check(struct lt_buf *out, const struct lt_check *k)
+int lt_trace_json_check(struct lt_buf *out, const struct lt_check *k)
 {
     return jfields(out, lt_schema_check, LT_CHK_N, k, 0, &k->extra);
 }
 
-int lt_json_item(struct lt_buf *out, const struct lt_item *it)
+int lt_trace_json_item(struct lt_buf *out, const struct lt_item *it)
 {
     switch (it->type) {
     case LT_ITEM_RECORD:
-        return lt_json_record(out, &it->rec);
+        return lt_trace_json_record(out, &it->rec);
     case LT_ITEM_RUN:
-        return lt_json_run(out, &it->run);
+        return lt_trace_json_run(out, &it->run);
     case LT_ITEM_RESULT:
-        return lt_json_result(out, &it->res);
+        return lt_trace_json_result(out, &it->res);
     case LT_ITEM_SCRAPE:
-        return lt_json_scrape(out, &it->scr);
+        return lt_trace_json_scrape(out, &it->scr);
     case LT_ITEM_CHECK:
-        return lt_json_check(out, &it->chk);
+        return lt_trace_json_check(out, &it->chk);
     }
     return LT_EINVAL;
 }

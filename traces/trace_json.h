@@ -15,15 +15,15 @@
 
 /* Append one JSON object (no newline) for the value to out. Unknown keys
  * kept in `extra` are written too. Returns 0 or a negative LT_E* code. */
-int lt_json_header(struct lt_buf *out, const struct lt_header *h);
-int lt_json_record(struct lt_buf *out, const struct lt_record *r);
-int lt_json_run(struct lt_buf *out, const struct lt_run *r);
-int lt_json_result(struct lt_buf *out, const struct lt_result *r);
-int lt_json_scrape(struct lt_buf *out, const struct lt_scrape *s);
-int lt_json_check(struct lt_buf *out, const struct lt_check *k);
-int lt_json_item(struct lt_buf *out, const struct lt_item *it);
+int lt_trace_json_header(struct lt_buf *out, const struct lt_header *h);
+int lt_trace_json_record(struct lt_buf *out, const struct lt_record *r);
+int lt_trace_json_run(struct lt_buf *out, const struct lt_run *r);
+int lt_trace_json_result(struct lt_buf *out, const struct lt_result *r);
+int lt_trace_json_scrape(struct lt_buf *out, const struct lt_scrape *s);
+int lt_trace_json_check(struct lt_buf *out, const struct lt_check *k);
+int lt_trace_json_item(struct lt_buf *out, const struct lt_item *it);
 
 /* Append raw msgpack (one value) as JSON. */
-int lt_json_msgpack(struct lt_buf *out, const uint8_t *data, size_t len);
+int lt_trace_json_msgpack(struct lt_buf *out, const uint8_t *data, size_t len);
 
 #endif

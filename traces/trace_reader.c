@@ -7,8 +7,8 @@
  *   read compressed bytes --ZSTD_decompressStream--> frame buffer
  *        (until the frame ends and its checksum is verified)
  *   frame buffer --scan (limits)--> one value's bytes --decode--> struct lt_item
- *   frame buffer --lt_rd_block_begin (limits, types)--> result block
- *        --lt_rd_block_next, one result per call--> struct lt_item
+ *   frame buffer --lt__rd_block_begin (limits, types)--> result block
+ *        --lt__rd_block_next, one result per call--> struct lt_item
  *
  * No value is handed out before its whole frame has been verified, so a
  * damaged frame never yields garbage. Before a value is decoded, a small
@@ -42,16 +42,16 @@
  * Result blocks (format version 2) are what made results cheap to read:
  * ~40 bytes of small integers per result instead of ~140 bytes of map, and
  * no key to dispatch per value. A block is checked in one pass that takes
- * the scan's place (lt_rd_block_begin: every element's type and range, bounds,
+ * the scan's place (lt__rd_block_begin: every element's type and range, bounds,
  * limits, where each column starts, the first bad result); its results are
- * then built one per call from the columns, unchecked (lt_rd_block_next), so a
+ * then built one per call from the columns, unchecked (lt__rd_block_next), so a
  * block never needs memory in proportion to its results. Same benchmark,
  * 2026-11-29: reader alone 2.4 M results/s (maps) -> 6.5-6.9 M/s
  * (blocks); bench/README.md has the tables.
  *
  * Checking a column means walking it: where element j + 1 starts is known
  * only once element j's lead byte is read, a chain of loads. So the writer
- * states each column's size (`bytes`); lt_rd_block_begin then jumps from column
+ * states each column's size (`bytes`); lt__rd_block_begin then jumps from column
  * to column and checks row by row (ck_rows), element j of every column
  * before element j + 1, chains the CPU runs side by side. (Blocks without
  * `bytes`, which no loadtrace writer made after it, are no longer read:
@@ -217,13 +217,13 @@ static int scan_at(struct lt_reader *r, size_t *len, struct lt_err *err, const c
                      .n = r->frame.len - r->pos,
                      .max_elems = r->max_elems,
                      .max_array = r->o.max_array};
-    int rc = lt_rd_scan_value(&s);
+    int rc = lt__rd_scan_value(&s);
     if (rc == 0 && s.i > r->o.max_record_bytes)
         rc = LT_ELIMIT;
     if (rc < 0) {
         char wbuf[96];
         if (!what)
-            what = lt_rd_what(r, wbuf);
+            what = lt__rd_what(r, wbuf);
         const char *why = rc == LT_ELIMIT   ? "exceeds a reader limit (size, length or depth)"
                           : rc == LT_ETRUNC ? "is cut short (values never span frames)"
                                             : "is not valid msgpack";
@@ -249,7 +249,7 @@ static int arena_prepare(struct lt_reader *r, size_t value_len)
     return lt_buf_reserve(&r->arena, need);
 }
 
-const char *lt_rd_what(struct lt_reader *r, char buf[96])
+const char *lt__rd_what(struct lt_reader *r, char buf[96])
 {
     snprintf(buf, 96, "record %llu (frame at byte %llu)", (unsigned long long)(r->next_index - 1),
              (unsigned long long)r->frame_off);
@@ -276,7 +276,7 @@ static int decode_header(struct lt_reader *r, struct lt_err *err)
         rc = lt_errset(err, ur == MSGPACK_UNPACK_NOMEM_ERROR ? LT_ENOMEM : LT_EFORMAT,
                        "%s: the header is not valid msgpack", r->path);
     else
-        rc = lt_rd_header_of(r, &o, len, err);
+        rc = lt__rd_header_of(r, &o, len, err);
     msgpack_zone_destroy(&zone);
     return rc;
 }
@@ -313,7 +313,7 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
         return lt_errset(err, LT_EINVAL, "%s: reading cannot go on after an error", r->path);
     for (;;) {
         if (r->blk.on) {
-            int rc = lt_rd_block_next(r, err);
+            int rc = lt__rd_block_next(r, err);
             if (rc == 1) {
                 r->st.values++;
                 *itemp = &r->item;
@@ -355,9 +355,9 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
 
         size_t len;
         const uint8_t *at = (const uint8_t *)r->frame.p + r->pos;
-        if (r->hdr.kind == LT_KIND_RESULTS && lt_rd_looks_like_block(at, r->frame.len - r->pos)) {
+        if (r->hdr.kind == LT_KIND_RESULTS && lt__rd_looks_like_block(at, r->frame.len - r->pos)) {
             int rc =
-                lt_rd_block_begin(r, at, (const uint8_t *)r->frame.p + r->frame.len, &len, err);
+                lt__rd_block_begin(r, at, (const uint8_t *)r->frame.p + r->frame.len, &len, err);
             if (rc == 0) {
                 r->pos += len;
                 continue;
@@ -367,14 +367,14 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
                 return rc;
             continue;
         }
-        r->next_index++; /* lt_rd_what() names next_index - 1 */
+        r->next_index++; /* lt__rd_what() names next_index - 1 */
         int rc = scan_at(r, &len, err, NULL);
         if (rc < 0) {
             if ((rc = drop_frame_rest(r, rc, err)) < 0)
                 return rc;
             continue;
         }
-        struct lt_item *it = &r->item; /* lt_rd_decode_value() clears its struct */
+        struct lt_item *it = &r->item; /* lt__rd_decode_value() clears its struct */
         it->index = r->next_index - 1;
         it->frame_offset = r->frame_off;
         it->raw = (const uint8_t *)r->frame.p + r->pos;
@@ -384,10 +384,10 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **itemp, struct lt_
             r->failed = true;
             return lt_errset(err, LT_ENOMEM, "%s: out of memory", r->path);
         }
-        rc = lt_rd_decode_value(r, it, err);
+        rc = lt__rd_decode_value(r, it, err);
         if (rc == DEC_IS_BLOCK) { /* a block not laid out as the writer does */
             r->next_index--;
-            if ((rc = lt_rd_block_begin(r, it->raw, it->raw + len, &len, err)) == 0)
+            if ((rc = lt__rd_block_begin(r, it->raw, it->raw + len, &len, err)) == 0)
                 continue;
             r->next_index++;
         }
@@ -420,13 +420,13 @@ static bool is_unfinished(const struct lt_extra *x)
     for (uint32_t i = 0; i < x->n; i++) {
         const uint8_t *k, *v;
         uint32_t kn, vn;
-        if (!rd_str(&c, &k, &kn))
+        if (!lt__rd_str(&c, &k, &kn))
             return false;
         if (kn == 3 && !memcmp(k, "err", 3)) {
             struct cur d = c;
-            return rd_str(&d, &v, &vn) && vn == 10 && !memcmp(v, "unfinished", 10);
+            return lt__rd_str(&d, &v, &vn) && vn == 10 && !memcmp(v, "unfinished", 10);
         }
-        lt_rd_skip_value(&c);
+        lt__rd_skip_value(&c);
     }
     return false;
 }
@@ -546,18 +546,18 @@ static struct lt_reader *open_stream(FILE *f, const char *path, bool seekable,
     }
     if (!r->path || !r->in || !r->dctx) {
         lt_errset(err, LT_ENOMEM, "out of memory");
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, WINDOW_LOG_MAX);
     if (r->o.salvage && !seekable) {
         lt_errset(err, LT_EINVAL, "%s: --salvage needs a file it can seek in, not a pipe", path);
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     /* A friendly word for the commonest mistake: a file of another format. */
     if (fill(r, err) < 0) {
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     if (r->in_len >= 4 &&
@@ -566,15 +566,15 @@ static struct lt_reader *open_stream(FILE *f, const char *path, bool seekable,
                   "%s: not a loadtrace file (it does not start with a zstd frame; "
                   "for CSV or JSON lines use `loadtrace import`)",
                   path);
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     if (decode_header(r, err) < 0) {
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     if (r->completion_order && !r->o.file_order && sort_by_arrival(r, err) < 0) {
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     return r;
@@ -616,7 +616,7 @@ struct lt_reader *lt_reader_open_kind(const char *path, enum lt_kind kind,
         lt_errset(err, LT_EFORMAT, "%s: this is a %s file; a %s file is needed here", path,
                   r->hdr.kind == LT_KIND_TRACE ? "trace" : "results",
                   kind == LT_KIND_TRACE ? "trace" : "results");
-        lt_reader_free(r);
+        lt_reader_close(r);
         return NULL;
     }
     return r;
@@ -632,7 +632,7 @@ void lt_reader_stats(const struct lt_reader *r, struct lt_reader_stats *st)
     *st = r->st;
 }
 
-void lt_reader_free(struct lt_reader *r)
+void lt_reader_close(struct lt_reader *r)
 {
     if (!r)
         return;

@@ -13,7 +13,7 @@
  * input.
  *
  * Ownership: the header and every item returned belong to the reader. An
- * item is valid until the next lt_reader_next() or lt_reader_free(); copy
+ * item is valid until the next lt_reader_next() or lt_reader_close(); copy
  * what you keep.
  */
 #ifndef LT_TRACE_READER_H
@@ -95,7 +95,7 @@ int lt_reader_next(struct lt_reader *r, const struct lt_item **item, struct lt_e
 void lt_reader_stats(const struct lt_reader *r, struct lt_reader_stats *st);
 
 /* Close and free; NULL is a no-op. */
-void lt_reader_free(struct lt_reader *r);
+void lt_reader_close(struct lt_reader *r);
 
 /* The integer value of `key` among a record's unknown keys (x as the reader
  * gave it, or packed with traces/lt_mp.h). False when the key is absent or

@@ -220,7 +220,7 @@ static const char *past_limit(struct lt_writer *w, size_t start, bool extra, uin
                       .n = len,
                       .max_elems = LT_LIMIT_ELEMS,
                       .max_array = LT_LIMIT_ARRAY};
-    if (lt_rd_scan_value(&sc) < 0)
+    if (lt__rd_scan_value(&sc) < 0)
         return "nests deeper than 32 levels or holds more than 1,000,000 elements in an array or "
                "4,000,000 in all";
     return NULL;

@@ -66,7 +66,7 @@ static int csv_header(struct imp *m, const struct lt_csv_row *row, const struct 
     for (uint32_t i = 0; i < row->n; i++) {
         const char *p = row->f[i].p;
         size_t n = row->f[i].len;
-        imp_trim(&p, &n);
+        lt__imp_trim(&p, &n);
         if (!(cols[i].name = strndup(p, n))) {
             rc = lt_errset(m->err, LT_ENOMEM, "%s: out of memory", m->name);
             goto out;
@@ -122,8 +122,8 @@ static int csv_count(struct imp *m, const struct lt_csv_row *row, const struct i
                      const struct lt_csv_field *f, uint32_t *v)
 {
     uint64_t x;
-    if (!imp_parse_uint(f->p, f->len, UINT32_MAX, &x))
-        return imp_row_bad(m, row->line,
+    if (!lt__imp_parse_uint(f->p, f->len, UINT32_MAX, &x))
+        return lt__imp_row_bad(m, row->line,
                            "column \"%s\": \"%.*s\" is not a token count (a whole number from 0 to "
                            "4294967295)",
                            c->name, (int)(f->len < SHOW_MAX ? f->len : SHOW_MAX), f->p);
@@ -137,9 +137,9 @@ static int csv_row(struct imp *m, const struct lt_csv_row *row, const struct imp
     int rc = 0;
     uint32_t total = 0;
     bool have_total = false;
-    imp_rec_begin(m);
+    lt__imp_rec_begin(m);
     if (row->n != ncols)
-        return imp_row_bad(m, row->line,
+        return lt__imp_row_bad(m, row->line,
                            "%u field%s, but the header line has %u (a truncated or malformed row)",
                            row->n, row->n == 1 ? "" : "s", ncols);
     for (uint32_t i = 0; i < ncols; i++) {
@@ -147,33 +147,33 @@ static int csv_row(struct imp *m, const struct lt_csv_row *row, const struct imp
         const struct imp_col *c = &cols[i];
         const char *p = f->p;
         size_t n = f->len;
-        imp_trim(&p, &n);
+        lt__imp_trim(&p, &n);
         int show = (int)(f->len < SHOW_MAX ? f->len : SHOW_MAX);
         /* Strings of a trace are UTF-8 (docs/trace-format.md §2.1): a field
          * kept as text that is not would make `cat`'s JSON lossy. */
         if ((c->role == R_MODEL || c->role == R_SESSION || c->role == R_NONE) &&
             !lt_json_utf8_ok(f->p, f->len))
-            return imp_row_bad(m, row->line,
+            return lt__imp_row_bad(m, row->line,
                                "column \"%s\": not valid UTF-8 (convert the file to UTF-8, e.g. "
                                "with iconv)",
                                c->name);
         switch (c->role) {
         case R_DATETIME:
             if (lt_parse_datetime_us(p, n, raw) < 0)
-                return imp_row_bad(m, row->line,
+                return lt__imp_row_bad(m, row->line,
                                    "column \"%s\": \"%.*s\" is not a date and time "
                                    "(YYYY-MM-DD HH:MM:SS[.fraction], UTC)",
                                    c->name, show, f->p);
             break;
         case R_SECONDS: {
-            int ok = imp_parse_seconds_us(p, n, raw);
+            int ok = lt__imp_parse_seconds_us(p, n, raw);
             if (ok == 0)
-                return imp_row_bad(m, row->line,
+                return lt__imp_row_bad(m, row->line,
                                    "column \"%s\": \"%.*s\" is not a time in seconds (a decimal "
                                    "number)",
                                    c->name, show, f->p);
             if (ok < 0)
-                return imp_row_bad(m, row->line,
+                return lt__imp_row_bad(m, row->line,
                                    "column \"%s\": %.*s s is out of range (times are at most "
                                    "%lld s from 0)",
                                    c->name, show, f->p, (long long)TIME_MAX_S);
@@ -194,25 +194,25 @@ static int csv_row(struct imp *m, const struct lt_csv_row *row, const struct imp
         case R_MODEL:
             if (n) {
                 lt_buf_reset(&m->sbuf);
-                LT_TRY(imp_nomem(m, lt_buf_append(&m->sbuf, p, n), row->line));
+                LT_TRY(lt__imp_nomem(m, lt_buf_append(&m->sbuf, p, n), row->line));
                 m->rec.model = m->sbuf.p;
             }
             break;
         case R_SESSION: {
             uint64_t s;
-            if (imp_canonical_uint(p, n) && imp_parse_uint(p, n, UINT64_MAX, &s)) {
+            if (lt__imp_canonical_uint(p, n) && lt__imp_parse_uint(p, n, UINT64_MAX, &s)) {
                 m->rec.session = s;
                 m->rec.has |= LT_HAS_SESSION;
             } else if (n) {
                 /* a UUID or any other name: numbered, the name kept */
-                LT_TRY(imp_name_session(m, p, n, row->line, NULL));
+                LT_TRY(lt__imp_name_session(m, p, n, row->line, NULL));
             } else {
-                LT_TRY(imp_nomem(m, imp_extra_csv(m, c->name, f->p, f->len), row->line));
+                LT_TRY(lt__imp_nomem(m, lt__imp_extra_csv(m, c->name, f->p, f->len), row->line));
             }
             break;
         }
         case R_NONE:
-            LT_TRY(imp_nomem(m, imp_extra_csv(m, c->name, f->p, f->len), row->line));
+            LT_TRY(lt__imp_nomem(m, lt__imp_extra_csv(m, c->name, f->p, f->len), row->line));
             break;
         }
     }
@@ -220,16 +220,16 @@ static int csv_row(struct imp *m, const struct lt_csv_row *row, const struct imp
         for (uint32_t i = 0; i < ncols; i++)
             if (cols[i].role == R_TOTAL) {
                 m->pk.out = &m->extra;
-                imp_pk_str(m, cols[i].name, strlen(cols[i].name));
+                lt__imp_pk_str(m, cols[i].name, strlen(cols[i].name));
                 lt_mp_uint(&m->pk, total);
                 m->rec.extra.n++;
             }
-        LT_TRY(imp_nomem(m, m->pk.rc, row->line));
+        LT_TRY(lt__imp_nomem(m, m->pk.rc, row->line));
     }
     /* BurstGPT logs a failed request as a row with no response tokens. */
     if (((const struct csv_spec *)m->fmt->spec)->no_out_failed && m->rec.out == 0)
         m->rec.has |= LT_HAS_FAILED;
-    imp_rec_end(m);
+    lt__imp_rec_end(m);
 out:
     return rc;
 }
@@ -293,7 +293,7 @@ static int import_csv(struct imp *m, struct lt_csv *csv)
         if (rc == 0)
             break;
         if (rc < 0) {
-            LT_TRY(imp_row_error(m, rc));
+            LT_TRY(lt__imp_row_error(m, rc));
             continue;
         }
         if (row.n == 1 && row.f[0].len == 0)
@@ -301,20 +301,20 @@ static int import_csv(struct imp *m, struct lt_csv *csv)
         int64_t raw = 0;
         if (m->map.n && row.n != ncols)
             rc =
-                imp_row_bad(m, row.line,
+                lt__imp_row_bad(m, row.line,
                             "%u field%s, but the header line has %u (a truncated or malformed row)",
                             row.n, row.n == 1 ? "" : "s", ncols);
         else if (m->map.n)
-            rc = imp_map_row(m, &(struct msrc){.row = &row}, row.line, &raw);
+            rc = lt__imp_map_row(m, &(struct msrc){.row = &row}, row.line, &raw);
         else
             rc = csv_row(m, &row, cols, ncols, &raw);
         if (rc < 0) {
-            LT_TRY(imp_row_error(m, rc));
+            LT_TRY(lt__imp_row_error(m, rc));
             continue;
         }
-        LT_TRY(imp_emit(m, raw, row.line));
+        LT_TRY(lt__imp_emit(m, raw, row.line));
     }
-    rc = imp_finish(m);
+    rc = lt__imp_finish(m);
 out:
     if (cols)
         for (uint32_t i = 0; i < ncols; i++)
@@ -346,11 +346,11 @@ static const char tracelab_map[] =
     "session=session_id|id,turn=round_idx,t=arrival_time:ms,cached=prefix_len,"
     "in=prefix_len+input_len,out=output_len,think_after=tool_wait_after_ms:ms";
 
-const struct imp_format imp_format_azure = {LT_IMPORT_AZURE, "azure", csv_run,
+const struct imp_format lt__imp_format_azure = {LT_IMPORT_AZURE, "azure", csv_run,
                                             &azure,          NULL,    IMP_WALL_START};
-const struct imp_format imp_format_burstgpt = {LT_IMPORT_BURSTGPT, "burstgpt", csv_run,
+const struct imp_format lt__imp_format_burstgpt = {LT_IMPORT_BURSTGPT, "burstgpt", csv_run,
                                                &burstgpt,          NULL,       0};
-const struct imp_format imp_format_csv = {LT_IMPORT_CSV, "csv", csv_run,
+const struct imp_format lt__imp_format_csv = {LT_IMPORT_CSV, "csv", csv_run,
                                           &by_map,       NULL,  IMP_MAP_OK | IMP_MAP_NEEDED};
-const struct imp_format imp_format_tracelab = {LT_IMPORT_TRACELAB, "tracelab", csv_run, &by_map,
+const struct imp_format lt__imp_format_tracelab = {LT_IMPORT_TRACELAB, "tracelab", csv_run, &by_map,
                                                tracelab_map,       IMP_ROUNDS};

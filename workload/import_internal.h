@@ -70,12 +70,12 @@ struct lt_map {
 
 /* Parse spec into m (zeroed first). Returns 0, or LT_EINVAL with err
  * naming what is wrong; m is released in that case. */
-int lt_map_parse(const char *spec, struct lt_map *m, struct lt_err *err);
-void lt_map_release(struct lt_map *m);
+int lt__map_parse(const char *spec, struct lt_map *m, struct lt_err *err);
+void lt__map_release(struct lt_map *m);
 /* The rule of record key index key, or NULL. */
-const struct lt_map_rule *lt_map_find(const struct lt_map *m, int key);
+const struct lt_map_rule *lt__map_find(const struct lt_map *m, int key);
 /* Whether name is the whole name of some term alternative of m. */
-bool lt_map_names(const struct lt_map *m, const char *name, size_t n);
+bool lt__map_names(const struct lt_map *m, const char *name, size_t n);
 
 /* ---- the importers ------------------------------------------------------ */
 
@@ -122,8 +122,8 @@ struct imp_format {
     unsigned flags;
 };
 
-extern const struct imp_format imp_format_azure, imp_format_burstgpt, imp_format_csv,
-    imp_format_tracelab, imp_format_mooncake, imp_format_jsonl, imp_format_tracelab_jsonl;
+extern const struct imp_format lt__imp_format_azure, lt__imp_format_burstgpt, lt__imp_format_csv,
+    lt__imp_format_tracelab, lt__imp_format_mooncake, lt__imp_format_jsonl, lt__imp_format_tracelab_jsonl;
 
 /* A CSV column: its name and what the format reads it as (import_csv.c). */
 struct imp_col {
@@ -227,44 +227,44 @@ struct imp {
 /* ---- the core (trace_import.c) -------------------------------------------- */
 
 /* small parsers */
-void imp_trim(const char **p, size_t *n);
-bool imp_parse_uint(const char *p, size_t n, uint64_t max, uint64_t *v);
-bool imp_canonical_uint(const char *p, size_t n);
-int imp_parse_scaled_us(const char *p, size_t n, int digits, int64_t *us);
-int imp_parse_seconds_us(const char *p, size_t n, int64_t *us);
+void lt__imp_trim(const char **p, size_t *n);
+bool lt__imp_parse_uint(const char *p, size_t n, uint64_t max, uint64_t *v);
+bool lt__imp_canonical_uint(const char *p, size_t n);
+int lt__imp_parse_scaled_us(const char *p, size_t n, int digits, int64_t *us);
+int lt__imp_parse_seconds_us(const char *p, size_t n, int64_t *us);
 
 /* sessions by name */
-int imp_name_session(struct imp *m, const char *p, size_t n, uint64_t line, struct sess **out);
+int lt__imp_name_session(struct imp *m, const char *p, size_t n, uint64_t line, struct sess **out);
 
 /* msgpack into m->pk */
-void imp_pk_str(struct imp *m, const char *s, size_t n);
-void imp_pk_extra_key(struct imp *m, const char *k, size_t kn);
-int imp_extra_csv(struct imp *m, const char *key, const char *p, size_t n);
+void lt__imp_pk_str(struct imp *m, const char *s, size_t n);
+void lt__imp_pk_extra_key(struct imp *m, const char *k, size_t kn);
+int lt__imp_extra_csv(struct imp *m, const char *key, const char *p, size_t n);
 
 /* errors */
-int imp_row_bad(struct imp *m, uint64_t line, const char *fmt, ...)
+int lt__imp_row_bad(struct imp *m, uint64_t line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-int imp_row_error(struct imp *m, int rc);
-int imp_nomem(struct imp *m, int rc, uint64_t line);
-int imp_grow_array(struct imp *m, void **arr, size_t *cap, size_t n, size_t size);
+int lt__imp_row_error(struct imp *m, int rc);
+int lt__imp_nomem(struct imp *m, int rc, uint64_t line);
+int lt__imp_grow_array(struct imp *m, void **arr, size_t *cap, size_t n, size_t size);
 
 /* the record: begin, end, and hand on in order */
-void imp_rec_begin(struct imp *m);
-void imp_rec_end(struct imp *m);
-int imp_emit(struct imp *m, int64_t raw, uint64_t line);
-int imp_finish(struct imp *m);
+void lt__imp_rec_begin(struct imp *m);
+void lt__imp_rec_end(struct imp *m);
+int lt__imp_emit(struct imp *m, int64_t raw, uint64_t line);
+int lt__imp_finish(struct imp *m);
 
 /* ---- JSON values (import_json.c), for the map too ----------------------- */
 
-bool imp_json_big(const json_t *v, uint64_t *u);
-bool imp_json_u64(const json_t *v, uint64_t max, uint64_t *u);
-bool imp_json_text(const json_t *v, const char **s, size_t *n);
-int imp_json_extra(struct imp *m, uint64_t line, const char *k, size_t kn, const json_t *v);
-int imp_want_blocks(struct imp *m, uint64_t line, const char *key, const json_t *v);
+bool lt__imp_json_big(const json_t *v, uint64_t *u);
+bool lt__imp_json_u64(const json_t *v, uint64_t max, uint64_t *u);
+bool lt__imp_json_text(const json_t *v, const char **s, size_t *n);
+int lt__imp_json_extra(struct imp *m, uint64_t line, const char *k, size_t kn, const json_t *v);
+int lt__imp_want_blocks(struct imp *m, uint64_t line, const char *key, const json_t *v);
 
 /* ---- the map's evaluator (import_map.c) ---------------------------------- */
 
 /* One record by m->map, from a CSV row or a JSON object, into m->rec. */
-int imp_map_row(struct imp *m, const struct msrc *src, uint64_t line, int64_t *raw);
+int lt__imp_map_row(struct imp *m, const struct msrc *src, uint64_t line, int64_t *raw);
 
 #endif

@@ -81,7 +81,7 @@ static int rewrite_big(struct imp *m, const char **p, size_t *n, uint64_t line)
             if (!found) {
                 for (size_t k = 0; k + 6 <= len; k++)
                     if (!memcmp(s + k, "\\u0000", 6))
-                        return imp_row_bad(m, line,
+                        return lt__imp_row_bad(m, line,
                                            "integers above 9223372036854775807 in a line that also "
                                            "holds \\u0000 are not supported");
                 found = true;
@@ -106,7 +106,7 @@ static int rewrite_big(struct imp *m, const char **p, size_t *n, uint64_t line)
 }
 
 /* A big unsigned integer hidden in a string by rewrite_big. */
-bool imp_json_big(const json_t *v, uint64_t *u)
+bool lt__imp_json_big(const json_t *v, uint64_t *u)
 {
     if (!json_is_string(v))
         return false;
@@ -123,7 +123,7 @@ bool imp_json_big(const json_t *v, uint64_t *u)
 
 /* Whole numbers: JSON integers, big ones, and reals with no fraction (jq
  * arithmetic can turn integers into reals). */
-bool imp_json_u64(const json_t *v, uint64_t max, uint64_t *u)
+bool lt__imp_json_u64(const json_t *v, uint64_t max, uint64_t *u)
 {
     if (json_is_integer(v)) {
         json_int_t x = json_integer_value(v);
@@ -132,7 +132,7 @@ bool imp_json_u64(const json_t *v, uint64_t max, uint64_t *u)
         *u = (uint64_t)x;
         return true;
     }
-    if (imp_json_big(v, u))
+    if (lt__imp_json_big(v, u))
         return *u <= max;
     if (json_is_real(v)) {
         double d = json_real_value(v);
@@ -160,10 +160,10 @@ static bool json_i64(const json_t *v, int64_t *x)
     return false;
 }
 
-bool imp_json_text(const json_t *v, const char **s, size_t *n)
+bool lt__imp_json_text(const json_t *v, const char **s, size_t *n)
 {
     uint64_t u;
-    if (!json_is_string(v) || imp_json_big(v, &u))
+    if (!json_is_string(v) || lt__imp_json_big(v, &u))
         return false;
     *s = json_string_value(v);
     *n = json_string_length(v);
@@ -191,7 +191,7 @@ static int pack_json(struct imp *m, const json_t *v, int depth)
         lt_mp_map(&m->pk, (uint32_t)json_object_size(v));
         json_object_keylen_foreach((json_t *)v, k, kn, e)
         {
-            imp_pk_str(m, k, kn);
+            lt__imp_pk_str(m, k, kn);
             int rc = pack_json(m, e, depth + 1);
             if (rc < 0)
                 return rc;
@@ -207,10 +207,10 @@ static int pack_json(struct imp *m, const json_t *v, int depth)
         }
         break;
     case JSON_STRING:
-        if (imp_json_big(v, &u))
+        if (lt__imp_json_big(v, &u))
             lt_mp_uint(&m->pk, u);
         else
-            imp_pk_str(m, json_string_value(v), json_string_length(v));
+            lt__imp_pk_str(m, json_string_value(v), json_string_length(v));
         break;
     case JSON_INTEGER:
         lt_mp_int(&m->pk, json_integer_value(v));
@@ -232,13 +232,13 @@ static int pack_json(struct imp *m, const json_t *v, int depth)
 }
 
 /* An unknown key and its value, kept in the record's extra. */
-int imp_json_extra(struct imp *m, uint64_t line, const char *k, size_t kn, const json_t *v)
+int lt__imp_json_extra(struct imp *m, uint64_t line, const char *k, size_t kn, const json_t *v)
 {
     m->pk.out = &m->extra;
-    imp_pk_extra_key(m, k, kn);
+    lt__imp_pk_extra_key(m, k, kn);
     int rc = pack_json(m, v, 0);
     if (rc == LT_ELIMIT)
-        return imp_row_bad(m, line, "key \"%.*s\": %s", (int)kn, k, m->why);
+        return lt__imp_row_bad(m, line, "key \"%.*s\": %s", (int)kn, k, m->why);
     if (rc < 0)
         return lt_errset(m->err, rc, "%s:%llu: out of memory", m->name, (unsigned long long)line);
     m->rec.extra.n++;
@@ -247,13 +247,13 @@ int imp_json_extra(struct imp *m, uint64_t line, const char *k, size_t kn, const
 
 static int key_bad(struct imp *m, uint64_t line, const char *key, const char *what)
 {
-    return imp_row_bad(m, line, "key \"%s\": %s", key, what);
+    return lt__imp_row_bad(m, line, "key \"%s\": %s", key, what);
 }
 
 static int want_u32(struct imp *m, uint64_t line, const char *key, const json_t *v, uint32_t *x)
 {
     uint64_t u;
-    if (!imp_json_u64(v, UINT32_MAX, &u))
+    if (!lt__imp_json_u64(v, UINT32_MAX, &u))
         return key_bad(m, line, key, "must be a whole number from 0 to 4294967295");
     *x = (uint32_t)u;
     return 0;
@@ -262,26 +262,26 @@ static int want_u32(struct imp *m, uint64_t line, const char *key, const json_t 
 static int want_str(struct imp *m, uint64_t line, const char *key, const json_t *v, const char **s)
 {
     size_t n;
-    if (!imp_json_text(v, s, &n))
+    if (!lt__imp_json_text(v, s, &n))
         return key_bad(m, line, key, "must be a string");
     if (strlen(*s) != n)
         return key_bad(m, line, key, "must not contain NUL (\\u0000)");
     return 0;
 }
 
-int imp_want_blocks(struct imp *m, uint64_t line, const char *key, const json_t *v)
+int lt__imp_want_blocks(struct imp *m, uint64_t line, const char *key, const json_t *v)
 {
     if (!json_is_array(v))
         return key_bad(m, line, key, "must be an array of block hashes");
     size_t n = json_array_size(v);
     if (n > UINT32_MAX)
         return key_bad(m, line, key, "has too many elements");
-    int rc = imp_grow_array(m, (void **)&m->blocks, &m->blocks_cap, n, sizeof *m->blocks);
+    int rc = lt__imp_grow_array(m, (void **)&m->blocks, &m->blocks_cap, n, sizeof *m->blocks);
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < n; i++)
-        if (!imp_json_u64(json_array_get(v, i), UINT64_MAX, &m->blocks[i]))
-            return imp_row_bad(m, line,
+        if (!lt__imp_json_u64(json_array_get(v, i), UINT64_MAX, &m->blocks[i]))
+            return lt__imp_row_bad(m, line,
                                "key \"%s\": element %zu must be a whole number from 0 to "
                                "18446744073709551615",
                                key, i);
@@ -300,10 +300,10 @@ static int json_line(struct imp *m, const char *p, size_t n, uint64_t line, json
     json_error_t je;
     json_t *v = json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
     if (!v)
-        return imp_row_bad(m, line, "not valid JSON: %s (at column %d)", je.text, je.column);
+        return lt__imp_row_bad(m, line, "not valid JSON: %s (at column %d)", je.text, je.column);
     if (!json_is_object(v)) {
         json_decref(v);
-        return imp_row_bad(m, line, "not a JSON object");
+        return lt__imp_row_bad(m, line, "not a JSON object");
     }
     *root = v;
     return 0;
@@ -317,7 +317,7 @@ static int mooncake_row(struct imp *m, const json_t *o, uint64_t line, int64_t *
     size_t kn;
     json_t *v;
     bool have_ts = false;
-    imp_rec_begin(m);
+    lt__imp_rec_begin(m);
     json_object_keylen_foreach((json_t *)o, k, kn, v)
     {
         if (!strcmp(k, "timestamp")) {
@@ -326,8 +326,8 @@ static int mooncake_row(struct imp *m, const json_t *o, uint64_t line, int64_t *
                 *raw = ms * 1000;
             } else if (json_is_real(v) && fabs(json_real_value(v)) <= TIME_MAX_US / 1000) {
                 *raw = llround(json_real_value(v) * 1000.0);
-            } else if (json_is_number(v) || imp_json_big(v, &(uint64_t){0})) {
-                return imp_row_bad(m, line,
+            } else if (json_is_number(v) || lt__imp_json_big(v, &(uint64_t){0})) {
+                return lt__imp_row_bad(m, line,
                                    "key \"timestamp\": %.17g ms is out of range (times are at "
                                    "most %lld ms from 0)",
                                    json_is_number(v) ? json_number_value(v) : 1.8446744073709552e19,
@@ -343,18 +343,18 @@ static int mooncake_row(struct imp *m, const json_t *o, uint64_t line, int64_t *
             LT_TRY(want_u32(m, line, k, v, &m->rec.out));
             m->rec.has |= LT_HAS_OUT;
         } else if (!strcmp(k, "hash_ids")) {
-            LT_TRY(imp_want_blocks(m, line, k, v));
+            LT_TRY(lt__imp_want_blocks(m, line, k, v));
         } else {
-            LT_TRY(imp_json_extra(m, line, k, kn, v));
+            LT_TRY(lt__imp_json_extra(m, line, k, kn, v));
         }
     }
     if (!have_ts)
-        return imp_row_bad(m, line, "no \"timestamp\"");
+        return lt__imp_row_bad(m, line, "no \"timestamp\"");
     if (!(m->rec.has & LT_HAS_IN))
-        return imp_row_bad(m, line, "no \"input_length\"");
+        return lt__imp_row_bad(m, line, "no \"input_length\"");
     if (!(m->rec.has & LT_HAS_OUT))
-        return imp_row_bad(m, line, "no \"output_length\"");
-    imp_rec_end(m);
+        return lt__imp_row_bad(m, line, "no \"output_length\"");
+    lt__imp_rec_end(m);
 out:
     return rc;
 }
@@ -371,11 +371,11 @@ static int jsonl_header(struct imp *m, const json_t *o, uint64_t line)
     json_object_keylen_foreach((json_t *)o, k, kn, v)
     {
         if (!strcmp(k, "format")) {
-            if (!imp_json_text(v, &s, &sn) || strcmp(s, LT_FORMAT_NAME))
-                return imp_row_bad(m, line, "a header line must have \"format\":\"loadtrace\"");
+            if (!lt__imp_json_text(v, &s, &sn) || strcmp(s, LT_FORMAT_NAME))
+                return lt__imp_row_bad(m, line, "a header line must have \"format\":\"loadtrace\"");
         } else if (!strcmp(k, "version")) {
             uint64_t ver;
-            if (!imp_json_u64(v, UINT32_MAX, &ver) || ver == 0)
+            if (!lt__imp_json_u64(v, UINT32_MAX, &ver) || ver == 0)
                 return key_bad(m, line, "version", "must be a positive whole number");
             if (ver > LT_FORMAT_VERSION)
                 return lt_errset(m->err, LT_EVERSION,
@@ -385,10 +385,10 @@ static int jsonl_header(struct imp *m, const json_t *o, uint64_t line)
                                  LT_FORMAT_VERSION);
             m->hdr.version = (uint32_t)ver;
         } else if (!strcmp(k, "kind")) {
-            if (!imp_json_text(v, &s, &sn) || (strcmp(s, "trace") && strcmp(s, "results")))
+            if (!lt__imp_json_text(v, &s, &sn) || (strcmp(s, "trace") && strcmp(s, "results")))
                 return key_bad(m, line, "kind", "must be \"trace\"");
             if (!strcmp(s, "results"))
-                return imp_row_bad(m, line, "this is a results file; import takes traces only");
+                return lt__imp_row_bad(m, line, "this is a results file; import takes traces only");
         } else if (!strcmp(k, "created") || !strcmp(k, "source")) {
             LT_TRY(want_str(m, line, k, v, &s));
             char **dst = !strcmp(k, "created") ? &m->created : &m->source;
@@ -402,7 +402,7 @@ static int jsonl_header(struct imp *m, const json_t *o, uint64_t line)
             m->pk.out = meta ? &m->meta : &m->hdr_extra;
             m->pk.rc = 0;
             if (!meta)
-                imp_pk_str(m, k, kn);
+                lt__imp_pk_str(m, k, kn);
             if ((rc = pack_json(m, v, 0)) < 0)
                 return rc == LT_ELIMIT ? key_bad(m, line, k, m->why)
                                        : lt_errset(m->err, rc, "%s: out of memory", m->name);
@@ -425,7 +425,7 @@ out:
  * read as ...992): refused, not rounded. */
 static int inexact(struct imp *m, uint64_t line, const char *key, const json_t *v)
 {
-    return imp_row_bad(m, line,
+    return lt__imp_row_bad(m, line,
                        "key \"%s\": %.17g is a real number of 2^53 or more, which is not exact: "
                        "write it as an integer",
                        key, json_real_value(v));
@@ -448,7 +448,7 @@ static int want_msgs(struct imp *m, uint64_t line, const char *k, const json_t *
     if (!json_is_array(v) || json_array_size(v) > UINT32_MAX)
         return key_bad(m, line, k, "must be an array of [role, tokens] pairs");
     size_t n = json_array_size(v);
-    int rc = imp_grow_array(m, (void **)&m->msgs, &m->msgs_cap, n, sizeof *m->msgs);
+    int rc = lt__imp_grow_array(m, (void **)&m->msgs, &m->msgs_cap, n, sizeof *m->msgs);
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < n; i++) {
@@ -457,14 +457,14 @@ static int want_msgs(struct imp *m, uint64_t line, const char *k, const json_t *
         size_t rn;
         uint64_t tok;
         if (!json_is_array(e) || json_array_size(e) != 2 ||
-            !imp_json_text(json_array_get(e, 0), &role, &rn) ||
-            !imp_json_u64(json_array_get(e, 1), UINT32_MAX, &tok))
-            return imp_row_bad(m, line,
+            !lt__imp_json_text(json_array_get(e, 0), &role, &rn) ||
+            !lt__imp_json_u64(json_array_get(e, 1), UINT32_MAX, &tok))
+            return lt__imp_row_bad(m, line,
                                "key \"msgs\": element %zu must be [role, tokens] (a string "
                                "and a whole number)",
                                i);
         if (rn > LT_ROLE_MAX || strlen(role) != rn)
-            return imp_row_bad(m, line,
+            return lt__imp_row_bad(m, line,
                                "key \"msgs\": element %zu: a role is at most %d bytes, "
                                "without NUL",
                                i, LT_ROLE_MAX);
@@ -483,13 +483,13 @@ static int want_calls(struct imp *m, uint64_t line, const char *k, const json_t 
     if (!json_is_array(v) || json_array_size(v) > UINT32_MAX)
         return key_bad(m, line, k, "must be an array of token counts");
     size_t n = json_array_size(v);
-    int rc = imp_grow_array(m, (void **)&m->calls, &m->calls_cap, n, sizeof *m->calls);
+    int rc = lt__imp_grow_array(m, (void **)&m->calls, &m->calls_cap, n, sizeof *m->calls);
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < n; i++) {
         uint64_t x;
-        if (!imp_json_u64(json_array_get(v, i), UINT32_MAX, &x))
-            return imp_row_bad(m, line,
+        if (!lt__imp_json_u64(json_array_get(v, i), UINT32_MAX, &x))
+            return lt__imp_row_bad(m, line,
                                "key \"calls\": element %zu must be a whole number from 0 "
                                "to 4294967295",
                                i);
@@ -516,16 +516,16 @@ static int want_orig(struct imp *m, uint64_t line, const char *k, const json_t *
             continue;
         int j = strlen(ok) == okn ? lt_schema_find(lt_schema_orig, LT_ORIG_N, ok, okn, 0) : -1;
         if (j < 0)
-            return imp_row_bad(m, line,
+            return lt__imp_row_bad(m, line,
                                "key \"orig\": unknown key \"%.*s\" (orig holds status, "
                                "ttft and e2e)",
                                (int)okn, ok);
         const struct lt_field *f = &lt_schema_orig[j];
         if (!json_i64(ov, &x))
-            return imp_row_bad(m, line, "key \"orig.%s\": must be a whole number", ok);
+            return lt__imp_row_bad(m, line, "key \"orig.%s\": must be a whole number", ok);
         if (f->type == LT_FT_I32) {
             if (x < INT32_MIN || x > INT32_MAX)
-                return imp_row_bad(m, line, "key \"orig.%s\": out of range", ok);
+                return lt__imp_row_bad(m, line, "key \"orig.%s\": out of range", ok);
             *(int32_t *)(void *)((char *)r + f->off) = (int32_t)x;
         } else {
             *(int64_t *)(void *)((char *)r + f->off) = x;
@@ -544,13 +544,13 @@ static int jsonl_row(struct imp *m, const json_t *o, uint64_t line, int64_t *raw
     json_t *v;
     bool have_t = false;
     struct lt_record *r = &m->rec;
-    imp_rec_begin(m);
+    lt__imp_rec_begin(m);
     json_object_keylen_foreach((json_t *)o, k, kn, v)
     {
         /* the record's keys are those of the format's table (trace_schema.h) */
         int j = strlen(k) == kn ? lt_schema_find(lt_schema_record, LT_REC_N, k, kn, 0) : -1;
         if (j < 0) {
-            LT_TRY(imp_json_extra(m, line, k, kn, v));
+            LT_TRY(lt__imp_json_extra(m, line, k, kn, v));
             continue;
         }
         const struct lt_field *f = &lt_schema_record[j];
@@ -559,20 +559,20 @@ static int jsonl_row(struct imp *m, const json_t *o, uint64_t line, int64_t *raw
             continue; /* null says "absent" */
         switch ((enum lt_ftype)f->type) {
         case LT_FT_I64:
-            /* t is the row's time on its own clock, made t by imp_emit() */
+            /* t is the row's time on its own clock, made t by lt__imp_emit() */
             LT_TRY(want_i64(m, line, k, v, j == LT_REC_T ? raw : (int64_t *)p));
             if ((f->flags & LT_FF_NONNEG) && *(j == LT_REC_T ? raw : (int64_t *)p) < 0)
                 return key_bad(m, line, k, "must not be negative");
             have_t |= j == LT_REC_T;
             break;
         case LT_FT_U64:
-            if (j == LT_REC_SESSION && json_is_string(v) && !imp_json_big(v, &(uint64_t){0})) {
+            if (j == LT_REC_SESSION && json_is_string(v) && !lt__imp_json_big(v, &(uint64_t){0})) {
                 /* a session by name: numbered, the name kept in session_id */
                 LT_TRY(
-                    imp_name_session(m, json_string_value(v), json_string_length(v), line, NULL));
+                    lt__imp_name_session(m, json_string_value(v), json_string_length(v), line, NULL));
                 continue;
             }
-            if (!imp_json_u64(v, UINT64_MAX, (uint64_t *)p))
+            if (!lt__imp_json_u64(v, UINT64_MAX, (uint64_t *)p))
                 return json_is_real(v) && json_real_value(v) >= 9007199254740992.0
                            ? inexact(m, line, k, v)
                            : key_bad(m, line, k,
@@ -585,7 +585,7 @@ static int jsonl_row(struct imp *m, const json_t *o, uint64_t line, int64_t *raw
             LT_TRY(want_str(m, line, k, v, (const char **)p));
             break;
         case LT_FT_TEXT:
-            if (!imp_json_text(v, &r->text, &r->text_len))
+            if (!lt__imp_json_text(v, &r->text, &r->text_len))
                 return key_bad(m, line, k, "must be a string");
             break;
         case LT_FT_FLAG:
@@ -600,8 +600,8 @@ static int jsonl_row(struct imp *m, const json_t *o, uint64_t line, int64_t *raw
         case LT_FT_TOOLS: {
             uint64_t c, t;
             if (!json_is_array(v) || json_array_size(v) != 2 ||
-                !imp_json_u64(json_array_get(v, 0), UINT32_MAX, &c) ||
-                !imp_json_u64(json_array_get(v, 1), UINT32_MAX, &t))
+                !lt__imp_json_u64(json_array_get(v, 0), UINT32_MAX, &c) ||
+                !lt__imp_json_u64(json_array_get(v, 1), UINT32_MAX, &t))
                 return key_bad(m, line, k, "must be [count, tokens] (two whole numbers)");
             r->tools_count = (uint32_t)c;
             r->tools_tokens = (uint32_t)t;
@@ -611,7 +611,7 @@ static int jsonl_row(struct imp *m, const json_t *o, uint64_t line, int64_t *raw
             LT_TRY(want_calls(m, line, k, v));
             break;
         case LT_FT_BLOCKS:
-            LT_TRY(imp_want_blocks(m, line, k, v));
+            LT_TRY(lt__imp_want_blocks(m, line, k, v));
             break;
         case LT_FT_ORIG:
             LT_TRY(want_orig(m, line, k, v));
@@ -633,18 +633,18 @@ static int jsonl_row(struct imp *m, const json_t *o, uint64_t line, int64_t *raw
         const char *s;
         size_t sn;
         json_t *f = json_object_get(o, "format");
-        if (f && imp_json_text(f, &s, &sn) && !strcmp(s, LT_FORMAT_NAME))
-            return imp_row_bad(m, line,
+        if (f && lt__imp_json_text(f, &s, &sn) && !strcmp(s, LT_FORMAT_NAME))
+            return lt__imp_row_bad(m, line,
                                "a second header line (only the first line may be one; "
                                "are two files joined?)");
         if (json_object_get(o, "rec") || json_object_get(o, "i"))
-            return imp_row_bad(m, line, "a run or result record: import takes traces only");
-        return imp_row_bad(m, line, "no \"t\" (arrival, microseconds), which every record needs");
+            return lt__imp_row_bad(m, line, "a run or result record: import takes traces only");
+        return lt__imp_row_bad(m, line, "no \"t\" (arrival, microseconds), which every record needs");
     }
     /* a session named but not numbered gets its number from the name */
     if (r->session_id && !(r->has & LT_HAS_SESSION))
-        LT_TRY(imp_name_session(m, r->session_id, strlen(r->session_id), line, NULL));
-    imp_rec_end(m);
+        LT_TRY(lt__imp_name_session(m, r->session_id, strlen(r->session_id), line, NULL));
+    lt__imp_rec_end(m);
 out:
     return rc;
 }
@@ -668,21 +668,21 @@ static int import_json(struct imp *m, struct lt_lines *lines)
         if (rc == 0)
             break;
         if (rc < 0) {
-            LT_TRY(imp_row_error(m, rc));
+            LT_TRY(lt__imp_row_error(m, rc));
             continue;
         }
         const char *p = lines->line.p;
         size_t n = lines->line.len;
         if (lines->lineno == 1 && n >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
             p += 3, n -= 3; /* a UTF-8 byte order mark, as CSV input may have too */
-        imp_trim(&p, &n);
+        lt__imp_trim(&p, &n);
         if (n == 0)
             continue; /* a blank line carries nothing */
         uint64_t line = lines->lineno;
         int64_t raw = 0;
         rc = json_line(m, p, n, line, &m->json);
         if (rc == 0 && m->map.n) {
-            rc = imp_map_row(m, &(struct msrc){.obj = m->json}, line, &raw);
+            rc = lt__imp_map_row(m, &(struct msrc){.obj = m->json}, line, &raw);
         } else if (rc == 0 && spec->header_line && first && json_object_get(m->json, "format")) {
             first = false;
             LT_TRY(jsonl_header(m, m->json, line));
@@ -692,7 +692,7 @@ static int import_json(struct imp *m, struct lt_lines *lines)
         }
         first = false;
         if (rc < 0) {
-            LT_TRY(imp_row_error(m, rc));
+            LT_TRY(lt__imp_row_error(m, rc));
             continue;
         }
         /* blocks mean nothing without their size, which the header must
@@ -706,9 +706,9 @@ static int import_json(struct imp *m, struct lt_lines *lines)
                            m->name, (unsigned long long)line);
             goto out;
         }
-        LT_TRY(imp_emit(m, raw, line));
+        LT_TRY(lt__imp_emit(m, raw, line));
     }
-    rc = imp_finish(m);
+    rc = lt__imp_finish(m);
 out:
     json_decref(m->json);
     m->json = NULL;
@@ -739,9 +739,9 @@ static const char tracelab_jsonl_map[] =
     "in=prefix_tokens+newly_append_tokens,out=output_tokens,"
     "reasoning=reasoning_output_tokens,think_after=tools[].tool_wall_latency_ms:ms";
 
-const struct imp_format imp_format_mooncake = {LT_IMPORT_MOONCAKE, "mooncake", json_run,
+const struct imp_format lt__imp_format_mooncake = {LT_IMPORT_MOONCAKE, "mooncake", json_run,
                                                &mooncake,          NULL,       IMP_BLOCKS_512};
-const struct imp_format imp_format_jsonl = {
+const struct imp_format lt__imp_format_jsonl = {
     LT_IMPORT_JSONL, "jsonl", json_run, &jsonl, NULL, IMP_MAP_OK | IMP_OWN_CLOCK | IMP_BLOCKS_OPT};
-const struct imp_format imp_format_tracelab_jsonl = {
+const struct imp_format lt__imp_format_tracelab_jsonl = {
     LT_IMPORT_TRACELAB_JSONL, "tracelab-jsonl", json_run, &by_map, tracelab_jsonl_map, IMP_ROUNDS};

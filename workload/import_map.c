@@ -90,7 +90,7 @@ static int rule(const char *p, const char *e, struct lt_map *m, struct lt_err *e
                    "think_after, api, model, in, cached, out, reasoning, max_tokens, blocks, "
                    "finish, failed, est)",
                    kp, ke);
-    if (lt_map_find(m, key))
+    if (lt__map_find(m, key))
         return bad(err, "a key given twice", kp, ke);
     if (m->n == LT_MAP_RULES)
         return lt_errset(err, LT_EINVAL, "--map: more than %d keys", LT_MAP_RULES);
@@ -141,7 +141,7 @@ static int rule(const char *p, const char *e, struct lt_map *m, struct lt_err *e
     return 0;
 }
 
-int lt_map_parse(const char *spec, struct lt_map *m, struct lt_err *err)
+int lt__map_parse(const char *spec, struct lt_map *m, struct lt_err *err)
 {
     int rc = 0;
     memset(m, 0, sizeof *m);
@@ -164,15 +164,15 @@ int lt_map_parse(const char *spec, struct lt_map *m, struct lt_err *err)
             goto out;
         p = comma ? comma + 1 : end;
     }
-    if (!lt_map_find(m, LT_REC_T))
+    if (!lt__map_find(m, LT_REC_T))
         rc = lt_errset(err, LT_EINVAL, "--map: no t=EXPR:UNIT (every record needs an arrival)");
 out:
     if (rc < 0)
-        lt_map_release(m);
+        lt__map_release(m);
     return rc;
 }
 
-void lt_map_release(struct lt_map *m)
+void lt__map_release(struct lt_map *m)
 {
     for (int i = 0; i < m->n; i++)
         for (int j = 0; j < m->r[i].n; j++)
@@ -181,7 +181,7 @@ void lt_map_release(struct lt_map *m)
     memset(m, 0, sizeof *m);
 }
 
-const struct lt_map_rule *lt_map_find(const struct lt_map *m, int key)
+const struct lt_map_rule *lt__map_find(const struct lt_map *m, int key)
 {
     for (int i = 0; i < m->n; i++)
         if (m->r[i].key == key)
@@ -189,7 +189,7 @@ const struct lt_map_rule *lt_map_find(const struct lt_map *m, int key)
     return NULL;
 }
 
-bool lt_map_names(const struct lt_map *m, const char *nm, size_t n)
+bool lt__map_names(const struct lt_map *m, const char *nm, size_t n)
 {
     for (int i = 0; i < m->n; i++)
         for (int j = 0; j < m->r[i].n; j++)
@@ -243,7 +243,7 @@ static bool mval_json(const json_t *j, struct mval *v)
     if (!j || json_is_null(j))
         return false;
     *v = (struct mval){NULL, 0, j};
-    imp_json_text(j, &v->p, &v->n);
+    lt__imp_json_text(j, &v->p, &v->n);
     return true;
 }
 
@@ -264,7 +264,7 @@ static int term_each(struct imp *m, const struct msrc *s, const struct lt_map_te
                 continue;
             const char *p = s->row->f[c].p;
             size_t n = s->row->f[c].len;
-            imp_trim(&p, &n);
+            lt__imp_trim(&p, &n);
             if (!n)
                 continue;
             v = (struct mval){p, n, NULL};
@@ -325,7 +325,7 @@ static int acc_time(struct imp *m, const struct mval *v, void *ap)
         if (ok && (us > TIME_MAX_US || us < -TIME_MAX_US))
             ok = -1;
     } else if (v->p) {
-        ok = imp_parse_scaled_us(v->p, v->n, digits, &us);
+        ok = lt__imp_parse_scaled_us(v->p, v->n, digits, &us);
     } else if (unit != LT_MU_ISO && json_is_integer(v->j)) {
         json_int_t x = json_integer_value(v->j);
         ok = x > TIME_MAX_US / mult || x < -TIME_MAX_US / mult ? -1 : 1;
@@ -334,11 +334,11 @@ static int acc_time(struct imp *m, const struct mval *v, void *ap)
         double d = json_real_value(v->j) * (double)mult;
         ok = fabs(d) > (double)TIME_MAX_US ? -1 : 1;
         us = ok > 0 ? llround(d) : 0;
-    } else if (imp_json_big(v->j, &(uint64_t){0})) {
+    } else if (lt__imp_json_big(v->j, &(uint64_t){0})) {
         ok = -1;
     }
     if (ok == 0)
-        return imp_row_bad(m, a->line, "map %s: \"%.*s\" is not a time in %s", a->key, show_len(v),
+        return lt__imp_row_bad(m, a->line, "map %s: \"%.*s\" is not a time in %s", a->key, show_len(v),
                            v->p ? v->p : "(a JSON value)",
                            unit == LT_MU_ISO  ? "ISO 8601 (YYYY-MM-DDTHH:MM:SS[.frac][Z], UTC)"
                            : unit == LT_MU_S  ? "seconds"
@@ -346,7 +346,7 @@ static int acc_time(struct imp *m, const struct mval *v, void *ap)
                                               : "microseconds");
     if (ok < 0 || (a->us > 0 && us > TIME_MAX_US - a->us) ||
         (a->us < 0 && us < -TIME_MAX_US - a->us))
-        return imp_row_bad(m, a->line, "map %s: out of range (times are at most %lld s from 0)",
+        return lt__imp_row_bad(m, a->line, "map %s: out of range (times are at most %lld s from 0)",
                            a->key, (long long)TIME_MAX_S);
     a->us += us;
     a->any = true;
@@ -358,14 +358,14 @@ static int acc_count(struct imp *m, const struct mval *v, void *ap)
     struct macc *a = ap;
     uint64_t x;
     bool ok =
-        v->p ? imp_parse_uint(v->p, v->n, UINT32_MAX, &x) : imp_json_u64(v->j, UINT32_MAX, &x);
+        v->p ? lt__imp_parse_uint(v->p, v->n, UINT32_MAX, &x) : lt__imp_json_u64(v->j, UINT32_MAX, &x);
     if (!ok)
-        return imp_row_bad(m, a->line,
+        return lt__imp_row_bad(m, a->line,
                            "map %s: \"%.*s\" is not a token count (a whole number from 0 to "
                            "4294967295)",
                            a->key, show_len(v), v->p ? v->p : "(a JSON value)");
     if (a->u + x > UINT32_MAX)
-        return imp_row_bad(m, a->line, "map %s: the sum is above 4294967295", a->key);
+        return lt__imp_row_bad(m, a->line, "map %s: the sum is above 4294967295", a->key);
     a->u += x;
     a->any = true;
     return 0;
@@ -392,19 +392,19 @@ static int mval_text(struct imp *m, const struct macc *a, size_t *off)
     if (!p) {
         if (json_is_integer(a->v.j))
             n = (size_t)snprintf(num, sizeof num, "%lld", (long long)json_integer_value(a->v.j));
-        else if (imp_json_big(a->v.j, &u))
+        else if (lt__imp_json_big(a->v.j, &u))
             n = (size_t)snprintf(num, sizeof num, "%" PRIu64, u);
         else
-            return imp_row_bad(m, a->line, "map %s: must be a string or a whole number", a->key);
+            return lt__imp_row_bad(m, a->line, "map %s: must be a string or a whole number", a->key);
         p = num;
     }
     if (!lt_json_utf8_ok(p, n) || memchr(p, '\0', n))
-        return imp_row_bad(m, a->line, "map %s: not valid UTF-8 text without NUL", a->key);
+        return lt__imp_row_bad(m, a->line, "map %s: not valid UTF-8 text without NUL", a->key);
     *off = m->mstr.len;
     int rc = lt_buf_append(&m->mstr, p, n);
     if (rc >= 0)
         rc = lt_buf_append(&m->mstr, "", 1);
-    return imp_nomem(m, rc, a->line);
+    return lt__imp_nomem(m, rc, a->line);
 }
 
 static bool truthy(const struct mval *v)
@@ -422,7 +422,7 @@ static bool truthy(const struct mval *v)
 static int map_blocks(struct imp *m, const struct macc *a)
 {
     if (!a->v.p)
-        return imp_want_blocks(m, a->line, a->key, a->v.j);
+        return lt__imp_want_blocks(m, a->line, a->key, a->v.j);
     size_t n = 0;
     for (size_t i = 0; i < a->v.n;) {
         if (a->v.p[i] < '0' || a->v.p[i] > '9') {
@@ -433,11 +433,11 @@ static int map_blocks(struct imp *m, const struct macc *a)
         size_t j = i;
         for (; j < a->v.n && a->v.p[j] >= '0' && a->v.p[j] <= '9'; j++) {
             if (x > (UINT64_MAX - (unsigned)(a->v.p[j] - '0')) / 10)
-                return imp_row_bad(m, a->line, "map %s: a block id above 18446744073709551615",
+                return lt__imp_row_bad(m, a->line, "map %s: a block id above 18446744073709551615",
                                    a->key);
             x = x * 10 + (unsigned)(a->v.p[j] - '0');
         }
-        int rc = imp_grow_array(m, (void **)&m->blocks, &m->blocks_cap, n < 8 ? 16 : n * 2,
+        int rc = lt__imp_grow_array(m, (void **)&m->blocks, &m->blocks_cap, n < 8 ? 16 : n * 2,
                                 sizeof *m->blocks);
         if (rc < 0)
             return rc;
@@ -463,14 +463,14 @@ static int round_once(struct imp *m, const struct sess *sess, uint32_t round, ui
         return lt_errset(m->err, LT_ENOMEM, "%s:%llu: out of memory", m->name,
                          (unsigned long long)line);
     if (!added)
-        return imp_row_bad(m, line, "session \"%s\" has round %u twice (first on line %llu)",
+        return lt__imp_row_bad(m, line, "session \"%s\" has round %u twice (first on line %llu)",
                            sess->name, round, (unsigned long long)*v);
     *v = line;
     return 0;
 }
 
 /* One record by the map, from a CSV row or a JSON object. */
-int imp_map_row(struct imp *m, const struct msrc *src, uint64_t line, int64_t *raw)
+int lt__imp_map_row(struct imp *m, const struct msrc *src, uint64_t line, int64_t *raw)
 {
     int rc = 0;
     struct lt_record *r = &m->rec;
@@ -479,7 +479,7 @@ int imp_map_row(struct imp *m, const struct msrc *src, uint64_t line, int64_t *r
     bool str_set[LT_REC_N] = {false};
     int64_t think_after = 0;
     bool have_think_after = false;
-    imp_rec_begin(m);
+    lt__imp_rec_begin(m);
     lt_buf_reset(&m->mstr);
     for (int i = 0; i < m->map.n; i++) {
         const struct lt_map_rule *mr = &m->map.r[i];
@@ -492,7 +492,7 @@ int imp_map_row(struct imp *m, const struct msrc *src, uint64_t line, int64_t *r
                 return rc;
         if (!a.any) {
             if (mr->key == LT_REC_T)
-                return imp_row_bad(m, line, "map t: no value (the row has none of %s)",
+                return lt__imp_row_bad(m, line, "map t: no value (the row has none of %s)",
                                    mr->t[0].alt[0]);
             continue;
         }
@@ -515,7 +515,7 @@ int imp_map_row(struct imp *m, const struct msrc *src, uint64_t line, int64_t *r
         case LT_FT_U64: { /* session: every id is a name, numbered */
             size_t off;
             LT_TRY(mval_text(m, &a, &off));
-            LT_TRY(imp_name_session(m, m->mstr.p + off, strlen(m->mstr.p + off), line, &sess));
+            LT_TRY(lt__imp_name_session(m, m->mstr.p + off, strlen(m->mstr.p + off), line, &sess));
             continue;
         }
         case LT_FT_STR:
@@ -539,7 +539,7 @@ int imp_map_row(struct imp *m, const struct msrc *src, uint64_t line, int64_t *r
         if (str_set[k])
             *(const char **)(void *)((char *)r + lt_schema_record[k].off) = m->mstr.p + str_off[k];
     if (r->session_id && !(r->has & LT_HAS_SESSION))
-        LT_TRY(imp_name_session(m, r->session_id, strlen(r->session_id), line, &sess));
+        LT_TRY(lt__imp_name_session(m, r->session_id, strlen(r->session_id), line, &sess));
     if (sess && (m->fmt->flags & IMP_ROUNDS) && (r->has & LT_HAS_TURN))
         LT_TRY(round_once(m, sess, r->turn, line));
     /* the wait after the previous answer of the session is this turn's
@@ -559,15 +559,15 @@ int imp_map_row(struct imp *m, const struct msrc *src, uint64_t line, int64_t *r
     if (src->row) {
         for (uint32_t i = 0; i < src->row->n; i++) {
             const char *cn = m->cols[i].name;
-            if (lt_map_names(&m->map, cn, strlen(cn)))
+            if (lt__map_names(&m->map, cn, strlen(cn)))
                 continue;
             if (!lt_json_utf8_ok(src->row->f[i].p, src->row->f[i].len))
-                return imp_row_bad(
+                return lt__imp_row_bad(
                     m, line,
                     "column \"%s\": not valid UTF-8 (convert the file to UTF-8, e.g. "
                     "with iconv)",
                     cn);
-            LT_TRY(imp_nomem(m, imp_extra_csv(m, cn, src->row->f[i].p, src->row->f[i].len), line));
+            LT_TRY(lt__imp_nomem(m, lt__imp_extra_csv(m, cn, src->row->f[i].p, src->row->f[i].len), line));
         }
     } else {
         const char *k;
@@ -575,11 +575,11 @@ int imp_map_row(struct imp *m, const struct msrc *src, uint64_t line, int64_t *r
         json_t *v;
         json_object_keylen_foreach((json_t *)src->obj, k, kn, v)
         {
-            if (!lt_map_names(&m->map, k, kn))
-                LT_TRY(imp_json_extra(m, line, k, kn, v));
+            if (!lt__map_names(&m->map, k, kn))
+                LT_TRY(lt__imp_json_extra(m, line, k, kn, v));
         }
     }
-    imp_rec_end(m);
+    lt__imp_rec_end(m);
 out:
     return rc;
 }

@@ -740,7 +740,7 @@ int lt_servegen_reference(const char *dir, const char *trace, const char *out_pa
               lt_extra_get_int(&h->extra, "servegen_window", &win) &&
               lt_extra_get_int(&h->extra, "servegen_duration", &dur) &&
               lt_extra_get_int(&h->extra, "servegen_rate_ureq", &rate);
-    lt_reader_free(r);
+    lt_reader_close(r);
     if (!ok)
         return lt_errset(err, LT_EINVAL,
                          "%s: not made by synth --servegen (its header does not say which "

@@ -39,14 +39,14 @@
 
 #define HASH_SEED 0x6c74736573736e31ULL /* the hash of no blocks */
 
-void session_infer_init(struct session_infer *s)
+void lt__session_infer_init(struct session_infer *s)
 {
     memset(s, 0, sizeof *s);
     lt_u64map_init(&s->group_map);
     lt_u64map_init(&s->full_map);
 }
 
-void session_infer_release(struct session_infer *s)
+void lt__session_infer_release(struct session_infer *s)
 {
     lt_u64map_release(&s->group_map);
     lt_u64map_release(&s->full_map);
@@ -109,7 +109,7 @@ static enum verdict judge(uint64_t all, uint64_t open)
     return open == 1 ? LINK : open ? TIED : BRANCHED;
 }
 
-int session_infer_add(struct session_infer *s, const uint64_t *b, uint32_t n, bool has_in,
+int lt__session_infer_add(struct session_infer *s, const uint64_t *b, uint32_t n, bool has_in,
                       uint32_t in, uint64_t *session, uint32_t *turn)
 {
     if (!n || s->n_nodes >= UINT32_MAX - 1)
@@ -183,7 +183,7 @@ int session_infer_add(struct session_infer *s, const uint64_t *b, uint32_t n, bo
     return 0;
 }
 
-void session_infer_stats(const struct session_infer *s, struct lt_import_stats *st)
+void lt__session_infer_stats(const struct session_infer *s, struct lt_import_stats *st)
 {
     st->chains = s->n_sessions;
     st->chained = s->linked;

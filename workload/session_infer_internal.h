@@ -52,17 +52,17 @@ struct session_infer {
     uint64_t linked, tied, branched, shorter;
 };
 
-void session_infer_init(struct session_infer *s);
-void session_infer_release(struct session_infer *s);
+void lt__session_infer_init(struct session_infer *s);
+void lt__session_infer_release(struct session_infer *s);
 
 /* Link the request with blocks b[0..n-1] (n > 0) and prompt in (has_in:
  * whether it is known) to an earlier one, and say its session and turn.
  * Returns 0, or LT_ENOMEM (nothing changed). */
-int session_infer_add(struct session_infer *s, const uint64_t *b, uint32_t n, bool has_in,
+int lt__session_infer_add(struct session_infer *s, const uint64_t *b, uint32_t n, bool has_in,
                       uint32_t in, uint64_t *session, uint32_t *turn);
 
 /* What was found so far: chains, chained, the left-alone counts and the
  * turns per session, into st. */
-void session_infer_stats(const struct session_infer *s, struct lt_import_stats *st);
+void lt__session_infer_stats(const struct session_infer *s, struct lt_import_stats *st);
 
 #endif

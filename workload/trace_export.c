@@ -135,7 +135,7 @@ static int json_line(struct lt_buf *line, const struct lt_item *it, void *state,
 {
     (void)state;
     int rc;
-    if ((rc = lt_json_item(line, it)) < 0 || (rc = lt_buf_append(line, "\n", 1)) < 0)
+    if ((rc = lt_trace_json_item(line, it)) < 0 || (rc = lt_buf_append(line, "\n", 1)) < 0)
         lt_errset(err, rc, "%s: record %" PRIu64 ": too large", in_name, it->index);
     return rc;
 }
@@ -191,7 +191,7 @@ int lt_export_jsonl(struct lt_reader *r, bool header, const char *in_name, FILE 
     memset(st, 0, sizeof *st);
     struct lt_buf line;
     lt_buf_init(&line, (size_t)1 << 30);
-    if (header && ((rc = lt_json_header(&line, lt_reader_header(r))) < 0 ||
+    if (header && ((rc = lt_trace_json_header(&line, lt_reader_header(r))) < 0 ||
                    (rc = lt_buf_append(&line, "\n", 1)) < 0)) {
         lt_errset(err, rc, "%s: header too large", in_name);
         rc = fail_after_flush(rc, LT_EXPORT_FAULT_ENCODE, &line, out, out_name, st);
@@ -259,7 +259,7 @@ int lt_export_copy(const char *in_path, const struct lt_reader_opts *ro, const c
         while ((rc = lt_reader_next(r, &it, err)) == 1)
             ;
         lt_reader_stats(r, rs);
-        lt_reader_free(r);
+        lt_reader_close(r);
         r = NULL;
         if (rc < 0) {
             st->fault = LT_EXPORT_FAULT_READ;
@@ -307,7 +307,7 @@ out:
         if (stat(out_path, &so) == 0 && S_ISREG(so.st_mode))
             unlink(out_path);
     }
-    lt_reader_free(r);
+    lt_reader_close(r);
     lt_buf_release(&extra);
     return rc < 0 ? rc : 0;
 }
@@ -334,7 +334,7 @@ int lt_export_file(const char *in_path, enum lt_export_format f, FILE *out, cons
         rc = export_lines(r, &line, mooncake_line, &m, in_path, out, out_name, st, err);
         lt_buf_release(&line);
     }
-    lt_reader_free(r);
+    lt_reader_close(r);
     return rc;
 }
 

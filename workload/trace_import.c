@@ -7,9 +7,9 @@
  * One state (struct imp) serves every format. A format's row parser fills
  * imp.rec with pointers into the current row (CSV buffer or JSON tree) and
  * returns the row's arrival time in microseconds on the source's own clock
- * ("raw"); imp_emit() then turns raw times into t (relative to the first
+ * ("raw"); lt__imp_emit() then turns raw times into t (relative to the first
  * record), checks the order, and hands the record on, or, with sort, copies
- * it into memory to be sorted and handed on at the end (imp_finish). The header goes to
+ * it into memory to be sorted and handed on at the end (lt__imp_finish). The header goes to
  * the sink just before the first record, because the Azure header carries
  * the wall-clock time of the first row.
  *
@@ -35,7 +35,7 @@
 
 /* ---- small parsers ------------------------------------------------------ */
 
-void imp_trim(const char **p, size_t *n)
+void lt__imp_trim(const char **p, size_t *n)
 {
     while (*n && (**p == ' ' || **p == '\t'))
         (*p)++, (*n)--;
@@ -45,9 +45,9 @@ void imp_trim(const char **p, size_t *n)
 
 /* A whole number in [0, max]. Trailing ".0" (pandas writes integer columns
  * with missing values as floats) is accepted; any other fraction is not. */
-bool imp_parse_uint(const char *p, size_t n, uint64_t max, uint64_t *v)
+bool lt__imp_parse_uint(const char *p, size_t n, uint64_t max, uint64_t *v)
 {
-    imp_trim(&p, &n);
+    lt__imp_trim(&p, &n);
     size_t i = 0;
     uint64_t x = 0;
     if (!n)
@@ -71,7 +71,7 @@ bool imp_parse_uint(const char *p, size_t n, uint64_t max, uint64_t *v)
 }
 
 /* Digits only, no leading zero: text that an integer prints back as. */
-bool imp_canonical_uint(const char *p, size_t n)
+bool lt__imp_canonical_uint(const char *p, size_t n)
 {
     if (!n || (p[0] == '0' && n > 1))
         return false;
@@ -85,9 +85,9 @@ bool imp_canonical_uint(const char *p, size_t n)
  * 3: milliseconds, 0: microseconds) to microseconds, exactly: digits past
  * the microsecond are rounded. 1 on success, 0 when it is not a number, -1
  * when it is one beyond ±TIME_MAX_US. */
-int imp_parse_scaled_us(const char *p, size_t n, int digits, int64_t *us)
+int lt__imp_parse_scaled_us(const char *p, size_t n, int digits, int64_t *us)
 {
-    imp_trim(&p, &n);
+    lt__imp_trim(&p, &n);
     size_t i = 0;
     bool neg = false, big = false;
     int64_t mult = 1;
@@ -123,9 +123,9 @@ int imp_parse_scaled_us(const char *p, size_t n, int digits, int64_t *us)
 }
 
 /* Seconds as a decimal to microseconds (parse_scaled_us). */
-int imp_parse_seconds_us(const char *p, size_t n, int64_t *us)
+int lt__imp_parse_seconds_us(const char *p, size_t n, int64_t *us)
 {
-    return imp_parse_scaled_us(p, n, 6, us);
+    return lt__imp_parse_scaled_us(p, n, 6, us);
 }
 
 /* Wall-clock microseconds since the epoch as RFC 3339 UTC. */
@@ -207,7 +207,7 @@ static struct sess *session_by_name(struct imp *m, const char *p, size_t n)
 }
 
 /* session_by_name, with the out-of-memory error named. */
-int imp_name_session(struct imp *m, const char *p, size_t n, uint64_t line, struct sess **out)
+int lt__imp_name_session(struct imp *m, const char *p, size_t n, uint64_t line, struct sess **out)
 {
     struct sess *s = session_by_name(m, p, n);
     if (!s)
@@ -220,7 +220,7 @@ int imp_name_session(struct imp *m, const char *p, size_t n, uint64_t line, stru
 
 /* ---- msgpack into an lt_buf ---------------------------------------------- */
 
-void imp_pk_str(struct imp *m, const char *s, size_t n)
+void lt__imp_pk_str(struct imp *m, const char *s, size_t n)
 {
     lt_mp_str(&m->pk, s, n);
 }
@@ -237,14 +237,14 @@ static void pk_csv_value(struct imp *m, const char *p, size_t n)
     if (integer)
         lt_mp_int(&m->pk, strtoll(p, NULL, 10));
     else
-        imp_pk_str(m, p, n);
+        lt__imp_pk_str(m, p, n);
 }
 
 /* A source column or key kept in extra must not take the name of a record
  * key (a CSV column "in" beside ContextTokens, a Mooncake key "t"): it
  * would be read back as that key, or clash with it. Such names get the
  * format as a prefix ("azure:in"). */
-void imp_pk_extra_key(struct imp *m, const char *k, size_t kn)
+void lt__imp_pk_extra_key(struct imp *m, const char *k, size_t kn)
 {
     if (is_record_key(k, kn)) {
         const char *fmt = m->fmt->name;
@@ -255,13 +255,13 @@ void imp_pk_extra_key(struct imp *m, const char *k, size_t kn)
         lt_mp_raw(&m->pk, k, kn);
         return;
     }
-    imp_pk_str(m, k, kn);
+    lt__imp_pk_str(m, k, kn);
 }
 
-int imp_extra_csv(struct imp *m, const char *key, const char *p, size_t n)
+int lt__imp_extra_csv(struct imp *m, const char *key, const char *p, size_t n)
 {
     m->pk.out = &m->extra;
-    imp_pk_extra_key(m, key, strlen(key));
+    lt__imp_pk_extra_key(m, key, strlen(key));
     pk_csv_value(m, p, n);
     m->rec.extra.n++;
     return m->pk.rc;
@@ -269,7 +269,7 @@ int imp_extra_csv(struct imp *m, const char *key, const char *p, size_t n)
 
 /* ---- errors ----------------------------------------------------------------- */
 
-int imp_row_bad(struct imp *m, uint64_t line, const char *fmt, ...)
+int lt__imp_row_bad(struct imp *m, uint64_t line, const char *fmt, ...)
 {
     char what[400];
     va_list ap;
@@ -281,7 +281,7 @@ int imp_row_bad(struct imp *m, uint64_t line, const char *fmt, ...)
 
 /* A row error: with skip_bad it is reported and counted, and reading goes
  * on (returns 0); otherwise it stops the import. */
-int imp_row_error(struct imp *m, int rc)
+int lt__imp_row_error(struct imp *m, int rc)
 {
     if (!m->o->skip_bad || (rc != LT_EFORMAT && rc != LT_ELIMIT))
         return rc;
@@ -293,7 +293,7 @@ int imp_row_error(struct imp *m, int rc)
 }
 
 /* A buffer of the current row could not grow. */
-int imp_nomem(struct imp *m, int rc, uint64_t line)
+int lt__imp_nomem(struct imp *m, int rc, uint64_t line)
 {
     if (rc >= 0)
         return rc;
@@ -301,7 +301,7 @@ int imp_nomem(struct imp *m, int rc, uint64_t line)
                      rc == LT_ELIMIT ? "row too large" : "out of memory");
 }
 
-int imp_grow_array(struct imp *m, void **arr, size_t *cap, size_t n, size_t size)
+int lt__imp_grow_array(struct imp *m, void **arr, size_t *cap, size_t n, size_t size)
 {
     if (n <= *cap)
         return 0;
@@ -362,7 +362,7 @@ static int infer_session(struct imp *m, struct lt_record *r, uint64_t line)
 {
     uint64_t session;
     uint32_t turn;
-    if (session_infer_add(&m->infer, r->blocks, r->n_blocks, (r->has & LT_HAS_IN) != 0, r->in,
+    if (lt__session_infer_add(&m->infer, r->blocks, r->n_blocks, (r->has & LT_HAS_IN) != 0, r->in,
                           &session, &turn) < 0)
         return lt_errset(m->err, LT_ENOMEM, "%s:%llu: out of memory for session inference", m->name,
                          (unsigned long long)line);
@@ -426,7 +426,7 @@ static int deliver(struct imp *m, const struct lt_record *r, uint64_t line)
     }
     int rc = m->sink->record ? m->sink->record(m->sink->ud, r, m->err) : 0;
     if (rc == LT_ELIMIT)
-        return imp_row_error(m, lt_errf(m->err, rc, "%s:%llu", m->name, (unsigned long long)line));
+        return lt__imp_row_error(m, lt_errf(m->err, rc, "%s:%llu", m->name, (unsigned long long)line));
     if (rc < 0)
         return rc;
     if (st->records == 0)
@@ -545,7 +545,7 @@ static int by_arrival(const void *a, const void *b)
 }
 
 /* The record in m->rec is complete: put it in order. */
-int imp_emit(struct imp *m, int64_t raw, uint64_t line)
+int lt__imp_emit(struct imp *m, int64_t raw, uint64_t line)
 {
     int rc;
     if (m->o->sort)
@@ -569,7 +569,7 @@ int imp_emit(struct imp *m, int64_t raw, uint64_t line)
     return deliver(m, &m->rec, line);
 }
 
-int imp_finish(struct imp *m)
+int lt__imp_finish(struct imp *m)
 {
     int rc = 0;
     if (!m->o->sort)
@@ -600,14 +600,14 @@ int imp_finish(struct imp *m)
 }
 
 /* Start a new record. */
-void imp_rec_begin(struct imp *m)
+void lt__imp_rec_begin(struct imp *m)
 {
     memset(&m->rec, 0, sizeof m->rec);
     lt_buf_reset(&m->extra);
     m->pk.rc = 0;
 }
 
-void imp_rec_end(struct imp *m)
+void lt__imp_rec_end(struct imp *m)
 {
     m->rec.extra.data = (const uint8_t *)m->extra.p;
     m->rec.extra.len = m->extra.len;
@@ -617,13 +617,13 @@ void imp_rec_end(struct imp *m)
 
 /* The formats, each defined by its family's file. */
 static const struct imp_format *const formats[] = {
-    [LT_IMPORT_AZURE] = &imp_format_azure,
-    [LT_IMPORT_BURSTGPT] = &imp_format_burstgpt,
-    [LT_IMPORT_MOONCAKE] = &imp_format_mooncake,
-    [LT_IMPORT_JSONL] = &imp_format_jsonl,
-    [LT_IMPORT_CSV] = &imp_format_csv,
-    [LT_IMPORT_TRACELAB] = &imp_format_tracelab,
-    [LT_IMPORT_TRACELAB_JSONL] = &imp_format_tracelab_jsonl,
+    [LT_IMPORT_AZURE] = &lt__imp_format_azure,
+    [LT_IMPORT_BURSTGPT] = &lt__imp_format_burstgpt,
+    [LT_IMPORT_MOONCAKE] = &lt__imp_format_mooncake,
+    [LT_IMPORT_JSONL] = &lt__imp_format_jsonl,
+    [LT_IMPORT_CSV] = &lt__imp_format_csv,
+    [LT_IMPORT_TRACELAB] = &lt__imp_format_tracelab,
+    [LT_IMPORT_TRACELAB_JSONL] = &lt__imp_format_tracelab_jsonl,
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
@@ -645,9 +645,9 @@ int lt_import_format_parse(const char *s, enum lt_import_format *f)
 int lt_import_map_check(const char *spec, struct lt_err *err)
 {
     struct lt_map map;
-    int rc = lt_map_parse(spec, &map, err);
+    int rc = lt__map_parse(spec, &map, err);
     if (rc == 0)
-        lt_map_release(&map);
+        lt__map_release(&map);
     return rc;
 }
 
@@ -677,7 +677,7 @@ static int run(FILE *f, const void *data, size_t len, const struct lt_import_opt
                          "--from %s needs --map KEY=EXPR,... to say which column is what",
                          m.fmt->name);
     if (o->map || m.fmt->map) {
-        rc = lt_map_parse(o->map ? o->map : m.fmt->map, &m.map, err);
+        rc = lt__map_parse(o->map ? o->map : m.fmt->map, &m.map, err);
         if (rc < 0)
             return rc;
     }
@@ -695,7 +695,7 @@ static int run(FILE *f, const void *data, size_t len, const struct lt_import_opt
     lt_buf_init(&m.mstr, max);
     m.pk = (struct lt_mp){&m.extra, 0};
     lt_u64map_init(&m.sess_map);
-    session_infer_init(&m.infer);
+    lt__session_infer_init(&m.infer);
     lt_u64map_init(&m.rounds);
     m.cur_sess = SIZE_MAX;
 
@@ -709,8 +709,8 @@ static int run(FILE *f, const void *data, size_t len, const struct lt_import_opt
     free(m.sess);
     lt_u64map_release(&m.sess_map);
     if (o->infer_sessions)
-        session_infer_stats(&m.infer, m.st);
-    session_infer_release(&m.infer);
+        lt__session_infer_stats(&m.infer, m.st);
+    lt__session_infer_release(&m.infer);
     lt_u64map_release(&m.rounds);
     free(m.blocks);
     free(m.msgs);
@@ -723,7 +723,7 @@ static int run(FILE *f, const void *data, size_t len, const struct lt_import_opt
     lt_buf_release(&m.jbuf);
     lt_buf_release(&m.sbuf);
     lt_buf_release(&m.mstr);
-    lt_map_release(&m.map);
+    lt__map_release(&m.map);
     return rc;
 }
 

@@ -302,7 +302,7 @@ int lt_info_compute_progress(const char *path, struct lt_info *info, char *sourc
     LT_TRY(n);
     LT_TRY(lt_info_finish(info, err));
 out:
-    lt_reader_free(r);
+    lt_reader_close(r);
     if (rc < 0)
         lt_info_release(info);
     return rc;

@@ -68,26 +68,26 @@ static void make_req(struct req *q, uint32_t run, uint64_t k, int64_t late)
              LT_RHAS_WANT_IN | LT_RHAS_WANT_OUT;
 }
 
-static void add_basic(struct lt_analysis *a, uint32_t run, int64_t late_from_50)
+static void add_basic(struct lt_analyze *a, uint32_t run, int64_t late_from_50)
 {
     struct lt_run rr = {.id = run, .mode = "concurrency", .concurrency = 1, .target = "sim"};
-    assert_int_equal(lt_analysis_add_run(a, &rr, NULL), 0);
+    assert_int_equal(lt_analyze_add_run(a, &rr, NULL), 0);
     for (uint64_t k = 0; k < N; k++) {
         struct req q;
         make_req(&q, run, k, k >= 50 ? late_from_50 : 0);
-        assert_int_equal(lt_analysis_add_result(a, &q.res, NULL), 0);
+        assert_int_equal(lt_analyze_add_result(a, &q.res, NULL), 0);
     }
 }
 
 static void test_basic_figures(void **state)
 {
-    struct lt_analysis a;
+    struct lt_analyze a;
     struct lt_analyze_opts o;
     lt_analyze_opts_init(&o);
     o.slo_ttft_us = 50 * MS;
-    assert_int_equal(lt_analysis_init(&a, &o, NULL), 0);
+    assert_int_equal(lt_analyze_init(&a, &o, NULL), 0);
     add_basic(&a, 0, 0);
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     assert_int_equal(a.n_runs, 1);
     const struct lt_analyze_run *r = a.runs[0];
     assert_int_equal(r->ok, N);
@@ -133,7 +133,7 @@ static void test_basic_figures(void **state)
     }
     assert_int_equal(r->good_sched, r->good);
     assert_int_equal(lt_hist_max(r->h[LT_AM_LAG]), 0);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 }
 
 /* TTFT and TTFC, from the send and the scheduled time, for a mix of
@@ -150,8 +150,8 @@ static void test_ttft_ttfc_mix(void **state)
     for (int m = 0; m < LT_AM_COUNT; m++)
         assert_non_null(want[m] = lt_hist_new(UINT64_C(1) << 36, 10, NULL));
     uint64_t neg[LT_AM_COUNT] = {0};
-    struct lt_analysis a;
-    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    struct lt_analyze a;
+    assert_int_equal(lt_analyze_init(&a, NULL, NULL), 0);
     for (int64_t k = 0; k < M; k++) {
         struct lt_result r = {.run = 0, .index = (uint64_t)k, .sched = k * 1000};
         r.sent = r.sched + k % 7;
@@ -162,7 +162,7 @@ static void test_ttft_ttfc_mix(void **state)
         r.status = 200;
         r.has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END | LT_RHAS_OUT | LT_RHAS_STATUS |
                 (k % 3 != 2 ? LT_RHAS_FIRST_CONTENT : 0);
-        assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+        assert_int_equal(lt_analyze_add_result(&a, &r, NULL), 0);
         int64_t v[LT_AM_COUNT] = {0};
         bool has[LT_AM_COUNT] = {0};
         v[LT_AM_TTFT] = r.first_token - r.sent;
@@ -182,7 +182,7 @@ static void test_ttft_ttfc_mix(void **state)
             lt_hist_record(want[m], v[m] < 0 ? 0 : (uint64_t)v[m]);
         }
     }
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     const struct lt_analyze_run *r = a.runs[0];
     static const enum lt_analyze_metric ms[] = {LT_AM_TTFT, LT_AM_TTFT_S, LT_AM_TTFC, LT_AM_TTFC_S,
                                                 LT_AM_TPOT};
@@ -193,18 +193,18 @@ static void test_ttft_ttfc_mix(void **state)
     assert_int_equal(r->negative[LT_AM_TTFT], M / 50);
     assert_int_equal(lt_hist_count(r->h[LT_AM_TTFC]), M - M / 3);
     /* Finishing again changes nothing. */
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     assert_same_hist(want[LT_AM_TTFC], r->h[LT_AM_TTFC]);
     for (int m = 0; m < LT_AM_COUNT; m++)
         lt_hist_free(want[m]);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 }
 
 /* Times no replay writes (a damaged or hostile file): one before the
  * epoch by 2^62 us counts in the first time-series bucket, not in a
  * bucket a lookup found before, and one near 2^63 us neither overflows
  * (UBSan checks this in CI) nor loses a request. */
-static void add_at(struct lt_analysis *a, int64_t sent)
+static void add_at(struct lt_analyze *a, int64_t sent)
 {
     struct lt_result r = {.run = 0,
                           .sched = sent,
@@ -214,7 +214,7 @@ static void add_at(struct lt_analysis *a, int64_t sent)
                           .out = 2,
                           .status = 200};
     r.has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END | LT_RHAS_OUT | LT_RHAS_STATUS;
-    assert_int_equal(lt_analysis_add_result(a, &r, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(a, &r, NULL), 0);
 }
 
 /* Self-checks: one run's ranks add up (counts, rates, in flight, CPU; the
@@ -223,8 +223,8 @@ static void add_at(struct lt_analysis *a, int64_t sent)
 static void test_self_check(void **state)
 {
     (void)state;
-    struct lt_analysis a;
-    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    struct lt_analyze a;
+    assert_int_equal(lt_analyze_init(&a, NULL, NULL), 0);
     add_basic(&a, 0, 0);
     add_basic(&a, 1, 0);
     struct lt_check k0 = {.run = 0,
@@ -239,9 +239,9 @@ static void test_self_check(void **state)
     k1.inflight_got = 1.5;
     k1.wall_s = 12;
     k1.off = true;
-    assert_int_equal(lt_analysis_add_check(&a, &k0, NULL), 0);
-    assert_int_equal(lt_analysis_add_check(&a, &k1, NULL), 0);
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_add_check(&a, &k0, NULL), 0);
+    assert_int_equal(lt_analyze_add_check(&a, &k1, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     const struct lt_analyze_run *r = a.runs[0];
     assert_int_equal(r->n_checks, 2);
     assert_int_equal(r->check.requests, 100);
@@ -256,19 +256,19 @@ static void test_self_check(void **state)
     assert_int_equal(lt_analyze_check_flags(&a, w, 4), 1);
     assert_non_null(strstr(w[0], "CHECK run 0 (C=1): the load delivered is more than 5 % off"));
     assert_non_null(strstr(w[0], "3.48 in flight on average of 4 asked (-13.0 %)"));
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 }
 
 static void test_hostile_times(void **state)
 {
     (void)state;
-    struct lt_analysis a;
-    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    struct lt_analyze a;
+    assert_int_equal(lt_analyze_init(&a, NULL, NULL), 0);
     static const int64_t secs[] = {100, 150, 250};
     for (int k = 0; k < 3; k++)
         add_at(&a, secs[k] * 1000000);
     add_at(&a, INT64_MIN / 2);
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     const struct lt_analyze_ts *ts = &a.runs[0]->ts;
     assert_int_equal(ts->width_us, 1000000);
     assert_int_equal(ts->b[0].started, 1);
@@ -276,13 +276,13 @@ static void test_hostile_times(void **state)
         assert_int_equal(ts->b[secs[k]].started, 1);
         assert_int_equal(ts->b[secs[k]].ok, 1);
     }
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 
-    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    assert_int_equal(lt_analyze_init(&a, NULL, NULL), 0);
     add_at(&a, 100 * 1000000);
     add_at(&a, INT64_MAX - 2000);
     add_at(&a, 6000000000000000000);
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     ts = &a.runs[0]->ts;
     uint64_t started = 0, ok = 0;
     for (uint32_t k = 0; k < ts->n; k++) {
@@ -291,11 +291,11 @@ static void test_hostile_times(void **state)
     }
     assert_int_equal(started, 3);
     assert_int_equal(ok, 3);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 
     /* Times at both ends of 64 bits in one result, and in its chunks:
      * every difference taken is defined (UBSan), and the request counts. */
-    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    assert_int_equal(lt_analyze_init(&a, NULL, NULL), 0);
     struct lt_chunk ch[2] = {{.t = INT64_MIN + 1, .tokens = 1}, {.t = INT64_MAX, .tokens = 1}};
     struct lt_result r = {.run = 0,
                           .sched = INT64_MAX,
@@ -309,22 +309,22 @@ static void test_hostile_times(void **state)
                           .n_chunks = 2};
     r.has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT | LT_RHAS_END | LT_RHAS_OUT |
             LT_RHAS_STATUS | LT_RHAS_CHUNKS;
-    assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &r, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     assert_int_equal(a.runs[0]->ok, 1);
     assert_int_equal(lt_hist_count(a.runs[0]->h[LT_AM_E2E]), 1);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 }
 
 static void test_late_sends(void **state)
 {
-    struct lt_analysis a;
+    struct lt_analyze a;
     struct lt_analyze_opts o;
     lt_analyze_opts_init(&o);
     o.slo_ttft_us = 100 * MS;
-    assert_int_equal(lt_analysis_init(&a, &o, NULL), 0);
+    assert_int_equal(lt_analyze_init(&a, &o, NULL), 0);
     add_basic(&a, 0, 200 * MS); /* the second half sent 200 ms late */
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     const struct lt_analyze_run *r = a.runs[0];
     assert_int_equal(r->late, 50);
     /* Uncorrected TTFT is unchanged: 1..100 ms. */
@@ -348,7 +348,7 @@ static void test_late_sends(void **state)
     fclose(f);
     assert_non_null(strstr(buf, "schedule lag p99 is 200."));
     free(buf);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 }
 
 /* Cancelled results (closed where the trace's client left) are neither Ok
@@ -360,8 +360,8 @@ static void test_cancelled(void **state)
     struct lt_analyze_opts o;
     lt_analyze_opts_init(&o);
     o.slo_ttft_us = 100 * MS;
-    struct lt_analysis a;
-    assert_int_equal(lt_analysis_init(&a, &o, NULL), 0);
+    struct lt_analyze a;
+    assert_int_equal(lt_analyze_init(&a, &o, NULL), 0);
     add_basic(&a, 3, 0);
     struct req q;
     for (int k = 0; k < 3; k++) {
@@ -370,12 +370,12 @@ static void test_cancelled(void **state)
         q.res.out = 4 + (uint32_t)k; /* 4 + 5 + 6 tokens received */
         q.res.end += 1000000 * MS;
         q.res.warmup = k == 2;
-        assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+        assert_int_equal(lt_analyze_add_result(&a, &q.res, NULL), 0);
     }
     make_req(&q, 3, 2010, 0);
     q.res.err = "timeout";
-    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &q.res, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     const struct lt_analyze_run *r = a.runs[0];
     assert_int_equal(r->measured, N + 3);
     assert_int_equal(r->ok, N);
@@ -397,36 +397,36 @@ static void test_cancelled(void **state)
                                 "9 tokens received before"));
     assert_non_null(strstr(buf, "errors: timeout 1  (1.0 % of measured)"));
     free(buf);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 }
 
 static void test_errors_and_warmup(void **state)
 {
-    struct lt_analysis a;
-    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    struct lt_analyze a;
+    assert_int_equal(lt_analyze_init(&a, NULL, NULL), 0);
     add_basic(&a, 7, 0);
     struct req q;
     /* warm-up: absurd latency, must not show */
     make_req(&q, 7, 1000, 0);
     q.res.warmup = true;
     q.res.end += 1000000 * MS;
-    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &q.res, NULL), 0);
     make_req(&q, 7, 1001, 0);
     q.res.err = "timeout";
-    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &q.res, NULL), 0);
     make_req(&q, 7, 1002, 0);
     q.res.status = 429;
-    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &q.res, NULL), 0);
     make_req(&q, 7, 1003, 0);
     q.res.status = 429;
-    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &q.res, NULL), 0);
     make_req(&q, 7, 1004, 0);
     q.res.has &= ~(uint32_t)LT_RHAS_SENT;
-    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &q.res, NULL), 0);
     make_req(&q, 7, 1005, 0);
     q.res.out = 0;
-    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &q.res, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     const struct lt_analyze_run *r = a.runs[0];
     assert_int_equal(r->id, 7);
     assert_int_equal(r->results, N + 6);
@@ -443,16 +443,16 @@ static void test_errors_and_warmup(void **state)
         assert_string_equal(r->errs[i].name, want[i].name);
         assert_int_equal(r->errs[i].n, want[i].n);
     }
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 
     /* An error class with quotes and a comma stays inside its
      * CSV field: quotes doubled, the row whole (RFC 4180). */
-    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    assert_int_equal(lt_analyze_init(&a, NULL, NULL), 0);
     add_basic(&a, 7, 0);
     make_req(&q, 7, 1000, 0);
     q.res.err = "bad \"x\", y";
-    assert_int_equal(lt_analysis_add_result(&a, &q.res, NULL), 0);
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &q.res, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -465,7 +465,7 @@ static void test_errors_and_warmup(void **state)
         rows += *c == '\n';
     assert_int_equal(rows, 2); /* header and one run */
     free(buf);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 }
 
 /* A sweep with known aggregate throughput: level c has c requests of 100
@@ -476,11 +476,11 @@ static void test_knee(void **state)
         uint32_t c;
         double agg;
     } lv[] = {{4, 370}, {1, 100}, {8, 400}, {2, 190}}; /* file order need not be sorted */
-    struct lt_analysis a;
-    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    struct lt_analyze a;
+    assert_int_equal(lt_analyze_init(&a, NULL, NULL), 0);
     for (uint32_t i = 0; i < 4; i++) {
         struct lt_run rr = {.id = i, .mode = "concurrency", .concurrency = lv[i].c};
-        assert_int_equal(lt_analysis_add_run(&a, &rr, NULL), 0);
+        assert_int_equal(lt_analyze_add_run(&a, &rr, NULL), 0);
         int64_t e2e = llround(lv[i].c * 100 / lv[i].agg * 1e6);
         for (uint32_t k = 0; k < lv[i].c; k++) {
             struct lt_result r = {.run = i,
@@ -494,10 +494,10 @@ static void test_knee(void **state)
                                   .count = "usage",
                                   .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
                                          LT_RHAS_OUT | LT_RHAS_STATUS};
-            assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+            assert_int_equal(lt_analyze_add_result(&a, &r, NULL), 0);
         }
     }
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     assert_string_equal(a.sweep_axis, "concurrency");
     assert_int_equal(a.n_points, 4);
     for (uint32_t i = 0; i < 4; i++)
@@ -506,16 +506,16 @@ static void test_knee(void **state)
     assert_near(400, a.runs[a.points[3].run]->agg_tps, 1e-6);
     /* growth per relative load increase: 0.9, 0.95, 0.08 -> knee at C = 4 */
     assert_int_equal(a.knee, 2);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 
     /* With a stricter fraction nothing changes; with 0.05 there is no knee. */
     struct lt_analyze_opts o;
     lt_analyze_opts_init(&o);
     o.knee_fraction = 0.05;
-    assert_int_equal(lt_analysis_init(&a, &o, NULL), 0);
+    assert_int_equal(lt_analyze_init(&a, &o, NULL), 0);
     for (uint32_t i = 0; i < 4; i++) {
         struct lt_run rr = {.id = i, .concurrency = lv[i].c};
-        lt_analysis_add_run(&a, &rr, NULL);
+        lt_analyze_add_run(&a, &rr, NULL);
         int64_t e2e = llround(lv[i].c * 100 / lv[i].agg * 1e6);
         for (uint32_t k = 0; k < lv[i].c; k++) {
             struct lt_result r = {.run = i,
@@ -526,18 +526,18 @@ static void test_knee(void **state)
                                   .status = 200,
                                   .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
                                          LT_RHAS_OUT | LT_RHAS_STATUS};
-            lt_analysis_add_result(&a, &r, NULL);
+            lt_analyze_add_result(&a, &r, NULL);
         }
     }
-    lt_analysis_finish(&a, NULL);
+    lt_analyze_finish(&a, NULL);
     assert_int_equal(a.knee, -1);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 
     /* The same levels as request rates (open loop): a sweep over rate. */
-    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    assert_int_equal(lt_analyze_init(&a, NULL, NULL), 0);
     for (uint32_t i = 0; i < 4; i++) {
         struct lt_run rr = {.id = i, .mode = "rate", .rate = lv[i].c * 0.5};
-        lt_analysis_add_run(&a, &rr, NULL);
+        lt_analyze_add_run(&a, &rr, NULL);
         int64_t e2e = llround(lv[i].c * 100 / lv[i].agg * 1e6);
         for (uint32_t k = 0; k < lv[i].c; k++) {
             struct lt_result r = {.run = i,
@@ -548,14 +548,14 @@ static void test_knee(void **state)
                                   .status = 200,
                                   .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
                                          LT_RHAS_OUT | LT_RHAS_STATUS};
-            lt_analysis_add_result(&a, &r, NULL);
+            lt_analyze_add_result(&a, &r, NULL);
         }
     }
-    lt_analysis_finish(&a, NULL);
+    lt_analyze_finish(&a, NULL);
     assert_string_equal(a.sweep_axis, "rate");
     assert_int_equal(a.knee, 2);
     assert_near(2.0, a.points[a.knee].x, 0);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 
     /* With SLOs, no knee before goodput stops growing: levels 1, 4, 8 at
      * 100, 180, 200 tok/s (E2E 1 s, 2.2 s, 4 s). Throughput grows by 27 %
@@ -569,10 +569,10 @@ static void test_knee(void **state)
     for (int with_slo = 0; with_slo < 2; with_slo++) {
         lt_analyze_opts_init(&o);
         o.slo_e2e_us = with_slo ? 3000000 : 0;
-        assert_int_equal(lt_analysis_init(&a, &o, NULL), 0);
+        assert_int_equal(lt_analyze_init(&a, &o, NULL), 0);
         for (uint32_t i = 0; i < 3; i++) {
             struct lt_run rr = {.id = i, .mode = "concurrency", .concurrency = gv[i].c};
-            lt_analysis_add_run(&a, &rr, NULL);
+            lt_analyze_add_run(&a, &rr, NULL);
             int64_t e2e = llround(gv[i].c * 100 / gv[i].agg * 1e6);
             for (uint32_t k = 0; k < gv[i].c; k++) {
                 struct lt_result r = {.run = i,
@@ -584,17 +584,17 @@ static void test_knee(void **state)
                                       .status = 200,
                                       .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
                                              LT_RHAS_OUT | LT_RHAS_STATUS};
-                lt_analysis_add_result(&a, &r, NULL);
+                lt_analyze_add_result(&a, &r, NULL);
             }
         }
-        assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+        assert_int_equal(lt_analyze_finish(&a, NULL), 0);
         if (with_slo) {
             assert_near(1.0, a.runs[0]->goodput, 1e-6);
             assert_near(1.8, a.runs[1]->goodput, 1e-6);
             assert_near(0.0, a.runs[2]->goodput, 1e-6);
         }
         assert_int_equal(a.knee, with_slo ? 1 : 0);
-        lt_analysis_release(&a);
+        lt_analyze_release(&a);
     }
 }
 
@@ -603,8 +603,8 @@ static void test_knee(void **state)
  * (no chunks: all tokens at the end) ends every second for 1000 s. */
 static void test_timeseries_coarsening(void **state)
 {
-    struct lt_analysis a;
-    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    struct lt_analyze a;
+    assert_int_equal(lt_analyze_init(&a, NULL, NULL), 0);
     for (int64_t k = 0; k < 1000; k++) {
         struct lt_result r = {.run = 0,
                               .index = (uint64_t)k,
@@ -616,9 +616,9 @@ static void test_timeseries_coarsening(void **state)
                               .status = 200,
                               .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
                                      LT_RHAS_OUT | LT_RHAS_STATUS};
-        assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+        assert_int_equal(lt_analyze_add_result(&a, &r, NULL), 0);
     }
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     const struct lt_analyze_ts *ts = &a.runs[0]->ts;
     assert_int_equal(ts->width_us, 4000000); /* 1 s -> 2 s -> 4 s: 250 buckets */
     assert_int_equal(ts->n, 250);
@@ -636,7 +636,7 @@ static void test_timeseries_coarsening(void **state)
     assert_int_equal(started, 1000);
     assert_int_equal(ended, 1000);
     assert_int_equal(e2e_n, 1000);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 }
 
 /* Two requests, by hand, 1-s buckets: A sent at 0.25 s, 10 tokens at its
@@ -661,13 +661,13 @@ static struct lt_result two_req(uint64_t k, int64_t sent, int64_t end, uint32_t 
 
 static void test_timeseries_points(void **state)
 {
-    struct lt_analysis a;
-    assert_int_equal(lt_analysis_init(&a, NULL, NULL), 0);
+    struct lt_analyze a;
+    assert_int_equal(lt_analyze_init(&a, NULL, NULL), 0);
     struct lt_result r = two_req(0, 250000, 1500000, 10);
-    assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &r, NULL), 0);
     r = two_req(1, 1000000, 2400000, 20);
-    assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &r, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     const struct lt_analyze_run *run = a.runs[0];
     assert_int_equal(run->ts.n, 3);
     static const double in_flight[3] = {0.75, 1.5, 1.0}, tps[3] = {0, 10, 50}, len[3] = {1, 1, 0.4};
@@ -684,7 +684,7 @@ static void test_timeseries_points(void **state)
         else
             assert_near(e2e[k], p.e2e_p50_ms, e2e[k] / 16); /* 5-bit buckets */
     }
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 
     /* The same with 1-ms buckets: the 2.4 s need 2400, so the width doubles
      * (to 16 ms: 2.4 s is 300 buckets of 8 ms, one past the last), and the
@@ -695,12 +695,12 @@ static void test_timeseries_points(void **state)
     struct lt_analyze_opts o;
     lt_analyze_opts_init(&o);
     o.bucket_us = 1000;
-    assert_int_equal(lt_analysis_init(&a, &o, NULL), 0);
+    assert_int_equal(lt_analyze_init(&a, &o, NULL), 0);
     r = two_req(0, 250000, 1500000, 10);
-    assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &r, NULL), 0);
     r = two_req(1, 1000000, 2400000, 20);
-    assert_int_equal(lt_analysis_add_result(&a, &r, NULL), 0);
-    assert_int_equal(lt_analysis_finish(&a, NULL), 0);
+    assert_int_equal(lt_analyze_add_result(&a, &r, NULL), 0);
+    assert_int_equal(lt_analyze_finish(&a, NULL), 0);
     run = a.runs[0];
     assert_int_equal(run->ts.width_us, 16000);
     double busy = 0, tokens = 0;
@@ -727,7 +727,7 @@ static void test_timeseries_points(void **state)
     assert_near(20 / 0.00016, last.tokens_per_s, 1e-9);
     assert_near(1.25 + 1.4, busy, 1e-9);
     assert_near(30, tokens, 1e-9);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
 }
 
 /* Through a real file: the summary replay prints. */
@@ -765,7 +765,7 @@ static void test_file_summary(void **state)
 }
 
 /* A results file whose runs or results make no sense is refused, not
- * analyzed with exit 0 (issue 20, item 6). */
+ * analyzed with exit 0 (numbers from such a file would be wrong silently). */
 static int analyze_runs(const struct lt_run *runs, int n_runs, const struct lt_result *res,
                         int n_res, struct lt_err *err)
 {
@@ -781,9 +781,9 @@ static int analyze_runs(const struct lt_run *runs, int n_runs, const struct lt_r
     for (int i = 0; i < n_res; i++)
         assert_int_equal(lt_writer_put_result(w, &res[i], err), 0);
     assert_int_equal(lt_writer_close(w, err), 0);
-    struct lt_analysis a;
+    struct lt_analyze a;
     int rc = lt_analyze_file(path, NULL, &a, err);
-    lt_analysis_release(&a);
+    lt_analyze_release(&a);
     unlink(path);
     return rc;
 }

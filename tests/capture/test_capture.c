@@ -386,7 +386,7 @@ static void test_recorder_order(void **state)
     struct lt_writer_opts wo = {.completion_order = true};
     struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
     assert_non_null(w);
-    struct lt_capture_recorder *r = lt_capture_recorder_new(w, lt_mono_now(), 4, &err);
+    struct lt_capture_recorder *r = lt_capture_recorder_start(w, lt_mono_now(), 4, &err);
     assert_non_null(r);
     uint64_t seq[5];
     int64_t t[5];
@@ -407,7 +407,7 @@ static void test_recorder_order(void **state)
             lt_capture_call_free(c);
     }
     struct lt_capture_recorder_stats st;
-    assert_int_equal(lt_capture_recorder_close(r, &st, &err), 0);
+    assert_int_equal(lt_capture_recorder_stop(r, &st, &err), 0);
     assert_int_equal(st.written, 3);
     assert_int_equal(st.dropped, 1);
     assert_int_equal(lt_writer_close(w, &err), 0);
@@ -422,7 +422,7 @@ static void test_recorder_order(void **state)
         assert_int_equal(it->rec.max_tokens, done[k]);
     }
     assert_int_equal(lt_reader_next(rd, &it, &err), 0);
-    lt_reader_free(rd);
+    lt_reader_close(rd);
     /* ... and every reader gets arrival order. */
     rd = lt_reader_open(path, NULL, &err);
     assert_non_null(rd);
@@ -433,7 +433,7 @@ static void test_recorder_order(void **state)
         assert_int_equal(it->index, k);
     }
     assert_int_equal(lt_reader_next(rd, &it, &err), 0);
-    lt_reader_free(rd);
+    lt_reader_close(rd);
 }
 
 /* Records of the file at path as readers see them, and how many of them
@@ -451,7 +451,7 @@ static int count_records(const char *path, int *unfinished)
         if ((it->rec.has & LT_HAS_FAILED) && !(it->rec.has & LT_HAS_ORIG_STATUS))
             (*unfinished)++;
     }
-    lt_reader_free(rd);
+    lt_reader_close(rd);
     return n;
 }
 
@@ -468,7 +468,7 @@ static void test_recorder_long_stream(void **state)
     struct lt_writer_opts wo = {.completion_order = true};
     struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
     assert_non_null(w);
-    struct lt_capture_recorder *r = lt_capture_recorder_new(w, lt_mono_now(), 0, &err);
+    struct lt_capture_recorder *r = lt_capture_recorder_start(w, lt_mono_now(), 0, &err);
     assert_non_null(r);
     uint64_t long_seq, seq;
     int64_t t;
@@ -497,7 +497,7 @@ static void test_recorder_long_stream(void **state)
     lc->status = 200;
     lt_capture_recorder_done(r, long_seq, lc);
     struct lt_capture_recorder_stats st;
-    assert_int_equal(lt_capture_recorder_close(r, &st, &err), 0);
+    assert_int_equal(lt_capture_recorder_stop(r, &st, &err), 0);
     assert_int_equal(st.written, 41);
     assert_int_equal(st.unfinished, 1);
     assert_int_equal(lt_writer_close(w, &err), 0);
@@ -538,8 +538,8 @@ static char *record_back(struct lt_capture_call *c, const char *name, struct lt_
     /* The extra keys as JSON, through the same rule `cat` prints them. */
     struct lt_buf js;
     lt_buf_init(&js, (size_t)64 << 20);
-    assert_int_equal(lt_json_record(&js, &it->rec), 0);
-    lt_reader_free(rd);
+    assert_int_equal(lt_trace_json_record(&js, &it->rec), 0);
+    lt_reader_close(rd);
     json_t *o = json_loadb(js.p, js.len, 0, NULL);
     lt_buf_release(&js);
     assert_non_null(o);
@@ -551,7 +551,7 @@ static char *record_back(struct lt_capture_call *c, const char *name, struct lt_
 
 /* Values a record cannot hold as sent are left out and named in
  * `changed` with what was sent; no count is estimated from a cut list
- * without saying so (issue 21). */
+ * without saying so. */
 static void test_values_as_sent(void **state)
 {
     struct lt_record r;
@@ -608,7 +608,7 @@ static void test_values_as_sent(void **state)
 
 /* --keep-content with a prompt past the reader's limit on one record: the
  * text is cut, ends with the mark, and `changed` holds its length as sent;
- * the reader reads the record (issue 21). */
+ * the reader reads the record. */
 static void test_keep_content_limit(void **state)
 {
     struct lt_capture_call_opts o = copts;

@@ -52,11 +52,11 @@ static void copy_through(const uint8_t *data, size_t size, bool salvage)
     uint64_t n = 0;
     for (; n < 100000 && lt_reader_next(r, &it, &err) == 1; n++) {
         check(lt_writer_put_item(w, it, &err) == 0, "the writer refuses a value the reader gave", &err);
-        lt_json_item(&want, it);
+        lt_trace_json_item(&want, it);
         lt_buf_append(&want, "\n", 1);
     }
     check(lt_writer_close(w, &err) == 0, "closing the copy", &err);
-    lt_reader_free(r);
+    lt_reader_close(r);
     struct lt_reader_opts strict = {.max_frame_bytes = 1 << 26};
     r = lt_reader_open(path, &strict, &err);
     check(r != NULL, "the copy's header does not read", &err);
@@ -65,7 +65,7 @@ static void copy_through(const uint8_t *data, size_t size, bool salvage)
     int rc;
     uint64_t m = 0;
     while ((rc = lt_reader_next(r, &it, &err)) == 1) {
-        lt_json_item(&got, it);
+        lt_trace_json_item(&got, it);
         lt_buf_append(&got, "\n", 1);
         m++;
     }
@@ -75,7 +75,7 @@ static void copy_through(const uint8_t *data, size_t size, bool salvage)
           "the copy's values differ", NULL);
     lt_buf_release(&want);
     lt_buf_release(&got);
-    lt_reader_free(r);
+    lt_reader_close(r);
     unlink(path);
 }
 
@@ -92,14 +92,14 @@ static void read_through(const uint8_t *data, size_t size, bool salvage)
         return;
     struct lt_buf js;
     lt_buf_init(&js, 1 << 22);
-    lt_json_header(&js, lt_reader_header(r));
+    lt_trace_json_header(&js, lt_reader_header(r));
     const struct lt_item *it;
     for (int n = 0; n < 100000 && lt_reader_next(r, &it, &err) == 1; n++) {
         lt_buf_reset(&js);
-        lt_json_item(&js, it);
+        lt_trace_json_item(&js, it);
     }
     lt_buf_release(&js);
-    lt_reader_free(r);
+    lt_reader_close(r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -270,7 +270,7 @@ static void test_cut_and_parts(void **state)
     struct lt_plan *p = &r.p;
     struct lt_err err = {0};
     uint32_t part[4];
-    lt_plan_split(r.v, 4, 2, part);
+    lt_plan_jobs_split(r.v, 4, 2, part);
     assert_int_equal(p->state[0], LT_PLAN_DONE);
     size_t mine = 0;
     for (size_t i = 1; i < 4; i++)
@@ -285,7 +285,7 @@ static void test_cut_and_parts(void **state)
     lt_plan_release(p);
 }
 
-/* Samples keep whole sessions (lt_plan_sample): a session belongs where
+/* Samples keep whole sessions (lt_plan_jobs_sample): a session belongs where
  * its first request is. Jobs (t, session): 0 (0,A) 1 (10,B) 2 (20,-)
  * 3 (30,A) 4 (40,C) 5 (50,C) 6 (60,B). */
 static void test_sample(void **state)
@@ -311,10 +311,10 @@ static void test_sample(void **state)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         uint8_t keep[7];
-        struct lt_plan_sample sm;
+        struct lt_plan_jobs_sample sm;
         struct lt_err err = {0};
         assert_int_equal(
-            lt_plan_sample(&js, cases[c].ws, cases[c].we, cases[c].req, keep, &sm, &err), 0);
+            lt_plan_jobs_sample(&js, cases[c].ws, cases[c].we, cases[c].req, keep, &sm, &err), 0);
         char got[8];
         for (size_t j = 0; j < 7; j++)
             got[j] = keep[j] ? '1' : '0';
@@ -328,7 +328,7 @@ static void test_sample(void **state)
     /* A first session larger than the count: refused, named. */
     uint8_t keep[7];
     struct lt_err err = {0};
-    assert_int_equal(lt_plan_sample(&js, 0, 0, 1, keep, NULL, &err), LT_EUSAGE);
+    assert_int_equal(lt_plan_jobs_sample(&js, 0, 0, 1, keep, NULL, &err), LT_EUSAGE);
     assert_non_null(strstr(err.msg, "has 2 requests"));
 }
 
@@ -393,7 +393,7 @@ static void test_open(void **state)
     struct rig r;
     rig_start(&r, 2, t, NULL, NULL,
               &(struct lt_plan_opts){
-                  .mode = LT_PLAN_RATE, .rate = 10, .arrivals = LT_PLAN_CONSTANT, .requests = 5},
+                  .mode = LT_PLAN_RATE, .rate = 10, .arrivals = LT_ARR_CONSTANT, .requests = 5},
               0);
     struct lt_plan *p = &r.p;
     struct lt_err err = {0};

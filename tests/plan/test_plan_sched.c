@@ -17,7 +17,7 @@
 
 static const struct tcase {
     const char *name;
-    struct lt_plan_tt o;
+    struct lt_plan_sched_tt o;
     size_t n;
     int64_t in[8];
     int64_t want[8];
@@ -75,23 +75,24 @@ static void test_trace_time_errors(void **state)
 {
     int64_t t[2] = {0, 1}, out[2];
     struct lt_err err = {0};
-    struct lt_plan_tt both = {.speed = 2, .rate = 3};
+    struct lt_plan_sched_tt both = {.speed = 2, .rate = 3};
     assert_int_equal(lt_plan_sched_trace(t, 2, &both, NULL, out, &err), LT_EINVAL);
-    struct lt_plan_tt win = {.win_start_us = 10, .win_end_us = 5};
+    struct lt_plan_sched_tt win = {.win_start_us = 10, .win_end_us = 5};
     assert_int_equal(lt_plan_sched_trace(t, 2, &win, NULL, out, &err), LT_EINVAL);
     /* Stretching past the schedule's span is refused, naming the value,
      * instead of overflowing into negative (dropped) offsets. */
     int64_t t400[400], out400[400];
     for (int i = 0; i < 400; i++)
         t400[i] = (int64_t)i * 100000;
-    struct lt_plan_tt slow = {.speed = 1e-12};
+    struct lt_plan_sched_tt slow = {.speed = 1e-12};
     assert_int_equal(lt_plan_sched_trace(t400, 400, &slow, NULL, out400, &err), LT_EINVAL);
     assert_non_null(strstr(err.msg, "--speed 1e-12"));
-    struct lt_plan_tt sane = {.speed = 1e-3}; /* 11 hours: kept, all 400 */
+    struct lt_plan_sched_tt sane = {.speed = 1e-3}; /* 11 hours: kept, all 400 */
     assert_int_equal(lt_plan_sched_trace(t400, 400, &sane, NULL, out400, &err), 400);
     assert_int_equal(out400[399], (int64_t)399 * 100000 * 1000);
     int64_t o2[4];
-    assert_int_equal(lt_plan_sched_open(LT_PLAN_CONSTANT, 1e-300, 1, 1, 0, o2, 4, &err), LT_EINVAL);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_CONSTANT, 1e-300, 1, 1, 0, o2, 4, &err),
+                     LT_EINVAL);
     assert_non_null(strstr(err.msg, "--rate 1e-300"));
 }
 
@@ -114,40 +115,24 @@ static void test_open_loop(void **state)
     int64_t *t = malloc(N * sizeof *t);
     struct lt_err err = {0};
     double rate, cv;
-    assert_int_equal(lt_plan_sched_open(LT_PLAN_CONSTANT, 100, 0, 1, 0, t, N, &err), N);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_CONSTANT, 100, 0, 1, 0, t, N, &err), N);
     assert_int_equal(t[0], 0);
     assert_int_equal(t[1], 10000);
     assert_int_equal(t[N - 1], (int64_t)(N - 1) * 10000);
-    assert_int_equal(lt_plan_sched_open(LT_PLAN_POISSON, 100, 0, 1, 0, t, N, &err), N);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_POISSON, 100, 0, 1, 0, t, N, &err), N);
     moments(t, N, &rate, &cv);
     assert_true(fabs(rate - 100) < 3);
     assert_true(fabs(cv - 1) < 0.05);
-    assert_int_equal(lt_plan_sched_open(LT_PLAN_GAMMA, 100, 3, 1, 0, t, N, &err), N);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_GAMMA, 100, 3, 1, 0, t, N, &err), N);
     moments(t, N, &rate, &cv);
     assert_true(fabs(rate - 100) < 10);
     assert_true(fabs(cv - 3) < 0.3);
     for (int i = 1; i < N; i++)
         assert_true(t[i] >= t[i - 1]);
     /* duration cuts: 1 s at 100/s constant gives 100 arrivals */
-    assert_int_equal(lt_plan_sched_open(LT_PLAN_CONSTANT, 100, 0, 1, 1000000, t, N, &err), 100);
-    assert_int_equal(lt_plan_sched_open(LT_PLAN_POISSON, 0, 0, 1, 0, t, N, &err), LT_EINVAL);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_CONSTANT, 100, 0, 1, 1000000, t, N, &err), 100);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_POISSON, 0, 0, 1, 0, t, N, &err), LT_EINVAL);
     free(t);
-}
-
-static void test_parse_arrivals(void **state)
-{
-    enum lt_plan_arrivals a;
-    double cv;
-    struct lt_err err = {0};
-    assert_int_equal(lt_plan_parse_arrivals("poisson", &a, &cv, &err), 0);
-    assert_int_equal(a, LT_PLAN_POISSON);
-    assert_int_equal(lt_plan_parse_arrivals("gamma:2.5", &a, &cv, &err), 0);
-    assert_int_equal(a, LT_PLAN_GAMMA);
-    assert_true(cv == 2.5);
-    assert_int_equal(lt_plan_parse_arrivals("constant", &a, &cv, &err), 0);
-    assert_int_equal(lt_plan_parse_arrivals("gamma:", &a, &cv, &err), LT_EINVAL);
-    assert_int_equal(lt_plan_parse_arrivals("gamma:-1", &a, &cv, &err), LT_EINVAL);
-    assert_int_equal(lt_plan_parse_arrivals("uniform", &a, &cv, &err), LT_EINVAL);
 }
 
 int main(void)
@@ -156,7 +141,6 @@ int main(void)
         cmocka_unit_test(test_trace_time),
         cmocka_unit_test(test_trace_time_errors),
         cmocka_unit_test(test_open_loop),
-        cmocka_unit_test(test_parse_arrivals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

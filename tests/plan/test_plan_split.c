@@ -1,5 +1,5 @@
 /*
- * The split of a trace over the ranks of an MPI replay (lt_plan_split):
+ * The split of a trace over the ranks of an MPI replay (lt_plan_jobs_split):
  * a session stays on one part, requests without a session are dealt one by
  * one, the deal is balanced by weight (1024 + in + out) in arrival order,
  * and it is the same every time (each rank computes it on its own).
@@ -38,7 +38,7 @@ static void test_no_sessions_round_robin(void **state)
     struct lt_plan_job j[6];
     uint32_t out[6];
     make_jobs(j, s, NULL, 6);
-    lt_plan_split(j, 6, 3, out);
+    lt_plan_jobs_split(j, 6, 3, out);
     const uint32_t want[6] = {0, 1, 2, 0, 1, 2}; /* equal weights: least load, lowest part */
     for (int i = 0; i < 6; i++)
         assert_int_equal(want[i], out[i]);
@@ -52,7 +52,7 @@ static void test_sessions_whole(void **state)
     struct lt_plan_job j[11];
     uint32_t out[11];
     make_jobs(j, s, NULL, 11);
-    lt_plan_split(j, 11, 2, out);
+    lt_plan_jobs_split(j, 11, 2, out);
     for (int a = 0; a < 11; a++)
         for (int b = 0; b < 11; b++)
             if (s[a] && s[a] == s[b])
@@ -65,7 +65,7 @@ static void test_sessions_whole(void **state)
     assert_int_equal(0, out[4]);
     /* and the same again */
     uint32_t again[11];
-    lt_plan_split(j, 11, 2, again);
+    lt_plan_jobs_split(j, 11, 2, again);
     assert_memory_equal(out, again, sizeof out);
 }
 
@@ -79,7 +79,7 @@ static void test_weighted(void **state)
     struct lt_plan_job j[5];
     uint32_t out[5];
     make_jobs(j, s, in, 5);
-    lt_plan_split(j, 5, 2, out);
+    lt_plan_jobs_split(j, 5, 2, out);
     const uint32_t want[5] = {0, 1, 1, 1, 1}; /* 11024 vs 4 x 1024 */
     for (int i = 0; i < 5; i++)
         assert_int_equal(want[i], out[i]);
@@ -92,7 +92,7 @@ static void test_one_part(void **state)
     struct lt_plan_job j[4];
     uint32_t out[4];
     make_jobs(j, s, NULL, 4);
-    lt_plan_split(j, 4, 1, out);
+    lt_plan_jobs_split(j, 4, 1, out);
     for (int i = 0; i < 4; i++)
         assert_int_equal(0, out[i]);
 }

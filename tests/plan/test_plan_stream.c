@@ -297,8 +297,8 @@ static void test_stream_same_as_loaded(void **state)
     free(ls2);
     lt_plan_release(&pw);
     lt_plan_release(&ps);
-    lt_plan_jobs_release(&whole);
-    lt_plan_jobs_release(&streamed);
+    lt_plan_jobs_close(&whole);
+    lt_plan_jobs_close(&streamed);
 }
 
 /* What one mode did: the loaded plan's sends (n, the streamed plan's are
@@ -335,8 +335,8 @@ static struct outcome compare_mode(const struct lt_plan_opts *o)
     free(ls);
     lt_plan_release(&pw);
     lt_plan_release(&ps);
-    lt_plan_jobs_release(&whole);
-    lt_plan_jobs_release(&streamed);
+    lt_plan_jobs_close(&whole);
+    lt_plan_jobs_close(&streamed);
     return r;
 }
 
@@ -367,7 +367,7 @@ static void test_stream_moving_times(void **state)
         {.mode = LT_PLAN_RATE, .rate = 2000, .duration_us = 10000000, .seed = 9},
         {.mode = LT_PLAN_RATE,
          .rate = 3000,
-         .arrivals = LT_PLAN_GAMMA,
+         .arrivals = LT_ARR_GAMMA,
          .cv = 2,
          .requests = 90000,
          .max_concurrency = 3},

@@ -28,13 +28,13 @@ struct sink_state {
 static int on_header(void *ud, const struct lt_header *h, struct lt_err *err)
 {
     struct sink_state *s = ud;
-    return lt_json_header(&s->hdr, h);
+    return lt_trace_json_header(&s->hdr, h);
 }
 
 static int on_record(void *ud, const struct lt_record *r, struct lt_err *err)
 {
     struct sink_state *s = ud;
-    int rc = lt_json_record(&s->out, r);
+    int rc = lt_trace_json_record(&s->out, r);
     return rc ? rc : lt_buf_puts(&s->out, "\n");
 }
 
@@ -165,7 +165,7 @@ static const struct imp_case cases[] = {
      "x:1: key \"in\": must be a whole number"},
     {"jsonl NUL in model", LT_IMPORT_JSONL, false, 0, "{\"t\":1,\"model\":\"a\\u0000b\"}\n", NULL,
      "x:1: key \"model\": must not contain NUL"},
-    /* issue 20, item 3: times are range-checked before any arithmetic */
+    /* times are range-checked before any arithmetic, which would overflow */
     {"burstgpt time too large", LT_IMPORT_BURSTGPT, false, 0,
      "Timestamp,Request tokens,Response tokens\n1,1,1\n12345678901234.1,1,1\n", NULL,
      "x:3: column \"Timestamp\": 12345678901234.1 s is out of range"},
@@ -178,7 +178,7 @@ static const struct imp_case cases[] = {
     {"mooncake time too large", LT_IMPORT_MOONCAKE, false, 0,
      "{\"timestamp\": 9.2e15, \"input_length\": 1, \"output_length\": 1}\n", NULL,
      "x:1: key \"timestamp\": 9200000000000000 ms is out of range"},
-    /* issue 20, item 6 */
+    /* a time beyond 2^53 is not exact as a real */
     {"jsonl t beyond 2^53 as a real", LT_IMPORT_JSONL, false, 0, "{\"t\":9007199254740993.0}\n",
      NULL, "x:1: key \"t\": 9007199254740992 is a real number of 2^53 or more, which is not exact"},
     {"jsonl t beyond 2^53 as an integer", LT_IMPORT_JSONL, false, 0, "{\"t\":9007199254740993}\n",
@@ -188,7 +188,7 @@ static const struct imp_case cases[] = {
     {"csv byte order mark", LT_IMPORT_BURSTGPT, false, 0,
      "\xEF\xBB\xBFTimestamp,Request tokens,Response tokens\n1,1,1\n",
      "{\"t\":0,\"in\":1,\"out\":1}\n", NULL},
-    /* issue 20, item 2: strings are UTF-8 */
+    /* strings are UTF-8, as JSON output needs */
     {"csv field not UTF-8", LT_IMPORT_BURSTGPT, false, 0,
      "Timestamp,Model,Request tokens,Response tokens,Note\n1,m,1,1,caf\xe9\n", NULL,
      "x:2: column \"Note\": not valid UTF-8"},
@@ -430,11 +430,11 @@ static void test_deep(void **state)
     struct lt_err err = {0};
     assert_int_equal(lt_import_mem(in, strlen(in), &o, &sink, NULL, &err), LT_EFORMAT);
     /* the reader's depth limit (32, the record's map included), not 64 as
-     * it was: import wrote what its reader refused (issue 20, item 1) */
+     * it was: import wrote what its reader refused) */
     assert_non_null(strstr(err.msg, "x:1: key \"x\": nested deeper than 31 levels"));
 }
 
-/* Import writes only what its reader reads (issue 20, item 1): a record
+/* Import writes only what its reader reads: a record
  * past a reader limit is refused (or, with skip_bad, skipped and counted),
  * and every file written reads back whole. */
 static int read_all(const char *path, uint64_t *n, struct lt_err *err)
@@ -447,7 +447,7 @@ static int read_all(const char *path, uint64_t *n, struct lt_err *err)
     *n = 0;
     while ((rc = lt_reader_next(r, &it, err)) == 1)
         (*n)++;
-    lt_reader_free(r);
+    lt_reader_close(r);
     return rc;
 }
 
@@ -637,12 +637,12 @@ static void test_infer_rules(void **state)
         {{100, 101, 102}, 3, 1100, 11, 0}, /* again: [100,101] was continued, a branch */
     };
     struct session_infer si;
-    session_infer_init(&si);
+    lt__session_infer_init(&si);
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         uint64_t session = 99;
         uint32_t turn = 99;
         assert_int_equal(
-            session_infer_add(&si, rows[i].b, rows[i].n, true, rows[i].in, &session, &turn), 0);
+            lt__session_infer_add(&si, rows[i].b, rows[i].n, true, rows[i].in, &session, &turn), 0);
         if (session != rows[i].session || turn != rows[i].turn)
             print_error("row %zu: session %llu turn %u, want %llu/%u\n", i,
                         (unsigned long long)session, turn, (unsigned long long)rows[i].session,
@@ -651,7 +651,7 @@ static void test_infer_rules(void **state)
         assert_int_equal(turn, rows[i].turn);
     }
     struct lt_import_stats st;
-    session_infer_stats(&si, &st);
+    lt__session_infer_stats(&si, &st);
     assert_int_equal(st.chains, 12);
     assert_int_equal(st.chained, 10);
     assert_int_equal(st.infer_branched, 1);
@@ -661,14 +661,14 @@ static void test_infer_rules(void **state)
     assert_int_equal(st.turns_hist[1], 5);
     assert_int_equal(st.turns_hist[2], 1); /* chain 3: 4 turns */
     assert_int_equal(st.turns_max, 4);
-    session_infer_release(&si);
+    lt__session_infer_release(&si);
 
     /* 200 turns after a shared system prompt block 0, each turn's last
      * block growing into a new id, and between them 5,000 first turns that
      * share block 0 only: those extend each other but for their last block,
      * so each ties with the ones before (but the first two); the chain
      * stays one session. */
-    session_infer_init(&si);
+    lt__session_infer_init(&si);
     uint64_t b[203];
     for (uint32_t k = 0; k < 200; k++) {
         for (uint32_t j = 0; j <= k + 1; j++)
@@ -677,12 +677,12 @@ static void test_infer_rules(void **state)
         uint64_t session;
         uint32_t turn;
         assert_int_equal(
-            session_infer_add(&si, b, k + 3, true, 512 * (k + 2) + 10, &session, &turn), 0);
+            lt__session_infer_add(&si, b, k + 3, true, 512 * (k + 2) + 10, &session, &turn), 0);
         assert_int_equal(session, 0);
         assert_int_equal(turn, k);
         for (uint64_t r = 0; r < 25; r++) {
             uint64_t o[2] = {0, 2000000 + k * 25 + r};
-            assert_int_equal(session_infer_add(&si, o, 2, true, 700, &session, &turn), 0);
+            assert_int_equal(lt__session_infer_add(&si, o, 2, true, 700, &session, &turn), 0);
             assert_int_equal(turn, 0);
         }
     }
@@ -695,15 +695,15 @@ static void test_infer_rules(void **state)
         lb[j] = 5000000 + j;
     uint64_t ls;
     uint32_t lt;
-    assert_int_equal(session_infer_add(&si, lb, LONG, true, 512u * LONG - 5, &ls, &lt), 0);
+    assert_int_equal(lt__session_infer_add(&si, lb, LONG, true, 512u * LONG - 5, &ls, &lt), 0);
     assert_int_equal(lt, 0);
     uint64_t ls0 = ls;
     lb[LONG - 1] = 7; /* the last block grew */
-    assert_int_equal(session_infer_add(&si, lb, LONG + 1, true, 512u * LONG + 5, &ls, &lt), 0);
+    assert_int_equal(lt__session_infer_add(&si, lb, LONG + 1, true, 512u * LONG + 5, &ls, &lt), 0);
     assert_int_equal(ls, ls0);
     assert_int_equal(lt, 1);
     free(lb);
-    session_infer_stats(&si, &st);
+    lt__session_infer_stats(&si, &st);
     assert_int_equal(st.chained, 199 + 1);
     assert_int_equal(st.chains, 1 + 5000 + 1);
     assert_int_equal(st.infer_shorter, 1);
@@ -712,7 +712,7 @@ static void test_infer_rules(void **state)
     assert_int_equal(st.turns_hist[0], 5000);
     assert_int_equal(st.turns_hist[1], 1); /* the long one's two turns */
     assert_int_equal(st.turns_hist[7], 1);
-    session_infer_release(&si);
+    lt__session_infer_release(&si);
 }
 
 int main(void)

@@ -144,7 +144,7 @@ static void test_out(void **state)
 
     /* abandoned: the old file as it was, nothing else in the directory */
     struct lt_path_out o;
-    assert_int_equal(lt_path_out_open(&o, at("o/r.html"), &err), 0);
+    assert_int_equal(lt_path_out_begin(&o, at("o/r.html"), &err), 0);
     fputs("half of a new one", o.f);
     lt_path_out_abort(&o);
     lt_path_out_abort(&o); /* twice: a no-op */
@@ -152,7 +152,7 @@ static void test_out(void **state)
     assert_int_equal(entries(at("o")), 1);
 
     /* committed: a new file in its place, with the old one's permissions */
-    assert_int_equal(lt_path_out_open(&o, at("o/r.html"), &err), 0);
+    assert_int_equal(lt_path_out_begin(&o, at("o/r.html"), &err), 0);
     fputs("new\n", o.f);
     assert_int_equal(lt_path_out_commit(&o, &err), 0);
     assert_string_equal(get(at("o/r.html")), "new\n");
@@ -165,7 +165,7 @@ static void test_out(void **state)
      * removed, the directory untouched */
     assert_int_equal(mkdir(at("o/sub"), 0777), 0);
     put(at("o/sub/keep"), "k");
-    assert_int_equal(lt_path_out_open(&o, at("o/sub"), &err), 0);
+    assert_int_equal(lt_path_out_begin(&o, at("o/sub"), &err), 0);
     fputs("x", o.f);
     assert_int_equal(lt_path_out_commit(&o, &err), LT_EIO);
     assert_non_null(strstr(err.msg, "it is as it was"));
@@ -174,7 +174,7 @@ static void test_out(void **state)
 
     /* through a link: the link stays, the file it names is replaced */
     assert_int_equal(symlink("r.html", at("o/link.html")), 0);
-    assert_int_equal(lt_path_out_open(&o, at("o/link.html"), &err), 0);
+    assert_int_equal(lt_path_out_begin(&o, at("o/link.html"), &err), 0);
     fputs("linked\n", o.f);
     assert_int_equal(lt_path_out_commit(&o, &err), 0);
     struct stat ls;
@@ -184,7 +184,7 @@ static void test_out(void **state)
     assert_int_equal(entries(at("o")), 3);
 
     /* a directory that cannot be written in: an error, nothing changed */
-    assert_int_equal(lt_path_out_open(&o, at("nosuch/r.html"), &err), LT_EIO);
+    assert_int_equal(lt_path_out_begin(&o, at("nosuch/r.html"), &err), LT_EIO);
     assert_non_null(strstr(err.msg, "cannot create"));
 }
 

@@ -459,7 +459,7 @@ static void test_int_encodings(void **state)
                     assert_memory_equal(it->raw, m.b, m.n);
                     assert_int_equal(lt_reader_next(r, &it, &err), 0);
                 }
-                lt_reader_free(r);
+                lt_reader_close(r);
                 free(file);
                 checked++;
             }
@@ -521,7 +521,7 @@ static void test_floats(void **state)
             assert_int_equal(read_one(LT_KIND_RESULTS, &m, &r, &file, &it, &err), 1);
             assert_int_equal(it->type, LT_ITEM_RUN);
             assert_true((key ? it->run.speed : it->run.rate) == cases[i].want);
-            lt_reader_free(r);
+            lt_reader_close(r);
             free(file);
         }
         static const uint8_t bad_vals[][2] = {{0xa1, 'x'}, {0xc0, 0}, {0xc3, 0}};
@@ -535,7 +535,7 @@ static void test_floats(void **state)
             assert_int_equal(read_one(LT_KIND_RESULTS, &m, &r, &file, &it, &err), LT_EFORMAT);
             assert_non_null(strstr(err.msg, key ? "key \"speed\" must be a number"
                                                 : "key \"rate\" must be a number"));
-            lt_reader_free(r);
+            lt_reader_close(r);
             free(file);
         }
     }
@@ -588,7 +588,7 @@ static void test_strings_and_bools(void **state)
             assert_int_equal(rc, LT_EFORMAT);
             assert_non_null(strstr(err.msg, "key \"model\" must be a string"));
         }
-        lt_reader_free(r);
+        lt_reader_close(r);
         free(file);
     }
     /* A bool must be true or false, not 1. */
@@ -604,7 +604,7 @@ static void test_strings_and_bools(void **state)
     struct lt_err err = {0};
     assert_int_equal(read_one(LT_KIND_TRACE, &m, &r, &file, &it, &err), LT_EFORMAT);
     assert_non_null(strstr(err.msg, "key \"failed\" must be true or false"));
-    lt_reader_free(r);
+    lt_reader_close(r);
     free(file);
 }
 
@@ -656,7 +656,7 @@ static void test_unknown_keys_bytes(void **state)
     assert_int_equal(it->rec.extra.n, 7);
     assert_int_equal(it->rec.extra.len, extra.n);
     assert_memory_equal(it->rec.extra.data, extra.b, extra.n);
-    lt_reader_free(r);
+    lt_reader_close(r);
     free(file);
 
     /* In a result: "int", "ru", "schedx", "e", "rec" with another value. */
@@ -689,7 +689,7 @@ static void test_unknown_keys_bytes(void **state)
                                    0xa3, 'r', 'e', 'c', 0xa4, 'r',  'u', 'n',  's'};
     assert_int_equal(it->res.extra.len, sizeof want);
     assert_memory_equal(it->res.extra.data, want, sizeof want);
-    lt_reader_free(r);
+    lt_reader_close(r);
     free(file);
 }
 
@@ -704,7 +704,7 @@ static int read_err(enum lt_kind kind, const struct mb *m, struct lt_err *err,
     int rc = read_one(kind, m, &r, &file, &it, err);
     if (rc == 1 && type)
         *type = it->type;
-    lt_reader_free(r);
+    lt_reader_close(r);
     free(file);
     return rc;
 }
@@ -776,7 +776,7 @@ static void test_whole_map_checks(void **state)
     assert_int_equal(lt_reader_next(r, &it, &err), LT_EFORMAT);
     assert_non_null(strstr(err.msg, "record 1 (frame at byte"));
     assert_non_null(strstr(err.msg, "t=3 us is earlier than the previous record's 5 us"));
-    lt_reader_free(r);
+    lt_reader_close(r);
     free(file);
     /* Shapes: msgs, tools, chunks. */
     static const struct {
@@ -916,7 +916,7 @@ static void test_chunks_after_sent(void **state)
     assert_int_equal(it->res.chunks[0].tokens, 2);
     assert_int_equal(it->res.chunks[1].t, 1105);
     assert_int_equal(it->res.chunks[1].tokens, 300);
-    lt_reader_free(r);
+    lt_reader_close(r);
     free(file);
 
     /* Hostile gaps that overflow int64 wrap (no undefined behaviour). */
@@ -933,7 +933,7 @@ static void test_chunks_after_sent(void **state)
     assert_int_equal(read_one(LT_KIND_RESULTS, &m, &r, &file, &it, &err), 1);
     assert_int_equal(it->res.n_chunks, 1);
     assert_true(it->res.chunks[0].t == -2);
-    lt_reader_free(r);
+    lt_reader_close(r);
     free(file);
 }
 

@@ -107,7 +107,7 @@ static void test_roundtrip_records(void **state)
     struct lt_reader_stats st;
     lt_reader_stats(r, &st);
     assert_true(st.frames >= 4); /* header + 10000/4096 data frames */
-    lt_reader_free(r);
+    lt_reader_close(r);
 }
 
 /* ---- helpers to build files by hand ---------------------------------- */
@@ -185,7 +185,7 @@ static int read_all(const char *path, const struct lt_reader_opts *ro, int *nrec
     int rc;
     while ((rc = lt_reader_next(r, &it, err)) == 1)
         (*nrec)++;
-    lt_reader_free(r);
+    lt_reader_close(r);
     return rc;
 }
 
@@ -318,7 +318,7 @@ static void test_corrupt_frame_and_salvage(void **state)
     lt_reader_stats(r, &st);
     assert_int_equal(st.skipped_frames, 1);
     assert_int_equal(st.skipped_bytes, offs[4] - offs[3]);
-    lt_reader_free(r);
+    lt_reader_close(r);
     free(p);
 }
 
@@ -522,7 +522,7 @@ static void test_results_roundtrip(void **state)
     assert_int_equal(it->res.end, 2600);
     assert_string_equal(it->res.finish, "length");
     assert_int_equal(lt_reader_next(r, &it, &err), 0);
-    lt_reader_free(r);
+    lt_reader_close(r);
     assert_null(lt_reader_open_kind(path, LT_KIND_TRACE, NULL, &err));
     assert_non_null(strstr(err.msg, "results file"));
 }
@@ -599,7 +599,7 @@ static void test_scrape_roundtrip(void **state)
     assert_string_equal(it->scr.raw[0].name, "vllm:x{a=\"b\"}");
     struct lt_buf b;
     lt_buf_init(&b, 1 << 20);
-    assert_int_equal(lt_json_item(&b, it), 0);
+    assert_int_equal(lt_trace_json_item(&b, it), 0);
     assert_non_null(strstr(b.p, "\"rec\":\"scrape\""));
     assert_non_null(strstr(b.p, "\"h\":{\"ttft\":[2.5,10,0.1,4,1,9]}"));
     lt_buf_release(&b);
@@ -610,7 +610,7 @@ static void test_scrape_roundtrip(void **state)
     assert_int_equal(lt_reader_next(r, &it, &err), 1);
     assert_int_equal(it->type, LT_ITEM_RESULT);
     assert_int_equal(lt_reader_next(r, &it, &err), 0);
-    lt_reader_free(r);
+    lt_reader_close(r);
 }
 
 /* A run's self-check (rec "check", written at the run's end) reads back
@@ -665,7 +665,7 @@ static void test_check_roundtrip(void **state)
     assert_false(it->chk.saturated);
     struct lt_buf b;
     lt_buf_init(&b, 1 << 20);
-    assert_int_equal(lt_json_item(&b, it), 0);
+    assert_int_equal(lt_trace_json_item(&b, it), 0);
     assert_non_null(strstr(b.p, "{\"rec\":\"check\",\"run\":3,\"requests\":10,\"sent\":9,"));
     assert_non_null(strstr(b.p, "\"off\":true"));
     assert_null(strstr(b.p, "saturated"));
@@ -674,7 +674,7 @@ static void test_check_roundtrip(void **state)
     assert_int_equal(lt_reader_next(r, &it, &err), 1);
     assert_int_equal(it->type, LT_ITEM_RESULT);
     assert_int_equal(lt_reader_next(r, &it, &err), 0);
-    lt_reader_free(r);
+    lt_reader_close(r);
 }
 
 /* Keys the reader does not know survive a read-write-read copy. */
@@ -710,17 +710,17 @@ static void test_unknown_keys_preserved(void **state)
     assert_int_equal(lt_reader_next(r, &it, &err), 1);
     assert_int_equal(it->rec.extra.n, 1);
     assert_int_equal(lt_writer_put_record(w, &it->rec, &err), 0);
-    lt_reader_free(r);
+    lt_reader_close(r);
     assert_int_equal(lt_writer_close(w, &err), 0);
 
     r = lt_reader_open(copy, NULL, &err);
     assert_int_equal(lt_reader_next(r, &it, &err), 1);
     struct lt_buf js;
     lt_buf_init(&js, 1 << 20);
-    assert_int_equal(lt_json_record(&js, &it->rec), 0);
+    assert_int_equal(lt_trace_json_record(&js, &it->rec), 0);
     assert_string_equal(js.p, "{\"t\":9,\"in\":4,\"future_key\":[-3,\"x\"]}");
     lt_buf_release(&js);
-    lt_reader_free(r);
+    lt_reader_close(r);
 }
 
 /* Frames close by count, and by age when the writer is ticked. */
@@ -860,7 +860,7 @@ static void test_blocks_roundtrip(void **state)
             break;
         for (int k = 0; k < 2; k++) {
             lt_buf_reset(&js[k]);
-            assert_int_equal(lt_json_item(&js[k], it[k]), 0);
+            assert_int_equal(lt_trace_json_item(&js[k], it[k]), 0);
         }
         assert_string_equal(js[0].p, js[1].p);
         assert_int_equal(it[0]->index, it[1]->index);
@@ -912,7 +912,7 @@ static void test_blocks_roundtrip(void **state)
     lt_buf_release(&js[0]);
     lt_buf_release(&js[1]);
     for (int k = 0; k < 2; k++)
-        lt_reader_free(rd[k]);
+        lt_reader_close(rd[k]);
     /* Blocks are what make results small. */
     assert_true(file_size(paths[0]) * 3 < file_size(paths[1]) * 2);
 }
@@ -1060,7 +1060,7 @@ static void blocks_bad(void)
     assert_int_equal(it->index, 3);
     assert_int_equal(it->res.index, 99);
     assert_int_equal(lt_reader_next(r, &it, &err), 0);
-    lt_reader_free(r);
+    lt_reader_close(r);
 
     /* References to earlier strings in any integer encoding (int 8,
      * uint 64), and a wide string (str 8). */
@@ -1080,7 +1080,7 @@ static void blocks_bad(void)
     }
     assert_int_equal(lt_reader_next(r, &it, &err), 1); /* the plain result */
     assert_int_equal(lt_reader_next(r, &it, &err), 0);
-    lt_reader_free(r);
+    lt_reader_close(r);
 
     /* A column shorter than n: nothing of the block is trusted. */
     struct col short_col[] = {COL("i", 3, "\x01\x01\x01"), COL("run", 3, "\x00\x00\x00"),
@@ -1140,7 +1140,7 @@ static void test_blocks_bad(void **state)
     g_lie_col = 4;
     g_lie = -1;
     /* (the header frame is 53 bytes: 49 and its checksum, which the
-     * reader requires since issue 20, item 6) */
+     * reader requires) */
     expect_block("blk-lie.lt.zst", 3, good, 5, LT_EFORMAT, 2,
                  "record 2 (frame at byte 53): key \"finish\" runs past the size", 3);
     /* One too long: past the end of the frame, which cannot be delimited. */
@@ -1257,7 +1257,7 @@ static void test_blocks_mutated(void **state)
             got++;
         if (got != 4)
             fail_msg("the good block (bytes %d) gave %d results: %s", b, got, err.msg);
-        lt_reader_free(r);
+        lt_reader_close(r);
         struct lt_buf js;
         lt_buf_init(&js, 1 << 20);
         for (size_t at = 0; at < len; at++) {
@@ -1272,12 +1272,12 @@ static void test_blocks_mutated(void **state)
                     got = 0;
                     while (lt_reader_next(r, &it, &err) == 1) {
                         lt_buf_reset(&js);
-                        lt_json_item(&js, it);
+                        lt_trace_json_item(&js, it);
                         got++;
                     }
                     if (got > 4)
                         fail_msg("byte %zu set to 0x%02x: %d results", at, with[v], got);
-                    lt_reader_free(r);
+                    lt_reader_close(r);
                 }
             }
             sb[1].data[at] = (char)keep;
@@ -1328,12 +1328,12 @@ static void test_blocks_salvage(void **state)
     assert_int_equal(rc, 0);
     assert_int_equal(n, 900);
     assert_int_equal(sum, 999 * 1000 / 2 - (200 + 299) * 100 / 2); /* 200..299 lost */
-    lt_reader_free(r);
+    lt_reader_close(r);
     free(p);
 }
 
 /* A frame without a content checksum is refused, since what it holds
- * cannot be verified; salvage skips it (issue 20, item 6). */
+ * cannot be verified; salvage skips it. */
 static void test_no_checksum(void **state)
 {
     const char *path = tmp_path("nosum.lt.zst");
@@ -1377,8 +1377,8 @@ static void test_no_checksum(void **state)
     assert_int_equal(got, 2);
 }
 
-/* The writer refuses what the reader would (issue 20, item 1), and a run
- * whose rate or speed is not a number (item 6); what it wrote reads back. */
+/* The writer refuses what the reader would, and a run whose rate or speed
+ * is not a number; what it wrote reads back. */
 static void test_writer_limits(void **state)
 {
     const char *path = tmp_path("limits.lt.zst");
