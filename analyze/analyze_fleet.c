@@ -24,7 +24,7 @@ static void replica_free(struct lt_analyze_replica *p)
     free(p->ttft);
 }
 
-void lt_analyze_fleet_free(struct lt_analyze_fleet *f)
+void lt__analyze_fleet_free(struct lt_analyze_fleet *f)
 {
     if (!f)
         return;
@@ -34,7 +34,7 @@ void lt_analyze_fleet_free(struct lt_analyze_fleet *f)
     free(f);
 }
 
-int lt_analyze_fleet_run(struct lt_analyze_run *r, const struct lt_run *run, struct lt_err *err)
+int lt__analyze_fleet_run(struct lt_analyze_run *r, const struct lt_run *run, struct lt_err *err)
 {
     char label[256];
     uint32_t n = 0;
@@ -71,8 +71,8 @@ static int push(void **v, size_t *n, size_t *cap, size_t size, struct lt_err *er
     return 0;
 }
 
-int lt_analyze_fleet_result(struct lt_analyze_run *r, const struct lt_result *res,
-                            enum lt__analyze_outcome oc, struct lt_err *err)
+int lt__analyze_fleet_result(struct lt_analyze_run *r, const struct lt_result *res,
+                             enum lt__analyze_outcome oc, struct lt_err *err)
 {
     struct lt_analyze_fleet *f = r->fleet;
     int64_t i;
@@ -117,7 +117,7 @@ int lt_analyze_fleet_result(struct lt_analyze_run *r, const struct lt_result *re
     return 0;
 }
 
-bool lt_analyze_fleet_scrape(struct lt_analyze_run *r, const struct lt_scrape *sc)
+bool lt__analyze_fleet_scrape(struct lt_analyze_run *r, const struct lt_scrape *sc)
 {
     struct lt_analyze_fleet *f = r->fleet;
     if (!f || !sc->ep)
@@ -173,7 +173,7 @@ static double pct(const double *v, size_t n, double p)
     return v[k ? k - 1 : 0];
 }
 
-void lt_analyze_fleet_finish(struct lt_analyze_run *r)
+void lt__analyze_fleet_finish(struct lt_analyze_run *r)
 {
     struct lt_analyze_fleet *f = r->fleet;
     if (!f)
@@ -232,7 +232,7 @@ void lt_analyze_fleet_finish(struct lt_analyze_run *r)
     f->hit_from = q > 0 ? "metrics" : uq > 0 ? "usage" : NULL;
 }
 
-void lt_analyze_fleet_text(const struct lt_analyze_run *r, FILE *out)
+void lt__analyze_fleet_text(const struct lt_analyze_run *r, FILE *out)
 {
     const struct lt_analyze_fleet *f = r->fleet;
     if (!f)
@@ -276,7 +276,7 @@ void lt_analyze_fleet_text(const struct lt_analyze_run *r, FILE *out)
                  "usage)\n");
 }
 
-void lt_analyze_fleet_json(const struct lt_analyze_run *r, FILE *out)
+void lt__analyze_fleet_json(const struct lt_analyze_run *r, FILE *out)
 {
     const struct lt_analyze_fleet *f = r->fleet;
     fprintf(out, ",\n     \"fleet\": ");
@@ -343,8 +343,8 @@ static void pct_or_dash(char *buf, size_t n, double v, double scale, const char 
         snprintf(buf, n, "%.*f%s", scale > 1 ? 1 : 2, v * scale, unit);
 }
 
-void lt_analyze_fleet_compare_text(const struct lt_analyze_run *a, const struct lt_analyze_run *b,
-                                   FILE *out)
+void lt__analyze_fleet_compare_text(const struct lt_analyze_run *a, const struct lt_analyze_run *b,
+                                    FILE *out)
 {
     if (!a->fleet && !b->fleet)
         return;
@@ -383,8 +383,8 @@ static void jside(const struct lt_analyze_run *r, FILE *out)
     fputc('}', out);
 }
 
-void lt_analyze_fleet_compare_json(const struct lt_analyze_run *a, const struct lt_analyze_run *b,
-                                   FILE *out)
+void lt__analyze_fleet_compare_json(const struct lt_analyze_run *a, const struct lt_analyze_run *b,
+                                    FILE *out)
 {
     fprintf(out, ",\n     \"fleet\": ");
     if (!a->fleet && !b->fleet) {

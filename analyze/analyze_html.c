@@ -309,7 +309,7 @@ static int capacity(const struct lt_analyze *a, const struct lt_plot_ctx *ctx, b
 }
 
 /* A capacity search's answer, one sentence per engine, under the title: it
- * is what the search was run for (issue 19: the key answer at the top); the
+ * is what the search was run for, so it is the first thing read; the
  * probes and their chart follow in the Capacity section. */
 static void capacity_answer(const struct lt_analyze *a, FILE *out)
 {

@@ -68,28 +68,28 @@ static inline uint64_t lt__analyze_failed(const struct lt_analyze_run *r)
  * names no replicas), each result (by outcome oc), each scrape sample
  * (true: it is another replica's, kept out of the server section), the
  * run's end; the text and JSON of its table; free (NULL is a no-op). */
-int lt_analyze_fleet_run(struct lt_analyze_run *r, const struct lt_run *run, struct lt_err *err);
-int lt_analyze_fleet_result(struct lt_analyze_run *r, const struct lt_result *res,
-                            enum lt__analyze_outcome oc, struct lt_err *err);
-bool lt_analyze_fleet_scrape(struct lt_analyze_run *r, const struct lt_scrape *sc);
-void lt_analyze_fleet_finish(struct lt_analyze_run *r);
-void lt_analyze_fleet_text(const struct lt_analyze_run *r, FILE *out);
-void lt_analyze_fleet_json(const struct lt_analyze_run *r, FILE *out);
-void lt_analyze_fleet_free(struct lt_analyze_fleet *f);
+int lt__analyze_fleet_run(struct lt_analyze_run *r, const struct lt_run *run, struct lt_err *err);
+int lt__analyze_fleet_result(struct lt_analyze_run *r, const struct lt_result *res,
+                             enum lt__analyze_outcome oc, struct lt_err *err);
+bool lt__analyze_fleet_scrape(struct lt_analyze_run *r, const struct lt_scrape *sc);
+void lt__analyze_fleet_finish(struct lt_analyze_run *r);
+void lt__analyze_fleet_text(const struct lt_analyze_run *r, FILE *out);
+void lt__analyze_fleet_json(const struct lt_analyze_run *r, FILE *out);
+void lt__analyze_fleet_free(struct lt_analyze_fleet *f);
 /* Two runs compared (compare A B), either a fleet: the routers, replicas,
  * hit rates and balances, and the replicas B saves; nothing (text) or
  * null (JSON) when neither is a fleet. */
-void lt_analyze_fleet_compare_text(const struct lt_analyze_run *a, const struct lt_analyze_run *b,
-                                   FILE *out);
-void lt_analyze_fleet_compare_json(const struct lt_analyze_run *a, const struct lt_analyze_run *b,
-                                   FILE *out);
+void lt__analyze_fleet_compare_text(const struct lt_analyze_run *a, const struct lt_analyze_run *b,
+                                    FILE *out);
+void lt__analyze_fleet_compare_json(const struct lt_analyze_run *a, const struct lt_analyze_run *b,
+                                    FILE *out);
 
 /* Open a file of the given kind as analyze and compare read it: with
  * salvage, every intact frame of a damaged file, on_skip (may be NULL)
  * hearing of each piece skipped (their --salvage). */
 static inline struct lt_reader *lt__analyze_open(const char *path, enum lt_kind kind, bool salvage,
-                                                void (*on_skip)(void *ud, const char *what),
-                                                void *ud, struct lt_err *err)
+                                                 void (*on_skip)(void *ud, const char *what),
+                                                 void *ud, struct lt_err *err)
 {
     struct lt_reader_opts ro = {.salvage = salvage, .on_skip = on_skip, .ud = ud};
     return lt_reader_open_kind(path, kind, &ro, err);

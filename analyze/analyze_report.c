@@ -384,7 +384,7 @@ static void text_run(const struct lt_analyze *a, const struct lt_analyze_run *r,
         fprintf(out, "\n");
     }
     lt_analyze_server_text(r, out);
-    lt_analyze_fleet_text(r, out);
+    lt__analyze_fleet_text(r, out);
 }
 
 static void text_timeseries(const struct lt_analyze_run *r, FILE *out)
@@ -665,7 +665,7 @@ static void jrun(const struct lt_analyze *a, const struct lt_analyze_run *r, FIL
     }
     fprintf(out, "}");
     lt_analyze_server_json(r, out);
-    lt_analyze_fleet_json(r, out);
+    lt__analyze_fleet_json(r, out);
     lt_analyze_check_json(r, out);
     fprintf(out, "}");
     (void)a;

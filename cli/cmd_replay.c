@@ -781,8 +781,8 @@ int cmd_replay(int argc, char **argv)
                 return 2;
             break;
         case O_ARRIVALS:
-            if (lt_plan_parse_arrivals(optarg, &o->arrivals, &o->cv, &err) < 0) {
-                cli_error("replay", "%s", err.msg);
+            if (lt_arrivals_parse(optarg, 0, &o->arrivals, &o->cv, &err) < 0) {
+                cli_error("replay", "--arrivals %s", err.msg);
                 return 2;
             }
             have_arrivals = true;

@@ -1,10 +1,13 @@
 /*
- * The virtual-time replay (see replay_virtual.h). It reads the trace the
- * way the live replay does (the same prompt and output length rules as
- * lt_replay_build_body, the same session links), computes each run's send
- * times with plan/plan_sched.h, and hands each run to the sim's
- * virtual driver, which writes the same run and result records as a live
- * replay. No thread, no socket, no clock: the CPU time is the only cost.
+ * The virtual-time replay (see replay_virtual.h). It refuses what the model
+ * cannot honour, loads the sim profile, opens the trace streamed
+ * (lt_plan_jobs_open, as the live replay does) and hands every run to the
+ * sim's virtual engine (lt_sim_virtual_replay), which drives the same plan
+ * (plan/plan.h, with the plan options a live replay would take:
+ * lt_replay_plan_opts) against the model and writes the run and result
+ * records; then it prints the totals and, if asked, the summary. No
+ * thread and no socket; the only clock read is the process's CPU time,
+ * for the totals line.
  */
 #include "cli/replay_virtual.h"
 

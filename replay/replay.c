@@ -622,7 +622,8 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     return lt_plan_finish(&rp->plan, seq, end_us, err);
 }
 
-int lt__replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, struct lt_err *err)
+int lt__replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x,
+                    struct lt_err *err)
 {
     lt_mono end_t = q->has_fb && q->last.ns ? q->last : lt_mono_now();
     const char *cls = q->err ? q->err : x ? x : classify_content(rp, q);
@@ -630,7 +631,7 @@ int lt__replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x
 }
 
 int lt__replay_req_close(struct lt_replay *rp, struct lt_replay_req *q, const char *why,
-                        lt_mono end_t, struct lt_err *err)
+                         lt_mono end_t, struct lt_err *err)
 {
     /* Removing a transfer that has not ended closes its connection
      * (finish: lt__replay_transfer_cut). The lean client knows its status. */

@@ -110,7 +110,7 @@ out:
 }
 
 int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
-                         const char *err, lt_mono end_t, struct lt_err *e)
+                          const char *err, lt_mono end_t, struct lt_err *e)
 {
     const struct lt_plan_job *job = &rp->trace.v[lt_plan_job_of(&rp->plan, seq)];
     struct lt_result r = {0};

@@ -572,7 +572,7 @@ struct hit_walk {
     struct lt_plan_jobs_sampler *sp; /* a streamed plan's sample, or NULL */
     bool counting, blocks;
     uint32_t bt;
-    size_t limit;              /* records read past this are not in the run */
+    size_t limit;                   /* records read past this are not in the run */
     struct lt_plan_jobs_dealer *dl; /* parts: the deal, and this part */
     uint32_t part;
 };
@@ -586,7 +586,8 @@ static int hit_rec(void *ud, const struct lt_plan_rec_key *k)
         return lt_plan_jobs_sampler_count(w->sp, k, NULL);
     bool in = true;
     if (w->dl) { /* every request dealt, in order: another part's is not sent here */
-        int64_t part = lt_plan_jobs_dealer_next(w->dl, k->has_session, k->session, k->in, k->out, NULL);
+        int64_t part =
+            lt_plan_jobs_dealer_next(w->dl, k->has_session, k->session, k->in, k->out, NULL);
         if (part < 0)
             return -1;
         in = part == w->part;

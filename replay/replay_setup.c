@@ -201,6 +201,7 @@ struct lt_replay_known {
     char calib_how[sizeof((struct lt_replay_stats *)0)->calib_how];
     uint32_t *ids;
     size_t n_ids;
+    struct lt_replay_word word; /* what the server said of itself */
 };
 
 struct lt_replay_known *lt_replay_known_new(const struct lt_replay *rp)
@@ -211,6 +212,7 @@ struct lt_replay_known *lt_replay_known_new(const struct lt_replay *rp)
     snprintf(k->model, sizeof k->model, "%s", rp->model);
     k->calib = rp->build.calib;
     snprintf(k->calib_how, sizeof k->calib_how, "%s", rp->st.calib_how);
+    k->word = rp->word;
     if (rp->build.n_ids) {
         k->ids = malloc(rp->build.n_ids * sizeof *k->ids);
         if (!k->ids) {
@@ -237,6 +239,7 @@ static int take_known(struct lt_replay *rp, const struct lt_replay_known *k, str
     snprintf(rp->model, sizeof rp->model, "%s", k->model);
     rp->build.calib = k->calib;
     snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "%.200s (learned before)", k->calib_how);
+    rp->word = k->word;
     if (k->n_ids) {
         uint32_t *ids = malloc(k->n_ids * sizeof *ids);
         if (!ids)
@@ -253,6 +256,7 @@ static int take_known(struct lt_replay *rp, const struct lt_replay_known *k, str
 int lt_replay_prepare(struct lt_replay *rp, struct lt_err *err)
 {
     lt__h1_prepare(rp);
+    memset(&rp->word, 0, sizeof rp->word);
     int rc = rp->o.known ? take_known(rp, rp->o.known, err) : lt__replay_find_model(rp, err);
     if (rc < 0)
         return rc;
@@ -260,7 +264,8 @@ int lt_replay_prepare(struct lt_replay *rp, struct lt_err *err)
     if (!rp->o.known)
         lt__replay_calibrate(rp);
     rp->st.calib = rp->build.calib;
-    lt__replay_server_probe(rp);
+    if (!rp->o.known) /* a search's probes ask the server once, with the model */
+        lt__replay_server_probe(rp);
     if ((rc = lt__replay_scrape_prepare(rp, err)) < 0)
         return rc;
     return lt__replay_open_results(rp, err);

@@ -71,11 +71,11 @@ struct lt_sim_vstats {
     uint64_t out_tokens; /* tokens emitted */
     uint64_t steps;      /* engine steps */
     uint64_t cached_tokens;
-    int64_t model_end_us;         /* virtual time of the run's last event */
-    bool opened;                  /* the results file was created */
-    bool write_failed;            /* a write to it failed: nothing was written after */
-    uint64_t on_disk;             /* results that reached it whole */
-    bool sampled;                 /* --window or --requests sampled the trace: */
+    int64_t model_end_us;              /* virtual time of the run's last event */
+    bool opened;                       /* the results file was created */
+    bool write_failed;                 /* a write to it failed: nothing was written after */
+    uint64_t on_disk;                  /* results that reached it whole */
+    bool sampled;                      /* --window or --requests sampled the trace: */
     struct lt_plan_jobs_sample sample; /* what was kept (lt_plan_jobs_sample) */
 };
 

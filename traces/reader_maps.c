@@ -446,7 +446,7 @@ out:
             const uint8_t *key = d->c.p, *k;                                                       \
             uint32_t kn;                                                                           \
             bool again = false;                                                                    \
-            if (!lt__rd_str(&d->c, &k, &kn))                                                           \
+            if (!lt__rd_str(&d->c, &k, &kn))                                                       \
                 return key_not_string(d);                                                          \
         find:                                                                                      \
             switch (hint) {                                                                        \
