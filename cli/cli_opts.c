@@ -52,8 +52,12 @@ static void usage_line(const struct cli_opt *o, int col, FILE *f)
     fprintf(f, "%*s", len < col ? col - len : 2, "");
     for (const char *s = o->help; *s; s++) {
         fputc(*s, f);
-        if (*s == '\n')
+        if (*s == '\n' && s[1] == '\t') {
+            fputs("  ", f);
+            s++;
+        } else if (*s == '\n') {
             fprintf(f, "%*s", col, "");
+        }
     }
     fputc('\n', f);
 }

@@ -28,7 +28,9 @@ struct cli_opt {
                          "[=N]": the value may be left out (--opt or --opt=N) */
     int id;           /* what the command's option function is given: the short
                          letter when there is one, else a number of the command's */
-    const char *help; /* its help; each "\n" starts a line under the first */
+    const char *help; /* its help; each "\n" starts a line under the first,
+                         or, when a tab follows it, at the options' indent
+                         (another form of the option: "\t--to jsonl  ...") */
 };
 
 /* A command's options and the text around them in its usage. */
