@@ -163,6 +163,32 @@ static int analyze_opt(void *ud, int id, char *arg)
     return 0;
 }
 
+/* The files analyze writes must not take the place of its inputs, nor of
+ * a file of another kind: -1 (said why) when one would. */
+static int check_outputs(const struct analyze_cli *ac, const char *const *in, size_t n)
+{
+    struct lt_err err = {0};
+    /* The report must not take the place of a results file (`--html
+     * a.lt.zst b.lt.zst`, the report's name forgotten) or of any file that
+     * is not a report. */
+    if (ac->html &&
+        (lt_path_not_input(ac->html, in, n, &err) < 0 || lt_path_html_ok(ac->html, &err) < 0)) {
+        cli_error("analyze", "--html %s", err.msg);
+        return -1;
+    }
+    if (ac->plots && lt_path_dir_ok(ac->plots, &err) < 0) {
+        cli_error("analyze", "--plots %s", err.msg);
+        return -1;
+    }
+    /* The server CSV likewise replaces only a server CSV, never an input. */
+    if (ac->server_csv && (lt_path_not_input(ac->server_csv, in, n, &err) < 0 ||
+                           lt_path_csv_ok(ac->server_csv, LT_ANALYZE_SERVER_CSV_HEAD, &err) < 0)) {
+        cli_error("analyze", "--server-csv %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
     struct analyze_cli ac = {.plots = NULL};
@@ -178,27 +204,9 @@ int cmd_analyze(int argc, char **argv)
     }
     if (cli_dry_run())
         return 0;
+    if (check_outputs(&ac, (const char *const *)argv + optind, (size_t)(argc - optind)) < 0)
+        return 2;
     struct lt_err err = {0};
-    /* The report must not take the place of a results file (`--html
-     * a.lt.zst b.lt.zst`, the report's name forgotten) or of any file that
-     * is not a report. */
-    if (html && (lt_path_not_input(html, (const char *const *)argv + optind,
-                                   (size_t)(argc - optind), &err) < 0 ||
-                 lt_path_html_ok(html, &err) < 0)) {
-        cli_error("analyze", "--html %s", err.msg);
-        return 2;
-    }
-    if (plots && lt_path_dir_ok(plots, &err) < 0) {
-        cli_error("analyze", "--plots %s", err.msg);
-        return 2;
-    }
-    /* The server CSV likewise replaces only a server CSV, never an input. */
-    if (server_csv && (lt_path_not_input(server_csv, (const char *const *)argv + optind,
-                                         (size_t)(argc - optind), &err) < 0 ||
-                       lt_path_csv_ok(server_csv, LT_ANALYZE_SERVER_CSV_HEAD, &err) < 0)) {
-        cli_error("analyze", "--server-csv %s", err.msg);
-        return 2;
-    }
     struct lt_analyze a;
     int rc = lt_analyze_init(&a, &o, &err);
     for (int i = optind; rc == 0 && i < argc; i++)
