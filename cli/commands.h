@@ -4,8 +4,9 @@
  * process exit code (0 ok, 1 the work failed, 2 bad usage).
  *
  * Adding a command: write cli/cmd_NAME.c with `int cmd_NAME(int, char **)`
- * that answers --help, declare it here, add it to the table in main.c and
- * to cli/CMakeLists.txt, and give it a test under tests/cli/.
+ * and its options as a `const struct cli_spec cmd_NAME_spec` (cli/cli_opts.h,
+ * which answers --help), declare both here, add it to the table in
+ * commands.c and to cli/CMakeLists.txt, and give it a test under tests/cli/.
  */
 #ifndef LT_CLI_COMMANDS_H
 #define LT_CLI_COMMANDS_H
