@@ -78,7 +78,11 @@ int cli_opts_parse(const struct cli_spec *spec, int argc, char **argv, cli_opt_f
 {
     struct option lo[CLI_OPTS_MAX + 2];
     char shorts[3 * CLI_OPTS_MAX + 2];
-    cli_opts_longopts(spec, lo);
+    size_t n = cli_opts_longopts(spec, lo) - 1; /* the spec's, without --help */
+    if (spec->opts[n].name) {
+        cli_error(spec->cmd, "has more than %d options: raise CLI_OPTS_MAX", CLI_OPTS_MAX);
+        return 1;
+    }
     short_opts(spec, shorts, sizeof shorts);
     int c;
     while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {

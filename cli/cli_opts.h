@@ -27,7 +27,8 @@ struct cli_opt {
     const char *arg;  /* the value's word in the usage ("FILE"), NULL: it takes none;
                          "[=N]": the value may be left out (--opt or --opt=N) */
     int id;           /* what the command's option function is given: the short
-                         letter when there is one, else a number of the command's */
+                         letter when there is one, else a number of the command's
+                         (256 and up); never 'h', '?' or ':', getopt's own */
     const char *help; /* its help; each "\n" starts a line under the first,
                          or, when a tab follows it, at the options' indent
                          (another form of the option: "\t--to jsonl  ...") */
@@ -43,7 +44,8 @@ struct cli_spec {
     const char *epilogue;       /* after the options (a blank line first), or NULL */
 };
 
-/* The most options a spec may have. */
+/* The most options a spec may have (replay, the largest, has 60); a spec
+ * with more is refused by cli_opts_parse, never cut short. */
 #define CLI_OPTS_MAX 160
 
 /* getopt_long's table of spec (with --help, ended by a zero entry) into
