@@ -27,8 +27,9 @@ struct cli_opt {
     const char *arg;  /* the value's word in the usage ("FILE"), NULL: it takes none;
                          "[=N]": the value may be left out (--opt or --opt=N) */
     int id;           /* what the command's option function is given: the short
-                         letter when there is one, else a number of the command's
-                         (256 and up); never 'h', '?' or ':', getopt's own */
+                         letter when there is one, else any number the command
+                         chooses (a letter, or an enum from 256); never 'h', '?'
+                         or ':', which getopt and --help keep */
     const char *help; /* its help; each "\n" starts a line under the first,
                          or, when a tab follows it, at the options' indent
                          (another form of the option: "\t--to jsonl  ...") */
