@@ -738,7 +738,7 @@ static int server_chart(const struct lt_analyze *a, const struct lt_analyze_run 
         goto out;
     double t_end = 0;
     /* Each panel's highest value, for a range with headroom: no line on
-     * the top frame (issue 19), as in the other charts. */
+     * the top frame, where it hides, as in the other charts. */
     double max_tps = 0, max_req = 0, max_ttft = 0;
     LT_TRY(lt_buf_puts(&d, "# client: t_s tokens_per_s in_flight ttft_p99_ms\n"));
     struct lt_analyze_ts_point p = {0};

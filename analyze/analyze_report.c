@@ -264,7 +264,7 @@ static double probe_scale(const struct lt_analyze_run *x, const struct lt_analyz
     return (lk / l->probe.load) / (vk / v->probe.load);
 }
 
-bool lt_analyze_engine_break(const struct lt_analyze_run *prev, const struct lt_analyze_run *r,
+bool lt__analyze_engine_break(const struct lt_analyze_run *prev, const struct lt_analyze_run *r,
                              char *buf, size_t n)
 {
     if (!prev || !prev->probe.search[0] || !r->probe.search[0] ||
@@ -303,7 +303,7 @@ static void text_seed(const struct lt_analyze *a, FILE *out)
         const struct lt_analyze_run *r = a->runs[order[k]];
         const struct lt_analyze_run *prev = k ? a->runs[order[k - 1]] : NULL;
         char brk[256];
-        if (lt_analyze_engine_break(prev, r, brk, sizeof brk))
+        if (lt__analyze_engine_break(prev, r, brk, sizeof brk))
             fprintf(out, "%*s   %s\n", w, "", brk);
         char lab[32], okb[48];
         run_label(r, lab, sizeof lab);
@@ -454,6 +454,7 @@ static void text_run(const struct lt_analyze *a, const struct lt_analyze_run *r,
         fprintf(out, "\n");
     }
     lt_analyze_server_text(r, out);
+    lt__analyze_fleet_text(r, out);
 }
 
 static void text_timeseries(const struct lt_analyze_run *r, FILE *out)
@@ -734,6 +735,7 @@ static void jrun(const struct lt_analyze *a, const struct lt_analyze_run *r, FIL
     }
     fprintf(out, "}");
     lt_analyze_server_json(r, out);
+    lt__analyze_fleet_json(r, out);
     lt_analyze_check_json(r, out);
     lt_analyze_overload_json(r, out);
     fprintf(out, "}");

@@ -114,6 +114,11 @@ int lt_analyze_server_add(struct lt_analyze_server *s, const struct lt_scrape *s
     return 0;
 }
 
+struct lt_analyze_server *lt_analyze_server_new(void)
+{
+    return calloc(1, sizeof(struct lt_analyze_server));
+}
+
 void lt_analyze_server_free(struct lt_analyze_server *s)
 {
     if (!s)

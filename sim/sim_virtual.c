@@ -14,9 +14,9 @@
  * freed; everything else about it is the plan's. So this driver holds
  * memory only for what is in the model: a small struct per request sent
  * and not yet done (queued in the model included), and token times only
- * from a request's first token to its last (issue 20: 8 bytes per queued
- * token). Token arrays go back to a pool when their request is done and
- * are reused by the next request that starts emitting: the pool holds at
+ * from a request's first token to its last (keeping them for queued
+ * requests cost 8 bytes a token: 584 MB at 200,000 requests). Token arrays go back to a pool when
+ * their request is done and are reused by the next request that starts emitting: the pool holds at
  * most as many as ever ran at once, and the allocator is not churned with
  * one array per request (under AddressSanitizer, whose quarantine keeps
  * up to 256 MB of freed blocks, that churn alone looked like every
@@ -36,7 +36,9 @@
 #include "base/lt_rng.h"
 #include "base/lt_time.h"
 #include "metrics/prom_map.h"
+#include "traces/lt_mp.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +56,7 @@ struct vq {
     uint32_t in, out;       /* asked for */
     bool rejected;          /* answered 400 at once (context overflow) */
     struct lt_sim_mreq *mq; /* in the model; NULL once it ended or was cancelled */
+    int replica;            /* the fleet's instance serving it (0 with one) */
     bool by_tokens;         /* cancel once cancel_tokens came (0: at the first) */
     uint32_t cancel_tokens;
     bool cancelled;
@@ -80,7 +83,8 @@ struct vrun {
     struct lt_plan *plan;
     const struct lt_sim_vrun *vr;
     uint32_t run;
-    struct lt_sim_model *m;
+    struct lt_sim_model **ms; /* nm instances (a fleet: vr->route) */
+    uint32_t nm;
     struct lt_writer *w;
     int64_t now_ns;
     struct vq **done; /* requests whose last token came (or cancelled) in this step */
@@ -93,7 +97,7 @@ struct vrun {
     size_t blockbuf_cap;
     struct lt_chunk *chunks;
     size_t chunks_cap;
-    uint8_t extra[32];      /* a result's extra keys: ctok, thin */
+    uint8_t extra[48];      /* a result's extra keys: ctok, thin, replica */
     bool oom;               /* the model emitted more tokens than asked (not expected) */
     uint32_t nomem;         /* an emit found no memory for this many token times */
     int64_t next_sample_ns; /* the next scrape sample (INT64_MAX: none) */
@@ -238,7 +242,7 @@ static int make_blocks(struct vrun *v, const struct vq *q, uint32_t *nb, struct 
  * is written with the done ones. */
 static void cancel_now(struct vrun *v, struct vq *q, int64_t t)
 {
-    lt_sim_model_cancel(v->m, q->mq);
+    lt_sim_model_cancel(v->ms[q->replica], q->mq);
     q->mq = NULL;
     q->cancelled = true;
     q->cancel_ns = t;
@@ -335,7 +339,11 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
         .nblocks = nb,
         .user = q,
     };
-    if (!(q->mq = lt_sim_model_add(v->m, v->now_ns, &sr, err)))
+    if (v->nm > 1) {
+        int r = v->vr->route->pick(v->vr->route->ud, i, job_of(v, i));
+        q->replica = r >= 0 && (uint32_t)r < v->nm ? r : 0;
+    }
+    if (!(q->mq = lt_sim_model_add(v->ms[q->replica], v->now_ns, &sr, err)))
         return err ? err->code : LT_ENOMEM;
     return arm_cancel(v, q);
 }
@@ -381,6 +389,28 @@ static void thinned(struct vrun *v, struct lt_result *res, const uint8_t *ctok, 
     }
 }
 
+/* A fleet's result says its replica, as the live replay writes it. */
+static void add_replica(struct vrun *v, struct lt_result *res, const struct vq *q)
+{
+    if (v->nm < 2)
+        return;
+    if (!res->extra.data)
+        res->extra = (struct lt_extra){.data = v->extra};
+    static const uint8_t key[] = {0xa7, 'r', 'e', 'p', 'l', 'i', 'c', 'a'};
+    uint8_t *x = v->extra + res->extra.len;
+    memcpy(x, key, sizeof key);
+    x += sizeof key;
+    if (q->replica < 0x80) { /* a positive fixint, else uint8 (LT_ROUTE_MAX is 256) */
+        *x = (uint8_t)q->replica;
+        res->extra.len += sizeof key + 1;
+    } else {
+        x[0] = 0xcc;
+        x[1] = (uint8_t)q->replica;
+        res->extra.len += sizeof key + 2;
+    }
+    res->extra.n++;
+}
+
 /* A cancelled request: what its client had until it left, as the live
  * replay records it (no usage came: counted from the chunks). */
 static int put_cancelled(struct vrun *v, const struct vq *q, struct lt_result *res,
@@ -399,6 +429,7 @@ static int put_cancelled(struct vrun *v, const struct vq *q, struct lt_result *r
         res->count = "chunks";
         thinned(v, res, ctok_one, sizeof ctok_one, q->ntok);
     }
+    add_replica(v, res, q);
     int rc = lt_writer_put_result(v->w, res, err);
     if (rc < 0) /* not recorded: not counted */
         return rc;
@@ -430,6 +461,7 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
         res.status = 400;
         res.err = "http";
         res.end = q->sent_us;
+        add_replica(v, &res, q);
         int rc = lt_writer_put_result(v->w, &res, err);
         v->st.requests += rc == 0;
         return rc;
@@ -458,6 +490,7 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
     res.status = 200;
     res.finish = "length";
     res.count = "usage";
+    add_replica(v, &res, q);
     int rc = lt_writer_put_result(v->w, &res, err);
     if (rc < 0) /* not recorded: not counted */
         return rc;
@@ -480,6 +513,8 @@ static int finish_done(struct vrun *v, struct lt_err *err)
             struct vq *q = v->done[k];
             size_t i = q->seq;
             rc = put_result(v, q, err);
+            if (v->nm > 1)
+                v->vr->route->done(v->vr->route->ud, q->replica);
             int64_t end_us = q->cancelled ? q->cancel_ns / 1000
                              : q->ntok    ? q->tok[q->ntok - 1] / 1000
                                           : q->sent_us;
@@ -500,10 +535,10 @@ out:
 /* A scrape sample of the model's values now, as the live sim's /metrics
  * would give them (sim_metrics.c; no latency histograms): what a live
  * replay records, on the same clock. */
-static int put_sample(struct vrun *v, struct lt_err *err)
+static int put_sample1(struct vrun *v, uint32_t mi, struct lt_err *err)
 {
     struct lt_sim_model_stats ms;
-    lt_sim_model_stats(v->m, &ms);
+    lt_sim_model_stats(v->ms[mi], &ms);
     double prompt = (double)(ms.prefill_tokens + ms.cached_tokens);
     struct lt_scrape_val val[] = {
         {lt_prom_map_canon_name(LT_PM_RUNNING), ms.running},
@@ -516,15 +551,40 @@ static int put_sample(struct vrun *v, struct lt_err *err)
         {lt_prom_map_canon_name(LT_PM_PREFIX_QUERIES), prompt},
         {lt_prom_map_canon_name(LT_PM_PREFIX_HITS), (double)ms.cached_tokens},
     };
+    char ep[48] = "sim:virtual";
+    if (v->nm > 1)
+        snprintf(ep, sizeof ep, "sim:virtual:%u/metrics", (unsigned)mi);
     struct lt_scrape sc = {
         .run = v->run,
         .t = v->now_ns / 1000,
-        .ep = "sim:virtual",
+        .ep = ep,
         .server = "sim",
         .v = val,
         .nv = sizeof val / sizeof val[0],
     };
     return lt_writer_put_scrape(v->w, &sc, err);
+}
+
+static int put_sample(struct vrun *v, struct lt_err *err)
+{
+    for (uint32_t i = 0; i < v->nm; i++) {
+        int rc = put_sample1(v, i, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The earliest next step of the instances; INT64_MAX: all idle. */
+static int64_t next_step_of(const struct vrun *v)
+{
+    int64_t t = INT64_MAX;
+    for (uint32_t i = 0; i < v->nm; i++) {
+        int64_t x = lt_sim_model_next(v->ms[i]);
+        if (x < t)
+            t = x;
+    }
+    return t;
 }
 
 static int loop(struct vrun *v, struct lt_err *err)
@@ -537,7 +597,7 @@ static int loop(struct vrun *v, struct lt_err *err)
         if (v->vr->stopped && (++v->polls & 255) == 0 &&
             (v->st.stopped_by = v->vr->stopped(v->vr->stop_ud)) != NULL)
             break;
-        int64_t next_step = lt_sim_model_next(v->m);
+        int64_t next_step = next_step_of(v);
         int64_t due_us = lt_plan_next_due(v->plan);
         int64_t next_due = due_us == INT64_MAX ? INT64_MAX : due_us * 1000;
         int64_t next_cut = next_cancel(v);
@@ -565,7 +625,10 @@ static int loop(struct vrun *v, struct lt_err *err)
         }
         if (next_step <= next_due) {
             v->now_ns = next_step;
-            lt_sim_model_advance(v->m, v->now_ns, on_emit, v);
+            /* every instance due now, in index order (runs repeat exactly) */
+            for (uint32_t mi = 0; mi < v->nm; mi++)
+                if (lt_sim_model_next(v->ms[mi]) <= v->now_ns)
+                    lt_sim_model_advance(v->ms[mi], v->now_ns, on_emit, v);
             if (v->nomem)
                 return lt_errset(err, LT_ENOMEM,
                                  "virtual sim: out of memory (%u output tokens, %zu requests in "
@@ -681,9 +744,38 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
     lt_heap_init(&v.cancels, sizeof(struct vcancel), vcancel_less, NULL, NULL);
     const struct lt_plan_ops ops = {.send = send_seq, .ud = &v};
     LT_TRY(lt_plan_start(plan, run, level, &ops, err));
-    v.m = lt_sim_model_new(p, err);
-    if (!v.m) {
-        rc = err ? err->code : LT_ENOMEM;
+    v.nm = vr->route && vr->route->n > 1 ? vr->route->n : 1;
+    if (!(v.ms = calloc(v.nm, sizeof *v.ms))) {
+        rc = lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < v.nm; i++)
+        if (!(v.ms[i] = lt_sim_model_new(p, err))) {
+            rc = err ? err->code : LT_ENOMEM;
+            goto out;
+        }
+    /* A fleet's run record: its instances and the route, as live. */
+    struct lt_buf rx;
+    lt_buf_init(&rx, 1 << 20);
+    struct lt_mp mp = {.out = &rx};
+    uint32_t nx = 0;
+    if (v.nm > 1) {
+        lt_mp_cstr(&mp, "replicas");
+        lt_mp_array(&mp, v.nm);
+        for (uint32_t i = 0; i < v.nm; i++) {
+            char lab[32];
+            snprintf(lab, sizeof lab, "sim:virtual:%u", (unsigned)i);
+            lt_mp_cstr(&mp, lab);
+        }
+        lt_mp_cstr(&mp, "route");
+        lt_mp_cstr(&mp, vr->route->name ? vr->route->name : "?");
+        lt_mp_cstr(&mp, "failover");
+        lt_mp_uint(&mp, 0);
+        nx = 3;
+    }
+    if (mp.rc < 0) {
+        lt_buf_release(&rx);
+        rc = lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
         goto out;
     }
 
@@ -702,8 +794,12 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
         .start = start,
         .version = LT_VERSION,
         .warmup = (uint32_t)(vr->warmup < UINT32_MAX ? vr->warmup : UINT32_MAX),
+        .extra = {.data = (const uint8_t *)rx.p, .len = rx.len, .n = nx},
     };
-    LT_TRY(lt_writer_put_run(w, &rr, err));
+    rc = lt_writer_put_run(w, &rr, err);
+    lt_buf_release(&rx);
+    if (rc < 0)
+        goto out;
     LT_TRY(loop(&v, err));
     if (v.st.stopped_by)
         LT_TRY(stop_all(&v, err));
@@ -714,9 +810,11 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
                        plan->total - plan->done_n, plan->total);
         goto out;
     }
-    struct lt_sim_model_stats ms;
-    lt_sim_model_stats(v.m, &ms);
-    v.st.steps = ms.steps;
+    for (uint32_t i = 0; i < v.nm; i++) {
+        struct lt_sim_model_stats ms;
+        lt_sim_model_stats(v.ms[i], &ms);
+        v.st.steps += ms.steps;
+    }
 out:
     if (st)
         *st = v.st;
@@ -724,7 +822,9 @@ out:
      * outlived it), then the pool. */
     while (v.live.next != &v.live)
         free_vq(v.live.next);
-    lt_sim_model_free(v.m);
+    for (uint32_t i = 0; v.ms && i < v.nm; i++)
+        lt_sim_model_free(v.ms[i]);
+    free(v.ms);
     lt_heap_release(&v.cancels);
     for (size_t k = 0; k < v.npool; k++)
         free(v.pool[k].p);
@@ -773,6 +873,7 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
         .no_cancel = o->no_cancel,
         .stopped = o->stopped,
         .stop_ud = o->stop_ud,
+        .route = o->route,
     };
     uint32_t runs = lt_plan_runs(&o->plan, o->n_levels);
     for (uint32_t r = 0; r < runs; r++) {

@@ -34,6 +34,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A virtual fleet's router (docs/replay.md "Fleets and routing"): the
+ * driver asks it which of n model instances (each with its own prefix
+ * cache) serves a request when the plan sends it, and tells it when that
+ * request ended; cli/ hands replay's router (replay/route.h) in, so a
+ * live and a virtual fleet route alike. pick returns 0 .. n-1. */
+struct lt_sim_vroute {
+    uint32_t n;
+    const char *name; /* the policy, for the run record */
+    int (*pick)(void *ud, size_t seq, const struct lt_plan_job *job);
+    void (*done)(void *ud, int replica);
+    void *ud;
+};
+
 /* What a run's records say besides the plan. */
 struct lt_sim_vrun {
     uint64_t warmup;             /* seqs below it are marked warm-up */
@@ -51,6 +64,11 @@ struct lt_sim_vrun {
      * as a stopped live run does. */
     const char *(*stopped)(void *ud);
     void *stop_ud;
+    /* A fleet of route->n > 1 instances; NULL: one. Results then say
+     * their "replica", the run record the "replicas" ("sim:virtual:I")
+     * and the "route", and each instance has its own scrape samples
+     * (endpoint "sim:virtual:I/metrics"). */
+    const struct lt_sim_vroute *route;
 };
 
 struct lt_sim_vstats {
@@ -97,6 +115,7 @@ struct lt_sim_vreplay {
     bool no_cancel;
     const char *(*stopped)(void *ud); /* as lt_sim_vrun's; NULL: never stopped */
     void *stop_ud;
+    const struct lt_sim_vroute *route; /* a fleet (struct lt_sim_vrun); NULL: one instance */
 };
 
 /* tot receives the sums over the runs (also on failure: what was
