@@ -89,7 +89,7 @@ int lt_analyze_media_add(struct lt_analyze_run *r, const struct lt_result *res, 
     return 0;
 }
 
-void lt_analyze_media_free(struct lt_analyze_run *r)
+void lt_analyze_media_release(struct lt_analyze_run *r)
 {
     if (!r->mods)
         return;

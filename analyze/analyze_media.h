@@ -39,7 +39,7 @@ const char *lt_analyze_mod_name(int k);
  * Returns 0 or LT_ENOMEM. */
 int lt_analyze_media_add(struct lt_analyze_run *r, const struct lt_result *res, bool ok,
                          int hist_bits, struct lt_err *err);
-void lt_analyze_media_free(struct lt_analyze_run *r);
+void lt_analyze_media_release(struct lt_analyze_run *r);
 
 /* The split, as text lines and as the run's "modality" JSON member (with
  * its leading comma); nothing for a run without images. With embeddings

@@ -218,7 +218,7 @@ struct lt_compare_paired {
 };
 
 /* The twin's tolerances: |error| of a p50, of a p90 or p99, of throughput
- * or goodput (the issue's: a twin is trusted within these). */
+ * or goodput: a twin's prediction is trusted within these (docs/compare.md). */
 #define LT_CMP_TWIN_TOL_P50 0.10
 #define LT_CMP_TWIN_TOL_TAIL 0.15
 #define LT_CMP_TWIN_TOL_RATE 0.05

@@ -16,6 +16,7 @@
 #endif
 #include "cli/replay_search.h"
 #include "cli/replay_virtual.h"
+#include "cli/replay_fleet.h"
 #include "replay/replay.h"
 #include "sim/sim.h"
 
@@ -61,6 +62,16 @@ static const char replay_usage[] =
     "                          choice there); curl (libcurl) for TLS, HTTP/2, proxies\n"
     "  --sim-profile P, --sim-dialect D, --sim-faults SPEC, --sim-log FILE,\n"
     "  --sim-time-scale X      options of the in-process sim (see loadtrace sim --help)\n"
+    "  --target URL1,URL2,...  a fleet: several replicas of one config, each request\n"
+    "                          sent to the one --route picks; URL=W states a replica's\n"
+    "                          capacity weight (docs/replay.md \"Fleets and routing\")\n"
+    "  --targets FILE          the fleet from a file: \"URL [WEIGHT]\" a line\n"
+    "  --route POLICY          round-robin (default), least-outstanding, session\n"
+    "                          (sticky), prefix[:K] (consistent hashing of the first\n"
+    "                          K prefix blocks, K=1, with bounded load), weighted\n"
+    "  --failover              a replica that fails (connect, a cut stream) is marked\n"
+    "                          down and its requests go to another (default: errors)\n"
+    "  --replicas N            with --virtual: N model instances behind --route\n"
     "  --virtual               with --target sim: run the sim's model in virtual time, no\n"
     "                          HTTP (an hour of trace in seconds); same load flags and\n"
     "                          results file; --profile P (= --sim-profile) picks the\n"
@@ -79,7 +90,7 @@ static const char replay_usage[] =
     "                          flight, the trace's requests in order (timestamps ignored)\n"
     "  --requests N            requests per closed- or open-loop run (default: the trace's);\n"
     "                          in trace time, a sample: the first sessions that fit whole\n"
-    "  --warmup N              the first N requests of a run are recorded but excluded\n"
+    "  --warmup N              the first N requests a run sends are recorded but excluded\n"
     "  --arrivals poisson|gamma:CV|constant   open loop at --rate R\n"
     "  --max-concurrency N     open loop: at most N in flight; the wait is recorded\n"
     "  --seed N                seed of arrivals and synthesized prompts (default 1)\n"
@@ -107,6 +118,9 @@ static const char replay_usage[] =
     "                          scheduled time stays, so latency from it includes retries\n"
     "\n"
     "Capacity (docs/replay.md \"Finding the capacity\"):\n"
+    "  --find-max replicas     with --target sim --rate R: the fewest virtual replicas\n"
+    "                          (--route, --profile) that meet --slo at R; the attainment\n"
+    "                          at N-1 and N on stdout, the run at N in -o\n"
     "  --find-max rate|concurrency   search the highest load that meets --slo: rate\n"
     "                          rescales the trace's arrivals (its bursts kept, as\n"
     "                          --rate does), concurrency is the closed loop; grows\n"
@@ -297,6 +311,7 @@ struct replay_cli {
     bool keep_parts;         /* --keep-parts: MPI parts stay after the merge */
     char metrics_urls[4096]; /* --server-metrics's lists, split in place */
     size_t metrics_used;
+    struct cli_fleet fleet; /* --target URL1,URL2, --targets, --route, --replicas */
 };
 
 static bool parse_window(const char *s, int64_t *a, int64_t *b)
@@ -472,6 +487,7 @@ static int replay_main(struct replay_cli *c)
             fprintf(stderr, "loadtrace replay: prefix cache reset before %llu of %u runs (%s)\n",
                     (unsigned long long)st.resets, st.runs, st.reset_how);
     }
+    cli_fleet_print(&c->o, &st); /* even when quiet: a replica that went down is news */
     status = cli_replay_status(lt_replay_stopped(rp), st.requests - st.cancelled, st.ok);
     if (c->summary && strcmp(c->o.out_path, "-") != 0) {
         struct lt_analyze_opts ao;
@@ -550,6 +566,10 @@ enum {
     O_RESETPC,
     O_HCLIENT,
     O_MAXIMG,
+    O_TARGETS,
+    O_ROUTE,
+    O_FAILOVER,
+    O_REPLICAS,
 };
 
 /* --http-client and $LOADTRACE_HTTP_CLIENT. */
@@ -636,6 +656,10 @@ const struct option cmd_replay_options[] = {
     {"no-summary", no_argument, NULL, O_NOSUMMARY},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
+    {"targets", required_argument, NULL, O_TARGETS},
+    {"route", required_argument, NULL, O_ROUTE},
+    {"failover", no_argument, NULL, O_FAILOVER},
+    {"replicas", required_argument, NULL, O_REPLICAS},
     {NULL, 0, NULL, 0}};
 
 int cmd_replay(int argc, char **argv)
@@ -663,8 +687,28 @@ int cmd_replay(int argc, char **argv)
         case O_TARGET:
             if (!strcmp(optarg, "sim"))
                 c.target_sim = true;
-            else
+            else if (strchr(optarg, ',') || strchr(optarg, '=') || c.fleet.n) {
+                if (!cli_fleet_add_list(&c.fleet, optarg))
+                    return 2;
+            } else
                 o->target = optarg;
+            break;
+        case O_TARGETS:
+            if (!cli_fleet_add_file(&c.fleet, optarg))
+                return 2;
+            break;
+        case O_ROUTE:
+            if (!lt_route_parse(optarg, &c.fleet.route))
+                return bad("--route", optarg);
+            c.fleet.route_set = true;
+            break;
+        case O_FAILOVER:
+            o->failover = true;
+            break;
+        case O_REPLICAS:
+            if (!cli_parse_u64_in("replay", "--replicas", optarg, 1, LT_ROUTE_MAX, &u))
+                return 2;
+            c.fleet.replicas = (uint32_t)u;
             break;
         case O_MODEL:
             o->model = optarg;
@@ -757,8 +801,8 @@ int cmd_replay(int argc, char **argv)
                 return 2;
             break;
         case O_ARRIVALS:
-            if (lt_plan_parse_arrivals(optarg, &o->arrivals, &o->cv, &err) < 0) {
-                cli_error("replay", "%s", err.msg);
+            if (lt_arrivals_parse(optarg, 0, &o->arrivals, &o->cv, &err) < 0) {
+                cli_error("replay", "--arrivals %s", err.msg);
                 return 2;
             }
             have_arrivals = true;
@@ -898,6 +942,8 @@ int cmd_replay(int argc, char **argv)
                 so.concurrency = false;
             else if (!strcmp(optarg, "concurrency"))
                 so.concurrency = true;
+            else if (!strcmp(optarg, "replicas"))
+                c.fleet.find_replicas = true;
             else
                 return bad("--find-max", optarg);
             find_max = true;
@@ -946,6 +992,13 @@ int cmd_replay(int argc, char **argv)
             return cli_bad_option("replay", cmd_replay_options, argv);
         }
     }
+    if (o->target && c.fleet.n) { /* one --target URL, then a list or a file */
+        if (!cli_fleet_add_list(&c.fleet, o->target))
+            return 2;
+        o->target = NULL;
+    }
+    if (!cli_fleet_apply(&c.fleet, o, virt || c.fleet.find_replicas))
+        return 2;
     if (o->http_client == LT_REPLAY_CLIENT_LEAN && o->target && strncmp(o->target, "http://", 7)) {
         cli_error("replay",
                   "the lean HTTP client speaks plain http:// only: use --http-client "
@@ -1024,6 +1077,17 @@ int cmd_replay(int argc, char **argv)
         }
         if (slo_pct > 0)
             so.attain = slo_pct;
+        if (c.fleet.find_replicas) {
+            /* The fleet's size is what is searched, at the load given. */
+            if (!c.target_sim || !(rate > 0) || have_arrivals || o->n_levels) {
+                cli_error("replay", "--find-max replicas searches the sim's model in virtual "
+                                    "time at a load: give --target sim and --rate R");
+                return 2;
+            }
+            o->tt.rate = rate;
+            so.quiet = c.quiet;
+            return cli_fleet_find_replicas(o, &c.sim, &so);
+        }
         if (have_arrivals || rate > 0 || o->tt.speed > 0 || o->n_levels || o->max_concurrency) {
             cli_error("replay", "--find-max chooses the load: drop --rate, --speed, "
                                 "--concurrency, --arrivals and --max-concurrency");

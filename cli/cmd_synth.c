@@ -177,8 +177,10 @@ int cmd_synth(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "o:qh", cmd_synth_options, NULL)) != -1) {
         switch (c) {
         case O_ARR:
-            if (lt_arrivals_parse(optarg, &o.arrivals, &o.cv, &err) < 0)
-                return bad("--arrivals", optarg);
+            if (lt_arrivals_parse(optarg, LT_ARR_FIT, &o.arrivals, &o.cv, &err) < 0) {
+                cli_error("synth", "--arrivals %s", err.msg);
+                return 2;
+            }
             break;
         case O_RATE:
             if (!cli_parse_double_in("synth", "--rate", optarg, 0, INFINITY, &o.rate))

@@ -527,8 +527,8 @@ void lt_plan_jobs_turn_over(const struct lt_plan_jobs *js, size_t j, int64_t pre
 #define S_DECIDED ((uint64_t)1 << 63)
 #define S_KEPT ((uint64_t)1 << 62)
 
-void lt_plan_jobs_sampler_init(struct lt_plan_jobs_sampler *s, int64_t win_start_us, int64_t win_end_us,
-                          uint64_t max_requests)
+void lt_plan_jobs_sampler_init(struct lt_plan_jobs_sampler *s, int64_t win_start_us,
+                               int64_t win_end_us, uint64_t max_requests)
 {
     *s = (struct lt_plan_jobs_sampler){
         .ws = win_start_us, .we = win_end_us, .max = max_requests, .first_out = SIZE_MAX};
@@ -541,7 +541,7 @@ void lt_plan_jobs_sampler_release(struct lt_plan_jobs_sampler *s)
 }
 
 int lt_plan_jobs_sampler_count(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
-                          struct lt_err *err)
+                               struct lt_err *err)
 {
     if (!k->has_session)
         return 0;
@@ -552,8 +552,8 @@ int lt_plan_jobs_sampler_count(struct lt_plan_jobs_sampler *s, const struct lt_p
     return 0;
 }
 
-int lt_plan_jobs_sampler_keep(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k, bool *keep,
-                         struct lt_err *err)
+int lt_plan_jobs_sampler_keep(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
+                              bool *keep, struct lt_err *err)
 {
     struct lt_plan_jobs_sample *sm = &s->sm;
     uint64_t *v = NULL;
@@ -627,8 +627,8 @@ static int sample_keep(void *ud, const struct lt_plan_rec_key *k)
 }
 
 int lt_plan_jobs_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
-                   uint64_t max_requests, uint8_t *keep, struct lt_plan_jobs_sample *s,
-                   struct lt_err *err)
+                        uint64_t max_requests, uint8_t *keep, struct lt_plan_jobs_sample *s,
+                        struct lt_err *err)
 {
     struct lt_plan_jobs_sampler sp;
     lt_plan_jobs_sampler_init(&sp, win_start_us, win_end_us, max_requests);
@@ -777,7 +777,7 @@ void lt_plan_jobs_dealer_release(struct lt_plan_jobs_dealer *d)
 }
 
 int64_t lt_plan_jobs_dealer_next(struct lt_plan_jobs_dealer *d, bool has_session, uint64_t session,
-                            uint32_t in, uint32_t out, struct lt_err *err)
+                                 uint32_t in, uint32_t out, struct lt_err *err)
 {
     uint32_t p;
     if (has_session) {

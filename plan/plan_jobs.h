@@ -136,10 +136,9 @@ void lt_plan_jobs_close(struct lt_plan_jobs *js);
  * times (t_first, t_last, n_nonneg), the cancel points and the header's
  * block size; v has room for n jobs (address space, not memory),
  * and a job is readable only between lt_plan_jobs_need and the
- * lt_plan_jobs_drop that passes it. The plan decides (lt_plan_init):
- * trace time without --window, --requests or parts streams; any other
- * run needs every job and loads them all (today's memory). Fails like
- * lt_plan_jobs_load. */
+ * lt_plan_jobs_drop that passes it. A plan over it streams in every mode
+ * (plan_stream.c); only a trace the reader sorts at open (order:
+ * completion) is held whole, by the reader. Fails like lt_plan_jobs_load. */
 int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *err);
 /* Make jobs [from, upto) readable, reading the trace on (a streamed trace;
  * a no-op for a loaded one). Sessions are linked as their turns are read:
@@ -195,7 +194,7 @@ struct lt_plan_jobs_sample {
     uint64_t of_requests, of_sessions;
 };
 
-/* A sample of the trace that never cuts a session in half (issue 17: a
+/* A sample of the trace that never cuts a session in half (a
  * session's later turn replayed without its earlier ones, or an earlier
  * one whose answer nothing follows, is no longer the conversation).
  * A session belongs where its first request is and is kept whole or not
@@ -211,8 +210,8 @@ struct lt_plan_jobs_sample {
  * first kept session (nothing would be replayed; the error names its
  * size, the smallest max_requests that keeps it whole). */
 int lt_plan_jobs_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
-                   uint64_t max_requests, uint8_t *keep, struct lt_plan_jobs_sample *s,
-                   struct lt_err *err);
+                        uint64_t max_requests, uint8_t *keep, struct lt_plan_jobs_sample *s,
+                        struct lt_err *err);
 
 /* The same rule request by request, for a plan that streams the trace
  * (lt_plan_jobs_sample is built on it). With max_requests, two readings in
@@ -232,16 +231,16 @@ struct lt_plan_jobs_sampler {
     struct lt_plan_jobs_sample sm;
     bool again; /* lt_plan_jobs_sampler_again: every decision made */
 };
-void lt_plan_jobs_sampler_init(struct lt_plan_jobs_sampler *s, int64_t win_start_us, int64_t win_end_us,
-                          uint64_t max_requests);
+void lt_plan_jobs_sampler_init(struct lt_plan_jobs_sampler *s, int64_t win_start_us,
+                               int64_t win_end_us, uint64_t max_requests);
 void lt_plan_jobs_sampler_release(struct lt_plan_jobs_sampler *s);
 int lt_plan_jobs_sampler_count(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
-                          struct lt_err *err);
+                               struct lt_err *err);
 /* *keep: whether request k is in the sample. LT_EUSAGE when max_requests
  * is smaller than the first session to keep (the error names its size),
  * LT_ENOMEM. */
-int lt_plan_jobs_sampler_keep(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k, bool *keep,
-                         struct lt_err *err);
+int lt_plan_jobs_sampler_keep(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
+                              bool *keep, struct lt_err *err);
 /* After a whole reading: the next reading's lt_plan_jobs_sampler_keep says the
  * same from what was decided (a session's entry, first_out), with no
  * count first and sm left as it is. */
@@ -278,6 +277,6 @@ int lt_plan_jobs_dealer_init(struct lt_plan_jobs_dealer *d, uint32_t parts, stru
 void lt_plan_jobs_dealer_release(struct lt_plan_jobs_dealer *d);
 /* The part of the next request in order. Returns it, or LT_ENOMEM. */
 int64_t lt_plan_jobs_dealer_next(struct lt_plan_jobs_dealer *d, bool has_session, uint64_t session,
-                            uint32_t in, uint32_t out, struct lt_err *err);
+                                 uint32_t in, uint32_t out, struct lt_err *err);
 
 #endif

@@ -116,7 +116,7 @@ void lt_replay_media_free(struct lt_replay_media *m)
     free(m);
 }
 
-int lt_replay_media_prepare(struct lt_replay_media **out, const struct lt_plan_jobs *js,
+int lt_replay_media_new(struct lt_replay_media **out, const struct lt_plan_jobs *js,
                             uint64_t max_bytes, struct lt_replay_media_stats *st,
                             struct lt_err *err)
 {

@@ -41,9 +41,8 @@ struct lt_replay_media_stats {
 /* Make the images of every media part of js (its table is complete after
  * lt_plan_jobs_load or _open). *out is NULL when the trace has no images.
  * Returns 0, LT_ENOMEM. */
-int lt_replay_media_prepare(struct lt_replay_media **out, const struct lt_plan_jobs *js,
-                            uint64_t max_bytes, struct lt_replay_media_stats *st,
-                            struct lt_err *err);
+int lt_replay_media_new(struct lt_replay_media **out, const struct lt_plan_jobs *js,
+                        uint64_t max_bytes, struct lt_replay_media_stats *st, struct lt_err *err);
 void lt_replay_media_free(struct lt_replay_media *m);
 
 /* Build job's body with its media (parts, n of them; rec as

@@ -69,6 +69,19 @@ int lt__replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_er
         lt_mp_double(&m, c->err_rel);
         n += 2;
     }
+    if (rp->n_replicas) {
+        /* A fleet: its replicas in index order (a result's "replica"
+         * indexes them), the routing policy and what a failure does. */
+        lt_mp_cstr(&m, "replicas");
+        lt_mp_array(&m, (uint32_t)rp->n_replicas);
+        for (size_t i = 0; i < rp->n_replicas; i++)
+            lt_mp_cstr(&m, rp->replicas[i].label);
+        lt_mp_cstr(&m, "route");
+        lt_mp_cstr(&m, lt_route_name(rp->router.o.policy));
+        lt_mp_cstr(&m, "failover"); /* 0 or 1: an integer, as readers take extras */
+        lt_mp_uint(&m, o->failover);
+        n += 3;
+    }
     if ((extra.len ? lt_mp_raw(&m, extra.data, extra.len) : m.rc) < 0) {
         rc = lt_errset(err, LT_ENOMEM, "out of memory");
         goto out;
@@ -97,7 +110,7 @@ out:
 }
 
 int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
-                         const char *err, lt_mono end_t, struct lt_err *e)
+                          const char *err, lt_mono end_t, struct lt_err *e)
 {
     const struct lt_plan_job *job = &rp->trace.v[lt_plan_job_of(&rp->plan, seq)];
     struct lt_result r = {0};
@@ -109,11 +122,11 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
     r.err = r.cancelled ? NULL : err;
     if (r.cancelled)
         err = NULL;
-    r.warmup = seq < rp->o.warmup;
+    r.warmup = rp->warm_sent && lt_u64map_get(&rp->warm, seq);
     static const uint8_t ctok_usage[] = {0xa4, 'c', 't', 'o', 'k', 0xa5, 'u', 's', 'a', 'g', 'e'};
     static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
-    uint8_t extra[80]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries",
-                          "img", "img_tok" */
+    uint8_t extra[128]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries",
+                         * "img", "img_tok", "inputs", "replica", "failover_from" */
     char body[LT_REPLAY_ERR_BODY + 1];
     if (q && err && q->rbody.len) {
         /* The server's words: the start of its answer, kept printable so
@@ -255,6 +268,23 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
         for (int k = 3; k >= 0; k--)
             extra[r.extra.len++] = (uint8_t)(v >> (8 * k));
         r.extra.n++;
+    }
+    if (q && q->replica >= 0) { /* "replica": i, "failover_from": j (uint16 at most) */
+        struct lt_buf xb;
+        lt_buf_init(&xb, sizeof extra - r.extra.len);
+        struct lt_mp m = {.out = &xb};
+        lt_mp_cstr(&m, "replica");
+        lt_mp_uint(&m, (uint64_t)q->replica);
+        if (q->failover_from >= 0) {
+            lt_mp_cstr(&m, "failover_from");
+            lt_mp_uint(&m, (uint64_t)q->failover_from);
+        }
+        if (m.rc == 0) {
+            memcpy(extra + r.extra.len, xb.p, xb.len);
+            r.extra.len += xb.len;
+            r.extra.n += q->failover_from >= 0 ? 2 : 1;
+        }
+        lt_buf_release(&xb);
     }
     r.extra.data = extra;
     return lt_writer_put_result(rp->w, &r, e);

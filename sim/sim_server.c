@@ -259,10 +259,11 @@ static void wake(struct sreq *r)
  * A suspended connection is out of libmicrohttpd's poll set, so on its own
  * the server would learn that the client left only at the next write to it:
  * a request queued behind max_running would keep its place, and one in the
- * batch its slot, until its next token (issue 17's cancellations). So while
- * the model holds a request, the loop's epoll set watches its socket for the
- * peer's close (EPOLLRDHUP, or EPOLLHUP/EPOLLERR for a reset; never EPOLLIN,
- * so a pipelined next request is no event), and depart() takes the request
+ * batch its slot, until its next token: a cancelled request would go on
+ * costing the others. So while the model holds a request, the loop's epoll
+ * set watches its socket for the peer's close (EPOLLRDHUP, or
+ * EPOLLHUP/EPOLLERR for a reset; never EPOLLIN, so a pipelined next
+ * request is no event), and depart() takes the request
  * out of the model at once. A client that only shuts down its sending side
  * counts as gone too, as nginx takes it: no OpenAI client does that and
  * still waits for the answer. The watch is taken off in on_completed,

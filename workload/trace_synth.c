@@ -111,37 +111,6 @@ int lt_len_spec_parse(const char *s, struct lt_len_spec *l, struct lt_err *err)
                      s);
 }
 
-int lt_arrivals_parse(const char *s, enum lt_arrivals *a, double *cv, struct lt_err *err)
-{
-    const char *e;
-    *cv = 0;
-    if (!strcmp(s, "constant")) {
-        *a = LT_ARR_CONSTANT;
-        return 0;
-    }
-    if (!strcmp(s, "poisson")) {
-        *a = LT_ARR_POISSON;
-        *cv = 1;
-        return 0;
-    }
-    if (!strncmp(s, "gamma:", 6) && parse_num(s + 6, &e, cv) && !*e && *cv > 0 && *cv <= 100) {
-        *a = LT_ARR_GAMMA;
-        return 0;
-    }
-    if (!strcmp(s, "gamma:fit")) { /* cv 0: the fitted trace's */
-        *a = LT_ARR_GAMMA;
-        return 0;
-    }
-    if (!strcmp(s, "empirical")) {
-        *a = LT_ARR_EMPIRICAL;
-        return 0;
-    }
-    return lt_errset(err, LT_EINVAL,
-                     "'%s': arrivals are constant, poisson, gamma:CV (0 < CV <= 100), or with "
-                     "a fit empirical or gamma:fit",
-                     s);
-}
-
 int lt_shape_parse(const char *s, enum lt_shape *shape, double *a, double *b, struct lt_err *err)
 {
     const char *e;
@@ -1046,20 +1015,6 @@ out:
     return rc;
 }
 
-static const char *arrivals_name(enum lt_arrivals a)
-{
-    switch (a) {
-    case LT_ARR_CONSTANT:
-        return "constant";
-    case LT_ARR_GAMMA:
-        return "gamma";
-    case LT_ARR_EMPIRICAL:
-        return "empirical";
-    default:
-        return "poisson";
-    }
-}
-
 static int check_opts(const struct lt_synth_opts *o, struct lt_err *err)
 {
     if (o->shape == LT_SHAPE_RAMP && o->duration_us <= 0)
@@ -1198,7 +1153,7 @@ int lt_synth_run(const struct lt_synth_opts *o, const char *out_path, struct lt_
         arr.k = 1 / (cv * cv);
         arr.theta = cv * cv;
     }
-    st->arrivals = arrivals_name(arr.kind);
+    st->arrivals = lt_arrivals_name(arr.kind);
     st->cv = arr.kind == LT_ARR_CONSTANT ? 0 : arr.kind == LT_ARR_POISSON ? 1 : cv;
     if (arr.kind != LT_ARR_EMPIRICAL)
         gapstore_release(&gaps);

@@ -554,7 +554,7 @@ static char *record_back(struct lt_capture_call *c, const char *name, struct lt_
 
 /* Values a record cannot hold as sent are left out and named in
  * `changed` with what was sent; no count is estimated from a cut list
- * without saying so (issue 21). */
+ * without saying so. */
 static void test_values_as_sent(void **state)
 {
     struct lt_record r;
@@ -611,7 +611,7 @@ static void test_values_as_sent(void **state)
 
 /* --keep-content with a prompt past the reader's limit on one record: the
  * text is cut, ends with the mark, and `changed` holds its length as sent;
- * the reader reads the record (issue 21). */
+ * the reader reads the record. */
 static void test_keep_content_limit(void **state)
 {
     struct lt_capture_call_opts o = copts;
