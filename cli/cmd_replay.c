@@ -19,6 +19,7 @@
 #include "cli/live_metrics.h"
 #include "cli/ui_dash.h"
 #include "replay/replay_live.h"
+#include "cli/replay_fleet.h"
 #include "replay/replay.h"
 #include "sim/sim.h"
 
@@ -47,6 +48,9 @@ static const char replay_usage[] =
     "  --api chat|completions|responses|messages|sglang-generate   (default chat);\n"
     "                          responses: OpenAI Responses (/v1/responses), messages:\n"
     "                          Anthropic Messages (/v1/messages, key sent as x-api-key)\n"
+    "  --api embeddings|rerank  /v1/embeddings or /v1/rerank: each record's messages\n"
+    "                          are its inputs (rerank: a \"query\" and documents);\n"
+    "                          no output, results counted in inputs/s (docs/multimodal.md)\n"
     "  --api-key-env NAME      take the API key from this environment variable\n"
     "                          (default OPENAI_API_KEY; with --api messages\n"
     "                          ANTHROPIC_API_KEY, sent as x-api-key, else\n"
@@ -61,6 +65,16 @@ static const char replay_usage[] =
     "                          choice there); curl (libcurl) for TLS, HTTP/2, proxies\n"
     "  --sim-profile P, --sim-dialect D, --sim-faults SPEC, --sim-log FILE,\n"
     "  --sim-time-scale X      options of the in-process sim (see loadtrace sim --help)\n"
+    "  --target URL1,URL2,...  a fleet: several replicas of one config, each request\n"
+    "                          sent to the one --route picks; URL=W states a replica's\n"
+    "                          capacity weight (docs/replay.md \"Fleets and routing\")\n"
+    "  --targets FILE          the fleet from a file: \"URL [WEIGHT]\" a line\n"
+    "  --route POLICY          round-robin (default), least-outstanding, session\n"
+    "                          (sticky), prefix[:K] (consistent hashing of the first\n"
+    "                          K prefix blocks, K=1, with bounded load), weighted\n"
+    "  --failover              a replica that fails (connect, a cut stream) is marked\n"
+    "                          down and its requests go to another (default: errors)\n"
+    "  --replicas N            with --virtual: N model instances behind --route\n"
     "  --virtual               with --target sim: run the sim's model in virtual time, no\n"
     "                          HTTP (an hour of trace in seconds); same load flags and\n"
     "                          results file; --profile P (= --sim-profile) picks the\n"
@@ -79,7 +93,7 @@ static const char replay_usage[] =
     "                          flight, the trace's requests in order (timestamps ignored)\n"
     "  --requests N            requests per closed- or open-loop run (default: the trace's);\n"
     "                          in trace time, a sample: the first sessions that fit whole\n"
-    "  --warmup N              the first N requests of a run are recorded but excluded\n"
+    "  --warmup N              the first N requests a run sends are recorded but excluded\n"
     "  --arrivals poisson|gamma:CV|constant   open loop at --rate R\n"
     "  --max-concurrency N     open loop: at most N in flight; the wait is recorded\n"
     "  --seed N                seed of arrivals and synthesized prompts (default 1)\n"
@@ -107,6 +121,9 @@ static const char replay_usage[] =
     "                          scheduled time stays, so latency from it includes retries\n"
     "\n"
     "Capacity (docs/replay.md \"Finding the capacity\"):\n"
+    "  --find-max replicas     with --target sim --rate R: the fewest virtual replicas\n"
+    "                          (--route, --profile) that meet --slo at R; the attainment\n"
+    "                          at N-1 and N on stdout, the run at N in -o\n"
     "  --find-max rate|concurrency   search the highest load that meets --slo: rate\n"
     "                          rescales the trace's arrivals (its bursts kept, as\n"
     "                          --rate does), concurrency is the closed loop; grows\n"
@@ -131,6 +148,10 @@ static const char replay_usage[] =
     "  --server-metrics-map FILE    a mapping file of metric names (added to the table)\n"
     "  --reset-prefix-cache    reset the server's prefix cache before each run (vLLM\n"
     "                          POST /reset_prefix_cache, SGLang POST /flush_cache)\n"
+    "\n"
+    "Media (docs/multimodal.md):\n"
+    "  --max-image-bytes N     recorded images larger than N bytes are not made: their\n"
+    "                          requests fail alone as \"media\" (default 20971520)\n"
     "\n"
     "Output:\n"
     "  -o, --output FILE       results file (required)\n"
@@ -305,6 +326,7 @@ struct replay_cli {
     enum cli_ui ui;        /* --ui, resolved */
     const char *live_spec; /* --live-metrics */
     int64_t live_hold_us;  /* --live-metrics-hold */
+    struct cli_fleet fleet; /* --target URL1,URL2, --targets, --route, --replicas */
 };
 
 static bool parse_window(const char *s, int64_t *a, int64_t *b)
@@ -418,6 +440,13 @@ static int replay_main(struct replay_cli *c)
         fprintf(stderr, "loadtrace replay: model %s; prompt lengths: %s\n", st.model, st.calib_how);
     if (!c->quiet)
         fprintf(stderr, "loadtrace replay: server metrics: %s\n", st.scrape_how);
+    if (!c->quiet && (st.media_shapes || st.media_refused))
+        fprintf(stderr,
+                "loadtrace replay: images: %llu shapes made (%llu bytes) in %.3f s before the "
+                "run%s; %llu image parts refused (over --max-image-bytes or the pixel limit)\n",
+                (unsigned long long)st.media_shapes, (unsigned long long)st.media_bytes,
+                (double)st.media_prep_us / 1e6, st.media_substituted ? ", some as png" : "",
+                (unsigned long long)st.media_refused);
 
     struct cli_dash *dash = NULL;
     if (c->ui == CLI_UI_DASHBOARD) {
@@ -510,6 +539,7 @@ static int replay_main(struct replay_cli *c)
             fprintf(stderr, "loadtrace replay: prefix cache reset before %llu of %u runs (%s)\n",
                     (unsigned long long)st.resets, st.runs, st.reset_how);
     }
+    cli_fleet_print(&c->o, &st); /* even when quiet: a replica that went down is news */
     status = cli_replay_status(lt_replay_stopped(rp), st.requests - st.cancelled, st.ok);
     if (c->summary && strcmp(c->o.out_path, "-") != 0) {
         struct lt_analyze_opts ao;
@@ -594,6 +624,11 @@ enum {
     O_UI,
     O_LIVE,
     O_LIVE_HOLD,
+    O_MAXIMG,
+    O_TARGETS,
+    O_ROUTE,
+    O_FAILOVER,
+    O_REPLICAS,
 };
 
 /* --http-client and $LOADTRACE_HTTP_CLIENT. */
@@ -674,6 +709,7 @@ const struct option cmd_replay_options[] = {
     {"server-metrics-map", required_argument, NULL, O_MMAP},
     {"reset-prefix-cache", no_argument, NULL, O_RESETPC},
     {"http-client", required_argument, NULL, O_HCLIENT},
+    {"max-image-bytes", required_argument, NULL, O_MAXIMG},
     {"profile", required_argument, NULL, O_SPROFILE},
     {"output", required_argument, NULL, 'o'},
     {"no-summary", no_argument, NULL, O_NOSUMMARY},
@@ -682,6 +718,10 @@ const struct option cmd_replay_options[] = {
     {"ui", required_argument, NULL, O_UI},
     {"live-metrics", required_argument, NULL, O_LIVE},
     {"live-metrics-hold", required_argument, NULL, O_LIVE_HOLD},
+    {"targets", required_argument, NULL, O_TARGETS},
+    {"route", required_argument, NULL, O_ROUTE},
+    {"failover", no_argument, NULL, O_FAILOVER},
+    {"replicas", required_argument, NULL, O_REPLICAS},
     {NULL, 0, NULL, 0}};
 
 int cmd_replay(int argc, char **argv)
@@ -709,8 +749,28 @@ int cmd_replay(int argc, char **argv)
         case O_TARGET:
             if (!strcmp(optarg, "sim"))
                 c.target_sim = true;
-            else
+            else if (strchr(optarg, ',') || strchr(optarg, '=') || c.fleet.n) {
+                if (!cli_fleet_add_list(&c.fleet, optarg))
+                    return 2;
+            } else
                 o->target = optarg;
+            break;
+        case O_TARGETS:
+            if (!cli_fleet_add_file(&c.fleet, optarg))
+                return 2;
+            break;
+        case O_ROUTE:
+            if (!lt_route_parse(optarg, &c.fleet.route))
+                return bad("--route", optarg);
+            c.fleet.route_set = true;
+            break;
+        case O_FAILOVER:
+            o->failover = true;
+            break;
+        case O_REPLICAS:
+            if (!cli_parse_u64_in("replay", "--replicas", optarg, 1, LT_ROUTE_MAX, &u))
+                return 2;
+            c.fleet.replicas = (uint32_t)u;
             break;
         case O_MODEL:
             o->model = optarg;
@@ -726,6 +786,10 @@ int cmd_replay(int argc, char **argv)
                 o->api = LT_REPLAY_API_RESPONSES;
             else if (!strcmp(optarg, "messages"))
                 o->api = LT_REPLAY_API_MESSAGES;
+            else if (!strcmp(optarg, "embeddings"))
+                o->api = LT_REPLAY_API_EMBEDDINGS;
+            else if (!strcmp(optarg, "rerank"))
+                o->api = LT_REPLAY_API_RERANK;
             else
                 return bad("--api", optarg);
             break;
@@ -799,8 +863,8 @@ int cmd_replay(int argc, char **argv)
                 return 2;
             break;
         case O_ARRIVALS:
-            if (lt_plan_parse_arrivals(optarg, &o->arrivals, &o->cv, &err) < 0) {
-                cli_error("replay", "%s", err.msg);
+            if (lt_arrivals_parse(optarg, 0, &o->arrivals, &o->cv, &err) < 0) {
+                cli_error("replay", "--arrivals %s", err.msg);
                 return 2;
             }
             have_arrivals = true;
@@ -920,6 +984,11 @@ int cmd_replay(int argc, char **argv)
         case O_RESETPC:
             o->reset_prefix_cache = true;
             break;
+        case O_MAXIMG:
+            if (!cli_parse_u64_in("replay", "--max-image-bytes", optarg, 1, (uint64_t)1 << 30, &u))
+                return 2;
+            o->max_image_bytes = u;
+            break;
         case O_HCLIENT:
             if (!parse_client(optarg, &o->http_client))
                 return bad("--http-client", optarg);
@@ -935,6 +1004,8 @@ int cmd_replay(int argc, char **argv)
                 so.concurrency = false;
             else if (!strcmp(optarg, "concurrency"))
                 so.concurrency = true;
+            else if (!strcmp(optarg, "replicas"))
+                c.fleet.find_replicas = true;
             else
                 return bad("--find-max", optarg);
             find_max = true;
@@ -1000,6 +1071,13 @@ int cmd_replay(int argc, char **argv)
             return cli_bad_option("replay", cmd_replay_options, argv);
         }
     }
+    if (o->target && c.fleet.n) { /* one --target URL, then a list or a file */
+        if (!cli_fleet_add_list(&c.fleet, o->target))
+            return 2;
+        o->target = NULL;
+    }
+    if (!cli_fleet_apply(&c.fleet, o, virt || c.fleet.find_replicas))
+        return 2;
     if (o->http_client == LT_REPLAY_CLIENT_LEAN && o->target && strncmp(o->target, "http://", 7)) {
         cli_error("replay",
                   "the lean HTTP client speaks plain http:// only: use --http-client "
@@ -1090,6 +1168,17 @@ int cmd_replay(int argc, char **argv)
         }
         if (slo_pct > 0)
             so.attain = slo_pct;
+        if (c.fleet.find_replicas) {
+            /* The fleet's size is what is searched, at the load given. */
+            if (!c.target_sim || !(rate > 0) || have_arrivals || o->n_levels) {
+                cli_error("replay", "--find-max replicas searches the sim's model in virtual "
+                                    "time at a load: give --target sim and --rate R");
+                return 2;
+            }
+            o->tt.rate = rate;
+            so.quiet = c.quiet;
+            return cli_fleet_find_replicas(o, &c.sim, &so);
+        }
         if (have_arrivals || rate > 0 || o->tt.speed > 0 || o->n_levels || o->max_concurrency) {
             cli_error("replay", "--find-max chooses the load: drop --rate, --speed, "
                                 "--concurrency, --arrivals and --max-concurrency");

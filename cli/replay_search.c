@@ -117,6 +117,7 @@ struct search_ctx {
     double live_over_s;   /* live probes' wall time beyond their schedules */
     double max_time_load; /* --max-time ended the search before a probe here */
     double cut_load;      /* a stop cut the probe at this load short */
+    bool cut_virtual;     /* ... a virtual one */
     uint32_t virtual_probes, live_probes;
     bool stopped;
     struct probe_watch pw;
@@ -261,6 +262,8 @@ static int run_virtual(struct search_ctx *c, const struct probe_window *win, dou
         .warmup = o.warmup,
         .default_out = o.default_out,
         .no_cancel = o.no_cancel,
+        /* a signal stops a long virtual probe too; the search drops it */
+        .stopped = cli_stop_name,
         /* the model's values, as a live probe scrapes the sim's /metrics */
         .metrics_interval_us = o.server_metrics < 0    ? 0
                                : o.metrics_interval_us ? o.metrics_interval_us
@@ -278,7 +281,10 @@ static int run_virtual(struct search_ctx *c, const struct probe_window *win, dou
         vo.metrics_interval_us = (int64_t)(span_s / VIRTUAL_SCRAPES * 1e6);
     lt_replay_plan_opts(&o, &vo.plan);
     struct lt_sim_vstats tot = {0};
-    return lt_sim_virtual_replay(&c->prof, &c->jobs, &vo, &tot, err);
+    int rc = lt_sim_virtual_replay(&c->prof, &c->jobs, &vo, &tot, err);
+    if (rc == 0 && tot.stopped_by)
+        c->stopped = true;
+    return rc;
 }
 
 static void on_probe_progress(void *ud, const struct lt_replay_progress *p)
@@ -519,6 +525,7 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
             lt_search_give_up(ls, LT_SEARCH_STOPPED);
             c->n_files--; /* a probe cut short says nothing */
             c->cut_load = load;
+            c->cut_virtual = virt;
             if (!virt)
                 c->live_probes--;
             unlink(f->path);
@@ -759,10 +766,9 @@ static void window_from(const struct search_ctx *c, uint64_t first, uint64_t n, 
     w->end_us = first + n < c->jobs.n ? t1 : 0;
     if (w->end_us && w->end_us <= t0)
         w->end_us = t0 + 1;
-    /* No warm-up: replay flags a warm-up request by its place in the
-     * trace (seq < warmup), which a slice from the middle never has; the
-     * slice is part of a running trace, and the probes before warmed the
-     * server. (--warmup keeps the whole trace: cli_replay_search.) */
+    /* No warm-up: the slice is part of a running trace, and the probes
+     * before warmed the server. (--warmup keeps the whole trace:
+     * cli_replay_search.) */
     w->warmup = 0;
     w->span_s = (double)((first + n < c->jobs.n ? t1 : c->jobs.t_last) - t0) / 1e6;
 }
@@ -1024,8 +1030,8 @@ static void print_end(const struct search_ctx *c, enum lt_search_end e, bool vir
                                : "a signal",
                c->live_probes, c->virtual_probes);
         if (c->cut_load > 0)
-            printf(" (the live probe at %g in progress was cut short and is not judged)",
-                   c->cut_load);
+            printf(" (the %s probe at %g in progress was cut short and is not judged)",
+                   c->cut_virtual ? "virtual" : "live", c->cut_load);
         printf("; the bracket above is what the probes before found\n");
         return;
     }

@@ -222,6 +222,14 @@ int lt__replay_scrape_prepare(struct lt_replay *rp, struct lt_err *err)
     }
     if (want_target)
         LT_TRY(ep_add(rp, target_url, true, err));
+    /* A fleet's other replicas serve what the first does (one config):
+     * each is scraped as a target, so analyze can give each replica its
+     * own figures (its prefix-cache hit rate). */
+    for (size_t i = 1; want_target && i < rp->n_replicas && i <= LT_SCRAPE_REPLICAS_MAX; i++) {
+        char u[1100];
+        snprintf(u, sizeof u, "%s/metrics", rp->replicas[i].label);
+        LT_TRY(ep_add(rp, u, true, err));
+    }
     for (size_t i = 0; i < o->n_metrics_urls; i++)
         LT_TRY(ep_add(rp, o->metrics_urls[i], false, err));
     if (s->n == 0) {
@@ -573,7 +581,7 @@ struct hit_walk {
     struct lt_plan_jobs_sampler *sp; /* a streamed plan's sample, or NULL */
     bool counting, blocks;
     uint32_t bt;
-    size_t limit;              /* records read past this are not in the run */
+    size_t limit;                   /* records read past this are not in the run */
     struct lt_plan_jobs_dealer *dl; /* parts: the deal, and this part */
     uint32_t part;
 };
@@ -587,7 +595,8 @@ static int hit_rec(void *ud, const struct lt_plan_rec_key *k)
         return lt_plan_jobs_sampler_count(w->sp, k, NULL);
     bool in = true;
     if (w->dl) { /* every request dealt, in order: another part's is not sent here */
-        int64_t part = lt_plan_jobs_dealer_next(w->dl, k->has_session, k->session, k->in, k->out, NULL);
+        int64_t part =
+            lt_plan_jobs_dealer_next(w->dl, k->has_session, k->session, k->in, k->out, NULL);
         if (part < 0)
             return -1;
         in = part == w->part;

@@ -18,7 +18,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define LT_SCRAPE_EPS_MAX (LT_REPLAY_MAX_METRICS_URLS + 1)
+/* The target, the other exporters, and up to LT_SCRAPE_REPLICAS_MAX more
+ * replicas of a fleet. */
+#define LT_SCRAPE_REPLICAS_MAX 32
+#define LT_SCRAPE_EPS_MAX (LT_REPLAY_MAX_METRICS_URLS + 1 + LT_SCRAPE_REPLICAS_MAX)
 
 struct lt_replay_scrape_ep {
     char url[1100];

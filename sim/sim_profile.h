@@ -36,6 +36,19 @@ struct lt_sim_profile {
     uint32_t vocab;                /* token ids are 0..vocab-1; other ids are refused */
     uint32_t piece_bytes;          /* a word of L bytes is ceil(L / piece_bytes) tokens */
     int reasoning;                 /* 1: reason unless the request says not to */
+    /* Images (docs/sim.md "Images"): tokens per image (image_tile 0) or
+     * image_base_tokens + image_tokens per image_tile x image_tile tile;
+     * the vision encoder's cost per image token, paid in the step that
+     * starts the request's prefill; the most pixels an image may have; the
+     * side of the square a link (not fetched) counts as. */
+    uint32_t image_tile;
+    uint32_t image_tokens;
+    uint32_t image_base_tokens;
+    double image_ms_per_token;
+    uint64_t image_max_pixels;
+    uint32_t image_link_side;
+    uint32_t embed_dim;        /* the length of an embedding (docs/sim.md "Embeddings") */
+    double audio_tokens_per_s; /* an audio clip's tokens per second (docs/sim.md "Audio") */
 };
 
 /* Fill p with the built-in profile called name ("default" or "fast").
