@@ -259,6 +259,47 @@ struct lt_analyze_run {
     char stop_by[16]; /* check.stopped_by points here (the reader's copy is gone) */
 
     struct lt_analyze_ts ts;
+    struct lt_analyze_mods *mods; /* the modality split (analyze_media.h); NULL: no results */
+    /* A fleet's run (its run record names "replicas"): each replica's
+     * figures (analyze_fleet.c); NULL for one target. */
+    struct lt_analyze_fleet *fleet;
+};
+
+#define LT_ANALYZE_REPLICAS_MAX 256
+
+/* One replica of a fleet's run. */
+struct lt_analyze_replica {
+    char label[256];
+    uint64_t requests, ok, errors; /* measured results it served (cancelled ones aside) */
+    uint64_t failed_over;          /* results that failed on it and were served by another */
+    uint64_t in_tokens, out_tokens;
+    double inflight_mean; /* over the run's wall time */
+    uint32_t inflight_peak;
+    double ttft_p50, ttft_p99; /* ms, of its Ok results; NAN without */
+    /* Prefix-cache hit rate: from its scraped counters (hit_from
+     * "metrics"), else its answers' usage ("usage"); hit_from NULL: none. */
+    double hit_rate;
+    const char *hit_from;
+    /* private */
+    bool scraped;
+    double hits0, queries0, hits1, queries1;
+    uint64_t usage_cached, usage_in;
+    int64_t (*iv)[2];
+    size_t n_iv, cap_iv;
+    double *ttft;
+    size_t n_ttft, cap_ttft;
+};
+
+struct lt_analyze_fleet {
+    uint32_t n;
+    char route[32];
+    bool failover;
+    double balance;       /* most requests on one replica over the mean; NAN without any */
+    double hit_rate;      /* prefix-cache hits over queries of every scraped replica, else cached
+                           * over prompt tokens of their answers' usage; NAN: neither */
+    const char *hit_from; /* "metrics", "usage" or NULL */
+    uint64_t unknown;     /* results naming a replica the run record does not have */
+    struct lt_analyze_replica *r;
 };
 
 /* One point of a sweep curve (runs with a concurrency or a rate). */
@@ -395,6 +436,18 @@ void lt_analyze_check_describe(const struct lt_check *k, uint32_t ranks, char *b
  * waiting queue grew without bound, or most of TTFT is waiting in it;
  * false when neither (or no metrics were scraped). buf: the sentence. */
 bool lt_analyze_overload(const struct lt_analyze_run *r, char *buf, size_t n);
+/* The figures that verdict is drawn from: both tests, the waiting queue's
+ * means over the run's quarters of sends, and Little's law's wait. */
+struct lt_analyze_overload {
+    bool judged;  /* metrics enough to judge (else every field is unset) */
+    bool grew;    /* the queue grew without bound */
+    bool waiting; /* TTFT is mostly waiting */
+    double quarters[4];
+    double waiting_mean, rate, wait_s, ttft_mean_s; /* NAN when not known */
+};
+bool lt_analyze_overload_eval(const struct lt_analyze_run *r, struct lt_analyze_overload *o);
+/* ,"overload": null (not judged) or {"overloaded": bool, ...}. */
+void lt_analyze_overload_json(const struct lt_analyze_run *r, FILE *out);
 /* A stopped run: "stopped by SIGTERM at 5.7 s: 8807 requests never sent
  * (not errors; the figures are of the 12 sent)". */
 void lt_analyze_stop_line(const struct lt_analyze_run *r, char *buf, size_t n);

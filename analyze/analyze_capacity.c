@@ -104,7 +104,7 @@ void lt_analyze_capacity_text(const struct lt_analyze *a, FILE *out)
             fprintf(out, "%.6g%s", c.min_fail, unit);
         else
             fprintf(out, "none");
-        fprintf(out, ", goodput %.3f req/s at the max, %u probes\n", c.goodput, c.probes);
+        fprintf(out, ", goodput %.3g req/s at the max, %u probes\n", c.goodput, c.probes);
     }
     if (!any)
         return;

@@ -171,7 +171,8 @@ void lt_analyze_stop_line(const struct lt_analyze_run *r, char *buf, size_t n)
     int w;
     if (r->n_checks && k->stopped_by) {
         const char *by = !strcmp(k->stopped_by, "caller") ? "its caller" : k->stopped_by;
-        w = snprintf(buf, n, "stopped by %s at %.1f s: ", by, k->stopped_at_s);
+        w = snprintf(buf, n, "stopped by %s at %.1f s%s: ", by, k->stopped_at_s,
+                     strcmp(r->target, "sim:virtual") ? "" : " of model time");
     } else {
         w = snprintf(buf, n, "stopped: ");
     }

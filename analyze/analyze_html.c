@@ -107,6 +107,12 @@ static void summary(const struct lt_analyze *a, FILE *out)
     for (uint32_t k = 0; k < n; k++) {
         const struct lt_analyze_run *r = a->runs[order[k]];
         bool knee = a->knee >= 0 && k == (uint32_t)a->knee && k < a->n_points;
+        char brk[256];
+        if (k && lt__analyze_engine_break(a->runs[order[k - 1]], r, brk, sizeof brk)) {
+            fprintf(out, "<tr><td class=l colspan=%d><i>", 9 + (*slo ? 1 : 0) + 1);
+            esc(out, brk);
+            fprintf(out, "</i></td></tr>\n");
+        }
         char lev[48];
         if (a->sweep_axis && k < a->n_points)
             snprintf(lev, sizeof lev, "%.4g", a->points[k].x);
@@ -309,7 +315,7 @@ static int capacity(const struct lt_analyze *a, const struct lt_plot_ctx *ctx, b
 }
 
 /* A capacity search's answer, one sentence per engine, under the title: it
- * is what the search was run for (issue 19: the key answer at the top); the
+ * is what the search was run for, so it is the first thing read; the
  * probes and their chart follow in the Capacity section. */
 static void capacity_answer(const struct lt_analyze *a, FILE *out)
 {
@@ -383,6 +389,32 @@ static int level_details(const struct lt_analyze *a, uint32_t ri, const struct l
             }
             free(buf);
         }
+    }
+    if (r->fleet) { /* a fleet: each replica's row, as the text report has it */
+        fprintf(out, "<table>\n<tr><th>#</th><th>replica</th><th>requests</th><th>errors</th>"
+                     "<th>in tokens</th><th>out tokens</th><th>in flight</th><th>peak</th>"
+                     "<th>TTFT p50 ms</th><th>TTFT p99 ms</th><th>hit rate</th></tr>\n");
+        for (uint32_t i = 0; i < r->fleet->n; i++) {
+            const struct lt_analyze_replica *p = &r->fleet->r[i];
+            fprintf(out, "<tr><td>%u</td><td>", (unsigned)i);
+            esc(out, p->label);
+            fprintf(out,
+                    "</td><td>%llu</td><td>%llu</td><td>%llu</td><td>%llu</td><td>%.2f</td>"
+                    "<td>%u</td><td>%.1f</td><td>%.1f</td><td>",
+                    (unsigned long long)p->requests, (unsigned long long)p->errors,
+                    (unsigned long long)p->in_tokens, (unsigned long long)p->out_tokens,
+                    p->inflight_mean, (unsigned)p->inflight_peak, p->ttft_p50, p->ttft_p99);
+            if (p->hit_from)
+                fprintf(out, "%.1f %% (%s)", 100 * p->hit_rate, p->hit_from);
+            else
+                fprintf(out, "-");
+            fprintf(out, "</td></tr>\n");
+        }
+        fprintf(out, "</table>\n<p>Fleet: route ");
+        esc(out, r->fleet->route[0] ? r->fleet->route : "?");
+        fprintf(out, ", %s; load balance (max/mean requests) %.2f.</p>\n",
+                r->fleet->failover ? "failover on" : "failures recorded as errors",
+                r->fleet->balance);
     }
     /* Charts with too few points are not drawn here; say why. */
     bool short_run = false, few_ends = false;

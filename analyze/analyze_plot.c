@@ -383,15 +383,66 @@ static int set_title(struct lt_buf *v, uint32_t i, const struct lt_analyze_run *
     return lt_plot_var(v, key, lev);
 }
 
+/* The level labels the Pareto chart can print without one overprinting
+ * another: each sits centred above its E2E p99 point, and is kept when it
+ * clears every label kept before it (in level order) in x or in y, as
+ * fractions of the axes a character takes on the smaller of the two
+ * charts, the HTML's 480x350 SVG (about 1.8 % of the x span wide, 6 % of
+ * the log y span high). keep[i] for a->points[i]. */
+static void pareto_labels(const struct lt_analyze *a, double xspan, double ydecades, bool *keep)
+{
+    for (uint32_t i = 0; i < a->n_points; i++) {
+        const struct lt_analyze_run *r = a->runs[a->points[i].run];
+        char li[32];
+        int ni = snprintf(li, sizeof li, "%g", a->points[i].x);
+        double xi = r->agg_tps, yi = lt_analyze_pct(r->h[LT_AM_E2E], 99);
+        keep[i] = true;
+        for (uint32_t k = 0; k < i && keep[i]; k++) {
+            if (!keep[k])
+                continue;
+            const struct lt_analyze_run *q = a->runs[a->points[k].run];
+            char lk[32];
+            int nk = snprintf(lk, sizeof lk, "%g", a->points[k].x);
+            double yk = lt_analyze_pct(q->h[LT_AM_E2E], 99);
+            bool apart_x = fabs(xi - q->agg_tps) > 0.018 * xspan * ((ni + nk) / 2.0 + 1);
+            bool apart_y =
+                !(yi > 0 && yk > 0) || ydecades <= 0 || fabs(log10(yi / yk)) > 0.06 * ydecades;
+            keep[i] = apart_x || apart_y;
+        }
+    }
+}
+
 static int sweep_charts(const struct lt_analyze *a, struct lt_plot_ctx *ctx, struct lt_err *err)
 {
     int rc = 0;
     struct lt_buf d, v;
     lt_buf_init(&d, (size_t)1 << 26);
     lt_buf_init(&v, (size_t)1 << 20);
+    bool *keep = calloc(a->n_points ? a->n_points : 1, sizeof *keep);
+    if (!keep) {
+        rc = lt_errset(err, LT_ENOMEM, "out of memory");
+        goto out;
+    }
     LT_TRY(lt_buf_puts(&d, "# level agg_tps perreq_decode_tps perreq_e2e_tps ttft_p50_ms "
-                           "ttft_p99_ms tpot_p50_ms tpot_p99_ms e2e_p50_ms e2e_p99_ms\n"));
+                           "ttft_p99_ms tpot_p50_ms tpot_p99_ms e2e_p50_ms e2e_p99_ms label\n"));
     double tlo = INFINITY, thi = -INFINITY, plo = INFINITY, phi = -INFINITY, rhi = 0;
+    for (uint32_t i = 0; i < a->n_points; i++) {
+        const struct lt_analyze_run *r = a->runs[a->points[i].run];
+        static const enum lt_analyze_metric m[3] = {LT_AM_TTFT, LT_AM_TPOT, LT_AM_E2E};
+        for (int k = 0; k < 3; k++)
+            for (int p = 50; p <= 99; p += 49) {
+                double ms_v = lt_analyze_pct(r->h[m[k]], p) / 1e3;
+                if (ms_v > 0) {
+                    plo = fmin(plo, ms_v);
+                    phi = fmax(phi, ms_v);
+                }
+            }
+        tlo = fmin(tlo, r->agg_tps);
+        thi = fmax(thi, r->agg_tps);
+    }
+    if (a->n_points)
+        pareto_labels(a, thi > tlo ? thi - tlo : 1, phi > plo ? log10(phi * 3 / plo) : 0, keep);
+    tlo = INFINITY, thi = -INFINITY, plo = INFINITY, phi = -INFINITY;
     for (uint32_t i = 0; i < a->n_points; i++) {
         const struct lt_analyze_run *r = a->runs[a->points[i].run];
         double lat[6];
@@ -408,9 +459,9 @@ static int sweep_charts(const struct lt_analyze *a, struct lt_plot_ctx *ctx, str
         tlo = fmin(tlo, r->agg_tps);
         thi = fmax(thi, r->agg_tps);
         rhi = fmax(rhi, fmax(r->perreq_decode, r->perreq_e2e));
-        LT_TRY(lt_buf_printf(&d, "%g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g\n",
+        LT_TRY(lt_buf_printf(&d, "%g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %.6g %s\n",
                              a->points[i].x, r->agg_tps, r->perreq_decode, r->perreq_e2e, lat[0],
-                             lat[1], lat[2], lat[3], lat[4], lat[5]));
+                             lat[1], lat[2], lat[3], lat[4], lat[5], keep[i] ? "1" : "0"));
     }
     bool conc = a->sweep_axis[0] == 'c';
     double lo = a->points[0].x, hi = a->points[a->n_points - 1].x;
@@ -438,6 +489,7 @@ static int sweep_charts(const struct lt_analyze *a, struct lt_plot_ctx *ctx, str
                          "Latency percentiles against aggregate throughput, one point per level",
                          v.p, &d, err));
 out:
+    free(keep);
     lt_buf_release(&d);
     lt_buf_release(&v);
     return rc;
@@ -686,7 +738,7 @@ static int server_chart(const struct lt_analyze *a, const struct lt_analyze_run 
         goto out;
     double t_end = 0;
     /* Each panel's highest value, for a range with headroom: no line on
-     * the top frame (issue 19), as in the other charts. */
+     * the top frame, where it hides, as in the other charts. */
     double max_tps = 0, max_req = 0, max_ttft = 0;
     LT_TRY(lt_buf_puts(&d, "# client: t_s tokens_per_s in_flight ttft_p99_ms\n"));
     struct lt_analyze_ts_point p = {0};
@@ -806,6 +858,8 @@ static int capacity_chart(const struct lt_analyze *a, struct lt_plot_ctx *ctx, s
                        conc ? "Concurrency (requests in flight)"
                             : "Request rate (requests/s, the trace's arrivals rescaled)"));
     LT_TRY(lt_buf_printf(&v, "target = %g\nfound = %g\n", c->target, c->max_ok));
+    /* a key entry only for an engine that probed */
+    LT_TRY(lt_buf_printf(&v, "has_live = %d\nhas_virtual = %d\n", have_live, have_virt));
     LT_TRY(lt_plot_span(&v, "x", lo, hi, 0));
     LT_TRY(lt_plot_chart(ctx, "capacity", "capacity",
                          "Share of requests meeting the SLO at each probe of the capacity "

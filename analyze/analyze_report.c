@@ -8,6 +8,7 @@
  * Latencies are kept in microseconds and shown in milliseconds.
  */
 #include "analyze/analyze.h"
+#include "analyze/analyze_media.h"
 #include "analyze/analyze_internal.h"
 #include "analyze/analyze_json.h"
 #include "analyze/analyze_server.h"
@@ -95,6 +96,17 @@ void lt__analyze_level(const struct lt_analyze_run *r, char *buf, size_t n)
         snprintf(buf, n, "run %u", r->id);
 }
 
+/* The rest after the sweep's points: a capacity search's probes of the
+ * other engine by their load (the search probed them out of order), the
+ * others in file order. */
+static bool later_probe(const struct lt_analyze_run *x, const struct lt_analyze_run *y)
+{
+    if (!x->probe.search[0] || !y->probe.search[0])
+        return false;
+    int e = strcmp(x->probe.engine, y->probe.engine);
+    return e != 0 ? e > 0 : x->probe.load > y->probe.load;
+}
+
 uint32_t lt__analyze_run_order(const struct lt_analyze *a, uint32_t *order)
 {
     uint32_t n = 0;
@@ -103,9 +115,18 @@ uint32_t lt__analyze_run_order(const struct lt_analyze *a, uint32_t *order)
         order[n++] = a->points[i].run;
         done[a->points[i].run] = true;
     }
+    uint32_t rest = n;
     for (uint32_t i = 0; i < a->n_runs; i++)
         if (!done[i])
             order[n++] = i;
+    /* insertion sort: stable, and the runs are few */
+    for (uint32_t i = rest + 1; i < n; i++)
+        for (uint32_t k = i; k > rest && later_probe(a->runs[order[k - 1]], a->runs[order[k]]);
+             k--) {
+            uint32_t t = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = t;
+        }
     return n;
 }
 
@@ -227,21 +248,69 @@ static int collect_warnings(const struct lt_analyze *a, char (*w)[WARN_LEN], int
 
 /* ---- text ------------------------------------------------------------ */
 
+/* How many times faster than the model the live server ran, from a live
+ * and a virtual probe of one search: each probe's speed (or rate) per unit
+ * of its load is the trace's own for a live one, times the scale for a
+ * virtual one of a time-scaled model (which runs load / scale). 1 when
+ * neither says. */
+static double probe_scale(const struct lt_analyze_run *x, const struct lt_analyze_run *y)
+{
+    const struct lt_analyze_run *l = !strcmp(x->probe.engine, "live") ? x : y;
+    const struct lt_analyze_run *v = l == x ? y : x;
+    if (!(l->probe.load > 0) || !(v->probe.load > 0))
+        return 1;
+    double lk = l->rate > 0 ? l->rate : l->speed, vk = v->rate > 0 ? v->rate : v->speed;
+    if (!(lk > 0) || !(vk > 0))
+        return 1;
+    return (lk / l->probe.load) / (vk / v->probe.load);
+}
+
+bool lt__analyze_engine_break(const struct lt_analyze_run *prev, const struct lt_analyze_run *r,
+                             char *buf, size_t n)
+{
+    if (!prev || !prev->probe.search[0] || !r->probe.search[0] ||
+        !strcmp(prev->probe.engine, r->probe.engine))
+        return false;
+    /* A virtual probe of a time-scaled model ran the model at load /
+     * scale, so its tok/s and wall time are the model's own. */
+    double scale = probe_scale(prev, r);
+    if (fabs(scale - 1) > 1e-6)
+        snprintf(buf, n,
+                 "%s probes below: the model at 1/%.3g of the load, in its own time (tok/s and "
+                 "wall time not comparable with the rows above)",
+                 r->probe.engine, scale);
+    else
+        snprintf(buf, n, "%s probes below", r->probe.engine);
+    return true;
+}
+
 static void text_seed(const struct lt_analyze *a, FILE *out)
 {
     bool dec = a->opts.perreq == LT_ANALYZE_PERREQ_DECODE;
-    fprintf(out, "%8s | %10s | %13s | %10s | %8s | %s\n", label_head(a), "Agg tok/s",
-            "Per-req tok/s", "Tokens", "Wall(s)", "Ok");
-    fprintf(out, "---------+------------+---------------+------------+----------+------------\n");
-    /* Sweep runs in order of their level, then the others in file order. */
+    /* Sweep runs in order of their level, then the others (above). */
     uint32_t order[LT_ANALYZE_RUNS_MAX], n = lt__analyze_run_order(a, order);
+    int w = 8; /* the first column as wide as its widest label ("live 22.8/s") */
+    for (uint32_t k = 0; k < n; k++) {
+        char lab[32];
+        run_label(a->runs[order[k]], lab, sizeof lab);
+        w = (int)strlen(lab) > w ? (int)strlen(lab) : w;
+    }
+    fprintf(out, "%*s | %10s | %13s | %10s | %8s | %s\n", w, label_head(a), "Agg tok/s",
+            "Per-req tok/s", "Tokens", "Wall(s)", "Ok");
+    for (int i = 0; i < w + 1; i++)
+        fputc('-', out);
+    fprintf(out, "+------------+---------------+------------+----------+------------\n");
     for (uint32_t k = 0; k < n; k++) {
         const struct lt_analyze_run *r = a->runs[order[k]];
+        const struct lt_analyze_run *prev = k ? a->runs[order[k - 1]] : NULL;
+        char brk[256];
+        if (lt__analyze_engine_break(prev, r, brk, sizeof brk))
+            fprintf(out, "%*s   %s\n", w, "", brk);
         char lab[32], okb[48];
         run_label(r, lab, sizeof lab);
         snprintf(okb, sizeof okb, "%llu/%llu", (unsigned long long)r->ok,
                  (unsigned long long)r->measured);
-        fprintf(out, "%8s | %10.1f | %13.1f | %10llu | %8.2f | %s\n", lab, r->agg_tps,
+        fprintf(out, "%*s | %10.1f | %13.1f | %10llu | %8.2f | %s\n", w, lab, r->agg_tps,
                 dec ? r->perreq_decode : r->perreq_e2e, (unsigned long long)r->tokens, r->wall_s,
                 okb);
     }
@@ -317,7 +386,9 @@ static void text_run(const struct lt_analyze *a, const struct lt_analyze_run *r,
                 "  cancelled: %llu (closed where the trace's client left; not errors), "
                 "%llu tokens received before\n",
                 (unsigned long long)r->cancelled, (unsigned long long)r->cancelled_tokens);
-    if (r->n_checks) {
+    /* a virtual run has no client to check: its check record (a stopped
+     * one's) says only the stop, above */
+    if (r->n_checks && strcmp(r->target, "sim:virtual") != 0) {
         char chk[400];
         lt_analyze_check_line(r, chk, sizeof chk);
         fprintf(out, "  self-check: %s%s\n", chk,
@@ -383,7 +454,9 @@ static void text_run(const struct lt_analyze *a, const struct lt_analyze_run *r,
                     100 * share(r->out_off, r->n_want_out));
         fprintf(out, "\n");
     }
+    lt_analyze_media_text(r, out);
     lt_analyze_server_text(r, out);
+    lt__analyze_fleet_text(r, out);
 }
 
 static void text_timeseries(const struct lt_analyze_run *r, FILE *out)
@@ -664,7 +737,10 @@ static void jrun(const struct lt_analyze *a, const struct lt_analyze_run *r, FIL
     }
     fprintf(out, "}");
     lt_analyze_server_json(r, out);
+    lt__analyze_fleet_json(r, out);
     lt_analyze_check_json(r, out);
+    lt_analyze_media_json(r, out);
+    lt_analyze_overload_json(r, out);
     fprintf(out, "}");
     (void)a;
 #undef U

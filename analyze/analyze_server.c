@@ -114,6 +114,11 @@ int lt_analyze_server_add(struct lt_analyze_server *s, const struct lt_scrape *s
     return 0;
 }
 
+struct lt_analyze_server *lt_analyze_server_new(void)
+{
+    return calloc(1, sizeof(struct lt_analyze_server));
+}
+
 void lt_analyze_server_free(struct lt_analyze_server *s)
 {
     if (!s)
@@ -403,16 +408,19 @@ void lt_analyze_server_csv(const struct lt_analyze *a, FILE *out)
  * mean queue over the rate requests leave it) being most of the TTFT.
  * Either says the load is beyond what the server serves: the latencies
  * are of a queue, not of the server. Trace time and open loop only. */
-bool lt_analyze_overload(const struct lt_analyze_run *r, char *buf, size_t n)
+bool lt_analyze_overload_eval(const struct lt_analyze_run *r, struct lt_analyze_overload *o)
 {
+    *o = (struct lt_analyze_overload){
+        .waiting_mean = NAN, .rate = NAN, .wait_s = NAN, .ttft_mean_s = NAN};
     const struct lt_analyze_server *s = r->srv;
     /* a closed loop holds its load at its level: whatever queues there is
      * bounded by it, and the level, not the arrivals, is what was asked */
-    if (!s || s->n < 8 || !n || r->concurrency > 0)
+    if (!s || s->n < 8 || r->concurrency > 0)
         return false;
+    o->judged = true;
     /* while requests arrived: after the last send the queue drains, which
      * says nothing of whether the arrivals outran the server */
-    double q[4] = {0, 0, 0, 0}, t0 = (double)r->first_sent / 1e6, t1 = (double)r->last_sent / 1e6;
+    double *q = o->quarters, t0 = (double)r->first_sent / 1e6, t1 = (double)r->last_sent / 1e6;
     uint32_t c[4] = {0, 0, 0, 0};
     for (uint32_t i = 0; t1 > t0 && i < s->n; i++) {
         double v = s->pts[i].waiting, t = s->pts[i].t_s;
@@ -426,18 +434,63 @@ bool lt_analyze_overload(const struct lt_analyze_run *r, char *buf, size_t n)
     bool quarters = true;
     for (int k = 0; k < 4; k++) {
         quarters = quarters && c[k] >= 2;
-        q[k] /= c[k] ? c[k] : 1;
+        q[k] = c[k] ? q[k] / c[k] : NAN;
     }
-    bool grew = quarters && q[0] < q[1] && q[1] < q[2] && q[2] < q[3] && q[3] > 2 * q[0] + 4;
+    o->grew = quarters && q[0] < q[1] && q[1] < q[2] && q[2] < q[3] && q[3] > 2 * q[0] + 4;
     struct lt_analyze_srv_stats st;
     lt_analyze_server_stats(s, &st);
-    double span = st.span_s,
-           ttft = lt_hist_count(r->h[LT_AM_TTFT]) ? lt_hist_mean(r->h[LT_AM_TTFT]) / 1e6 : NAN;
-    double rate = span > 0 ? (double)r->sent / span : 0;
-    double wait = rate > 0 && !isnan(st.waiting_mean) ? st.waiting_mean / rate : NAN;
-    bool waiting = !isnan(wait) && !isnan(ttft) && wait > 0.1 && wait > 0.5 * ttft;
-    if (!grew && !waiting)
+    double span = st.span_s;
+    o->ttft_mean_s = lt_hist_count(r->h[LT_AM_TTFT]) ? lt_hist_mean(r->h[LT_AM_TTFT]) / 1e6 : NAN;
+    o->rate = span > 0 ? (double)r->sent / span : NAN;
+    o->waiting_mean = st.waiting_mean;
+    o->wait_s = o->rate > 0 && !isnan(st.waiting_mean) ? st.waiting_mean / o->rate : NAN;
+    o->waiting = !isnan(o->wait_s) && !isnan(o->ttft_mean_s) && o->wait_s > 0.1 &&
+                 o->wait_s > 0.5 * o->ttft_mean_s;
+    return o->grew || o->waiting;
+}
+
+void lt_analyze_overload_json(const struct lt_analyze_run *r, FILE *out)
+{
+    struct lt_analyze_overload o;
+    bool on = lt_analyze_overload_eval(r, &o);
+    fprintf(out, ",\n     \"overload\": ");
+    if (!o.judged) {
+        fprintf(out, "null");
+        return;
+    }
+    char why[512];
+    fprintf(out, "{\"overloaded\": %s, \"queue_grew\": %s, \"ttft_mostly_waiting\": %s, ",
+            on ? "true" : "false", o.grew ? "true" : "false", o.waiting ? "true" : "false");
+    fprintf(out, "\"waiting_quarters\": [");
+    for (int k = 0; k < 4; k++) {
+        fprintf(out, "%s", k ? ", " : "");
+        lt_analyze_jnum(out, o.quarters[k]);
+    }
+    fprintf(out, "], \"waiting_mean\": ");
+    lt_analyze_jnum(out, o.waiting_mean);
+    fprintf(out, ", \"rate_per_s\": ");
+    lt_analyze_jnum(out, o.rate);
+    fprintf(out, ", \"wait_s\": ");
+    lt_analyze_jnum(out, o.wait_s);
+    fprintf(out, ", \"ttft_mean_s\": ");
+    lt_analyze_jnum(out, o.ttft_mean_s);
+    fprintf(out, ", \"why\": ");
+    if (on && lt_analyze_overload(r, why, sizeof why))
+        lt_analyze_jstr(out, why);
+    else
+        fprintf(out, "null");
+    fputc('}', out);
+}
+
+bool lt_analyze_overload(const struct lt_analyze_run *r, char *buf, size_t n)
+{
+    struct lt_analyze_overload o;
+    if (!n || !lt_analyze_overload_eval(r, &o))
         return false;
+    bool grew = o.grew, waiting = o.waiting;
+    const double *q = o.quarters;
+    double wait = o.wait_s, ttft = o.ttft_mean_s, rate = o.rate;
+    double waiting_mean = o.waiting_mean;
     size_t u = 0;
     int w = 0;
     if (grew)
@@ -450,7 +503,7 @@ bool lt_analyze_overload(const struct lt_analyze_run *r, char *buf, size_t n)
         w = snprintf(buf + u, n - u,
                      "%sTTFT is mostly waiting: the queue (mean %.4g requests at %.3g req/s) holds "
                      "a request about %.3g s of its TTFT mean %.3g s",
-                     grew ? ", and " : "", st.waiting_mean, rate, wait, ttft);
+                     grew ? ", and " : "", waiting_mean, rate, wait, ttft);
     u = w > 0 && u + (size_t)w < n ? u + (size_t)w : u;
     snprintf(buf + u, n - u,
              "; the load is beyond what this server serves, and the latencies are the queue's "

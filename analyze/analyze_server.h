@@ -79,8 +79,10 @@ struct lt_analyze_srv_stats {
     double span_s; /* from the first to the last sample with values */
 };
 
-/* Add one scrape sample to s (made by the caller, zeroed). Returns 0 or
- * LT_ENOMEM. */
+/* A run's server figures, empty, for lt_analyze_server_add; NULL when out
+ * of memory. lt_analyze_server_free(NULL) is a no-op. */
+struct lt_analyze_server *lt_analyze_server_new(void);
+/* Add one scrape sample to s. Returns 0 or LT_ENOMEM. */
 int lt_analyze_server_add(struct lt_analyze_server *s, const struct lt_scrape *sc,
                           struct lt_err *err);
 void lt_analyze_server_free(struct lt_analyze_server *s);

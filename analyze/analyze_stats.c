@@ -12,6 +12,7 @@
  */
 #include "analyze/analyze.h"
 #include "analyze/analyze_internal.h"
+#include "analyze/analyze_media.h"
 #include "analyze/analyze_server.h"
 #include "base/lt_vmem.h"
 #include "traces/trace_reader.h"
@@ -96,6 +97,8 @@ static void run_free(struct lt_analyze_run *r)
     for (uint32_t i = 0; i < r->ts.n_spare; i++)
         lt_hist_free(r->ts.spare[i]);
     lt_analyze_server_free(r->srv);
+    lt_analyze_media_release(r);
+    lt__analyze_fleet_free(r->fleet);
     free(r);
 }
 
@@ -196,7 +199,7 @@ int lt_analyze_add_run(struct lt_analyze *a, const struct lt_run *run, struct lt
     if (lt_extra_get_int(&run->extra, "trace_prefix_hit_sampled_level", &lvl) && lvl > 0 &&
         lvl <= 64)
         r->trace_hit_share = ldexp(1.0, -(int)lvl);
-    return 0;
+    return lt__analyze_fleet_run(r, run, err);
 }
 
 int lt_analyze_add_scrape(struct lt_analyze *a, const struct lt_scrape *sc, struct lt_err *err)
@@ -205,7 +208,9 @@ int lt_analyze_add_scrape(struct lt_analyze *a, const struct lt_scrape *sc, stru
     int rc = get_run(a, sc->run, &r, err);
     if (rc < 0)
         return rc;
-    if (!r->srv && !(r->srv = calloc(1, sizeof *r->srv)))
+    if (lt__analyze_fleet_scrape(r, sc)) /* a fleet replica's: the fleet table's */
+        return 0;
+    if (!r->srv && !(r->srv = lt_analyze_server_new()))
         return lt_errset(err, LT_ENOMEM, "analyze: out of memory");
     return lt_analyze_server_add(r->srv, sc, err);
 }
@@ -802,6 +807,8 @@ int lt_analyze_add_result(struct lt_analyze *a, const struct lt_result *res, str
     }
     r->measured++;
     enum lt__analyze_outcome oc = lt__analyze_outcome(res);
+    if (r->fleet && (rc = lt__analyze_fleet_result(r, res, oc, err)) < 0)
+        return rc;
     if (sent) {
         r->sent++;
         if (res->sent < r->first_sent)
@@ -829,6 +836,9 @@ int lt_analyze_add_result(struct lt_analyze *a, const struct lt_result *res, str
         b->ended++;
         b->end_sum += (double)gone;
     }
+    if (oc != LT_AO_CANCELLED &&
+        (rc = lt_analyze_media_add(r, res, oc == LT_AO_OK, a->opts.hist_bits, err)) < 0)
+        return rc;
     if (oc == LT_AO_CANCELLED) {
         r->cancelled++;
         if (res->has & LT_RHAS_OUT)
@@ -858,6 +868,7 @@ static void finish_run(const struct lt_analyze *a, struct lt_analyze_run *r)
     r->goodput_sched = r->wall_s > 0 ? r->good_sched / r->wall_s : 0;
     r->reason_tps = r->n_reason_rate ? r->sum_reason_rate / r->n_reason_rate : 0;
     r->content_tps = r->n_content_rate ? r->sum_content_rate / r->n_content_rate : 0;
+    lt__analyze_fleet_finish(r);
 }
 
 static int cmp_points(const void *x, const void *y)
@@ -1076,7 +1087,7 @@ int lt_analyze_add_file(struct lt_analyze *a, const char *path, struct lt_err *e
 {
     int rc = 0;
     struct lt_reader *rd = lt__analyze_open(path, LT_KIND_RESULTS, a->opts.salvage, a->opts.on_skip,
-                                           a->opts.skip_ud, err);
+                                            a->opts.skip_ud, err);
     if (!rd)
         return err && err->code < 0 ? err->code : LT_EIO;
     lt_analyze_next_file(a);

@@ -119,6 +119,8 @@ enum lt_compare_prop {
     LT_CMPP_PEAK,
     LT_CMPP_TOOL_RATE,
     LT_CMPP_PREFIX_REUSE,
+    LT_CMPP_IMAGE_SHARE,  /* records with images (info's media) */
+    LT_CMPP_IMAGE_PIXELS, /* p50 width x p50 height of the images */
     LT_CMPP_COUNT
 };
 
@@ -216,7 +218,7 @@ struct lt_compare_paired {
 };
 
 /* The twin's tolerances: |error| of a p50, of a p90 or p99, of throughput
- * or goodput (the issue's: a twin is trusted within these). */
+ * or goodput: a twin's prediction is trusted within these (docs/compare.md). */
 #define LT_CMP_TWIN_TOL_P50 0.10
 #define LT_CMP_TWIN_TOL_TAIL 0.15
 #define LT_CMP_TWIN_TOL_RATE 0.05

@@ -258,6 +258,7 @@ static void text_pair(const struct lt_compare_results *r, const struct lt_compar
             "  same performance (TPOT p50, Agg tok/s and mean output length within "
             "%.0f %% or not significantly different): %s\n",
             100 * r->o.margin, p->same_performance ? "yes" : "no");
+    lt__analyze_fleet_compare_text(p->ra, p->rb, out);
     if (r->twin)
         lt__compare_twin_write_text(&p->twin, out);
 }
@@ -358,6 +359,7 @@ static void json_pair(const struct lt_compare_results *r, const struct lt_compar
     }
     fprintf(out, "],\n     \"paired\": ");
     json_paired(&p->paired, out);
+    lt__analyze_fleet_compare_json(p->ra, p->rb, out);
     fprintf(out, ",\n     \"twin\": ");
     if (r->twin)
         lt__compare_twin_write_json(&p->twin, out);

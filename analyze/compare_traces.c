@@ -45,6 +45,9 @@ static const struct {
     [LT_CMPP_TOOL_RATE] = {"tool-call rate", "", NULL, LT_CMP_ABS, 0, false, RATE_SAME, RATE_CLOSE},
     [LT_CMPP_PREFIX_REUSE] = {"prefix reuse", "", NULL, LT_CMP_ABS, 0, false, REUSE_SAME,
                               REUSE_CLOSE},
+    [LT_CMPP_IMAGE_SHARE] = {"image share", "", NULL, LT_CMP_ABS, 0, false, RATE_SAME, RATE_CLOSE},
+    [LT_CMPP_IMAGE_PIXELS] = {"image size (pixels)", "", NULL, LT_CMP_REL, 0, false, REL_SAME,
+                              REL_CLOSE},
 };
 
 /* ---- statistics --------------------------------------------------------- */
@@ -338,6 +341,31 @@ static void eval_scalars(struct lt_compare_traces *t)
         eval_scalar(p, REUSE_SAME, REUSE_CLOSE);
     } else {
         p->verdict = (ia->blocks || ib->blocks) ? LT_CMP_DIFFERENT : LT_CMP_NODATA;
+    }
+
+    /* media shapes (info's "media"): how many requests carry images, and
+     * how large the images are; no data where neither trace has any */
+    uint64_t wa = ia->with_one_image + ia->with_many_images;
+    uint64_t wb = ib->with_one_image + ib->with_many_images;
+    p = &t->props[LT_CMPP_IMAGE_SHARE];
+    if (wa || wb) {
+        p->va = ia->records ? (double)wa / ia->records : 0;
+        p->vb = ib->records ? (double)wb / ib->records : 0;
+        eval_scalar(p, RATE_SAME, RATE_CLOSE);
+        p->p = prop_pvalue(wa, ia->records, wb, ib->records);
+    } else {
+        p->verdict = LT_CMP_NODATA;
+    }
+    p = &t->props[LT_CMPP_IMAGE_PIXELS];
+    if (lt_hist_count(ia->image_w) && lt_hist_count(ib->image_w)) {
+        p->va =
+            (double)lt_hist_value_at(ia->image_w, 50) * (double)lt_hist_value_at(ia->image_h, 50);
+        p->vb =
+            (double)lt_hist_value_at(ib->image_w, 50) * (double)lt_hist_value_at(ib->image_h, 50);
+        eval_scalar(p, REL_SAME, REL_CLOSE);
+    } else {
+        p->verdict = (lt_hist_count(ia->image_w) || lt_hist_count(ib->image_w)) ? LT_CMP_DIFFERENT
+                                                                                : LT_CMP_NODATA;
     }
 }
 

@@ -80,6 +80,79 @@ static void text_names(FILE *out, const char *label, const struct lt_info_name *
     fprintf(out, "\n");
 }
 
+static void json_names(struct lt_buf *j, const char *key, const struct lt_info_name *tab,
+                       uint32_t n, uint64_t other);
+
+/* The media shapes (docs/info.md "media"): only for a trace that has any. */
+static void text_media(FILE *out, const struct lt_info *in)
+{
+    char a[32], b[32];
+    uint64_t n = in->records;
+    if (!in->with_media && !in->bad_media)
+        return;
+    fprintf(out,
+            "\n%-15s%.2f%% text only, %.2f%% with one image, %.2f%% with several; "
+            "%.2f%% with audio, %.2f%% with video\n",
+            "modality", 100 * share(n - in->with_media, n), 100 * share(in->with_one_image, n),
+            100 * share(in->with_many_images, n), 100 * share(in->with_audio, n),
+            100 * share(in->with_video, n));
+    if (in->images) {
+        fprintf(out, "%-15s%s images (%s as links); per request mean %.2f, max %" PRIu64 "\n",
+                "images", grouped(in->images, a), grouped(in->image_links, b),
+                lt_hist_mean(in->images_per), lt_hist_max(in->images_per));
+        if (lt_hist_count(in->image_w))
+            fprintf(out,
+                    "%-15swidth p50 %" PRIu64 " p90 %" PRIu64 " max %" PRIu64
+                    "; height p50 %" PRIu64 " p90 %" PRIu64 " max %" PRIu64 "\n",
+                    "image size", lt_hist_value_at(in->image_w, 50),
+                    lt_hist_value_at(in->image_w, 90), lt_hist_max(in->image_w),
+                    lt_hist_value_at(in->image_h, 50), lt_hist_value_at(in->image_h, 90),
+                    lt_hist_max(in->image_h));
+        if (lt_hist_count(in->image_bytes))
+            fprintf(out, "%-15sp50 %" PRIu64 " bytes, max %" PRIu64 "\n", "image bytes",
+                    lt_hist_value_at(in->image_bytes, 50), lt_hist_max(in->image_bytes));
+        if (in->images_counted)
+            fprintf(out, "%-15s%s over %s images (mean %.1f per image)\n", "image tokens",
+                    grouped(in->image_tokens, a), grouped(in->images_counted, b),
+                    (double)in->image_tokens / (double)in->images_counted);
+        text_names(out, "image formats", in->image_fmts, in->n_image_fmts, in->image_fmts_other,
+                   in->images);
+    }
+    if (in->audio)
+        fprintf(out, "%-15s%s clips, %.1f s in all\n", "audio", grouped(in->audio, a), in->audio_s);
+    if (in->videos)
+        fprintf(out, "%-15s%s videos, %s frames, %.1f s in all\n", "video", grouped(in->videos, a),
+                grouped(in->video_frames, b), in->video_s);
+    if (in->bad_media)
+        fprintf(out, "%-15s%s records have a malformed media key (left out)\n", "warning",
+                grouped(in->bad_media, a));
+}
+
+static void json_media(struct lt_buf *j, const struct lt_info *in)
+{
+    uint64_t n = in->records;
+    lt_buf_printf(j,
+                  ",\"media\":{\"text_only\":%" PRIu64 ",\"one_image\":%" PRIu64
+                  ",\"several_images\":%" PRIu64 ",\"with_audio\":%" PRIu64
+                  ",\"with_video\":%" PRIu64 ",\"images\":%" PRIu64 ",\"image_links\":%" PRIu64
+                  ",\"images_per_request_mean\":%.6g,\"images_per_request_max\":%" PRIu64
+                  ",\"image_width_p50\":%" PRIu64 ",\"image_width_max\":%" PRIu64
+                  ",\"image_height_p50\":%" PRIu64 ",\"image_height_max\":%" PRIu64
+                  ",\"image_bytes_p50\":%" PRIu64 ",\"images_counted\":%" PRIu64
+                  ",\"image_tokens\":%" PRIu64 ",\"audio\":%" PRIu64 ",\"audio_s\":%.6g"
+                  ",\"videos\":%" PRIu64 ",\"video_frames\":%" PRIu64 ",\"video_s\":%.6g"
+                  ",\"malformed\":%" PRIu64,
+                  n - in->with_media, in->with_one_image, in->with_many_images, in->with_audio,
+                  in->with_video, in->images, in->image_links, lt_hist_mean(in->images_per),
+                  lt_hist_max(in->images_per), lt_hist_value_at(in->image_w, 50),
+                  lt_hist_max(in->image_w), lt_hist_value_at(in->image_h, 50),
+                  lt_hist_max(in->image_h), lt_hist_value_at(in->image_bytes, 50),
+                  in->images_counted, in->image_tokens, in->audio, in->audio_s, in->videos,
+                  in->video_frames, in->video_s, in->bad_media);
+    json_names(j, "image_formats", in->image_fmts, in->n_image_fmts, in->image_fmts_other);
+    lt_buf_puts(j, "}");
+}
+
 void lt_info_render_text(FILE *out, const struct lt_info *in, const char *path, const char *source)
 {
     char a[32], b[32], c[32];
@@ -168,6 +241,7 @@ void lt_info_render_text(FILE *out, const struct lt_info *in, const char *path, 
         fprintf(out, "%-15s(no prefix blocks in this trace)\n", "prefix reuse");
     text_names(out, "models", in->models, in->n_models, in->models_other, n);
     text_names(out, "apis", in->apis, in->n_apis, in->apis_other, n);
+    text_media(out, in);
 }
 
 static void json_len(struct lt_buf *j, const char *name, const struct lt_info_len *l)
@@ -266,6 +340,7 @@ int lt_info_render_json(FILE *out, const struct lt_info *in, const char *path, c
                   share(in->blocks_prefix_hit, in->blocks), in->records_reusing);
     json_names(&j, "models", in->models, in->n_models, in->models_other);
     json_names(&j, "apis", in->apis, in->n_apis, in->apis_other);
+    json_media(&j, in);
     int rc = lt_buf_puts(&j, "}\n");
     if (rc == 0)
         fwrite(j.p, 1, j.len, out);

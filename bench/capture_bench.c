@@ -13,10 +13,13 @@
  *      and through capture, alternating runs; capture's CPU time per
  *      relayed chunk (utime + stime from /proc, over the capture runs);
  *      and its memory per open stream (peak RSS during a run minus its
- *      RSS before, over the streams) and threads at the peak;
+ *      RSS before, over the streams; before: after 16 warm-up streams, so
+ *      that what is set up once is not counted per stream) and threads
+ *      at the peak;
  *   3. --idle N client connections, each having made one keep-alive
  *      request (GET /healthz) and then idle: how many capture holds,
- *      and its threads and RSS while it holds them.
+ *      and its threads and RSS while it holds them (the capture of part
+ *      1, which has not freed the memory of many streams).
  *
  *   capture_bench LOADTRACE [--requests N] [--streams N] [--out N]
  *                 [--runs N] [--profile FILE] [--dir DIR] [--idle N]
@@ -25,6 +28,7 @@
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -129,6 +133,37 @@ static double cpu_s(pid_t pid)
     if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
         return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
     return 0;
+}
+
+/* CPU seconds of every thread of pid, from the scheduler's own clock
+ * (/proc/PID/task/TID/schedstat: ns on a CPU), where /proc/PID/stat
+ * counts clock ticks: a process that runs in short bursts at a timer's
+ * pace (the sim's steps) is counted by ticks as whatever the tick hits.
+ * Threads that ended are not counted, so sample before they end. */
+static double sched_s(pid_t pid)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    double sum = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            char p2[320];
+            snprintf(p2, sizeof p2, "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
+            FILE *f = fopen(p2, "r");
+            unsigned long long ns = 0;
+            if (f) {
+                if (fscanf(f, "%llu", &ns) != 1)
+                    ns = 0;
+                fclose(f);
+            }
+            sum += (double)ns / 1e9;
+        }
+    closedir(d);
+    return sum;
 }
 
 /* A "Key:" line of /proc/PID/status (kB for memory), 0 if none. */
@@ -376,19 +411,36 @@ int main(int argc, char **argv)
     printf("Streams (sim paced 50 tok/s each, %d concurrent, %d tokens each)\n", streams, out);
     double sum[2] = {0, 0};
     uint64_t cap_chunks = 0;
-    double cap_cpu = 0;
+    double cap_cpu = 0, cap_sched = 0, sim_direct = 0;
+    uint64_t direct_chunks = 0;
+    /* A few streams first, so that what capture sets up once (the trace
+     * writer's compression context, curl's and MHD's first allocations)
+     * is in the RSS before, not counted per stream. */
+    {
+        uint64_t wc;
+        int wok;
+        long wk = 0, wt = 0;
+        (void)run_streams(url[3], 16, 20, &wc, &wok, 0, &wk, &wt);
+        struct timespec ts = {1, 0}; /* a frame of the trace is written */
+        nanosleep(&ts, NULL);
+    }
     long rss0 = proc_status(pid[3], "VmRSS"), peak_kb = 0, peak_th = 0;
     for (int r = 0; r < runs; r++) {
         for (int w = 0; w < 2; w++) {
             uint64_t chunks;
             int ok;
-            double c0 = cpu_s(pid[3]);
+            double c0 = cpu_s(pid[3]), s0 = sched_s(pid[3]), m0 = sched_s(pid[1]);
             double tps = run_streams(url[w == 0 ? 1 : 3], streams, out, &chunks, &ok,
                                      w ? pid[3] : 0, &peak_kb, &peak_th);
-            double c1 = cpu_s(pid[3]);
+            double c1 = cpu_s(pid[3]), s1 = sched_s(pid[3]), m1 = sched_s(pid[1]);
+            if (w == 0) {
+                direct_chunks += chunks;
+                sim_direct += m1 - m0;
+            }
             if (w == 1) {
                 cap_chunks += chunks;
                 cap_cpu += c1 - c0;
+                cap_sched += s1 - s0;
             }
             sum[w] += tps;
             printf("  run %d %-8s %9.0f tok/s  ok %d/%d  chunks %llu\n", r + 1,
@@ -399,12 +451,20 @@ int main(int argc, char **argv)
     printf("  capture CPU per relayed chunk: %.1f us (%.2f s for %llu chunks)\n",
            cap_chunks ? 1e6 * cap_cpu / (double)cap_chunks : 0.0, cap_cpu,
            (unsigned long long)cap_chunks);
+    printf("  capture CPU per relayed chunk (scheduler's clock): %.1f us (%.2f s)\n",
+           cap_chunks ? 1e6 * cap_sched / (double)cap_chunks : 0.0, cap_sched);
+    /* For scale: what sending a chunk (and its model step) costs the sim,
+     * which does half a relay's socket work. */
+    printf("  sim CPU per chunk sent, direct runs (scheduler's clock): %.1f us\n",
+           direct_chunks ? 1e6 * sim_direct / (double)direct_chunks : 0.0);
     printf("  capture memory: RSS %.1f MiB before, %.1f MiB at the peak: %.1f KiB per open "
            "stream; %ld threads at the peak\n",
            rss0 / 1024.0, peak_kb / 1024.0, streams ? (double)(peak_kb - rss0) / streams : 0.0,
            peak_th);
+    /* On the other capture, which has served only the sequential
+     * requests: freed stream memory would hide idle connections' cost. */
     if (idle > 0)
-        run_idle(cap_port[1], idle, pid[3]);
+        run_idle(cap_port[0], idle, pid[2]);
     for (int k = 0; k < 4; k++)
         kill(pid[k], SIGTERM);
     for (int k = 0; k < 4; k++)

@@ -1,16 +1,25 @@
 #!/bin/sh
 # loadtrace capture against direct access to sim, side by side in one run
 # (bench/capture_bench.c says what is measured): 256 and 1,000 concurrent
-# streams, and 10,000 idle keep-alive connections.
-# Usage: sh bench/run-capture.sh BUILD_DIR OUT_DIR
+# streams, and 10,000 idle keep-alive connections. With OLD (another
+# build's loadtrace), each case runs for this build and then for OLD, so
+# that the two are compared on the same machine minutes apart.
+# Usage: sh bench/run-capture.sh BUILD_DIR OUT_DIR [OLD_LOADTRACE]
 set -eu
 B="$1"
 OUT="$2"
+OLD="${3:-}"
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-uptime
-"$B/bench/capture_bench" "$B/loadtrace" --requests 2000 --streams 256 --out 300 --runs 2 \
-    --profile "$SRC/bench/sim-paced.profile" --dir "$OUT"
-uptime
-"$B/bench/capture_bench" "$B/loadtrace" --requests 2000 --streams 1000 --out 300 --runs 2 \
-    --profile "$SRC/bench/sim-paced.profile" --dir "$OUT" --idle 10000
+mkdir -p "$OUT"
+for streams in 256 1000; do
+    idle=""
+    [ "$streams" = 1000 ] && idle="--idle 10000"
+    for lt in "$B/loadtrace" $OLD; do
+        echo "== $lt, $streams streams"
+        uptime
+        # shellcheck disable=SC2086
+        "$B/bench/capture_bench" "$lt" --requests 2000 --streams "$streams" --out 300 --runs 2 \
+            --profile "$SRC/bench/sim-paced.profile" --dir "$OUT" $idle
+    done
+done
 uptime

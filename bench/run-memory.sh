@@ -1,5 +1,5 @@
 #!/bin/sh
-# Replay's memory against the trace's length (issue 17, issue 20 item 18):
+# Replay's memory against the trace's length (a streamed replay's should not grow with it):
 # the peak RSS (/usr/bin/time's maximum resident set) of a live and a
 # virtual replay of synthetic traces of 100 k, 1 M and 10 M requests
 # (constant arrivals, 16-token prompts with one message and one prefix
@@ -19,8 +19,8 @@
 #   - closed: a closed loop at 1 and 64 in flight, 100 k requests each,
 #     over the 10 M trace in virtual time;
 #   - overloaded: 200 k requests of 365 output tokens at 10,000 req/s in
-#     virtual time against a model that runs 2 at a time (issue 20: 584 MB
-#     when every queued request's token times were held): nearly every
+#     virtual time against a model that runs 2 at a time (584 MB once, when
+#     every queued request's token times were held): nearly every
 #     request is in flight (queued in the model) at the end.
 # Each case once (the figures are deterministic to a few hundred KiB).
 # With a second binary, the same cases for it (the tree before, say).

@@ -7,6 +7,8 @@
  * count by the body limit, argument and answer text by the caps below).
  */
 #include "capture/capture_call.h"
+
+#include "capture/capture_media.h"
 #include "capture/capture_tokens.h"
 #include "base/lt_err.h"
 #include "traces/lt_mp.h"
@@ -42,10 +44,9 @@ enum lt_capture_api lt_capture_api_of(const char *method, const char *path)
         const char *end;
         enum lt_capture_api api;
     } routes[] = {
-        {"/chat/completions", LT_CAPTURE_API_CHAT},
-        {"/completions", LT_CAPTURE_API_COMPLETIONS},
-        {"/responses", LT_CAPTURE_API_RESPONSES},
-        {"/messages", LT_CAPTURE_API_MESSAGES},
+        {"/chat/completions", LT_CAPTURE_API_CHAT}, {"/completions", LT_CAPTURE_API_COMPLETIONS},
+        {"/responses", LT_CAPTURE_API_RESPONSES},   {"/messages", LT_CAPTURE_API_MESSAGES},
+        {"/embeddings", LT_CAPTURE_API_EMBEDDINGS}, {"/rerank", LT_CAPTURE_API_RERANK},
     };
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
         size_t k = strlen(routes[i].end);
@@ -402,6 +403,68 @@ static int read_completions(struct lt_capture_call *c, json_t *req, struct lt_ca
     return keep_json_text(c, p);
 }
 
+/* One input's tokens: a string's estimate, or a list of ids. */
+static uint32_t input_tokens(struct lt_capture_blocks *b, const json_t *v)
+{
+    if (json_is_string(v))
+        return lt_capture_blocks_text(b, json_string_value(v), json_string_length(v));
+    if (json_is_object(v))
+        return input_tokens(b, json_object_get(v, "text"));
+    uint32_t n = 0;
+    size_t i;
+    const json_t *id;
+    if (json_is_array(v))
+        json_array_foreach(v, i, id) if (json_is_integer(id))
+        {
+            lt_capture_blocks_id(b, (uint64_t)json_integer_value(id));
+            n++;
+        }
+    return n;
+}
+
+/* An embeddings body's inputs, or a rerank body's query and documents, as
+ * the record's messages (docs/trace-format.md): role "input" each, or
+ * "query" and "document"; their tokens estimated, the server's usage
+ * giving the prompt. */
+static int read_inputs(struct lt_capture_call *c, json_t *req, struct lt_capture_blocks *b)
+{
+    bool rerank = c->api == LT_CAPTURE_API_RERANK;
+    json_t *list = json_object_get(req, rerank ? "documents" : "input");
+    json_t *one = NULL;
+    if (!rerank && (json_is_string(list) || (json_is_array(list) && json_array_size(list) &&
+                                             json_is_integer(json_array_get(list, 0))))) {
+        one = list; /* a single input */
+        list = NULL;
+    }
+    size_t n = one ? 1 : json_is_array(list) ? json_array_size(list) : 0;
+    if (!n) {
+        c->in_unknown = true;
+        lt_capture_call_changed(c, rerank ? "documents" : "input", 0, "absent or empty");
+        return 0;
+    }
+    size_t total = n + (rerank ? 1 : 0);
+    if (total > MSGS_MAX) {
+        note_cut(c, "msgs", total);
+        total = MSGS_MAX;
+    }
+    c->msgs = calloc(total, sizeof *c->msgs);
+    if (!c->msgs)
+        return LT_ENOMEM;
+    uint32_t k = 0;
+    if (rerank) {
+        snprintf(c->msgs[k].role, sizeof c->msgs[k].role, "query");
+        c->msgs[k++].tokens = input_tokens(b, json_object_get(req, "query"));
+    }
+    for (size_t i = 0; i < n && k < total; i++) {
+        snprintf(c->msgs[k].role, sizeof c->msgs[k].role, rerank ? "document" : "input");
+        c->msgs[k++].tokens = input_tokens(b, one ? one : json_array_get(list, i));
+    }
+    for (uint32_t i = 0; i < k; i++)
+        c->msgs_bytes += MSG_BYTES(strlen(c->msgs[i].role));
+    c->n_msgs = k;
+    return keep_json_text(c, rerank ? req : (one ? one : list));
+}
+
 int lt_capture_call_request_json(struct lt_capture_call *c, json_t *req)
 {
     int rc = 0;
@@ -435,6 +498,8 @@ int lt_capture_call_request_json(struct lt_capture_call *c, json_t *req)
         lt_capture_call_changed(c, "max_tokens", 0, "not an integer");
     }
     c->stream = json_is_true(json_object_get(req, "stream"));
+    /* first, so that nothing after sees a pixel or a link's query */
+    lt_capture_media_scan(req, c->media, LT_MEDIA_MAX, &c->n_media);
     json_t *so = json_object_get(req, "stream_options");
     if (so) {
         c->has_stream_options = true;
@@ -456,6 +521,8 @@ int lt_capture_call_request_json(struct lt_capture_call *c, json_t *req)
             goto out;
     } else if (c->api == LT_CAPTURE_API_CHAT) {
         LT_TRY(read_chat(c, req, json_object_get(req, "messages"), &b));
+    } else if (c->api == LT_CAPTURE_API_EMBEDDINGS || c->api == LT_CAPTURE_API_RERANK) {
+        LT_TRY(read_inputs(c, req, &b));
     } else {
         LT_TRY(read_completions(c, req, &b));
     }
@@ -600,6 +667,48 @@ static void keep_text(struct lt_capture_call *c, const char *text, size_t len)
     c->out_text_sent += len;
 }
 
+/* The server's image tokens, where its usage says them (the sim's
+ * prompt_tokens_details.image_tokens): an answer's data (a chunk or a whole
+ * body) that names them, read only for a request with images. One image
+ * gets them all; several share them by their pixels (an image of unknown
+ * size as one of LT_MEDIA_SIDE_UNKNOWN square, as replay makes it; rounded
+ * so that they add up), the per-image figure no server gives. */
+static void take_image_tokens(struct lt_capture_call *c, const char *data, size_t len)
+{
+    if (!c->n_media || len < 12)
+        return;
+    bool named = false; /* (memmem is not POSIX) */
+    for (size_t i = 0; i + 12 <= len && !named; i++)
+        named = data[i] == 'i' && !memcmp(data + i, "image_tokens", 12);
+    if (!named)
+        return;
+    json_t *j = json_loadb(data, len, 0, NULL);
+    json_t *u = json_object_get(j, "usage");
+    json_t *t = json_object_get(json_object_get(u, "prompt_tokens_details"), "image_tokens");
+    if (json_is_integer(t) && json_integer_value(t) > 0 && json_integer_value(t) <= UINT32_MAX) {
+        uint64_t total = (uint64_t)json_integer_value(t), px = 0, given = 0;
+        uint32_t images = 0, last = 0;
+        for (uint32_t i = 0; i < c->n_media; i++)
+            if (c->media[i].kind == LT_MEDIA_IMAGE) {
+                images++;
+                last = i;
+                px += (uint64_t)(c->media[i].w ? c->media[i].w : LT_MEDIA_SIDE_UNKNOWN) *
+                      (c->media[i].h ? c->media[i].h : LT_MEDIA_SIDE_UNKNOWN);
+            }
+        for (uint32_t i = 0; images && i < c->n_media; i++) {
+            struct lt_media *m = &c->media[i];
+            if (m->kind != LT_MEDIA_IMAGE)
+                continue;
+            uint64_t mine = (uint64_t)(m->w ? m->w : LT_MEDIA_SIDE_UNKNOWN) *
+                            (m->h ? m->h : LT_MEDIA_SIDE_UNKNOWN);
+            uint64_t k = i == last ? total - given : total * mine / px;
+            m->tokens = (uint32_t)k;
+            given += k;
+        }
+    }
+    json_decref(j);
+}
+
 unsigned lt_capture_call_chunk(struct lt_capture_call *c, const char *data, size_t len)
 {
     if (lt_wire_resp_is_done(data, len))
@@ -609,6 +718,8 @@ unsigned lt_capture_call_chunk(struct lt_capture_call *c, const char *data, size
         return LT_CAPTURE_CHUNK_BAD;
     unsigned bits = s.stop ? LT_CAPTURE_CHUNK_DONE : 0;
     take_usage(c, &s);
+    if (s.usage)
+        take_image_tokens(c, data, len);
     if (s.error)
         c->err = "upstream_error";
     if (s.usage && s.n_choices == 0 &&
@@ -645,6 +756,8 @@ int lt_capture_call_body(struct lt_capture_call *c, const char *body, size_t len
     if (s.error)
         c->err = "upstream_error";
     take_usage(c, &s);
+    if (s.usage)
+        take_image_tokens(c, body, len);
     take_finish(c, &s);
     size_t n = 0;
     const char *t;
@@ -781,9 +894,14 @@ int lt_capture_call_record(struct lt_capture_call *c, struct lt_record *r)
             r->think = c->think;
         }
     }
-    static const char *const api_names[] = {"completions", "chat", "completions", "responses",
-                                            "messages"};
-    r->api = api_names[c->api <= LT_CAPTURE_API_MESSAGES ? c->api : 0];
+    static const char *const api_names[] = {"completions", "chat",       "completions", "responses",
+                                            "messages",    "embeddings", "rerank"};
+    r->api = api_names[c->api <= LT_CAPTURE_API_RERANK ? c->api : 0];
+    if ((c->api == LT_CAPTURE_API_EMBEDDINGS || c->api == LT_CAPTURE_API_RERANK) && !c->usage &&
+        c->u_in) { /* their usage is the prompt's alone: no output to count */
+        c->usage = true;
+        c->u_out = 0;
+    }
     r->model = c->model;
     if (c->has_max_tokens) {
         r->has |= LT_HAS_MAX_TOKENS;
@@ -907,6 +1025,11 @@ int lt_capture_call_record(struct lt_capture_call *c, struct lt_record *r)
             LT_TRY(ch->why ? pack_str(&c->extra, ch->why, strlen(ch->why))
                            : pack_i64(&c->extra, ch->sent));
         }
+        nx++;
+    }
+    if (c->n_media) {
+        struct lt_mp mp = {&c->extra, 0};
+        LT_TRY(lt_media_pack(&mp, c->media, c->n_media));
         nx++;
     }
     r->extra.data = (const uint8_t *)c->extra.p;

@@ -23,6 +23,7 @@
 
 #include "base/lt_buf.h"
 #include "traces/trace_format.h"
+#include "traces/trace_media.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,8 +33,10 @@ enum lt_capture_api {
     LT_CAPTURE_API_NONE = 0, /* passed through, not recorded */
     LT_CAPTURE_API_CHAT = 1,
     LT_CAPTURE_API_COMPLETIONS = 2,
-    LT_CAPTURE_API_RESPONSES = 3, /* OpenAI Responses (/v1/responses) */
-    LT_CAPTURE_API_MESSAGES = 4,  /* Anthropic Messages (/v1/messages) */
+    LT_CAPTURE_API_RESPONSES = 3,  /* OpenAI Responses (/v1/responses) */
+    LT_CAPTURE_API_MESSAGES = 4,   /* Anthropic Messages (/v1/messages) */
+    LT_CAPTURE_API_EMBEDDINGS = 5, /* /v1/embeddings: inputs, no output */
+    LT_CAPTURE_API_RERANK = 6,     /* /v1/rerank, /rerank: a query and documents */
 };
 
 /* Which API a request path is ("/v1/chat/completions" -> CHAT,
@@ -132,6 +135,9 @@ struct lt_capture_call {
     int64_t started_ns;
     bool begun_written;
     struct lt_capture_call *run_prev, *run_next;
+    /* The request's media parts (capture_media.h), shapes only. */
+    struct lt_media media[LT_MEDIA_MAX];
+    uint32_t n_media;
 };
 
 /* Allocate an empty call; NULL when out of memory. */

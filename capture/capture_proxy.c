@@ -1,18 +1,23 @@
 /*
  * The capture proxy (capture_proxy.h): event loops, a fixed number of
- * threads whatever the connections. In front, libmicrohttpd's own epoll
- * loop (--threads of them); behind, one thread ("the loop") drives every
- * upstream transfer on one libcurl multi handle. MHD's threads never wait:
- * a connection that needs the upstream (its status, or the next bytes of
- * its body) is suspended, and the loop resumes it when curl has news.
- * MHD's threads hand the loop commands (add a transfer, remove it, undo a
- * pause) through a queue and an eventfd; what both sides touch of
- * a connection is guarded by its mutex. Backpressure both ways: past
- * PENDING_SOFT bytes the client has not taken, the transfer is paused
- * (curl holds the rest, TCP holds the upstream), and resumed when the
- * client has taken them; a client is never read faster than it sends.
- * MHD does not watch a suspended connection's socket, so the loop peeks
- * at them every POLL_MS: a client that left cancels its transfer.
+ * threads whatever the connections. Each loop (--threads of them) is one
+ * thread that drives a libmicrohttpd daemon of its own (no MHD thread:
+ * MHD's epoll set sits in the loop's) and a libcurl multi handle of its
+ * own on one epoll set, so a chunk read from the upstream is queued,
+ * its connection resumed and the chunk written to the client in one turn
+ * of one thread: no wake-up of another thread, no lock that anyone else
+ * takes. The daemons share the listening socket. MHD's callbacks never
+ * wait: a connection that needs the upstream (its status, or the next
+ * bytes of its body) is suspended, and curl's callbacks resume it. What
+ * curl must not be asked from inside its own callbacks (add a transfer,
+ * undo a pause) is queued on the connection and run by the loop after
+ * MHD returns. Backpressure both ways: past PENDING_SOFT bytes the
+ * client has not taken, the transfer is paused (curl holds the rest, TCP
+ * holds the upstream), and resumed when the client has taken them; a
+ * client is never read faster than it sends. MHD does not watch a
+ * suspended connection's socket, so the loop watches every client's for
+ * its peer's close (and peeks at the suspended ones every CHECK_MS): a
+ * client that left cancels its transfer.
  *
  * One request on a connection goes through these states:
  *
@@ -72,8 +77,17 @@
 #define RESP_HDRS_MAX ((size_t)256 << 10)
 #define PENDING_SOFT ((size_t)256 << 10) /* pause the upstream past this */
 #define PENDING_MAX ((size_t)64 << 20)
+#define PENDING_KEEP ((size_t)2 << 10)   /* kept once drained; more is given back */
 #define RESP_BODY_MAX ((size_t)32 << 20) /* non-streamed bodies parsed for the record */
 #define POLL_MS 100
+/* How often the loop peeks at every suspended client, for a departure its
+ * socket did not signal (client_event): pipelined bytes, then a close. */
+#define CHECK_MS 1000
+/* libmicrohttpd's buffer per connection, idle or not (MHD touches all of
+ * it): the request line and headers must fit in it. */
+#define MHD_POOL ((size_t)6 << 10)
+/* curl's receive buffer per transfer (its default is 16 KiB) */
+#define CURL_BUF ((long)4 << 10)
 
 enum conn_state { ST_IDLE, ST_NEW, ST_BODY, ST_WAIT_HEADERS, ST_RELAY, ST_LOCAL, ST_HEALTH };
 
@@ -97,44 +111,57 @@ struct lt_capture {
     /* Request bodies held, all connections together (o.max_pending caps
      * them): what many half-sent bodies could otherwise grow without end. */
     atomic_size_t pending;
-    /* The upstream loop: one thread, one multi handle for every transfer;
-     * MHD's threads hand it commands (add, remove, unpause). */
-    CURLM *multi;
-    int ep;              /* epoll set of curl's sockets and wake_fd */
-    int wake_fd;         /* eventfd: commands are queued, or stop */
-    int64_t timer_at_ns; /* curl's timeout (CLOCK_MONOTONIC), -1: none */
-    pthread_t loop;
-    bool loop_on;
-    atomic_bool loop_stop;
-    pthread_mutex_t q_mu;
-    struct conn *q; /* connections with commands for the loop (q_next) */
+    /* The event loops (o.threads of them): each drives its own
+     * libmicrohttpd daemon and its own libcurl multi handle on one epoll
+     * set, so a chunk goes from curl to the client in the thread that read
+     * it; the daemons share one listening socket. */
+    struct loop *loops;
+    unsigned n_loops;
+    int listen_fd;             /* closed once every daemon quiesced */
+    atomic_uint n_quiesced;    /* daemons that let go of listen_fd */
+    pthread_mutex_t listen_mu; /* closing listen_fd */
     /* Every connection, for the departure check and the stop. */
     pthread_mutex_t conns_mu;
     struct conn *conns;
 };
 
+struct loop {
+    struct lt_capture *cap;
+    struct MHD_Daemon *mhd;
+    CURLM *multi;
+    int ep;              /* epoll set: curl's sockets, MHD's epoll set, wake_fd */
+    int mhd_fd;          /* MHD's epoll set */
+    int wake_fd;         /* eventfd: a command from another thread, or stop */
+    int64_t timer_at_ns; /* curl's timeout (CLOCK_MONOTONIC), -1: none */
+    bool need_run;       /* a connection was resumed: MHD has work */
+    bool quiesced;       /* this daemon no longer accepts (loop thread only) */
+    pthread_t th;
+    bool th_on;
+    pthread_mutex_t q_mu;
+    struct conn *q; /* connections with commands for the loop (q_next) */
+};
+
 /* Commands for the loop, bits of conn.q_ops: run in this order, which is
  * the only order one request can ask them in. */
-enum cmd_op { CMD_ADD = 1, CMD_UNPAUSE = 2, CMD_REMOVE = 4 };
+enum cmd_op { CMD_ADD = 1, CMD_UNPAUSE = 2 };
 
 struct conn {
     struct lt_capture *cap;
+    struct loop *lp; /* the loop (and daemon) serving this connection */
     struct MHD_Connection *mc;
     int fd;
     struct conn *prev, *next; /* cap->conns */
-    /* mu guards what the upstream loop and MHD's thread share: the
-     * transfer's state, pending bytes and `suspended`. */
+    /* Everything of a connection runs on its loop's thread; mu guards
+     * what the stop (another thread) reads: `suspended` and `parked`. */
     pthread_mutex_t mu;
-    pthread_cond_t cv;
     bool suspended; /* MHD_suspend_connection called, no resume yet */
     bool parked;    /* suspended, or resumed and MHD has not called back yet */
-    bool removed;   /* the loop acknowledged CMD_REMOVE */
-    unsigned q_ops; /* commands for the loop (cap->q_mu) ... */
-    bool queued;    /* ... and c is on cap->q */
+    unsigned q_ops; /* commands for the loop (lp->q_mu) ... */
+    bool queued;    /* ... and c is on lp->q */
     struct conn *q_next;
-    bool in_multi; /* the loop's own view (loop thread only) */
+    bool in_multi; /* the transfer is in lp->multi */
     CURL *easy;
-    bool easy_added; /* handed to the loop and not yet removed (MHD side) */
+    bool easy_added; /* handed to the loop and not yet removed */
     /* The request in progress. */
     enum conn_state st;
     bool begun; /* finalize is owed */
@@ -161,7 +188,7 @@ struct conn {
     bool headers_done;
     int64_t content_length;
     bool is_sse;
-    struct lt_capture_sse sse;
+    struct lt_capture_sse *sse; /* while sse_on */
     bool sse_on, sse_ended;
     struct lt_buf pending; /* bytes for the client */
     size_t pending_off;
@@ -242,6 +269,7 @@ static void resume_locked(struct conn *c)
 {
     if (c->suspended) {
         c->suspended = false;
+        c->lp->need_run = true;
         MHD_resume_connection(c->mc);
     }
 }
@@ -254,26 +282,29 @@ static void suspend_locked(struct conn *c)
     MHD_suspend_connection(c->mc);
 }
 
-static void wake(struct lt_capture *cap)
+static void wake(struct loop *lp)
 {
     uint64_t one = 1;
-    ssize_t w = write(cap->wake_fd, &one, sizeof one);
+    ssize_t w = write(lp->wake_fd, &one, sizeof one);
     (void)w; /* a full counter wakes the loop as well */
 }
 
-/* A command for the loop: a bit on the connection, and the connection on
- * the loop's queue (nothing to allocate, so posting cannot fail). */
-static void post(struct lt_capture *cap, struct conn *c, enum cmd_op op)
+/* A command for the loop, run after the callback that asks it returns
+ * (curl must not be called from inside its own callbacks): a bit on the
+ * connection, and the connection on the loop's queue (nothing to
+ * allocate, so posting cannot fail). Only MHD's callbacks post, on the
+ * loop's thread, which runs the queue before it next waits: no wake-up. */
+static void post(struct conn *c, enum cmd_op op)
 {
-    pthread_mutex_lock(&cap->q_mu);
+    struct loop *lp = c->lp;
+    pthread_mutex_lock(&lp->q_mu);
     c->q_ops |= (unsigned)op;
     if (!c->queued) {
         c->queued = true;
-        c->q_next = cap->q;
-        cap->q = c;
+        c->q_next = lp->q;
+        lp->q = c;
     }
-    pthread_mutex_unlock(&cap->q_mu);
-    wake(cap);
+    pthread_mutex_unlock(&lp->q_mu);
 }
 
 /* ---- curl callbacks --------------------------------------------------- */
@@ -313,7 +344,11 @@ static size_t header_locked(struct conn *c, char *p, size_t size, size_t nmemb)
         if (c->status >= 200) {
             c->headers_done = true;
             if (c->is_sse && c->call) {
-                lt_capture_sse_init(&c->sse, c->injected, on_sse_data, c);
+                /* Only a recorded stream has a splitter: an idle
+                 * connection does not carry one. */
+                if (!(c->sse = malloc(sizeof *c->sse)))
+                    return 0; /* fail the transfer: a 502 or a cut */
+                lt_capture_sse_init(c->sse, c->injected, on_sse_data, c);
                 c->sse_on = true;
             }
         }
@@ -377,7 +412,7 @@ static size_t write_locked(struct conn *c, char *p, size_t size, size_t nmemb)
     c->last_byte = now;
     int rc;
     if (c->sse_on) {
-        rc = lt_capture_sse_feed(&c->sse, p, n, &c->pending);
+        rc = lt_capture_sse_feed(c->sse, p, n, &c->pending);
     } else {
         rc = lt_buf_append(&c->pending, p, n);
         if (c->call && lt_buf_append(&c->resp_body, p, n) < 0)
@@ -398,16 +433,16 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
 
 /* ---- the upstream loop ------------------------------------------------ */
 
-static void check_done(struct lt_capture *cap)
+static void check_done(struct loop *lp)
 {
     CURLMsg *m;
     int q;
-    while ((m = curl_multi_info_read(cap->multi, &q)))
+    while ((m = curl_multi_info_read(lp->multi, &q)))
         if (m->msg == CURLMSG_DONE) {
             struct conn *c = NULL;
             curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&c);
             CURLcode rc = m->data.result;
-            curl_multi_remove_handle(cap->multi, m->easy_handle);
+            curl_multi_remove_handle(lp->multi, m->easy_handle);
             c->in_multi = false;
             pthread_mutex_lock(&c->mu);
             c->curl_done = true;
@@ -417,21 +452,21 @@ static void check_done(struct lt_capture *cap)
         }
 }
 
-static void run_commands(struct lt_capture *cap)
+static void run_commands(struct loop *lp)
 {
-    pthread_mutex_lock(&cap->q_mu);
-    struct conn *list = cap->q;
-    cap->q = NULL;
-    pthread_mutex_unlock(&cap->q_mu);
+    pthread_mutex_lock(&lp->q_mu);
+    struct conn *list = lp->q;
+    lp->q = NULL;
+    pthread_mutex_unlock(&lp->q_mu);
     while (list) {
         struct conn *c = list;
-        pthread_mutex_lock(&cap->q_mu);
+        pthread_mutex_lock(&lp->q_mu);
         list = c->q_next;
         unsigned ops = c->q_ops;
         c->q_ops = 0;
         c->queued = false;
-        pthread_mutex_unlock(&cap->q_mu);
-        if ((ops & CMD_ADD) && curl_multi_add_handle(cap->multi, c->easy) == CURLM_OK) {
+        pthread_mutex_unlock(&lp->q_mu);
+        if ((ops & CMD_ADD) && curl_multi_add_handle(lp->multi, c->easy) == CURLM_OK) {
             c->in_multi = true;
         } else if (ops & CMD_ADD) {
             pthread_mutex_lock(&c->mu);
@@ -442,26 +477,42 @@ static void run_commands(struct lt_capture *cap)
         }
         if ((ops & CMD_UNPAUSE) && c->in_multi)
             curl_easy_pause(c->easy, CURLPAUSE_CONT);
-        if (ops & CMD_REMOVE) {
-            /* Removing a running transfer closes its connection: this is
-             * how a departed client's request is cancelled upstream. */
-            if (c->in_multi)
-                curl_multi_remove_handle(cap->multi, c->easy);
-            c->in_multi = false;
-            pthread_mutex_lock(&c->mu);
-            c->removed = true;
-            pthread_cond_signal(&c->cv);
-            pthread_mutex_unlock(&c->mu);
-        }
     }
+}
+
+/* The request is over: its transfer leaves the multi at once (removing a
+ * running transfer closes its connection: this is how a departed
+ * client's request is cancelled upstream), and any command it still had
+ * queued is dropped, since c may be freed next. On the loop's thread,
+ * from an MHD callback: never inside curl's. */
+static void remove_transfer(struct conn *c)
+{
+    struct loop *lp = c->lp;
+    pthread_mutex_lock(&lp->q_mu);
+    if (c->queued) {
+        struct conn **pp = &lp->q;
+        while (*pp && *pp != c)
+            pp = &(*pp)->q_next;
+        if (*pp)
+            *pp = c->q_next;
+        c->queued = false;
+    }
+    c->q_ops = 0;
+    pthread_mutex_unlock(&lp->q_mu);
+    if (c->in_multi)
+        curl_multi_remove_handle(lp->multi, c->easy);
+    c->in_multi = false;
 }
 
 /* Clients that left while their connection waits for the upstream: MHD
  * does not watch a suspended connection's socket, so the loop does. */
-static void check_clients(struct lt_capture *cap)
+static void check_clients(struct loop *lp)
 {
+    struct lt_capture *cap = lp->cap;
     pthread_mutex_lock(&cap->conns_mu);
     for (struct conn *c = cap->conns; c; c = c->next) {
+        if (c->lp != lp)
+            continue;
         pthread_mutex_lock(&c->mu);
         if (c->suspended && client_left(c)) {
             c->client_gone = true;
@@ -472,70 +523,159 @@ static void check_clients(struct lt_capture *cap)
     pthread_mutex_unlock(&cap->conns_mu);
 }
 
+/* A client's socket says its peer closed (the loop watches every client
+ * socket for that alone, edge-triggered): a connection waiting for the
+ * upstream learns at once that its client left, instead of at the next
+ * look of check_clients. Events are handled before MHD runs, and MHD
+ * frees a connection only inside MHD_run, so c is alive here. */
+static void client_event(struct conn *c)
+{
+    pthread_mutex_lock(&c->mu);
+    if (client_left(c)) {
+        c->client_gone = true;
+        resume_locked(c);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
 /* curl's sockets, in the loop's epoll set: one system call per event
  * instead of a poll over every transfer. */
 static int on_socket(CURL *e, curl_socket_t s, int what, void *ud, void *sockp)
 {
-    struct lt_capture *cap = ud;
+    struct loop *lp = ud;
     if (what == CURL_POLL_REMOVE) {
-        epoll_ctl(cap->ep, EPOLL_CTL_DEL, s, NULL);
+        epoll_ctl(lp->ep, EPOLL_CTL_DEL, s, NULL);
         return 0;
     }
     struct epoll_event ev = {.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) |
                                        ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u),
-                             .data.fd = s};
-    if (epoll_ctl(cap->ep, EPOLL_CTL_MOD, s, &ev) < 0 && errno == ENOENT)
-        epoll_ctl(cap->ep, EPOLL_CTL_ADD, s, &ev);
+                             .data.u64 = (uint64_t)s << 1};
+    if (epoll_ctl(lp->ep, EPOLL_CTL_MOD, s, &ev) < 0 && errno == ENOENT)
+        epoll_ctl(lp->ep, EPOLL_CTL_ADD, s, &ev);
     return 0;
 }
 
 static int on_timer(CURLM *m, long timeout_ms, void *ud)
 {
-    struct lt_capture *cap = ud;
-    cap->timer_at_ns = timeout_ms < 0 ? -1 : lt_mono_now().ns + (int64_t)timeout_ms * 1000000;
+    struct loop *lp = ud;
+    lp->timer_at_ns = timeout_ms < 0 ? -1 : lt_mono_now().ns + (int64_t)timeout_ms * 1000000;
     return 0;
 }
 
+/* This daemon stops accepting; the last one to let go of the listening
+ * socket closes it. */
+static void quiesce_loop(struct loop *lp)
+{
+    struct lt_capture *cap = lp->cap;
+    lp->quiesced = true;
+    (void)MHD_quiesce_daemon(lp->mhd);
+    if (atomic_fetch_add(&cap->n_quiesced, 1) + 1 == cap->n_loops) {
+        pthread_mutex_lock(&cap->listen_mu);
+        if (cap->listen_fd >= 0)
+            close(cap->listen_fd);
+        cap->listen_fd = -1;
+        pthread_mutex_unlock(&cap->listen_mu);
+    }
+}
+
+/* On stop: hand every suspended connection of this loop back to MHD (it
+ * sees `stopping` and cuts its request); true while one has not yet
+ * been called back. MHD must not stop with a connection suspended. */
+static bool resume_all(struct loop *lp)
+{
+    struct lt_capture *cap = lp->cap;
+    bool parked = false;
+    pthread_mutex_lock(&cap->conns_mu);
+    for (struct conn *c = cap->conns; c; c = c->next) {
+        if (c->lp != lp)
+            continue;
+        pthread_mutex_lock(&c->mu);
+        resume_locked(c);
+        parked |= c->parked;
+        pthread_mutex_unlock(&c->mu);
+    }
+    pthread_mutex_unlock(&cap->conns_mu);
+    return parked;
+}
+
+/* One thread: wait on the epoll set, let curl read what came (its
+ * callbacks queue the bytes and resume the connections), let MHD write
+ * them out and read what clients sent, run the commands that asked for.
+ * A turn serves every ready socket, so a burst of chunks costs one wait. */
 static void *loop_main(void *arg)
 {
-    struct lt_capture *cap = arg;
-    lt_mono last_check = lt_mono_now();
+    struct loop *lp = arg;
+    struct lt_capture *cap = lp->cap;
+    lt_mono last_check = lt_mono_now(), stop_at = {0};
+    bool stop_seen = false;
     struct epoll_event ev[256];
     int running;
-    while (!atomic_load(&cap->loop_stop)) {
-        run_commands(cap);
+    for (;;) {
+        run_commands(lp);
+        bool stopping = atomic_load(&cap->stopping);
+        if ((stopping || atomic_load(&cap->draining)) && !lp->quiesced)
+            quiesce_loop(lp);
+        if (stopping) {
+            if (!stop_seen) {
+                stop_seen = true;
+                stop_at = lt_mono_now();
+            }
+            if (!resume_all(lp) || lt_mono_diff_us(lt_mono_now(), stop_at) > 5000000)
+                break;
+        }
         int64_t now = lt_mono_now().ns;
         int wait = POLL_MS;
-        if (cap->timer_at_ns >= 0)
-            wait = cap->timer_at_ns <= now ? 0
-                   : cap->timer_at_ns - now < (int64_t)POLL_MS * 1000000
-                       ? (int)((cap->timer_at_ns - now + 999999) / 1000000)
+        if (lp->timer_at_ns >= 0)
+            wait = lp->timer_at_ns <= now ? 0
+                   : lp->timer_at_ns - now < (int64_t)POLL_MS * 1000000
+                       ? (int)((lp->timer_at_ns - now + 999999) / 1000000)
                        : POLL_MS;
-        int n = epoll_wait(cap->ep, ev, 256, wait);
+        MHD_UNSIGNED_LONG_LONG mt;
+        if (MHD_get_timeout(lp->mhd, &mt) == MHD_YES && mt < (MHD_UNSIGNED_LONG_LONG)wait)
+            wait = (int)mt;
+        if (lp->need_run)
+            wait = 0;
+        if (stopping && wait > 5)
+            wait = 5;
+        int n = epoll_wait(lp->ep, ev, 256, wait);
         for (int i = 0; i < n; i++) {
-            if (ev[i].data.fd == cap->wake_fd) {
+            uint64_t tag = ev[i].data.u64;
+            if (tag & 1) {
+                client_event((struct conn *)(uintptr_t)(tag & ~(uint64_t)1));
+                continue;
+            }
+            int fd = (int)(tag >> 1);
+            if (fd == lp->wake_fd) {
                 uint64_t v;
-                ssize_t r = read(cap->wake_fd, &v, sizeof v);
+                ssize_t r = read(lp->wake_fd, &v, sizeof v);
                 (void)r;
                 continue;
             }
+            if (fd == lp->mhd_fd)
+                continue; /* MHD_run below */
             int flags = ((ev[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) |
                         ((ev[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
                         ((ev[i].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
-            curl_multi_socket_action(cap->multi, ev[i].data.fd, flags, &running);
+            curl_multi_socket_action(lp->multi, fd, flags, &running);
         }
-        if (cap->timer_at_ns >= 0 && cap->timer_at_ns <= lt_mono_now().ns) {
-            cap->timer_at_ns = -1;
-            curl_multi_socket_action(cap->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        if (lp->timer_at_ns >= 0 && lp->timer_at_ns <= lt_mono_now().ns) {
+            lp->timer_at_ns = -1;
+            curl_multi_socket_action(lp->multi, CURL_SOCKET_TIMEOUT, 0, &running);
         }
-        check_done(cap);
+        check_done(lp);
+        lp->need_run = false;
+        MHD_run(lp->mhd);
         lt_mono t = lt_mono_now();
-        if (lt_mono_diff_us(t, last_check) >= POLL_MS * 1000) {
-            check_clients(cap);
+        if (lt_mono_diff_us(t, last_check) >= CHECK_MS * 1000) {
+            check_clients(lp);
             last_check = t;
         }
     }
-    run_commands(cap);
+    /* Cuts every request left and hands its record over (finalize, on
+     * this thread). */
+    MHD_stop_daemon(lp->mhd);
+    lp->mhd = NULL;
+    run_commands(lp);
     return NULL;
 }
 
@@ -575,12 +715,18 @@ static ssize_t reader_locked(struct conn *c, char *buf, size_t max)
             size_t n = avail < max ? avail : max;
             memcpy(buf, c->pending.p + c->pending_off, n);
             c->pending_off += n;
+            if (c->pending_off == c->pending.len && c->pending.cap > PENDING_KEEP) {
+                /* A burst is over: a stream between chunks keeps no more
+                 * than a chunk's room. */
+                lt_buf_release(&c->pending);
+                c->pending_off = 0;
+            }
             return (ssize_t)n;
         }
         if (c->paused) {
             /* The client took everything: let the upstream go on. */
             c->paused = false;
-            post(c->cap, c, CMD_UNPAUSE);
+            post(c, CMD_UNPAUSE);
         }
         if (c->curl_done) {
             if (c->curl_rc != CURLE_OK) {
@@ -589,7 +735,7 @@ static ssize_t reader_locked(struct conn *c, char *buf, size_t max)
             }
             if (c->sse_on && !c->sse_ended) {
                 c->sse_ended = true;
-                (void)lt_capture_sse_end(&c->sse, &c->pending);
+                (void)lt_capture_sse_end(c->sse, &c->pending);
                 continue;
             }
             return MHD_CONTENT_READER_END_OF_STREAM;
@@ -649,10 +795,10 @@ static int start_upstream(struct conn *c)
         lt_buf_release(&url);
         return rc;
     }
-    if (!c->easy)
-        c->easy = curl_easy_init();
-    else
-        curl_easy_reset(c->easy);
+    /* A handle per request, given back when it ends (finalize): an idle
+     * keep-alive connection holds none; the upstream connection stays in
+     * the multi's cache for the next. */
+    c->easy = curl_easy_init();
     CURL *e = c->easy;
     if (!e) {
         lt_buf_release(&url);
@@ -674,6 +820,7 @@ static int start_upstream(struct conn *c)
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)CURL_BUF);
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(cap->o.connect_timeout_us / 1000));
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -698,9 +845,8 @@ static int start_upstream(struct conn *c)
     curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)c);
     c->sent = lt_mono_now();
     c->st = ST_WAIT_HEADERS;
-    c->removed = false;
     c->easy_added = true;
-    post(cap, c, CMD_ADD);
+    post(c, CMD_ADD);
     return 0;
 }
 
@@ -709,7 +855,11 @@ static enum MHD_Result queue_upstream_response(struct conn *c)
     uint64_t size = MHD_SIZE_UNKNOWN;
     if (c->content_length >= 0 && strcmp(c->method, "HEAD") != 0)
         size = (uint64_t)c->content_length;
-    struct MHD_Response *r = MHD_create_response_from_callback(size, 64 << 10, reader, c, NULL);
+    /* MHD allocates (and zeroes) the block with the response, and reads
+     * into it only a body of known length: a chunked one goes straight to
+     * the connection's write buffer. */
+    size_t block = size == MHD_SIZE_UNKNOWN ? 256 : (size_t)16 << 10;
+    struct MHD_Response *r = MHD_create_response_from_callback(size, block, reader, c, NULL);
     if (!r)
         return MHD_NO;
     for (size_t off = 0; off < c->resp_hdrs.len;) {
@@ -932,14 +1082,12 @@ static void finalize(struct conn *c, bool completed_ok)
     bool forwarded = c->easy_added;
     lt_mono gone_t = lt_mono_now();
     if (c->easy_added) {
-        /* The loop removes the transfer (cancelling it upstream if it
-         * still runs); after its answer it never touches c again. */
-        post(cap, c, CMD_REMOVE);
-        pthread_mutex_lock(&c->mu);
-        while (!c->removed)
-            pthread_cond_wait(&c->cv, &c->mu);
-        pthread_mutex_unlock(&c->mu);
+        remove_transfer(c);
         c->easy_added = false;
+    }
+    if (c->easy) {
+        curl_easy_cleanup(c->easy);
+        c->easy = NULL;
     }
     if (!completed_ok && !c->err)
         c->err = atomic_load(&cap->stopping) ? "shutdown" : "client_gone";
@@ -965,8 +1113,8 @@ static void finalize(struct conn *c, bool completed_ok)
             c->err = "bad_chunk";
         k->err = c->err;
         /* Where the client left, for replay to leave there too (as the
-         * proxy noticed it: at its next write, or within POLL_MS while it
-         * waited for the upstream). */
+         * proxy noticed it: when its socket said so, or at its next
+         * write). */
         if (forwarded && c->err && !strcmp(c->err, "client_gone"))
             lt_capture_call_client_left(k, lt_mono_diff_us(gone_t, c->sent));
         if (k->has_session) {
@@ -981,8 +1129,11 @@ static void finalize(struct conn *c, bool completed_ok)
         lt_capture_recorder_done(cap->rec, c->seq, k);
     c->call = NULL;
     c->recorded = false;
-    if (c->sse_on)
-        lt_capture_sse_release(&c->sse);
+    if (c->sse_on) {
+        lt_capture_sse_release(c->sse);
+        free(c->sse);
+        c->sse = NULL;
+    }
     curl_slist_free_all(c->req_hdrs);
     c->req_hdrs = NULL;
     drop_body(c);
@@ -1040,25 +1191,36 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     struct conn *c = con_cls ? *con_cls : NULL;
-    if (c)
-        finalize(c, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+    if (!c)
+        return;
+    finalize(c, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+    /* Between requests a keep-alive connection holds no buffer of its
+     * own: what it costs idle is MHD's and this struct. */
+    lt_buf_release(&c->uri);
+    lt_buf_release(&c->resp_hdrs);
+    lt_buf_release(&c->sess_hdr);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
-    struct lt_capture *cap = cls;
+    struct loop *lp = cls;
+    struct lt_capture *cap = lp->cap;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         struct conn *c = calloc(1, sizeof *c);
         if (!c)
             return;
         c->cap = cap;
+        c->lp = lp;
         c->mc = mc;
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
         c->fd = ci ? ci->connect_fd : -1;
+        struct epoll_event cev = {.events = EPOLLRDHUP | EPOLLET,
+                                  .data.u64 = (uint64_t)(uintptr_t)c | 1};
+        if (c->fd >= 0)
+            (void)epoll_ctl(lp->ep, EPOLL_CTL_ADD, c->fd, &cev); /* else: check_clients */
         pthread_mutex_init(&c->mu, NULL);
-        pthread_cond_init(&c->cv, NULL);
         lt_buf_init(&c->uri, URI_MAX);
         lt_buf_init(&c->resp_hdrs, RESP_HDRS_MAX);
         lt_buf_init(&c->sess_hdr, 4096);
@@ -1075,6 +1237,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
     struct conn *c = *socket_context;
     if (!c)
         return;
+    if (c->fd >= 0)
+        (void)epoll_ctl(lp->ep, EPOLL_CTL_DEL, c->fd, NULL);
     finalize(c, false);
     if (c->easy)
         curl_easy_cleanup(c->easy);
@@ -1087,7 +1251,6 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
         c->next->prev = c->prev;
     pthread_mutex_unlock(&cap->conns_mu);
     pthread_mutex_destroy(&c->mu);
-    pthread_cond_destroy(&c->cv);
     lt_buf_release(&c->uri);
     lt_buf_release(&c->resp_hdrs);
     lt_buf_release(&c->sess_hdr);
@@ -1158,6 +1321,89 @@ static int open_trace(struct lt_capture *cap, struct lt_err *err)
     return cap->w ? 0 : LT_EIO;
 }
 
+static int loop_init(struct loop *lp, struct lt_capture *cap, struct lt_err *err)
+{
+    lp->cap = cap;
+    lp->ep = lp->wake_fd = lp->mhd_fd = -1;
+    lp->timer_at_ns = -1;
+    pthread_mutex_init(&lp->q_mu, NULL);
+    if (!(lp->multi = curl_multi_init()))
+        return lt_errset(err, LT_ENOMEM, "libcurl failed to initialize");
+    lp->ep = epoll_create1(EPOLL_CLOEXEC);
+    lp->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    struct epoll_event wev = {.events = EPOLLIN};
+    wev.data.u64 = (uint64_t)lp->wake_fd << 1;
+    if (lp->ep < 0 || lp->wake_fd < 0 || epoll_ctl(lp->ep, EPOLL_CTL_ADD, lp->wake_fd, &wev) < 0)
+        return lt_errset(err, LT_EIO, "cannot set up an event loop: %s", strerror(errno));
+    curl_multi_setopt(lp->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(lp->multi, CURLMOPT_SOCKETDATA, lp);
+    curl_multi_setopt(lp->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(lp->multi, CURLMOPT_TIMERDATA, lp);
+    return 0;
+}
+
+/* Loop i's daemon: the first binds the address, the others share its
+ * socket. MHD runs no thread of its own; loop_main drives it. */
+static int loop_listen(struct loop *lp, unsigned i, const struct sockaddr_storage *ss,
+                       struct lt_err *err)
+{
+    struct lt_capture *cap = lp->cap;
+    unsigned flags =
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_SUPPRESS_DATE_NO_CLOCK | MHD_USE_TURBO;
+    if (ss->ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    unsigned limit = (cap->o.max_connections + cap->n_loops - 1) / cap->n_loops;
+    /* What every connection costs, idle or not (MHD touches all of it):
+     * the request line and headers must fit in it. */
+    size_t pool = MHD_POOL;
+    if (i == 0)
+        lp->mhd = MHD_start_daemon(
+            flags, 0, NULL, NULL, on_access, lp, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
+            MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_CONNECTION_LIMIT, limit,
+            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+            lp, MHD_OPTION_NOTIFY_CONNECTION, on_connection, lp, MHD_OPTION_URI_LOG_CALLBACK,
+            on_uri, lp, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_END);
+    else
+        lp->mhd = MHD_start_daemon(
+            flags, 0, NULL, NULL, on_access, lp, MHD_OPTION_LISTEN_SOCKET, cap->listen_fd,
+            MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
+            MHD_OPTION_NOTIFY_COMPLETED, on_completed, lp, MHD_OPTION_NOTIFY_CONNECTION,
+            on_connection, lp, MHD_OPTION_URI_LOG_CALLBACK, on_uri, lp,
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_END);
+    if (!lp->mhd)
+        return lt_errset(err, LT_EIO,
+                         "cannot listen on %s (in use, or not an address of this host)",
+                         cap->o.listen);
+    if (i == 0) {
+        const union MHD_DaemonInfo *li = MHD_get_daemon_info(lp->mhd, MHD_DAEMON_INFO_LISTEN_FD);
+        cap->listen_fd = li ? li->listen_fd : -1;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(lp->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+    lp->mhd_fd = di ? di->epoll_fd : -1;
+    struct epoll_event mev = {.events = EPOLLIN};
+    mev.data.u64 = (uint64_t)lp->mhd_fd << 1;
+    if (lp->mhd_fd < 0 || epoll_ctl(lp->ep, EPOLL_CTL_ADD, lp->mhd_fd, &mev) < 0)
+        return lt_errset(err, LT_EIO, "cannot set up an event loop: %s", strerror(errno));
+    return 0;
+}
+
+/* Before the loop's thread ran, or after it stopped its daemon. */
+static void loop_release(struct loop *lp)
+{
+    if (lp->mhd) {
+        /* Never started: MHD must not close the shared socket. */
+        (void)MHD_quiesce_daemon(lp->mhd);
+        MHD_stop_daemon(lp->mhd);
+    }
+    if (lp->multi)
+        curl_multi_cleanup(lp->multi);
+    if (lp->ep >= 0)
+        close(lp->ep);
+    if (lp->wake_fd >= 0)
+        close(lp->wake_fd);
+    pthread_mutex_destroy(&lp->q_mu);
+}
+
 struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_err *err)
 {
     int rc = 0;
@@ -1166,7 +1412,7 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
         lt_errset(err, LT_ENOMEM, "out of memory");
         return NULL;
     }
-    cap->ep = cap->wake_fd = -1;
+    cap->listen_fd = -1;
     cap->o = *o;
     if (!cap->o.listen)
         cap->o.listen = "127.0.0.1:8080";
@@ -1184,8 +1430,8 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
     if (!cap->o.connect_timeout_us)
         cap->o.connect_timeout_us = 10000000;
     pthread_mutex_init(&cap->sess_mu, NULL);
-    pthread_mutex_init(&cap->q_mu, NULL);
     pthread_mutex_init(&cap->conns_mu, NULL);
+    pthread_mutex_init(&cap->listen_mu, NULL);
     atomic_init(&cap->stopping, false);
     if (!o->upstream ||
         (strncmp(o->upstream, "http://", 7) && strncmp(o->upstream, "https://", 8))) {
@@ -1220,24 +1466,13 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
         goto out;
     }
     cap->curl_on = true;
-    if (!(cap->multi = curl_multi_init())) {
-        rc = lt_errset(err, LT_ENOMEM, "libcurl failed to initialize");
+    cap->n_loops = cap->o.threads > 1 ? cap->o.threads : 1;
+    if (!(cap->loops = calloc(cap->n_loops, sizeof *cap->loops))) {
+        rc = lt_errset(err, LT_ENOMEM, "out of memory");
         goto out;
     }
-    cap->timer_at_ns = -1;
-    cap->ep = epoll_create1(EPOLL_CLOEXEC);
-    cap->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    struct epoll_event wev = {.events = EPOLLIN};
-    wev.data.fd = cap->wake_fd;
-    if (cap->ep < 0 || cap->wake_fd < 0 ||
-        epoll_ctl(cap->ep, EPOLL_CTL_ADD, cap->wake_fd, &wev) < 0) {
-        rc = lt_errset(err, LT_EIO, "cannot set up the upstream loop: %s", strerror(errno));
-        goto out;
-    }
-    curl_multi_setopt(cap->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-    curl_multi_setopt(cap->multi, CURLMOPT_SOCKETDATA, cap);
-    curl_multi_setopt(cap->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-    curl_multi_setopt(cap->multi, CURLMOPT_TIMERDATA, cap);
+    for (unsigned i = 0; i < cap->n_loops; i++)
+        LT_TRY(loop_init(&cap->loops[i], cap, err));
     LT_TRY(open_trace(cap, err));
     cap->start = lt_mono_now();
     cap->rec = lt_capture_recorder_start(cap->w, cap->start, cap->o.max_held, err);
@@ -1245,49 +1480,35 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
         rc = LT_ENOMEM;
         goto out;
     }
-    int e = pthread_create(&cap->loop, NULL, loop_main, cap);
-    if (e) {
-        rc = lt_errset(err, LT_EIO, "cannot start the upstream thread: %s", strerror(e));
-        goto out;
-    }
-    cap->loop_on = true;
-    /* A fixed number of event-loop threads, whatever the connections:
-     * a connection waiting for the upstream is suspended, not blocking. */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_SUPPRESS_DATE_NO_CLOCK | MHD_USE_ITC | MHD_USE_TURBO;
-    if (ss.ss_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
-    cap->mhd = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_access, cap, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_CONNECTION_LIMIT, cap->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)600, MHD_OPTION_NOTIFY_COMPLETED, on_completed, cap, MHD_OPTION_NOTIFY_CONNECTION,
-        on_connection, cap, MHD_OPTION_URI_LOG_CALLBACK, on_uri, cap, MHD_OPTION_THREAD_POOL_SIZE,
-        cap->o.threads > 1 ? cap->o.threads : 0u, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-        /* What every connection costs, idle or not (MHD touches all of
-         * it): the request line and headers must fit, about 20 KiB. */
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 << 10, MHD_OPTION_END);
-    if (!cap->mhd) {
-        rc = lt_errset(err, LT_EIO, "cannot listen on %s (in use, or not an address of this host)",
-                       cap->o.listen);
-        goto out;
-    }
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(cap->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    for (unsigned i = 0; i < cap->n_loops; i++)
+        LT_TRY(loop_listen(&cap->loops[i], i, &ss, err));
+    const union MHD_DaemonInfo *di =
+        MHD_get_daemon_info(cap->loops[0].mhd, MHD_DAEMON_INFO_BIND_PORT);
     cap->port = di ? di->port : 0;
+    for (unsigned i = 0; i < cap->n_loops; i++) {
+        struct loop *lp = &cap->loops[i];
+        int e = pthread_create(&lp->th, NULL, loop_main, lp);
+        if (e) {
+            rc = lt_errset(err, LT_EIO, "cannot start an event-loop thread: %s", strerror(e));
+            goto out;
+        }
+        lp->th_on = true;
+    }
 out:
     if (rc < 0) {
-        if (cap->loop_on) {
-            atomic_store(&cap->loop_stop, true);
-            wake(cap);
-            pthread_join(cap->loop, NULL);
-        }
-        if (cap->multi)
-            curl_multi_cleanup(cap->multi);
-        if (cap->ep >= 0)
-            close(cap->ep);
-        if (cap->wake_fd >= 0)
-            close(cap->wake_fd);
-        pthread_mutex_destroy(&cap->q_mu);
+        atomic_store(&cap->stopping, true);
+        for (unsigned i = 0; cap->loops && i < cap->n_loops; i++)
+            if (cap->loops[i].th_on) {
+                wake(&cap->loops[i]);
+                pthread_join(cap->loops[i].th, NULL);
+            }
+        for (unsigned i = 0; cap->loops && i < cap->n_loops; i++)
+            loop_release(&cap->loops[i]);
+        if (cap->listen_fd >= 0)
+            close(cap->listen_fd);
+        free(cap->loops);
         pthread_mutex_destroy(&cap->conns_mu);
+        pthread_mutex_destroy(&cap->listen_mu);
         if (cap->rec)
             lt_capture_recorder_stop(cap->rec, NULL, NULL);
         if (cap->w) {
@@ -1314,9 +1535,15 @@ void lt_capture_quiesce(struct lt_capture *c)
 {
     if (atomic_exchange(&c->draining, true))
         return;
-    MHD_socket s = MHD_quiesce_daemon(c->mhd);
-    if (s != MHD_INVALID_SOCKET)
-        close(s);
+    /* Each loop lets go of the listening socket on its next turn; the
+     * last closes it. Wait for that (2 s at most), so that a new
+     * connection is refused once this returns. */
+    for (unsigned i = 0; i < c->n_loops; i++)
+        wake(&c->loops[i]);
+    for (int tries = 0; tries < 2000 && atomic_load(&c->n_quiesced) < c->n_loops; tries++) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 bool lt_capture_write_failed(const struct lt_capture *c, struct lt_err *err)
@@ -1344,37 +1571,23 @@ int lt_capture_stop(struct lt_capture *c, struct lt_capture_stats *st, struct lt
 {
     if (!c)
         return 0;
+    /* Each loop resumes its suspended connections (they see `stopping`
+     * and cut their requests), then stops its daemon, which hands every
+     * record left over (loop_main). */
     atomic_store(&c->stopping, true);
-    /* MHD must not stop with a suspended connection: each is resumed, and
-     * sees `stopping` (under its mutex, so it cannot suspend again). A
-     * resume takes effect when MHD's loop gets to it: wait until every
-     * one has called back (and so cut its request), 5 s at most. */
-    for (int tries = 0; tries < 1000; tries++) {
-        bool parked = false;
-        pthread_mutex_lock(&c->conns_mu);
-        for (struct conn *k = c->conns; k; k = k->next) {
-            pthread_mutex_lock(&k->mu);
-            resume_locked(k);
-            parked |= k->parked;
-            pthread_mutex_unlock(&k->mu);
-        }
-        pthread_mutex_unlock(&c->conns_mu);
-        if (!parked)
-            break;
-        struct timespec ts = {0, 5 * 1000000L};
-        nanosleep(&ts, NULL);
+    for (unsigned i = 0; i < c->n_loops; i++)
+        wake(&c->loops[i]);
+    for (unsigned i = 0; i < c->n_loops; i++) {
+        pthread_join(c->loops[i].th, NULL);
+        c->loops[i].th_on = false;
     }
-    /* Cuts every request left (the loop still answers removals) and hands
-     * its record over. */
-    MHD_stop_daemon(c->mhd);
-    atomic_store(&c->loop_stop, true);
-    wake(c);
-    pthread_join(c->loop, NULL);
-    curl_multi_cleanup(c->multi);
-    close(c->ep);
-    close(c->wake_fd);
-    pthread_mutex_destroy(&c->q_mu);
+    for (unsigned i = 0; i < c->n_loops; i++)
+        loop_release(&c->loops[i]);
+    free(c->loops);
+    if (c->listen_fd >= 0)
+        close(c->listen_fd);
     pthread_mutex_destroy(&c->conns_mu);
+    pthread_mutex_destroy(&c->listen_mu);
     struct lt_capture_recorder_stats rs = {0};
     int rc = lt_capture_recorder_stop(c->rec, &rs, err);
     struct lt_err werr = {0};

@@ -39,7 +39,7 @@ struct lt_capture_opts {
                                  * 0: 4 x max_body, at least 256 MiB */
     uint32_t block_tokens;      /* prefix block size in estimated tokens; 0: 512 */
     unsigned max_connections;   /* 0: 16384 */
-    unsigned threads;           /* event-loop threads for clients; 0: 1 */
+    unsigned threads;           /* event loops (a thread each, clients and upstream); 0: 1 */
     int64_t connect_timeout_us; /* upstream connect timeout; 0: 10 s */
     uint32_t max_held;          /* finished records held for ordering; 0: 65536 */
 };

@@ -44,7 +44,7 @@ int lt_capture_sessions_assign(struct lt_capture_sessions *s, struct lt_capture_
     if (hdr) {
         id = lt_capture_siphash(s->k0 ^ 0x5e5510, s->k1, hdr, hdr_len) & LT_CAPTURE_HASH_MASK;
         found = lt_u64map_get(&s->turns, id) != NULL;
-    } else if (c->n_msgs > 0) {
+    } else if (c->n_msgs > 0 && c->msg_hash) { /* (embeddings' inputs are no turns) */
         /* The longest earlier prompt this one extends. */
         for (uint32_t j = c->n_msgs - 1; j >= 1 && !found; j--) {
             uint64_t *v = lt_u64map_get(&s->by_prompt, c->msg_hash[j - 1]);
@@ -74,7 +74,7 @@ int lt_capture_sessions_assign(struct lt_capture_sessions *s, struct lt_capture_
     /* Until this turn ends, the next one has no known think time. */
     if (end)
         *end = 0;
-    if (c->n_msgs > 0) {
+    if (c->n_msgs > 0 && c->msg_hash) {
         uint64_t *p = lt_u64map_upsert(&s->by_prompt, c->msg_hash[c->n_msgs - 1], NULL);
         if (!p)
             return LT_ENOMEM;

@@ -289,6 +289,13 @@ int cli_stop_signal(void)
     return (int)g_stop_sig;
 }
 
+const char *cli_stop_name(void *ud)
+{
+    (void)ud;
+    int sig = (int)g_stop_sig;
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig ? "a signal" : NULL;
+}
+
 bool cli_parse_slo(const char *cmd, const char *s, int64_t *ttft_us, int64_t *tpot_us,
                    int64_t *e2e_us, double *pct)
 {

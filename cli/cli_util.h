@@ -93,6 +93,9 @@ int cli_replay_run(struct lt_replay *rp, struct lt_err *err);
 void cli_stop_catch(bool on);
 /* The signal that asked to stop (SIGINT, SIGTERM), 0 if none came. */
 int cli_stop_signal(void);
+/* The name of that signal ("SIGINT", "SIGTERM"), NULL before one came: the
+ * virtual replay's stopped hook (ud unused). */
+const char *cli_stop_name(void *ud);
 
 /* The exit status of a replay that ran to its end or was stopped
  * (docs/cli.md): 128 + the signal that stopped it (130 SIGINT, 143

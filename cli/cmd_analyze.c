@@ -12,54 +12,9 @@
 #include "base/lt_path.h"
 #include "cli/commands.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char analyze_usage[] =
-    "usage: loadtrace analyze [options] RESULTS.lt.zst [MORE.lt.zst ...]\n"
-    "\n"
-    "Summarize results files (one run, a sweep in one file, or a sweep over\n"
-    "several files) in one streaming pass. Warm-up results are excluded.\n"
-    "\n"
-    "  --slo ttft=500ms,tpot=50ms,e2e=10s   goodput against these objectives\n"
-    "  --per-req decode|e2e  which per-request tok/s the seed table shows\n"
-    "                        (default decode; both are in --csv and --json)\n"
-    "  --csv                 one CSV row per run\n"
-    "  --json                JSON (schema: docs/analyze-json.md)\n"
-    "  --details             also print each run's time series\n"
-    "  --bucket DURATION     time-series bucket (default 1s; doubled when a run\n"
-    "                        needs more than 300 buckets)\n"
-    "  --knee F              knee threshold fraction (default 0.5)\n"
-    "  --plots DIR           write every chart: data (.dat), gnuplot script (.gp),\n"
-    "                        PNG and SVG (needs gnuplot; without it, data and\n"
-    "                        scripts only)\n"
-    "  --html FILE           one self-contained HTML report with tables and charts\n"
-    "  --server-csv FILE     every series of the server's metrics, one row per sample\n"
-    "                        (docs/server-metrics.md §7)\n"
-    "  --include-warmup      count warm-up results too\n"
-    "  --salvage             read every intact frame of a damaged file (say on\n"
-    "                        stderr what was skipped) instead of stopping at the\n"
-    "                        first bad one\n"
-    "  --digits N            histogram precision in significant digits, 1..4\n"
-    "                        (default 3: percentiles within 0.1 %)\n"
-    "  -h, --help            this text\n"
-    "\n"
-    "Definitions (docs/metrics.md); Ok = HTTP 200, no err (the stream ended with\n"
-    "[DONE] or a finish reason), out >= 1; latencies are over Ok requests:\n"
-    "  TTFT    first token-bearing chunk (ft) - sent\n"
-    "  TTFC    first content chunk (fc) - sent\n"
-    "  ITL     gaps between consecutive token-bearing chunks\n"
-    "  TPOT    (E2E - TTFT) / (out - 1), per request with out >= 2\n"
-    "  E2E     end (last byte) - sent\n"
-    "  ... from sched: the same from the scheduled time (coordinated omission)\n"
-    "  schedule lag   sent - sched; warning when its p99 > 10 ms\n"
-    "  Agg tok/s      sum of out (Ok) / (last end - first send), measured window\n"
-    "  Per-req tok/s  decode: mean of (out - 1) / (E2E - TTFT); e2e: mean of out / E2E\n"
-    "  Goodput        Ok requests meeting every SLO given / wall seconds\n"
-    "  Knee           first level past which agg tok/s grows by less than F times\n"
-    "                 the relative load increase while E2E p50 still grows\n";
 
 static void on_skip(void *ud, const char *what)
 {
@@ -82,120 +37,176 @@ enum {
     O_SERVER_CSV
 };
 
-/* Its options: getopt_long's table, which the completions and the
- * "did you mean" of a mistyped option read too (cli/commands.h). */
-const struct option cmd_analyze_options[] = {{"slo", required_argument, NULL, O_SLO},
-                                             {"per-req", required_argument, NULL, O_PERREQ},
-                                             {"csv", no_argument, NULL, O_CSV},
-                                             {"json", no_argument, NULL, O_JSON},
-                                             {"details", no_argument, NULL, O_DETAILS},
-                                             {"bucket", required_argument, NULL, O_BUCKET},
-                                             {"knee", required_argument, NULL, O_KNEE},
-                                             {"plots", required_argument, NULL, O_PLOTS},
-                                             {"html", required_argument, NULL, O_HTML},
-                                             {"include-warmup", no_argument, NULL, O_WARMUP},
-                                             {"digits", required_argument, NULL, O_DIGITS},
-                                             {"salvage", no_argument, NULL, O_SALVAGE},
-                                             {"server-csv", required_argument, NULL, O_SERVER_CSV},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+/* Its options, written once (cli/cli_opts.h): the usage, getopt's table
+ * and the completions are made from them. */
+static const struct cli_opt analyze_opts_table[] = {
+    {"slo", 0, "ttft=500ms,tpot=50ms,e2e=10s", O_SLO, "goodput against these objectives"},
+    {"per-req", 0, "decode|e2e", O_PERREQ,
+     "which per-request tok/s the seed table shows\n"
+     "(default decode; both are in --csv and --json)"},
+    {"csv", 0, NULL, O_CSV, "one CSV row per run"},
+    {"json", 0, NULL, O_JSON, "JSON (schema: docs/analyze-json.md)"},
+    {"details", 0, NULL, O_DETAILS, "also print each run's time series"},
+    {"bucket", 0, "DURATION", O_BUCKET,
+     "time-series bucket (default 1s; doubled when a run\n"
+     "needs more than 300 buckets)"},
+    {"knee", 0, "F", O_KNEE, "knee threshold fraction (default 0.5)"},
+    {"plots", 0, "DIR", O_PLOTS,
+     "write every chart: data (.dat), gnuplot script (.gp),\n"
+     "PNG and SVG (needs gnuplot; without it, data and\n"
+     "scripts only)"},
+    {"html", 0, "FILE", O_HTML, "one self-contained HTML report with tables and charts"},
+    {"server-csv", 0, "FILE", O_SERVER_CSV,
+     "every series of the server's metrics, one row per sample\n"
+     "(docs/server-metrics.md §7)"},
+    {"include-warmup", 0, NULL, O_WARMUP, "count warm-up results too"},
+    {"salvage", 0, NULL, O_SALVAGE,
+     "read every intact frame of a damaged file (say on\n"
+     "stderr what was skipped) instead of stopping at the\n"
+     "first bad one"},
+    {"digits", 0, "N", O_DIGITS,
+     "histogram precision in significant digits, 1..4\n"
+     "(default 3: percentiles within 0.1 %)"},
+    {0}};
 
-int cmd_analyze(int argc, char **argv)
-{
+const struct cli_spec cmd_analyze_spec = {
+    .cmd = "analyze",
+    .synopsis = "usage: loadtrace analyze [options] RESULTS.lt.zst [MORE.lt.zst ...]\n"
+                "\n"
+                "Summarize results files (one run, a sweep in one file, or a sweep over\n"
+                "several files) in one streaming pass. Warm-up results are excluded.\n"
+                "\n",
+    .opts = analyze_opts_table,
+    .col = 24,
+    .epilogue =
+        "Definitions (docs/metrics.md); Ok = HTTP 200, no err (the stream ended with\n"
+        "[DONE] or a finish reason), out >= 1; latencies are over Ok requests:\n"
+        "  TTFT    first token-bearing chunk (ft) - sent\n"
+        "  TTFC    first content chunk (fc) - sent\n"
+        "  ITL     gaps between consecutive token-bearing chunks\n"
+        "  TPOT    (E2E - TTFT) / (out - 1), per request with out >= 2\n"
+        "  E2E     end (last byte) - sent\n"
+        "  ... from sched: the same from the scheduled time (coordinated omission)\n"
+        "  schedule lag   sent - sched; warning when its p99 > 10 ms\n"
+        "  Agg tok/s      sum of out (Ok) / (last end - first send), measured window\n"
+        "  Per-req tok/s  decode: mean of (out - 1) / (E2E - TTFT); e2e: mean of out / E2E\n"
+        "  Goodput        Ok requests meeting every SLO given / wall seconds\n"
+        "  Knee           first level past which agg tok/s grows by less than F times\n"
+        "                 the relative load increase while E2E p50 still grows\n",
+};
+
+/* The options that are not the library's: where the files go. */
+struct analyze_cli {
     struct lt_analyze_opts o;
-    lt_analyze_opts_init(&o);
-    const char *plots = NULL, *html = NULL, *server_csv = NULL;
+    const char *plots, *html, *server_csv;
+};
+
+static int analyze_opt(void *ud, int id, char *arg)
+{
+    struct analyze_cli *ac = ud;
+    struct lt_analyze_opts *o = &ac->o;
     uint64_t u;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", cmd_analyze_options, NULL)) != -1) {
-        switch (c) {
-        case O_SLO:
-            if (!cli_parse_slo("analyze", optarg, &o.slo_ttft_us, &o.slo_tpot_us, &o.slo_e2e_us,
-                               NULL))
-                return 2;
-            break;
-        case O_PERREQ:
-            if (!strcmp(optarg, "decode"))
-                o.perreq = LT_ANALYZE_PERREQ_DECODE;
-            else if (!strcmp(optarg, "e2e"))
-                o.perreq = LT_ANALYZE_PERREQ_E2E;
-            else {
-                cli_error("analyze", "--per-req wants decode or e2e, not '%s'", optarg);
-                return 2;
-            }
-            break;
-        case O_CSV:
-            o.format = LT_ANALYZE_CSV;
-            break;
-        case O_JSON:
-            o.format = LT_ANALYZE_JSON;
-            break;
-        case O_DETAILS:
-            o.details = true;
-            break;
-        case O_BUCKET:
-            if (!cli_parse_duration_in("analyze", "--bucket", optarg, 1, &o.bucket_us))
-                return 2;
-            break;
-        case O_KNEE:
-            if (!cli_parse_double_in("analyze", "--knee", optarg, 0, 1, &o.knee_fraction))
-                return 2;
-            break;
-        case O_PLOTS:
-            plots = optarg;
-            break;
-        case O_SERVER_CSV:
-            server_csv = optarg;
-            break;
-        case O_HTML:
-            html = optarg;
-            break;
-        case O_WARMUP:
-            o.include_warmup = true;
-            break;
-        case O_SALVAGE:
-            o.salvage = true;
-            o.on_skip = on_skip;
-            break;
-        case O_DIGITS:
-            if (!cli_parse_u64_in("analyze", "--digits", optarg, 1, 4, &u))
-                return 2;
-            o.hist_bits = lt_hist_bits_for_digits((int)u);
-            break;
-        case 'h':
-            fputs(analyze_usage, stdout);
-            return 0;
-        default:
-            return cli_bad_option("analyze", cmd_analyze_options, argv);
+    switch (id) {
+    case O_SLO:
+        if (!cli_parse_slo("analyze", arg, &o->slo_ttft_us, &o->slo_tpot_us, &o->slo_e2e_us, NULL))
+            return 2;
+        break;
+    case O_PERREQ:
+        if (!strcmp(arg, "decode"))
+            o->perreq = LT_ANALYZE_PERREQ_DECODE;
+        else if (!strcmp(arg, "e2e"))
+            o->perreq = LT_ANALYZE_PERREQ_E2E;
+        else {
+            cli_error("analyze", "--per-req wants decode or e2e, not '%s'", arg);
+            return 2;
         }
+        break;
+    case O_CSV:
+        o->format = LT_ANALYZE_CSV;
+        break;
+    case O_JSON:
+        o->format = LT_ANALYZE_JSON;
+        break;
+    case O_DETAILS:
+        o->details = true;
+        break;
+    case O_BUCKET:
+        if (!cli_parse_duration_in("analyze", "--bucket", arg, 1, &o->bucket_us))
+            return 2;
+        break;
+    case O_KNEE:
+        if (!cli_parse_double_in("analyze", "--knee", arg, 0, 1, &o->knee_fraction))
+            return 2;
+        break;
+    case O_PLOTS:
+        ac->plots = arg;
+        break;
+    case O_SERVER_CSV:
+        ac->server_csv = arg;
+        break;
+    case O_HTML:
+        ac->html = arg;
+        break;
+    case O_WARMUP:
+        o->include_warmup = true;
+        break;
+    case O_SALVAGE:
+        o->salvage = true;
+        o->on_skip = on_skip;
+        break;
+    case O_DIGITS:
+        if (!cli_parse_u64_in("analyze", "--digits", arg, 1, 4, &u))
+            return 2;
+        o->hist_bits = lt_hist_bits_for_digits((int)u);
+        break;
     }
-    if (optind >= argc) {
-        fputs(analyze_usage, stderr);
-        return 2;
-    }
-    if (cli_dry_run())
-        return 0;
+    return 0;
+}
+
+/* The files analyze writes must not take the place of its inputs, nor of
+ * a file of another kind: -1 (said why) when one would. */
+static int check_outputs(const struct analyze_cli *ac, const char *const *in, size_t n)
+{
     struct lt_err err = {0};
     /* The report must not take the place of a results file (`--html
      * a.lt.zst b.lt.zst`, the report's name forgotten) or of any file that
      * is not a report. */
-    if (html && (lt_path_not_input(html, (const char *const *)argv + optind,
-                                   (size_t)(argc - optind), &err) < 0 ||
-                 lt_path_html_ok(html, &err) < 0)) {
+    if (ac->html &&
+        (lt_path_not_input(ac->html, in, n, &err) < 0 || lt_path_html_ok(ac->html, &err) < 0)) {
         cli_error("analyze", "--html %s", err.msg);
-        return 2;
+        return -1;
     }
-    if (plots && lt_path_dir_ok(plots, &err) < 0) {
+    if (ac->plots && lt_path_dir_ok(ac->plots, &err) < 0) {
         cli_error("analyze", "--plots %s", err.msg);
-        return 2;
+        return -1;
     }
     /* The server CSV likewise replaces only a server CSV, never an input. */
-    if (server_csv && (lt_path_not_input(server_csv, (const char *const *)argv + optind,
-                                         (size_t)(argc - optind), &err) < 0 ||
-                       lt_path_csv_ok(server_csv, LT_ANALYZE_SERVER_CSV_HEAD, &err) < 0)) {
+    if (ac->server_csv && (lt_path_not_input(ac->server_csv, in, n, &err) < 0 ||
+                           lt_path_csv_ok(ac->server_csv, LT_ANALYZE_SERVER_CSV_HEAD, &err) < 0)) {
         cli_error("analyze", "--server-csv %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+    struct analyze_cli ac = {.plots = NULL};
+    lt_analyze_opts_init(&ac.o);
+    int prc = cli_opts_parse(&cmd_analyze_spec, argc, argv, analyze_opt, &ac);
+    if (prc >= 0)
+        return prc;
+    struct lt_analyze_opts o = ac.o;
+    const char *plots = ac.plots, *html = ac.html, *server_csv = ac.server_csv;
+    if (optind >= argc) {
+        cli_opts_usage(&cmd_analyze_spec, stderr);
         return 2;
     }
+    if (cli_dry_run())
+        return 0;
+    if (check_outputs(&ac, (const char *const *)argv + optind, (size_t)(argc - optind)) < 0)
+        return 2;
+    struct lt_err err = {0};
     struct lt_analyze a;
     int rc = lt_analyze_init(&a, &o, &err);
     for (int i = optind; rc == 0 && i < argc; i++)

@@ -13,7 +13,6 @@
 #include "traces/trace_reader.h"
 #include "workload/trace_export.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,24 +22,6 @@ struct cat_opts {
     bool header;
     bool salvage;
 };
-
-static const char cat_usage[] =
-    "usage: loadtrace cat [--no-header] [--salvage] FILE.lt.zst\n"
-    "       loadtrace cat --salvage -o REPAIRED.lt.zst FILE.lt.zst\n"
-    "\n"
-    "Print the file as JSON lines: the header, then every record (trace files)\n"
-    "or every run and result record (results files), with the keys and units\n"
-    "of docs/trace-format.md. FILE may be - for standard input.\n"
-    "\n"
-    "  --no-header    leave out the header line\n"
-    "  --salvage      read every intact frame of a damaged file; say on stderr\n"
-    "                 what was skipped\n"
-    "  -o, --output F write a loadtrace file F (- = standard output) of the same\n"
-    "                 kind and header instead of JSON lines: with --salvage, a\n"
-    "                 repaired copy that analyze, compare and replay read whole.\n"
-    "                 F must not be FILE; it is kept when parts were skipped\n"
-    "                 (exit status 1 says so) and removed on an error\n"
-    "  -h, --help     this text\n";
 
 static void on_skip(void *ud, const char *what)
 {
@@ -120,38 +101,58 @@ static int cat_run(const struct cat_opts *o)
     return status;
 }
 
-/* Its options: getopt_long's table, which the completions and the
- * "did you mean" of a mistyped option read too (cli/commands.h). */
-const struct option cmd_cat_options[] = {{"no-header", no_argument, NULL, 'H'},
-                                         {"salvage", no_argument, NULL, 's'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+/* Its options, written once (cli/cli_opts.h): the usage, getopt's table
+ * and the completions are made from them. */
+static const struct cli_opt cat_opts_table[] = {
+    {"no-header", 0, NULL, 'H', "leave out the header line"},
+    {"salvage", 0, NULL, 's',
+     "read every intact frame of a damaged file; say on stderr\nwhat was skipped"},
+    {"output", 'o', "F", 'o',
+     "write a loadtrace file F (- = standard output) of the same\n"
+     "kind and header instead of JSON lines: with --salvage, a\n"
+     "repaired copy that analyze, compare and replay read whole.\n"
+     "F must not be FILE; it is kept when parts were skipped\n"
+     "(exit status 1 says so) and removed on an error"},
+    {0}};
+
+const struct cli_spec cmd_cat_spec = {
+    .cmd = "cat",
+    .synopsis = "usage: loadtrace cat [--no-header] [--salvage] FILE.lt.zst\n"
+                "       loadtrace cat --salvage -o REPAIRED.lt.zst FILE.lt.zst\n"
+                "\n"
+                "Print the file as JSON lines: the header, then every record (trace files)\n"
+                "or every run and result record (results files), with the keys and units\n"
+                "of docs/trace-format.md. FILE may be - for standard input.\n"
+                "\n",
+    .opts = cat_opts_table,
+    .col = 17,
+};
+
+static int cat_opt(void *ud, int id, char *arg)
+{
+    struct cat_opts *o = ud;
+    switch (id) {
+    case 'H':
+        o->header = false;
+        break;
+    case 's':
+        o->salvage = true;
+        break;
+    case 'o':
+        o->out = arg;
+        break;
+    }
+    return 0;
+}
 
 int cmd_cat(int argc, char **argv)
 {
     struct cat_opts o = {.header = true};
-    int c;
-    while ((c = getopt_long(argc, argv, "ho:", cmd_cat_options, NULL)) != -1) {
-        switch (c) {
-        case 'H':
-            o.header = false;
-            break;
-        case 's':
-            o.salvage = true;
-            break;
-        case 'o':
-            o.out = optarg;
-            break;
-        case 'h':
-            fputs(cat_usage, stdout);
-            return 0;
-        default:
-            return cli_bad_option("cat", cmd_cat_options, argv);
-        }
-    }
+    int rc = cli_opts_parse(&cmd_cat_spec, argc, argv, cat_opt, &o);
+    if (rc >= 0)
+        return rc;
     if (optind != argc - 1) {
-        fputs(cat_usage, stderr);
+        cli_opts_usage(&cmd_cat_spec, stderr);
         return 2;
     }
     o.path = argv[optind];

@@ -10,61 +10,11 @@
 #include "cli/commands.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static const char compare_usage[] =
-    "usage: loadtrace compare [options] A.lt.zst B.lt.zst\n"
-    "\n"
-    "Two traces: is B representative of A? For inter-arrival times, input and\n"
-    "output lengths, reasoning share and turns per session: the two-sample\n"
-    "Kolmogorov-Smirnov statistic D with its p-value, the Wasserstein-1\n"
-    "distance divided by A's mean (W1 norm), p50/p99 of each; for burstiness\n"
-    "(gap CV, peak 1-second count / mean), tool-call rate and prefix reuse: the\n"
-    "difference. Verdict per property: representative (D <= 0.10 and W1 norm\n"
-    "<= 0.10), close (<= 0.20 and <= 0.25), different; overall: the worst.\n"
-    "\n"
-    "Two results files: did B beat A? For each run of A, the run of B at the\n"
-    "same concurrency/rate: B - A of TTFT, TPOT and E2E p50 and p99, Agg and\n"
-    "per-request decode tok/s and mean output length, with bootstrap\n"
-    "confidence intervals; per-request paired differences when both replayed\n"
-    "the same trace. A difference counts when its CI excludes 0 and it exceeds\n"
-    "the margin.\n"
-    "\n"
-    "When B predicted A (B is a virtual replay, target sim:virtual, or --twin):\n"
-    "also the twin table: the error (B - A) / A of p50, p90 and p99 of TTFT,\n"
-    "TPOT, ITL and E2E, of throughput and goodput, the KS distance of each\n"
-    "distribution, and a verdict: holds when every p50 is within 10 %, every\n"
-    "p90 and p99 within 15 %, throughput and goodput within 5 % (ITL is shown,\n"
-    "not judged).\n"
-    "\n"
-    "A ServeGen folder and a trace `synth --servegen` made from it: B against\n"
-    "a fresh draw (another seed) of the same slice of the folder, i.e. against\n"
-    "its windows' rates, gap CVs and length distributions (docs/synth.md).\n"
-    "\n"
-    "  --json            JSON (schema loadtrace-compare/1, docs/compare.md)\n"
-    "  --plots DIR       CDF overlays and QQ plots (data, gnuplot script, PNG, SVG)\n"
-    "  --html FILE       one self-contained HTML page with the report and charts\n"
-    "  --confidence C    CI level (default 0.95)\n"
-    "  --margin M        relative difference that matters (default 0.05)\n"
-    "  --bootstrap N     bootstrap resamples (default 1000)\n"
-    "  --sample K        requests sampled per run for the bootstrap (default 20000)\n"
-    "  --seed S          bootstrap seed (default 1)\n"
-    "  --salvage         read every intact frame of damaged files (say on stderr\n"
-    "                    what was skipped) instead of stopping at the first bad one\n"
-    "  --twin            results: the twin table even when B is not a virtual run\n"
-    "  --slo ttft=DUR,tpot=DUR,e2e=DUR  results: what goodput counts (default:\n"
-    "                    every Ok request)\n"
-    "  --check           exit 3 when B is not representative (traces), is worse\n"
-    "                    on some figure (results), or, with the twin table, when\n"
-    "                    the twin's verdict is not \"holds\" on every matched run\n"
-    "  -h, --help        this text\n"
-    "\n"
-    "Definitions and thresholds: docs/compare.md; metrics: docs/metrics.md.\n";
 
 static void on_skip(void *ud, const char *what)
 {
@@ -86,86 +36,135 @@ enum {
     O_SLO
 };
 
-/* Its options: getopt_long's table, which the completions and the
- * "did you mean" of a mistyped option read too (cli/commands.h). */
-const struct option cmd_compare_options[] = {{"json", no_argument, NULL, O_JSON},
-                                             {"plots", required_argument, NULL, O_PLOTS},
-                                             {"html", required_argument, NULL, O_HTML},
-                                             {"confidence", required_argument, NULL, O_CONF},
-                                             {"margin", required_argument, NULL, O_MARGIN},
-                                             {"bootstrap", required_argument, NULL, O_BOOT},
-                                             {"sample", required_argument, NULL, O_SAMPLE},
-                                             {"seed", required_argument, NULL, O_SEED},
-                                             {"salvage", no_argument, NULL, O_SALVAGE},
-                                             {"check", no_argument, NULL, O_CHECK},
-                                             {"twin", no_argument, NULL, O_TWIN},
-                                             {"slo", required_argument, NULL, O_SLO},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+/* Its options, written once (cli/cli_opts.h): the usage, getopt's table
+ * and the completions are made from them. */
+static const struct cli_opt compare_opts_table[] = {
+    {"json", 0, NULL, O_JSON, "JSON (schema loadtrace-compare/1, docs/compare.md)"},
+    {"plots", 0, "DIR", O_PLOTS, "CDF overlays and QQ plots (data, gnuplot script, PNG, SVG)"},
+    {"html", 0, "FILE", O_HTML, "one self-contained HTML page with the report and charts"},
+    {"confidence", 0, "C", O_CONF, "CI level (default 0.95)"},
+    {"margin", 0, "M", O_MARGIN, "relative difference that matters (default 0.05)"},
+    {"bootstrap", 0, "N", O_BOOT, "bootstrap resamples (default 1000)"},
+    {"sample", 0, "K", O_SAMPLE, "requests sampled per run for the bootstrap (default 20000)"},
+    {"seed", 0, "S", O_SEED, "bootstrap seed (default 1)"},
+    {"salvage", 0, NULL, O_SALVAGE,
+     "read every intact frame of damaged files (say on stderr\n"
+     "what was skipped) instead of stopping at the first bad one"},
+    {"twin", 0, NULL, O_TWIN, "results: the twin table even when B is not a virtual run"},
+    {"slo", 0, "ttft=DUR,tpot=DUR,e2e=DUR", O_SLO,
+     "results: what goodput counts (default:\nevery Ok request)"},
+    {"check", 0, NULL, O_CHECK,
+     "exit 3 when B is not representative (traces), is worse\n"
+     "on some figure (results), or, with the twin table, when\n"
+     "the twin's verdict is not \"holds\" on every matched run"},
+    {0}};
+
+const struct cli_spec cmd_compare_spec = {
+    .cmd = "compare",
+    .synopsis = "usage: loadtrace compare [options] A.lt.zst B.lt.zst\n"
+                "\n"
+                "Two traces: is B representative of A? For inter-arrival times, input and\n"
+                "output lengths, reasoning share and turns per session: the two-sample\n"
+                "Kolmogorov-Smirnov statistic D with its p-value, the Wasserstein-1\n"
+                "distance divided by A's mean (W1 norm), p50/p99 of each; for burstiness\n"
+                "(gap CV, peak 1-second count / mean), tool-call rate and prefix reuse: the\n"
+                "difference. Verdict per property: representative (D <= 0.10 and W1 norm\n"
+                "<= 0.10), close (<= 0.20 and <= 0.25), different; overall: the worst.\n"
+                "\n"
+                "Two results files: did B beat A? For each run of A, the run of B at the\n"
+                "same concurrency/rate: B - A of TTFT, TPOT and E2E p50 and p99, Agg and\n"
+                "per-request decode tok/s and mean output length, with bootstrap\n"
+                "confidence intervals; per-request paired differences when both replayed\n"
+                "the same trace. A difference counts when its CI excludes 0 and it exceeds\n"
+                "the margin.\n"
+                "\n"
+                "When B predicted A (B is a virtual replay, target sim:virtual, or --twin):\n"
+                "also the twin table: the error (B - A) / A of p50, p90 and p99 of TTFT,\n"
+                "TPOT, ITL and E2E, of throughput and goodput, the KS distance of each\n"
+                "distribution, and a verdict: holds when every p50 is within 10 %, every\n"
+                "p90 and p99 within 15 %, throughput and goodput within 5 % (ITL is shown,\n"
+                "not judged).\n"
+                "\n"
+                "A ServeGen folder and a trace `synth --servegen` made from it: B against\n"
+                "a fresh draw (another seed) of the same slice of the folder, i.e. against\n"
+                "its windows' rates, gap CVs and length distributions (docs/synth.md).\n"
+                "\n",
+    .opts = compare_opts_table,
+    .col = 20,
+    .epilogue = "Definitions and thresholds: docs/compare.md; metrics: docs/metrics.md.\n",
+};
+
+/* What compare's options set beyond the library's options. */
+struct compare_cli {
+    struct lt_compare_opts o;
+    bool check;
+};
+
+static int compare_opt(void *ud, int id, char *arg)
+{
+    struct compare_cli *cc = ud;
+    struct lt_compare_opts *o = &cc->o;
+    uint64_t u;
+    switch (id) {
+    case O_JSON:
+        o->json = true;
+        break;
+    case O_PLOTS:
+        o->plots_dir = arg;
+        break;
+    case O_HTML:
+        o->html_path = arg;
+        break;
+    case O_CONF:
+        if (!cli_parse_double_in("compare", "--confidence", arg, 0.5, 1, &o->confidence))
+            return 2;
+        break;
+    case O_MARGIN:
+        if (!cli_parse_double_in("compare", "--margin", arg, 0, 1, &o->margin))
+            return 2;
+        break;
+    case O_BOOT:
+        if (!cli_parse_u64_in("compare", "--bootstrap", arg, 100, 100000, &u))
+            return 2;
+        o->bootstrap = (uint32_t)u;
+        break;
+    case O_SAMPLE:
+        if (!cli_parse_u64_in("compare", "--sample", arg, 100, 10000000, &u))
+            return 2;
+        o->sample = (uint32_t)u;
+        break;
+    case O_SEED:
+        if (!cli_parse_u64_in("compare", "--seed", arg, 0, UINT64_MAX, &o->seed))
+            return 2;
+        break;
+    case O_CHECK:
+        cc->check = true;
+        break;
+    case O_TWIN:
+        o->twin = true;
+        break;
+    case O_SLO:
+        if (!cli_parse_slo("compare", arg, &o->slo_ttft_us, &o->slo_tpot_us, &o->slo_e2e_us, NULL))
+            return 2;
+        break;
+    case O_SALVAGE:
+        o->salvage = true;
+        o->on_skip = on_skip;
+        break;
+    }
+    return 0;
+}
 
 int cmd_compare(int argc, char **argv)
 {
-    struct lt_compare_opts o = {0};
-    bool check = false;
-    uint64_t u;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", cmd_compare_options, NULL)) != -1) {
-        switch (c) {
-        case O_JSON:
-            o.json = true;
-            break;
-        case O_PLOTS:
-            o.plots_dir = optarg;
-            break;
-        case O_HTML:
-            o.html_path = optarg;
-            break;
-        case O_CONF:
-            if (!cli_parse_double_in("compare", "--confidence", optarg, 0.5, 1, &o.confidence))
-                return 2;
-            break;
-        case O_MARGIN:
-            if (!cli_parse_double_in("compare", "--margin", optarg, 0, 1, &o.margin))
-                return 2;
-            break;
-        case O_BOOT:
-            if (!cli_parse_u64_in("compare", "--bootstrap", optarg, 100, 100000, &u))
-                return 2;
-            o.bootstrap = (uint32_t)u;
-            break;
-        case O_SAMPLE:
-            if (!cli_parse_u64_in("compare", "--sample", optarg, 100, 10000000, &u))
-                return 2;
-            o.sample = (uint32_t)u;
-            break;
-        case O_SEED:
-            if (!cli_parse_u64_in("compare", "--seed", optarg, 0, UINT64_MAX, &o.seed))
-                return 2;
-            break;
-        case O_CHECK:
-            check = true;
-            break;
-        case O_TWIN:
-            o.twin = true;
-            break;
-        case O_SLO:
-            if (!cli_parse_slo("compare", optarg, &o.slo_ttft_us, &o.slo_tpot_us, &o.slo_e2e_us,
-                               NULL))
-                return 2;
-            break;
-        case O_SALVAGE:
-            o.salvage = true;
-            o.on_skip = on_skip;
-            break;
-        case 'h':
-            fputs(compare_usage, stdout);
-            return 0;
-        default:
-            return cli_bad_option("compare", cmd_compare_options, argv);
-        }
-    }
+    struct compare_cli cc = {0};
+    int prc = cli_opts_parse(&cmd_compare_spec, argc, argv, compare_opt, &cc);
+    if (prc >= 0)
+        return prc;
+    struct lt_compare_opts o = cc.o;
+    bool check = cc.check;
     if (optind != argc - 2) {
-        fputs(compare_usage, stderr);
+        cli_opts_usage(&cmd_compare_spec, stderr);
         return 2;
     }
     if (cli_dry_run())

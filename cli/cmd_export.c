@@ -9,7 +9,6 @@
 #include "cli/commands.h"
 #include "workload/trace_export.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,25 +18,8 @@ struct export_opts {
     const char *out; /* NULL = standard output */
     enum lt_export_format format;
     bool quiet;
+    bool have_to; /* --to was given */
 };
-
-static const char export_usage[] =
-    "usage: loadtrace export --to mooncake|jsonl TRACE.lt.zst [-o FILE]\n"
-    "\n"
-    "Write a trace in another tool's format, to FILE or standard output.\n"
-    "TRACE may be - for standard input.\n"
-    "\n"
-    "  --to mooncake     Mooncake JSON lines: timestamp (ms, rounded),\n"
-    "                    input_length, output_length, hash_ids (512-token blocks).\n"
-    "                    Blocks of another size are re-cut into 512-token blocks;\n"
-    "                    a record without blocks gets ids used nowhere else (no\n"
-    "                    prefix reuse); other keys are dropped; a record without\n"
-    "                    in or out is an error. See docs/import.md.\n"
-    "  --to jsonl        loadtrace records as JSON lines, header first (what\n"
-    "                    `loadtrace cat` prints; `import --from jsonl` reads it)\n"
-    "  -o, --output FILE write to FILE instead of standard output\n"
-    "  -q, --quiet       no summary line on stderr\n"
-    "  -h, --help        this text\n";
 
 static int export_run(const struct export_opts *o)
 {
@@ -60,45 +42,64 @@ static int export_run(const struct export_opts *o)
     return 0;
 }
 
-/* Its options: getopt_long's table, which the completions and the
- * "did you mean" of a mistyped option read too (cli/commands.h). */
-const struct option cmd_export_options[] = {{"to", required_argument, NULL, 't'},
-                                            {"output", required_argument, NULL, 'o'},
-                                            {"quiet", no_argument, NULL, 'q'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {NULL, 0, NULL, 0}};
+/* Its options, written once (cli/cli_opts.h): the usage, getopt's table
+ * and the completions are made from them. */
+static const struct cli_opt export_opts_table[] = {
+    {"to", 0, "mooncake", 't',
+     "Mooncake JSON lines: timestamp (ms, rounded),\n"
+     "input_length, output_length, hash_ids (512-token blocks).\n"
+     "Blocks of another size are re-cut into 512-token blocks;\n"
+     "a record without blocks gets ids used nowhere else (no\n"
+     "prefix reuse); other keys are dropped; a record without\n"
+     "in or out is an error. See docs/import.md.\n"
+     "\t--to jsonl        loadtrace records as JSON lines, header first (what\n"
+     "`loadtrace cat` prints; `import --from jsonl` reads it)"},
+    {"output", 'o', "FILE", 'o', "write to FILE instead of standard output"},
+    {"quiet", 'q', NULL, 'q', "no summary line on stderr"},
+    {0}};
+
+const struct cli_spec cmd_export_spec = {
+    .cmd = "export",
+    .synopsis = "usage: loadtrace export --to mooncake|jsonl TRACE.lt.zst [-o FILE]\n"
+                "\n"
+                "Write a trace in another tool's format, to FILE or standard output.\n"
+                "TRACE may be - for standard input.\n"
+                "\n",
+    .opts = export_opts_table,
+    .col = 20,
+};
+
+static int export_opt(void *ud, int id, char *arg)
+{
+    struct export_opts *o = ud;
+    switch (id) {
+    case 't':
+        if (lt_export_format_parse(arg, &o->format) < 0) {
+            cli_error("export", "--to %s: not a format (mooncake, jsonl)", arg);
+            return 2;
+        }
+        o->have_to = true;
+        break;
+    case 'o':
+        o->out = strcmp(arg, "-") ? arg : NULL;
+        break;
+    case 'q':
+        o->quiet = true;
+        break;
+    }
+    return 0;
+}
 
 int cmd_export(int argc, char **argv)
 {
     struct export_opts o = {0};
-    bool have_to = false;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:qh", cmd_export_options, NULL)) != -1) {
-        switch (c) {
-        case 't':
-            if (lt_export_format_parse(optarg, &o.format) < 0) {
-                cli_error("export", "--to %s: not a format (mooncake, jsonl)", optarg);
-                return 2;
-            }
-            have_to = true;
-            break;
-        case 'o':
-            o.out = strcmp(optarg, "-") ? optarg : NULL;
-            break;
-        case 'q':
-            o.quiet = true;
-            break;
-        case 'h':
-            fputs(export_usage, stdout);
-            return 0;
-        default:
-            return cli_bad_option("export", cmd_export_options, argv);
-        }
-    }
-    if (!have_to || optind != argc - 1) {
+    int rc = cli_opts_parse(&cmd_export_spec, argc, argv, export_opt, &o);
+    if (rc >= 0)
+        return rc;
+    if (!o.have_to || optind != argc - 1) {
         cli_error("export", "%s",
-                  !have_to ? "--to FORMAT is required" : "one input TRACE is required");
-        fputs(export_usage, stderr);
+                  !o.have_to ? "--to FORMAT is required" : "one input TRACE is required");
+        cli_opts_usage(&cmd_export_spec, stderr);
         return 2;
     }
     o.in = argv[optind];

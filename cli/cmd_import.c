@@ -8,7 +8,6 @@
 #include "cli/commands.h"
 #include "workload/trace_import.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,55 +18,8 @@ struct import_opts {
     struct lt_import_opts lib;
     int level;
     bool quiet;
+    bool have_from; /* --from was given */
 };
-
-static const char import_usage[] =
-    "usage: loadtrace import --from FORMAT FILE -o OUT.lt.zst [--map KEY=EXPR,...]\n"
-    "\n"
-    "Convert a trace into a loadtrace file. FILE may be - for standard input,\n"
-    "OUT may be - for standard output. docs/import.md says how each format's\n"
-    "columns map to record keys.\n"
-    "\n"
-    "  --from FORMAT     azure     Azure LLM inference trace CSV (TIMESTAMP,\n"
-    "                              ContextTokens, GeneratedTokens)\n"
-    "                    burstgpt  BurstGPT CSV (Timestamp, Model, Request tokens,\n"
-    "                              Response tokens, ...); rows with 0 response\n"
-    "                              tokens are marked failed\n"
-    "                    mooncake  Mooncake JSON lines (timestamp in ms,\n"
-    "                              input_length, output_length, hash_ids)\n"
-    "                    jsonl     loadtrace records as JSON lines, as `loadtrace\n"
-    "                              cat` prints them (header line optional);\n"
-    "                              with --map, any JSON lines\n"
-    "                    csv       any CSV with a header line, by --map\n"
-    "                    tracelab  TraceLab's multi-round agent CSV (session_id,\n"
-    "                              arrival_time, round_idx, prefix_len, input_len,\n"
-    "                              output_len, tool_wait_after_ms)\n"
-    "                    tracelab-jsonl  TraceLab's per-round agent JSON lines\n"
-    "  --map KEY=EXPR,.. csv, jsonl: which column or field (a.b.c) gives which\n"
-    "                    record key: in=prefix_len+input_len, t=ts:s (units s,\n"
-    "                    ms, us, iso), session=conv_id (any name), ...\n"
-    "  -o, --output OUT  the trace to write\n"
-    "  --sort            sort the input by arrival in memory (default: input out\n"
-    "                    of time order is an error)\n"
-    "  --skip-bad        skip rows that cannot be parsed, reporting each one\n"
-    "                    (default: the first bad row is an error)\n"
-    "  --infer-sessions  requests with prefix blocks and no session: link each to\n"
-    "                    the earlier request whose blocks it extends, but for a\n"
-    "                    last block that grew (its previous turn), so replay keeps\n"
-    "                    each conversation's turns in order; none where two fit\n"
-    "                    equally. The summary gives the turns per session\n"
-    "  --max-context N   clip each request's prompt plus output to N tokens (a\n"
-    "                    server's context): the output first; the summary says how\n"
-    "                    many were clipped and by how much\n"
-    "  --block-tokens N  jsonl without a header line: tokens per block of the\n"
-    "                    records' \"blocks\" (needed when they have blocks)\n"
-    "  --level N         zstd compression level, 1-19 (default 19: import runs\n"
-    "                    once and the file is kept, so it pays to compress hard)\n"
-    "  -q, --quiet       no summary line\n"
-    "  -h, --help        this text\n"
-    "\n"
-    "The summary on stderr gives the records written, how many are marked\n"
-    "failed, bad rows skipped, and the span from the first to the last arrival.\n";
 
 static void on_skip(void *ud, const char *msg)
 {
@@ -143,85 +95,133 @@ static int import_run(const struct import_opts *o)
     return 0;
 }
 
-/* Its options: getopt_long's table, which the completions and the
- * "did you mean" of a mistyped option read too (cli/commands.h). */
-const struct option cmd_import_options[] = {{"from", required_argument, NULL, 'f'},
-                                            {"output", required_argument, NULL, 'o'},
-                                            {"sort", no_argument, NULL, 's'},
-                                            {"skip-bad", no_argument, NULL, 'k'},
-                                            {"block-tokens", required_argument, NULL, 'b'},
-                                            {"map", required_argument, NULL, 'm'},
-                                            {"infer-sessions", no_argument, NULL, 'I'},
-                                            {"max-context", required_argument, NULL, 'C'},
-                                            {"level", required_argument, NULL, 'L'},
-                                            {"quiet", no_argument, NULL, 'q'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {NULL, 0, NULL, 0}};
+/* Its options, written once (cli/cli_opts.h): the usage, getopt's table
+ * and the completions are made from them. */
+static const struct cli_opt import_opts_table[] = {
+    {"from", 0, "FORMAT", 'f',
+     "azure     Azure LLM inference trace CSV (TIMESTAMP,\n"
+     "          ContextTokens, GeneratedTokens)\n"
+     "burstgpt  BurstGPT CSV (Timestamp, Model, Request tokens,\n"
+     "          Response tokens, ...); rows with 0 response\n"
+     "          tokens are marked failed\n"
+     "mooncake  Mooncake JSON lines (timestamp in ms,\n"
+     "          input_length, output_length, hash_ids)\n"
+     "jsonl     loadtrace records as JSON lines, as `loadtrace\n"
+     "          cat` prints them (header line optional);\n"
+     "          with --map, any JSON lines\n"
+     "csv       any CSV with a header line, by --map\n"
+     "tracelab  TraceLab's multi-round agent CSV (session_id,\n"
+     "          arrival_time, round_idx, prefix_len, input_len,\n"
+     "          output_len, tool_wait_after_ms)\n"
+     "tracelab-jsonl  TraceLab's per-round agent JSON lines"},
+    {"map", 0, "KEY=EXPR,..", 'm',
+     "csv, jsonl: which column or field (a.b.c) gives which\n"
+     "record key: in=prefix_len+input_len, t=ts:s (units s,\n"
+     "ms, us, iso), session=conv_id (any name), ..."},
+    {"output", 'o', "OUT", 'o', "the trace to write"},
+    {"sort", 0, NULL, 's',
+     "sort the input by arrival in memory (default: input out\n"
+     "of time order is an error)"},
+    {"skip-bad", 0, NULL, 'k',
+     "skip rows that cannot be parsed, reporting each one\n"
+     "(default: the first bad row is an error)"},
+    {"infer-sessions", 0, NULL, 'I',
+     "requests with prefix blocks and no session: link each to\n"
+     "the earlier request whose blocks it extends, but for a\n"
+     "last block that grew (its previous turn), so replay keeps\n"
+     "each conversation's turns in order; none where two fit\n"
+     "equally. The summary gives the turns per session"},
+    {"max-context", 0, "N", 'C',
+     "clip each request's prompt plus output to N tokens (a\n"
+     "server's context): the output first; the summary says how\n"
+     "many were clipped and by how much"},
+    {"block-tokens", 0, "N", 'b',
+     "jsonl without a header line: tokens per block of the\n"
+     "records' \"blocks\" (needed when they have blocks)"},
+    {"level", 0, "N", 'L',
+     "zstd compression level, 1-19 (default 19: import runs\n"
+     "once and the file is kept, so it pays to compress hard)"},
+    {"quiet", 'q', NULL, 'q', "no summary line"},
+    {0}};
+
+const struct cli_spec cmd_import_spec = {
+    .cmd = "import",
+    .synopsis = "usage: loadtrace import --from FORMAT FILE -o OUT.lt.zst [--map KEY=EXPR,...]\n"
+                "\n"
+                "Convert a trace into a loadtrace file. FILE may be - for standard input,\n"
+                "OUT may be - for standard output. docs/import.md says how each format's\n"
+                "columns map to record keys.\n"
+                "\n",
+    .opts = import_opts_table,
+    .col = 20,
+    .epilogue = "The summary on stderr gives the records written, how many are marked\n"
+                "failed, bad rows skipped, and the span from the first to the last arrival.\n",
+};
+
+static int import_opt(void *ud, int id, char *arg)
+{
+    struct import_opts *o = ud;
+    uint64_t u;
+    switch (id) {
+    case 'f':
+        if (lt_import_format_parse(arg, &o->lib.format) < 0) {
+            cli_error("import",
+                      "--from %s: not a format (azure, burstgpt, mooncake, "
+                      "jsonl, csv, tracelab, tracelab-jsonl)",
+                      arg);
+            return 2;
+        }
+        o->have_from = true;
+        break;
+    case 'o':
+        o->out = arg;
+        break;
+    case 's':
+        o->lib.sort = true;
+        break;
+    case 'k':
+        o->lib.skip_bad = true;
+        break;
+    case 'b':
+        if (!cli_parse_u64_in("import", "--block-tokens", arg, 1, UINT32_MAX, &u))
+            return 2;
+        o->lib.block_tokens = (uint32_t)u;
+        break;
+    case 'C':
+        if (!cli_parse_u64_in("import", "--max-context", arg, 1, UINT32_MAX, &u))
+            return 2;
+        o->lib.max_context = (uint32_t)u;
+        break;
+    case 'I':
+        o->lib.infer_sessions = true;
+        break;
+    case 'm':
+        o->lib.map = arg;
+        break;
+    case 'L':
+        if (!cli_parse_u64_in("import", "--level", arg, 1, 19, &u))
+            return 2;
+        o->level = (int)u;
+        break;
+    case 'q':
+        o->quiet = true;
+        break;
+    }
+    return 0;
+}
 
 int cmd_import(int argc, char **argv)
 {
     struct import_opts o = {.lib = {.on_skip = on_skip}, .level = 19};
-    bool have_from = false;
-    int c;
-    uint64_t u;
-    while ((c = getopt_long(argc, argv, "o:qh", cmd_import_options, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            if (lt_import_format_parse(optarg, &o.lib.format) < 0) {
-                cli_error("import",
-                          "--from %s: not a format (azure, burstgpt, mooncake, "
-                          "jsonl, csv, tracelab, tracelab-jsonl)",
-                          optarg);
-                return 2;
-            }
-            have_from = true;
-            break;
-        case 'o':
-            o.out = optarg;
-            break;
-        case 's':
-            o.lib.sort = true;
-            break;
-        case 'k':
-            o.lib.skip_bad = true;
-            break;
-        case 'b':
-            if (!cli_parse_u64_in("import", "--block-tokens", optarg, 1, UINT32_MAX, &u))
-                return 2;
-            o.lib.block_tokens = (uint32_t)u;
-            break;
-        case 'C':
-            if (!cli_parse_u64_in("import", "--max-context", optarg, 1, UINT32_MAX, &u))
-                return 2;
-            o.lib.max_context = (uint32_t)u;
-            break;
-        case 'I':
-            o.lib.infer_sessions = true;
-            break;
-        case 'm':
-            o.lib.map = optarg;
-            break;
-        case 'L':
-            if (!cli_parse_u64_in("import", "--level", optarg, 1, 19, &u))
-                return 2;
-            o.level = (int)u;
-            break;
-        case 'q':
-            o.quiet = true;
-            break;
-        case 'h':
-            fputs(import_usage, stdout);
-            return 0;
-        default:
-            return cli_bad_option("import", cmd_import_options, argv);
-        }
-    }
-    if (!have_from || !o.out || optind != argc - 1) {
+    int rc = cli_opts_parse(&cmd_import_spec, argc, argv, import_opt, &o);
+    if (rc >= 0)
+        return rc;
+    if (!o.have_from || !o.out || optind != argc - 1) {
         cli_error("import", "%s",
-                  !have_from ? "--from FORMAT is required"
-                  : !o.out   ? "-o OUT.lt.zst is required"
-                             : "one input FILE is required");
-        fputs(import_usage, stderr);
+                  !o.have_from ? "--from FORMAT is required"
+                  : !o.out     ? "-o OUT.lt.zst is required"
+                               : "one input FILE is required");
+        cli_opts_usage(&cmd_import_spec, stderr);
         return 2;
     }
     struct lt_err err = {0};

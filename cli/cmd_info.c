@@ -8,26 +8,12 @@
 #include "cli/commands.h"
 #include "analyze/info_render.h"
 
-#include <getopt.h>
 #include <stdio.h>
 
 struct info_opts {
     const char *path;
     bool json;
 };
-
-static const char info_usage[] =
-    "usage: loadtrace info [--json] TRACE.lt.zst\n"
-    "\n"
-    "Describe a trace in one streaming pass: span, request count, mean rate,\n"
-    "inter-arrival mean and CV (sd/mean: 0 = evenly spaced, 1 = Poisson, more =\n"
-    "bursty), peak requests in one second and one minute, timestamp rounding,\n"
-    "input/output/reasoning token percentiles, failed requests, sessions,\n"
-    "prefix reuse (share of prompt blocks seen before, unlimited cache), tool\n"
-    "calls, reasoning, models and APIs. Definitions: docs/info.md.\n"
-    "\n"
-    "  --json      one JSON object instead of text (schema in docs/info.md)\n"
-    "  -h, --help  this text\n";
 
 /* The progress line on stderr, when it is a terminal. */
 static void on_progress(void *ud, uint64_t records)
@@ -67,29 +53,43 @@ static int info_run(const struct info_opts *o)
     return status;
 }
 
-/* Its options: getopt_long's table, which the completions and the
- * "did you mean" of a mistyped option read too (cli/commands.h). */
-const struct option cmd_info_options[] = {
-    {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+/* Its options, written once (cli/cli_opts.h): the usage, getopt's table
+ * and the completions are made from them. */
+static const struct cli_opt info_opts_table[] = {
+    {"json", 0, NULL, 'j', "one JSON object instead of text (schema in docs/info.md)"}, {0}};
+
+const struct cli_spec cmd_info_spec = {
+    .cmd = "info",
+    .synopsis = "usage: loadtrace info [--json] TRACE.lt.zst\n"
+                "\n"
+                "Describe a trace in one streaming pass: span, request count, mean rate,\n"
+                "inter-arrival mean and CV (sd/mean: 0 = evenly spaced, 1 = Poisson, more =\n"
+                "bursty), peak requests in one second and one minute, timestamp rounding,\n"
+                "input/output/reasoning token percentiles, failed requests, sessions,\n"
+                "prefix reuse (share of prompt blocks seen before, unlimited cache), tool\n"
+                "calls, reasoning, models and APIs. Definitions: docs/info.md.\n"
+                "\n",
+    .opts = info_opts_table,
+    .col = 14,
+};
+
+static int info_opt(void *ud, int id, char *arg)
+{
+    struct info_opts *o = ud;
+    (void)arg;
+    if (id == 'j')
+        o->json = true;
+    return 0;
+}
 
 int cmd_info(int argc, char **argv)
 {
     struct info_opts o = {0};
-    int c;
-    while ((c = getopt_long(argc, argv, "h", cmd_info_options, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            o.json = true;
-            break;
-        case 'h':
-            fputs(info_usage, stdout);
-            return 0;
-        default:
-            return cli_bad_option("info", cmd_info_options, argv);
-        }
-    }
+    int rc = cli_opts_parse(&cmd_info_spec, argc, argv, info_opt, &o);
+    if (rc >= 0)
+        return rc;
     if (optind != argc - 1) {
-        fputs(info_usage, stderr);
+        cli_opts_usage(&cmd_info_spec, stderr);
         return 2;
     }
     o.path = argv[optind];

@@ -16,6 +16,10 @@
 #endif
 #include "cli/replay_search.h"
 #include "cli/replay_virtual.h"
+#include "cli/live_metrics.h"
+#include "cli/ui_dash.h"
+#include "replay/replay_live.h"
+#include "cli/replay_fleet.h"
 #include "replay/replay.h"
 #include "sim/sim.h"
 
@@ -44,6 +48,9 @@ static const char replay_usage[] =
     "  --api chat|completions|responses|messages|sglang-generate   (default chat);\n"
     "                          responses: OpenAI Responses (/v1/responses), messages:\n"
     "                          Anthropic Messages (/v1/messages, key sent as x-api-key)\n"
+    "  --api embeddings|rerank  /v1/embeddings or /v1/rerank: each record's messages\n"
+    "                          are its inputs (rerank: a \"query\" and documents);\n"
+    "                          no output, results counted in inputs/s (docs/multimodal.md)\n"
     "  --api-key-env NAME      take the API key from this environment variable\n"
     "                          (default OPENAI_API_KEY; with --api messages\n"
     "                          ANTHROPIC_API_KEY, sent as x-api-key, else\n"
@@ -58,6 +65,16 @@ static const char replay_usage[] =
     "                          choice there); curl (libcurl) for TLS, HTTP/2, proxies\n"
     "  --sim-profile P, --sim-dialect D, --sim-faults SPEC, --sim-log FILE,\n"
     "  --sim-time-scale X      options of the in-process sim (see loadtrace sim --help)\n"
+    "  --target URL1,URL2,...  a fleet: several replicas of one config, each request\n"
+    "                          sent to the one --route picks; URL=W states a replica's\n"
+    "                          capacity weight (docs/replay.md \"Fleets and routing\")\n"
+    "  --targets FILE          the fleet from a file: \"URL [WEIGHT]\" a line\n"
+    "  --route POLICY          round-robin (default), least-outstanding, session\n"
+    "                          (sticky), prefix[:K] (consistent hashing of the first\n"
+    "                          K prefix blocks, K=1, with bounded load), weighted\n"
+    "  --failover              a replica that fails (connect, a cut stream) is marked\n"
+    "                          down and its requests go to another (default: errors)\n"
+    "  --replicas N            with --virtual: N model instances behind --route\n"
     "  --virtual               with --target sim: run the sim's model in virtual time, no\n"
     "                          HTTP (an hour of trace in seconds); same load flags and\n"
     "                          results file; --profile P (= --sim-profile) picks the\n"
@@ -76,7 +93,7 @@ static const char replay_usage[] =
     "                          flight, the trace's requests in order (timestamps ignored)\n"
     "  --requests N            requests per closed- or open-loop run (default: the trace's);\n"
     "                          in trace time, a sample: the first sessions that fit whole\n"
-    "  --warmup N              the first N requests of a run are recorded but excluded\n"
+    "  --warmup N              the first N requests a run sends are recorded but excluded\n"
     "  --arrivals poisson|gamma:CV|constant   open loop at --rate R\n"
     "  --max-concurrency N     open loop: at most N in flight; the wait is recorded\n"
     "  --seed N                seed of arrivals and synthesized prompts (default 1)\n"
@@ -104,6 +121,9 @@ static const char replay_usage[] =
     "                          scheduled time stays, so latency from it includes retries\n"
     "\n"
     "Capacity (docs/replay.md \"Finding the capacity\"):\n"
+    "  --find-max replicas     with --target sim --rate R: the fewest virtual replicas\n"
+    "                          (--route, --profile) that meet --slo at R; the attainment\n"
+    "                          at N-1 and N on stdout, the run at N in -o\n"
     "  --find-max rate|concurrency   search the highest load that meets --slo: rate\n"
     "                          rescales the trace's arrivals (its bursts kept, as\n"
     "                          --rate does), concurrency is the closed loop; grows\n"
@@ -129,6 +149,10 @@ static const char replay_usage[] =
     "  --reset-prefix-cache    reset the server's prefix cache before each run (vLLM\n"
     "                          POST /reset_prefix_cache, SGLang POST /flush_cache)\n"
     "\n"
+    "Media (docs/multimodal.md):\n"
+    "  --max-image-bytes N     recorded images larger than N bytes are not made: their\n"
+    "                          requests fail alone as \"media\" (default 20971520)\n"
+    "\n"
     "Output:\n"
     "  -o, --output FILE       results file (required)\n"
     "  --merge PART...         merge the per-rank parts of an MPI replay (RESULTS.rankN,\n"
@@ -138,6 +162,14 @@ static const char replay_usage[] =
     "                          removed after a complete merge, kept after a partial one)\n"
     "  --no-summary            do not print the summary\n"
     "  -q, --quiet             no progress line\n"
+    "  --ui auto|dashboard|line|none   while it runs: a full-screen dashboard, the\n"
+    "                          progress line, or nothing (default auto: the dashboard\n"
+    "                          when stderr is a terminal, else the line); q stops it\n"
+    "  --live-metrics [HOST:]PORT   serve the client's live figures in the Prometheus\n"
+    "                          text format on http://HOST:PORT/metrics (HOST default\n"
+    "                          127.0.0.1; port 0: a free one, said on stderr)\n"
+    "  --live-metrics-hold D   keep serving the final figures for D after the run\n"
+    "                          (a scraper's last look; Ctrl-C ends it)\n"
     "  -h, --help              this text\n"
     "\n"
     "Metrics (docs/metrics.md): TTFT = first token-bearing chunk - sent;\n"
@@ -165,6 +197,7 @@ struct progress_state {
     bool draw;
     bool drawn;
     bool quiet;
+    bool dash;                      /* the dashboard shows the run: no lines while it is up */
     const struct lt_replay_opts *o; /* what was asked, for announce */
 };
 
@@ -190,7 +223,7 @@ static void human_s(double s, char *b, size_t n)
 static void announce(void *ud, const struct lt_replay_progress *p)
 {
     struct progress_state *ps = ud;
-    if (ps->quiet)
+    if (ps->quiet || ps->dash)
         return;
     if (ps->drawn)
         fputs("\n", stderr);
@@ -290,6 +323,10 @@ struct replay_cli {
     bool keep_parts;         /* --keep-parts: MPI parts stay after the merge */
     char metrics_urls[4096]; /* --server-metrics's lists, split in place */
     size_t metrics_used;
+    enum cli_ui ui;        /* --ui, resolved */
+    const char *live_spec; /* --live-metrics */
+    int64_t live_hold_us;  /* --live-metrics-hold */
+    struct cli_fleet fleet; /* --target URL1,URL2, --targets, --route, --replicas */
 };
 
 static bool parse_window(const char *s, int64_t *a, int64_t *b)
@@ -330,6 +367,8 @@ static int replay_main(struct replay_cli *c)
     struct lt_replay *rp = NULL;
     int status = 1;
     char url[64];
+    struct lt_replay_live *live = NULL; /* the dashboard's and --live-metrics' figures */
+    struct cli_live_http *http = NULL;
     if (c->target_sim) {
         sim = lt_sim_start(&c->sim, &err);
         if (!sim) {
@@ -350,8 +389,34 @@ static int replay_main(struct replay_cli *c)
         cli_error("replay", "WARNING: --insecure: TLS certificates are NOT verified; anyone on "
                             "the path can read the prompts and the API key");
 
-    struct progress_state ps = {
-        .draw = !c->quiet && cli_progress_wanted(), .quiet = c->quiet, .o = &c->o};
+    struct progress_state ps = {.draw = !c->quiet && c->ui == CLI_UI_LINE && cli_progress_wanted(),
+                                .quiet = c->quiet,
+                                .o = &c->o};
+    if (c->ui == CLI_UI_DASHBOARD || c->live_spec) {
+        if (!(live = lt_replay_live_new(&err))) {
+            cli_error("replay", "%s", err.msg);
+            goto out;
+        }
+        c->o.live = live;
+    }
+    if (c->live_spec) {
+        char host[256], lurl[300];
+        unsigned port;
+        bool loop;
+        cli_live_parse(c->live_spec, host, sizeof host, &port, &loop); /* checked in parsing */
+        if (!(http = cli_live_http_start(host, port, live, lurl, sizeof lurl, &err))) {
+            cli_error("replay", "%s", err.msg);
+            goto out;
+        }
+        if (!loop)
+            cli_error("replay",
+                      "WARNING: --live-metrics %s is not a loopback address: anyone who "
+                      "reaches it can read the run's figures (counts and times; never prompts "
+                      "or keys)",
+                      host);
+        if (!c->quiet)
+            fprintf(stderr, "loadtrace replay: live metrics on %s\n", lurl);
+    }
     c->o.progress = on_progress;
     c->o.run_begin = announce;
     c->o.progress_ud = &ps;
@@ -375,8 +440,24 @@ static int replay_main(struct replay_cli *c)
         fprintf(stderr, "loadtrace replay: model %s; prompt lengths: %s\n", st.model, st.calib_how);
     if (!c->quiet)
         fprintf(stderr, "loadtrace replay: server metrics: %s\n", st.scrape_how);
+    if (!c->quiet && (st.media_shapes || st.media_refused))
+        fprintf(stderr,
+                "loadtrace replay: images: %llu shapes made (%llu bytes) in %.3f s before the "
+                "run%s; %llu image parts refused (over --max-image-bytes or the pixel limit)\n",
+                (unsigned long long)st.media_shapes, (unsigned long long)st.media_bytes,
+                (double)st.media_prep_us / 1e6, st.media_substituted ? ", some as png" : "",
+                (unsigned long long)st.media_refused);
 
+    struct cli_dash *dash = NULL;
+    if (c->ui == CLI_UI_DASHBOARD) {
+        if (!(dash = cli_dash_start(live, "replay", &err)))
+            cli_error("replay", "no dashboard (%s): the progress line instead", err.msg);
+        ps.dash = dash != NULL;
+        ps.draw = !dash && !c->quiet && cli_progress_wanted();
+    }
     int rc = cli_replay_run(rp, &err);
+    cli_dash_stop(dash, stderr); /* its last frame stays on the normal screen */
+    ps.dash = false;
     if (ps.drawn)
         fputs("\n", stderr);
     lt_replay_get_stats(rp, &st);
@@ -458,6 +539,7 @@ static int replay_main(struct replay_cli *c)
             fprintf(stderr, "loadtrace replay: prefix cache reset before %llu of %u runs (%s)\n",
                     (unsigned long long)st.resets, st.runs, st.reset_how);
     }
+    cli_fleet_print(&c->o, &st); /* even when quiet: a replica that went down is news */
     status = cli_replay_status(lt_replay_stopped(rp), st.requests - st.cancelled, st.ok);
     if (c->summary && strcmp(c->o.out_path, "-") != 0) {
         struct lt_analyze_opts ao;
@@ -467,8 +549,12 @@ static int replay_main(struct replay_cli *c)
             status = 1;
         }
     }
+    if (http && c->live_hold_us > 0 && !cli_stop_signal())
+        cli_live_hold(c->live_hold_us, c->quiet);
 out:
+    cli_live_http_stop(http);
     lt_replay_free(rp);
+    lt_replay_live_free(live);
     if (sim) {
         if (lt_sim_stop_err(sim, &err) < 0) {
             cli_error("replay", "%s", err.msg);
@@ -535,6 +621,14 @@ enum {
     O_MMAP,
     O_RESETPC,
     O_HCLIENT,
+    O_UI,
+    O_LIVE,
+    O_LIVE_HOLD,
+    O_MAXIMG,
+    O_TARGETS,
+    O_ROUTE,
+    O_FAILOVER,
+    O_REPLICAS,
 };
 
 /* --http-client and $LOADTRACE_HTTP_CLIENT. */
@@ -615,11 +709,19 @@ const struct option cmd_replay_options[] = {
     {"server-metrics-map", required_argument, NULL, O_MMAP},
     {"reset-prefix-cache", no_argument, NULL, O_RESETPC},
     {"http-client", required_argument, NULL, O_HCLIENT},
+    {"max-image-bytes", required_argument, NULL, O_MAXIMG},
     {"profile", required_argument, NULL, O_SPROFILE},
     {"output", required_argument, NULL, 'o'},
     {"no-summary", no_argument, NULL, O_NOSUMMARY},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
+    {"ui", required_argument, NULL, O_UI},
+    {"live-metrics", required_argument, NULL, O_LIVE},
+    {"live-metrics-hold", required_argument, NULL, O_LIVE_HOLD},
+    {"targets", required_argument, NULL, O_TARGETS},
+    {"route", required_argument, NULL, O_ROUTE},
+    {"failover", no_argument, NULL, O_FAILOVER},
+    {"replicas", required_argument, NULL, O_REPLICAS},
     {NULL, 0, NULL, 0}};
 
 int cmd_replay(int argc, char **argv)
@@ -647,8 +749,28 @@ int cmd_replay(int argc, char **argv)
         case O_TARGET:
             if (!strcmp(optarg, "sim"))
                 c.target_sim = true;
-            else
+            else if (strchr(optarg, ',') || strchr(optarg, '=') || c.fleet.n) {
+                if (!cli_fleet_add_list(&c.fleet, optarg))
+                    return 2;
+            } else
                 o->target = optarg;
+            break;
+        case O_TARGETS:
+            if (!cli_fleet_add_file(&c.fleet, optarg))
+                return 2;
+            break;
+        case O_ROUTE:
+            if (!lt_route_parse(optarg, &c.fleet.route))
+                return bad("--route", optarg);
+            c.fleet.route_set = true;
+            break;
+        case O_FAILOVER:
+            o->failover = true;
+            break;
+        case O_REPLICAS:
+            if (!cli_parse_u64_in("replay", "--replicas", optarg, 1, LT_ROUTE_MAX, &u))
+                return 2;
+            c.fleet.replicas = (uint32_t)u;
             break;
         case O_MODEL:
             o->model = optarg;
@@ -664,6 +786,10 @@ int cmd_replay(int argc, char **argv)
                 o->api = LT_REPLAY_API_RESPONSES;
             else if (!strcmp(optarg, "messages"))
                 o->api = LT_REPLAY_API_MESSAGES;
+            else if (!strcmp(optarg, "embeddings"))
+                o->api = LT_REPLAY_API_EMBEDDINGS;
+            else if (!strcmp(optarg, "rerank"))
+                o->api = LT_REPLAY_API_RERANK;
             else
                 return bad("--api", optarg);
             break;
@@ -737,8 +863,8 @@ int cmd_replay(int argc, char **argv)
                 return 2;
             break;
         case O_ARRIVALS:
-            if (lt_plan_parse_arrivals(optarg, &o->arrivals, &o->cv, &err) < 0) {
-                cli_error("replay", "%s", err.msg);
+            if (lt_arrivals_parse(optarg, 0, &o->arrivals, &o->cv, &err) < 0) {
+                cli_error("replay", "--arrivals %s", err.msg);
                 return 2;
             }
             have_arrivals = true;
@@ -858,6 +984,11 @@ int cmd_replay(int argc, char **argv)
         case O_RESETPC:
             o->reset_prefix_cache = true;
             break;
+        case O_MAXIMG:
+            if (!cli_parse_u64_in("replay", "--max-image-bytes", optarg, 1, (uint64_t)1 << 30, &u))
+                return 2;
+            o->max_image_bytes = u;
+            break;
         case O_HCLIENT:
             if (!parse_client(optarg, &o->http_client))
                 return bad("--http-client", optarg);
@@ -873,6 +1004,8 @@ int cmd_replay(int argc, char **argv)
                 so.concurrency = false;
             else if (!strcmp(optarg, "concurrency"))
                 so.concurrency = true;
+            else if (!strcmp(optarg, "replicas"))
+                c.fleet.find_replicas = true;
             else
                 return bad("--find-max", optarg);
             find_max = true;
@@ -917,10 +1050,34 @@ int cmd_replay(int argc, char **argv)
         case 'h':
             fputs(replay_usage, stdout);
             return 0;
+        case O_UI:
+            if (!cli_ui_parse(optarg, &c.ui))
+                return bad("--ui", optarg);
+            break;
+        case O_LIVE: {
+            char host[256];
+            unsigned port;
+            bool loop;
+            if (!cli_live_parse(optarg, host, sizeof host, &port, &loop))
+                return bad("--live-metrics", optarg);
+            c.live_spec = optarg;
+            break;
+        }
+        case O_LIVE_HOLD:
+            if (!cli_parse_duration_in("replay", "--live-metrics-hold", optarg, 0, &c.live_hold_us))
+                return 2;
+            break;
         default:
             return cli_bad_option("replay", cmd_replay_options, argv);
         }
     }
+    if (o->target && c.fleet.n) { /* one --target URL, then a list or a file */
+        if (!cli_fleet_add_list(&c.fleet, o->target))
+            return 2;
+        o->target = NULL;
+    }
+    if (!cli_fleet_apply(&c.fleet, o, virt || c.fleet.find_replicas))
+        return 2;
     if (o->http_client == LT_REPLAY_CLIENT_LEAN && o->target && strncmp(o->target, "http://", 7)) {
         cli_error("replay",
                   "the lean HTTP client speaks plain http:// only: use --http-client "
@@ -985,6 +1142,18 @@ int cmd_replay(int argc, char **argv)
         cli_error("replay", "%s", err.msg);
         return 2;
     }
+    if (c.live_hold_us && !c.live_spec) {
+        cli_error("replay", "--live-metrics-hold belongs to --live-metrics");
+        return 2;
+    }
+    if (c.ui == CLI_UI_DASHBOARD) {
+        char why[128];
+        if (!cli_ui_dashboard_possible(why, sizeof why)) {
+            cli_error("replay", "--ui dashboard: %s (use --ui line or none)", why);
+            return 2;
+        }
+    }
+    c.ui = c.quiet ? CLI_UI_NONE : cli_ui_resolve(c.ui);
     if (find_max) {
         /* The search chooses the load: a load of the user's own would be
          * overruled, so it is refused. */
@@ -999,6 +1168,17 @@ int cmd_replay(int argc, char **argv)
         }
         if (slo_pct > 0)
             so.attain = slo_pct;
+        if (c.fleet.find_replicas) {
+            /* The fleet's size is what is searched, at the load given. */
+            if (!c.target_sim || !(rate > 0) || have_arrivals || o->n_levels) {
+                cli_error("replay", "--find-max replicas searches the sim's model in virtual "
+                                    "time at a load: give --target sim and --rate R");
+                return 2;
+            }
+            o->tt.rate = rate;
+            so.quiet = c.quiet;
+            return cli_fleet_find_replicas(o, &c.sim, &so);
+        }
         if (have_arrivals || rate > 0 || o->tt.speed > 0 || o->n_levels || o->max_concurrency) {
             cli_error("replay", "--find-max chooses the load: drop --rate, --speed, "
                                 "--concurrency, --arrivals and --max-concurrency");
@@ -1017,6 +1197,7 @@ int cmd_replay(int argc, char **argv)
         so.sim = &c.sim;
         so.key_env = c.key_env;
         so.quiet = c.quiet;
+        so.ui = (int)c.ui;
         return cli_replay_search(o, &so);
     } else if (so.slo || so.attain > 0 || so.virtual_first || so.max_probes || so.max_time_us ||
                so.precision > 0) {

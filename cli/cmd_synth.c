@@ -6,6 +6,7 @@
 #include "cli/cli_util.h"
 #include "base/lt_path.h"
 #include "cli/commands.h"
+#include "workload/media_mix.h"
 #include "workload/servegen.h"
 #include "workload/trace_synth.h"
 
@@ -63,6 +64,9 @@ static const char synth_usage[] =
     "                   blocks with their reuse structure)\n"
     "  --fit-sample N   keep at most N records of FILE in memory (default 100000)\n"
     "other:\n"
+    "  --images P:N:WxH[:FMT]  a share P of requests carry N (or A-B) images of W x H\n"
+    "                   pixels, png or jpeg (default jpeg); their tokens (2 + one\n"
+    "                   per 28 x 28 pixels) count in the prompt (docs/synth.md)\n"
     "  --servegen DIR   draw from a ServeGen workload folder (alibaba/ServeGen, e.g.\n"
     "                   data/reason/deepseek-r1): its clients' per-window rates, gap\n"
     "                   families and CVs, and length distributions (docs/synth.md)\n"
@@ -124,7 +128,8 @@ enum {
     O_FITN,
     O_SEED,
     O_SERVEGEN,
-    O_WINDOW
+    O_WINDOW,
+    O_IMAGES
 };
 
 /* Its options: getopt_long's table, which the completions and the
@@ -149,6 +154,7 @@ const struct option cmd_synth_options[] = {{"arrivals", required_argument, NULL,
                                            {"seed", required_argument, NULL, O_SEED},
                                            {"servegen", required_argument, NULL, O_SERVEGEN},
                                            {"window", required_argument, NULL, O_WINDOW},
+                                           {"images", required_argument, NULL, O_IMAGES},
                                            {"output", required_argument, NULL, 'o'},
                                            {"quiet", no_argument, NULL, 'q'},
                                            {"help", no_argument, NULL, 'h'},
@@ -171,8 +177,10 @@ int cmd_synth(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "o:qh", cmd_synth_options, NULL)) != -1) {
         switch (c) {
         case O_ARR:
-            if (lt_arrivals_parse(optarg, &o.arrivals, &o.cv, &err) < 0)
-                return bad("--arrivals", optarg);
+            if (lt_arrivals_parse(optarg, LT_ARR_FIT, &o.arrivals, &o.cv, &err) < 0) {
+                cli_error("synth", "--arrivals %s", err.msg);
+                return 2;
+            }
             break;
         case O_RATE:
             if (!cli_parse_double_in("synth", "--rate", optarg, 0, INFINITY, &o.rate))
@@ -257,6 +265,14 @@ int cmd_synth(int argc, char **argv)
             if (!cli_parse_duration_in("synth", "--window", optarg, 0, &window_us))
                 return 2;
             break;
+        case O_IMAGES: {
+            struct lt_err e;
+            if (lt_media_mix_parse(optarg, &o.images, &e) < 0) {
+                cli_error("synth", "%s", e.msg);
+                return 2;
+            }
+            break;
+        }
         case 'o':
             out = optarg;
             break;

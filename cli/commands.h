@@ -4,11 +4,14 @@
  * process exit code (0 ok, 1 the work failed, 2 bad usage).
  *
  * Adding a command: write cli/cmd_NAME.c with `int cmd_NAME(int, char **)`
- * that answers --help, declare it here, add it to the table in main.c and
- * to cli/CMakeLists.txt, and give it a test under tests/cli/.
+ * and its options as a `const struct cli_spec cmd_NAME_spec` (cli/cli_opts.h,
+ * which answers --help), declare both here, add it to the table in
+ * commands.c and to cli/CMakeLists.txt, and give it a test under tests/cli/.
  */
 #ifndef LT_CLI_COMMANDS_H
 #define LT_CLI_COMMANDS_H
+
+#include "cli/cli_opts.h"
 
 #include <getopt.h>
 #include <stddef.h>
@@ -26,13 +29,16 @@ int cmd_analyze(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 
-/* Each command's getopt_long table (ended by a zero entry): the one list
- * of its options, which it parses with and which `loadtrace completions`
- * and the "did you mean" of a mistyped option read. */
-extern const struct option cmd_import_options[], cmd_export_options[], cmd_cat_options[],
-    cmd_capture_options[], cmd_info_options[], cmd_synth_options[], cmd_sim_options[],
-    cmd_replay_options[], cmd_demo_options[], cmd_analyze_options[], cmd_compare_options[],
-    cmd_sweep_options[];
+/* Each command's options, written once: a struct cli_spec (cli/cli_opts.h)
+ * that its getopt table, its usage text, the completions and the "did you
+ * mean" of a mistyped option are made from. */
+extern const struct cli_spec cmd_import_spec, cmd_export_spec, cmd_cat_spec, cmd_info_spec,
+    cmd_compare_spec, cmd_analyze_spec;
+/* The commands not yet written as a spec: their getopt_long table (ended
+ * by a zero entry), which they parse with and which `loadtrace
+ * completions` and the "did you mean" read; their usage text is apart. */
+extern const struct option cmd_capture_options[], cmd_synth_options[], cmd_sim_options[],
+    cmd_replay_options[], cmd_demo_options[], cmd_sweep_options[];
 
 /* The table of commands (cli/commands.c): main dispatches on it, `help`
  * names them, the completions offer them. */
@@ -40,7 +46,8 @@ struct cli_command {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *summary;
-    const struct option *options;
+    const struct option *options; /* a command without a spec: its getopt table */
+    const struct cli_spec *spec;  /* its options, or NULL (then options, or none) */
 };
 extern const struct cli_command cli_commands[];
 extern const size_t cli_n_commands;

@@ -1,7 +1,7 @@
 /*
  * `loadtrace completions bash|zsh`: the shell completion script, written
- * from the program's own tables (cli/commands.c and each command's getopt
- * table), so a completion can never offer an option the command does not
+ * from the program's own tables (cli/commands.c and each command's options,
+ * its cli_spec or getopt table), so a completion can never offer an option the command does not
  * parse, nor miss one it does. The build writes both scripts beside the
  * binary and `cmake --install` puts them where bash-completion and zsh
  * look (cli/CMakeLists.txt).
@@ -25,8 +25,19 @@ static const char completions_usage[] =
     "share/zsh/site-functions/_loadtrace); to try one in the current shell:\n"
     "  source <(loadtrace completions bash)\n";
 
+/* Command i's getopt table: made from its spec, or the one it has; NULL
+ * for a command without options. buf has room for CLI_OPTS_MAX + 2. */
+static const struct option *options_of(size_t i, struct option *buf)
+{
+    if (!cli_commands[i].spec)
+        return cli_commands[i].options;
+    cli_opts_longopts(cli_commands[i].spec, buf);
+    return buf;
+}
+
 static void bash(FILE *f)
 {
+    struct option buf[CLI_OPTS_MAX + 2];
     fputs("# bash completion for loadtrace (written by `loadtrace completions bash`)\n"
           "_loadtrace() {\n"
           "    local cur prev cmd opts valued\n"
@@ -45,7 +56,7 @@ static void bash(FILE *f)
           "    case $cmd in\n",
           f);
     for (size_t i = 0; i < cli_n_commands; i++) {
-        const struct option *o = cli_commands[i].options;
+        const struct option *o = options_of(i, buf);
         if (!o)
             continue;
         fprintf(f, "    %s)\n        opts='", cli_commands[i].name);
@@ -92,6 +103,7 @@ static void zsh_quoted(FILE *f, const char *s)
 
 static void zsh(FILE *f)
 {
+    struct option buf[CLI_OPTS_MAX + 2];
     fputs("#compdef loadtrace\n"
           "# zsh completion for loadtrace (written by `loadtrace completions zsh`)\n"
           "_loadtrace() {\n"
@@ -114,7 +126,7 @@ static void zsh(FILE *f)
           "        (( CURRENT == 3 )) && _describe -t commands 'loadtrace command' cmds ;;\n",
           f);
     for (size_t i = 0; i < cli_n_commands; i++) {
-        const struct option *o = cli_commands[i].options;
+        const struct option *o = options_of(i, buf);
         if (!o)
             continue;
         fprintf(f, "    %s)\n        _arguments -S \\\n", cli_commands[i].name);

@@ -24,6 +24,8 @@
  * of one profile then answer the same question.
  */
 #include "cli/replay_search.h"
+#include "cli/ui_dash.h"
+#include "replay/replay_live.h"
 
 #include "analyze/analyze.h"
 #include "base/lt_buf.h"
@@ -115,6 +117,7 @@ struct search_ctx {
     double live_over_s;   /* live probes' wall time beyond their schedules */
     double max_time_load; /* --max-time ended the search before a probe here */
     double cut_load;      /* a stop cut the probe at this load short */
+    bool cut_virtual;     /* ... a virtual one */
     uint32_t virtual_probes, live_probes;
     bool stopped;
     struct probe_watch pw;
@@ -122,6 +125,10 @@ struct search_ctx {
      * later ones ask the target neither again */
     struct lt_replay_known *known;
     double cut_saved_s; /* planned time the probes stopped early did not spend */
+    /* --ui dashboard: the live probes' figures and the screen they are
+     * drawn on (the probes' lines become its history); NULL: lines */
+    struct lt_replay_live *live;
+    struct cli_dash *dash;
 };
 
 static double cpu_seconds(void)
@@ -255,6 +262,8 @@ static int run_virtual(struct search_ctx *c, const struct probe_window *win, dou
         .warmup = o.warmup,
         .default_out = o.default_out,
         .no_cancel = o.no_cancel,
+        /* a signal stops a long virtual probe too; the search drops it */
+        .stopped = cli_stop_name,
         /* the model's values, as a live probe scrapes the sim's /metrics */
         .metrics_interval_us = o.server_metrics < 0    ? 0
                                : o.metrics_interval_us ? o.metrics_interval_us
@@ -272,7 +281,10 @@ static int run_virtual(struct search_ctx *c, const struct probe_window *win, dou
         vo.metrics_interval_us = (int64_t)(span_s / VIRTUAL_SCRAPES * 1e6);
     lt_replay_plan_opts(&o, &vo.plan);
     struct lt_sim_vstats tot = {0};
-    return lt_sim_virtual_replay(&c->prof, &c->jobs, &vo, &tot, err);
+    int rc = lt_sim_virtual_replay(&c->prof, &c->jobs, &vo, &tot, err);
+    if (rc == 0 && tot.stopped_by)
+        c->stopped = true;
+    return rc;
 }
 
 static void on_probe_progress(void *ud, const struct lt_replay_progress *p)
@@ -336,6 +348,14 @@ static int run_live(struct search_ctx *c, double load, const char *path, bool *l
     lt_search_watch_init(&pw->w, pw->planned_s);
     o.progress = on_probe_progress;
     o.progress_ud = pw;
+    o.live = c->live;
+    if (c->live) {
+        char what[160];
+        snprintf(what, sizeof what, "live probe %u: %s %g%s", pw->probe,
+                 c->s->concurrency ? "concurrency" : "rate", load,
+                 c->s->concurrency ? " in flight" : " req/s");
+        lt_replay_live_set_phase(c->live, "probe", pw->probe, load, what);
+    }
     if (c->sim) {
         o.target = c->url;
         o.target_label = "sim";
@@ -413,6 +433,17 @@ static void too_few(const struct search_ctx *c, bool virt, double load, const st
 static void print_probe(const struct search_ctx *c, bool virt, double load,
                         const struct probe_out *po, const struct lt_search_probe *p)
 {
+    if (c->dash) { /* the dashboard's history of the probes */
+        char line[200];
+        snprintf(line, sizeof line, "probe %u: %s %g: %.3f of %llu met the SLO: %s%s",
+                 virt ? c->virtual_probes : c->live_probes,
+                 c->s->concurrency ? "concurrency" : "rate", load, p->attain,
+                 (unsigned long long)po->n,
+                 p->decided ? lt_search_verdict_name(p->verdict) : "unsure, again",
+                 p->unsure ? " (unsure)" : "");
+        cli_dash_note(c->dash, line);
+        return;
+    }
     fprintf(stderr,
             "loadtrace replay: %s probe %u: %s %g: %.3f of %llu requests met the SLO "
             "[%.3f, %.3f] (%llu faults): %s%s\n",
@@ -436,6 +467,8 @@ static bool past_max_time(const struct search_ctx *c, double load)
         return c->live_probes && left < c->live_wall_s / c->live_probes;
     return planned_s(c, false, load) + over > left;
 }
+
+static void fmt_load(char *buf, size_t n, double v);
 
 /* One search with one engine. Returns 0 or a negative code. */
 static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct lt_err *err)
@@ -464,7 +497,7 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
         f->virt = virt;
         f->why[0] = '\0';
         c->pw.cut = false;
-        if (!virt && !s->quiet) {
+        if (!virt && !s->quiet && !c->dash) {
             char d[32] = "";
             if (!s->concurrency)
                 fmt_secs(d, sizeof d, planned_s(c, false, load));
@@ -492,6 +525,7 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
             lt_search_give_up(ls, LT_SEARCH_STOPPED);
             c->n_files--; /* a probe cut short says nothing */
             c->cut_load = load;
+            c->cut_virtual = virt;
             if (!virt)
                 c->live_probes--;
             unlink(f->path);
@@ -532,7 +566,20 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
         f->p = *p;
         if (!s->quiet)
             print_probe(c, virt, load, &po, p);
-        if (cut && !s->quiet)
+        if (c->dash) {
+            char b[160], lo[32], hi[32];
+            fmt_load(lo, sizeof lo, ls->lo);
+            fmt_load(hi, sizeof hi, ls->hi);
+            snprintf(b, sizeof b, "bracket: %s meets the SLO, %s fails it (%u live probes)", lo, hi,
+                     c->live_probes);
+            cli_dash_status(c->dash, b);
+        }
+        if (cut && !s->quiet && c->dash) {
+            char b[200];
+            snprintf(b, sizeof b, "probe %u stopped early, saturated: %.150s", c->live_probes,
+                     f->why);
+            cli_dash_note(c->dash, b);
+        } else if (cut && !s->quiet)
             fprintf(stderr,
                     "loadtrace replay: live probe %u stopped early, saturated: %s; about %.1f s "
                     "of the probe saved\n",
@@ -719,10 +766,9 @@ static void window_from(const struct search_ctx *c, uint64_t first, uint64_t n, 
     w->end_us = first + n < c->jobs.n ? t1 : 0;
     if (w->end_us && w->end_us <= t0)
         w->end_us = t0 + 1;
-    /* No warm-up: replay flags a warm-up request by its place in the
-     * trace (seq < warmup), which a slice from the middle never has; the
-     * slice is part of a running trace, and the probes before warmed the
-     * server. (--warmup keeps the whole trace: cli_replay_search.) */
+    /* No warm-up: the slice is part of a running trace, and the probes
+     * before warmed the server. (--warmup keeps the whole trace:
+     * cli_replay_search.) */
     w->warmup = 0;
     w->span_s = (double)((first + n < c->jobs.n ? t1 : c->jobs.t_last) - t0) / 1e6;
 }
@@ -984,8 +1030,8 @@ static void print_end(const struct search_ctx *c, enum lt_search_end e, bool vir
                                : "a signal",
                c->live_probes, c->virtual_probes);
         if (c->cut_load > 0)
-            printf(" (the live probe at %g in progress was cut short and is not judged)",
-                   c->cut_load);
+            printf(" (the %s probe at %g in progress was cut short and is not judged)",
+                   c->cut_virtual ? "virtual" : "live", c->cut_load);
         printf("; the bracket above is what the probes before found\n");
         return;
     }
@@ -1075,7 +1121,7 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
     c->min_judged = lt_search_min_judged(attain);
     c->user_bounds = o->tt.win_start_us > 0 || o->tt.win_end_us > 0 || o->requests > 0 ||
                      o->tt.duration_us > 0 || o->warmup > 0;
-    c->draw = !s->quiet && cli_progress_wanted();
+    c->draw = !s->quiet && s->ui != CLI_UI_NONE && cli_progress_wanted();
     uint64_t per = probe_requests(c, true);
     /* (with --requests the plan's own sample checks come first: whole
      * sessions may keep fewer; the first probe then says so) */
@@ -1134,7 +1180,17 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
             goto out;
         }
         c->api_key = cli_api_key(s->key_env, o->api == LT_REPLAY_API_MESSAGES, &c->bearer_too);
-        if (search(c, &ls, false, &err) < 0) {
+        if (s->ui == CLI_UI_DASHBOARD && !s->quiet) {
+            if (!(c->live = lt_replay_live_new(&err)) ||
+                !(c->dash = cli_dash_start(c->live, "replay --find-max", &err)))
+                cli_error("replay", "no dashboard (%s): the progress line instead", err.msg);
+            else
+                c->draw = false;
+        }
+        int src = search(c, &ls, false, &err);
+        cli_dash_stop(c->dash, stderr); /* the probes' history stays on the screen */
+        c->dash = NULL;
+        if (src < 0) {
             cli_error("replay", "live probe: %s", err.msg);
             status = cli_fail_status(&err);
             goto out;
@@ -1260,6 +1316,8 @@ out:
         status = 1;
     }
     cli_stop_catch(false);
+    cli_dash_stop(c->dash, stderr);
+    lt_replay_live_free(c->live);
     lt_plan_jobs_close(&c->jobs);
     lt_replay_known_free(c->known);
     free(c);

@@ -32,6 +32,7 @@ struct cli_search_opts {
     const struct lt_sim_opts *sim;
     const char *key_env;
     bool quiet;
+    int ui; /* enum cli_ui (cli/ui_dash.h), resolved: the dashboard during the live probes */
 };
 
 /* Run the search described by s over the replay options o (trace, output,

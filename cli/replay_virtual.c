@@ -1,15 +1,19 @@
 /*
- * The virtual-time replay (see replay_virtual.h). It reads the trace the
- * way the live replay does (the same prompt and output length rules as
- * lt_replay_build_body, the same session links), computes each run's send
- * times with plan/plan_sched.h, and hands each run to the sim's
- * virtual driver, which writes the same run and result records as a live
- * replay. No thread, no socket, no clock: the CPU time is the only cost.
+ * The virtual-time replay (see replay_virtual.h). It refuses what the model
+ * cannot honour, loads the sim profile, opens the trace streamed
+ * (lt_plan_jobs_open, as the live replay does) and hands every run to the
+ * sim's virtual engine (lt_sim_virtual_replay), which drives the same plan
+ * (plan/plan.h, with the plan options a live replay would take:
+ * lt_replay_plan_opts) against the model and writes the run and result
+ * records; then it prints the totals and, if asked, the summary. No
+ * thread and no socket; the only clock read is the process's CPU time,
+ * for the totals line.
  */
 #include "cli/replay_virtual.h"
 
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
+#include "cli/replay_fleet.h"
 #include "plan/plan_jobs.h"
 #include "sim/sim_profile.h"
 #include "sim/sim_virtual.h"
@@ -76,14 +80,30 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
         .warmup = o->warmup,
         .default_out = o->default_out,
         .no_cancel = o->no_cancel,
+        /* Ctrl-C or SIGTERM stops the run as it stops a live one: what
+         * ran is kept, what never ran is recorded as never sent */
+        .stopped = cli_stop_name,
         /* the model's values, as the live sim's /metrics would be scraped */
         .metrics_interval_us = o->server_metrics < 0    ? 0
                                : o->metrics_interval_us ? o->metrics_interval_us
                                                         : 250000,
     };
     lt_replay_plan_opts(o, &vo.plan);
+    /* A fleet of model instances behind replay's own router. */
+    struct lt_route router;
+    struct lt_sim_vroute vroute;
+    int fleet = cli_fleet_vroute(o, &router, &vroute);
+    if (fleet < 0) {
+        lt_plan_jobs_close(&tr);
+        return 2;
+    }
+    vo.route = fleet ? &vroute : NULL;
     struct lt_sim_vstats tot = {0};
+    cli_stop_catch(true);
     int rc = lt_sim_virtual_replay(&p, &tr, &vo, &tot, &err);
+    cli_stop_catch(false);
+    if (fleet)
+        lt_route_release(&router);
     lt_plan_jobs_close(&tr);
     double cpu = cpu_seconds() - cpu0;
     if (rc < 0) {
@@ -110,7 +130,14 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
                 (unsigned long long)tot.cancelled, (unsigned long long)tot.out_tokens,
                 (unsigned long long)tot.cached_tokens, (double)tot.model_end_us / 1e6, cpu,
                 o->out_path);
-    int status = cli_replay_status(false, tot.requests - tot.cancelled, tot.ok);
+    if (tot.stopped_by)
+        fprintf(stderr,
+                "loadtrace replay: run %u stopped by %s at %.1f s of model time: %llu requests "
+                "never sent (recorded without a send; not errors), %llu in the model recorded "
+                "as aborted\n",
+                (unsigned)tot.stopped_run, tot.stopped_by, (double)tot.stopped_at_us / 1e6,
+                (unsigned long long)tot.unsent, (unsigned long long)tot.aborted);
+    int status = cli_replay_status(tot.stopped_by != NULL, tot.requests - tot.cancelled, tot.ok);
     if (summary && strcmp(o->out_path, "-") != 0) {
         struct lt_analyze_opts ao;
         lt_analyze_opts_init(&ao);

@@ -8,9 +8,13 @@
  * back-off, the time limit); an engine owns the clock and the requests.
  * Two engines drive it: the curl engine (replay/replay.c) in real time and
  * the sim's model in virtual time (sim/sim_virtual.c). The plan never reads
- * a clock and does no I/O: the engine passes the time, in µs from the
+ * a clock and opens no socket: the engine passes the time, in µs from the
  * run's origin, and the plan calls the engine's send for each seq that
- * leaves.
+ * leaves. Its one I/O is the trace's: a plan over a loaded trace
+ * (lt_plan_jobs_load) reads nothing, one over a streamed trace
+ * (lt_plan_jobs_open) reads the file on as it lays seqs out, in
+ * lt_plan_init, lt_plan_start, lt_plan_pump and lt_plan_hold (plan_stream.c,
+ * through plan_jobs.c), so those may fail with the reader's errors.
  *
  * Seq states:
  *
@@ -66,9 +70,10 @@ enum lt_plan_state {
 struct lt_plan_opts {
     enum lt_plan_mode mode;
     struct lt_plan_sched_tt tt; /* trace time */
-    uint64_t requests;    /* closed and open loop: per run; trace time: at most this many
-                             (a sample of whole sessions, lt_plan_jobs_sample); 0 = the whole trace */
-    double rate;          /* open loop */
+    /* closed and open loop: per run; trace time: at most this many (a
+     * sample of whole sessions, lt_plan_jobs_sample); 0 = the whole trace */
+    uint64_t requests;
+    double rate; /* open loop */
     enum lt_arrivals arrivals;
     double cv;
     uint32_t max_concurrency; /* open loop and trace time: cap on in flight; 0 = none */
@@ -139,17 +144,17 @@ struct lt_plan {
     bool streamed;
     struct lt_vmem m_offs, m_state, m_attempts;
     struct lt_plan_sched_tt_walk walk0, walk; /* scaled; as it goes */
-    size_t kept;                        /* seqs the schedule keeps (the rest are cut) */
-    size_t decided, laid;               /* seqs whose sample is decided; laid out */
-    size_t placed;                      /* seqs laid out and kept */
-    size_t first_out;                   /* --requests: no session starts at or after it */
+    size_t kept;                              /* seqs the schedule keeps (the rest are cut) */
+    size_t decided, laid;                     /* seqs whose sample is decided; laid out */
+    size_t placed;                            /* seqs laid out and kept */
+    size_t first_out;                         /* --requests: no session starts at or after it */
     /* an open loop: positions of the trace's laps, those of the whole
      * laps, the seqs kept before the duration, whether the last lap is a
      * sample of whole sessions; its arrivals as they are drawn */
     size_t npos, laps_pos, kept0;
-    size_t ncut;                  /* seqs laid out and cut */
+    size_t ncut;                       /* seqs laid out and cut */
     struct lt_plan_jobs_dealer dealer; /* parts: the deal as the trace is read */
-    size_t hi_sent;               /* a streamed closed loop: seqs below this were sent or passed */
+    size_t hi_sent; /* a streamed closed loop: seqs below this were sent or passed */
     bool lap_sampled;
     struct lt_plan_sched_arrive arrive;
     int64_t lay_prev; /* offs of the last kept seq laid out */

@@ -83,6 +83,52 @@ static void *dup_n(struct lt_plan_slab **head, size_t job, const void *p, size_t
     return d;
 }
 
+/* The record's media parts, into js's table (a malformed key is kept as
+ * such: the request fails alone, the trace is still replayed). */
+static int keep_media(struct lt_plan_jobs *js, const struct lt_item *it, struct lt_err *err)
+{
+    struct lt_media v[LT_MEDIA_MAX];
+    uint32_t n = 0;
+    struct lt_err why;
+    bool bad = lt_media_read(&it->rec.extra, v, LT_MEDIA_MAX, &n, &why) < 0;
+    if (!bad && !n)
+        return 0;
+    if (bad)
+        n = 0;
+    if (js->n_media == js->media_cap) {
+        size_t nc = js->media_cap ? js->media_cap * 2 : 64;
+        struct lt_plan_media_rec *m = realloc(js->media, nc * sizeof *m);
+        if (!m)
+            return lt_errset(err, LT_ENOMEM, "out of memory reading the trace's media");
+        js->media = m;
+        js->media_cap = nc;
+    }
+    if (js->n_media_parts + n > js->media_parts_cap) {
+        size_t nc = js->media_parts_cap ? js->media_parts_cap * 2 : 64;
+        while (nc < js->n_media_parts + n)
+            nc *= 2;
+        struct lt_media *p = realloc(js->media_parts, nc * sizeof *p);
+        if (!p)
+            return lt_errset(err, LT_ENOMEM, "out of memory reading the trace's media");
+        js->media_parts = p;
+        js->media_parts_cap = nc;
+    }
+    struct lt_plan_media_rec *r = &js->media[js->n_media++];
+    memset(r, 0, sizeof *r);
+    r->index = it->index;
+    r->first = (uint32_t)js->n_media_parts;
+    r->n = n;
+    r->bad = bad;
+    if (bad) { /* cut to fit: the first words say what */
+        size_t wl = strnlen(why.msg, sizeof r->why - 1);
+        memcpy(r->why, why.msg, wl);
+        r->why[wl] = 0;
+    }
+    memcpy(js->media_parts + js->n_media_parts, v, n * sizeof *v);
+    js->n_media_parts += n;
+    return 0;
+}
+
 /* Checks every reading of a record makes (the first pass of a streamed
  * trace, or the only one). */
 static int check_record(struct lt_plan_jobs *js, const char *path, const struct lt_item *it,
@@ -115,6 +161,8 @@ static int check_record(struct lt_plan_jobs *js, const char *path, const struct 
             .tokens = rec->cancel_tokens,
             .has = rec->has & (LT_HAS_CANCEL_AFTER | LT_HAS_CANCEL_TOKENS)};
     }
+    if (rec->extra.n)
+        return keep_media(js, it, err);
     return 0;
 }
 
@@ -479,8 +527,8 @@ void lt_plan_jobs_turn_over(const struct lt_plan_jobs *js, size_t j, int64_t pre
 #define S_DECIDED ((uint64_t)1 << 63)
 #define S_KEPT ((uint64_t)1 << 62)
 
-void lt_plan_jobs_sampler_init(struct lt_plan_jobs_sampler *s, int64_t win_start_us, int64_t win_end_us,
-                          uint64_t max_requests)
+void lt_plan_jobs_sampler_init(struct lt_plan_jobs_sampler *s, int64_t win_start_us,
+                               int64_t win_end_us, uint64_t max_requests)
 {
     *s = (struct lt_plan_jobs_sampler){
         .ws = win_start_us, .we = win_end_us, .max = max_requests, .first_out = SIZE_MAX};
@@ -493,7 +541,7 @@ void lt_plan_jobs_sampler_release(struct lt_plan_jobs_sampler *s)
 }
 
 int lt_plan_jobs_sampler_count(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
-                          struct lt_err *err)
+                               struct lt_err *err)
 {
     if (!k->has_session)
         return 0;
@@ -504,8 +552,8 @@ int lt_plan_jobs_sampler_count(struct lt_plan_jobs_sampler *s, const struct lt_p
     return 0;
 }
 
-int lt_plan_jobs_sampler_keep(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k, bool *keep,
-                         struct lt_err *err)
+int lt_plan_jobs_sampler_keep(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
+                              bool *keep, struct lt_err *err)
 {
     struct lt_plan_jobs_sample *sm = &s->sm;
     uint64_t *v = NULL;
@@ -579,8 +627,8 @@ static int sample_keep(void *ud, const struct lt_plan_rec_key *k)
 }
 
 int lt_plan_jobs_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
-                   uint64_t max_requests, uint8_t *keep, struct lt_plan_jobs_sample *s,
-                   struct lt_err *err)
+                        uint64_t max_requests, uint8_t *keep, struct lt_plan_jobs_sample *s,
+                        struct lt_err *err)
 {
     struct lt_plan_jobs_sampler sp;
     lt_plan_jobs_sampler_init(&sp, win_start_us, win_end_us, max_requests);
@@ -611,7 +659,28 @@ void lt_plan_jobs_close(struct lt_plan_jobs *js)
         free(js->v);
     }
     free(js->cancels);
+    free(js->media);
+    free(js->media_parts);
     memset(js, 0, sizeof *js);
+}
+
+const struct lt_plan_media_rec *lt_plan_job_media(const struct lt_plan_jobs *js,
+                                                  const struct lt_plan_job *job,
+                                                  const struct lt_media **parts)
+{
+    *parts = NULL;
+    size_t lo = 0, hi = js->n_media;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (js->media[mid].index < job->index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == js->n_media || js->media[lo].index != job->index)
+        return NULL;
+    *parts = js->media_parts + js->media[lo].first;
+    return &js->media[lo];
 }
 
 struct lt_plan_cancel lt_plan_job_cancel(const struct lt_plan_jobs *js,
@@ -708,7 +777,7 @@ void lt_plan_jobs_dealer_release(struct lt_plan_jobs_dealer *d)
 }
 
 int64_t lt_plan_jobs_dealer_next(struct lt_plan_jobs_dealer *d, bool has_session, uint64_t session,
-                            uint32_t in, uint32_t out, struct lt_err *err)
+                                 uint32_t in, uint32_t out, struct lt_err *err)
 {
     uint32_t p;
     if (has_session) {

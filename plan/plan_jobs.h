@@ -10,6 +10,7 @@
 #include "base/lt_err.h"
 #include "base/lt_u64map.h"
 #include "traces/trace_format.h"
+#include "traces/trace_media.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +74,23 @@ struct lt_plan_jobs {
      * trace-time schedule keeps those: plan_sched.h). */
     int64_t t_first, t_last;
     size_t n_nonneg;
+    /* The media parts of the records that have any (traces/trace_media.h),
+     * by record number, ascending, kept apart as the cancel points are
+     * (lt_plan_job_media reads them). */
+    struct lt_plan_media_rec *media;
+    size_t n_media, media_cap;
+    struct lt_media *media_parts;
+    size_t n_media_parts, media_parts_cap;
+};
+
+/* One record's media parts: media_parts[first, first + n); bad: its media
+ * key could not be read (why, in the message), and its request is to fail
+ * alone. */
+struct lt_plan_media_rec {
+    uint64_t index;
+    uint32_t first, n;
+    bool bad;
+    char why[95];
 };
 
 /* Where a request is cancelled (docs/replay.md "Cancellations"): the one
@@ -98,6 +116,12 @@ struct lt_plan_cancel_rec {
     uint32_t tokens;
     uint32_t has; /* its LT_HAS_CANCEL_* bits */
 };
+/* The media of job (one of js's): its parts in *parts, their count
+ * returned; NULL and 0 when its record has none. */
+const struct lt_plan_media_rec *lt_plan_job_media(const struct lt_plan_jobs *js,
+                                                  const struct lt_plan_job *job,
+                                                  const struct lt_media **parts);
+
 /* The cancel point of job (one of js's); by NONE when its record has none. */
 struct lt_plan_cancel lt_plan_job_cancel(const struct lt_plan_jobs *js,
                                          const struct lt_plan_job *job);
@@ -112,10 +136,9 @@ void lt_plan_jobs_close(struct lt_plan_jobs *js);
  * times (t_first, t_last, n_nonneg), the cancel points and the header's
  * block size; v has room for n jobs (address space, not memory),
  * and a job is readable only between lt_plan_jobs_need and the
- * lt_plan_jobs_drop that passes it. The plan decides (lt_plan_init):
- * trace time without --window, --requests or parts streams; any other
- * run needs every job and loads them all (today's memory). Fails like
- * lt_plan_jobs_load. */
+ * lt_plan_jobs_drop that passes it. A plan over it streams in every mode
+ * (plan_stream.c); only a trace the reader sorts at open (order:
+ * completion) is held whole, by the reader. Fails like lt_plan_jobs_load. */
 int lt_plan_jobs_open(struct lt_plan_jobs *js, const char *path, struct lt_err *err);
 /* Make jobs [from, upto) readable, reading the trace on (a streamed trace;
  * a no-op for a loaded one). Sessions are linked as their turns are read:
@@ -171,7 +194,7 @@ struct lt_plan_jobs_sample {
     uint64_t of_requests, of_sessions;
 };
 
-/* A sample of the trace that never cuts a session in half (issue 17: a
+/* A sample of the trace that never cuts a session in half (a
  * session's later turn replayed without its earlier ones, or an earlier
  * one whose answer nothing follows, is no longer the conversation).
  * A session belongs where its first request is and is kept whole or not
@@ -187,8 +210,8 @@ struct lt_plan_jobs_sample {
  * first kept session (nothing would be replayed; the error names its
  * size, the smallest max_requests that keeps it whole). */
 int lt_plan_jobs_sample(const struct lt_plan_jobs *js, int64_t win_start_us, int64_t win_end_us,
-                   uint64_t max_requests, uint8_t *keep, struct lt_plan_jobs_sample *s,
-                   struct lt_err *err);
+                        uint64_t max_requests, uint8_t *keep, struct lt_plan_jobs_sample *s,
+                        struct lt_err *err);
 
 /* The same rule request by request, for a plan that streams the trace
  * (lt_plan_jobs_sample is built on it). With max_requests, two readings in
@@ -208,16 +231,16 @@ struct lt_plan_jobs_sampler {
     struct lt_plan_jobs_sample sm;
     bool again; /* lt_plan_jobs_sampler_again: every decision made */
 };
-void lt_plan_jobs_sampler_init(struct lt_plan_jobs_sampler *s, int64_t win_start_us, int64_t win_end_us,
-                          uint64_t max_requests);
+void lt_plan_jobs_sampler_init(struct lt_plan_jobs_sampler *s, int64_t win_start_us,
+                               int64_t win_end_us, uint64_t max_requests);
 void lt_plan_jobs_sampler_release(struct lt_plan_jobs_sampler *s);
 int lt_plan_jobs_sampler_count(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
-                          struct lt_err *err);
+                               struct lt_err *err);
 /* *keep: whether request k is in the sample. LT_EUSAGE when max_requests
  * is smaller than the first session to keep (the error names its size),
  * LT_ENOMEM. */
-int lt_plan_jobs_sampler_keep(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k, bool *keep,
-                         struct lt_err *err);
+int lt_plan_jobs_sampler_keep(struct lt_plan_jobs_sampler *s, const struct lt_plan_rec_key *k,
+                              bool *keep, struct lt_err *err);
 /* After a whole reading: the next reading's lt_plan_jobs_sampler_keep says the
  * same from what was decided (a session's entry, first_out), with no
  * count first and sm left as it is. */
@@ -254,6 +277,6 @@ int lt_plan_jobs_dealer_init(struct lt_plan_jobs_dealer *d, uint32_t parts, stru
 void lt_plan_jobs_dealer_release(struct lt_plan_jobs_dealer *d);
 /* The part of the next request in order. Returns it, or LT_ENOMEM. */
 int64_t lt_plan_jobs_dealer_next(struct lt_plan_jobs_dealer *d, bool has_session, uint64_t session,
-                            uint32_t in, uint32_t out, struct lt_err *err);
+                                 uint32_t in, uint32_t out, struct lt_err *err);
 
 #endif

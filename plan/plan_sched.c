@@ -34,8 +34,8 @@ void lt_plan_sched_tt_walk_init(struct lt_plan_sched_tt_walk *w, const struct lt
     *w = (struct lt_plan_sched_tt_walk){.o = *o, .prev = -1, .factor = 1.0};
 }
 
-int lt_plan_sched_tt_walk_gap(struct lt_plan_sched_tt_walk *w, int64_t t, size_t m, size_t k, int64_t *x,
-                        struct lt_err *err)
+int lt_plan_sched_tt_walk_gap(struct lt_plan_sched_tt_walk *w, int64_t t, size_t m, size_t k,
+                              int64_t *x, struct lt_err *err)
 {
     /* 2. spread a group of equal timestamps evenly over [t, t + D) */
     if (w->o.spread_us > 0) {
@@ -57,8 +57,8 @@ int lt_plan_sched_tt_walk_gap(struct lt_plan_sched_tt_walk *w, int64_t t, size_t
     return 0;
 }
 
-int lt_plan_sched_tt_walk_scale(struct lt_plan_sched_tt_walk *w, int64_t first, int64_t last, size_t kept,
-                          struct lt_err *err)
+int lt_plan_sched_tt_walk_scale(struct lt_plan_sched_tt_walk *w, int64_t first, int64_t last,
+                                size_t kept, struct lt_err *err)
 {
     const struct lt_plan_sched_tt *o = &w->o;
     double factor = 1.0;
@@ -151,18 +151,21 @@ int64_t lt_plan_sched_trace(const int64_t *t, size_t n, const struct lt_plan_sch
     return (int64_t)kept;
 }
 
-int lt_plan_sched_arrive_init(struct lt_plan_sched_arrive *g, enum lt_arrivals a, double rate, double cv,
-                        uint64_t seed, int64_t duration_us, struct lt_err *err)
+int lt_plan_sched_arrive_init(struct lt_plan_sched_arrive *g, enum lt_arrivals a, double rate,
+                              double cv, uint64_t seed, int64_t duration_us, struct lt_err *err)
 {
     if (!(rate > 0) || !isfinite(rate))
         return lt_errset(err, LT_EINVAL, "the open-loop rate must be a positive number");
-    if (a == LT_ARR_GAMMA && !(cv > 0))
-        return lt_errset(err, LT_EINVAL, "gamma arrivals need a positive CV (gamma:CV)");
+    if (a == LT_ARR_GAMMA && !(cv >= LT_ARR_CV_MIN && cv <= LT_ARR_CV_MAX))
+        return lt_errset(err, LT_EINVAL, "gamma arrivals need a CV from %g to %g (gamma:CV)",
+                         LT_ARR_CV_MIN, LT_ARR_CV_MAX);
+    if (a == LT_ARR_EMPIRICAL)
+        return lt_errset(err, LT_EINVAL, "empirical arrivals need a fitted trace (synth --fit)");
     *g = (struct lt_plan_sched_arrive){.a = a,
-                                 .rate = rate,
-                                 .mean = 1e6 / rate,
-                                 .shape = a == LT_ARR_GAMMA ? 1.0 / (cv * cv) : 1.0,
-                                 .duration_us = duration_us};
+                                       .rate = rate,
+                                       .mean = 1e6 / rate,
+                                       .shape = a == LT_ARR_GAMMA ? 1.0 / (cv * cv) : 1.0,
+                                       .duration_us = duration_us};
     lt_rng_seed(&g->rng, seed);
     return 0;
 }
@@ -184,6 +187,7 @@ int lt_plan_sched_arrive_next(struct lt_plan_sched_arrive *g, int64_t *us, struc
     *us = at;
     g->i++;
     switch (g->a) {
+    case LT_ARR_DEFAULT:
     case LT_ARR_POISSON:
         g->t += lt_rng_exp(&g->rng, g->mean);
         break;
@@ -191,6 +195,7 @@ int lt_plan_sched_arrive_next(struct lt_plan_sched_arrive *g, int64_t *us, struc
         g->t += lt_rng_gamma(&g->rng, g->shape, g->mean / g->shape);
         break;
     case LT_ARR_CONSTANT:
+    case LT_ARR_EMPIRICAL: /* refused by lt_plan_sched_arrive_init */
         g->t = (double)g->i * g->mean;
         break;
     }
@@ -198,7 +203,7 @@ int lt_plan_sched_arrive_next(struct lt_plan_sched_arrive *g, int64_t *us, struc
 }
 
 int64_t lt_plan_sched_open_loop(enum lt_arrivals a, double rate, double cv, uint64_t seed,
-                           int64_t duration_us, int64_t *out, size_t n, struct lt_err *err)
+                                int64_t duration_us, int64_t *out, size_t n, struct lt_err *err)
 {
     struct lt_plan_sched_arrive g;
     int rc = lt_plan_sched_arrive_init(&g, a, rate, cv, seed, duration_us, err);
@@ -209,27 +214,4 @@ int64_t lt_plan_sched_open_loop(enum lt_arrivals a, double rate, double cv, uint
         if ((rc = lt_plan_sched_arrive_next(&g, &out[i], err)) <= 0)
             break;
     return rc < 0 ? rc : (int64_t)i;
-}
-
-int lt_plan_parse_arrivals(const char *s, enum lt_arrivals *a, double *cv, struct lt_err *err)
-{
-    *cv = 1.0;
-    if (!strcmp(s, "poisson")) {
-        *a = LT_ARR_POISSON;
-        return 0;
-    }
-    if (!strcmp(s, "constant")) {
-        *a = LT_ARR_CONSTANT;
-        return 0;
-    }
-    if (!strncmp(s, "gamma:", 6)) {
-        char *end;
-        double v = strtod(s + 6, &end);
-        if (end != s + 6 && !*end && v > 0 && isfinite(v)) {
-            *a = LT_ARR_GAMMA;
-            *cv = v;
-            return 0;
-        }
-    }
-    return lt_errset(err, LT_EINVAL, "--arrivals: '%s' is not poisson, constant or gamma:CV", s);
 }

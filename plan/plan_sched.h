@@ -20,6 +20,7 @@
 #ifndef LT_PLAN_SCHED_H
 #define LT_PLAN_SCHED_H
 
+#include "base/lt_arrivals.h"
 #include "base/lt_err.h"
 #include "base/lt_rng.h"
 
@@ -70,22 +71,16 @@ void lt_plan_sched_tt_walk_init(struct lt_plan_sched_tt_walk *w, const struct lt
  * at time t (µs from the window's start, >= 0): *x receives the time after
  * --spread and --max-gap. LT_EINVAL when --spread would place a group
  * beyond LT_PLAN_MAX_OFFSET_US. */
-int lt_plan_sched_tt_walk_gap(struct lt_plan_sched_tt_walk *w, int64_t t, size_t m, size_t k, int64_t *x,
-                        struct lt_err *err);
+int lt_plan_sched_tt_walk_gap(struct lt_plan_sched_tt_walk *w, int64_t t, size_t m, size_t k,
+                              int64_t *x, struct lt_err *err);
 /* Steps 4-5 from the first and last time after step 3 of the `kept`
  * requests: the factor of --rate or --speed, refused (LT_EINVAL, naming
  * the option) when the span would exceed LT_PLAN_MAX_OFFSET_US. */
-int lt_plan_sched_tt_walk_scale(struct lt_plan_sched_tt_walk *w, int64_t first, int64_t last, size_t kept,
-                          struct lt_err *err);
+int lt_plan_sched_tt_walk_scale(struct lt_plan_sched_tt_walk *w, int64_t first, int64_t last,
+                                size_t kept, struct lt_err *err);
 /* Steps 4-6 of a time x after step 3: the send offset, or -1 when the
  * duration cuts it. */
 int64_t lt_plan_sched_tt_walk_place(const struct lt_plan_sched_tt_walk *w, int64_t x);
-
-enum lt_arrivals {
-    LT_ARR_POISSON = 0,
-    LT_ARR_GAMMA = 1,
-    LT_ARR_CONSTANT = 2,
-};
 
 /* Open-loop arrivals one at a time (lt_plan_sched_open_loop is built on it). */
 struct lt_plan_sched_arrive {
@@ -97,8 +92,8 @@ struct lt_plan_sched_arrive {
 };
 /* Returns 0, or LT_EINVAL for a rate that is not a positive number or a
  * gamma CV that is not positive. */
-int lt_plan_sched_arrive_init(struct lt_plan_sched_arrive *g, enum lt_arrivals a, double rate, double cv,
-                        uint64_t seed, int64_t duration_us, struct lt_err *err);
+int lt_plan_sched_arrive_init(struct lt_plan_sched_arrive *g, enum lt_arrivals a, double rate,
+                              double cv, uint64_t seed, int64_t duration_us, struct lt_err *err);
 /* The next arrival in *us: 1, or 0 when it would fall at or after the
  * duration, or LT_EINVAL beyond LT_PLAN_MAX_OFFSET_US without a duration
  * (the error names the rate and the request). */
@@ -110,9 +105,6 @@ int lt_plan_sched_arrive_next(struct lt_plan_sched_arrive *g, int64_t *us, struc
  * LT_EINVAL (a rate so low an arrival would fall beyond
  * LT_PLAN_MAX_OFFSET_US, say). */
 int64_t lt_plan_sched_open_loop(enum lt_arrivals a, double rate, double cv, uint64_t seed,
-                           int64_t duration_us, int64_t *out, size_t n, struct lt_err *err);
-
-/* Parse "poisson", "constant" or "gamma:CV". Returns 0 or LT_EINVAL. */
-int lt_plan_parse_arrivals(const char *s, enum lt_arrivals *a, double *cv, struct lt_err *err);
+                                int64_t duration_us, int64_t *out, size_t n, struct lt_err *err);
 
 #endif

@@ -6,7 +6,8 @@
 # share that must meet the SLO), found (the highest load meeting it, live
 # if any; 0 = none).
 # Columns of data: load, attainment, interval low, interval high, live (1)
-# or virtual (0).
+# or virtual (0). has_live, has_virtual: which engines probed (the key names
+# only those).
 set style line 1 lc rgb "#000000" lw 2 dt 1 pt 7 ps 1.1
 set style line 2 lc rgb "#0072B2" lw 2 dt 2 pt 5 ps 1.1
 set style line 3 lc rgb "#D55E00" lw 1.5 dt 3
@@ -31,8 +32,10 @@ do for [fmt in "png svg"] {
         set terminal svg size 480,350 noenhanced font "Sans,12" dashed background rgb "white"
     }
     set output out.".".fmt
-    plot data using 1:($5 == 1 ? $2 : NaN):3:4 with yerrorbars ls 1 title "live", \
-         data using 1:($5 == 0 ? $2 : NaN):3:4 with yerrorbars ls 2 title "virtual", \
+    plot data using 1:($5 == 1 ? $2 : NaN):3:4 with yerrorbars ls 1 \
+             title (!exists("has_live") || has_live ? "live" : ""), \
+         data using 1:($5 == 0 ? $2 : NaN):3:4 with yerrorbars ls 2 \
+             title (!exists("has_virtual") || has_virtual ? "virtual" : ""), \
          target with lines ls 3 title sprintf("target %.3g", target)
     unset output
 }

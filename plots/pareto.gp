@@ -1,9 +1,11 @@
 # Latency against throughput (the Pareto view of a sweep): each point is one
-# level (labelled with its concurrency or rate above its E2E p99 point); lower
-# and further right is better.
+# level (labelled with its concurrency or rate above its E2E p99 point, where
+# the label clears the others: column 11 says which); lower and further right
+# is better.
 # loadtrace analyze sets above: data, out, chart_title.
 # Columns of data: level, agg tok/s, per-req decode, per-req e2e, TTFT p50,
-# TTFT p99, TPOT p50, TPOT p99, E2E p50, E2E p99 (latencies in ms).
+# TTFT p99, TPOT p50, TPOT p99, E2E p50, E2E p99 (latencies in ms), label
+# (1: print the level's label, 0: it would overprint one printed).
 # Line styles: colour-blind-safe colours, and each line also differs by
 # dash pattern and point shape, so the chart stays readable in black and white.
 set style line 1 lc rgb "#000000" lw 2 dt 1 pt 7 ps 1.1
@@ -47,6 +49,6 @@ do for [fmt in "png svg"] {
          data using 2:10 with linespoints ls 4 title "E2E p99", \
          data using 2:7 with linespoints ls 5 title "TPOT p50", \
          data using 2:8 with linespoints ls 6 title "TPOT p99", \
-         data using 2:10:(sprintf("%g", $1)) with labels offset 0, 1.2 notitle
+         data using 2:10:($11 > 0 ? sprintf("%g", $1) : "") with labels offset 0, 1.2 notitle
     unset output
 }

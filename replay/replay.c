@@ -33,6 +33,7 @@
  * Every seq of a run ends DONE with exactly one result record.
  */
 #include "replay/replay_internal.h"
+#include "replay/replay_live.h"
 
 #include "base/lt_rng.h"
 
@@ -393,11 +394,61 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
         return lt_errset(err, LT_ENOMEM, "out of memory starting a request");
     const struct lt_plan_job *job = &rp->trace.v[lt_plan_job_of(&rp->plan, seq)];
     q->seq = seq;
+    if (!rp->plan.attempts[seq] && rp->warm_sent < rp->o.warmup) {
+        if (!lt_u64map_upsert(&rp->warm, seq, NULL)) {
+            req_put(rp, q);
+            return lt_errset(err, LT_ENOMEM, "out of memory starting a request");
+        }
+        rp->warm_sent++;
+    }
     q->cancel.idx = SIZE_MAX;
     q->state = RS_IN_CURL;
     q->retry_after_us = -1;
     q->sched = lt_mono_add_ns(rp->origin, rp->plan.offs[seq] * 1000);
-    int rc = lt_replay_build_body(&q->body, &rp->build, job, &q->want_in, &q->want_out);
+    q->replica = q->failover_from = -1;
+    if (rp->n_replicas) {
+        /* The router decides from the request alone (and the load): the
+         * same seq goes to the same replica in every rank and in the
+         * virtual fleet. */
+        q->failover_from = rp->resend_from;
+        rp->resend_from = -1;
+        struct lt_route_key k = {.seq = seq,
+                                 .index = job->index,
+                                 .session = job->session,
+                                 .blocks = job->blocks,
+                                 .n_blocks = job->n_blocks};
+        q->replica = lt_route_pick(&rp->router, &k);
+        if (q->replica < 0) { /* every replica is down: recorded by pump, never sent */
+            q->err = LT_REPLAY_ERR_CONNECT;
+            q->prev = q->next = q;
+            q->unsent_next = rp->unsent;
+            rp->unsent = q;
+            return 0;
+        }
+        curl_easy_setopt(q->easy, CURLOPT_URL, rp->replica_url[q->replica]);
+    }
+    const struct lt_media *parts;
+    const struct lt_plan_media_rec *media =
+        rp->trace.n_media ? lt_plan_job_media(&rp->trace, job, &parts) : NULL;
+    int rc;
+    if (media) {
+        struct lt_err why;
+        rc = lt_replay_media_body(&q->body, &rp->build, rp->media, job, media, parts, &q->want_in,
+                                  &q->want_out, &why);
+        if (rc == LT_EFORMAT) { /* fails alone, with loadtrace's words */
+            lt_plan_job_lengths(job, rp->build.default_out, &q->want_in, &q->want_out);
+            q->err = LT_REPLAY_ERR_MEDIA;
+            q->prev = q->next = q;
+            q->unsent_next = rp->unsent;
+            rp->unsent = q;
+            lt_buf_reset(&q->body);
+            lt_buf_reset(&q->rbody);
+            lt_buf_printf(&q->rbody, "loadtrace: not sent: %s", why.msg);
+            return 0;
+        }
+    } else {
+        rc = lt_replay_build_body(&q->body, &rp->build, job, &q->want_in, &q->want_out);
+    }
     if (rc < 0) {
         /* A record too large to send (its body past the buffer's limit)
          * fails alone: pump records it, and the run goes on. Not here:
@@ -487,6 +538,14 @@ static void unlink_req(struct lt_replay_req *q)
     q->next->prev = q->prev;
 }
 
+/* A fleet's replica failed under this request (--failover): no connection
+ * at all, or a stream cut before its end. */
+static bool failed_over(const char *errclass)
+{
+    return errclass && (!strcmp(errclass, LT_REPLAY_ERR_CONNECT) ||
+                        !strcmp(errclass, LT_REPLAY_ERR_INCOMPLETE));
+}
+
 /* 429, 503 and connect failures may be retried (--retry). */
 static bool retryable(const char *errclass, long status)
 {
@@ -512,6 +571,25 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     lt__replay_transfer_cut(rp, q);
     unlink_req(q);
     lt__replay_cancel_disarm(rp, q);
+    if (q->replica >= 0) {
+        lt_route_done(&rp->router, q->replica);
+        if (rp->o.failover && !rp->stop && failed_over(errclass)) {
+            /* The replica is gone or died mid-stream: nothing more goes
+             * there, and this request starts again on another (at once:
+             * a router retries, it does not wait). */
+            struct lt_replay_replica *f = &rp->replicas[q->replica];
+            if (!lt_route_is_down(&rp->router, q->replica)) {
+                lt_route_down(&rp->router, q->replica);
+                f->down_at_us = end_us;
+            }
+            f->failed_over++;
+            rp->resend_from = q->replica;
+            req_put(rp, q);
+            int rc = send_seq(rp, seq, err);
+            rp->resend_from = -1;
+            return rc < 0 ? rc : finish_unsent(rp, err);
+        }
+    }
     if (retryable(errclass, q->status)) {
         int again = lt_plan_retry(&rp->plan, seq, end_us, q->retry_after_us, err);
         if (again) {
@@ -528,6 +606,12 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     lt__replay_check_result(rp, seq, q, end_t);
     bool bad_usage = errclass && !strcmp(errclass, LT_REPLAY_ERR_BAD_USAGE);
     uint32_t out = bad_usage ? q->resp.counted : lt_wire_resp_out(&q->resp);
+    if (q->replica >= 0) {
+        struct lt_replay_replica *f = &rp->replicas[q->replica];
+        f->requests++;
+        f->out_tokens += out;
+        f->errors += errclass && !lt__replay_is_cancelled(errclass);
+    }
     rp->out_run += out;
     rp->st.requests++;
     rp->st.out_tokens += out;
@@ -567,7 +651,8 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     return lt_plan_finish(&rp->plan, seq, end_us, err);
 }
 
-int lt__replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, struct lt_err *err)
+int lt__replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x,
+                    struct lt_err *err)
 {
     lt_mono end_t = q->has_fb && q->last.ns ? q->last : lt_mono_now();
     const char *cls = q->err ? q->err : x ? x : classify_content(rp, q);
@@ -575,7 +660,7 @@ int lt__replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x
 }
 
 int lt__replay_req_close(struct lt_replay *rp, struct lt_replay_req *q, const char *why,
-                        lt_mono end_t, struct lt_err *err)
+                         lt_mono end_t, struct lt_err *err)
 {
     /* Removing a transfer that has not ended closes its connection
      * (finish: lt__replay_transfer_cut). The lean client knows its status. */
@@ -655,10 +740,16 @@ static int tick(struct lt_replay *rp, struct lt_err *err)
         }
     }
     LT_TRY(lt_writer_tick(rp->w, err));
-    if (rp->o.progress) {
+    if (rp->o.progress || rp->o.live) {
         struct lt_replay_progress p;
         progress_now(rp, now, &p);
-        rp->o.progress(rp->o.progress_ud, &p);
+        if (rp->o.live) {
+            struct lt_live_server srv = {rp->scr.running,
+                                         rp->scr.waiting >= 0 ? rp->scr.waiting : NAN, rp->scr.kv};
+            lt_replay_live_tick(rp->o.live, &p, &srv);
+        }
+        if (rp->o.progress)
+            rp->o.progress(rp->o.progress_ud, &p);
     }
 out:
     return rc;
@@ -797,6 +888,8 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
     int rc = 0;
     const struct lt_replay_opts *o = &rp->o;
     rp->errors_run = rp->out_run = rp->unsent_run = 0;
+    lt_u64map_release(&rp->warm);
+    rp->warm_sent = 0;
     rp->stop_at_us = -1;
     rp->due_set = false;
     rp->sched_armed.ns = -1;
@@ -813,10 +906,13 @@ static int run_one(struct lt_replay *rp, struct lt_err *err)
     LT_TRY(lt__replay_put_run(rp, extra, err));
     LT_TRY(lt_writer_flush(rp->w, err));
     LT_TRY(lt__replay_check_start(rp, err));
-    if (o->run_begin) { /* before anything is sent: the run's schedule */
+    if (o->run_begin || o->live) { /* before anything is sent: the run's schedule */
         struct lt_replay_progress p;
         progress_now(rp, lt_mono_now(), &p);
-        o->run_begin(o->progress_ud, &p);
+        if (o->live)
+            lt_replay_live_run_begin(o->live, &p);
+        if (o->run_begin)
+            o->run_begin(o->progress_ud, &p);
     }
     lt__replay_scrape_start(rp);
     lt_mono_timer_at(rp->tick_tfd, lt_mono_add_ns(lt_mono_now(), TICK_NS), TICK_NS);

@@ -34,6 +34,7 @@
 #define LT_REPLAY_H
 
 #include "replay/replay_prompt.h"
+#include "replay/route.h"
 #include "plan/plan.h"
 #include "base/lt_err.h"
 #include "base/lt_time.h"
@@ -68,6 +69,7 @@ enum lt_replay_mode {
 #define LT_REPLAY_ERR_BAD_USAGE "bad_usage"         /* usage the chunks received disprove */
 #define LT_REPLAY_ERR_TOO_LARGE "request_too_large" /* its body could not be built: never sent */
 #define LT_REPLAY_ERR_TRANSFER "transfer"           /* any other transfer failure */
+#define LT_REPLAY_ERR_MEDIA "media" /* its media could not be made or sent (err_body says why) */
 /* Not an error class: the request was closed on purpose where the trace
  * said its client left (replay_cancel.c); recorded as `cancelled`. */
 #define LT_REPLAY_CANCELLED "cancelled"
@@ -150,6 +152,28 @@ struct lt_replay_stats {
     /* --window or --requests sampled the trace: what was kept */
     bool sampled;
     struct lt_plan_jobs_sample sample;
+    /* The trace's images, made before the run (replay_media.h): distinct
+     * shapes, their bytes, the time making them took (outside every
+     * latency), shapes made as png for want of their codec, and image
+     * parts refused (over --max-image-bytes or the pixel limit). */
+    uint64_t media_shapes, media_bytes, media_substituted, media_refused;
+    int64_t media_prep_us;
+    /* A fleet (opts.n_targets > 1): each replica's totals, n_replicas of
+     * them (valid while the replay is); NULL with one target. */
+    const struct lt_replay_replica *replicas;
+    size_t n_replicas;
+    uint64_t route_spilled; /* prefix routing: requests its load bound moved on */
+};
+
+/* One replica of a fleet, as the run goes (docs/replay.md "Fleets and
+ * routing"). */
+struct lt_replay_replica {
+    char label[256];      /* its URL without user:password@ */
+    uint64_t requests;    /* results recorded as served (or failed) here */
+    uint64_t errors;      /* of them, errors */
+    uint64_t failed_over; /* requests that failed here and were sent to another (--failover) */
+    uint64_t out_tokens;
+    int64_t down_at_us; /* --failover: when it was marked down, since the run's origin; -1 */
 };
 
 struct lt_replay_opts {
@@ -249,6 +273,29 @@ struct lt_replay_opts {
     int (*run_origin)(void *ud, uint32_t run, lt_mono *origin, struct lt_extra *extra,
                       struct lt_err *err);
     void *run_origin_ud;
+
+    /* The live figures (replay/replay_live.h), kept as the run goes for a
+     * dashboard or --live-metrics; NULL: none. The caller owns it; it
+     * outlives the replay. */
+    struct lt_replay_live *live;
+    /* Recorded images larger than this are not made: their requests fail
+     * alone ("media"); 0: LT_REPLAY_MAX_IMAGE_BYTES (20 MiB). */
+    uint64_t max_image_bytes;
+
+    /* A fleet (docs/replay.md "Fleets and routing"): n_targets > 1 base
+     * URLs, each request sent to the one the router (route.h) picks, its
+     * result saying which ("replica": the index). target is targets[0]:
+     * the model is asked of it and the prompts calibrated against it (the
+     * replicas serve one config). route.n is set from n_targets;
+     * route.weights has n_targets entries or is NULL. A fleet uses libcurl
+     * (the lean client holds one host's connections). */
+    const char *const *targets;
+    size_t n_targets;
+    struct lt_route_opts route;
+    /* A request that failed on a replica as `connect` or `incomplete`
+     * (it is gone, or it died mid-stream): that replica is marked down
+     * and the request sent again on another. false: recorded as errors. */
+    bool failover;
 };
 
 /* The plan options of o (its load mode, schedule, cap, retries and part),
@@ -257,6 +304,7 @@ void lt_replay_plan_opts(const struct lt_replay_opts *o, struct lt_plan_opts *po
 
 struct lt_replay;
 struct lt_replay_known;
+struct lt_replay_live;
 
 /* Check the options, read the trace, size the plan, prepare the HTTP
  * machinery and the event loop. No network call. Returns NULL and fills

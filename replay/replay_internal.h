@@ -11,6 +11,7 @@
 #define LT_REPLAY_INTERNAL_H
 
 #include "replay/replay.h"
+#include "replay/replay_media.h"
 
 #include "replay/h1_internal.h"
 #include "replay/replay_http.h"
@@ -21,6 +22,7 @@
 #include "base/lt_buf.h"
 #include "base/lt_heap.h"
 #include "base/lt_time.h"
+#include "base/lt_u64map.h"
 #include "traces/trace_writer.h"
 
 #include <curl/curl.h>
@@ -65,6 +67,8 @@ struct lt_replay_req {
     struct h1_conn *conn;       /* its connection on the lean client (replay_h1.c) */
     bool h1_fresh;              /* sent again on a new connection after a dead reused one */
     struct lt_replay_cancel_req cancel;
+    int replica;       /* a fleet's replica serving it; -1: none (one target, or unsent) */
+    int failover_from; /* the replica it failed on before (--failover); -1: none */
 };
 
 /* The deadlines of the requests to cancel by time (replay_cancel.c). */
@@ -102,6 +106,9 @@ struct lt_replay_word {
     int warm_slots;        /* slots holding earlier prompts at the run's start; -1 unknown */
     bool silent;           /* GET /props had no answer at all: nothing more is asked */
     char cache_state[200]; /* the run's starting cache state, in words */
+    bool models_read;      /* GET /v1/models was read (the model's discovery) */
+    int64_t models_ctx;    /* ... its max_model_len (vLLM's context limit) */
+    char models_id[128];   /* ... its first model's id */
 };
 
 struct lt_replay {
@@ -149,6 +156,21 @@ struct lt_replay {
     struct lt_replay_word word;       /* replay_server.c */
     struct lt_replay_cancels cancels; /* replay_cancel.c */
     struct h1 h1;                     /* the lean HTTP/1.1 client (replay_h1.c) */
+    struct lt_replay_media *media;    /* the trace's images (replay_media.c); NULL: none */
+    /* Warm-up: the seqs of the run's first o.warmup first sends, in the
+     * order they left (a --window starts mid-trace, a session's later
+     * turn leaves after later requests: a trace position says neither);
+     * a retry of one is still warm-up. */
+    struct lt_u64map warm;
+    uint64_t warm_sent;
+
+    /* A fleet (opts.n_targets > 1): the router and each replica's URL and
+     * totals; n_replicas 0 with one target. */
+    struct lt_route router;
+    struct lt_replay_replica *replicas;
+    char (*replica_url)[1100];
+    size_t n_replicas;
+    int resend_from; /* send_seq: the request failed over from this replica; -1 */
 };
 
 static inline int64_t lt__replay_since_origin_us(const struct lt_replay *rp, lt_mono t)
@@ -168,7 +190,8 @@ void lt__replay_engine_release(struct lt_replay *rp);
  * failure) or, x NULL, by what arrived; q->err wins over both. */
 void lt__replay_header_line(struct lt_replay_req *q, const char *p, size_t len);
 int lt__replay_body_bytes(struct lt_replay_req *q, const char *p, size_t len, lt_mono now);
-int lt__replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x, struct lt_err *err);
+int lt__replay_done(struct lt_replay *rp, struct lt_replay_req *q, const char *x,
+                    struct lt_err *err);
 /* Take q's transfer off its client, whichever it is: a transfer not over
  * is cut mid-stream (curl drops it; the lean client closes its connection,
  * so the server sees the client go). finish() calls it for every end (a
@@ -179,7 +202,7 @@ void lt__replay_transfer_cut(struct lt_replay *rp, struct lt_replay_req *q);
 /* replay.c: close one request in flight now, whatever its transport,
  * and finish it with class `why` (the plan is told; its result written). */
 int lt__replay_req_close(struct lt_replay *rp, struct lt_replay_req *q, const char *why,
-                        lt_mono end_t, struct lt_err *err);
+                         lt_mono end_t, struct lt_err *err);
 
 /* replay_cancel.c: replaying a client that left mid-stream (docs/replay.md
  * "Cancellations"). The engine calls these hooks; each is transport-neutral.
@@ -189,7 +212,7 @@ void lt__replay_cancel_release(struct lt_replay *rp);
 /* At send: read the job's cancel point and arm the timer for a time one.
  * Returns 0 or LT_ENOMEM. */
 int lt__replay_cancel_arm(struct lt_replay *rp, struct lt_replay_req *q,
-                         const struct lt_plan_job *job);
+                          const struct lt_plan_job *job);
 /* Before and after each stream event: true when the request is past its
  * token cancel point (q->err is then LT_REPLAY_CANCELLED and the caller
  * stops reading: the write callback ends the transfer). */
@@ -229,6 +252,11 @@ void lt__replay_calibrate(struct lt_replay *rp);
 struct lt_mp;
 void lt__replay_server_probe(struct lt_replay *rp);
 void lt__replay_server_before_run(struct lt_replay *rp, bool reset_done);
+/* ... and what a GET /v1/models answer says of the server (its first
+ * model's vocabulary, context and id), so the model's discovery and the
+ * server's word share one request. */
+struct json_t;
+void lt__replay_word_models(struct lt_replay_word *w, const struct json_t *models);
 int lt__replay_server_extra(const struct lt_replay *rp, struct lt_mp *m, uint32_t *n);
 
 /* replay_check.c: a run's self-check: started with the run (after the
@@ -239,7 +267,7 @@ int lt__replay_check_start(struct lt_replay *rp, struct lt_err *err);
  * of sends (both clients call it where the first byte is about to go). */
 void lt__replay_check_sent(struct lt_replay *rp, struct lt_replay_req *q);
 void lt__replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
-                            lt_mono end_t);
+                             lt_mono end_t);
 /* ... its end: into st.checks, and written to the results file. */
 int lt__replay_check_end(struct lt_replay *rp, struct lt_err *err);
 void lt__replay_check_release(struct lt_replay *rp);
@@ -250,7 +278,7 @@ int lt__replay_open_results(struct lt_replay *rp, struct lt_err *err);
  * run_origin callback's keys), and seq's result (q NULL: never sent). */
 int lt__replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_err *err);
 int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
-                         const char *err, lt_mono end_t, struct lt_err *e);
+                          const char *err, lt_mono end_t, struct lt_err *e);
 /* The end of a run: its self-check (replay_check.c) as a "check" record. */
 int lt__replay_put_check(struct lt_replay *rp, const struct lt_check *k, struct lt_err *err);
 

@@ -45,6 +45,10 @@ const char *lt_replay_api_path(enum lt_replay_api api)
         return "/v1/responses";
     case LT_REPLAY_API_MESSAGES:
         return "/v1/messages";
+    case LT_REPLAY_API_EMBEDDINGS:
+        return "/v1/embeddings";
+    case LT_REPLAY_API_RERANK:
+        return "/v1/rerank";
     case LT_REPLAY_API_CHAT:
         break;
     }
@@ -727,6 +731,8 @@ int lt_replay_build_body(struct lt_buf *out, const struct lt_replay_build *b,
                          const struct lt_plan_job *job, uint32_t *want_in, uint32_t *want_out)
 {
     int rc = 0;
+    if (lt_replay_api_inputs(b->api))
+        return lt_replay_embed_body(out, b, job, want_in, want_out);
     lt_buf_reset(out);
     uint32_t in, wout;
     lt_plan_job_lengths(job, b->default_out, &in, &wout);

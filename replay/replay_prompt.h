@@ -41,22 +41,31 @@
 enum lt_replay_api {
     LT_REPLAY_API_CHAT = 0,
     LT_REPLAY_API_COMPLETIONS = 1,
-    LT_REPLAY_API_SGLANG = 2,    /* SGLang's native /generate */
-    LT_REPLAY_API_RESPONSES = 3, /* OpenAI Responses (/v1/responses; vLLM, SGLang) */
-    LT_REPLAY_API_MESSAGES = 4,  /* Anthropic Messages (/v1/messages) */
+    LT_REPLAY_API_SGLANG = 2,     /* SGLang's native /generate */
+    LT_REPLAY_API_RESPONSES = 3,  /* OpenAI Responses (/v1/responses; vLLM, SGLang) */
+    LT_REPLAY_API_MESSAGES = 4,   /* Anthropic Messages (/v1/messages) */
+    LT_REPLAY_API_EMBEDDINGS = 5, /* /v1/embeddings: inputs to embed, no output */
+    LT_REPLAY_API_RERANK = 6,     /* /v1/rerank: a query and documents, no output */
 };
+
+/* The API embeds or ranks inputs: no output, no stream (replay_embed.c). */
+static inline bool lt_replay_api_inputs(enum lt_replay_api api)
+{
+    return api == LT_REPLAY_API_EMBEDDINGS || api == LT_REPLAY_API_RERANK;
+}
 
 /* The API's prompt is a list of messages under a chat template (chat,
  * Responses, Messages), not a bare prompt. */
 static inline bool lt_replay_api_chat_like(enum lt_replay_api api)
 {
-    return api != LT_REPLAY_API_COMPLETIONS && api != LT_REPLAY_API_SGLANG;
+    return api != LT_REPLAY_API_COMPLETIONS && api != LT_REPLAY_API_SGLANG &&
+           api != LT_REPLAY_API_EMBEDDINGS && api != LT_REPLAY_API_RERANK;
 }
 
 /* The API can take the prompt as token ids (completions, /generate). */
 static inline bool lt_replay_api_takes_ids(enum lt_replay_api api)
 {
-    return !lt_replay_api_chat_like(api);
+    return api == LT_REPLAY_API_COMPLETIONS || api == LT_REPLAY_API_SGLANG;
 }
 
 /* Tokens a synthesized prompt costs on the target server. */
@@ -149,6 +158,14 @@ unsigned lt_replay_word_at(const struct lt_replay_build *b, const struct lt_plan
  * asked for want; move calib.adjust towards the difference (only with
  * calib.closed_loop). */
 void lt_replay_prompt_learn(struct lt_replay_build *b, uint32_t want, uint32_t got);
+
+/* The body of an embeddings or rerank request for job (replay_embed.c):
+ * its inputs from the record's messages (embeddings: one input each;
+ * rerank: role "query" the query, the others documents), or one input of
+ * its prompt. *want_in: the tokens the server counts (rerank: the query
+ * once per document); *want_out 0. */
+int lt_replay_embed_body(struct lt_buf *out, const struct lt_replay_build *b,
+                         const struct lt_plan_job *job, uint32_t *want_in, uint32_t *want_out);
 
 /* The URL path of an API ("/v1/chat/completions", ...). */
 const char *lt_replay_api_path(enum lt_replay_api api);

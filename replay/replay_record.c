@@ -5,6 +5,7 @@
  * the run ends (the run record is written before its figures are known).
  */
 #include "replay/replay_internal.h"
+#include "replay/replay_live.h"
 
 #include "traces/lt_mp.h"
 
@@ -69,6 +70,19 @@ int lt__replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_er
         lt_mp_double(&m, c->err_rel);
         n += 2;
     }
+    if (rp->n_replicas) {
+        /* A fleet: its replicas in index order (a result's "replica"
+         * indexes them), the routing policy and what a failure does. */
+        lt_mp_cstr(&m, "replicas");
+        lt_mp_array(&m, (uint32_t)rp->n_replicas);
+        for (size_t i = 0; i < rp->n_replicas; i++)
+            lt_mp_cstr(&m, rp->replicas[i].label);
+        lt_mp_cstr(&m, "route");
+        lt_mp_cstr(&m, lt_route_name(rp->router.o.policy));
+        lt_mp_cstr(&m, "failover"); /* 0 or 1: an integer, as readers take extras */
+        lt_mp_uint(&m, o->failover);
+        n += 3;
+    }
     if ((extra.len ? lt_mp_raw(&m, extra.data, extra.len) : m.rc) < 0) {
         rc = lt_errset(err, LT_ENOMEM, "out of memory");
         goto out;
@@ -97,7 +111,7 @@ out:
 }
 
 int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
-                         const char *err, lt_mono end_t, struct lt_err *e)
+                          const char *err, lt_mono end_t, struct lt_err *e)
 {
     const struct lt_plan_job *job = &rp->trace.v[lt_plan_job_of(&rp->plan, seq)];
     struct lt_result r = {0};
@@ -109,10 +123,11 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
     r.err = r.cancelled ? NULL : err;
     if (r.cancelled)
         err = NULL;
-    r.warmup = seq < rp->o.warmup;
+    r.warmup = rp->warm_sent && lt_u64map_get(&rp->warm, seq);
     static const uint8_t ctok_usage[] = {0xa4, 'c', 't', 'o', 'k', 0xa5, 'u', 's', 'a', 'g', 'e'};
     static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
-    uint8_t extra[48]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries" */
+    uint8_t extra[128]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries",
+                         * "img", "img_tok", "inputs", "replica", "failover_from" */
     char body[LT_REPLAY_ERR_BODY + 1];
     if (q && err && q->rbody.len) {
         /* The server's words: the start of its answer, kept printable so
@@ -211,6 +226,12 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
         }
         if (s->has_finish)
             r.finish = s->finish;
+        /* embeddings and rerank: their usage is the prompt's alone */
+        if (lt_replay_api_inputs(rp->build.api) && !err && s->in) {
+            r.has |= LT_RHAS_IN;
+            r.in = s->in;
+            r.count = "usage";
+        }
     }
     if (rp->plan.attempts[seq]) { /* "retries": n (a positive fixint) */
         static const uint8_t key[] = {0xa7, 'r', 'e', 't', 'r', 'i', 'e', 's'};
@@ -219,8 +240,58 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
         r.extra.len += sizeof key + 1;
         r.extra.n++;
     }
+    const struct lt_media *parts;
+    const struct lt_plan_media_rec *mr =
+        rp->trace.n_media ? lt_plan_job_media(&rp->trace, job, &parts) : NULL;
+    if (mr && mr->n) { /* the images sent, for analyze's modality split */
+        uint64_t tok = 0;
+        uint32_t n = lt_media_images(parts, mr->n, &tok);
+        static const uint8_t kimg[] = {0xa3, 'i', 'm', 'g'};
+        static const uint8_t ktok[] = {0xa7, 'i', 'm', 'g', '_', 't', 'o', 'k', 0xce};
+        uint32_t t = tok > UINT32_MAX ? UINT32_MAX : (uint32_t)tok;
+        memcpy(extra + r.extra.len, kimg, sizeof kimg);
+        extra[r.extra.len + sizeof kimg] = (uint8_t)(n & 0x7f); /* n <= LT_MEDIA_MAX */
+        r.extra.len += sizeof kimg + 1;
+        memcpy(extra + r.extra.len, ktok, sizeof ktok);
+        r.extra.len += sizeof ktok;
+        for (int k = 3; k >= 0; k--)
+            extra[r.extra.len++] = (uint8_t)(t >> (8 * k));
+        r.extra.n += 2;
+    }
+    if (lt_replay_api_inputs(rp->build.api)) { /* "inputs": n, for inputs/s */
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < job->n_msgs; i++)
+            n += strcmp(job->msgs[i].role, "query") != 0;
+        static const uint8_t kin[] = {0xa6, 'i', 'n', 'p', 'u', 't', 's', 0xce};
+        memcpy(extra + r.extra.len, kin, sizeof kin);
+        r.extra.len += sizeof kin;
+        uint32_t v = n ? n : 1;
+        for (int k = 3; k >= 0; k--)
+            extra[r.extra.len++] = (uint8_t)(v >> (8 * k));
+        r.extra.n++;
+    }
+    if (q && q->replica >= 0) { /* "replica": i, "failover_from": j (uint16 at most) */
+        struct lt_buf xb;
+        lt_buf_init(&xb, sizeof extra - r.extra.len);
+        struct lt_mp m = {.out = &xb};
+        lt_mp_cstr(&m, "replica");
+        lt_mp_uint(&m, (uint64_t)q->replica);
+        if (q->failover_from >= 0) {
+            lt_mp_cstr(&m, "failover_from");
+            lt_mp_uint(&m, (uint64_t)q->failover_from);
+        }
+        if (m.rc == 0) {
+            memcpy(extra + r.extra.len, xb.p, xb.len);
+            r.extra.len += xb.len;
+            r.extra.n += q->failover_from >= 0 ? 2 : 1;
+        }
+        lt_buf_release(&xb);
+    }
     r.extra.data = extra;
-    return lt_writer_put_result(rp->w, &r, e);
+    int rc = lt_writer_put_result(rp->w, &r, e);
+    if (rc == 0 && rp->o.live) /* what was recorded, as the file has it */
+        lt_replay_live_result(rp->o.live, &r);
+    return rc;
 }
 
 int lt__replay_put_check(struct lt_replay *rp, const struct lt_check *k, struct lt_err *err)

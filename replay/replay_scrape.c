@@ -222,6 +222,14 @@ int lt__replay_scrape_prepare(struct lt_replay *rp, struct lt_err *err)
     }
     if (want_target)
         LT_TRY(ep_add(rp, target_url, true, err));
+    /* A fleet's other replicas serve what the first does (one config):
+     * each is scraped as a target, so analyze can give each replica its
+     * own figures (its prefix-cache hit rate). */
+    for (size_t i = 1; want_target && i < rp->n_replicas && i <= LT_SCRAPE_REPLICAS_MAX; i++) {
+        char u[1100];
+        snprintf(u, sizeof u, "%s/metrics", rp->replicas[i].label);
+        LT_TRY(ep_add(rp, u, true, err));
+    }
     for (size_t i = 0; i < o->n_metrics_urls; i++)
         LT_TRY(ep_add(rp, o->metrics_urls[i], false, err));
     if (s->n == 0) {
@@ -252,6 +260,7 @@ void lt__replay_scrape_before_run(struct lt_replay *rp)
                             ? trace_hit_rate(rp, &rp->scr.trace_hit_level)
                             : -1;
     rp->scr.waiting = -1; /* nothing scraped in this run yet */
+    rp->scr.running = rp->scr.kv = NAN;
     bool done = false;
     if (rp->o.reset_prefix_cache) {
         /* vLLM first, then SGLang: the one that answers 200 says which;
@@ -450,6 +459,14 @@ static void make_sample(struct lt_replay *rp, struct lt_replay_scrape_ep *ep, CU
         s->waiting = lt_prom_map_has(pv, LT_PM_WAITING) && isfinite(pv->v[LT_PM_WAITING])
                          ? pv->v[LT_PM_WAITING]
                          : -1;
+    if (ep->target) {
+        s->running = lt_prom_map_has(pv, LT_PM_RUNNING) && isfinite(pv->v[LT_PM_RUNNING])
+                         ? pv->v[LT_PM_RUNNING]
+                         : NAN;
+        s->kv = lt_prom_map_has(pv, LT_PM_KV_USAGE) && isfinite(pv->v[LT_PM_KV_USAGE])
+                    ? pv->v[LT_PM_KV_USAGE]
+                    : NAN;
+    }
     uint32_t nv = 0, nh = 0;
     for (int k = 0; k < LT_PM_SCALARS; k++)
         if (lt_prom_map_has(pv, (enum lt_prom_canon)k) && isfinite(pv->v[k]))
@@ -564,7 +581,7 @@ struct hit_walk {
     struct lt_plan_jobs_sampler *sp; /* a streamed plan's sample, or NULL */
     bool counting, blocks;
     uint32_t bt;
-    size_t limit;              /* records read past this are not in the run */
+    size_t limit;                   /* records read past this are not in the run */
     struct lt_plan_jobs_dealer *dl; /* parts: the deal, and this part */
     uint32_t part;
 };
@@ -578,7 +595,8 @@ static int hit_rec(void *ud, const struct lt_plan_rec_key *k)
         return lt_plan_jobs_sampler_count(w->sp, k, NULL);
     bool in = true;
     if (w->dl) { /* every request dealt, in order: another part's is not sent here */
-        int64_t part = lt_plan_jobs_dealer_next(w->dl, k->has_session, k->session, k->in, k->out, NULL);
+        int64_t part =
+            lt_plan_jobs_dealer_next(w->dl, k->has_session, k->session, k->in, k->out, NULL);
         if (part < 0)
             return -1;
         in = part == w->part;

@@ -74,10 +74,23 @@ static int64_t round_trip_us(struct lt_replay *rp, struct lt_buf *b)
     return 0;
 }
 
+void lt__replay_word_models(struct lt_replay_word *w, const json_t *models)
+{
+    const json_t *data = json_object_get(models, "data");
+    if (!json_is_array(data) || json_array_size(data) == 0)
+        return;
+    w->models_read = true;
+    const json_t *m = json_array_get(data, 0), *meta = json_object_get(m, "meta");
+    w->vocab = jint(meta, "n_vocab");
+    w->models_ctx = jint(m, "max_model_len"); /* vLLM's context limit */
+    const json_t *id = json_object_get(m, "id");
+    if (json_is_string(id))
+        snprintf(w->models_id, sizeof w->models_id, "%s", json_string_value(id));
+}
+
 void lt__replay_server_probe(struct lt_replay *rp)
 {
     struct lt_replay_word *w = &rp->word;
-    memset(w, 0, sizeof *w);
     struct lt_buf b;
     lt_buf_init(&b, (size_t)4 << 20);
     long status;
@@ -102,19 +115,19 @@ void lt__replay_server_probe(struct lt_replay *rp)
         }
     }
     json_decref(props);
-    /* llama.cpp's /v1/models has the vocabulary in each model's meta. */
-    json_t *models = get_json(rp, "/v1/models", &status, &b);
-    const json_t *data = json_object_get(models, "data");
-    if (json_is_array(data) && json_array_size(data) > 0) {
-        const json_t *m = json_array_get(data, 0), *meta = json_object_get(m, "meta");
-        w->vocab = jint(meta, "n_vocab");
-        if (!w->ctx)
-            w->ctx = jint(m, "max_model_len"); /* vLLM's context limit */
-        const json_t *id = json_object_get(m, "id");
-        if (!w->model[0] && json_is_string(id))
-            snprintf(w->model, sizeof w->model, "%s", json_string_value(id));
+    /* llama.cpp's /v1/models has the vocabulary in each model's meta. The
+     * model's discovery has read it already, unless --model skipped the
+     * discovery: then it is asked of llama.cpp alone (a server that named
+     * no model is not asked what --model was given to avoid). */
+    if (!w->models_read && w->kind[0]) {
+        json_t *models = get_json(rp, "/v1/models", &status, &b);
+        lt__replay_word_models(w, models);
+        json_decref(models);
     }
-    json_decref(models);
+    if (!w->ctx)
+        w->ctx = w->models_ctx;
+    if (!w->model[0])
+        snprintf(w->model, sizeof w->model, "%s", w->models_id);
     w->rtt_us = round_trip_us(rp, &b);
     lt_buf_release(&b);
 }

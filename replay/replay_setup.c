@@ -46,6 +46,64 @@ static int check_opts(const struct lt_replay_opts *o, struct lt_err *err)
         return err ? err->code : LT_EINVAL;
     if (strncmp(o->target, "http://", 7) && strncmp(o->target, "https://", 8))
         return lt_errset(err, LT_EINVAL, "--target must be an http:// or https:// URL (or sim)");
+    for (size_t i = 0; o->n_targets > 1 && i < o->n_targets; i++)
+        if (strncmp(o->targets[i], "http://", 7) && strncmp(o->targets[i], "https://", 8))
+            return lt_errset(err, LT_EINVAL,
+                             "target %zu (%.200s) is not an http:// or https:// URL", i + 1,
+                             o->targets[i]);
+    if (o->n_targets > LT_ROUTE_MAX)
+        return lt_errset(err, LT_EINVAL, "a fleet has at most %d targets, not %zu", LT_ROUTE_MAX,
+                         o->n_targets);
+    if (o->n_targets > 1 && o->http_client == LT_REPLAY_CLIENT_LEAN)
+        return lt_errset(err, LT_EINVAL,
+                         "a fleet of targets is carried by libcurl: drop "
+                         "--http-client lean");
+    return 0;
+}
+
+/* A base URL without a trailing slash or /v1, and its label for files:
+ * without user:password@. */
+static void base_and_label(const char *target, char *base, size_t bsize, char *label, size_t lsize)
+{
+    snprintf(base, bsize, "%s", target);
+    size_t bl = strlen(base);
+    while (bl && base[bl - 1] == '/')
+        base[--bl] = '\0';
+    if (bl >= 3 && !strcmp(base + bl - 3, "/v1"))
+        base[bl - 3] = '\0';
+    const char *sch = strstr(base, "://"), *auth = sch ? sch + 3 : base;
+    const char *at = strchr(auth, '@'), *slash = strchr(auth, '/');
+    if (at && (!slash || at < slash))
+        snprintf(label, lsize, "%.*s%s", (int)(auth - base), base, at + 1);
+    else
+        snprintf(label, lsize, "%s", base);
+}
+
+/* A fleet: each replica's request URL and label, and the router. */
+static int fleet_init(struct lt_replay *rp, struct lt_err *err)
+{
+    const struct lt_replay_opts *o = &rp->o;
+    size_t n = o->n_targets;
+    rp->replicas = calloc(n, sizeof *rp->replicas);
+    rp->replica_url = calloc(n, sizeof *rp->replica_url);
+    if (!rp->replicas || !rp->replica_url)
+        return lt_errset(err, LT_ENOMEM, "out of memory");
+    rp->n_replicas = n;
+    for (size_t i = 0; i < n; i++) {
+        char base[1024];
+        base_and_label(o->targets[i], base, sizeof base, rp->replicas[i].label,
+                       sizeof rp->replicas[i].label);
+        snprintf(rp->replica_url[i], sizeof rp->replica_url[i], "%s%s", base,
+                 lt_replay_api_path(o->api));
+        rp->replicas[i].down_at_us = -1;
+    }
+    struct lt_route_opts ro = o->route;
+    ro.n = (uint32_t)n;
+    int rc = lt_route_init(&rp->router, &ro, err);
+    if (rc < 0)
+        return rc;
+    rp->st.replicas = rp->replicas;
+    rp->st.n_replicas = n;
     return 0;
 }
 
@@ -70,26 +128,11 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     lt_buf_init(&rp->run_extra, 1 << 16);
     curl_global_init(CURL_GLOBAL_DEFAULT);
 
-    /* base URL without a trailing slash or /v1 */
-    snprintf(rp->base, sizeof rp->base, "%s", opts->target);
-    size_t bl = strlen(rp->base);
-    while (bl && rp->base[bl - 1] == '/')
-        rp->base[--bl] = '\0';
-    if (bl >= 3 && !strcmp(rp->base + bl - 3, "/v1"))
-        rp->base[bl - 3] = '\0';
-    rp->http.base = rp->base;
     /* Credentials in the URL (user:password@host) stay out of every file. */
-    if (opts->target_label) {
+    base_and_label(opts->target, rp->base, sizeof rp->base, rp->label, sizeof rp->label);
+    rp->http.base = rp->base;
+    if (opts->target_label)
         snprintf(rp->label, sizeof rp->label, "%s", opts->target_label);
-    } else {
-        const char *sch = strstr(rp->base, "://"), *auth = sch ? sch + 3 : rp->base;
-        const char *at = strchr(auth, '@'), *slash = strchr(auth, '/');
-        if (at && (!slash || at < slash))
-            snprintf(rp->label, sizeof rp->label, "%.*s%s", (int)(auth - rp->base), rp->base,
-                     at + 1);
-        else
-            snprintf(rp->label, sizeof rp->label, "%s", rp->base);
-    }
     const char *host = strstr(rp->base, "://");
     host = host ? host + 3 : rp->base;
     rp->http.no_proxy =
@@ -126,15 +169,27 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
         .thinking = opts->thinking,
         .corpus = rp->corpus.n ? &rp->corpus : NULL,
     };
+    struct lt_replay_media_stats ms;
+    LT_TRY(lt_replay_media_new(
+        &rp->media, &rp->trace,
+        opts->max_image_bytes ? opts->max_image_bytes : LT_REPLAY_MAX_IMAGE_BYTES, &ms, err));
+    rp->st.media_shapes = ms.shapes;
+    rp->st.media_bytes = ms.bytes;
+    rp->st.media_substituted = ms.substituted;
+    rp->st.media_refused = ms.refused;
+    rp->st.media_prep_us = ms.prep_us;
     rp->build.calib = (struct lt_replay_calib){.tok_per_word = 1.0};
     rp->st.calib = rp->build.calib;
     snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "not calibrated");
     snprintf(rp->url, sizeof rp->url, "%s%s", rp->base, lt_replay_api_path(opts->api));
 
+    rp->resend_from = -1;
+    if (opts->n_targets > 1)
+        LT_TRY(fleet_init(rp, err));
     rc = lt__h1_choose(rp, err);
     if (rc < 0)
         goto out;
-    rp->h1.on = rc == 1;
+    rp->h1.on = rc == 1 && !rp->n_replicas;
     rc = 0;
     rp->st.http_client = rp->h1.on ? "lean" : "curl";
     LT_TRY(lt__h1_init(rp, err));
@@ -155,6 +210,7 @@ struct lt_replay_known {
     char calib_how[sizeof((struct lt_replay_stats *)0)->calib_how];
     uint32_t *ids;
     size_t n_ids;
+    struct lt_replay_word word; /* what the server said of itself */
 };
 
 struct lt_replay_known *lt_replay_known_new(const struct lt_replay *rp)
@@ -165,6 +221,7 @@ struct lt_replay_known *lt_replay_known_new(const struct lt_replay *rp)
     snprintf(k->model, sizeof k->model, "%s", rp->model);
     k->calib = rp->build.calib;
     snprintf(k->calib_how, sizeof k->calib_how, "%s", rp->st.calib_how);
+    k->word = rp->word;
     if (rp->build.n_ids) {
         k->ids = malloc(rp->build.n_ids * sizeof *k->ids);
         if (!k->ids) {
@@ -191,6 +248,7 @@ static int take_known(struct lt_replay *rp, const struct lt_replay_known *k, str
     snprintf(rp->model, sizeof rp->model, "%s", k->model);
     rp->build.calib = k->calib;
     snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "%.200s (learned before)", k->calib_how);
+    rp->word = k->word;
     if (k->n_ids) {
         uint32_t *ids = malloc(k->n_ids * sizeof *ids);
         if (!ids)
@@ -207,6 +265,7 @@ static int take_known(struct lt_replay *rp, const struct lt_replay_known *k, str
 int lt_replay_prepare(struct lt_replay *rp, struct lt_err *err)
 {
     lt__h1_prepare(rp);
+    memset(&rp->word, 0, sizeof rp->word);
     int rc = rp->o.known ? take_known(rp, rp->o.known, err) : lt__replay_find_model(rp, err);
     if (rc < 0)
         return rc;
@@ -214,7 +273,8 @@ int lt_replay_prepare(struct lt_replay *rp, struct lt_err *err)
     if (!rp->o.known)
         lt__replay_calibrate(rp);
     rp->st.calib = rp->build.calib;
-    lt__replay_server_probe(rp);
+    if (!rp->o.known) /* a search's probes ask the server once, with the model */
+        lt__replay_server_probe(rp);
     if ((rc = lt__replay_scrape_prepare(rp, err)) < 0)
         return rc;
     return lt__replay_open_results(rp, err);
@@ -243,6 +303,7 @@ bool lt_replay_stopped(const struct lt_replay *rp)
 void lt_replay_get_stats(const struct lt_replay *rp, struct lt_replay_stats *st)
 {
     *st = rp->st;
+    st->route_spilled = rp->router.spilled;
     if (rp->w) { /* during the run; at its end lt_replay_run set them */
         st->write_failed = lt_writer_failed(rp->w);
         lt_writer_on_disk(rp->w, &st->on_disk);
@@ -254,6 +315,7 @@ void lt_replay_free(struct lt_replay *rp)
     if (!rp)
         return;
     lt__replay_engine_release(rp);
+    lt_replay_media_free(rp->media);
     if (rp->w)
         lt_writer_close(rp->w, NULL);
     curl_slist_free_all(rp->http.headers);
@@ -264,5 +326,9 @@ void lt_replay_free(struct lt_replay *rp)
     lt_plan_release(&rp->plan);
     free(rp->chunkbuf);
     lt_buf_release(&rp->run_extra);
+    lt_u64map_release(&rp->warm);
+    lt_route_release(&rp->router);
+    free(rp->replicas);
+    free(rp->replica_url);
     free(rp);
 }

@@ -15,9 +15,11 @@
 #include <string.h>
 
 /* GET /v1/models with h's settings, within timeout_ms: the names served
- * (at most max), their count, or a negative code. */
+ * (at most max), their count, or a negative code. w, when not NULL, takes
+ * what the first model's entry says of the server (its vocabulary and
+ * context), so that the server's word costs no second request. */
 static int list_models(const struct lt_replay_http *h, long timeout_ms, char (*names)[128], int max,
-                       struct lt_err *err)
+                       struct lt_replay_word *w, struct lt_err *err)
 {
     int rc = 0;
     struct lt_buf body;
@@ -35,6 +37,8 @@ static int list_models(const struct lt_replay_http *h, long timeout_ms, char (*n
         rc = lt_errset(err, LT_EFORMAT, "GET /v1/models: no \"data\" list in the answer");
         goto out;
     }
+    if (w)
+        lt__replay_word_models(w, root);
     size_t i;
     json_t *m;
     json_array_foreach(data, i, m)
@@ -55,7 +59,7 @@ int lt_replay_list_models(const char *base, const char *api_key, bool insecure, 
     int rc = 0;
     struct lt_replay_http h = {.base = base, .insecure = insecure, .connect_timeout_ms = 10000};
     LT_TRY(lt_replay_http_headers(&h.headers, api_key, NULL, 0, err));
-    rc = list_models(&h, 30000, names, max, err);
+    rc = list_models(&h, 30000, names, max, NULL, err);
 out:
     curl_slist_free_all(h.headers);
     return rc;
@@ -106,7 +110,7 @@ int lt__replay_find_model(struct lt_replay *rp, struct lt_err *err)
     struct lt_replay_http h = rp->http; /* its headers, TLS, proxy and connect timeout */
     h.waiting = probe_waiting;
     h.waiting_ud = &pw;
-    int n = list_models(&h, limit_ms, names, 32, &e);
+    int n = list_models(&h, limit_ms, names, 32, &rp->word, &e);
     if (n < 0)
         return lt_errset(err, n, "cannot discover the model of %s (%s); give --model", rp->label,
                          e.msg);

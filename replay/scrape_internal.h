@@ -18,7 +18,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define LT_SCRAPE_EPS_MAX (LT_REPLAY_MAX_METRICS_URLS + 1)
+/* The target, the other exporters, and up to LT_SCRAPE_REPLICAS_MAX more
+ * replicas of a fleet. */
+#define LT_SCRAPE_REPLICAS_MAX 32
+#define LT_SCRAPE_EPS_MAX (LT_REPLAY_MAX_METRICS_URLS + 1 + LT_SCRAPE_REPLICAS_MAX)
 
 struct lt_replay_scrape_ep {
     char url[1100];
@@ -55,6 +58,8 @@ struct lt_replay_scraper {
     double waiting;           /* the target's waiting queue at its last scrape; < 0: unknown */
     uint8_t *fam_keep;        /* per family of the page: 0 unknown, 1 keep, 2 not */
     size_t fam_cap;
+    double running, kv; /* the target's running requests and KV use at its last scrape;
+                         * NAN: unknown (the live figures' sparklines) */
 };
 
 struct lt_replay;

@@ -8,7 +8,11 @@
  */
 #include "sim/sim_api.h"
 
+#include "base/lt_image.h"
+#include "base/lt_rng.h"
+
 #include <jansson.h>
+#include <math.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -62,13 +66,17 @@ int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_e
             d->llamacpp = true;
         else if (!strcmp(w, "slot-erase"))
             d->llamacpp = d->slot_erase = true;
+        else if (!strcmp(w, "text-only"))
+            d->text_only = true;
+        else if (!strcmp(w, "images"))
+            d->text_only = false;
         else
             return lt_errset(err, LT_EFORMAT,
                              "unknown dialect item '%s' (vllm, role-chunk, no-role-chunk, "
                              "usage-separate, usage-in-last, reasoning, reasoning_content, "
                              "close, keep-alive, http10, http11, no-tokenize, tokenize, "
                              "messages-usage-total, messages-usage-split, llamacpp, "
-                             "slot-erase)",
+                             "slot-erase, text-only, images)",
                              w);
         p += n;
         if (*p == ',')
@@ -107,9 +115,179 @@ static void toks_json(struct lt_sim_toks *t, const json_t *v)
     }
 }
 
+/* The images of one prompt as they are counted (docs/sim.md "Images"):
+ * the profile's rule, what was found, and the first image that could not
+ * be read (status 400 and its message). */
+struct sim_imgs {
+    const struct lt_sim_profile *p;
+    uint32_t n, tokens;
+    uint32_t audio, audio_tokens;
+    uint64_t bytes;
+    int status;
+    char *msg;
+    size_t msgsz;
+};
+
+/* Tokens of a w x h image by the profile's rule: image_tokens each, or
+ * image_base_tokens plus image_tokens per image_tile x image_tile tile. */
+uint32_t lt_sim_image_tokens(const struct lt_sim_profile *p, uint32_t w, uint32_t h)
+{
+    if (!p->image_tile)
+        return p->image_tokens;
+    uint64_t tiles = (uint64_t)((w + p->image_tile - 1) / p->image_tile) *
+                     ((h + p->image_tile - 1) / p->image_tile);
+    uint64_t t = p->image_base_tokens + tiles * p->image_tokens;
+    return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+}
+
+/* One image part, given as a URL (a data URL, or a link the sim does not
+ * fetch: a square of image_link_side pixels). Its tokens join the prompt
+ * where the image is, their ids drawn from a hash of the URL, so an equal
+ * image gives equal prefix-cache blocks. */
+static void image_part(struct lt_sim_toks *t, struct sim_imgs *im, const char *url, size_t n)
+{
+    if (im->status)
+        return;
+    uint32_t w, h;
+    im->n++;
+    if (n >= 5 && !strncmp(url, "data:", 5)) {
+        struct lt_img_head hd;
+        uint64_t bytes;
+        struct lt_err err;
+        if (lt_img_data_url(url, n, &hd, &bytes, &err) < 0) {
+            im->status =
+                bad(im->msg, im->msgsz, "image %u: cannot read the image: %s", im->n, err.msg);
+            return;
+        }
+        const char *mime, *data;
+        size_t mn, dn;
+        (void)lt_data_url(url, n, &mime, &mn, &data, &dn, &err);
+        uint8_t *raw = malloc(bytes ? bytes : 1);
+        size_t got = 0;
+        if (!raw) {
+            im->status = bad(im->msg, im->msgsz, "image %u: out of memory", im->n);
+            return;
+        }
+        int rc = lt_b64_decode(data, dn, raw, bytes, &got, &err);
+        if (rc == 0)
+            rc = lt_img_decode_check(raw, got, im->p->image_max_pixels, &hd, &err);
+        free(raw);
+        if (rc < 0) {
+            im->status =
+                bad(im->msg, im->msgsz, "image %u: cannot read the image: %s", im->n, err.msg);
+            return;
+        }
+        w = hd.w;
+        h = hd.h;
+        im->bytes += bytes;
+    } else if (n >= 7 && (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8))) {
+        w = h = im->p->image_link_side;
+    } else {
+        im->status = bad(im->msg, im->msgsz,
+                         "image %u: the URL must be a data URL or an http(s) link", im->n);
+        return;
+    }
+    uint32_t k = lt_sim_image_tokens(im->p, w, h);
+    uint64_t hash = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        hash = (hash ^ (unsigned char)url[i]) * 1099511628211ull;
+    for (uint32_t i = 0; i < k; i++)
+        lt_sim_toks_id(t, (uint32_t)(lt_mix64(hash + i) % t->vocab));
+    im->tokens += k;
+}
+
+/* A content part that is an image, in any of the three APIs: chat's
+ * {"type":"image_url","image_url":{"url":..} or ".."}, Responses'
+ * {"type":"input_image","image_url":".."}, Messages' {"type":"image",
+ * "source":{"type":"base64","media_type":..,"data":..} or {"type":"url",
+ * "url":..}}. True when it was one (counted, or an error set). */
+static bool image_of(struct lt_sim_toks *t, struct sim_imgs *im, const json_t *part)
+{
+    const char *type = json_string_value(json_object_get(part, "type"));
+    if (!type)
+        return false;
+    if (!strcmp(type, "image_url") || !strcmp(type, "input_image")) {
+        const json_t *u = json_object_get(part, "image_url");
+        if (json_is_object(u))
+            u = json_object_get(u, "url");
+        if (!json_is_string(u)) {
+            im->n++;
+            if (!im->status)
+                im->status = bad(im->msg, im->msgsz, "image %u: image_url has no URL", im->n);
+            return true;
+        }
+        image_part(t, im, json_string_value(u), json_string_length(u));
+        return true;
+    }
+    if (!strcmp(type, "input_audio")) {
+        /* chat's audio: a WAV's duration from its header, its tokens at
+         * audio_tokens_per_s (rounded up) */
+        const json_t *ia = json_object_get(part, "input_audio");
+        const json_t *d = json_object_get(ia, "data");
+        im->audio++;
+        if (im->status)
+            return true;
+        uint8_t head[4096];
+        size_t got = 0, dn = json_string_length(d);
+        struct lt_err err;
+        size_t take = dn < sizeof head / 3 * 4 ? dn / 4 * 4 : sizeof head / 3 * 4;
+        int64_t us = 0;
+        if (json_is_string(d) &&
+            lt_b64_decode(json_string_value(d), take, head, sizeof head, &got, &err) == 0)
+            us = lt_wav_duration_us(head, got, lt_b64_decoded_len(json_string_value(d), dn));
+        if (us <= 0) {
+            im->status = bad(im->msg, im->msgsz,
+                             "audio %u: cannot read the audio: input_audio.data must be a "
+                             "base64 WAV",
+                             im->audio);
+            return true;
+        }
+        double k = ceil((double)us / 1e6 * im->p->audio_tokens_per_s);
+        uint32_t n = k < 1 ? 1 : k > 1e8 ? 100000000u : (uint32_t)k;
+        uint64_t hash = 1469598103934665603ull ^ (uint64_t)us;
+        for (uint32_t i = 0; i < n; i++)
+            lt_sim_toks_id(t, (uint32_t)(lt_mix64(hash + i) % t->vocab));
+        im->audio_tokens += n;
+        return true;
+    }
+    if (!strcmp(type, "image")) {
+        const json_t *src = json_object_get(part, "source");
+        const char *st = json_string_value(json_object_get(src, "type"));
+        const json_t *d = json_object_get(src, st && !strcmp(st, "url") ? "url" : "data");
+        const char *mt = json_string_value(json_object_get(src, "media_type"));
+        if (!json_is_string(d) || (st && strcmp(st, "url") && strcmp(st, "base64"))) {
+            im->n++;
+            if (!im->status)
+                im->status = bad(im->msg, im->msgsz,
+                                 "image %u: source must be {type: base64, media_type, data} "
+                                 "or {type: url, url}",
+                                 im->n);
+            return true;
+        }
+        if (st && !strcmp(st, "url")) {
+            image_part(t, im, json_string_value(d), json_string_length(d));
+            return true;
+        }
+        /* the same check as a data URL's, on a URL made of its parts */
+        struct lt_buf u;
+        lt_buf_init(&u, (size_t)-1);
+        if (lt_buf_printf(&u, "data:%s;base64,", mt ? mt : "image/png") < 0 ||
+            lt_buf_append(&u, json_string_value(d), json_string_length(d)) < 0) {
+            im->n++;
+            if (!im->status)
+                im->status = bad(im->msg, im->msgsz, "image %u: out of memory", im->n);
+        } else {
+            image_part(t, im, u.p, u.len);
+        }
+        lt_buf_release(&u);
+        return true;
+    }
+    return false;
+}
+
 /* Count a chat prompt by the documented rule; 0 or 400 with msg. */
-static int count_chat(struct lt_sim_toks *t, const json_t *messages, const json_t *tools, char *msg,
-                      size_t msgsz)
+static int count_chat(struct lt_sim_toks *t, struct sim_imgs *im, const json_t *messages,
+                      const json_t *tools, char *msg, size_t msgsz)
 {
     if (!json_is_array(messages) || json_array_size(messages) == 0)
         return bad(msg, msgsz, "'messages' must be a non-empty array");
@@ -147,6 +325,11 @@ static int count_chat(struct lt_sim_toks *t, const json_t *messages, const json_
                                "messages[%zu].content[%zu] must be an object with "
                                "a type",
                                i, k);
+                if (image_of(t, im, part)) {
+                    if (im->status)
+                        return im->status;
+                    continue;
+                }
                 const json_t *text = json_object_get(part, "text");
                 if (json_is_string(text))
                     lt_sim_toks_text(t, json_string_value(text), json_string_length(text));
@@ -173,22 +356,24 @@ static int count_chat(struct lt_sim_toks *t, const json_t *messages, const json_
 /* The text of a Responses item or a Messages block, wherever it is: a
  * string, a list of parts, or a part's text, thinking, arguments, output,
  * nested content, or a tool's input (counted as its JSON). */
-static void count_content(struct lt_sim_toks *t, const json_t *v, int depth)
+static void count_content(struct lt_sim_toks *t, struct sim_imgs *im, const json_t *v, int depth)
 {
-    if (depth > 8)
+    if (depth > 8 || im->status)
         return;
     if (json_is_string(v)) {
         lt_sim_toks_text(t, json_string_value(v), json_string_length(v));
     } else if (json_is_array(v)) {
         size_t i;
         const json_t *e;
-        json_array_foreach(v, i, e) count_content(t, e, depth + 1);
+        json_array_foreach(v, i, e) count_content(t, im, e, depth + 1);
     } else if (json_is_object(v)) {
+        if (image_of(t, im, v))
+            return;
         static const char *const keys[] = {"text", "thinking", "arguments", "output", "content"};
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
             const json_t *x = json_object_get(v, keys[k]);
             if (x)
-                count_content(t, x, depth + 1);
+                count_content(t, im, x, depth + 1);
         }
         const json_t *input = json_object_get(v, "input");
         if (json_is_object(input))
@@ -197,12 +382,13 @@ static void count_content(struct lt_sim_toks *t, const json_t *v, int depth)
 }
 
 /* One message of a Responses or Messages prompt, framed as chat's are. */
-static void count_one(struct lt_sim_toks *t, const char *role, const json_t *content)
+static void count_one(struct lt_sim_toks *t, struct sim_imgs *im, const char *role,
+                      const json_t *content)
 {
     lt_sim_toks_id(t, lt_sim_special_id("<|im_start|>") % t->vocab);
     lt_sim_toks_id(t, lt_sim_special_id(role) % t->vocab);
     lt_sim_toks_id(t, lt_sim_special_id("\n") % t->vocab);
-    count_content(t, content, 0);
+    count_content(t, im, content, 0);
     lt_sim_toks_id(t, lt_sim_special_id("<|im_end|>") % t->vocab);
 }
 
@@ -216,8 +402,8 @@ static bool role_in(const char *r, const char *const *roles)
 
 /* Count a Responses prompt (instructions, then input: a string or a list
  * of items) or a Messages prompt (system, then messages) by chat's rule. */
-static int count_items(struct lt_sim_toks *t, enum lt_sim_api api, const json_t *root,
-                       const json_t *tools, char *msg, size_t msgsz)
+static int count_items(struct lt_sim_toks *t, struct sim_imgs *im, enum lt_sim_api api,
+                       const json_t *root, const json_t *tools, char *msg, size_t msgsz)
 {
     static const char *const resp_roles[] = {"system", "developer", "user", "assistant", NULL};
     static const char *const msg_roles[] = {"user", "assistant", NULL};
@@ -230,10 +416,10 @@ static int count_items(struct lt_sim_toks *t, enum lt_sim_api api, const json_t 
         if (!json_is_string(sys) && !(json_is_array(sys) && !responses))
             return bad(msg, msgsz, "'%s' must be a string%s", responses ? "instructions" : "system",
                        responses ? "" : " or a list of text blocks");
-        count_one(t, "system", sys);
+        count_one(t, im, "system", sys);
     }
     if (responses && json_is_string(list)) {
-        count_one(t, "user", list);
+        count_one(t, im, "user", list);
     } else {
         const char *name = responses ? "input" : "messages";
         if (!json_is_array(list) || json_array_size(list) == 0)
@@ -257,7 +443,9 @@ static int count_items(struct lt_sim_toks *t, enum lt_sim_api api, const json_t 
             const json_t *content = json_object_get(m, "content");
             if (!responses && !json_is_string(content) && !json_is_array(content))
                 return bad(msg, msgsz, "messages[%zu].content must be a string or a list", i);
-            count_one(t, role, content ? content : m);
+            count_one(t, im, role, content ? content : m);
+            if (im->status)
+                return im->status;
         }
     }
     lt_sim_toks_id(t, lt_sim_special_id("<|im_start|>") % t->vocab);
@@ -457,6 +645,103 @@ static int parse_reasoning(struct lt_sim_call *c, const json_t *root, char *msg,
     return 0;
 }
 
+/* One text to embed or rank: a string, or (embeddings) a list of token
+ * ids; its tokens appended to t. */
+static int embed_one(struct lt_sim_toks *t, const json_t *v, const char *what, size_t i, char *msg,
+                     size_t msgsz)
+{
+    if (json_is_string(v)) {
+        lt_sim_toks_text(t, json_string_value(v), json_string_length(v));
+        return 0;
+    }
+    if (json_is_object(v) && json_is_string(json_object_get(v, "text"))) {
+        const json_t *x = json_object_get(v, "text");
+        lt_sim_toks_text(t, json_string_value(x), json_string_length(x));
+        return 0;
+    }
+    if (json_is_array(v) && json_array_size(v)) {
+        size_t k;
+        const json_t *id;
+        json_array_foreach(v, k, id)
+        {
+            if (!json_is_integer(id) || json_integer_value(id) < 0 ||
+                json_integer_value(id) >= (json_int_t)t->vocab)
+                return bad(msg, msgsz, "%s[%zu][%zu] is not a token id (0..%u)", what, i, k,
+                           t->vocab - 1);
+            lt_sim_toks_id(t, (uint32_t)json_integer_value(id));
+        }
+        return 0;
+    }
+    return bad(msg, msgsz, "%s[%zu] must be a non-empty string or list of token ids", what, i);
+}
+
+/* An embeddings body ({"input": a string, a list of strings, a list of
+ * ids or a list of lists of ids}) or a rerank body ({"query": ..,
+ * "documents": [..], "top_n": N}): its tokens (rerank: the query with each
+ * document, as a cross-encoder reads them), its inputs, and one output
+ * token that stands for the answer, due when the prefill ends. */
+static int parse_embed(struct lt_sim_call *c, enum lt_sim_api api, const json_t *root,
+                       const struct lt_sim_profile *p, char *msg, size_t msgsz)
+{
+    int rc;
+    c->stream = false;
+    c->max_tokens = c->min_tokens = 1;
+    c->ignore_eos = true;
+    c->reasoning = 0;
+    if (api == LT_SIM_EMBEDDINGS) {
+        const json_t *in = json_object_get(root, "input");
+        if (json_is_string(in) ||
+            (json_is_array(in) && json_array_size(in) && json_is_integer(json_array_get(in, 0)))) {
+            if ((rc = embed_one(&c->toks, in, "input", 0, msg, msgsz)))
+                return rc;
+            c->inputs = 1;
+        } else if (json_is_array(in) && json_array_size(in)) {
+            size_t i;
+            const json_t *v;
+            json_array_foreach(
+                in, i, v) if ((rc = embed_one(&c->toks, v, "input", i, msg, msgsz))) return rc;
+            c->inputs = (uint32_t)json_array_size(in);
+        } else {
+            return bad(msg, msgsz, "'input' must be a string, a list of strings or token ids");
+        }
+    } else {
+        const json_t *q = json_object_get(root, "query");
+        const json_t *docs = json_object_get(root, "documents");
+        if (!json_is_string(q))
+            return bad(msg, msgsz, "'query' must be a string");
+        if (!json_is_array(docs) || !json_array_size(docs))
+            return bad(msg, msgsz, "'documents' must be a non-empty list");
+        size_t i;
+        const json_t *v;
+        json_array_foreach(docs, i, v)
+        {
+            if ((rc = embed_one(&c->toks, q, "query", 0, msg, msgsz)) ||
+                (rc = embed_one(&c->toks, v, "documents", i, msg, msgsz)))
+                return rc;
+        }
+        c->inputs = (uint32_t)json_array_size(docs);
+        int64_t top;
+        if ((rc = get_uint(root, "top_n", 1, &top, msg, msgsz)))
+            return rc;
+        c->top_n = top > 0 && top < c->inputs ? (uint32_t)top : 0;
+    }
+    if (c->toks.oom)
+        return bad(msg, msgsz, "out of memory counting the input");
+    if (c->toks.n == 0)
+        return bad(msg, msgsz, "the input is empty");
+    if (c->toks.n > p->max_model_len)
+        return bad(msg, msgsz,
+                   "This model's maximum context length is %u tokens. However, you requested "
+                   "%u tokens in the input for embedding generation. Please reduce the length "
+                   "of the input.",
+                   p->max_model_len, c->toks.n);
+    const json_t *model = json_object_get(root, "model");
+    c->model_json = json_is_string(model)
+                        ? json_literal(json_string_value(model), json_string_length(model))
+                        : json_literal(p->model, strlen(p->model));
+    return c->model_json ? 0 : bad(msg, msgsz, "out of memory");
+}
+
 int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *body, size_t len,
                       const struct lt_sim_profile *p, char *msg, size_t msgsz)
 {
@@ -465,6 +750,7 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
     c->reasoning = -1;
     lt_sim_toks_init(&c->toks, p->block_tokens);
     lt_sim_toks_tokenizer(&c->toks, p->vocab, p->piece_bytes);
+    struct sim_imgs im = {.p = p, .msg = msg, .msgsz = msgsz};
     int rc = 0;
     json_error_t jerr;
     json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
@@ -485,6 +771,10 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
     c->model_json = json_is_string(model)
                         ? json_literal(json_string_value(model), json_string_length(model))
                         : json_literal(p->model, strlen(p->model));
+    if (api == LT_SIM_EMBEDDINGS || api == LT_SIM_RERANK) {
+        rc = parse_embed(c, api, root, p, msg, msgsz);
+        goto out;
+    }
     if ((rc = get_bool(root, "stream", &c->stream, msg, msgsz)))
         goto out;
     bool typed = api == LT_SIM_RESPONSES || api == LT_SIM_MESSAGES;
@@ -526,18 +816,23 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
             (rc = parse_reasoning(c, root, msg, msgsz)))
             goto out;
         const json_t *tools = json_object_get(root, "tools");
-        rc = count_items(&c->toks, api, root,
+        rc = count_items(&c->toks, &im, api, root,
                          json_is_array(tools) && json_array_size(tools) ? tools : NULL, msg, msgsz);
     } else if (api == LT_SIM_CHAT) {
         if ((rc = parse_tools(c, api, root, msg, msgsz)) ||
             (rc = parse_reasoning(c, root, msg, msgsz)))
             goto out;
         const json_t *tools = json_object_get(root, "tools");
-        rc = count_chat(&c->toks, json_object_get(root, "messages"),
+        rc = count_chat(&c->toks, &im, json_object_get(root, "messages"),
                         json_is_array(tools) && json_array_size(tools) ? tools : NULL, msg, msgsz);
     } else {
         rc = count_prompt(&c->toks, json_object_get(root, "prompt"), msg, msgsz);
     }
+    c->images = im.n;
+    c->image_tokens = im.tokens;
+    c->audio = im.audio;
+    c->audio_tokens = im.audio_tokens;
+    c->image_bytes = im.bytes;
     if (rc)
         goto out;
     if (c->toks.oom) {
@@ -600,8 +895,9 @@ int lt_sim_tokenize(struct lt_buf *out, const char *body, size_t len,
     const json_t *messages = json_object_get(root, "messages");
     if (messages) {
         const json_t *tools = json_object_get(root, "tools");
-        rc = count_chat(&t, messages, json_is_array(tools) && json_array_size(tools) ? tools : NULL,
-                        msg, msgsz);
+        struct sim_imgs im = {.p = p, .msg = msg, .msgsz = msgsz};
+        rc = count_chat(&t, &im, messages,
+                        json_is_array(tools) && json_array_size(tools) ? tools : NULL, msg, msgsz);
     } else {
         rc = count_prompt(&t, json_object_get(root, "prompt"), msg, msgsz);
     }
@@ -636,7 +932,8 @@ int lt_sim_count_tokens(struct lt_buf *out, const char *body, size_t len,
         goto out;
     }
     const json_t *tools = json_object_get(root, "tools");
-    rc = count_items(&t, LT_SIM_MESSAGES, root,
+    struct sim_imgs im = {.p = p, .msg = msg, .msgsz = msgsz};
+    rc = count_items(&t, &im, LT_SIM_MESSAGES, root,
                      json_is_array(tools) && json_array_size(tools) ? tools : NULL, msg, msgsz);
     if (rc == 0 && lt_buf_printf(out, "{\"input_tokens\":%u}", t.n) < 0)
         rc = bad(msg, msgsz, "answer too large");
@@ -713,6 +1010,10 @@ const char *lt_sim_api_name(enum lt_sim_api api)
         return "responses";
     case LT_SIM_MESSAGES:
         return "messages";
+    case LT_SIM_EMBEDDINGS:
+        return "embeddings";
+    case LT_SIM_RERANK:
+        return "rerank";
     case LT_SIM_CHAT:
         break;
     }
@@ -755,11 +1056,18 @@ static int messages_input_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 
 static int put_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 {
+    char img[80] = "";
+    if (r->image_tokens || r->audio_tokens) /* OpenAI's detail keys, where a prompt had them */
+        snprintf(img, sizeof img,
+                 r->audio_tokens ? ",\"image_tokens\":%u,\"audio_tokens\":%u"
+                                 : ",\"image_tokens\":%u",
+                 r->image_tokens, r->audio_tokens);
     return lt_buf_printf(b,
                          "\"usage\":{\"prompt_tokens\":%llu,\"total_tokens\":%llu,"
                          "\"completion_tokens\":%llu,\"prompt_tokens_details\":{\"cached_tokens\":"
-                         "%u},\"completion_tokens_details\":{\"reasoning_tokens\":%u}}",
-                         usage_in(r), usage_total(r), usage_out(r), r->cached_tokens, r->reasoning);
+                         "%u%s},\"completion_tokens_details\":{\"reasoning_tokens\":%u}}",
+                         usage_in(r), usage_total(r), usage_out(r), r->cached_tokens, img,
+                         r->reasoning);
 }
 
 static const char *rkey(const struct lt_sim_resp *r)
@@ -1162,9 +1470,59 @@ int lt_sim_render_tail(struct lt_buf *b, const struct lt_sim_resp *r)
     return rc;
 }
 
+/* An embeddings answer: one vector of embed_dim values per input, drawn
+ * from the request and the input (unit length is not promised). */
+static int put_embeddings(struct lt_buf *b, const struct lt_sim_resp *r)
+{
+    int rc = lt_buf_puts(b, "{\"object\":\"list\",\"data\":[");
+    for (uint32_t i = 0; rc == 0 && i < r->inputs; i++) {
+        rc = lt_buf_printf(b, "%s{\"object\":\"embedding\",\"index\":%u,\"embedding\":[",
+                           i ? "," : "", i);
+        uint64_t h = lt_mix64(r->seq * 1000003u + i);
+        for (uint32_t k = 0; rc == 0 && k < r->embed_dim; k++) {
+            h = lt_mix64(h + k);
+            rc = lt_buf_printf(b, k ? ",%.4f" : "%.4f",
+                               ((double)(h >> 11) / 9007199254740992.0) - 0.5);
+        }
+        if (rc == 0)
+            rc = lt_buf_puts(b, "]}");
+    }
+    if (rc == 0)
+        rc = lt_buf_printf(b,
+                           "],\"model\":%s,\"usage\":{\"prompt_tokens\":%llu,\"total_tokens\":"
+                           "%llu}}",
+                           r->model_json, usage_in(r), usage_in(r));
+    return rc;
+}
+
+/* A rerank answer (Jina's and Cohere's shape, as vLLM serves it): the
+ * documents by relevance, highest first, top_n of them. */
+static int put_rerank(struct lt_buf *b, const struct lt_sim_resp *r)
+{
+    int rc = lt_buf_printf(b,
+                           "{\"id\":\"%s\",\"model\":%s,\"usage\":{\"prompt_tokens\":%llu,"
+                           "\"total_tokens\":%llu},\"results\":[",
+                           r->id, r->model_json, usage_in(r), usage_in(r));
+    uint32_t n = r->top_n && r->top_n < r->inputs ? r->top_n : r->inputs;
+    /* scores falling with the rank; which document has which rank is drawn */
+    uint64_t h = lt_mix64(r->seq);
+    for (uint32_t k = 0; rc == 0 && k < n; k++) {
+        uint32_t idx = (uint32_t)((h + (uint64_t)k * 7919u) % r->inputs);
+        if (r->inputs % 7919u == 0)
+            idx = k;
+        rc = lt_buf_printf(b, "%s{\"index\":%u,\"relevance_score\":%.6f}", k ? "," : "", idx,
+                           1.0 / (1.0 + k));
+    }
+    return rc == 0 ? lt_buf_puts(b, "]}") : rc;
+}
+
 int lt_sim_render_full(struct lt_buf *b, const struct lt_sim_resp *r)
 {
     int rc;
+    if (r->api == LT_SIM_EMBEDDINGS)
+        return put_embeddings(b, r);
+    if (r->api == LT_SIM_RERANK)
+        return put_rerank(b, r);
     if (r->api == LT_SIM_RESPONSES)
         return put_response(b, r);
     if (r->api == LT_SIM_MESSAGES)

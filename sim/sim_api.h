@@ -18,7 +18,14 @@
 
 /* Chat and completions (OpenAI), Responses (OpenAI's, as vLLM and SGLang
  * serve it at /v1/responses) and Messages (Anthropic's, /v1/messages). */
-enum lt_sim_api { LT_SIM_CHAT, LT_SIM_COMPLETIONS, LT_SIM_RESPONSES, LT_SIM_MESSAGES };
+enum lt_sim_api {
+    LT_SIM_CHAT,
+    LT_SIM_COMPLETIONS,
+    LT_SIM_RESPONSES,
+    LT_SIM_MESSAGES,
+    LT_SIM_EMBEDDINGS, /* /v1/embeddings: the prompt's prefill, no output */
+    LT_SIM_RERANK,     /* /v1/rerank, /rerank: a query against documents, prefill only */
+};
 
 /* The API's name in the sim's log ("chat", "completions", "responses",
  * "messages"). */
@@ -35,14 +42,16 @@ struct lt_sim_dialect {
     /* Messages usage: input_tokens is the whole prompt, with no cache
      * counts (vLLM's), instead of Anthropic's split (llama.cpp's too). */
     bool messages_usage_total;
-    bool llamacpp;      /* llama-server's own endpoints: /props, /slots, no vLLM reset */
-    bool slot_erase;    /* llamacpp: POST /slots/ID?action=erase works (else 501) */
+    bool llamacpp;   /* llama-server's own endpoints: /props, /slots, no vLLM reset */
+    bool slot_erase; /* llamacpp: POST /slots/ID?action=erase works (else 501) */
+    bool text_only;  /* a text-only model: a request with an image is refused */
 };
 
 /* Parse "vllm" or a comma list of vllm, role-chunk, no-role-chunk,
  * usage-separate, usage-in-last, reasoning, reasoning_content, close,
  * keep-alive, http10, http11, no-tokenize, tokenize, messages-usage-total,
- * messages-usage-split, llamacpp, slot-erase (later items override). Returns 0 or
+ * messages-usage-split, llamacpp, slot-erase, text-only, images (later items
+ * override). Returns 0 or
  * LT_EFORMAT. */
 int lt_sim_dialect_parse(struct lt_sim_dialect *d, const char *spec, struct lt_err *err);
 
@@ -58,7 +67,17 @@ struct lt_sim_call {
     double reasoning_fraction;
     bool tool_call;
     char *tool_name_json; /* the function's name as a JSON string literal */
+    /* The prompt's images (docs/sim.md "Images"): how many, the tokens
+     * they cost (in toks.n too), and their decoded bytes. */
+    uint32_t images, image_tokens;
+    uint64_t image_bytes;
+    uint32_t audio, audio_tokens; /* input_audio clips and their tokens (in toks.n too) */
+    uint32_t inputs; /* embeddings: inputs; rerank: documents (docs/sim.md "Embeddings") */
+    uint32_t top_n;  /* rerank: results asked for; 0 = all */
 };
+
+/* The tokens of a w x h image by p's rule (docs/sim.md "Images"). */
+uint32_t lt_sim_image_tokens(const struct lt_sim_profile *p, uint32_t w, uint32_t h);
 
 /* Parse a request body. Returns 0, or an HTTP status (400) with a message
  * for the client in msg. c must be released even on failure. */
@@ -103,6 +122,10 @@ struct lt_sim_resp {
     uint64_t claimed_out;
     bool claim_in; /* usage claims claimed_in prompt tokens (badprompt) */
     uint64_t claimed_in;
+    uint32_t image_tokens;  /* of prompt_tokens: usage says them when > 0 */
+    uint32_t audio_tokens;  /* of prompt_tokens: usage says them when > 0 */
+    uint32_t inputs, top_n; /* embeddings and rerank */
+    uint32_t embed_dim;
 };
 
 /* Responses and Messages streams carry named events (event: lines) and

@@ -27,7 +27,8 @@ struct lt_sim_mreq {
     bool decode;    /* emits a token at the end of the current step */
     bool charged;   /* the cached tokens' cost was paid */
     bool cancelled;
-    bool entered; /* admitted once (admitted holds when) */
+    bool entered;   /* admitted once (admitted holds when) */
+    uint32_t image; /* of prompt: image tokens, whose encoding the prefill's first step pays */
     enum mstate state;
     uint32_t nblocks;
     uint64_t blocks[];
@@ -325,7 +326,7 @@ static int admit_one(struct lt_sim_model *m, int64_t now, uint64_t budget, uint3
 /* Give q the next chunk of its prompt from the step's budget; counts the
  * request as starting its prefill (and pays its cached tokens) once. */
 static void give_chunk(struct lt_sim_mreq *q, uint64_t *budget, uint64_t *prefill, uint64_t *cached,
-                       uint32_t *starting)
+                       uint32_t *starting, uint64_t *image)
 {
     uint32_t rest = q->need - q->prefilled;
     q->chunk = rest < *budget ? rest : (uint32_t)*budget;
@@ -333,6 +334,7 @@ static void give_chunk(struct lt_sim_mreq *q, uint64_t *budget, uint64_t *prefil
     *prefill += q->chunk;
     if (q->chunk && !q->charged) {
         *cached += q->cached;
+        *image += q->image;
         (*starting)++;
         q->charged = true;
     }
@@ -366,11 +368,11 @@ static void start_step(struct lt_sim_model *m, int64_t now)
     uint64_t budget = m->p.batch_tokens > decoders ? m->p.batch_tokens - decoders : 0;
     if (decoders == 0 && budget == 0)
         budget = 1;
-    uint64_t prefill = 0, cached = 0;
+    uint64_t prefill = 0, cached = 0, image = 0;
     uint32_t starting = 0;
     for (uint32_t i = 0; i < m->nrun && budget > 0; i++)
         if (!m->run[i]->decode)
-            give_chunk(m->run[i], &budget, &prefill, &cached, &starting);
+            give_chunk(m->run[i], &budget, &prefill, &cached, &starting, &image);
     /* New prompts join only while the budget lasts: short prompts cannot
      * pile hundreds of prefills into one step and stall every decoder. */
     int rc;
@@ -378,7 +380,7 @@ static void start_step(struct lt_sim_model *m, int64_t now)
         struct lt_sim_mreq *q = m->run[m->nrun - 1];
         q->chunk = 0;
         q->decode = false;
-        give_chunk(q, &budget, &prefill, &cached, &starting);
+        give_chunk(q, &budget, &prefill, &cached, &starting, &image);
     }
     if (m->nrun == 0) {
         /* Requests the engine has not seen yet (their front's cost): wake
@@ -399,6 +401,7 @@ static void start_step(struct lt_sim_model *m, int64_t now)
         ms += m->p.prefill_step_ms + m->p.prefill_ms_per_seq * (double)starting +
               m->p.prefill_ms_per_token * (double)prefill;
     ms += m->p.cached_ms_per_token * (double)cached;
+    ms += m->p.image_ms_per_token * (double)image; /* the vision encoder */
     m->st.steps++;
     m->st.prefill_tokens += prefill;
     m->st.cached_tokens += cached;
@@ -418,6 +421,7 @@ struct lt_sim_mreq *lt_sim_model_add(struct lt_sim_model *m, int64_t now,
     q->arrival = now;
     q->prompt = r->prompt_tokens ? r->prompt_tokens : 1;
     q->ready = now + (int64_t)llround(m->p.front_ms_per_token * q->prompt * 1e6);
+    q->image = r->image_tokens < q->prompt ? r->image_tokens : q->prompt;
     q->out_target = r->out_tokens ? r->out_tokens : 1;
     q->need = q->prompt;
     q->nblocks = r->blocks ? r->nblocks : 0;

@@ -55,7 +55,8 @@ struct lt_sim_req {
     uint32_t out_tokens;    /* exactly this many tokens will be emitted (>= 1) */
     const uint64_t *blocks; /* prefix block hashes (chained), may be NULL; copied */
     uint32_t nblocks;
-    void *user; /* handed back in every event */
+    void *user;            /* handed back in every event */
+    uint32_t image_tokens; /* of prompt_tokens: image tokens (the vision encoder's cost) */
 };
 
 /* One emitted token. */

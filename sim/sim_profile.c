@@ -75,6 +75,14 @@ static const struct key keys[] = {
     KB("reasoning", reasoning),
     KU("vocab", vocab),
     KU("piece_bytes", piece_bytes),
+    KU("image_tile", image_tile),
+    KU("image_tokens", image_tokens),
+    KU("image_base_tokens", image_base_tokens),
+    KD("image_ms_per_token", image_ms_per_token, MAX_MS),
+    KL("image_max_pixels", image_max_pixels),
+    KU("image_link_side", image_link_side),
+    KU("embed_dim", embed_dim),
+    KD("audio_tokens_per_s", audio_tokens_per_s, 100000),
 };
 
 /* The default profile: Qwen3.5-397B on 8x RTX PRO 6000 (PCIe). The step
@@ -104,6 +112,16 @@ static const struct lt_sim_profile default_profile = {
     .reasoning = 0,
     .vocab = LT_SIM_VOCAB,
     .piece_bytes = 4,
+    /* Qwen2-VL's rule: a token per 28 x 28 pixels (14-pixel patches
+     * merged 2 x 2), between vision start and end markers. */
+    .image_tile = 28,
+    .image_tokens = 1,
+    .image_base_tokens = 2,
+    .image_ms_per_token = 0.02,
+    .image_max_pixels = 50000000,
+    .image_link_side = 448,
+    .embed_dim = 1024,
+    .audio_tokens_per_s = 25, /* Qwen2-Audio's: one per 40 ms */
 };
 
 int lt_sim_profile_builtin(struct lt_sim_profile *p, const char *name, struct lt_err *err)
@@ -117,6 +135,7 @@ int lt_sim_profile_builtin(struct lt_sim_profile *p, const char *name, struct lt
         p->step_ms = p->step_ms_per_seq = 0;
         p->prefill_step_ms = p->prefill_ms_per_seq = p->prefill_ms_per_token = 0;
         p->cached_ms_per_token = p->decode_ms_per_kv_token = 0;
+        p->image_ms_per_token = 0;
         p->prefill_seqs = 1000000;
         p->max_running = 1000000;
         p->kv_tokens = UINT64_MAX / 4;
@@ -321,6 +340,8 @@ int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err)
         return lt_errset(err, LT_EINVAL, "vocab must be at least 16");
     if (p->piece_bytes < 1 || p->piece_bytes > 4)
         return lt_errset(err, LT_EINVAL, "piece_bytes must be 1 to 4");
+    if (p->embed_dim < 1 || p->embed_dim > 65536)
+        return lt_errset(err, LT_EINVAL, "embed_dim must be 1 to 65536");
     /* Values set in code (lt_sim_profile_set is not the only way in) get
      * the file's ranges too. */
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {

@@ -40,6 +40,19 @@ struct lt_sim_profile {
      * chat template and tokenizing in its HTTP threads): it delays the
      * request's first token and holds up no step */
     double front_ms_per_token;
+    /* Images (docs/sim.md "Images"): tokens per image (image_tile 0) or
+     * image_base_tokens + image_tokens per image_tile x image_tile tile;
+     * the vision encoder's cost per image token, paid in the step that
+     * starts the request's prefill; the most pixels an image may have; the
+     * side of the square a link (not fetched) counts as. */
+    uint32_t image_tile;
+    uint32_t image_tokens;
+    uint32_t image_base_tokens;
+    double image_ms_per_token;
+    uint64_t image_max_pixels;
+    uint32_t image_link_side;
+    uint32_t embed_dim;        /* the length of an embedding (docs/sim.md "Embeddings") */
+    double audio_tokens_per_s; /* an audio clip's tokens per second (docs/sim.md "Audio") */
 };
 
 /* Fill p with the built-in profile called name ("default" or "fast").

@@ -260,10 +260,11 @@ static void wake(struct sreq *r)
  * A suspended connection is out of libmicrohttpd's poll set, so on its own
  * the server would learn that the client left only at the next write to it:
  * a request queued behind max_running would keep its place, and one in the
- * batch its slot, until its next token (issue 17's cancellations). So while
- * the model holds a request, the loop's epoll set watches its socket for the
- * peer's close (EPOLLRDHUP, or EPOLLHUP/EPOLLERR for a reset; never EPOLLIN,
- * so a pipelined next request is no event), and depart() takes the request
+ * batch its slot, until its next token: a cancelled request would go on
+ * costing the others. So while the model holds a request, the loop's epoll
+ * set watches its socket for the peer's close (EPOLLRDHUP, or
+ * EPOLLHUP/EPOLLERR for a reset; never EPOLLIN, so a pipelined next
+ * request is no event), and depart() takes the request
  * out of the model at once. A client that only shuts down its sending side
  * counts as gone too, as nginx takes it: no OpenAI client does that and
  * still waits for the answer. The watch is taken off in on_completed,
@@ -584,7 +585,8 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         r->sent_at = malloc((size_t)out * sizeof *r->sent_at);
     if (!r->rel || (s->log && !r->sent_at))
         return lt_errset(err, LT_ENOMEM, "out of memory for %u tokens", out);
-    static const char *const id_prefix[] = {"chatcmpl-", "cmpl-", "resp_", "msg_"};
+    static const char *const id_prefix[] = {"chatcmpl-", "cmpl-", "resp_",
+                                            "msg_",      "embd-", "rerank-"};
     snprintf(r->id, sizeof r->id, "%s%llu", id_prefix[c->api], (unsigned long long)r->seq);
     r->resp = (struct lt_sim_resp){
         .d = &s->dia,
@@ -608,6 +610,11 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .claimed_out = s->faults.badusage_tokens,
         .claim_in = r->fault == LT_SIM_FAULT_BADPROMPT,
         .claimed_in = s->faults.badprompt_tokens,
+        .image_tokens = c->image_tokens,
+        .audio_tokens = c->audio_tokens,
+        .inputs = c->inputs,
+        .top_n = c->top_n,
+        .embed_dim = s->prof.embed_dim,
     };
     int64_t now = now_ns(s);
     advance(s, now);
@@ -617,6 +624,7 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .blocks = c->toks.blocks,
         .nblocks = c->toks.nblocks,
         .user = r,
+        .image_tokens = c->image_tokens + c->audio_tokens, /* the encoders' share */
     };
     r->mreq = lt_sim_model_add(s->model, to_model(s, now), &q, err);
     if (!r->mreq)
@@ -783,6 +791,16 @@ static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
                                    msg, sizeof msg);
     if (status)
         return queue_error(r, status, msg);
+    if ((r->call.images || r->call.audio) && s->dia.text_only) {
+        /* what a text-only model answers an image with: vLLM's 400, or
+         * llama-server's 500 when it has no vision projector */
+        if (s->dia.llamacpp)
+            return queue_error(r, 500,
+                               "image input is not supported - hint: if this is unexpected, you "
+                               "may need to provide the mmproj");
+        snprintf(msg, sizeof msg, "%s is not a multimodal model", s->prof.model);
+        return queue_error(r, 400, msg);
+    }
     r->fault = lt_sim_faults_pick(&s->faults, r->seq);
     switch (r->fault) {
     case LT_SIM_FAULT_500:
@@ -1080,6 +1098,10 @@ static enum MHD_Result route(struct sreq *r, const char *url, const char *method
         return post ? route_inference(r, LT_SIM_RESPONSES) : queue_error(r, 405, "use POST");
     if (!strcmp(url, "/v1/messages"))
         return post ? route_inference(r, LT_SIM_MESSAGES) : queue_error(r, 405, "use POST");
+    if (!strcmp(url, "/v1/embeddings"))
+        return post ? route_inference(r, LT_SIM_EMBEDDINGS) : queue_error(r, 405, "use POST");
+    if (!strcmp(url, "/v1/rerank") || !strcmp(url, "/rerank"))
+        return post ? route_inference(r, LT_SIM_RERANK) : queue_error(r, 405, "use POST");
     char msg[160];
     snprintf(msg, sizeof msg, "no route for %.100s", url);
     return queue_error(r, 404, msg);
@@ -1135,6 +1157,8 @@ static const char *const routes[] = {
     "/v1/completions", "/v1/responses",
     "/v1/messages",    "/v1/messages/count_tokens",
     "/props",          "/slots",
+    "/v1/embeddings",  "/v1/rerank",
+    "/rerank",
 };
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -1240,6 +1264,15 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
                       (unsigned long long)r->seq, lt_sim_api_name(r->call.api),
                       r->call.stream ? "true" : "false", lt_sim_fault_name(r->fault),
                       r->call.toks.n);
+        if (r->call.inputs)
+            lt_buf_printf(&b, ",\"inputs\":%u", r->call.inputs);
+        if (r->call.audio)
+            lt_buf_printf(&b, ",\"audio\":%u,\"audio_tokens\":%u", r->call.audio,
+                          r->call.audio_tokens);
+        if (r->call.images)
+            lt_buf_printf(&b, ",\"images\":%u,\"image_tokens\":%u,\"image_bytes\":%llu",
+                          r->call.images, r->call.image_tokens,
+                          (unsigned long long)r->call.image_bytes);
         if (r->started) {
             if (r->aborted)
                 lt_buf_puts(&b, ",\"aborted\":true");

@@ -14,9 +14,9 @@
  * freed; everything else about it is the plan's. So this driver holds
  * memory only for what is in the model: a small struct per request sent
  * and not yet done (queued in the model included), and token times only
- * from a request's first token to its last (issue 20: 8 bytes per queued
- * token). Token arrays go back to a pool when their request is done and
- * are reused by the next request that starts emitting: the pool holds at
+ * from a request's first token to its last (keeping them for queued
+ * requests cost 8 bytes a token: 584 MB at 200,000 requests). Token arrays go back to a pool when
+ * their request is done and are reused by the next request that starts emitting: the pool holds at
  * most as many as ever ran at once, and the allocator is not churned with
  * one array per request (under AddressSanitizer, whose quarantine keeps
  * up to 256 MB of freed blocks, that churn alone looked like every
@@ -36,7 +36,9 @@
 #include "base/lt_rng.h"
 #include "base/lt_time.h"
 #include "metrics/prom_map.h"
+#include "traces/lt_mp.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,12 +56,14 @@ struct vq {
     uint32_t in, out;       /* asked for */
     bool rejected;          /* answered 400 at once (context overflow) */
     struct lt_sim_mreq *mq; /* in the model; NULL once it ended or was cancelled */
+    int replica;            /* the fleet's instance serving it (0 with one) */
     bool by_tokens;         /* cancel once cancel_tokens came (0: at the first) */
     uint32_t cancel_tokens;
     bool cancelled;
     int64_t cancel_ns; /* when it was cancelled */
     bool in_heap;      /* a deadline of it is in the cancel heap */
     bool written;      /* its result is written: freed once the heap lets go */
+    bool warm;         /* one of the run's first warmup sends */
 };
 
 struct vcancel {
@@ -79,7 +83,8 @@ struct vrun {
     struct lt_plan *plan;
     const struct lt_sim_vrun *vr;
     uint32_t run;
-    struct lt_sim_model *m;
+    struct lt_sim_model **ms; /* nm instances (a fleet: vr->route) */
+    uint32_t nm;
     struct lt_writer *w;
     int64_t now_ns;
     struct vq **done; /* requests whose last token came (or cancelled) in this step */
@@ -92,12 +97,16 @@ struct vrun {
     size_t blockbuf_cap;
     struct lt_chunk *chunks;
     size_t chunks_cap;
-    uint8_t extra[32];      /* a result's extra keys: ctok, thin */
+    uint8_t extra[48];      /* a result's extra keys: ctok, thin, replica */
     bool oom;               /* the model emitted more tokens than asked (not expected) */
     uint32_t nomem;         /* an emit found no memory for this many token times */
     int64_t next_sample_ns; /* the next scrape sample (INT64_MAX: none) */
     struct lt_heap cancels; /* struct vcancel, earliest first */
     struct lt_sim_vstats st;
+    uint64_t sent;                       /* sends so far: the first vr->warmup are warm-up */
+    uint32_t polls;                      /* loop rounds, to ask vr->stopped every few */
+    uint64_t out_sent;                   /* output tokens of the requests a stop aborted */
+    int64_t first_sent_us, last_sent_us; /* of the run's sends; -1: none yet */
 };
 
 static const struct lt_plan_job *job_of(const struct vrun *v, size_t seq)
@@ -233,7 +242,7 @@ static int make_blocks(struct vrun *v, const struct vq *q, uint32_t *nb, struct 
  * is written with the done ones. */
 static void cancel_now(struct vrun *v, struct vq *q, int64_t t)
 {
-    lt_sim_model_cancel(v->m, q->mq);
+    lt_sim_model_cancel(v->ms[q->replica], q->mq);
     q->mq = NULL;
     q->cancelled = true;
     q->cancel_ns = t;
@@ -294,6 +303,9 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
     if (!q)
         return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
     q->seq = i;
+    /* Warm-up is the run's first sends, not a place in the trace (a
+     * --window starts mid-trace); the virtual run has no retries. */
+    q->warm = v->sent++ < v->vr->warmup;
     q->next = v->live.next;
     q->prev = &v->live;
     q->next->prev = q;
@@ -306,6 +318,9 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
     if (!q->out)
         q->out = 1;
     q->sent_us = v->now_ns / 1000;
+    if (v->first_sent_us < 0)
+        v->first_sent_us = q->sent_us;
+    v->last_sent_us = q->sent_us;
     if ((uint64_t)q->in + q->out > v->p->max_model_len) {
         /* The sim answers a context overflow with a plain 400 at once. */
         q->rejected = true;
@@ -324,7 +339,11 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
         .nblocks = nb,
         .user = q,
     };
-    if (!(q->mq = lt_sim_model_add(v->m, v->now_ns, &sr, err)))
+    if (v->nm > 1) {
+        int r = v->vr->route->pick(v->vr->route->ud, i, job_of(v, i));
+        q->replica = r >= 0 && (uint32_t)r < v->nm ? r : 0;
+    }
+    if (!(q->mq = lt_sim_model_add(v->ms[q->replica], v->now_ns, &sr, err)))
         return err ? err->code : LT_ENOMEM;
     return arm_cancel(v, q);
 }
@@ -370,6 +389,28 @@ static void thinned(struct vrun *v, struct lt_result *res, const uint8_t *ctok, 
     }
 }
 
+/* A fleet's result says its replica, as the live replay writes it. */
+static void add_replica(struct vrun *v, struct lt_result *res, const struct vq *q)
+{
+    if (v->nm < 2)
+        return;
+    if (!res->extra.data)
+        res->extra = (struct lt_extra){.data = v->extra};
+    static const uint8_t key[] = {0xa7, 'r', 'e', 'p', 'l', 'i', 'c', 'a'};
+    uint8_t *x = v->extra + res->extra.len;
+    memcpy(x, key, sizeof key);
+    x += sizeof key;
+    if (q->replica < 0x80) { /* a positive fixint, else uint8 (LT_ROUTE_MAX is 256) */
+        *x = (uint8_t)q->replica;
+        res->extra.len += sizeof key + 1;
+    } else {
+        x[0] = 0xcc;
+        x[1] = (uint8_t)q->replica;
+        res->extra.len += sizeof key + 2;
+    }
+    res->extra.n++;
+}
+
 /* A cancelled request: what its client had until it left, as the live
  * replay records it (no usage came: counted from the chunks). */
 static int put_cancelled(struct vrun *v, const struct vq *q, struct lt_result *res,
@@ -388,6 +429,7 @@ static int put_cancelled(struct vrun *v, const struct vq *q, struct lt_result *r
         res->count = "chunks";
         thinned(v, res, ctok_one, sizeof ctok_one, q->ntok);
     }
+    add_replica(v, res, q);
     int rc = lt_writer_put_result(v->w, res, err);
     if (rc < 0) /* not recorded: not counted */
         return rc;
@@ -411,7 +453,7 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
               LT_RHAS_WANT_OUT;
     res.want_in = q->in;
     res.want_out = q->out;
-    res.warmup = i < v->vr->warmup;
+    res.warmup = q->warm;
     /* "ctok": "one", as the live replay writes it: a chunk's tokens were
      * counted one per chunk, not read from per-chunk usage. */
     static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
@@ -419,6 +461,7 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
         res.status = 400;
         res.err = "http";
         res.end = q->sent_us;
+        add_replica(v, &res, q);
         int rc = lt_writer_put_result(v->w, &res, err);
         v->st.requests += rc == 0;
         return rc;
@@ -447,6 +490,7 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
     res.status = 200;
     res.finish = "length";
     res.count = "usage";
+    add_replica(v, &res, q);
     int rc = lt_writer_put_result(v->w, &res, err);
     if (rc < 0) /* not recorded: not counted */
         return rc;
@@ -469,6 +513,8 @@ static int finish_done(struct vrun *v, struct lt_err *err)
             struct vq *q = v->done[k];
             size_t i = q->seq;
             rc = put_result(v, q, err);
+            if (v->nm > 1)
+                v->vr->route->done(v->vr->route->ud, q->replica);
             int64_t end_us = q->cancelled ? q->cancel_ns / 1000
                              : q->ntok    ? q->tok[q->ntok - 1] / 1000
                                           : q->sent_us;
@@ -489,10 +535,10 @@ out:
 /* A scrape sample of the model's values now, as the live sim's /metrics
  * would give them (sim_metrics.c; no latency histograms): what a live
  * replay records, on the same clock. */
-static int put_sample(struct vrun *v, struct lt_err *err)
+static int put_sample1(struct vrun *v, uint32_t mi, struct lt_err *err)
 {
     struct lt_sim_model_stats ms;
-    lt_sim_model_stats(v->m, &ms);
+    lt_sim_model_stats(v->ms[mi], &ms);
     double prompt = (double)(ms.prefill_tokens + ms.cached_tokens);
     struct lt_scrape_val val[] = {
         {lt_prom_map_canon_name(LT_PM_RUNNING), ms.running},
@@ -505,15 +551,40 @@ static int put_sample(struct vrun *v, struct lt_err *err)
         {lt_prom_map_canon_name(LT_PM_PREFIX_QUERIES), prompt},
         {lt_prom_map_canon_name(LT_PM_PREFIX_HITS), (double)ms.cached_tokens},
     };
+    char ep[48] = "sim:virtual";
+    if (v->nm > 1)
+        snprintf(ep, sizeof ep, "sim:virtual:%u/metrics", (unsigned)mi);
     struct lt_scrape sc = {
         .run = v->run,
         .t = v->now_ns / 1000,
-        .ep = "sim:virtual",
+        .ep = ep,
         .server = "sim",
         .v = val,
         .nv = sizeof val / sizeof val[0],
     };
     return lt_writer_put_scrape(v->w, &sc, err);
+}
+
+static int put_sample(struct vrun *v, struct lt_err *err)
+{
+    for (uint32_t i = 0; i < v->nm; i++) {
+        int rc = put_sample1(v, i, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The earliest next step of the instances; INT64_MAX: all idle. */
+static int64_t next_step_of(const struct vrun *v)
+{
+    int64_t t = INT64_MAX;
+    for (uint32_t i = 0; i < v->nm; i++) {
+        int64_t x = lt_sim_model_next(v->ms[i]);
+        if (x < t)
+            t = x;
+    }
+    return t;
 }
 
 static int loop(struct vrun *v, struct lt_err *err)
@@ -522,7 +593,11 @@ static int loop(struct vrun *v, struct lt_err *err)
     v->now_ns = 0;
     LT_TRY(finish_done(v, err));
     for (;;) {
-        int64_t next_step = lt_sim_model_next(v->m);
+        /* a stop is asked for every 256 rounds: a few µs of model work */
+        if (v->vr->stopped && (++v->polls & 255) == 0 &&
+            (v->st.stopped_by = v->vr->stopped(v->vr->stop_ud)) != NULL)
+            break;
+        int64_t next_step = next_step_of(v);
         int64_t due_us = lt_plan_next_due(v->plan);
         int64_t next_due = due_us == INT64_MAX ? INT64_MAX : due_us * 1000;
         int64_t next_cut = next_cancel(v);
@@ -550,7 +625,10 @@ static int loop(struct vrun *v, struct lt_err *err)
         }
         if (next_step <= next_due) {
             v->now_ns = next_step;
-            lt_sim_model_advance(v->m, v->now_ns, on_emit, v);
+            /* every instance due now, in index order (runs repeat exactly) */
+            for (uint32_t mi = 0; mi < v->nm; mi++)
+                if (lt_sim_model_next(v->ms[mi]) <= v->now_ns)
+                    lt_sim_model_advance(v->ms[mi], v->now_ns, on_emit, v);
             if (v->nomem)
                 return lt_errset(err, LT_ENOMEM,
                                  "virtual sim: out of memory (%u output tokens, %zu requests in "
@@ -570,20 +648,134 @@ out:
     return rc;
 }
 
+/* A stop: every request in the model is recorded as aborted now, with
+ * its first token's time when it had one (as the live replay records one
+ * in flight), every seq
+ * not sent as never sent, and the check record says who stopped the run,
+ * when, and how many were never sent (analyze keeps them out of the
+ * errors). */
+static int stop_all(struct vrun *v, struct lt_err *err)
+{
+    int rc = 0;
+    int64_t now_us = v->now_ns / 1000;
+    for (struct vq *q = v->live.next; q != &v->live; q = q->next) {
+        if (q->written || !q->mq)
+            continue;
+        struct lt_result res = {0};
+        res.run = v->run;
+        res.index = job_of(v, q->seq)->index;
+        res.sched = v->plan->offs[q->seq];
+        res.sent = res.first_byte = q->sent_us;
+        res.end = now_us;
+        res.has =
+            LT_RHAS_SENT | LT_RHAS_FIRST_BYTE | LT_RHAS_END | LT_RHAS_WANT_IN | LT_RHAS_WANT_OUT;
+        res.want_in = q->in;
+        res.want_out = q->out;
+        res.warmup = q->warm;
+        res.err = "aborted";
+        if (q->ntok) {
+            res.has |= LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT;
+            res.first_token = res.first_content = q->tok[0] / 1000;
+        }
+        LT_TRY(lt_writer_put_result(v->w, &res, err));
+        v->st.requests++;
+        v->st.aborted++;
+        v->out_sent += q->ntok;
+    }
+    for (size_t k = v->plan->low; k < v->plan->total; k++) {
+        LT_TRY(lt_plan_hold(v->plan, k, err));
+        if (v->plan->state[k] == LT_PLAN_DONE)
+            continue;
+        bool was_sent = v->plan->state[k] == LT_PLAN_SENT;
+        lt_plan_abort(v->plan, k, now_us);
+        if (was_sent) /* recorded above as aborted */
+            continue;
+        struct lt_result res = {0};
+        res.run = v->run;
+        res.index = job_of(v, k)->index;
+        res.sched = v->plan->offs[k];
+        res.err = "unsent";
+        LT_TRY(lt_writer_put_result(v->w, &res, err));
+        v->st.requests++;
+        v->st.unsent++;
+    }
+    v->st.stopped_at_us = now_us;
+    v->st.stopped_run = v->run;
+    v->st.model_end_us = now_us;
+    uint64_t sent = v->sent;
+    double span = v->first_sent_us >= 0 ? (double)(v->last_sent_us - v->first_sent_us) / 1e6 : 0;
+    /* Virtual sends leave exactly at their times: the delivered load is the
+     * asked one, and no client CPU is spent on the wire. */
+    double rate = span > 0 && sent > 1 && v->plan->o.mode != LT_PLAN_CONCURRENCY
+                      ? (double)(sent - 1) / span
+                      : 0;
+    struct lt_check k = {
+        .run = v->run,
+        .requests = v->st.requests,
+        .sent = sent,
+        .out_tokens = v->st.out_tokens + v->out_sent,
+        .rate_asked = rate,
+        .rate_got = rate,
+        .span_s = span,
+        .wall_s = (double)now_us / 1e6,
+        .unsent = v->st.unsent,
+        .stopped_at_s = (double)now_us / 1e6,
+        .stopped_by = v->st.stopped_by,
+    };
+    LT_TRY(lt_writer_put_check(v->w, &k, err));
+out:
+    return rc;
+}
+
 int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uint32_t run,
                        uint32_t level, const struct lt_sim_vrun *vr, struct lt_writer *w,
                        struct lt_sim_vstats *st, struct lt_err *err)
 {
     int rc = 0;
-    struct vrun v = {.p = p, .plan = plan, .vr = vr, .run = run, .w = w};
+    struct vrun v = {.p = p,
+                     .plan = plan,
+                     .vr = vr,
+                     .run = run,
+                     .w = w,
+                     .first_sent_us = -1,
+                     .last_sent_us = -1};
     v.live.next = v.live.prev = &v.live;
     v.next_sample_ns = vr->metrics_interval_us > 0 ? 0 : INT64_MAX;
     lt_heap_init(&v.cancels, sizeof(struct vcancel), vcancel_less, NULL, NULL);
     const struct lt_plan_ops ops = {.send = send_seq, .ud = &v};
     LT_TRY(lt_plan_start(plan, run, level, &ops, err));
-    v.m = lt_sim_model_new(p, err);
-    if (!v.m) {
-        rc = err ? err->code : LT_ENOMEM;
+    v.nm = vr->route && vr->route->n > 1 ? vr->route->n : 1;
+    if (!(v.ms = calloc(v.nm, sizeof *v.ms))) {
+        rc = lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < v.nm; i++)
+        if (!(v.ms[i] = lt_sim_model_new(p, err))) {
+            rc = err ? err->code : LT_ENOMEM;
+            goto out;
+        }
+    /* A fleet's run record: its instances and the route, as live. */
+    struct lt_buf rx;
+    lt_buf_init(&rx, 1 << 20);
+    struct lt_mp mp = {.out = &rx};
+    uint32_t nx = 0;
+    if (v.nm > 1) {
+        lt_mp_cstr(&mp, "replicas");
+        lt_mp_array(&mp, v.nm);
+        for (uint32_t i = 0; i < v.nm; i++) {
+            char lab[32];
+            snprintf(lab, sizeof lab, "sim:virtual:%u", (unsigned)i);
+            lt_mp_cstr(&mp, lab);
+        }
+        lt_mp_cstr(&mp, "route");
+        lt_mp_cstr(&mp, vr->route->name ? vr->route->name : "?");
+        lt_mp_cstr(&mp, "failover");
+        lt_mp_uint(&mp, 0);
+        nx = 3;
+    }
+    if (mp.rc < 0) {
+        lt_buf_release(&rx);
+        rc = lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
         goto out;
     }
 
@@ -602,9 +794,15 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
         .start = start,
         .version = LT_VERSION,
         .warmup = (uint32_t)(vr->warmup < UINT32_MAX ? vr->warmup : UINT32_MAX),
+        .extra = {.data = (const uint8_t *)rx.p, .len = rx.len, .n = nx},
     };
-    LT_TRY(lt_writer_put_run(w, &rr, err));
+    rc = lt_writer_put_run(w, &rr, err);
+    lt_buf_release(&rx);
+    if (rc < 0)
+        goto out;
     LT_TRY(loop(&v, err));
+    if (v.st.stopped_by)
+        LT_TRY(stop_all(&v, err));
     /* Every seq ends DONE (a closed loop cut by its time limit drops what
      * it never sent, as the live replay does); anything else is a bug. */
     if (!lt_plan_over(plan)) {
@@ -612,9 +810,11 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
                        plan->total - plan->done_n, plan->total);
         goto out;
     }
-    struct lt_sim_model_stats ms;
-    lt_sim_model_stats(v.m, &ms);
-    v.st.steps = ms.steps;
+    for (uint32_t i = 0; i < v.nm; i++) {
+        struct lt_sim_model_stats ms;
+        lt_sim_model_stats(v.ms[i], &ms);
+        v.st.steps += ms.steps;
+    }
 out:
     if (st)
         *st = v.st;
@@ -622,7 +822,9 @@ out:
      * outlived it), then the pool. */
     while (v.live.next != &v.live)
         free_vq(v.live.next);
-    lt_sim_model_free(v.m);
+    for (uint32_t i = 0; v.ms && i < v.nm; i++)
+        lt_sim_model_free(v.ms[i]);
+    free(v.ms);
     lt_heap_release(&v.cancels);
     for (size_t k = 0; k < v.npool; k++)
         free(v.pool[k].p);
@@ -669,6 +871,9 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
         .block_tokens = jobs->block_tokens ? jobs->block_tokens : LT_DEFAULT_BLOCK_TOKENS,
         .metrics_interval_us = o->metrics_interval_us,
         .no_cancel = o->no_cancel,
+        .stopped = o->stopped,
+        .stop_ud = o->stop_ud,
+        .route = o->route,
     };
     uint32_t runs = lt_plan_runs(&o->plan, o->n_levels);
     for (uint32_t r = 0; r < runs; r++) {
@@ -684,6 +889,14 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
         tot->model_end_us += st.model_end_us;
         if (rc < 0)
             goto out;
+        if (st.stopped_by) { /* the later runs never start, as live */
+            tot->stopped_by = st.stopped_by;
+            tot->stopped_at_us = st.stopped_at_us;
+            tot->stopped_run = st.stopped_run;
+            tot->aborted = st.aborted;
+            tot->unsent = st.unsent;
+            break;
+        }
     }
 out:
     if (w) {

@@ -34,6 +34,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A virtual fleet's router (docs/replay.md "Fleets and routing"): the
+ * driver asks it which of n model instances (each with its own prefix
+ * cache) serves a request when the plan sends it, and tells it when that
+ * request ended; cli/ hands replay's router (replay/route.h) in, so a
+ * live and a virtual fleet route alike. pick returns 0 .. n-1. */
+struct lt_sim_vroute {
+    uint32_t n;
+    const char *name; /* the policy, for the run record */
+    int (*pick)(void *ud, size_t seq, const struct lt_plan_job *job);
+    void (*done)(void *ud, int replica);
+    void *ud;
+};
+
 /* What a run's records say besides the plan. */
 struct lt_sim_vrun {
     uint64_t warmup;             /* seqs below it are marked warm-up */
@@ -44,6 +57,18 @@ struct lt_sim_vrun {
     int64_t metrics_interval_us; /* > 0: a scrape sample of the model's values this often
                                     (docs/server-metrics.md §6); 0 = none */
     bool no_cancel; /* run records whose client left (cancel_tokens, cancel_after) to the end */
+    /* Polled as the run goes (NULL: never stopped): NULL to go on, or who
+     * stopped it ("SIGINT", "SIGTERM", "caller"). A stopped run records
+     * every request in the model as aborted at that model time and every
+     * one not sent as never sent, and a check record saying when and why,
+     * as a stopped live run does. */
+    const char *(*stopped)(void *ud);
+    void *stop_ud;
+    /* A fleet of route->n > 1 instances; NULL: one. Results then say
+     * their "replica", the run record the "replicas" ("sim:virtual:I")
+     * and the "route", and each instance has its own scrape samples
+     * (endpoint "sim:virtual:I/metrics"). */
+    const struct lt_sim_vroute *route;
 };
 
 struct lt_sim_vstats {
@@ -59,6 +84,11 @@ struct lt_sim_vstats {
     uint64_t on_disk;             /* results that reached it whole */
     bool sampled;                 /* --window or --requests sampled the trace: */
     struct lt_plan_jobs_sample sample; /* what was kept (lt_plan_jobs_sample) */
+    const char *stopped_by;       /* stopped (lt_sim_vrun.stopped): by whom; NULL: ran to the end */
+    int64_t stopped_at_us;        /* when, model time since the run's origin */
+    uint32_t stopped_run;         /* which run (later runs never started) */
+    uint64_t aborted;             /* results in the model when it stopped (errors, "aborted") */
+    uint64_t unsent;              /* results never sent (not errors, "unsent") */
 };
 
 /* Run `run` of plan (closed loop: `level` in flight) through a new model
@@ -83,6 +113,9 @@ struct lt_sim_vreplay {
     uint32_t default_out;        /* 0 = LT_PLAN_DEFAULT_OUT */
     int64_t metrics_interval_us; /* > 0: scrape samples of the model's values */
     bool no_cancel;
+    const char *(*stopped)(void *ud); /* as lt_sim_vrun's; NULL: never stopped */
+    void *stop_ud;
+    const struct lt_sim_vroute *route; /* a fleet (struct lt_sim_vrun); NULL: one instance */
 };
 
 /* tot receives the sums over the runs (also on failure: what was

@@ -446,7 +446,7 @@ out:
             const uint8_t *key = d->c.p, *k;                                                       \
             uint32_t kn;                                                                           \
             bool again = false;                                                                    \
-            if (!lt__rd_str(&d->c, &k, &kn))                                                           \
+            if (!lt__rd_str(&d->c, &k, &kn))                                                       \
                 return key_not_string(d);                                                          \
         find:                                                                                      \
             switch (hint) {                                                                        \
@@ -941,6 +941,34 @@ bool lt_extra_get_str(const struct lt_extra *x, const char *key, char *buf, size
         size_t n = vn < size - 1 ? vn : size - 1;
         memcpy(buf, v, n);
         buf[n] = 0;
+        return true;
+    }
+    return false;
+}
+
+bool lt_extra_get_strs(const struct lt_extra *x, const char *key, uint32_t index, char *buf,
+                       size_t size)
+{
+    struct cur c = {x->data};
+    size_t kl = strlen(key);
+    for (uint32_t i = 0; i < x->n && x->len; i++) {
+        const uint8_t *k, *v;
+        uint32_t kn, vn, n;
+        if (!lt__rd_str(&c, &k, &kn))
+            return false;
+        if (kn != kl || memcmp(k, key, kl)) {
+            lt__rd_skip_value(&c);
+            continue;
+        }
+        if (!lt__rd_coll(&c, false, &n) || index >= n || size == 0)
+            return false;
+        for (uint32_t j = 0; j < index; j++)
+            lt__rd_skip_value(&c);
+        if (!lt__rd_str(&c, &v, &vn))
+            return false;
+        size_t m = vn < size - 1 ? vn : size - 1;
+        memcpy(buf, v, m);
+        buf[m] = 0;
         return true;
     }
     return false;

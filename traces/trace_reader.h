@@ -112,6 +112,11 @@ bool lt_meta_get_str(const struct lt_header *h, const char *key, const char **s,
  * to size - 1 bytes, NUL-terminated). False when the key is absent or its
  * value is not a string. */
 bool lt_extra_get_str(const struct lt_extra *x, const char *key, char *buf, size_t size);
+/* The same for the index-th element of an array of strings (a run
+ * record's "replicas"). False when the key is absent, its value is not an
+ * array, it has no such element, or that element is not a string. */
+bool lt_extra_get_strs(const struct lt_extra *x, const char *key, uint32_t index, char *buf,
+                       size_t size);
 
 /* Append to out the pairs of x (as the reader gave it, or packed with
  * traces/lt_mp.h) whose key is none of keys[0..nk), raw; *n gets how many.

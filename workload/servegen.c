@@ -7,6 +7,8 @@
  * sorted, and written with lengths drawn as they go out.
  */
 #include "workload/servegen.h"
+
+#include "workload/media_mix.h"
 #include "workload/trace_synth.h"
 #include "base/lt_buf.h"
 #include "base/lt_heap.h"
@@ -59,8 +61,25 @@ struct sg_pmf {
     size_t n;
 };
 
-enum { F_IN, F_OUT, F_RATIO, F_N };
-static const char *const field_names[F_N] = {"input_tokens", "output_tokens", "reason_ratio"};
+/* The multimodal folders (data/multimodal/mm-image) add the tokens of
+ * each request's text, images, audio and video, and how many images, clips
+ * and videos it carries. */
+enum {
+    F_IN,
+    F_OUT,
+    F_RATIO,
+    F_TEXT,
+    F_IMG_TOK,
+    F_IMG_N,
+    F_AUD_TOK,
+    F_AUD_N,
+    F_VID_TOK,
+    F_VID_N,
+    F_N
+};
+static const char *const field_names[F_N] = {
+    "input_tokens", "output_tokens", "reason_ratio", "text_tokens",  "image_tokens",
+    "image_count",  "audio_tokens",  "audio_count",  "video_tokens", "video_count"};
 
 /* The distributions of one dataset window. */
 struct sg_dwin {
@@ -557,6 +576,63 @@ static const struct sg_pmf *pmf_at(const struct sg_client *c, int f, int64_t t)
     return best;
 }
 
+/* A count drawn from f, or (no such distribution) 1 when tokens > 0. */
+static uint32_t draw_count(const struct sg_client *c, int f, int64_t t, uint64_t tokens,
+                           struct lt_rng *rng)
+{
+    const struct sg_pmf *p = pmf_at(c, f, t);
+    if (!p)
+        return tokens > 0;
+    double v = pmf_draw(p, rng);
+    return v <= 0 ? 0 : v >= LT_MEDIA_MAX ? LT_MEDIA_MAX : (uint32_t)v;
+}
+
+/* The request's media parts from its client's multimodal distributions
+ * at t (docs/synth.md "ServeGen's multimodal folders"): each kind's count
+ * and tokens drawn, the tokens shared evenly among its parts; an image is
+ * given the size that carries its share (media_mix.h), an audio clip a
+ * duration of 25 tokens a second, a video 448 x 448 frames of 258 tokens,
+ * two a second. Returns the parts' tokens. */
+static uint64_t draw_media(const struct sg_client *c, int64_t t, struct lt_rng *rng,
+                           struct lt_media *v, uint32_t *n)
+{
+    *n = 0;
+    uint64_t total = 0;
+    static const int tok_f[3] = {F_IMG_TOK, F_AUD_TOK, F_VID_TOK};
+    static const int cnt_f[3] = {F_IMG_N, F_AUD_N, F_VID_N};
+    for (int k = 0; k < 3; k++) {
+        const struct sg_pmf *pt = pmf_at(c, tok_f[k], t);
+        if (!pt && !pmf_at(c, cnt_f[k], t))
+            continue;
+        uint64_t tok = pt ? (uint64_t)fmin(fmax(pmf_draw(pt, rng), 0), UINT32_MAX) : 0;
+        uint32_t cnt = draw_count(c, cnt_f[k], t, tok, rng);
+        if (cnt > LT_MEDIA_MAX - *n)
+            cnt = LT_MEDIA_MAX - *n;
+        for (uint32_t i = 0; i < cnt; i++) {
+            uint64_t mine = tok / cnt + (i == cnt - 1 ? tok % cnt : 0);
+            struct lt_media *p = &v[(*n)++];
+            memset(p, 0, sizeof *p);
+            if (k == 0) {
+                lt_media_mix_image_for(mine ? (uint32_t)mine : 258, "jpeg", p);
+            } else if (k == 1) {
+                p->kind = LT_MEDIA_AUDIO;
+                snprintf(p->fmt, sizeof p->fmt, "wav");
+                p->tokens = (uint32_t)mine;
+                p->dur = (int64_t)(mine ? mine : 25) * 1000000 / 25;
+            } else {
+                p->kind = LT_MEDIA_VIDEO;
+                snprintf(p->fmt, sizeof p->fmt, "mp4");
+                p->tokens = (uint32_t)mine;
+                p->w = p->h = 448;
+                p->frames = (uint32_t)(mine / 258 > 0 ? mine / 258 : 1);
+                p->dur = (int64_t)p->frames * 500000;
+            }
+            total += p->tokens;
+        }
+    }
+    return total;
+}
+
 int lt_servegen_run(const struct lt_servegen_opts *o, const char *out_path,
                     struct lt_servegen_stats *st, struct lt_err *err)
 {
@@ -702,11 +778,23 @@ int lt_servegen_run(const struct lt_servegen_opts *o, const char *out_path,
         struct lt_mp mp = {&extra, 0};
         lt_mp_cstr(&mp, "client");
         lt_mp_int(&mp, cl->index);
+        struct lt_media parts[LT_MEDIA_MAX];
+        uint32_t np = 0;
+        uint64_t mtok = draw_media(cl, at, &rng, parts, &np);
+        if (np || pmf_at(cl, F_TEXT, at)) {
+            /* the prompt is its text and its parts, as servers count it */
+            const struct sg_pmf *pt = pmf_at(cl, F_TEXT, at);
+            uint64_t text = pt ? (uint64_t)fmin(fmax(pmf_draw(pt, &rng), 0), UINT32_MAX) : r.in;
+            uint64_t all = text + mtok;
+            r.in = all > UINT32_MAX ? UINT32_MAX : (uint32_t)all;
+            r.has |= LT_HAS_IN;
+        }
+        lt_media_pack(&mp, parts, np);
         if (mp.rc < 0) {
             rc = lt_errset(err, mp.rc, "out of memory");
             goto out;
         }
-        r.extra = (struct lt_extra){(const uint8_t *)extra.p, extra.len, 1};
+        r.extra = (struct lt_extra){(const uint8_t *)extra.p, extra.len, np ? 2 : 1};
         LT_TRY(lt_writer_put_record(w, &r, err));
         st->records++;
         if ((rc = client_next(cl, start, end, st->scale, &rng, &a.t, err)) < 0)

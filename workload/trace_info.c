@@ -5,6 +5,8 @@
  * the block-id set and the session map grow with the input.
  */
 #include "workload/trace_info.h"
+
+#include "traces/trace_media.h"
 #include "base/lt_u64map.h"
 #include "traces/trace_reader.h"
 
@@ -59,6 +61,10 @@ int lt_info_init(struct lt_info *info, uint32_t block_tokens, struct lt_err *err
     LT_TRY(new_hist(&info->cached.h, UINT32_MAX, err));
     LT_TRY(new_hist(&info->msgs, UINT32_MAX, err));
     LT_TRY(new_hist(&info->turns, UINT32_MAX, err));
+    LT_TRY(new_hist(&info->image_w, LT_MEDIA_SIDE_MAX, err));
+    LT_TRY(new_hist(&info->image_h, LT_MEDIA_SIDE_MAX, err));
+    LT_TRY(new_hist(&info->image_bytes, UINT64_C(1) << 40, err));
+    LT_TRY(new_hist(&info->images_per, LT_MEDIA_MAX, err));
 out:
     if (rc < 0)
         lt_info_release(info);
@@ -79,6 +85,10 @@ void lt_info_release(struct lt_info *info)
     lt_hist_free(info->cached.h);
     lt_hist_free(info->msgs);
     lt_hist_free(info->turns);
+    lt_hist_free(info->image_w);
+    lt_hist_free(info->image_h);
+    lt_hist_free(info->image_bytes);
+    lt_hist_free(info->images_per);
     memset(info, 0, sizeof *info);
 }
 
@@ -199,6 +209,60 @@ static int add_blocks(struct lt_info *info, const struct lt_record *r, struct lt
     return 0;
 }
 
+/* The record's media parts; a malformed key is counted, not fatal (the
+ * rest of the record is still described). */
+static void add_media(struct lt_info *info, const struct lt_record *r)
+{
+    struct lt_media v[LT_MEDIA_MAX];
+    uint32_t n;
+    struct lt_err e;
+    if (lt_media_read(&r->extra, v, LT_MEDIA_MAX, &n, &e) < 0) {
+        info->bad_media++;
+        return;
+    }
+    uint32_t images = 0;
+    bool audio = false, video = false;
+    info->with_media += n > 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct lt_media *p = &v[i];
+        if (p->kind == LT_MEDIA_IMAGE) {
+            images++;
+            info->images++;
+            info->image_links += p->link;
+            if (p->w && p->h) {
+                lt_hist_record(info->image_w, p->w);
+                lt_hist_record(info->image_h, p->h);
+            }
+            if (p->bytes)
+                lt_hist_record(info->image_bytes, p->bytes);
+            if (p->tokens) {
+                info->images_counted++;
+                info->image_tokens += p->tokens;
+            }
+            count_name(info->image_fmts, &info->n_image_fmts, &info->image_fmts_other,
+                       p->fmt[0] ? p->fmt : "unknown");
+        } else if (p->kind == LT_MEDIA_AUDIO) {
+            audio = true;
+            info->audio++;
+            info->audio_s += (double)p->dur / 1e6;
+        } else if (p->kind == LT_MEDIA_VIDEO) {
+            video = true;
+            info->videos++;
+            info->video_frames += p->frames;
+            info->video_s += (double)p->dur / 1e6;
+        }
+    }
+    if (images) {
+        lt_hist_record(info->images_per, images);
+        if (images == 1)
+            info->with_one_image++;
+        else
+            info->with_many_images++;
+    }
+    info->with_audio += audio;
+    info->with_video += video;
+}
+
 int lt_info_add(struct lt_info *info, const struct lt_record *r, struct lt_err *err)
 {
     uint32_t h = r->has;
@@ -246,6 +310,8 @@ int lt_info_add(struct lt_info *info, const struct lt_record *r, struct lt_err *
         count_name(info->models, &info->n_models, &info->models_other, r->model);
     if (r->api)
         count_name(info->apis, &info->n_apis, &info->apis_other, r->api);
+    if (r->extra.n)
+        add_media(info, r);
     return 0;
 }
 

@@ -94,6 +94,19 @@ struct lt_info {
     struct lt_info_name models[LT_INFO_NAMES_MAX], apis[LT_INFO_NAMES_MAX];
     uint32_t n_models, n_apis;
     uint64_t models_other, apis_other; /* records whose name did not fit the table */
+    /* Media parts (traces/trace_media.h): requests with one image, with
+     * several, with audio, with video; every image, its sides (pixels),
+     * encoded bytes and the tokens the server counted (over the images
+     * that say); audio and video clips and their seconds. */
+    uint64_t with_media, with_one_image, with_many_images, with_audio, with_video;
+    uint64_t images, image_links, images_counted, image_tokens;
+    struct lt_hist *image_w, *image_h, *image_bytes, *images_per;
+    struct lt_info_name image_fmts[LT_INFO_NAMES_MAX];
+    uint32_t n_image_fmts;
+    uint64_t image_fmts_other;
+    uint64_t audio, videos, video_frames;
+    double audio_s, video_s;
+    uint64_t bad_media; /* records whose media key is malformed (left out) */
 
     struct lt_info_state *st; /* private */
 };

@@ -23,6 +23,8 @@
  * invent reuse the real trace did not have.
  */
 #include "workload/trace_synth.h"
+
+#include "traces/lt_mp.h"
 #include "base/lt_buf.h"
 #include "base/lt_dur.h"
 #include "base/lt_heap.h"
@@ -106,37 +108,6 @@ int lt_len_spec_parse(const char *s, struct lt_len_spec *l, struct lt_err *err)
     return lt_errset(err, LT_EINVAL,
                      "'%s': a length is fixed:N, uniform:A,B (integers, A <= B) or "
                      "lognormal:MEDIAN,SIGMA (MEDIAN >= 1, 0 <= SIGMA <= 10)",
-                     s);
-}
-
-int lt_arrivals_parse(const char *s, enum lt_arrivals *a, double *cv, struct lt_err *err)
-{
-    const char *e;
-    *cv = 0;
-    if (!strcmp(s, "constant")) {
-        *a = LT_ARR_CONSTANT;
-        return 0;
-    }
-    if (!strcmp(s, "poisson")) {
-        *a = LT_ARR_POISSON;
-        *cv = 1;
-        return 0;
-    }
-    if (!strncmp(s, "gamma:", 6) && parse_num(s + 6, &e, cv) && !*e && *cv > 0 && *cv <= 100) {
-        *a = LT_ARR_GAMMA;
-        return 0;
-    }
-    if (!strcmp(s, "gamma:fit")) { /* cv 0: the fitted trace's */
-        *a = LT_ARR_GAMMA;
-        return 0;
-    }
-    if (!strcmp(s, "empirical")) {
-        *a = LT_ARR_EMPIRICAL;
-        return 0;
-    }
-    return lt_errset(err, LT_EINVAL,
-                     "'%s': arrivals are constant, poisson, gamma:CV (0 < CV <= 100), or with "
-                     "a fit empirical or gamma:fit",
                      s);
 }
 
@@ -769,6 +740,7 @@ struct gen {
     uint32_t cap_blocks;
     struct lt_msg *msgs;
     size_t cap_msgs;
+    struct lt_buf extra; /* a record's media key (--images) */
 };
 
 /* Sessions in progress pop by their next turn's time, ties in the order
@@ -880,6 +852,20 @@ static int emit_generated(struct gen *g, struct active *a, struct lt_err *err)
     r.api = o->api;
     a->prev_out = r.out;
     a->turn++;
+    if (o->images.share > 0) { /* drawn only when asked: other traces keep their bytes */
+        struct lt_media v[LT_MEDIA_MAX];
+        uint32_t n;
+        uint64_t tok;
+        lt_media_mix_draw(&o->images, &g->rng, v, &n, &tok);
+        if (n) {
+            r.in = r.in + tok > UINT32_MAX ? UINT32_MAX : (uint32_t)(r.in + tok);
+            lt_buf_reset(&g->extra);
+            struct lt_mp mp = {&g->extra, 0};
+            if (lt_media_pack(&mp, v, n) < 0)
+                return lt_errset(err, LT_ENOMEM, "synth: out of memory");
+            r.extra = (struct lt_extra){(const uint8_t *)g->extra.p, g->extra.len, 1};
+        }
+    }
     return put(g, &r, err);
 }
 
@@ -1029,20 +1015,6 @@ out:
     return rc;
 }
 
-static const char *arrivals_name(enum lt_arrivals a)
-{
-    switch (a) {
-    case LT_ARR_CONSTANT:
-        return "constant";
-    case LT_ARR_GAMMA:
-        return "gamma";
-    case LT_ARR_EMPIRICAL:
-        return "empirical";
-    default:
-        return "poisson";
-    }
-}
-
 static int check_opts(const struct lt_synth_opts *o, struct lt_err *err)
 {
     if (o->shape == LT_SHAPE_RAMP && o->duration_us <= 0)
@@ -1083,6 +1055,7 @@ int lt_synth_run(const struct lt_synth_opts *o, const char *out_path, struct lt_
 {
     int rc = 0;
     struct gen g = {.o = o};
+    lt_buf_init(&g.extra, (size_t)1 << 16);
     lt_heap_init(&g.heap, sizeof(struct active *), before, NULL, NULL);
     struct gapstore gaps = {0};
     struct lt_synth_stats dummy;
@@ -1180,7 +1153,7 @@ int lt_synth_run(const struct lt_synth_opts *o, const char *out_path, struct lt_
         arr.k = 1 / (cv * cv);
         arr.theta = cv * cv;
     }
-    st->arrivals = arrivals_name(arr.kind);
+    st->arrivals = lt_arrivals_name(arr.kind);
     st->cv = arr.kind == LT_ARR_CONSTANT ? 0 : arr.kind == LT_ARR_POISSON ? 1 : cv;
     if (arr.kind != LT_ARR_EMPIRICAL)
         gapstore_release(&gaps);
@@ -1263,6 +1236,7 @@ out:
     lt_heap_release(&g.heap);
     free(g.blocks);
     free(g.msgs);
+    lt_buf_release(&g.extra);
     pool_release(&g.pool);
     gapstore_release(&gaps);
     lt_buf_release(&meta);

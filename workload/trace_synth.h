@@ -26,7 +26,9 @@
 #ifndef LT_TRACE_SYNTH_H
 #define LT_TRACE_SYNTH_H
 
+#include "base/lt_arrivals.h"
 #include "base/lt_err.h"
+#include "workload/media_mix.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,14 +37,6 @@
  * so above it arrivals stop moving. synth and synth --servegen refuse
  * more. */
 #define LT_SYNTH_RATE_MAX 1e6
-
-enum lt_arrivals {
-    LT_ARR_DEFAULT = 0, /* Poisson; with a fit, empirical */
-    LT_ARR_CONSTANT,
-    LT_ARR_POISSON,
-    LT_ARR_GAMMA,
-    LT_ARR_EMPIRICAL, /* the fitted trace's own gaps, in runs (fit only) */
-};
 
 enum lt_shape {
     LT_SHAPE_FLAT = 0,
@@ -64,9 +58,6 @@ struct lt_len_spec {
 
 /* Parse "fixed:N", "uniform:A,B" or "lognormal:MEDIAN,SIGMA". */
 int lt_len_spec_parse(const char *s, struct lt_len_spec *l, struct lt_err *err);
-/* Parse "constant", "poisson", "gamma:CV" (CV > 0; *cv = CV), "gamma:fit"
- * (*cv = 0: the fitted trace's CV) or "empirical". */
-int lt_arrivals_parse(const char *s, enum lt_arrivals *a, double *cv, struct lt_err *err);
 /* Parse "flat", "ramp:R0,R1" or "diurnal:PERIOD,AMPLITUDE" (PERIOD a duration
  * such as 24h or 600s). */
 int lt_shape_parse(const char *s, enum lt_shape *shape, double *a, double *b, struct lt_err *err);
@@ -98,6 +89,9 @@ struct lt_synth_opts {
 
     const char *created; /* header's created; NULL = 1970-01-01T00:00:00Z */
     const char *command; /* the command line, for the header's meta; may be NULL */
+    /* --images (workload/media_mix.h): share 0 = none. Generated requests
+     * only (a fitted trace keeps its own media). */
+    struct lt_media_mix images;
 };
 
 struct lt_synth_stats {

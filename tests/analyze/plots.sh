@@ -27,6 +27,31 @@ expect_status 0 $? "compare results --plots"
         -o "$T/cap.lt.zst" >/dev/null || fail "capacity search"
 "$LT" analyze --plots "$T/p" "$T/cap.lt.zst" >/dev/null 2>"$T/err4"
 expect_status 0 $? "analyze --plots of a capacity search"
+# levels close together (the Azure trace's capacity search, probes 3 %
+# apart): the Pareto chart's level labels never overprint one another in
+# the SVG the HTML embeds (each label's box: 0.6 em a character, 1 em high,
+# centred on its anchor), and the lowest level keeps its label
+"$LT" import --from azure "$LT_SAMPLES/AzureLLMInferenceTrace_code.csv" -o "$T/az.lt.zst" -q &&
+    "$LT" replay "$T/az.lt.zst" --target sim --virtual --find-max rate --slo ttft=2s,tpot=100ms -q \
+        -o "$T/azcap.lt.zst" >/dev/null || fail "the Azure capacity search"
+"$LT" analyze --plots "$T/pz" "$T/azcap.lt.zst" >/dev/null 2>>"$T/err4"
+expect_status 0 $? "analyze --plots of the Azure capacity search"
+awk 'NR == FNR { if ($1 !~ /^#/) lev[$1] = 1; next }
+     /<g transform="translate\(/ { split($0, a, /[(),]/); x = a[2]; y = a[3]; fs = 12
+         if (match($0, /font-size="[0-9.]+"/)) fs = substr($0, RSTART + 11, RLENGTH - 12) + 0; next }
+     /<text>/ { t = $0; gsub(/.*<text>|<\/text>.*/, "", t)
+         if (t in lev) { n++; X[n] = x; Y[n] = y; W[n] = 0.6 * fs * length(t); H[n] = fs; L[n] = t } }
+     END { for (i = 1; i <= n; i++) for (k = i + 1; k <= n; k++)
+             if ((X[i] - X[k])^2 < ((W[i] + W[k]) / 2)^2 && (Y[i] - Y[k])^2 < ((H[i] + H[k]) / 2)^2) {
+                 print "labels " L[i] " and " L[k] " overprint"; bad = 1 }
+           if (n < 2) { print "fewer than two level labels: " n; bad = 1 }
+           exit bad }' "$T/pz/pareto.dat" "$T/pz/pareto.svg" >"$T/labels.txt" ||
+    fail "Pareto labels: $(cat "$T/labels.txt")"
+# a virtual-only search: the capacity chart's key names no live series
+grep -q ">virtual<" "$T/pz/capacity.svg" || fail "the capacity chart's key lacks virtual"
+if grep -q ">live<" "$T/pz/capacity.svg"; then fail "the capacity chart's key names a live series it has not"; fi
+low=$(awk '$1 !~ /^#/ { print $1; exit }' "$T/pz/pareto.dat")
+grep -q "<text>$low</text>" "$T/pz/pareto.svg" || fail "the lowest level ($low) has no label"
 # a sweep of candidate configs (its Pareto chart): two sims the sweep
 # starts, a short closed loop each, and a virtual config beside them
 cat >"$T/sweep.yaml" <<PLAN

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The report a user puts in front of their team (issue 19): the time series,
+# The report a user puts in front of their team: the time series,
 # the chart ranges and the HTML's summary, against figures computed here
 # with jq and awk from `loadtrace cat`, never from analyze's own output.
 # (tests/analyze/browser.sh opens the same pages in Chromium.)

@@ -765,7 +765,7 @@ static void test_file_summary(void **state)
 }
 
 /* A results file whose runs or results make no sense is refused, not
- * analyzed with exit 0 (issue 20, item 6). */
+ * analyzed with exit 0 (numbers from such a file would be wrong silently). */
 static int analyze_runs(const struct lt_run *runs, int n_runs, const struct lt_result *res,
                         int n_res, struct lt_err *err)
 {

@@ -256,7 +256,7 @@ expect_eq 40 "$(jq -s '[.[] | select(.max_tokens == 2 and .orig.status == 200)] 
     "$T/kill.recs")" "each as sent and answered"
 stop $SIM_PID sim
 
-# The counters capture prints at exit (issue 21: what it did), against the
+# The counters capture prints at exit (what it did), against the
 # records each trace holds: every request recorded, and clients gone,
 # upstream failures (an err upstream_*), bodies too large and values not
 # as sent counted as the records say.

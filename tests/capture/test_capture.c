@@ -321,7 +321,10 @@ static void test_api_and_origin(void **state)
     assert_int_equal(lt_capture_api_of("GET", "/v1/chat/completions"), LT_CAPTURE_API_NONE);
     assert_int_equal(lt_capture_api_of("POST", "/v1/responses"), LT_CAPTURE_API_RESPONSES);
     assert_int_equal(lt_capture_api_of("POST", "/v1/messages?beta=true"), LT_CAPTURE_API_MESSAGES);
-    assert_int_equal(lt_capture_api_of("POST", "/v1/embeddings"), LT_CAPTURE_API_NONE);
+    assert_int_equal(lt_capture_api_of("POST", "/v1/embeddings"), LT_CAPTURE_API_EMBEDDINGS);
+    assert_int_equal(lt_capture_api_of("POST", "/v1/rerank"), LT_CAPTURE_API_RERANK);
+    assert_int_equal(lt_capture_api_of("POST", "/rerank"), LT_CAPTURE_API_RERANK);
+    assert_int_equal(lt_capture_api_of("POST", "/v1/audio/speech"), LT_CAPTURE_API_NONE);
     char o[128];
     lt_capture_url_origin("https://user:pw@api.example.com:8443/v1?key=s", o, sizeof o);
     assert_string_equal(o, "https://api.example.com:8443");
@@ -551,7 +554,7 @@ static char *record_back(struct lt_capture_call *c, const char *name, struct lt_
 
 /* Values a record cannot hold as sent are left out and named in
  * `changed` with what was sent; no count is estimated from a cut list
- * without saying so (issue 21). */
+ * without saying so. */
 static void test_values_as_sent(void **state)
 {
     struct lt_record r;
@@ -608,7 +611,7 @@ static void test_values_as_sent(void **state)
 
 /* --keep-content with a prompt past the reader's limit on one record: the
  * text is cut, ends with the mark, and `changed` holds its length as sent;
- * the reader reads the record (issue 21). */
+ * the reader reads the record. */
 static void test_keep_content_limit(void **state)
 {
     struct lt_capture_call_opts o = copts;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Traces from the wild (issue 17), on files this test writes itself:
+# Traces from the wild, on files this test writes itself:
 # sessions by any name (BurstGPT UUIDs), any log by --map (Vidur's CSV,
 # LiteLLM spend logs), and TraceLab's agent CSV. Every count is checked
 # against awk over the input, not against loadtrace's own arithmetic.

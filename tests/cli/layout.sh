@@ -46,6 +46,57 @@ for dir in $all; do
         fail=1
     fi
 done
+# Names show their tier (docs/CODE_STYLE.md "Names come in two tiers"):
+# every function and variable a folder's *_internal.h declares (or defines
+# inline) starts with lt__, and no other header declares an lt__ name.
+# Types are not held to it (struct lt_replay is public, and defined in
+# replay_internal.h).
+names_of='undef $/; $_ = <>; s{/\*.*?\*/}{}gs; s{//[^\n]*}{}g; s{^#.*?(?<!\\)$}{}gms;
+while (/^(?!\s)(?!typedef)(?!extern)[^;{}()]*?\b([A-Za-z_]\w*)\s*\(/mg) { print "$1\n" }
+while (/^extern\b([^;]*);/mg) { my $d = $1; $d =~ s/\[[^\]]*\]//g;
+    print "$_\n" for map { /([A-Za-z_]\w*)\s*$/ ? $1 : () } split /,/, $d }'
+hits=$(find $all -name '*_internal.h' | sort | while read -r h; do
+    perl -e "$names_of" "$h" | grep -v '^lt__' | sed "s|^|$h: |"
+done)
+if [ -n "$hits" ]; then
+    echo "layout: names declared in *_internal.h that do not start with lt__:"
+    echo "$hits"
+    fail=1
+fi
+hits=$(find $all -name '*.h' ! -name '*_internal.h' | sort | while read -r h; do
+    perl -e "$names_of" "$h" | grep '^lt__' | sed "s|^|$h: |"
+done)
+if [ -n "$hits" ]; then
+    echo "layout: lt__ names (folder-internal) declared in a public header:"
+    echo "$hits"
+    fail=1
+fi
+# Lifecycle pairs match (docs/CODE_STYLE.md "Lifecycle words"): in the
+# public headers, every lt_S_open has its lt_S_close and every lt_S_new its
+# lt_S_free, and the other way round.
+hits=$(find $all -name '*.h' ! -name '*_internal.h' | sort | while read -r h; do
+    perl -e "$names_of" "$h"
+done | sort -u | awk '
+    { have[$0] = 1; name[NR] = $0 }
+    END {
+        n = split("open:close new:free close:open free:new", pair, " ")
+        for (i = 1; i <= NR; i++)
+            for (k = 1; k <= n; k++) {
+                split(pair[k], w, ":")
+                suf = "_" w[1]
+                if (length(name[i]) <= length(suf) ||
+                    substr(name[i], length(name[i]) - length(suf) + 1) != suf)
+                    continue
+                stem = substr(name[i], 1, length(name[i]) - length(suf))
+                if (!((stem "_" w[2]) in have))
+                    print name[i] " has no " stem "_" w[2]
+            }
+    }')
+if [ -n "$hits" ]; then
+    echo "layout: lifecycle words that do not pair:"
+    echo "$hits"
+    fail=1
+fi
 banned='\b(strcpy|strcat|sprintf|vsprintf|gets|strtok|atoi)[[:space:]]*\('
 hits=$(grep -rnE "$banned" $all --include='*.c' --include='*.h' 2>/dev/null)
 if [ -n "$hits" ]; then
@@ -70,5 +121,7 @@ if [ -n "$hits" ]; then
     echo "$hits"
     fail=1
 fi
-[ $fail = 0 ] && echo "layout: dependency rule, banned functions, file names and one server harness: ok"
+[ $fail = 0 ] &&
+    echo "layout: dependency rule, internal names, lifecycle pairs, banned functions," \
+        "file names and one server harness: ok"
 exit $fail

@@ -10,7 +10,7 @@
  * And the writer-reader round trip: every record the importer hands on is
  * written with the trace writer, and whatever the writer wrote (also when
  * the import stopped half-way) must read back whole, value for value:
- * what loadtrace writes it can read (issue 20).
+ * what loadtrace writes it can read.
  */
 #include "base/lt_buf.h"
 #include "traces/trace_json.h"
@@ -44,7 +44,8 @@ static int on_record(void *ud, const struct lt_record *r, struct lt_err *err)
 {
     struct fuzz_sink *s = ud;
     lt_buf_reset(&s->js);
-    (void)lt_trace_json_record(&s->js, r); /* a record too large for js is not the importer's fault */
+    (void)lt_trace_json_record(&s->js,
+                               r); /* a record too large for js is not the importer's fault */
     return lt_writer_put_record(s->w, r, err);
 }
 

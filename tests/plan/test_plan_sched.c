@@ -91,7 +91,8 @@ static void test_trace_time_errors(void **state)
     assert_int_equal(lt_plan_sched_trace(t400, 400, &sane, NULL, out400, &err), 400);
     assert_int_equal(out400[399], (int64_t)399 * 100000 * 1000);
     int64_t o2[4];
-    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_CONSTANT, 1e-300, 1, 1, 0, o2, 4, &err), LT_EINVAL);
+    assert_int_equal(lt_plan_sched_open_loop(LT_ARR_CONSTANT, 1e-300, 1, 1, 0, o2, 4, &err),
+                     LT_EINVAL);
     assert_non_null(strstr(err.msg, "--rate 1e-300"));
 }
 
@@ -134,29 +135,12 @@ static void test_open_loop(void **state)
     free(t);
 }
 
-static void test_parse_arrivals(void **state)
-{
-    enum lt_arrivals a;
-    double cv;
-    struct lt_err err = {0};
-    assert_int_equal(lt_plan_parse_arrivals("poisson", &a, &cv, &err), 0);
-    assert_int_equal(a, LT_ARR_POISSON);
-    assert_int_equal(lt_plan_parse_arrivals("gamma:2.5", &a, &cv, &err), 0);
-    assert_int_equal(a, LT_ARR_GAMMA);
-    assert_true(cv == 2.5);
-    assert_int_equal(lt_plan_parse_arrivals("constant", &a, &cv, &err), 0);
-    assert_int_equal(lt_plan_parse_arrivals("gamma:", &a, &cv, &err), LT_EINVAL);
-    assert_int_equal(lt_plan_parse_arrivals("gamma:-1", &a, &cv, &err), LT_EINVAL);
-    assert_int_equal(lt_plan_parse_arrivals("uniform", &a, &cv, &err), LT_EINVAL);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_time),
         cmocka_unit_test(test_trace_time_errors),
         cmocka_unit_test(test_open_loop),
-        cmocka_unit_test(test_parse_arrivals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

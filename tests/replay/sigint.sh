@@ -58,7 +58,7 @@ span=$("$L" cat --no-header "$T/gap.lt.zst" | jq -s '((map(.t) | max) - (map(.t)
 expect_eq 50 "$span" "the gap trace spans 50 s"
 start_sim gap --profile fast
 script -qfec "\"$L\" replay \"$T/gap.lt.zst\" --target \"$SIM_URL\" --no-calibrate -o \"$T/rgap.lt.zst\" \
-    --no-server-metrics --no-summary" "$T/gap.err" >/dev/null </dev/null &
+    --no-server-metrics --no-summary --ui line" "$T/gap.err" >/dev/null </dev/null &
 SP=$!
 # the first 50 answered (the sim's count), then a few progress lines in the gap
 wait_sim_metric 50 vllm:request_success_total

@@ -4,7 +4,7 @@
 # error result, `request_too_large`, without being sent, and the run goes
 # on: the sim's log holds every other request (it once aborted the whole run
 # with "cannot build the request for trace record 2" and exit 1). The same
-# for a record whose tools hold two counts of 2^32-1 (issue 20, item 12).
+# for a record whose tools hold two counts of 2^32-1 (their sum overflows 32 bits).
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE

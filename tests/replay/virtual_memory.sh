@@ -1,6 +1,6 @@
 #!/bin/sh
 # An overloaded virtual replay keeps token times only for the requests the
-# model is running, not for every queued one (issue 20: 8 bytes per queued
+# model is running, not for every queued one (that cost 8 bytes per queued
 # token, 584 MB at 200,000 requests). 20,000 requests of 2,000 tokens
 # arrive in 20 s against a model that runs 2 at a time: queued token
 # arrays would be 320 MB; running ones are 2 x 16 KB. The peak RSS, polled

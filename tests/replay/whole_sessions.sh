@@ -1,5 +1,5 @@
 #!/bin/sh
-# Sampling a trace never cuts a session in half (issue 17): `--window` keeps
+# Sampling a trace never cuts a session in half: `--window` keeps
 # the sessions that begin in it, each with all its turns (those after the
 # window's end too, and none that began before it), `--requests N` the
 # first sessions (in order of their first request) that fit whole in N, in

@@ -1,6 +1,6 @@
 #!/bin/sh
-# The sim notices a client that leaves while its request waits (issue 17's
-# cancellations): with max_running 1, request A holds the batch with an
+# The sim notices a client that leaves while its request waits (a
+# cancelled request must stop costing): with max_running 1, request A holds the batch with an
 # answer of 100,000 tokens (about ten minutes), and B (streamed) and C
 # (whole answer) queue behind it; their clients give up after a second
 # (curl --max-time). The sim must take B and C out of its queue at once,

@@ -37,7 +37,11 @@ static void render(const struct lt_sim_call *c, const struct lt_sim_dialect *d, 
                             .bad_choices = (faults & 0x80) != 0,
                             .bad_choices_at = 1,
                             .claim = (faults & 0x20) != 0,
-                            .claimed_out = UINT64_MAX};
+                            .claimed_out = UINT64_MAX,
+                            .image_tokens = c->image_tokens,
+                            .inputs = c->inputs,
+                            .top_n = c->top_n,
+                            .embed_dim = 4};
     struct lt_buf b;
     lt_buf_init(&b, 1 << 20);
     lt_sim_render_head(&b, &r);
@@ -77,11 +81,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             render(&c, &d, data[0]);
         }
         lt_sim_call_release(&c);
-        /* A chat-shaped body is also a Responses and a Messages body. */
-        for (int k = 0; api == LT_SIM_CHAT && k < 2; k++) {
+        /* A chat-shaped body is also a Responses and a Messages body (and
+         * any body an embeddings and a rerank one). */
+        static const enum lt_sim_api more[] = {LT_SIM_RESPONSES, LT_SIM_MESSAGES, LT_SIM_EMBEDDINGS,
+                                               LT_SIM_RERANK};
+        for (int k = 0; api == LT_SIM_CHAT && k < 4; k++) {
             struct lt_sim_dialect d = {0};
-            if (lt_sim_call_parse(&c, k ? LT_SIM_MESSAGES : LT_SIM_RESPONSES, body, len, &p, msg,
-                                  sizeof msg) == 0)
+            if (lt_sim_call_parse(&c, more[k], body, len, &p, msg, sizeof msg) == 0)
                 render(&c, &d, data[0]);
             lt_sim_call_release(&c);
         }

@@ -95,11 +95,15 @@ static void test_parse_chat(void **state)
     char msg[512];
     const char *body =
         "{\"model\":\"m\\\"q\",\"messages\":[{\"role\":\"user\",\"content\":"
-        "[{\"type\":\"text\",\"text\":\"hello there\"},{\"type\":\"image_url\"}]}],"
+        "[{\"type\":\"text\",\"text\":\"hello there\"},{\"type\":\"image_url\","
+        "\"image_url\":{\"url\":\"https://x.invalid/a.png\"}}]}],"
         "\"max_tokens\":7,\"stream\":true,\"stream_options\":{\"include_usage\":true}}";
     assert_int_equal(lt_sim_call_parse(&c, LT_SIM_CHAT, body, strlen(body), &p, msg, sizeof msg),
                      0);
-    assert_int_equal(c.toks.n, 4 + 4 + 3);
+    /* the link is not fetched: a 448 x 448 square, 2 + 16 * 16 tokens */
+    assert_int_equal(c.images, 1);
+    assert_int_equal(c.image_tokens, 2 + 16 * 16);
+    assert_int_equal(c.toks.n, 4 + 4 + 3 + 2 + 16 * 16);
     assert_int_equal(c.max_tokens, 7);
     assert_true(c.stream && c.include_usage);
     assert_string_equal(c.model_json, "\"m\\\"q\"");

@@ -68,7 +68,7 @@ static void run_all(struct lt_sim_model *m)
 static struct lt_sim_mreq *add(struct lt_sim_model *m, int64_t now, uint32_t prompt, uint32_t out,
                                const uint64_t *blocks, uint32_t nb, struct rec *r)
 {
-    struct lt_sim_req q = {prompt, out, blocks, nb, r};
+    struct lt_sim_req q = {prompt, out, blocks, nb, r, 0};
     struct lt_sim_mreq *h = lt_sim_model_add(m, now, &q, NULL);
     assert_non_null(h);
     return h;
@@ -273,7 +273,7 @@ static void closed_loop(const struct lt_sim_profile *p, int conc, double *per_re
             lt_sim_model_advance(m, t, on_loop_emit, &l);
             struct client *c = &l.c[l.sent];
             uint64_t blocks[1] = {lt_mix64((uint64_t)l.sent)};
-            struct lt_sim_req q = {CAL_PROMPT, CAL_OUT, blocks, 1, c};
+            struct lt_sim_req q = {CAL_PROMPT, CAL_OUT, blocks, 1, c, 0};
             c->send = t;
             l.sent++;
             assert_non_null(lt_sim_model_add(m, t, &q, NULL));

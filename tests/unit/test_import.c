@@ -165,7 +165,7 @@ static const struct imp_case cases[] = {
      "x:1: key \"in\": must be a whole number"},
     {"jsonl NUL in model", LT_IMPORT_JSONL, false, 0, "{\"t\":1,\"model\":\"a\\u0000b\"}\n", NULL,
      "x:1: key \"model\": must not contain NUL"},
-    /* issue 20, item 3: times are range-checked before any arithmetic */
+    /* times are range-checked before any arithmetic, which would overflow */
     {"burstgpt time too large", LT_IMPORT_BURSTGPT, false, 0,
      "Timestamp,Request tokens,Response tokens\n1,1,1\n12345678901234.1,1,1\n", NULL,
      "x:3: column \"Timestamp\": 12345678901234.1 s is out of range"},
@@ -178,7 +178,7 @@ static const struct imp_case cases[] = {
     {"mooncake time too large", LT_IMPORT_MOONCAKE, false, 0,
      "{\"timestamp\": 9.2e15, \"input_length\": 1, \"output_length\": 1}\n", NULL,
      "x:1: key \"timestamp\": 9200000000000000 ms is out of range"},
-    /* issue 20, item 6 */
+    /* a time beyond 2^53 is not exact as a real */
     {"jsonl t beyond 2^53 as a real", LT_IMPORT_JSONL, false, 0, "{\"t\":9007199254740993.0}\n",
      NULL, "x:1: key \"t\": 9007199254740992 is a real number of 2^53 or more, which is not exact"},
     {"jsonl t beyond 2^53 as an integer", LT_IMPORT_JSONL, false, 0, "{\"t\":9007199254740993}\n",
@@ -188,7 +188,7 @@ static const struct imp_case cases[] = {
     {"csv byte order mark", LT_IMPORT_BURSTGPT, false, 0,
      "\xEF\xBB\xBFTimestamp,Request tokens,Response tokens\n1,1,1\n",
      "{\"t\":0,\"in\":1,\"out\":1}\n", NULL},
-    /* issue 20, item 2: strings are UTF-8 */
+    /* strings are UTF-8, as JSON output needs */
     {"csv field not UTF-8", LT_IMPORT_BURSTGPT, false, 0,
      "Timestamp,Model,Request tokens,Response tokens,Note\n1,m,1,1,caf\xe9\n", NULL,
      "x:2: column \"Note\": not valid UTF-8"},
@@ -430,11 +430,11 @@ static void test_deep(void **state)
     struct lt_err err = {0};
     assert_int_equal(lt_import_mem(in, strlen(in), &o, &sink, NULL, &err), LT_EFORMAT);
     /* the reader's depth limit (32, the record's map included), not 64 as
-     * it was: import wrote what its reader refused (issue 20, item 1) */
+     * it was: import wrote what its reader refused) */
     assert_non_null(strstr(err.msg, "x:1: key \"x\": nested deeper than 31 levels"));
 }
 
-/* Import writes only what its reader reads (issue 20, item 1): a record
+/* Import writes only what its reader reads: a record
  * past a reader limit is refused (or, with skip_bad, skipped and counted),
  * and every file written reads back whole. */
 static int read_all(const char *path, uint64_t *n, struct lt_err *err)

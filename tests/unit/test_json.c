@@ -42,7 +42,7 @@ static void test_strings(void **state)
         {"nul\0in", 6, "\"nul\\u0000in\""},
         {"caf\xc3\xa9", 5, "\"caf\xc3\xa9\""},
         {"\b\f", 2, "\"\\u0008\\u000c\""},
-        /* not UTF-8 (issue 20, item 2): each byte outside a valid sequence
+        /* not UTF-8: each byte outside a valid sequence
          * becomes U+FFFD, so the output is valid JSON */
         {"a\xff", 2, "\"a\\ufffd\""},
         {"\xc3(\xe2\x82\xac", 5, "\"\\ufffd(\xe2\x82\xac\""},

@@ -75,6 +75,12 @@ static void test_parse_table(void **state)
         {"empirical", true, LT_ARR_EMPIRICAL, 0},
         {"gamma:fit", true, LT_ARR_GAMMA, 0},
         {"gamma:0", false, 0, 0},
+        {"gamma:100", true, LT_ARR_GAMMA, 100},
+        {"gamma:0.001", true, LT_ARR_GAMMA, 0.001},
+        {"gamma:100.5", false, 0, 0},
+        {"gamma:500", false, 0, 0},
+        {"gamma:1e-300", false, 0, 0},
+        {"gamma:-1", false, 0, 0},
         {"gamma:", false, 0, 0},
         {"gamma", false, 0, 0},
         {"uniform", false, 0, 0},
@@ -82,7 +88,7 @@ static void test_parse_table(void **state)
     for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
         enum lt_arrivals a;
         double cv;
-        int rc = lt_arrivals_parse(arr[i].s, &a, &cv, &err);
+        int rc = lt_arrivals_parse(arr[i].s, LT_ARR_FIT, &a, &cv, &err);
         if ((rc == 0) != arr[i].ok)
             fail_msg("'%s': expected %s", arr[i].s, arr[i].ok ? "ok" : "an error");
         if (arr[i].ok)

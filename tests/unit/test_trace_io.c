@@ -1140,7 +1140,7 @@ static void test_blocks_bad(void **state)
     g_lie_col = 4;
     g_lie = -1;
     /* (the header frame is 53 bytes: 49 and its checksum, which the
-     * reader requires since issue 20, item 6) */
+     * reader requires) */
     expect_block("blk-lie.lt.zst", 3, good, 5, LT_EFORMAT, 2,
                  "record 2 (frame at byte 53): key \"finish\" runs past the size", 3);
     /* One too long: past the end of the frame, which cannot be delimited. */
@@ -1333,7 +1333,7 @@ static void test_blocks_salvage(void **state)
 }
 
 /* A frame without a content checksum is refused, since what it holds
- * cannot be verified; salvage skips it (issue 20, item 6). */
+ * cannot be verified; salvage skips it. */
 static void test_no_checksum(void **state)
 {
     const char *path = tmp_path("nosum.lt.zst");
@@ -1377,8 +1377,8 @@ static void test_no_checksum(void **state)
     assert_int_equal(got, 2);
 }
 
-/* The writer refuses what the reader would (issue 20, item 1), and a run
- * whose rate or speed is not a number (item 6); what it wrote reads back. */
+/* The writer refuses what the reader would, and a run whose rate or speed
+ * is not a number; what it wrote reads back. */
 static void test_writer_limits(void **state)
 {
     const char *path = tmp_path("limits.lt.zst");
