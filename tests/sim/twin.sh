@@ -113,6 +113,18 @@ live() {
     expect_status 0 $? "live replay $1"
 }
 
+# Under AddressSanitizer the client's and the sim's HTTP path cost several
+# times more per prompt byte, and --time-scale multiplies that by SCALE in
+# model time: the fit reads it as prefill cost (TTFT against prompt length
+# at an idle server; once +49 % on prefill_ms_per_token, TTFT p50 +12 %,
+# seed 14, on a loaded machine). TTFT then measures the sanitizer, not the
+# twin, so an ASan build judges TPOT, E2E and throughput only.
+ASAN=
+if ldd "$L" 2>/dev/null | grep -q libasan; then
+    ASAN=1
+    echo "note: an ASan build: the prediction's TTFT is not judged"
+fi
+
 k=0
 for seed in $SEEDS; do
     k=$((k + 1))
@@ -164,11 +176,14 @@ for seed in $SEEDS; do
             if (e > 0.05 || e < -0.05) bad = 1 }
             exit bad }' "$T/hidden-$seed.profile" "$T/fit-$seed.txt"
     expect_status 0 $? "identified costs within 5 % (seed $seed, $kind)"
-    paste "$T/truth-$seed.txt" "$T/pred-$seed.txt" | awk -v seed="$seed" -v kind="$kind" -v tab="${TWIN_TABLE:-}" '
+    paste "$T/truth-$seed.txt" "$T/pred-$seed.txt" | awk -v seed="$seed" -v kind="$kind" -v tab="${TWIN_TABLE:-}" \
+        -v asan="$ASAN" '
         { e = $2 > 0 ? $4 / $2 - 1 : 0; tol = ($1 ~ /p99/) ? 0.15 : ($1 == "tput" ? 0.05 : 0.10)
-          printf "  %-9s live %10.4f  predicted %10.4f  %+6.2f%% (within %d%%)\n", $1, $2, $4, 100 * e, 100 * tol
+          judged = !(asan && $1 ~ /^ttft/)
+          printf "  %-9s live %10.4f  predicted %10.4f  %+6.2f%% (%s)\n", $1, $2, $4, 100 * e,
+              judged ? sprintf("within %d%%", 100 * tol) : "not judged: ASan build"
           line = line sprintf(" %+.1f", 100 * e)
-          if (e > tol || e < -tol) bad = 1 }
+          if (judged && (e > tol || e < -tol)) bad = 1 }
         END { if (tab != "") printf "%s %s%s\n", seed, kind, line >> tab; exit bad }'
     expect_status 0 $? "prediction within the tolerances (seed $seed, $kind)"
 done
