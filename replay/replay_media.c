@@ -186,7 +186,8 @@ int lt_replay_media_new(struct lt_replay_media **out, const struct lt_plan_jobs 
         st->shapes++;
         st->bytes += img.len;
     }
-    qsort(m->v, m->n, sizeof *m->v, img_cmp);
+    if (m->n) /* qsort takes no NULL array, even of none */
+        qsort(m->v, m->n, sizeof *m->v, img_cmp);
     st->prep_us = lt_mono_diff_us(lt_mono_now(), t0);
 out:
     lt_buf_release(&img);
