@@ -735,10 +735,7 @@ static int parse_embed(struct lt_sim_call *c, enum lt_sim_api api, const json_t 
                    "%u tokens in the input for embedding generation. Please reduce the length "
                    "of the input.",
                    p->max_model_len, c->toks.n);
-    const json_t *model = json_object_get(root, "model");
-    c->model_json = json_is_string(model)
-                        ? json_literal(json_string_value(model), json_string_length(model))
-                        : json_literal(p->model, strlen(p->model));
+    /* model_json was set by lt_sim_call_parse before it came here */
     return c->model_json ? 0 : bad(msg, msgsz, "out of memory");
 }
 
