@@ -38,9 +38,12 @@ static void image_url(struct lt_media *p, json_t *obj, const char *key, json_t *
         struct lt_img_head h;
         uint64_t bytes = 0;
         struct lt_err err;
-        const char *mime, *data;
-        size_t mn, dn;
-        if (lt_data_url(s, n, &mime, &mn, &data, &dn, &err) == 0) {
+        const char *mime = "", *data = NULL;
+        size_t mn = 0, dn = 0;
+        if (lt_data_url(s, n, &mime, &mn, &data, &dn, &err) < 0) {
+            mime = ""; /* a broken data URL: its note says no type */
+            mn = 0;
+        } else {
             bytes = lt_b64_decoded_len(data, dn);
             enum lt_img_fmt f = lt_img_fmt_of(mime, mn);
             if (f)
