@@ -56,3 +56,18 @@ wait_chunks() {
 records() {
     "$LOADTRACE" cat --no-header "$1"
 }
+
+# The memory tests (pending.sh, idle.sh): a process's resident set in kB,
+# and a wait until it is the same 5 polls in a row.
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; } # kB
+# wait_stable PID: until its RSS is the same 5 polls in a row (at most 30 s)
+wait_stable() {
+    _last=-1 _same=0 _i=0
+    while [ $_same -lt 5 ] && [ $_i -lt 300 ]; do
+        _r=$(rss "$1")
+        if [ "$_r" = "$_last" ]; then _same=$((_same + 1)); else _same=0; fi
+        _last=$_r
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+}

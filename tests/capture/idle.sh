@@ -12,18 +12,6 @@ set -u
 [ -r /proc/self/status ] || { echo "FAIL: no /proc to read memory from" >&2; exit 1; }
 [ -x "${LT_HOLD_CONNS:-}" ] || { echo "FAIL: LT_HOLD_CONNS (tests/capture/hold_conns) not set" >&2; exit 1; }
 N=1000
-rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; } # kB
-# wait_stable PID: until its RSS is the same 5 polls in a row (at most 30 s)
-wait_stable() {
-    _last=-1 _same=0 _i=0
-    while [ $_same -lt 5 ] && [ $_i -lt 300 ]; do
-        _r=$(rss "$1")
-        if [ "$_r" = "$_last" ]; then _same=$((_same + 1)); else _same=0; fi
-        _last=$_r
-        sleep 0.1
-        _i=$((_i + 1))
-    done
-}
 start_sim up --profile fast
 start_capture cap "$SIM_URL"
 # One request first: what capture sets up once (the upstream connection,
@@ -56,7 +44,7 @@ echo "capture grew by $grown kB with $N idle keep-alive connections"
 # Under AddressSanitizer every block carries redzones and freed ones sit
 # in its quarantine: RSS says nothing of what capture holds, so only the
 # counts are judged.
-if ldd "$LOADTRACE" 2>/dev/null | grep -q libasan; then
+if asan_build "$LOADTRACE"; then
     echo "note: an ASan build: capture's RSS is not judged"
 elif [ "$grown" -gt $((N * 16)) ]; then
     fail "capture grew by $grown kB for $N idle connections (more than 16 KiB each)"

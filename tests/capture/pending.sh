@@ -12,18 +12,6 @@ set -u
 . "$LT_SRC/tests/capture/cap_lib.sh"
 [ -r /proc/self/status ] || { echo "FAIL: no /proc to read memory from" >&2; exit 1; }
 N=12
-rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; } # kB
-# wait_stable PID: until its RSS is the same 5 polls in a row (at most 30 s)
-wait_stable() {
-    _last=-1 _same=0 _i=0
-    while [ $_same -lt 5 ] && [ $_i -lt 300 ]; do
-        _r=$(rss "$1")
-        if [ "$_r" = "$_last" ]; then _same=$((_same + 1)); else _same=0; fi
-        _last=$_r
-        sleep 0.1
-        _i=$((_i + 1))
-    done
-}
 clients() { # url tag: N clients that send 8 MiB, then wait for $T/go.tag
     for i in $(seq 1 $N); do
         {
@@ -75,7 +63,7 @@ echo "capped: capture grew by $grown kB with $N x 8 MiB held"
 # Under AddressSanitizer freed bodies sit in its quarantine and every
 # block carries redzones: RSS says nothing of what capture holds there, so
 # only the answers (503s below) are judged.
-if ldd "$LOADTRACE" 2>/dev/null | grep -q libasan; then
+if asan_build "$LOADTRACE"; then
     echo "note: an ASan build: capture's RSS is not judged"
 elif [ "$grown" -ge $((32 * 1024 + 24 * 1024)) ]; then
     fail "with --max-pending 32M capture grew by $grown kB"

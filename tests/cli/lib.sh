@@ -38,3 +38,7 @@ finish() {
     echo "ok"
     exit 0
 }
+
+# asan_build BIN: BIN was built with AddressSanitizer, whose shadow memory,
+# quarantine and slower transport some tests must not judge.
+asan_build() { ldd "$1" 2>/dev/null | grep -q libasan; }

@@ -120,7 +120,7 @@ live() {
 # seed 14, on a loaded machine). TTFT then measures the sanitizer, not the
 # twin, so an ASan build judges TPOT, E2E and throughput only.
 ASAN=
-if ldd "$L" 2>/dev/null | grep -q libasan; then
+if asan_build "$L"; then
     ASAN=1
     echo "note: an ASan build: the prediction's TTFT is not judged"
 fi
