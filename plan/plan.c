@@ -61,6 +61,16 @@ int lt_plan_check(const struct lt_plan_opts *o, struct lt_err *err)
         return lt_errset(err, LT_EINVAL, "--speed and --rate both rescale time: give one");
     if (o->mode == LT_PLAN_RATE && !(o->rate > 0))
         return lt_errset(err, LT_EINVAL, "open loop needs --rate R > 0");
+    /* A loop sends the trace's requests in order and keeps none of its
+     * times, so a transformation of them would be dropped without a word. */
+    if (o->mode != LT_PLAN_TRACE &&
+        (o->tt.win_start_us || o->tt.win_end_us || o->tt.max_gap_us || o->tt.spread_us))
+        return lt_errset(err, LT_EUSAGE,
+                         "%s sends the trace's requests in order and keeps none of their times: "
+                         "--window, --max-gap and --spread do not apply (--requests N keeps "
+                         "the first N)",
+                         o->mode == LT_PLAN_CONCURRENCY ? "a closed loop (--concurrency)"
+                                                        : "an open loop (--arrivals)");
     return 0;
 }
 

@@ -63,4 +63,14 @@ expect_status 0 $? "virtual replay"
 # bad usage: 2
 "$L" replay "$T/t.lt.zst" --target sim --speed nope -o "$T/u.lt.zst" -q 2>/dev/null
 expect_status 2 $? "a bad value"
+# a loop keeps none of the trace's times: a transformation of them is
+# refused before anything is sent or written, not dropped without a word
+for m in "--concurrency 2 --window 0,1" "--concurrency 2 --max-gap 1s" \
+    "--arrivals poisson --rate 5 --spread 1s" "--virtual --concurrency 2 --window 0,1"; do
+    # shellcheck disable=SC2086 # the options are words
+    "$L" replay "$T/t.lt.zst" --target sim $m -o "$T/w.lt.zst" -q --no-summary 2> "$T/w.err"
+    expect_status 2 $? "replay $m"
+    grep -q "do not apply" "$T/w.err" || fail "replay $m: no word of why: $(cat "$T/w.err")"
+    [ ! -e "$T/w.lt.zst" ] || fail "replay $m wrote a results file"
+done
 finish
