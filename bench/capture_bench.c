@@ -16,13 +16,18 @@
  *      RSS before, over the streams; before: after 16 warm-up streams, so
  *      that what is set up once is not counted per stream) and threads
  *      at the peak;
+ *      With --relay 1 and --nginx PATH, two more ways in every run, for
+ *      scale: the floor relay (relay_main: one recv and one send per
+ *      chunk, no HTTP; what no relaying proxy can undercut here) and
+ *      nginx as a streaming reverse proxy (spawn_nginx), each with its
+ *      CPU per relayed chunk and memory per open stream;
  *   3. --idle N client connections, each having made one keep-alive
  *      request (GET /healthz) and then idle: how many capture holds,
  *      and its threads and RSS while it holds them (the capture of part
  *      1, which has not freed the memory of many streams).
  *
  *   capture_bench LOADTRACE [--requests N] [--streams N] [--out N]
- *                 [--runs N] [--profile FILE] [--dir DIR] [--idle N]
+ *                 [--runs N] [--profile FILE] [--dir DIR] [--idle N] [--relay 1] [--nginx PATH]
  */
 #include "base/lt_time.h"
 
@@ -31,6 +36,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -41,6 +47,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/epoll.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,6 +207,149 @@ static void setup(struct stream *s, const char *url, const char *body, struct cu
     s->send = now_ns();
 }
 
+/* The floor of any relaying proxy on this machine: a child process that
+ * accepts clients and relays each one's bytes to and from its own
+ * connection to the upstream with one epoll loop, one recv() per
+ * readable event and one send() of what it read; no HTTP, no parsing,
+ * no record. What it costs per chunk is the kernel's loopback TCP (and
+ * the loop's epoll_wait): no proxy that reads a chunk and writes it on
+ * can cost less. Exits when its parent's SIGTERM comes. */
+struct relay_side {
+    int fd;
+    struct relay_side *peer;
+};
+
+static void relay_close(int ep, struct relay_side *a)
+{
+    struct relay_side *b = a->peer;
+    epoll_ctl(ep, EPOLL_CTL_DEL, a->fd, NULL);
+    epoll_ctl(ep, EPOLL_CTL_DEL, b->fd, NULL);
+    close(a->fd);
+    close(b->fd);
+    free(a < b ? a : b); /* both sides are one allocation */
+}
+
+static void relay_main(int lfd, int up_port)
+{
+    int ep = epoll_create1(0);
+    struct epoll_event lev = {.events = EPOLLIN, .data.ptr = NULL};
+    epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &lev);
+    struct epoll_event ev[256];
+    static char buf[16384];
+    for (;;) {
+        int n = epoll_wait(ep, ev, 256, -1);
+        for (int i = 0; i < n; i++) {
+            struct relay_side *a = ev[i].data.ptr;
+            if (!a) {
+                int cfd = accept(lfd, NULL, NULL);
+                if (cfd < 0)
+                    continue;
+                int ufd = socket(AF_INET, SOCK_STREAM, 0);
+                struct sockaddr_in ua = {.sin_family = AF_INET,
+                                         .sin_port = htons((uint16_t)up_port)};
+                ua.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                struct relay_side *pair = calloc(2, sizeof *pair);
+                if (ufd < 0 || !pair || connect(ufd, (struct sockaddr *)&ua, sizeof ua) < 0) {
+                    close(cfd);
+                    if (ufd >= 0)
+                        close(ufd);
+                    free(pair);
+                    continue;
+                }
+                int one = 1;
+                setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                setsockopt(ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                pair[0] = (struct relay_side){cfd, &pair[1]};
+                pair[1] = (struct relay_side){ufd, &pair[0]};
+                for (int k = 0; k < 2; k++) {
+                    struct epoll_event e = {.events = EPOLLIN, .data.ptr = &pair[k]};
+                    epoll_ctl(ep, EPOLL_CTL_ADD, pair[k].fd, &e);
+                }
+                continue;
+            }
+            ssize_t r = recv(a->fd, buf, sizeof buf, MSG_DONTWAIT);
+            if (r < 0 && (errno == EAGAIN || errno == EINTR))
+                continue;
+            /* The sockets block on send: a slow reader holds the loop,
+             * which a floor may do (the clients read as fast as they can). */
+            if (r <= 0 || send(a->peer->fd, buf, (size_t)r, MSG_NOSIGNAL) != r)
+                relay_close(ep, a);
+        }
+    }
+}
+
+/* The relay in a child on a free loopback port; its pid, and the port. */
+static pid_t spawn_relay(int up_port, int *port)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 || listen(lfd, 4096) < 0 ||
+        getsockname(lfd, (struct sockaddr *)&a, &al) < 0)
+        return -1;
+    *port = ntohs(a.sin_port);
+    pid_t pid = fork();
+    if (pid == 0) {
+        relay_main(lfd, up_port);
+        _exit(0);
+    }
+    close(lfd);
+    return pid;
+}
+
+/* nginx as a streaming reverse proxy in front of the upstream, one
+ * process (no master, one worker's work), as one would run it for LLM
+ * streams: no response buffering, HTTP/1.1 keep-alive to the upstream.
+ * Its pid and port; -1 if it did not start. */
+static pid_t spawn_nginx(const char *bin, const char *dir, int up_port, int *port)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) < 0 ||
+        getsockname(lfd, (struct sockaddr *)&a, &al) < 0)
+        return -1;
+    *port = ntohs(a.sin_port);
+    close(lfd); /* nginx binds it next: a race another process could win */
+    char conf[512], err[512];
+    snprintf(conf, sizeof conf, "%s/cb-nginx.conf", dir);
+    snprintf(err, sizeof err, "%s/cb-nginx.err", dir);
+    FILE *f = fopen(conf, "w");
+    if (!f)
+        return -1;
+    fprintf(f,
+            "daemon off; master_process off; worker_processes 1;\n"
+            "error_log %s/cb-nginx.err; pid %s/cb-nginx.pid;\n"
+            "events { worker_connections 20000; use epoll; }\n"
+            "http { access_log off;\n"
+            "  client_body_temp_path %s; proxy_temp_path %s;\n"
+            "  upstream up { server 127.0.0.1:%d; keepalive 2048; }\n"
+            "  server { listen 127.0.0.1:%d; keepalive_requests 100000;\n"
+            "    location / { proxy_pass http://up; proxy_http_version 1.1;\n"
+            "      proxy_set_header Connection \"\"; proxy_buffering off;\n"
+            "      proxy_request_buffering off; } } }\n",
+            dir, dir, dir, dir, up_port, *port);
+    fclose(f);
+    char *na[] = {(char *)bin, "-p", (char *)dir, "-c", conf, "-e", err, NULL};
+    pid_t pid = spawn(na);
+    for (int i = 0; i < 200; i++) { /* up once it answers a connect */
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        int up = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+        if (fd >= 0)
+            close(fd);
+        if (up)
+            return pid;
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            return -1;
+        struct timespec ts = {0, 25000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGTERM);
+    return -1;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -323,12 +473,15 @@ static void run_idle(int port, int n, pid_t cap)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: capture_bench LOADTRACE [--requests N] [--streams N] [--out N] "
-                        "[--runs N] [--profile FILE] [--dir DIR]\n");
+        fprintf(stderr,
+                "usage: capture_bench LOADTRACE [--requests N] [--streams N] [--out N] "
+                "[--runs N] [--profile FILE] [--dir DIR] [--idle N] [--relay 1] [--nginx PATH]\n");
         return 2;
     }
     char *lt = argv[1];
     int requests = 2000, streams = 256, out = 300, runs = 2, idle = 0;
+    bool with_relay = false;
+    const char *nginx = NULL;
     const char *profile = "bench/sim-paced.profile", *dir = "/tmp";
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--requests"))
@@ -345,6 +498,10 @@ int main(int argc, char **argv)
             dir = argv[i + 1];
         else if (!strcmp(argv[i], "--idle"))
             idle = (int)strtol(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--relay"))
+            with_relay = strcmp(argv[i + 1], "0") != 0;
+        else if (!strcmp(argv[i], "--nginx"))
+            nginx = argv[i + 1];
     }
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -353,7 +510,7 @@ int main(int argc, char **argv)
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
     char pf[4][512], url[4][128], trace[2][512], sport[16];
-    int cap_port[2] = {0, 0};
+    int cap_port[2] = {0, 0}, sim_port[2] = {0, 0};
     pid_t pid[4];
     const char *profiles[2] = {"fast", profile};
     for (int k = 0; k < 2; k++) {
@@ -367,6 +524,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "capture_bench: sim did not start\n");
             return 1;
         }
+        sim_port[k] = port;
         snprintf(url[k], sizeof url[k], "http://127.0.0.1:%d/v1/chat/completions", port);
         snprintf(pf[k + 2], sizeof pf[k + 2], "%s/cb-cap%d.port", dir, k);
         snprintf(trace[k], sizeof trace[k], "%s/cb-cap%d.lt.zst", dir, k);
@@ -409,7 +567,6 @@ int main(int argc, char **argv)
 
     /* 2. Throughput at N streams, alternating runs. */
     printf("Streams (sim paced 50 tok/s each, %d concurrent, %d tokens each)\n", streams, out);
-    double sum[2] = {0, 0};
     uint64_t cap_chunks = 0;
     double cap_cpu = 0, cap_sched = 0, sim_direct = 0;
     uint64_t direct_chunks = 0;
@@ -425,13 +582,54 @@ int main(int argc, char **argv)
         nanosleep(&ts, NULL);
     }
     long rss0 = proc_status(pid[3], "VmRSS"), peak_kb = 0, peak_th = 0;
+    /* Other proxies in front of the same paced sim, a way each in every
+     * run: the floor relay (--relay 1, relay_main) and nginx (--nginx
+     * PATH, spawn_nginx), for scale. */
+    struct other {
+        const char *name;
+        pid_t pid;
+        char url[128];
+        double sched, sum;
+        uint64_t chunks;
+        long rss0, peak_kb, peak_th;
+    } oth[2];
+    int n_oth = 0;
+    if (with_relay) {
+        int port = 0;
+        oth[n_oth] = (struct other){.name = "relay", .pid = spawn_relay(sim_port[1], &port)};
+        snprintf(oth[n_oth].url, sizeof oth[n_oth].url, "http://127.0.0.1:%d/v1/chat/completions",
+                 port);
+        if (oth[n_oth++].pid < 0) {
+            fprintf(stderr, "capture_bench: relay did not start\n");
+            return 1;
+        }
+    }
+    if (nginx) {
+        int port = 0;
+        oth[n_oth] =
+            (struct other){.name = "nginx", .pid = spawn_nginx(nginx, dir, sim_port[1], &port)};
+        snprintf(oth[n_oth].url, sizeof oth[n_oth].url, "http://127.0.0.1:%d/v1/chat/completions",
+                 port);
+        if (oth[n_oth++].pid < 0) {
+            fprintf(stderr, "capture_bench: nginx did not start (%s/cb-nginx.err)\n", dir);
+            return 1;
+        }
+    }
+    double sum[2] = {0, 0};
     for (int r = 0; r < runs; r++) {
-        for (int w = 0; w < 2; w++) {
+        for (int w = 0; w < 2 + n_oth; w++) {
             uint64_t chunks;
             int ok;
+            struct other *o = w >= 2 ? &oth[w - 2] : NULL;
             double c0 = cpu_s(pid[3]), s0 = sched_s(pid[3]), m0 = sched_s(pid[1]);
-            double tps = run_streams(url[w == 0 ? 1 : 3], streams, out, &chunks, &ok,
-                                     w ? pid[3] : 0, &peak_kb, &peak_th);
+            double o0 = o ? sched_s(o->pid) : 0;
+            if (o && !o->rss0)
+                o->rss0 = proc_status(o->pid, "VmRSS");
+            double tps = run_streams(o ? o->url : url[w == 0 ? 1 : 3], streams, out, &chunks, &ok,
+                                     o        ? o->pid
+                                     : w == 1 ? pid[3]
+                                              : 0,
+                                     o ? &o->peak_kb : &peak_kb, o ? &o->peak_th : &peak_th);
             double c1 = cpu_s(pid[3]), s1 = sched_s(pid[3]), m1 = sched_s(pid[1]);
             if (w == 0) {
                 direct_chunks += chunks;
@@ -442,9 +640,18 @@ int main(int argc, char **argv)
                 cap_cpu += c1 - c0;
                 cap_sched += s1 - s0;
             }
-            sum[w] += tps;
+            if (o) {
+                o->chunks += chunks;
+                o->sched += sched_s(o->pid) - o0;
+                o->sum += tps;
+            } else {
+                sum[w] += tps;
+            }
             printf("  run %d %-8s %9.0f tok/s  ok %d/%d  chunks %llu\n", r + 1,
-                   w ? "capture" : "direct", tps, ok, streams, (unsigned long long)chunks);
+                   o   ? o->name
+                   : w ? "capture"
+                       : "direct",
+                   tps, ok, streams, (unsigned long long)chunks);
         }
     }
     printf("  capture/direct aggregate tok/s: %.1f %%\n", 100.0 * sum[1] / sum[0]);
@@ -453,6 +660,15 @@ int main(int argc, char **argv)
            (unsigned long long)cap_chunks);
     printf("  capture CPU per relayed chunk (scheduler's clock): %.1f us (%.2f s)\n",
            cap_chunks ? 1e6 * cap_sched / (double)cap_chunks : 0.0, cap_sched);
+    for (int k = 0; k < n_oth; k++)
+        printf("  %s CPU per relayed chunk (scheduler's clock): %.1f us (%.2f s for %llu chunks); "
+               "%s/direct tok/s %.1f %%; memory %.1f KiB per open stream (RSS %.1f -> %.1f MiB, "
+               "before its first run: no warm-up)\n",
+               oth[k].name, oth[k].chunks ? 1e6 * oth[k].sched / (double)oth[k].chunks : 0.0,
+               oth[k].sched, (unsigned long long)oth[k].chunks, oth[k].name,
+               100.0 * oth[k].sum / sum[0],
+               streams ? (double)(oth[k].peak_kb - oth[k].rss0) / streams : 0.0,
+               oth[k].rss0 / 1024.0, oth[k].peak_kb / 1024.0);
     /* For scale: what sending a chunk (and its model step) costs the sim,
      * which does half a relay's socket work. */
     printf("  sim CPU per chunk sent, direct runs (scheduler's clock): %.1f us\n",
@@ -461,6 +677,10 @@ int main(int argc, char **argv)
            "stream; %ld threads at the peak\n",
            rss0 / 1024.0, peak_kb / 1024.0, streams ? (double)(peak_kb - rss0) / streams : 0.0,
            peak_th);
+    for (int k = 0; k < n_oth; k++) {
+        kill(oth[k].pid, SIGTERM);
+        waitpid(oth[k].pid, NULL, 0);
+    }
     /* On the other capture, which has served only the sequential
      * requests: freed stream memory would hide idle connections' cost. */
     if (idle > 0)

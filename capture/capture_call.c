@@ -85,6 +85,7 @@ void lt_capture_call_free(struct lt_capture_call *c)
         lt_buf_release(&c->args[i]);
     free(c->args);
     free(c->calls_tok);
+    free(c->media);
     lt_buf_release(&c->out_text);
     lt_buf_release(&c->extra);
     lt_buf_release(&c->scratch);
@@ -499,7 +500,19 @@ int lt_capture_call_request_json(struct lt_capture_call *c, json_t *req)
     }
     c->stream = json_is_true(json_object_get(req, "stream"));
     /* first, so that nothing after sees a pixel or a link's query */
-    lt_capture_media_scan(req, c->media, LT_MEDIA_MAX, &c->n_media);
+    struct lt_media media[LT_MEDIA_MAX];
+    uint32_t n_media = 0;
+    lt_capture_media_scan(req, media, LT_MEDIA_MAX, &n_media);
+    if (n_media) {
+        free(c->media);
+        c->n_media = 0;
+        if (!(c->media = malloc(n_media * sizeof *c->media))) {
+            rc = LT_ENOMEM;
+            goto out;
+        }
+        memcpy(c->media, media, n_media * sizeof *c->media);
+        c->n_media = n_media;
+    }
     json_t *so = json_object_get(req, "stream_options");
     if (so) {
         c->has_stream_options = true;

@@ -135,8 +135,11 @@ struct lt_capture_call {
     int64_t started_ns;
     bool begun_written;
     struct lt_capture_call *run_prev, *run_next;
-    /* The request's media parts (capture_media.h), shapes only. */
-    struct lt_media media[LT_MEDIA_MAX];
+    /* The request's media parts (capture_media.h), shapes only: n_media
+     * of them, allocated to the count (most requests have none, and a
+     * call lives as long as its stream: an array of LT_MEDIA_MAX in every
+     * call was 3.5 KiB of each open stream). */
+    struct lt_media *media;
     uint32_t n_media;
 };
 

@@ -641,6 +641,36 @@ static void test_keep_content_limit(void **state)
     lt_capture_call_free(c);
 }
 
+/* A call lives as long as its stream: its fixed part is what every open
+ * stream pays, so the media parts (at most LT_MEDIA_MAX of 56 bytes) are
+ * held to their count, none for a text-only request. */
+static void test_call_media_held_to_count(void **state)
+{
+    (void)state;
+    assert_true(sizeof(struct lt_capture_call) <= 1024);
+    static const char text[] = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\","
+                               "\"content\":\"hello\"}]}";
+    struct lt_capture_call *c = lt_capture_call_new(LT_CAPTURE_API_CHAT, &copts);
+    assert_int_equal(lt_capture_call_request(c, text, sizeof text - 1), 0);
+    assert_int_equal(c->n_media, 0);
+    assert_null(c->media);
+    lt_capture_call_free(c);
+    static const char two[] =
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":["
+        "{\"type\":\"text\",\"text\":\"look\"},"
+        "{\"type\":\"image_url\",\"image_url\":{\"url\":\"https://a.invalid/x.png\"}},"
+        "{\"type\":\"image_url\",\"image_url\":{\"url\":\"https://a.invalid/y.png\"}}]}]}";
+    c = lt_capture_call_new(LT_CAPTURE_API_CHAT, &copts);
+    assert_int_equal(lt_capture_call_request(c, two, sizeof two - 1), 0);
+    assert_int_equal(c->n_media, 2);
+    assert_non_null(c->media);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(c->media[i].kind, LT_MEDIA_IMAGE);
+        assert_true(c->media[i].link);
+    }
+    lt_capture_call_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +690,7 @@ int main(void)
         cmocka_unit_test(test_recorder_long_stream),
         cmocka_unit_test(test_values_as_sent),
         cmocka_unit_test(test_keep_content_limit),
+        cmocka_unit_test(test_call_media_held_to_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
