@@ -503,9 +503,9 @@ int lt_capture_call_request_json(struct lt_capture_call *c, json_t *req)
     struct lt_media media[LT_MEDIA_MAX];
     uint32_t n_media = 0;
     lt_capture_media_scan(req, media, LT_MEDIA_MAX, &n_media);
+    c->n_media = 0; /* a request without media keeps none of an earlier one's */
     if (n_media) {
         free(c->media);
-        c->n_media = 0;
         if (!(c->media = malloc(n_media * sizeof *c->media))) {
             rc = LT_ENOMEM;
             goto out;
