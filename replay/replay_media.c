@@ -16,9 +16,14 @@
 
 #include <inttypes.h>
 #include <jansson.h>
+#include <microhttpd.h>
+#include <stdatomic.h>
+#include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 /* The pixels an image made here may have (a 100-megapixel image would take
  * seconds and hundreds of megabytes to make: such a record is refused). */
@@ -33,13 +38,26 @@ struct img {
     uint32_t w, h;
     char *url; /* "data:image/png;base64,...", NUL-terminated */
     size_t len;
-    size_t b64; /* where the base64 starts in url */
+    size_t b64;   /* where the base64 starts in url */
+    uint8_t *raw; /* the encoded bytes, kept only to serve them as a link */
+    size_t raw_len;
 };
+
+/* The path a served image has: /lt-media/ then 32 hex digits of
+ * getrandom (only who was given a request's body can name it), then the
+ * image's index and extension. */
+#define LINK_PREFIX "/lt-media/"
+#define LINK_SECRET_HEX 32
 
 struct lt_replay_media {
     struct img *v; /* sorted by (fmt, w, h) */
     size_t n;
     uint64_t max_bytes;
+    /* --media-links: the loopback server that serves v[i].raw */
+    struct MHD_Daemon *httpd;
+    char base[96]; /* "http://127.0.0.1:PORT/lt-media/SECRET/" */
+    char secret[LINK_SECRET_HEX + 1];
+    atomic_uint_fast64_t gets, refused_gets;
 };
 
 /* The format a part is made in: its own when the codec makes it, else png. */
@@ -110,15 +128,18 @@ void lt_replay_media_free(struct lt_replay_media *m)
 {
     if (!m)
         return;
-    for (size_t i = 0; i < m->n; i++)
+    if (m->httpd)
+        MHD_stop_daemon(m->httpd);
+    for (size_t i = 0; i < m->n; i++) {
         free(m->v[i].url);
+        free(m->v[i].raw);
+    }
     free(m->v);
     free(m);
 }
 
 int lt_replay_media_new(struct lt_replay_media **out, const struct lt_plan_jobs *js,
-                            uint64_t max_bytes, struct lt_replay_media_stats *st,
-                            struct lt_err *err)
+                        uint64_t max_bytes, struct lt_replay_media_stats *st, struct lt_err *err)
 {
     int rc = 0;
     *out = NULL;
@@ -181,8 +202,21 @@ int lt_replay_media_new(struct lt_replay_media **out, const struct lt_plan_jobs 
         }
         memcpy(s, url.p, url.len);
         s[url.len] = 0;
-        m->v[m->n++] =
-            (struct img){.fmt = (uint8_t)f, .w = w, .h = h, .url = s, .len = url.len, .b64 = b64};
+        uint8_t *raw = malloc(img.len ? img.len : 1);
+        if (!raw) {
+            free(s);
+            rc = lt_errset(err, LT_ENOMEM, "out of memory for the trace's images");
+            goto out;
+        }
+        memcpy(raw, img.p, img.len);
+        m->v[m->n++] = (struct img){.fmt = (uint8_t)f,
+                                    .w = w,
+                                    .h = h,
+                                    .url = s,
+                                    .len = url.len,
+                                    .b64 = b64,
+                                    .raw = raw,
+                                    .raw_len = img.len};
         st->shapes++;
         st->bytes += img.len;
     }
@@ -198,6 +232,98 @@ out:
     }
     *out = m;
     return 0;
+}
+
+static const char *img_ext(const struct img *im)
+{
+    return im->fmt == AUDIO_FMT ? "wav" : im->fmt == LT_IMG_JPEG ? "jpg" : "png";
+}
+
+/* One GET of the link server: the image its path names, or a 404 (any
+ * other path, method or secret). The bytes are the replay's own, alive
+ * until the server stops, so they are served without a copy. */
+static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *version, const char *upload,
+                             size_t *upload_len, void **ctx)
+{
+    (void)version, (void)upload, (void)upload_len, (void)ctx;
+    struct lt_replay_media *m = cls;
+    const struct img *im = NULL;
+    size_t pl = strlen(LINK_PREFIX);
+    if (!strcmp(method, "GET") && !strncmp(url, LINK_PREFIX, pl) &&
+        !strncmp(url + pl, m->secret, LINK_SECRET_HEX) && url[pl + LINK_SECRET_HEX] == '/') {
+        char *e;
+        const char *q = url + pl + LINK_SECRET_HEX + 1;
+        unsigned long i = strtoul(q, &e, 10);
+        if (e != q && *e == '.' && i < m->n && !strcmp(e + 1, img_ext(&m->v[i])))
+            im = &m->v[i];
+    }
+    struct MHD_Response *r;
+    enum MHD_Result ok;
+    if (!im) {
+        atomic_fetch_add(&m->refused_gets, 1);
+        static const char nf[] = "not found\n";
+        r = MHD_create_response_from_buffer(sizeof nf - 1, (void *)nf, MHD_RESPMEM_PERSISTENT);
+        if (!r)
+            return MHD_NO;
+        ok = MHD_queue_response(conn, MHD_HTTP_NOT_FOUND, r);
+    } else {
+        atomic_fetch_add(&m->gets, 1);
+        r = MHD_create_response_from_buffer(im->raw_len, im->raw, MHD_RESPMEM_PERSISTENT);
+        if (!r)
+            return MHD_NO;
+        MHD_add_response_header(r, "Content-Type",
+                                im->fmt == AUDIO_FMT ? "audio/wav"
+                                                     : lt_img_mime((enum lt_img_fmt)im->fmt));
+        ok = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    }
+    MHD_destroy_response(r);
+    return ok;
+}
+
+int lt_replay_media_serve(struct lt_replay_media *m, struct lt_err *err)
+{
+    if (!m || m->httpd)
+        return 0;
+    uint8_t rnd[LINK_SECRET_HEX / 2];
+    size_t got = 0;
+    while (got < sizeof rnd) {
+        ssize_t k = getrandom(rnd + got, sizeof rnd - got, 0);
+        if (k <= 0)
+            return lt_errset(err, LT_EIO, "no random bytes for the media links' path");
+        got += (size_t)k;
+    }
+    for (size_t i = 0; i < sizeof rnd; i++)
+        snprintf(m->secret + 2 * i, 3, "%02x", rnd[i]);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    m->httpd =
+        MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY, 0, NULL, NULL,
+                         serve, m, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_THREAD_POOL_SIZE, 2u,
+                         MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    if (!m->httpd)
+        return lt_errset(err, LT_EIO, "cannot start the media links' server on 127.0.0.1");
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(m->httpd, MHD_DAEMON_INFO_BIND_PORT);
+    if (!di || !di->port) {
+        MHD_stop_daemon(m->httpd);
+        m->httpd = NULL;
+        return lt_errset(err, LT_EIO, "the media links' server has no port");
+    }
+    snprintf(m->base, sizeof m->base, "http://127.0.0.1:%u" LINK_PREFIX "%s/", (unsigned)di->port,
+             m->secret);
+    return 0;
+}
+
+void lt_replay_media_link_base(const struct lt_replay_media *m, char *out, size_t n)
+{
+    const char *end = m && m->httpd ? strstr(m->base, LINK_PREFIX) : NULL;
+    snprintf(out, n, "%.*s", end ? (int)(end - m->base) : 0, end ? m->base : "");
+}
+
+void lt_replay_media_link_stats(const struct lt_replay_media *m, uint64_t *gets, uint64_t *refused)
+{
+    *gets = m ? atomic_load(&m->gets) : 0;
+    *refused = m ? atomic_load(&m->refused_gets) : 0;
 }
 
 /* Placeholders: '@' never appears in synthesized words, and the salt makes
@@ -302,6 +428,9 @@ int lt_replay_media_body(struct lt_buf *out, const struct lt_replay_build *b,
             part = json_pack("{s:s,s:{s:s}}", "type", "image_url", "image_url", "url", ph);
         else if (responses)
             part = json_pack("{s:s,s:s}", "type", "input_image", "image_url", ph);
+        else if (m->httpd)
+            part =
+                json_pack("{s:s,s:{s:s,s:s}}", "type", "image", "source", "type", "url", "url", ph);
         else
             part = json_pack("{s:s,s:{s:s,s:s,s:s}}", "type", "image", "source", "type", "base64",
                              "media_type", lt_img_mime((enum lt_img_fmt)imgs[i]->fmt), "data", ph);
@@ -323,9 +452,13 @@ int lt_replay_media_body(struct lt_buf *out, const struct lt_replay_build *b,
             goto out;
         }
         const struct img *im = imgs[i];
-        size_t skip = b->api == LT_REPLAY_API_MESSAGES || im->fmt == AUDIO_FMT ? im->b64 : 0;
         LT_TRY(lt_buf_append(out, p, (size_t)(at - p)));
-        LT_TRY(lt_buf_append(out, im->url + skip, im->len - skip));
+        if (m->httpd && im->fmt != AUDIO_FMT) {
+            LT_TRY(lt_buf_printf(out, "%s%zu.%s", m->base, (size_t)(im - m->v), img_ext(im)));
+        } else {
+            size_t skip = b->api == LT_REPLAY_API_MESSAGES || im->fmt == AUDIO_FMT ? im->b64 : 0;
+            LT_TRY(lt_buf_append(out, im->url + skip, im->len - skip));
+        }
         p = at + pl;
     }
     LT_TRY(lt_buf_puts(out, p));

@@ -11,8 +11,10 @@
 #include "base/lt_image.h"
 #include "base/lt_rng.h"
 
+#include <curl/curl.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -122,6 +124,7 @@ struct sim_imgs {
     const struct lt_sim_profile *p;
     uint32_t n, tokens;
     uint32_t audio, audio_tokens;
+    uint32_t links; /* of n: loopback links fetched */
     uint64_t bytes;
     int status;
     char *msg;
@@ -140,8 +143,87 @@ uint32_t lt_sim_image_tokens(const struct lt_sim_profile *p, uint32_t w, uint32_
     return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
 }
 
-/* One image part, given as a URL (a data URL, or a link the sim does not
- * fetch: a square of image_link_side pixels). Its tokens join the prompt
+/* A loopback link's bytes are at most this (a server's own limit on a
+ * fetched image; replay's images are at most 20 MiB). */
+#define LINK_MAX_BYTES ((size_t)64 << 20)
+#define LINK_TIMEOUT_MS 10000L
+
+/* Whether url (n bytes) is an http link to this machine: host 127.0.0.1,
+ * localhost or [::1], no user part. Only those are fetched: the sim never
+ * reaches past loopback. */
+static bool link_is_loopback(const char *url, size_t n)
+{
+    if (n < 7 || strncmp(url, "http://", 7))
+        return false;
+    const char *h = url + 7, *end = url + n;
+    size_t a = 0;
+    while (h + a < end && h[a] != '/' && h[a] != '?' && h[a] != '#')
+        a++;
+    if (memchr(h, '@', a))
+        return false;
+    static const char *const hosts[] = {"127.0.0.1", "localhost", "[::1]"};
+    for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++) {
+        size_t k = strlen(hosts[i]);
+        if (a >= k && !strncmp(h, hosts[i], k) && (a == k || h[k] == ':'))
+            return true;
+    }
+    return false;
+}
+
+static size_t link_write(char *p, size_t sz, size_t nm, void *ud)
+{
+    struct lt_buf *b = ud;
+    size_t n = sz * nm;
+    if (b->len + n > LINK_MAX_BYTES || lt_buf_append(b, p, n) < 0)
+        return 0; /* curl stops: CURLE_WRITE_ERROR */
+    return n;
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* GET a loopback link into out. Returns 0, or -1 with why filled. */
+static int link_fetch(const char *url, size_t n, struct lt_buf *out, char *why, size_t whysz)
+{
+    pthread_once(&curl_once, curl_init_once);
+    char *u = strndup(url, n);
+    CURL *c = u ? curl_easy_init() : NULL;
+    if (!c) {
+        free(u);
+        snprintf(why, whysz, "out of memory");
+        return -1;
+    }
+    curl_easy_setopt(c, CURLOPT_URL, u);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, LINK_TIMEOUT_MS);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, link_write);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+    CURLcode cc = curl_easy_perform(c);
+    long code = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(c);
+    free(u);
+    if (cc == CURLE_WRITE_ERROR)
+        snprintf(why, whysz, "the link gave more than %zu MiB", LINK_MAX_BYTES >> 20);
+    else if (cc != CURLE_OK)
+        snprintf(why, whysz, "cannot fetch the link: %s", curl_easy_strerror(cc));
+    else if (code != 200)
+        snprintf(why, whysz, "fetching the link gave HTTP %ld", code);
+    else
+        return 0;
+    return -1;
+}
+
+/* One image part, given as a URL: a data URL; an http link to loopback,
+ * which the sim fetches (GET, no redirects, 10 s) and reads as it reads a
+ * data URL's bytes; or any other http(s) link, which it does not fetch:
+ * a square of image_link_side pixels. Its tokens join the prompt
  * where the image is, their ids drawn from a hash of the URL, so an equal
  * image gives equal prefix-cache blocks. */
 static void image_part(struct lt_sim_toks *t, struct sim_imgs *im, const char *url, size_t n)
@@ -180,6 +262,28 @@ static void image_part(struct lt_sim_toks *t, struct sim_imgs *im, const char *u
         w = hd.w;
         h = hd.h;
         im->bytes += bytes;
+    } else if (link_is_loopback(url, n)) {
+        struct lt_buf body;
+        lt_buf_init(&body, LINK_MAX_BYTES + 1);
+        char why[200];
+        struct lt_img_head hd;
+        struct lt_err err;
+        int rc = link_fetch(url, n, &body, why, sizeof why);
+        if (rc == 0 && lt_img_decode_check((const uint8_t *)body.p, body.len,
+                                           im->p->image_max_pixels, &hd, &err) < 0) {
+            snprintf(why, sizeof why, "cannot read the image: %.160s", err.msg);
+            rc = -1;
+        }
+        size_t got = body.len;
+        lt_buf_release(&body);
+        if (rc < 0) {
+            im->status = bad(im->msg, im->msgsz, "image %u: %s", im->n, why);
+            return;
+        }
+        w = hd.w;
+        h = hd.h;
+        im->bytes += got;
+        im->links++;
     } else if (n >= 7 && (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8))) {
         w = h = im->p->image_link_side;
     } else {
@@ -830,6 +934,7 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
     c->audio = im.audio;
     c->audio_tokens = im.audio_tokens;
     c->image_bytes = im.bytes;
+    c->image_links = im.links;
     if (rc)
         goto out;
     if (c->toks.oom) {

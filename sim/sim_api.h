@@ -71,6 +71,7 @@ struct lt_sim_call {
      * they cost (in toks.n too), and their decoded bytes. */
     uint32_t images, image_tokens;
     uint64_t image_bytes;
+    uint32_t image_links;         /* of images: loopback links the sim fetched */
     uint32_t audio, audio_tokens; /* input_audio clips and their tokens (in toks.n too) */
     uint32_t inputs; /* embeddings: inputs; rerank: documents (docs/sim.md "Embeddings") */
     uint32_t top_n;  /* rerank: results asked for; 0 = all */

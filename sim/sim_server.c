@@ -1273,6 +1273,8 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
             lt_buf_printf(&b, ",\"images\":%u,\"image_tokens\":%u,\"image_bytes\":%llu",
                           r->call.images, r->call.image_tokens,
                           (unsigned long long)r->call.image_bytes);
+        if (r->call.image_links)
+            lt_buf_printf(&b, ",\"image_links\":%u", r->call.image_links);
         if (r->started) {
             if (r->aborted)
                 lt_buf_puts(&b, ",\"aborted\":true");
