@@ -12,6 +12,7 @@
 #include "replay/replay_media.h"
 
 #include "base/lt_image.h"
+#include "base/lt_video.h"
 #include "base/lt_time.h"
 
 #include <inttypes.h>
@@ -32,11 +33,17 @@
 #define AUDIO_FMT 200
 #define AUDIO_MAX_MS 3600000u
 #define AUDIO_DEFAULT_MS 1000u
+/* Video (MJPEG in AVI, base/lt_video.h) is kept under this format code;
+ * its frames at most this many pixels in all. */
+#define VIDEO_FMT 201
+#define VIDEO_MAX_PIXELS ((uint64_t)1000000000)
 
 struct img {
-    uint8_t fmt; /* enum lt_img_fmt (png or jpeg), or AUDIO_FMT (w: ms) */
+    uint8_t fmt; /* enum lt_img_fmt (png or jpeg), AUDIO_FMT (w: ms) or VIDEO_FMT */
     uint32_t w, h;
-    char *url; /* "data:image/png;base64,...", NUL-terminated */
+    uint32_t frames;  /* video */
+    int64_t frame_us; /* video */
+    char *url;        /* "data:image/png;base64,...", NUL-terminated */
     size_t len;
     size_t b64;   /* where the base64 starts in url */
     uint8_t *raw; /* the encoded bytes, kept only to serve them as a link */
@@ -70,6 +77,12 @@ static enum lt_img_fmt made_fmt(const struct lt_media *p, bool *subst)
 
 static void part_size(const struct lt_media *p, uint32_t *w, uint32_t *h)
 {
+    if (p->kind == LT_MEDIA_VIDEO) {
+        uint32_t f;
+        int64_t us;
+        lt_media_video_shape(p, w, h, &f, &us);
+        return;
+    }
     if (p->kind == LT_MEDIA_AUDIO) { /* its duration in ms, a second when unknown */
         int64_t ms = p->dur > 0 ? (p->dur + 999) / 1000 : AUDIO_DEFAULT_MS;
         *w = ms > AUDIO_MAX_MS ? AUDIO_MAX_MS + 1 : (uint32_t)ms;
@@ -80,11 +93,26 @@ static void part_size(const struct lt_media *p, uint32_t *w, uint32_t *h)
     *h = p->h ? p->h : LT_REPLAY_IMAGE_SIDE;
 }
 
-/* The key format of part p: its image format, or AUDIO_FMT. */
+/* The key format of part p: its image format, AUDIO_FMT or VIDEO_FMT. */
 static int key_fmt(const struct lt_media *p, bool *subst)
 {
     *subst = false;
+    if (p->kind == LT_MEDIA_VIDEO) {
+        *subst = strcmp(p->fmt, "avi") != 0; /* an mp4 or webm is made as an AVI */
+        return VIDEO_FMT;
+    }
     return p->kind == LT_MEDIA_AUDIO ? AUDIO_FMT : (int)made_fmt(p, subst);
+}
+
+/* Part p's key in the made media (fmt, w, h, and a video's frames). */
+static struct img part_key(const struct lt_media *p, bool *subst)
+{
+    struct img k = {.fmt = (uint8_t)key_fmt(p, subst)};
+    if (p->kind == LT_MEDIA_VIDEO)
+        lt_media_video_shape(p, &k.w, &k.h, &k.frames, &k.frame_us);
+    else
+        part_size(p, &k.w, &k.h);
+    return k;
 }
 
 static int img_cmp(const void *a, const void *b)
@@ -94,7 +122,11 @@ static int img_cmp(const void *a, const void *b)
         return x->fmt < y->fmt ? -1 : 1;
     if (x->w != y->w)
         return x->w < y->w ? -1 : 1;
-    return x->h < y->h ? -1 : x->h > y->h;
+    if (x->h != y->h)
+        return x->h < y->h ? -1 : 1;
+    if (x->frames != y->frames)
+        return x->frames < y->frames ? -1 : 1;
+    return x->frame_us < y->frame_us ? -1 : x->frame_us > y->frame_us;
 }
 
 /* Why part p is not made, or NULL when it is. */
@@ -111,17 +143,32 @@ static const char *refusal(const struct lt_media *p, uint64_t max_bytes, char *b
                  max_bytes);
         return buf;
     }
-    if (p->kind == LT_MEDIA_IMAGE && (uint64_t)w * h > MEDIA_MAX_PIXELS) {
-        snprintf(buf, n, "a %ux%u image, over %" PRIu64 " pixels", w, h, MEDIA_MAX_PIXELS);
+    if (p->kind != LT_MEDIA_AUDIO && (uint64_t)w * h > MEDIA_MAX_PIXELS) {
+        snprintf(buf, n, "a %ux%u %s, over %" PRIu64 " pixels", w, h,
+                 p->kind == LT_MEDIA_VIDEO ? "video" : "image", MEDIA_MAX_PIXELS);
         return buf;
+    }
+    if (p->kind == LT_MEDIA_VIDEO) {
+        uint32_t f;
+        int64_t us;
+        lt_media_video_shape(p, &w, &h, &f, &us);
+        if (f > LT_VIDEO_MAX_FRAMES || (uint64_t)w * h * f > VIDEO_MAX_PIXELS) {
+            snprintf(buf, n, "a video of %u frames of %ux%u, over %u frames or %" PRIu64 " pixels",
+                     f, w, h, LT_VIDEO_MAX_FRAMES, VIDEO_MAX_PIXELS);
+            return buf;
+        }
+        if (us > 60000000) {
+            snprintf(buf, n, "a video of %u frames over %lld us, over a minute a frame", f,
+                     (long long)p->dur);
+            return buf;
+        }
     }
     return NULL;
 }
 
-static const struct img *find(const struct lt_replay_media *m, int f, uint32_t w, uint32_t h)
+static const struct img *find(const struct lt_replay_media *m, const struct img *key)
 {
-    struct img key = {.fmt = (uint8_t)f, .w = w, .h = h};
-    return m ? bsearch(&key, m->v, m->n, sizeof *m->v, img_cmp) : NULL;
+    return m ? bsearch(key, m->v, m->n, sizeof *m->v, img_cmp) : NULL;
 }
 
 void lt_replay_media_free(struct lt_replay_media *m)
@@ -156,19 +203,19 @@ int lt_replay_media_new(struct lt_replay_media **out, const struct lt_plan_jobs 
     char why[160];
     for (size_t i = 0; i < js->n_media_parts; i++) {
         const struct lt_media *p = &js->media_parts[i];
-        if (p->kind != LT_MEDIA_IMAGE && p->kind != LT_MEDIA_AUDIO)
+        if (p->kind != LT_MEDIA_IMAGE && p->kind != LT_MEDIA_AUDIO && p->kind != LT_MEDIA_VIDEO)
             continue;
         if (refusal(p, max_bytes, why, sizeof why)) {
             st->refused++;
             continue;
         }
         bool subst;
-        int f = key_fmt(p, &subst);
-        uint32_t w, h;
-        part_size(p, &w, &h);
+        struct img key = part_key(p, &subst);
+        int f = key.fmt;
+        uint32_t w = key.w, h = key.h;
         bool have = false;
         for (size_t k = 0; k < m->n && !have; k++) /* the trace's shapes are few */
-            have = m->v[k].fmt == f && m->v[k].w == w && m->v[k].h == h;
+            have = !img_cmp(&m->v[k], &key);
         if (have)
             continue;
         st->substituted += subst;
@@ -185,8 +232,11 @@ int lt_replay_media_new(struct lt_replay_media **out, const struct lt_plan_jobs 
         lt_buf_reset(&img);
         lt_buf_reset(&url);
         /* the seed is the shape's: the same trace sends the same images */
-        uint64_t seed = (uint64_t)f << 40 ^ (uint64_t)w << 20 ^ h;
-        if (f == AUDIO_FMT) {
+        uint64_t seed = (uint64_t)f << 40 ^ (uint64_t)w << 20 ^ h ^ (uint64_t)key.frames << 48;
+        if (f == VIDEO_FMT) {
+            LT_TRY(lt_video_encode(&img, w, h, key.frames, key.frame_us, seed, err));
+            LT_TRY(lt_buf_puts(&url, "data:video/x-msvideo;base64,"));
+        } else if (f == AUDIO_FMT) {
             LT_TRY(lt_wav_encode(&img, (int64_t)w * 1000, seed, err));
             LT_TRY(lt_buf_puts(&url, "data:audio/wav;base64,"));
         } else {
@@ -212,6 +262,8 @@ int lt_replay_media_new(struct lt_replay_media **out, const struct lt_plan_jobs 
         m->v[m->n++] = (struct img){.fmt = (uint8_t)f,
                                     .w = w,
                                     .h = h,
+                                    .frames = key.frames,
+                                    .frame_us = key.frame_us,
                                     .url = s,
                                     .len = url.len,
                                     .b64 = b64,
@@ -236,7 +288,10 @@ out:
 
 static const char *img_ext(const struct img *im)
 {
-    return im->fmt == AUDIO_FMT ? "wav" : im->fmt == LT_IMG_JPEG ? "jpg" : "png";
+    return im->fmt == AUDIO_FMT     ? "wav"
+           : im->fmt == VIDEO_FMT   ? "avi"
+           : im->fmt == LT_IMG_JPEG ? "jpg"
+                                    : "png";
 }
 
 /* One GET of the link server: the image its path names, or a 404 (any
@@ -273,8 +328,9 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
         if (!r)
             return MHD_NO;
         MHD_add_response_header(r, "Content-Type",
-                                im->fmt == AUDIO_FMT ? "audio/wav"
-                                                     : lt_img_mime((enum lt_img_fmt)im->fmt));
+                                im->fmt == AUDIO_FMT   ? "audio/wav"
+                                : im->fmt == VIDEO_FMT ? "video/x-msvideo"
+                                                       : lt_img_mime((enum lt_img_fmt)im->fmt));
         ok = MHD_queue_response(conn, MHD_HTTP_OK, r);
     }
     MHD_destroy_response(r);
@@ -373,18 +429,19 @@ int lt_replay_media_body(struct lt_buf *out, const struct lt_replay_build *b,
     for (uint32_t i = 0; i < rec->n; i++) {
         const struct lt_media *p = &parts[i];
         if (p->kind != LT_MEDIA_IMAGE &&
-            !(p->kind == LT_MEDIA_AUDIO && b->api == LT_REPLAY_API_CHAT))
+            !(p->kind == LT_MEDIA_AUDIO && b->api == LT_REPLAY_API_CHAT) &&
+            !(p->kind == LT_MEDIA_VIDEO && b->api == LT_REPLAY_API_CHAT))
             return lt_errset(err, LT_EFORMAT, "part %u is %s: replay sends images%s only", i + 1,
                              lt_media_kind_name(p->kind),
-                             b->api == LT_REPLAY_API_CHAT ? " and audio" : " (audio: chat)");
+                             b->api == LT_REPLAY_API_CHAT ? ", audio and video"
+                                                          : " (audio and video: chat)");
         if (refusal(p, m ? m->max_bytes : LT_REPLAY_MAX_IMAGE_BYTES, why, sizeof why))
             return lt_errset(err, LT_EFORMAT, "part %u is %s", i + 1, why);
         bool subst;
-        int f = key_fmt(p, &subst);
-        uint32_t w, h;
-        part_size(p, &w, &h);
-        if (!(imgs[ni++] = find(m, f, w, h)))
-            return lt_errset(err, LT_EFORMAT, "image %u (%ux%u) was not prepared", i + 1, w, h);
+        struct img key = part_key(p, &subst);
+        if (!(imgs[ni++] = find(m, &key)))
+            return lt_errset(err, LT_EFORMAT, "%s %u (%ux%u) was not prepared",
+                             lt_media_kind_name(p->kind), i + 1, key.w, key.h);
         img_tokens += p->tokens;
     }
     if (!lt_replay_api_chat_like(b->api))
@@ -424,6 +481,8 @@ int lt_replay_media_body(struct lt_buf *out, const struct lt_replay_build *b,
         if (imgs[i]->fmt == AUDIO_FMT)
             part = json_pack("{s:s,s:{s:s,s:s}}", "type", "input_audio", "input_audio", "data", ph,
                              "format", "wav");
+        else if (imgs[i]->fmt == VIDEO_FMT)
+            part = json_pack("{s:s,s:{s:s}}", "type", "video_url", "video_url", "url", ph);
         else if (b->api == LT_REPLAY_API_CHAT)
             part = json_pack("{s:s,s:{s:s}}", "type", "image_url", "image_url", "url", ph);
         else if (responses)

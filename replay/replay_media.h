@@ -1,8 +1,10 @@
 /*
  * The media a replay sends (docs/multimodal.md): before the run, one image
  * is made for each shape (format, width, height) the trace's records carry
- * (base/lt_image.c: deterministic pixels, libpng or libjpeg-turbo) and kept
- * as a data URL, and the time this took is measured; at each send the
+ * (base/lt_image.c: deterministic pixels, libpng or libjpeg-turbo), one WAV
+ * per audio duration, one AVI of Motion-JPEG frames per video shape (frame
+ * size, frames, frame time: base/lt_video.c), each kept as a data URL, and
+ * the time this took is measured; at each send the
  * request's text is built as for a text request, less the image tokens the
  * trace recorded, and its images are put in its last user message, in the
  * API's own shape (chat's image_url parts, Responses' input_image,

@@ -9,6 +9,7 @@
 #include "sim/sim_api.h"
 
 #include "base/lt_image.h"
+#include "base/lt_video.h"
 #include "base/lt_rng.h"
 
 #include <curl/curl.h>
@@ -125,6 +126,7 @@ struct sim_imgs {
     uint32_t n, tokens;
     uint32_t audio, audio_tokens;
     uint32_t links; /* of n: loopback links fetched */
+    uint32_t videos, video_tokens;
     uint64_t bytes;
     int status;
     char *msg;
@@ -300,6 +302,77 @@ static void image_part(struct lt_sim_toks *t, struct sim_imgs *im, const char *u
     im->tokens += k;
 }
 
+uint32_t lt_sim_video_tokens(const struct lt_sim_profile *p, uint32_t w, uint32_t h,
+                             uint32_t frames)
+{
+    uint32_t tp = p->video_temporal_patch ? p->video_temporal_patch : 1;
+    uint64_t groups = ((uint64_t)frames + tp - 1) / tp;
+    uint64_t per = p->image_tile ? (uint64_t)((w + p->image_tile - 1) / p->image_tile) *
+                                       ((h + p->image_tile - 1) / p->image_tile) * p->image_tokens
+                                 : p->image_tokens;
+    uint64_t t = (p->image_tile ? p->image_base_tokens : 0) + groups * per;
+    return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+}
+
+/* Chat's {"type":"video_url","video_url":{"url":..} or ".."}: an AVI (as
+ * replay sends it) as a data URL or a loopback link, its shape from its
+ * header (lt_video_head), its tokens by lt_sim_video_tokens. Anything else
+ * (an mp4 the sim has no reader for, another link) is a 400: a video is
+ * never counted by a guess. */
+static void video_part(struct lt_sim_toks *t, struct sim_imgs *im, const json_t *part)
+{
+    im->videos++;
+    if (im->status)
+        return;
+    const json_t *u = json_object_get(part, "video_url");
+    if (json_is_object(u))
+        u = json_object_get(u, "url");
+    const char *url = json_string_value(u);
+    size_t n = json_string_length(u);
+    struct lt_err err;
+    struct lt_video_head vh;
+    struct lt_buf body;
+    lt_buf_init(&body, LINK_MAX_BYTES + 1);
+    int rc = -1;
+    char why[200] = "video_url has no URL";
+    if (url && n >= 5 && !strncmp(url, "data:", 5)) {
+        const char *mime, *data;
+        size_t mn, dn;
+        uint8_t head[768];
+        size_t got = 0;
+        if (lt_data_url(url, n, &mime, &mn, &data, &dn, &err) < 0 ||
+            lt_b64_decode(data, dn < 1024 ? dn / 4 * 4 : 1024, head, sizeof head, &got, &err) < 0)
+            snprintf(why, sizeof why, "cannot read the video: %.160s", err.msg);
+        else if (lt_video_head(head, got, &vh, &err) < 0)
+            snprintf(why, sizeof why, "cannot read the video: %.160s", err.msg);
+        else
+            rc = 0;
+        im->bytes += rc == 0 ? lt_b64_decoded_len(data, dn) : 0;
+    } else if (url && link_is_loopback(url, n)) {
+        if (link_fetch(url, n, &body, why, sizeof why) == 0) {
+            if (lt_video_head((const uint8_t *)body.p, body.len, &vh, &err) < 0)
+                snprintf(why, sizeof why, "cannot read the video: %.160s", err.msg);
+            else
+                rc = 0;
+        }
+        im->bytes += rc == 0 ? body.len : 0;
+        im->links += rc == 0;
+    } else if (url) {
+        snprintf(why, sizeof why, "the URL must be a data URL or a link to loopback");
+    }
+    lt_buf_release(&body);
+    if (rc < 0) {
+        im->status = bad(im->msg, im->msgsz, "video %u: %s", im->videos, why);
+        return;
+    }
+    uint32_t k = lt_sim_video_tokens(im->p, vh.w, vh.h, vh.frames);
+    uint64_t hash =
+        1469598103934665603ull ^ (uint64_t)vh.w << 32 ^ vh.h ^ (uint64_t)vh.frames << 16;
+    for (uint32_t i = 0; i < k; i++)
+        lt_sim_toks_id(t, (uint32_t)(lt_mix64(hash + i) % t->vocab));
+    im->video_tokens += k;
+}
+
 /* A content part that is an image, in any of the three APIs: chat's
  * {"type":"image_url","image_url":{"url":..} or ".."}, Responses'
  * {"type":"input_image","image_url":".."}, Messages' {"type":"image",
@@ -321,6 +394,10 @@ static bool image_of(struct lt_sim_toks *t, struct sim_imgs *im, const json_t *p
             return true;
         }
         image_part(t, im, json_string_value(u), json_string_length(u));
+        return true;
+    }
+    if (!strcmp(type, "video_url")) {
+        video_part(t, im, part);
         return true;
     }
     if (!strcmp(type, "input_audio")) {
@@ -933,6 +1010,8 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
     c->image_tokens = im.tokens;
     c->audio = im.audio;
     c->audio_tokens = im.audio_tokens;
+    c->videos = im.videos;
+    c->video_tokens = im.video_tokens;
     c->image_bytes = im.bytes;
     c->image_links = im.links;
     if (rc)
@@ -1158,12 +1237,15 @@ static int messages_input_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 
 static int put_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 {
-    char img[80] = "";
+    char img[120] = "";
     if (r->image_tokens || r->audio_tokens) /* OpenAI's detail keys, where a prompt had them */
         snprintf(img, sizeof img,
                  r->audio_tokens ? ",\"image_tokens\":%u,\"audio_tokens\":%u"
                                  : ",\"image_tokens\":%u",
                  r->image_tokens, r->audio_tokens);
+    if (r->video_tokens) /* vLLM's and SGLang's detail key */
+        snprintf(img + strlen(img), sizeof img - strlen(img), ",\"video_tokens\":%u",
+                 r->video_tokens);
     return lt_buf_printf(b,
                          "\"usage\":{\"prompt_tokens\":%llu,\"total_tokens\":%llu,"
                          "\"completion_tokens\":%llu,\"prompt_tokens_details\":{\"cached_tokens\":"

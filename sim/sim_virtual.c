@@ -302,10 +302,10 @@ static bool vcancel_less(const void *a, const void *b, void *ctx)
  * charged for: each image of its recorded size (LT_MEDIA_SIDE_UNKNOWN
  * when none) by the profile's rule (lt_sim_image_tokens), each audio clip
  * of its duration in whole ms (as replay makes its WAV) at
- * audio_tokens_per_s, rounded up. *in, the recorded prompt, becomes the
- * prompt the live sim counts: its text (the recorded prompt less the
- * recorded media tokens, at least 1) plus these. Other parts (video) are
- * not sent by the live replay and cost nothing here. */
+ * audio_tokens_per_s, rounded up, each video of the shape replay makes
+ * it in (lt_media_video_shape) by lt_sim_video_tokens. *in, the recorded
+ * prompt, becomes the prompt the live sim counts: its text (the recorded
+ * prompt less the recorded media tokens, at least 1) plus these. */
 static uint32_t media_tokens(const struct vrun *v, const struct lt_plan_job *job, uint32_t *in)
 {
     const struct lt_media *parts;
@@ -321,6 +321,11 @@ static uint32_t media_tokens(const struct vrun *v, const struct lt_plan_job *job
         } else if (p->kind == LT_MEDIA_AUDIO) {
             int64_t ms = p->dur > 0 ? (p->dur + 999) / 1000 : 1000;
             counted += (uint64_t)ceil((double)ms / 1e3 * v->p->audio_tokens_per_s);
+        } else if (p->kind == LT_MEDIA_VIDEO) {
+            uint32_t w, h, frames;
+            int64_t us;
+            lt_media_video_shape(p, &w, &h, &frames, &us);
+            counted += lt_sim_video_tokens(v->p, w, h, frames);
         } else {
             continue;
         }

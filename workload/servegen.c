@@ -600,7 +600,8 @@ static uint32_t draw_tokens(const struct sg_pmf *p, struct lt_rng *rng)
  * Without a count distribution a request has one part when its one draw
  * is above 0. An image is given the size that carries its tokens
  * (media_mix.h), an audio clip a duration of 25 tokens a second, a video
- * 448 x 448 frames of 258 tokens, two a second. Returns the parts' tokens. */
+ * the pairs of 448 x 448 frames (two a second) whose tokens by Qwen2-VL's
+ * rule (2 + 256 a pair) are nearest its draw. Returns the parts' tokens. */
 static uint64_t draw_media(const struct sg_client *c, int64_t t, struct lt_rng *rng,
                            struct lt_media *v, uint32_t *n)
 {
@@ -634,12 +635,15 @@ static uint64_t draw_media(const struct sg_client *c, int64_t t, struct lt_rng *
                 p->tokens = mine;
                 p->dur = (int64_t)(mine ? mine : 25) * 1000000 / 25;
             } else {
+                /* Qwen2-VL's video rule (docs/sim.md "Video"): 2 + 256
+                 * tokens per pair of 448 x 448 frames, two frames a second */
                 p->kind = LT_MEDIA_VIDEO;
                 snprintf(p->fmt, sizeof p->fmt, "mp4");
-                p->tokens = mine;
+                uint32_t groups = mine > 130 ? (mine - 2 + 128) / 256 : 1;
                 p->w = p->h = 448;
-                p->frames = mine / 258 > 0 ? mine / 258 : 1;
+                p->frames = 2 * groups;
                 p->dur = (int64_t)p->frames * 500000;
+                p->tokens = 2 + 256 * groups;
             }
             total += p->tokens;
         }
