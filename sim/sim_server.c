@@ -792,13 +792,19 @@ static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
                                    msg, sizeof msg);
     if (status)
         return queue_error(r, status, msg);
+    if (r->call.videos && s->dia.llamacpp) /* llama-server reads no video part, mmproj or not */
+        return queue_error(r, 400, "unsupported content[].type");
     if ((r->call.images || r->call.audio || r->call.videos) && s->dia.text_only) {
         /* what a text-only model answers an image with: vLLM's 400, or
-         * llama-server's 500 when it has no vision projector */
+         * llama-server's 500 when it has no projector (measured against
+         * llama-server with stories260K: docs/multimodal.md) */
         if (s->dia.llamacpp)
             return queue_error(r, 500,
-                               "image input is not supported - hint: if this is unexpected, you "
-                               "may need to provide the mmproj");
+                               r->call.images
+                                   ? "image input is not supported - hint: if this is unexpected, "
+                                     "you may need to provide the mmproj"
+                                   : "audio input is not supported - hint: if this is unexpected, "
+                                     "you may need to provide the mmproj");
         snprintf(msg, sizeof msg, "%s is not a multimodal model", s->prof.model);
         return queue_error(r, 400, msg);
     }
