@@ -264,7 +264,7 @@ static void image_part(struct lt_sim_toks *t, struct sim_imgs *im, const char *u
         w = hd.w;
         h = hd.h;
         im->bytes += bytes;
-    } else if (link_is_loopback(url, n)) {
+    } else if (im->p->link_fetch && link_is_loopback(url, n)) {
         struct lt_buf body;
         lt_buf_init(&body, LINK_MAX_BYTES + 1);
         char why[200];
@@ -348,7 +348,7 @@ static void video_part(struct lt_sim_toks *t, struct sim_imgs *im, const json_t 
         else
             rc = 0;
         im->bytes += rc == 0 ? lt_b64_decoded_len(data, dn) : 0;
-    } else if (url && link_is_loopback(url, n)) {
+    } else if (url && im->p->link_fetch && link_is_loopback(url, n)) {
         if (link_fetch(url, n, &body, why, sizeof why) == 0) {
             if (lt_video_head((const uint8_t *)body.p, body.len, &vh, &err) < 0)
                 snprintf(why, sizeof why, "cannot read the video: %.160s", err.msg);
@@ -358,7 +358,9 @@ static void video_part(struct lt_sim_toks *t, struct sim_imgs *im, const json_t 
         im->bytes += rc == 0 ? body.len : 0;
         im->links += rc == 0;
     } else if (url) {
-        snprintf(why, sizeof why, "the URL must be a data URL or a link to loopback");
+        snprintf(why, sizeof why, "%s",
+                 im->p->link_fetch ? "the URL must be a data URL or a link to loopback"
+                                   : "the URL must be a data URL (link_fetch = 0)");
     }
     lt_buf_release(&body);
     if (rc < 0) {

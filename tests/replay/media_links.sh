@@ -59,4 +59,13 @@ code=$(curl -s -o dead.out -w '%{http_code}' -H 'Content-Type: application/json'
 expect_eq 400 "$code" "an unreachable loopback link: 400"
 expect_grep "image 1: cannot fetch the link" dead.out
 sim_stop
+
+# 4. link_fetch = 0: nothing is fetched, a link counts as a 448 x 448 square
+printf 'link_fetch = 0\n' >nofetch.profile
+sim_start sim-nofetch --profile nofetch.profile
+"$LOADTRACE" replay m.lt.zst --target "$SIM_URL" --media-links -o nf.lt.zst >nf.out 2>nf.err
+expect_status 0 $? "replay --media-links against a sim that fetches nothing"
+sim_stop
+expect_grep "media links: 0 images served" nf.err
+expect_eq $((parts * $(rule 448 448))) "$(grep '"image_tokens"' "$SIM_LOG" | jq -s 'map(.image_tokens) | add')" "link_fetch = 0: every link a 448 x 448 square"
 finish
