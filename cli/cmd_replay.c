@@ -447,7 +447,10 @@ static int replay_main(struct replay_cli *c)
                 "loadtrace replay: images: %llu shapes made (%llu bytes) in %.3f s before the "
                 "run%s; %llu image parts refused (over --max-image-bytes or the pixel limit)\n",
                 (unsigned long long)st.media_shapes, (unsigned long long)st.media_bytes,
-                (double)st.media_prep_us / 1e6, st.media_substituted ? ", some as png" : "",
+                (double)st.media_prep_us / 1e6,
+                st.media_substituted
+                    ? ", some in a stand-in format (png for webp or gif, AVI for video)"
+                    : "",
                 (unsigned long long)st.media_refused);
 
     struct cli_dash *dash = NULL;
