@@ -449,6 +449,8 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
         for (uint32_t i = 0; rc == 0 && i < media->n; i++)
             if (parts[i].kind == LT_MEDIA_IMAGE)
                 q->want_img += parts[i].tokens;
+            else if (parts[i].kind == LT_MEDIA_VIDEO)
+                q->want_vid += parts[i].tokens;
     } else {
         rc = lt_replay_build_body(&q->body, &rp->build, job, &q->want_in, &q->want_out);
     }
@@ -630,7 +632,7 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     } else {
         rp->st.ok++;
     }
-    if (q->resp.has_usage && !bad_usage && !errclass && q->want_img)
+    if (q->resp.has_usage && !bad_usage && !errclass && (q->want_img || q->want_vid))
         lt__replay_check_images(rp, q);
     if (q->resp.has_usage && !bad_usage && q->want_in && q->resp.in) {
         /* Recorded and corpus text is sent as it is, not fitted: its

@@ -150,6 +150,10 @@ int lt__replay_check_end(struct lt_replay *rp, struct lt_err *err)
     k.img_want = c->img_want;
     k.img_got = c->img_got;
     k.img_unreported = c->img_unreported;
+    k.vid_checked = c->vid_checked;
+    k.vid_exact = c->vid_exact;
+    k.vid_want = c->vid_want;
+    k.vid_got = c->vid_got;
     if (rp->stop) {
         /* a stopped run: its load was cut, not missed */
         k.unsent = rp->unsent_run;
@@ -172,6 +176,14 @@ int lt__replay_check_end(struct lt_replay *rp, struct lt_err *err)
 void lt__replay_check_images(struct lt_replay *rp, const struct lt_replay_req *q)
 {
     struct lt_replay_chk *c = &rp->chk;
+    if (q->want_vid && q->resp.has_vid) { /* video_tokens: vLLM's and SGLang's key too */
+        c->vid_checked++;
+        c->vid_exact += q->resp.vid == q->want_vid;
+        c->vid_want += q->want_vid;
+        c->vid_got += q->resp.vid;
+    }
+    if (!q->want_img)
+        return;
     if (!q->resp.has_img) {
         c->img_unreported++;
         return;

@@ -219,6 +219,7 @@ struct lt_check {
      * the records': requests compared, of them equal, and the two totals;
      * requests with recorded image tokens whose usage said none. */
     uint64_t img_checked, img_exact, img_want, img_got, img_unreported;
+    uint64_t vid_checked, vid_exact, vid_want, vid_got; /* the same of video tokens */
     struct lt_extra extra;
 };
 
