@@ -46,6 +46,15 @@ void lt__analyze_check_add(struct lt_analyze_run *r, const struct lt_check *k)
     c->span_s = k->span_s > c->span_s ? k->span_s : c->span_s;
     c->batch = c->batch && k->batch; /* a rank that held its level held the run's */
     c->unsent += k->unsent;
+    c->img_checked += k->img_checked;
+    c->img_exact += k->img_exact;
+    c->img_want += k->img_want;
+    c->img_got += k->img_got;
+    c->img_unreported += k->img_unreported;
+    c->vid_checked += k->vid_checked;
+    c->vid_exact += k->vid_exact;
+    c->vid_want += k->vid_want;
+    c->vid_got += k->vid_got;
     if (k->stopped_by && (!c->stopped_by || k->stopped_at_s < c->stopped_at_s)) {
         snprintf(r->stop_by, sizeof r->stop_by, "%s", k->stopped_by); /* the first rank's */
         c->stopped_by = r->stop_by;
@@ -119,6 +128,21 @@ void lt_analyze_check_describe(const struct lt_check *k, uint32_t ranks, char *b
     if (ranks > 1)
         PUT(", %u ranks", ranks);
     PUT(")");
+    if (k->img_checked)
+        PUT("; image tokens vs the server's usage: %llu of %llu requests exact, %llu counted of "
+            "%llu recorded (%+.1f %%)",
+            (unsigned long long)k->img_exact, (unsigned long long)k->img_checked,
+            (unsigned long long)k->img_got, (unsigned long long)k->img_want,
+            pct_off((double)k->img_got, (double)k->img_want));
+    if (k->vid_checked)
+        PUT("; video tokens vs the server's usage: %llu of %llu requests exact, %llu counted of "
+            "%llu recorded (%+.1f %%)",
+            (unsigned long long)k->vid_exact, (unsigned long long)k->vid_checked,
+            (unsigned long long)k->vid_got, (unsigned long long)k->vid_want,
+            pct_off((double)k->vid_got, (double)k->vid_want));
+    if (k->img_unreported)
+        PUT("; %llu requests with images whose usage said no image tokens (not checked)",
+            (unsigned long long)k->img_unreported);
 #undef PUT
 }
 

@@ -152,6 +152,8 @@ static const char replay_usage[] =
     "Media (docs/multimodal.md):\n"
     "  --max-image-bytes N     recorded images larger than N bytes are not made: their\n"
     "                          requests fail alone as \"media\" (default 20971520)\n"
+    "  --media-links           send images as links to a server of replay's own on\n"
+    "                          127.0.0.1 (an unguessable path) instead of data URLs\n"
     "\n"
     "Output:\n"
     "  -o, --output FILE       results file (required)\n"
@@ -323,9 +325,9 @@ struct replay_cli {
     bool keep_parts;         /* --keep-parts: MPI parts stay after the merge */
     char metrics_urls[4096]; /* --server-metrics's lists, split in place */
     size_t metrics_used;
-    enum cli_ui ui;        /* --ui, resolved */
-    const char *live_spec; /* --live-metrics */
-    int64_t live_hold_us;  /* --live-metrics-hold */
+    enum cli_ui ui;         /* --ui, resolved */
+    const char *live_spec;  /* --live-metrics */
+    int64_t live_hold_us;   /* --live-metrics-hold */
     struct cli_fleet fleet; /* --target URL1,URL2, --targets, --route, --replicas */
 };
 
@@ -445,7 +447,10 @@ static int replay_main(struct replay_cli *c)
                 "loadtrace replay: images: %llu shapes made (%llu bytes) in %.3f s before the "
                 "run%s; %llu image parts refused (over --max-image-bytes or the pixel limit)\n",
                 (unsigned long long)st.media_shapes, (unsigned long long)st.media_bytes,
-                (double)st.media_prep_us / 1e6, st.media_substituted ? ", some as png" : "",
+                (double)st.media_prep_us / 1e6,
+                st.media_substituted
+                    ? ", some in a stand-in format (png for webp or gif, AVI for video)"
+                    : "",
                 (unsigned long long)st.media_refused);
 
     struct cli_dash *dash = NULL;
@@ -521,6 +526,12 @@ static int replay_main(struct replay_cli *c)
                         strcmp(k->stopped_by, "caller") ? k->stopped_by : "its caller",
                         k->stopped_at_s, (unsigned long long)k->unsent);
         }
+        if (st.media_links[0])
+            fprintf(stderr,
+                    "loadtrace replay: media links: %llu images served from %s, %llu other GETs "
+                    "refused (404)\n",
+                    (unsigned long long)st.media_link_gets, st.media_links,
+                    (unsigned long long)st.media_link_404);
         if (st.scrapes)
             fprintf(stderr, "loadtrace replay: %llu server-metrics scrapes, %llu failed\n",
                     (unsigned long long)st.scrapes, (unsigned long long)st.scrape_errors);
@@ -625,6 +636,7 @@ enum {
     O_LIVE,
     O_LIVE_HOLD,
     O_MAXIMG,
+    O_MLINKS,
     O_TARGETS,
     O_ROUTE,
     O_FAILOVER,
@@ -710,6 +722,7 @@ const struct option cmd_replay_options[] = {
     {"reset-prefix-cache", no_argument, NULL, O_RESETPC},
     {"http-client", required_argument, NULL, O_HCLIENT},
     {"max-image-bytes", required_argument, NULL, O_MAXIMG},
+    {"media-links", no_argument, NULL, O_MLINKS},
     {"profile", required_argument, NULL, O_SPROFILE},
     {"output", required_argument, NULL, 'o'},
     {"no-summary", no_argument, NULL, O_NOSUMMARY},
@@ -988,6 +1001,9 @@ int cmd_replay(int argc, char **argv)
             if (!cli_parse_u64_in("replay", "--max-image-bytes", optarg, 1, (uint64_t)1 << 30, &u))
                 return 2;
             o->max_image_bytes = u;
+            break;
+        case O_MLINKS:
+            o->media_links = true;
             break;
         case O_HCLIENT:
             if (!parse_client(optarg, &o->http_client))

@@ -446,6 +446,11 @@ static int send_seq(void *ud, size_t seq, struct lt_err *err)
             lt_buf_printf(&q->rbody, "loadtrace: not sent: %s", why.msg);
             return 0;
         }
+        for (uint32_t i = 0; rc == 0 && i < media->n; i++)
+            if (parts[i].kind == LT_MEDIA_IMAGE)
+                q->want_img += parts[i].tokens;
+            else if (parts[i].kind == LT_MEDIA_VIDEO)
+                q->want_vid += parts[i].tokens;
     } else {
         rc = lt_replay_build_body(&q->body, &rp->build, job, &q->want_in, &q->want_out);
     }
@@ -627,6 +632,8 @@ static int finish(struct lt_replay *rp, struct lt_replay_req *q, const char *err
     } else {
         rp->st.ok++;
     }
+    if (q->resp.has_usage && !bad_usage && !errclass && (q->want_img || q->want_vid))
+        lt__replay_check_images(rp, q);
     if (q->resp.has_usage && !bad_usage && q->want_in && q->resp.in) {
         /* Recorded and corpus text is sent as it is, not fitted: its
          * error says what this server makes of it, and teaches the

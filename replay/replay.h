@@ -158,6 +158,10 @@ struct lt_replay_stats {
      * parts refused (over --max-image-bytes or the pixel limit). */
     uint64_t media_shapes, media_bytes, media_substituted, media_refused;
     int64_t media_prep_us;
+    /* --media-links: the link server's address (empty without), and the
+     * GETs it answered with an image and with a 404 */
+    char media_links[96];
+    uint64_t media_link_gets, media_link_404;
     /* A fleet (opts.n_targets > 1): each replica's totals, n_replicas of
      * them (valid while the replay is); NULL with one target. */
     const struct lt_replay_replica *replicas;
@@ -281,6 +285,9 @@ struct lt_replay_opts {
     /* Recorded images larger than this are not made: their requests fail
      * alone ("media"); 0: LT_REPLAY_MAX_IMAGE_BYTES (20 MiB). */
     uint64_t max_image_bytes;
+    /* Send images as links to a loopback server of the replay's own
+     * (replay_media.h lt_replay_media_serve) instead of data URLs. */
+    bool media_links;
 
     /* A fleet (docs/replay.md "Fleets and routing"): n_targets > 1 base
      * URLs, each request sent to the one the router (route.h) picks, its

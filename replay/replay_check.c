@@ -78,7 +78,7 @@ void lt__replay_check_sent(struct lt_replay *rp, struct lt_replay_req *q)
 }
 
 void lt__replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
-                            lt_mono end_t)
+                             lt_mono end_t)
 {
     struct lt_replay_chk *c = &rp->chk;
     c->done++;
@@ -145,6 +145,15 @@ int lt__replay_check_end(struct lt_replay *rp, struct lt_err *err)
         k.off = k.rate_got > 0 && fabs(k.rate_got / k.rate_asked - 1) > CHECK_OFF;
     }
     k.saturated = k.wall_s > 0 && k.cpu_s / k.wall_s >= CHECK_SATURATED;
+    k.img_checked = c->img_checked;
+    k.img_exact = c->img_exact;
+    k.img_want = c->img_want;
+    k.img_got = c->img_got;
+    k.img_unreported = c->img_unreported;
+    k.vid_checked = c->vid_checked;
+    k.vid_exact = c->vid_exact;
+    k.vid_want = c->vid_want;
+    k.vid_got = c->vid_got;
     if (rp->stop) {
         /* a stopped run: its load was cut, not missed */
         k.unsent = rp->unsent_run;
@@ -157,6 +166,32 @@ int lt__replay_check_end(struct lt_replay *rp, struct lt_err *err)
     if (rp->st.n_checks < LT_REPLAY_MAX_LEVELS)
         rp->st.checks[rp->st.n_checks++] = k;
     return lt__replay_put_check(rp, &k, err);
+}
+
+/* Where usage says the prompt's image tokens (prompt_tokens_details.
+ * image_tokens: vLLM with --enable-prompt-tokens-details, SGLang, the
+ * sim), they are compared with the record's, request by request: how
+ * many agree exactly and the totals; a usage that says none is counted
+ * apart (the server does not report them: nothing to judge). */
+void lt__replay_check_images(struct lt_replay *rp, const struct lt_replay_req *q)
+{
+    struct lt_replay_chk *c = &rp->chk;
+    if (q->want_vid && q->resp.has_vid) { /* video_tokens: vLLM's and SGLang's key too */
+        c->vid_checked++;
+        c->vid_exact += q->resp.vid == q->want_vid;
+        c->vid_want += q->want_vid;
+        c->vid_got += q->resp.vid;
+    }
+    if (!q->want_img)
+        return;
+    if (!q->resp.has_img) {
+        c->img_unreported++;
+        return;
+    }
+    c->img_checked++;
+    c->img_exact += q->resp.img == q->want_img;
+    c->img_want += q->want_img;
+    c->img_got += q->resp.img;
 }
 
 void lt__replay_check_release(struct lt_replay *rp)

@@ -59,6 +59,7 @@ struct lt_replay_req {
     const char *err;        /* set by a callback or the tick */
     int64_t retry_after_us; /* the server's Retry-After, or -1 */
     uint32_t want_in, want_out;
+    uint32_t want_img, want_vid; /* the image and video tokens its record says (the check's) */
     struct lt_wire_sse sse;
     struct lt_wire_resp resp;
     struct lt_buf body;         /* request body; curl reads it during the transfer */
@@ -93,6 +94,9 @@ struct lt_replay_chk {
     double cpu0;
     lt_mono t0;
     uint64_t out0, done;
+    /* the server's image tokens against the records' (lt_check img_*) */
+    uint64_t img_checked, img_exact, img_want, img_got, img_unreported;
+    uint64_t vid_checked, vid_exact, vid_want, vid_got; /* ... and video tokens */
 };
 
 /* What the target says about itself (replay_server.c); 0 / "" unknown. */
@@ -270,6 +274,9 @@ void lt__replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_r
                              lt_mono end_t);
 /* ... its end: into st.checks, and written to the results file. */
 int lt__replay_check_end(struct lt_replay *rp, struct lt_err *err);
+/* q's usage against its record's image and video tokens (q->want_img or
+ * q->want_vid > 0). */
+void lt__replay_check_images(struct lt_replay *rp, const struct lt_replay_req *q);
 void lt__replay_check_release(struct lt_replay *rp);
 
 /* replay_record.c: open the results file (its header). */

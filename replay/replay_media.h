@@ -1,8 +1,10 @@
 /*
  * The media a replay sends (docs/multimodal.md): before the run, one image
  * is made for each shape (format, width, height) the trace's records carry
- * (base/lt_image.c: deterministic pixels, libpng or libjpeg-turbo) and kept
- * as a data URL, and the time this took is measured; at each send the
+ * (base/lt_image.c: deterministic pixels, libpng or libjpeg-turbo), one WAV
+ * per audio duration, one AVI of Motion-JPEG frames per video shape (frame
+ * size, frames, frame time: base/lt_video.c), each kept as a data URL, and
+ * the time this took is measured; at each send the
  * request's text is built as for a text request, less the image tokens the
  * trace recorded, and its images are put in its last user message, in the
  * API's own shape (chat's image_url parts, Responses' input_image,
@@ -44,6 +46,18 @@ struct lt_replay_media_stats {
 int lt_replay_media_new(struct lt_replay_media **out, const struct lt_plan_jobs *js,
                         uint64_t max_bytes, struct lt_replay_media_stats *st, struct lt_err *err);
 void lt_replay_media_free(struct lt_replay_media *m);
+
+/* Serve m's images as links from now on (--media-links): a server on
+ * 127.0.0.1 (an ephemeral port, libmicrohttpd) gives each image at a path
+ * of 128 random bits, and the bodies carry the link in place of the data
+ * URL (chat and Responses: image_url; Messages: a url source); audio stays
+ * a data URL (input_audio has no link). It stops in lt_replay_media_free.
+ * m may be NULL (no images: nothing to serve). Returns 0, LT_EIO. */
+int lt_replay_media_serve(struct lt_replay_media *m, struct lt_err *err);
+/* The server's address, http://127.0.0.1:PORT (no secret), or "". */
+void lt_replay_media_link_base(const struct lt_replay_media *m, char *out, size_t n);
+/* The GETs the link server answered with an image, and with a 404. */
+void lt_replay_media_link_stats(const struct lt_replay_media *m, uint64_t *gets, uint64_t *refused);
 
 /* Build job's body with its media (parts, n of them; rec as
  * lt_plan_job_media gave it). Returns 0; LT_EFORMAT with err filled when

@@ -178,6 +178,10 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     rp->st.media_substituted = ms.substituted;
     rp->st.media_refused = ms.refused;
     rp->st.media_prep_us = ms.prep_us;
+    if (opts->media_links && rp->media) {
+        LT_TRY(lt_replay_media_serve(rp->media, err));
+        lt_replay_media_link_base(rp->media, rp->st.media_links, sizeof rp->st.media_links);
+    }
     rp->build.calib = (struct lt_replay_calib){.tok_per_word = 1.0};
     rp->st.calib = rp->build.calib;
     snprintf(rp->st.calib_how, sizeof rp->st.calib_how, "not calibrated");
@@ -304,6 +308,7 @@ void lt_replay_get_stats(const struct lt_replay *rp, struct lt_replay_stats *st)
 {
     *st = rp->st;
     st->route_spilled = rp->router.spilled;
+    lt_replay_media_link_stats(rp->media, &st->media_link_gets, &st->media_link_404);
     if (rp->w) { /* during the run; at its end lt_replay_run set them */
         st->write_failed = lt_writer_failed(rp->w);
         lt_writer_on_disk(rp->w, &st->on_disk);

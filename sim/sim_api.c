@@ -9,10 +9,13 @@
 #include "sim/sim_api.h"
 
 #include "base/lt_image.h"
+#include "base/lt_video.h"
 #include "base/lt_rng.h"
 
+#include <curl/curl.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -122,6 +125,8 @@ struct sim_imgs {
     const struct lt_sim_profile *p;
     uint32_t n, tokens;
     uint32_t audio, audio_tokens;
+    uint32_t links; /* of n: loopback links fetched */
+    uint32_t videos, video_tokens;
     uint64_t bytes;
     int status;
     char *msg;
@@ -140,8 +145,87 @@ uint32_t lt_sim_image_tokens(const struct lt_sim_profile *p, uint32_t w, uint32_
     return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
 }
 
-/* One image part, given as a URL (a data URL, or a link the sim does not
- * fetch: a square of image_link_side pixels). Its tokens join the prompt
+/* A loopback link's bytes are at most this (a server's own limit on a
+ * fetched image; replay's images are at most 20 MiB). */
+#define LINK_MAX_BYTES ((size_t)64 << 20)
+#define LINK_TIMEOUT_MS 10000L
+
+/* Whether url (n bytes) is an http link to this machine: host 127.0.0.1,
+ * localhost or [::1], no user part. Only those are fetched: the sim never
+ * reaches past loopback. */
+static bool link_is_loopback(const char *url, size_t n)
+{
+    if (n < 7 || strncmp(url, "http://", 7))
+        return false;
+    const char *h = url + 7, *end = url + n;
+    size_t a = 0;
+    while (h + a < end && h[a] != '/' && h[a] != '?' && h[a] != '#')
+        a++;
+    if (memchr(h, '@', a))
+        return false;
+    static const char *const hosts[] = {"127.0.0.1", "localhost", "[::1]"};
+    for (size_t i = 0; i < sizeof hosts / sizeof *hosts; i++) {
+        size_t k = strlen(hosts[i]);
+        if (a >= k && !strncmp(h, hosts[i], k) && (a == k || h[k] == ':'))
+            return true;
+    }
+    return false;
+}
+
+static size_t link_write(char *p, size_t sz, size_t nm, void *ud)
+{
+    struct lt_buf *b = ud;
+    size_t n = sz * nm;
+    if (b->len + n > LINK_MAX_BYTES || lt_buf_append(b, p, n) < 0)
+        return 0; /* curl stops: CURLE_WRITE_ERROR */
+    return n;
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* GET a loopback link into out. Returns 0, or -1 with why filled. */
+static int link_fetch(const char *url, size_t n, struct lt_buf *out, char *why, size_t whysz)
+{
+    pthread_once(&curl_once, curl_init_once);
+    char *u = strndup(url, n);
+    CURL *c = u ? curl_easy_init() : NULL;
+    if (!c) {
+        free(u);
+        snprintf(why, whysz, "out of memory");
+        return -1;
+    }
+    curl_easy_setopt(c, CURLOPT_URL, u);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, LINK_TIMEOUT_MS);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, link_write);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+    CURLcode cc = curl_easy_perform(c);
+    long code = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(c);
+    free(u);
+    if (cc == CURLE_WRITE_ERROR)
+        snprintf(why, whysz, "the link gave more than %zu MiB", LINK_MAX_BYTES >> 20);
+    else if (cc != CURLE_OK)
+        snprintf(why, whysz, "cannot fetch the link: %s", curl_easy_strerror(cc));
+    else if (code != 200)
+        snprintf(why, whysz, "fetching the link gave HTTP %ld", code);
+    else
+        return 0;
+    return -1;
+}
+
+/* One image part, given as a URL: a data URL; an http link to loopback,
+ * which the sim fetches (GET, no redirects, 10 s) and reads as it reads a
+ * data URL's bytes; or any other http(s) link, which it does not fetch:
+ * a square of image_link_side pixels. Its tokens join the prompt
  * where the image is, their ids drawn from a hash of the URL, so an equal
  * image gives equal prefix-cache blocks. */
 static void image_part(struct lt_sim_toks *t, struct sim_imgs *im, const char *url, size_t n)
@@ -180,6 +264,28 @@ static void image_part(struct lt_sim_toks *t, struct sim_imgs *im, const char *u
         w = hd.w;
         h = hd.h;
         im->bytes += bytes;
+    } else if (im->p->link_fetch && link_is_loopback(url, n)) {
+        struct lt_buf body;
+        lt_buf_init(&body, LINK_MAX_BYTES + 1);
+        char why[200];
+        struct lt_img_head hd;
+        struct lt_err err;
+        int rc = link_fetch(url, n, &body, why, sizeof why);
+        if (rc == 0 && lt_img_decode_check((const uint8_t *)body.p, body.len,
+                                           im->p->image_max_pixels, &hd, &err) < 0) {
+            snprintf(why, sizeof why, "cannot read the image: %.160s", err.msg);
+            rc = -1;
+        }
+        size_t got = body.len;
+        lt_buf_release(&body);
+        if (rc < 0) {
+            im->status = bad(im->msg, im->msgsz, "image %u: %s", im->n, why);
+            return;
+        }
+        w = hd.w;
+        h = hd.h;
+        im->bytes += got;
+        im->links++;
     } else if (n >= 7 && (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8))) {
         w = h = im->p->image_link_side;
     } else {
@@ -194,6 +300,79 @@ static void image_part(struct lt_sim_toks *t, struct sim_imgs *im, const char *u
     for (uint32_t i = 0; i < k; i++)
         lt_sim_toks_id(t, (uint32_t)(lt_mix64(hash + i) % t->vocab));
     im->tokens += k;
+}
+
+uint32_t lt_sim_video_tokens(const struct lt_sim_profile *p, uint32_t w, uint32_t h,
+                             uint32_t frames)
+{
+    uint32_t tp = p->video_temporal_patch ? p->video_temporal_patch : 1;
+    uint64_t groups = ((uint64_t)frames + tp - 1) / tp;
+    uint64_t per = p->image_tile ? (uint64_t)((w + p->image_tile - 1) / p->image_tile) *
+                                       ((h + p->image_tile - 1) / p->image_tile) * p->image_tokens
+                                 : p->image_tokens;
+    uint64_t t = (p->image_tile ? p->image_base_tokens : 0) + groups * per;
+    return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+}
+
+/* Chat's {"type":"video_url","video_url":{"url":..} or ".."}: an AVI (as
+ * replay sends it) as a data URL or a loopback link, its shape from its
+ * header (lt_video_head), its tokens by lt_sim_video_tokens. Anything else
+ * (an mp4 the sim has no reader for, another link) is a 400: a video is
+ * never counted by a guess. */
+static void video_part(struct lt_sim_toks *t, struct sim_imgs *im, const json_t *part)
+{
+    im->videos++;
+    if (im->status)
+        return;
+    const json_t *u = json_object_get(part, "video_url");
+    if (json_is_object(u))
+        u = json_object_get(u, "url");
+    const char *url = json_string_value(u);
+    size_t n = json_string_length(u);
+    struct lt_err err;
+    struct lt_video_head vh;
+    struct lt_buf body;
+    lt_buf_init(&body, LINK_MAX_BYTES + 1);
+    int rc = -1;
+    char why[200] = "video_url has no URL";
+    if (url && n >= 5 && !strncmp(url, "data:", 5)) {
+        const char *mime, *data;
+        size_t mn, dn;
+        uint8_t head[768];
+        size_t got = 0;
+        if (lt_data_url(url, n, &mime, &mn, &data, &dn, &err) < 0 ||
+            lt_b64_decode(data, dn < 1024 ? dn / 4 * 4 : 1024, head, sizeof head, &got, &err) < 0)
+            snprintf(why, sizeof why, "cannot read the video: %.160s", err.msg);
+        else if (lt_video_head(head, got, &vh, &err) < 0)
+            snprintf(why, sizeof why, "cannot read the video: %.160s", err.msg);
+        else
+            rc = 0;
+        im->bytes += rc == 0 ? lt_b64_decoded_len(data, dn) : 0;
+    } else if (url && im->p->link_fetch && link_is_loopback(url, n)) {
+        if (link_fetch(url, n, &body, why, sizeof why) == 0) {
+            if (lt_video_head((const uint8_t *)body.p, body.len, &vh, &err) < 0)
+                snprintf(why, sizeof why, "cannot read the video: %.160s", err.msg);
+            else
+                rc = 0;
+        }
+        im->bytes += rc == 0 ? body.len : 0;
+        im->links += rc == 0;
+    } else if (url) {
+        snprintf(why, sizeof why, "%s",
+                 im->p->link_fetch ? "the URL must be a data URL or a link to loopback"
+                                   : "the URL must be a data URL (link_fetch = 0)");
+    }
+    lt_buf_release(&body);
+    if (rc < 0) {
+        im->status = bad(im->msg, im->msgsz, "video %u: %s", im->videos, why);
+        return;
+    }
+    uint32_t k = lt_sim_video_tokens(im->p, vh.w, vh.h, vh.frames);
+    uint64_t hash =
+        1469598103934665603ull ^ (uint64_t)vh.w << 32 ^ vh.h ^ (uint64_t)vh.frames << 16;
+    for (uint32_t i = 0; i < k; i++)
+        lt_sim_toks_id(t, (uint32_t)(lt_mix64(hash + i) % t->vocab));
+    im->video_tokens += k;
 }
 
 /* A content part that is an image, in any of the three APIs: chat's
@@ -217,6 +396,10 @@ static bool image_of(struct lt_sim_toks *t, struct sim_imgs *im, const json_t *p
             return true;
         }
         image_part(t, im, json_string_value(u), json_string_length(u));
+        return true;
+    }
+    if (!strcmp(type, "video_url")) {
+        video_part(t, im, part);
         return true;
     }
     if (!strcmp(type, "input_audio")) {
@@ -829,7 +1012,10 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
     c->image_tokens = im.tokens;
     c->audio = im.audio;
     c->audio_tokens = im.audio_tokens;
+    c->videos = im.videos;
+    c->video_tokens = im.video_tokens;
     c->image_bytes = im.bytes;
+    c->image_links = im.links;
     if (rc)
         goto out;
     if (c->toks.oom) {
@@ -1053,12 +1239,15 @@ static int messages_input_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 
 static int put_usage(struct lt_buf *b, const struct lt_sim_resp *r)
 {
-    char img[80] = "";
+    char img[120] = "";
     if (r->image_tokens || r->audio_tokens) /* OpenAI's detail keys, where a prompt had them */
         snprintf(img, sizeof img,
                  r->audio_tokens ? ",\"image_tokens\":%u,\"audio_tokens\":%u"
                                  : ",\"image_tokens\":%u",
                  r->image_tokens, r->audio_tokens);
+    if (r->video_tokens) /* vLLM's and SGLang's detail key */
+        snprintf(img + strlen(img), sizeof img - strlen(img), ",\"video_tokens\":%u",
+                 r->video_tokens);
     return lt_buf_printf(b,
                          "\"usage\":{\"prompt_tokens\":%llu,\"total_tokens\":%llu,"
                          "\"completion_tokens\":%llu,\"prompt_tokens_details\":{\"cached_tokens\":"

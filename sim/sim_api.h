@@ -71,13 +71,20 @@ struct lt_sim_call {
      * they cost (in toks.n too), and their decoded bytes. */
     uint32_t images, image_tokens;
     uint64_t image_bytes;
-    uint32_t audio, audio_tokens; /* input_audio clips and their tokens (in toks.n too) */
+    uint32_t image_links;          /* of images: loopback links the sim fetched */
+    uint32_t audio, audio_tokens;  /* input_audio clips and their tokens (in toks.n too) */
+    uint32_t videos, video_tokens; /* video_url parts and their tokens (in toks.n too) */
     uint32_t inputs; /* embeddings: inputs; rerank: documents (docs/sim.md "Embeddings") */
     uint32_t top_n;  /* rerank: results asked for; 0 = all */
 };
 
 /* The tokens of a w x h image by p's rule (docs/sim.md "Images"). */
 uint32_t lt_sim_image_tokens(const struct lt_sim_profile *p, uint32_t w, uint32_t h);
+/* The tokens of a video of frames w x h frames (docs/sim.md "Video"): its
+ * frames merged video_temporal_patch at a time (Qwen2-VL's 2), each group
+ * counted as one frame by the image rule, image_base_tokens once. */
+uint32_t lt_sim_video_tokens(const struct lt_sim_profile *p, uint32_t w, uint32_t h,
+                             uint32_t frames);
 
 /* Parse a request body. Returns 0, or an HTTP status (400) with a message
  * for the client in msg. c must be released even on failure. */
@@ -124,6 +131,7 @@ struct lt_sim_resp {
     uint64_t claimed_in;
     uint32_t image_tokens;  /* of prompt_tokens: usage says them when > 0 */
     uint32_t audio_tokens;  /* of prompt_tokens: usage says them when > 0 */
+    uint32_t video_tokens;  /* of prompt_tokens: usage says them when > 0 */
     uint32_t inputs, top_n; /* embeddings and rerank */
     uint32_t embed_dim;
 };

@@ -81,6 +81,8 @@ static const struct key keys[] = {
     KD("image_ms_per_token", image_ms_per_token, MAX_MS),
     KL("image_max_pixels", image_max_pixels),
     KU("image_link_side", image_link_side),
+    KU("video_temporal_patch", video_temporal_patch),
+    KB("link_fetch", link_fetch),
     KU("embed_dim", embed_dim),
     KD("audio_tokens_per_s", audio_tokens_per_s, 100000),
 };
@@ -120,6 +122,8 @@ static const struct lt_sim_profile default_profile = {
     .image_ms_per_token = 0.02,
     .image_max_pixels = 50000000,
     .image_link_side = 448,
+    .video_temporal_patch = 2, /* Qwen2-VL merges two frames into one */
+    .link_fetch = 1,
     .embed_dim = 1024,
     .audio_tokens_per_s = 25, /* Qwen2-Audio's: one per 40 ms */
 };

@@ -51,8 +51,10 @@ struct lt_sim_profile {
     double image_ms_per_token;
     uint64_t image_max_pixels;
     uint32_t image_link_side;
-    uint32_t embed_dim;        /* the length of an embedding (docs/sim.md "Embeddings") */
-    double audio_tokens_per_s; /* an audio clip's tokens per second (docs/sim.md "Audio") */
+    uint32_t video_temporal_patch; /* frames merged into one group of video tokens */
+    int link_fetch;                /* 1: loopback image and video links are fetched */
+    uint32_t embed_dim;            /* the length of an embedding (docs/sim.md "Embeddings") */
+    double audio_tokens_per_s;     /* an audio clip's tokens per second (docs/sim.md "Audio") */
 };
 
 /* Fill p with the built-in profile called name ("default" or "fast").

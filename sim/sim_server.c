@@ -612,6 +612,7 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .claimed_in = s->faults.badprompt_tokens,
         .image_tokens = c->image_tokens,
         .audio_tokens = c->audio_tokens,
+        .video_tokens = c->video_tokens,
         .inputs = c->inputs,
         .top_n = c->top_n,
         .embed_dim = s->prof.embed_dim,
@@ -624,7 +625,7 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .blocks = c->toks.blocks,
         .nblocks = c->toks.nblocks,
         .user = r,
-        .image_tokens = c->image_tokens + c->audio_tokens, /* the encoders' share */
+        .image_tokens = c->image_tokens + c->audio_tokens + c->video_tokens, /* the encoders' */
     };
     r->mreq = lt_sim_model_add(s->model, to_model(s, now), &q, err);
     if (!r->mreq)
@@ -791,13 +792,19 @@ static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
                                    msg, sizeof msg);
     if (status)
         return queue_error(r, status, msg);
-    if ((r->call.images || r->call.audio) && s->dia.text_only) {
+    if (r->call.videos && s->dia.llamacpp) /* llama-server reads no video part, mmproj or not */
+        return queue_error(r, 400, "unsupported content[].type");
+    if ((r->call.images || r->call.audio || r->call.videos) && s->dia.text_only) {
         /* what a text-only model answers an image with: vLLM's 400, or
-         * llama-server's 500 when it has no vision projector */
+         * llama-server's 500 when it has no projector (measured against
+         * llama-server with stories260K: docs/multimodal.md) */
         if (s->dia.llamacpp)
             return queue_error(r, 500,
-                               "image input is not supported - hint: if this is unexpected, you "
-                               "may need to provide the mmproj");
+                               r->call.images
+                                   ? "image input is not supported - hint: if this is unexpected, "
+                                     "you may need to provide the mmproj"
+                                   : "audio input is not supported - hint: if this is unexpected, "
+                                     "you may need to provide the mmproj");
         snprintf(msg, sizeof msg, "%s is not a multimodal model", s->prof.model);
         return queue_error(r, 400, msg);
     }
@@ -1273,6 +1280,11 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
             lt_buf_printf(&b, ",\"images\":%u,\"image_tokens\":%u,\"image_bytes\":%llu",
                           r->call.images, r->call.image_tokens,
                           (unsigned long long)r->call.image_bytes);
+        if (r->call.videos)
+            lt_buf_printf(&b, ",\"videos\":%u,\"video_tokens\":%u", r->call.videos,
+                          r->call.video_tokens);
+        if (r->call.image_links)
+            lt_buf_printf(&b, ",\"image_links\":%u", r->call.image_links);
         if (r->started) {
             if (r->aborted)
                 lt_buf_puts(&b, ",\"aborted\":true");

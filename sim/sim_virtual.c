@@ -31,6 +31,7 @@
 #include "sim/sim_virtual.h"
 
 #include "sim/sim_model.h"
+#include "sim/sim_api.h"
 #include "base/lt_buf.h"
 #include "base/lt_heap.h"
 #include "base/lt_rng.h"
@@ -38,6 +39,7 @@
 #include "metrics/prom_map.h"
 #include "traces/lt_mp.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +297,45 @@ static bool vcancel_less(const void *a, const void *b, void *ctx)
     return x->at_ns != y->at_ns ? x->at_ns < y->at_ns : x->seq < y->seq;
 }
 
+/* The media tokens of job as the live sim counts those the live replay
+ * sends (docs/multimodal.md), which its vision (and audio) encoder is
+ * charged for: each image of its recorded size (LT_MEDIA_SIDE_UNKNOWN
+ * when none) by the profile's rule (lt_sim_image_tokens), each audio clip
+ * of its duration in whole ms (as replay makes its WAV) at
+ * audio_tokens_per_s, rounded up, each video of the shape replay makes
+ * it in (lt_media_video_shape) by lt_sim_video_tokens. *in, the recorded
+ * prompt, becomes the prompt the live sim counts: its text (the recorded
+ * prompt less the recorded media tokens, at least 1) plus these. */
+static uint32_t media_tokens(const struct vrun *v, const struct lt_plan_job *job, uint32_t *in)
+{
+    const struct lt_media *parts;
+    const struct lt_plan_media_rec *rec = lt_plan_job_media(v->plan->jobs, job, &parts);
+    if (!rec || rec->bad)
+        return 0;
+    uint64_t recorded = 0, counted = 0;
+    for (uint32_t i = 0; i < rec->n; i++) {
+        const struct lt_media *p = &parts[i];
+        if (p->kind == LT_MEDIA_IMAGE) {
+            counted += lt_sim_image_tokens(v->p, p->w ? p->w : LT_MEDIA_SIDE_UNKNOWN,
+                                           p->h ? p->h : LT_MEDIA_SIDE_UNKNOWN);
+        } else if (p->kind == LT_MEDIA_AUDIO) {
+            int64_t ms = p->dur > 0 ? (p->dur + 999) / 1000 : 1000;
+            counted += (uint64_t)ceil((double)ms / 1e3 * v->p->audio_tokens_per_s);
+        } else if (p->kind == LT_MEDIA_VIDEO) {
+            uint32_t w, h, frames;
+            int64_t us;
+            lt_media_video_shape(p, &w, &h, &frames, &us);
+            counted += lt_sim_video_tokens(v->p, w, h, frames);
+        } else {
+            continue;
+        }
+        recorded += p->tokens;
+    }
+    uint64_t text = *in > recorded ? *in - recorded : 1;
+    *in = text + counted > UINT32_MAX ? UINT32_MAX : (uint32_t)(text + counted);
+    return counted > UINT32_MAX ? UINT32_MAX : (uint32_t)counted;
+}
+
 /* The plan's send: seq goes into the model now. */
 static int send_seq(void *ud, size_t i, struct lt_err *err)
 {
@@ -313,6 +354,7 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
     v->inflight++;
     uint32_t def = v->vr->default_out ? v->vr->default_out : LT_PLAN_DEFAULT_OUT;
     lt_plan_job_lengths(job_of(v, i), def, &q->in, &q->out);
+    uint32_t media = media_tokens(v, job_of(v, i), &q->in);
     if (!q->in)
         q->in = 1;
     if (!q->out)
@@ -338,6 +380,7 @@ static int send_seq(void *ud, size_t i, struct lt_err *err)
         .blocks = nb ? v->blockbuf : NULL,
         .nblocks = nb,
         .user = q,
+        .image_tokens = media, /* the encoders' share, as the live sim's */
     };
     if (v->nm > 1) {
         int r = v->vr->route->pick(v->vr->route->ud, i, job_of(v, i));

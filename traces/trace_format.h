@@ -215,6 +215,11 @@ struct lt_check {
     uint64_t unsent;        /* stopped: results never sent (neither ok nor errors) */
     double stopped_at_s;    /* stopped: when, since the run's origin */
     const char *stopped_by; /* "SIGINT", "SIGTERM", "caller"; NULL: ran to its end */
+    /* The server's image tokens (its usage's prompt_tokens_details) against
+     * the records': requests compared, of them equal, and the two totals;
+     * requests with recorded image tokens whose usage said none. */
+    uint64_t img_checked, img_exact, img_want, img_got, img_unreported;
+    uint64_t vid_checked, vid_exact, vid_want, vid_got; /* the same of video tokens */
     struct lt_extra extra;
 };
 

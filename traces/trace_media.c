@@ -12,6 +12,22 @@
 
 static const char *const media_kinds[] = {NULL, "image", "audio", "video"};
 
+void lt_media_video_shape(const struct lt_media *p, uint32_t *w, uint32_t *h, uint32_t *frames,
+                          int64_t *frame_us)
+{
+    *w = p->w ? p->w : LT_MEDIA_SIDE_UNKNOWN;
+    *h = p->h ? p->h : LT_MEDIA_SIDE_UNKNOWN;
+    uint64_t f = p->frames;
+    if (!f && p->dur > 0)
+        f = ((uint64_t)p->dur * LT_MEDIA_VIDEO_FPS + 500000) / 1000000;
+    if (!f)
+        f = 2;
+    *frames = f > UINT32_MAX ? UINT32_MAX : (uint32_t)f;
+    *frame_us = p->dur > 0 ? p->dur / (int64_t)*frames : 1000000 / LT_MEDIA_VIDEO_FPS;
+    if (*frame_us < 1)
+        *frame_us = 1;
+}
+
 const char *lt_media_kind_name(unsigned kind)
 {
     return kind < sizeof media_kinds / sizeof *media_kinds ? media_kinds[kind] : NULL;

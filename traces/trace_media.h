@@ -64,6 +64,17 @@ const char *lt_media_kind_name(unsigned kind);
 /* The kind named s; 0 when none. */
 unsigned lt_media_kind_of(const char *s, size_t n);
 
+/* The frame rate a video made for a record that says only its frames or
+ * only its duration is given (Qwen2-VL's sampling rate). */
+#define LT_MEDIA_VIDEO_FPS 2
+/* The shape replay makes video part p in, and the virtual sim counts:
+ * its frame size (LT_MEDIA_SIDE_UNKNOWN where the record has none), its
+ * frames (the record's; else its duration at LT_MEDIA_VIDEO_FPS; else 2)
+ * and the time between frames (its duration over its frames; else at
+ * LT_MEDIA_VIDEO_FPS). */
+void lt_media_video_shape(const struct lt_media *p, uint32_t *w, uint32_t *h, uint32_t *frames,
+                          int64_t *frame_us);
+
 /* Images among v[0..n), and the tokens the server counted for them. */
 uint32_t lt_media_images(const struct lt_media *v, uint32_t n, uint64_t *tokens);
 

@@ -171,7 +171,16 @@ struct lt_field {
     X(BATCH, "batch", BOOL, batch, 0, 0)                                                           \
     X(UNSENT, "unsent", U64, unsent, 0, 0)                                                         \
     X(STOPPED_AT_S, "stopped_at_s", F64, stopped_at_s, 0, 0)                                       \
-    X(STOPPED_BY, "stopped_by", STR, stopped_by, 0, 0)
+    X(STOPPED_BY, "stopped_by", STR, stopped_by, 0, 0)                                             \
+    X(IMG_CHECKED, "img_checked", U64, img_checked, 0, 0)                                          \
+    X(IMG_EXACT, "img_exact", U64, img_exact, 0, 0)                                                \
+    X(IMG_WANT, "img_want", U64, img_want, 0, 0)                                                   \
+    X(IMG_GOT, "img_got", U64, img_got, 0, 0)                                                      \
+    X(IMG_UNREPORTED, "img_unreported", U64, img_unreported, 0, 0)                                 \
+    X(VID_CHECKED, "vid_checked", U64, vid_checked, 0, 0)                                          \
+    X(VID_EXACT, "vid_exact", U64, vid_exact, 0, 0)                                                \
+    X(VID_WANT, "vid_want", U64, vid_want, 0, 0)                                                   \
+    X(VID_GOT, "vid_got", U64, vid_got, 0, 0)
 
 /* The keys of `orig` in a trace record, and the `has` bit of each. */
 #define LT_ORIG_FIELDS(X)                                                                          \

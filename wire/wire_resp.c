@@ -123,6 +123,8 @@ enum act {
     A_CT,
     A_RT,
     A_CACHED,
+    A_IMG,
+    A_VID,
     A_CREAD,  /* Anthropic's cache_read_input_tokens: cached, and a part of the prompt */
     A_CWRITE, /* Anthropic's cache_creation_input_tokens: a part of the prompt */
     A_CTD,
@@ -416,6 +418,10 @@ static enum act key_act(enum ctx c, const char *k, size_t n, bool whole)
     case C_PTD:
         if (KEY("cached_tokens"))
             return A_CACHED;
+        if (KEY("image_tokens"))
+            return A_IMG;
+        if (KEY("video_tokens"))
+            return A_VID;
         break;
     case C_FINISH:
         if (KEY("type"))
@@ -588,6 +594,14 @@ static void on_uint(struct js *s, enum act a, uint32_t v)
     case A_CACHED:
         ci->cached = v;
         ci->has_cached = true;
+        break;
+    case A_IMG:
+        ci->img = v;
+        ci->has_img = true;
+        break;
+    case A_VID:
+        ci->vid = v;
+        ci->has_vid = true;
         break;
     case A_CREAD:
         ci->cache_read = v;
@@ -1022,6 +1036,14 @@ static bool take_usage(struct lt_wire_resp *r, const struct lt_wire_resp_said *c
     if (ci->has_cached) {
         r->cached = ci->cached;
         r->has_cached = true;
+    }
+    if (ci->has_img) {
+        r->img = ci->img;
+        r->has_img = true;
+    }
+    if (ci->has_vid) {
+        r->vid = ci->vid;
+        r->has_vid = true;
     }
     return true;
 }

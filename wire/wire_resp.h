@@ -48,6 +48,10 @@ struct lt_wire_resp_said {
     uint32_t n_choices;
     bool has_ct, has_pt, has_rt, has_cached; /* usage (or SGLang meta_info) */
     uint32_t ct, pt, rt, cached;
+    /* prompt_tokens_details' image_tokens and video_tokens (vLLM with
+     * --enable-prompt-tokens-details, SGLang, the sim): of pt */
+    bool has_img, has_vid;
+    uint32_t img, vid;
     /* Anthropic's cache counts: its input_tokens (pt) counts only what was
      * neither read from nor written to the cache, so the prompt is the sum
      * of the three (lt_wire_resp_said_in). */
@@ -143,11 +147,13 @@ struct lt_wire_resp {
     bool has_cached;                     /* ... and a cached count (cached) */
     bool messages;                       /* an Anthropic Messages stream: reasoning is counted */
     uint32_t in, out, reasoning, cached; /* usage (valid when has_usage) */
-    uint32_t counted;                    /* tokens summed over chunks */
-    uint32_t counted_reasoning;          /* chunks that carried reasoning only */
-    uint32_t last_usage_out;             /* the running count seen last */
-    uint32_t usage_events;               /* events that carried usage */
-    size_t sglang_text_len;              /* SGLang /generate: cumulative text seen */
+    bool has_img, has_vid;               /* the usage said image (video) tokens of in */
+    uint32_t img, vid;
+    uint32_t counted;           /* tokens summed over chunks */
+    uint32_t counted_reasoning; /* chunks that carried reasoning only */
+    uint32_t last_usage_out;    /* the running count seen last */
+    uint32_t usage_events;      /* events that carried usage */
+    size_t sglang_text_len;     /* SGLang /generate: cumulative text seen */
     char finish[24];
 };
 

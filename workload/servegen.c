@@ -576,23 +576,32 @@ static const struct sg_pmf *pmf_at(const struct sg_client *c, int f, int64_t t)
     return best;
 }
 
-/* A count drawn from f, or (no such distribution) 1 when tokens > 0. */
-static uint32_t draw_count(const struct sg_client *c, int f, int64_t t, uint64_t tokens,
-                           struct lt_rng *rng)
+/* A count drawn from f (which the caller found at t). */
+static uint32_t draw_count(const struct sg_client *c, int f, int64_t t, struct lt_rng *rng)
 {
-    const struct sg_pmf *p = pmf_at(c, f, t);
-    if (!p)
-        return tokens > 0;
-    double v = pmf_draw(p, rng);
+    double v = pmf_draw(pmf_at(c, f, t), rng);
     return v <= 0 ? 0 : v >= LT_MEDIA_MAX ? LT_MEDIA_MAX : (uint32_t)v;
 }
 
+/* One part's tokens drawn from p (0 without p). */
+static uint32_t draw_tokens(const struct sg_pmf *p, struct lt_rng *rng)
+{
+    if (!p)
+        return 0;
+    double v = pmf_draw(p, rng);
+    return v <= 0 ? 0 : v >= UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
 /* The request's media parts from its client's multimodal distributions
- * at t (docs/synth.md "ServeGen's multimodal folders"): each kind's count
- * and tokens drawn, the tokens shared evenly among its parts; an image is
- * given the size that carries its share (media_mix.h), an audio clip a
- * duration of 25 tokens a second, a video 448 x 448 frames of 258 tokens,
- * two a second. Returns the parts' tokens. */
+ * at t (docs/synth.md "ServeGen's multimodal folders"), as ServeGen's own
+ * generator draws them (servegen/construct.py): each kind's count, then
+ * each part's tokens, one draw of the kind's tokens per part (its
+ * distribution is of one image, clip or video, not of a request's sum).
+ * Without a count distribution a request has one part when its one draw
+ * is above 0. An image is given the size that carries its tokens
+ * (media_mix.h), an audio clip a duration of 25 tokens a second, a video
+ * the pairs of 448 x 448 frames (two a second) whose tokens by Qwen2-VL's
+ * rule (2 + 256 a pair) are nearest its draw. Returns the parts' tokens. */
 static uint64_t draw_media(const struct sg_client *c, int64_t t, struct lt_rng *rng,
                            struct lt_media *v, uint32_t *n)
 {
@@ -602,30 +611,39 @@ static uint64_t draw_media(const struct sg_client *c, int64_t t, struct lt_rng *
     static const int cnt_f[3] = {F_IMG_N, F_AUD_N, F_VID_N};
     for (int k = 0; k < 3; k++) {
         const struct sg_pmf *pt = pmf_at(c, tok_f[k], t);
-        if (!pt && !pmf_at(c, cnt_f[k], t))
+        bool counted = pmf_at(c, cnt_f[k], t) != NULL;
+        if (!pt && !counted)
             continue;
-        uint64_t tok = pt ? (uint64_t)fmin(fmax(pmf_draw(pt, rng), 0), UINT32_MAX) : 0;
-        uint32_t cnt = draw_count(c, cnt_f[k], t, tok, rng);
+        uint32_t first = 0, cnt;
+        if (counted) {
+            cnt = draw_count(c, cnt_f[k], t, rng);
+        } else {
+            first = draw_tokens(pt, rng);
+            cnt = first > 0;
+        }
         if (cnt > LT_MEDIA_MAX - *n)
             cnt = LT_MEDIA_MAX - *n;
         for (uint32_t i = 0; i < cnt; i++) {
-            uint64_t mine = tok / cnt + (i == cnt - 1 ? tok % cnt : 0);
+            uint32_t mine = !counted && i == 0 ? first : draw_tokens(pt, rng);
             struct lt_media *p = &v[(*n)++];
             memset(p, 0, sizeof *p);
             if (k == 0) {
-                lt_media_mix_image_for(mine ? (uint32_t)mine : 258, "jpeg", p);
+                lt_media_mix_image_for(mine ? mine : 258, "jpeg", p);
             } else if (k == 1) {
                 p->kind = LT_MEDIA_AUDIO;
                 snprintf(p->fmt, sizeof p->fmt, "wav");
-                p->tokens = (uint32_t)mine;
+                p->tokens = mine;
                 p->dur = (int64_t)(mine ? mine : 25) * 1000000 / 25;
             } else {
+                /* Qwen2-VL's video rule (docs/sim.md "Video"): 2 + 256
+                 * tokens per pair of 448 x 448 frames, two frames a second */
                 p->kind = LT_MEDIA_VIDEO;
                 snprintf(p->fmt, sizeof p->fmt, "mp4");
-                p->tokens = (uint32_t)mine;
+                uint32_t groups = mine > 130 ? (mine - 2 + 128) / 256 : 1;
                 p->w = p->h = 448;
-                p->frames = (uint32_t)(mine / 258 > 0 ? mine / 258 : 1);
+                p->frames = 2 * groups;
                 p->dur = (int64_t)p->frames * 500000;
+                p->tokens = 2 + 256 * groups;
             }
             total += p->tokens;
         }
