@@ -22,7 +22,8 @@
 
 /* One option. -h/--help is every command's and is not written here. */
 struct cli_opt {
-    const char *name; /* the long name, without "--" */
+    const char *name; /* the long name, without "--"; "" for an option that has
+                         only its short alias (sim's -o) */
     char short_name;  /* its one-letter alias ('o' for -o), 0 for none */
     const char *arg;  /* the value's word in the usage ("FILE"), NULL: it takes none;
                          "[=N]": the value may be left out (--opt or --opt=N) */

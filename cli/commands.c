@@ -7,8 +7,8 @@
 #include "cli/commands.h"
 
 const struct cli_command cli_commands[] = {
-    {"capture", cmd_capture, "record live traffic through a reverse proxy", cmd_capture_options,
-     NULL},
+    {"capture", cmd_capture, "record live traffic through a reverse proxy", NULL,
+     &cmd_capture_spec},
     {"import", cmd_import, "convert a public trace (Azure, BurstGPT, Mooncake, JSON lines)", NULL,
      &cmd_import_spec},
     {"export", cmd_export, "write a trace in another tool's format", NULL, &cmd_export_spec},
