@@ -13,7 +13,13 @@ static bool optional(const struct cli_opt *o)
 /* An option with no long name: getopt knows it by its letter only. */
 static bool short_only(const struct cli_opt *o)
 {
-    return !o->name[0];
+    return !o->name[0] && o->short_name;
+}
+
+/* A group's title (CLI_HEADING): no option at all. */
+static bool heading(const struct cli_opt *o)
+{
+    return !o->name[0] && !o->short_name;
 }
 
 /* How many options spec has, counted up to one past CLI_OPTS_MAX. */
@@ -29,7 +35,7 @@ size_t cli_opts_longopts(const struct cli_spec *spec, struct option *out)
 {
     size_t n = 0, k = 0;
     for (const struct cli_opt *o = spec->opts; o->name && k < CLI_OPTS_MAX; o++, k++) {
-        if (short_only(o))
+        if (!o->name[0])
             continue;
         int has = !o->arg ? no_argument : optional(o) ? optional_argument : required_argument;
         out[n++] = (struct option){o->name, has, NULL, o->id};
@@ -60,6 +66,10 @@ static void short_opts(const struct cli_spec *spec, char *out, size_t cap)
 static void usage_line(const struct cli_opt *o, int col, FILE *f)
 {
     int len = 0;
+    if (heading(o)) {
+        fprintf(f, "%s\n", o->help);
+        return;
+    }
     if (short_only(o))
         len = fprintf(f, "  -%c", o->short_name);
     else if (o->short_name)

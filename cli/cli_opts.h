@@ -36,6 +36,13 @@ struct cli_opt {
                          (another form of the option: "\t--to jsonl  ...") */
 };
 
+/* A row of the table that is no option but the title of the group of
+ * options below it in the usage ("arrivals:"), at the margin. */
+#define CLI_HEADING(title)                                                                         \
+    {                                                                                              \
+        "", 0, NULL, 0, title                                                                      \
+    }
+
 /* A command's options and the text around them in its usage. */
 struct cli_spec {
     const char *cmd;            /* "cat": for its error lines */
