@@ -23,7 +23,7 @@ const struct cli_command cli_commands[] = {
      &cmd_analyze_spec},
     {"compare", cmd_compare, "traces: is b representative of a? results: did b beat a?", NULL,
      &cmd_compare_spec},
-    {"sim", cmd_sim, "run the simulated continuous-batching LLM server", cmd_sim_options, NULL},
+    {"sim", cmd_sim, "run the simulated continuous-batching LLM server", NULL, &cmd_sim_spec},
     {"sweep", cmd_sweep, "replay one trace against every candidate config and name the best",
      cmd_sweep_options, NULL},
     {"demo", cmd_demo, "show what loadtrace does, on bundled real data, in a minute",
