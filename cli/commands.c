@@ -26,8 +26,8 @@ const struct cli_command cli_commands[] = {
     {"sim", cmd_sim, "run the simulated continuous-batching LLM server", NULL, &cmd_sim_spec},
     {"sweep", cmd_sweep, "replay one trace against every candidate config and name the best", NULL,
      &cmd_sweep_spec},
-    {"demo", cmd_demo, "show what loadtrace does, on bundled real data, in a minute",
-     cmd_demo_options, NULL},
+    {"demo", cmd_demo, "show what loadtrace does, on bundled real data, in a minute", NULL,
+     &cmd_demo_spec},
     {"completions", cmd_completions, "print the bash or zsh completion script", NULL, NULL},
 };
 
