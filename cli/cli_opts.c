@@ -10,12 +10,35 @@ static bool optional(const struct cli_opt *o)
     return o->arg && o->arg[0] == '[';
 }
 
-size_t cli_opts_longopts(const struct cli_spec *spec, struct option *out)
+/* An option with no long name: getopt knows it by its letter only. */
+static bool short_only(const struct cli_opt *o)
+{
+    return !o->name[0] && o->short_name;
+}
+
+/* A group's title (CLI_HEADING): no option at all. */
+static bool heading(const struct cli_opt *o)
+{
+    return !o->name[0] && !o->short_name;
+}
+
+/* How many options spec has, counted up to one past CLI_OPTS_MAX. */
+static size_t count(const struct cli_spec *spec)
 {
     size_t n = 0;
-    for (const struct cli_opt *o = spec->opts; o->name && n < CLI_OPTS_MAX; o++, n++) {
+    while (spec->opts[n].name && n <= CLI_OPTS_MAX)
+        n++;
+    return n;
+}
+
+size_t cli_opts_longopts(const struct cli_spec *spec, struct option *out)
+{
+    size_t n = 0, k = 0;
+    for (const struct cli_opt *o = spec->opts; o->name && k < CLI_OPTS_MAX; o++, k++) {
+        if (!o->name[0])
+            continue;
         int has = !o->arg ? no_argument : optional(o) ? optional_argument : required_argument;
-        out[n] = (struct option){o->name, has, NULL, o->id};
+        out[n++] = (struct option){o->name, has, NULL, o->id};
     }
     out[n++] = (struct option){help_opt.name, no_argument, NULL, help_opt.id};
     out[n] = (struct option){NULL, 0, NULL, 0};
@@ -43,7 +66,13 @@ static void short_opts(const struct cli_spec *spec, char *out, size_t cap)
 static void usage_line(const struct cli_opt *o, int col, FILE *f)
 {
     int len = 0;
-    if (o->short_name)
+    if (heading(o)) {
+        fprintf(f, "%s\n", o->help);
+        return;
+    }
+    if (short_only(o))
+        len = fprintf(f, "  -%c", o->short_name);
+    else if (o->short_name)
         len = fprintf(f, "  -%c, --%s", o->short_name, o->name);
     else
         len = fprintf(f, "  --%s", o->name);
@@ -78,11 +107,11 @@ int cli_opts_parse(const struct cli_spec *spec, int argc, char **argv, cli_opt_f
 {
     struct option lo[CLI_OPTS_MAX + 2];
     char shorts[3 * CLI_OPTS_MAX + 2];
-    size_t n = cli_opts_longopts(spec, lo) - 1; /* the spec's, without --help */
-    if (spec->opts[n].name) {
+    if (count(spec) > CLI_OPTS_MAX) {
         cli_error(spec->cmd, "has more than %d options: raise CLI_OPTS_MAX", CLI_OPTS_MAX);
         return 1;
     }
+    cli_opts_longopts(spec, lo);
     short_opts(spec, shorts, sizeof shorts);
     int c;
     while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {

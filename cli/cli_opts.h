@@ -22,7 +22,8 @@
 
 /* One option. -h/--help is every command's and is not written here. */
 struct cli_opt {
-    const char *name; /* the long name, without "--" */
+    const char *name; /* the long name, without "--"; "" for an option that has
+                         only its short alias (sim's -o) */
     char short_name;  /* its one-letter alias ('o' for -o), 0 for none */
     const char *arg;  /* the value's word in the usage ("FILE"), NULL: it takes none;
                          "[=N]": the value may be left out (--opt or --opt=N) */
@@ -34,6 +35,13 @@ struct cli_opt {
                          or, when a tab follows it, at the options' indent
                          (another form of the option: "\t--to jsonl  ...") */
 };
+
+/* A row of the table that is no option but the title of the group of
+ * options below it in the usage ("arrivals:"), at the margin. */
+#define CLI_HEADING(title)                                                                         \
+    {                                                                                              \
+        "", 0, NULL, 0, title                                                                      \
+    }
 
 /* A command's options and the text around them in its usage. */
 struct cli_spec {

@@ -34,62 +34,6 @@ struct capture_opts {
     int64_t grace_us; /* how long SIGTERM lets requests in flight finish */
 };
 
-static const char capture_usage[] =
-    "usage: loadtrace capture --upstream URL -o OUT.lt.zst [options]\n"
-    "       loadtrace capture --from-log LOG.jsonl -o OUT.lt.zst [options]\n"
-    "\n"
-    "Run a reverse proxy in front of an OpenAI-compatible server: every request\n"
-    "and every streamed byte passes through unchanged, and each chat or\n"
-    "completions request is recorded (arrival, model, message shape, tools,\n"
-    "tool calls, token usage, finish reason, status, TTFT and E2E as seen at the\n"
-    "proxy, prefix block hashes, session) as each request finishes (readers see\n"
-    "arrival order). SIGINT or SIGTERM drains: no new connections, requests in\n"
-    "flight may finish within --grace, then the rest are cut and recorded as\n"
-    "such; a second signal cuts at once. The file is readable at any time\n"
-    "(frames are closed at least every second). GET /healthz is capture's own.\n"
-    "\n"
-    "Never recorded: any header (Authorization, api-key, cookies included) and,\n"
-    "unless --keep-content, any prompt or answer text. Block hashes and session\n"
-    "ids are keyed hashes with a key drawn at start and never stored.\n"
-    "\n"
-    "  --upstream URL         the server to forward to (http:// or https://; TLS\n"
-    "                         certificates are always verified)\n"
-    "  -o, --output OUT       the trace to write\n"
-    "  --listen ADDR:PORT     where to listen (default 127.0.0.1:8080; port 0\n"
-    "                         picks a free port; [V6ADDR]:PORT for IPv6)\n"
-    "  --port-file FILE       write the port to FILE once listening\n"
-    "  --session-header NAME  a request header whose value names the session\n"
-    "                         (default: a request whose messages extend an\n"
-    "                         earlier request's messages continues its session)\n"
-    "  --redact-header NAME   a header that must never be stored (repeatable);\n"
-    "                         capture stores no header at all, and refuses to\n"
-    "                         use a listed header as --session-header\n"
-    "  --keep-content         also record prompt text (`text`) and answer text\n"
-    "                         (`out_text`)\n"
-    "  --no-usage             do not ask the upstream for usage on streams whose\n"
-    "                         client did not (token counts are then estimated\n"
-    "                         and marked `est`); by default capture asks, and\n"
-    "                         removes the extra usage chunk before the client\n"
-    "                         sees it\n"
-    "  --max-body SIZE        request body limit, bytes with optional k, M or G\n"
-    "                         (default 32M); larger bodies get a 413\n"
-    "  --max-pending SIZE     all request bodies held at once (default 4 x\n"
-    "                         --max-body, at least 256M); past it a 503\n"
-    "  --block-tokens N       prefix block size in estimated tokens (default 512)\n"
-    "  --max-connections N    concurrent client connections (default 16384)\n"
-    "  --threads N            event-loop threads, each serving its clients and\n"
-    "                         their upstream transfers (default 1)\n"
-    "  --connect-timeout DUR  upstream connect timeout (default 10s)\n"
-    "  --grace DUR            on SIGINT or SIGTERM, how long requests in flight\n"
-    "                         may take to finish (default 30s; 0: cut at once)\n"
-    "  --cacert FILE          CA certificates for an https upstream\n"
-    "  --from-log LOG         read a gateway's JSON-lines request log instead of\n"
-    "                         proxying (- for standard input; keys: see\n"
-    "                         capture/README.md)\n"
-    "  --skip-bad             --from-log: skip lines that cannot be read\n"
-    "  -q, --quiet            no messages on stderr but errors\n"
-    "  -h, --help             this text\n";
-
 static bool parse_size(const char *s, size_t *v)
 {
     char *end;
@@ -253,129 +197,183 @@ enum {
     O_MAX_PENDING
 };
 
-/* Its options: getopt_long's table, which the completions and the
- * "did you mean" of a mistyped option read too (cli/commands.h). */
-const struct option cmd_capture_options[] = {
-    {"upstream", required_argument, NULL, O_UPSTREAM},
-    {"output", required_argument, NULL, 'o'},
-    {"listen", required_argument, NULL, O_LISTEN},
-    {"port-file", required_argument, NULL, O_PORT_FILE},
-    {"session-header", required_argument, NULL, O_SESSION},
-    {"redact-header", required_argument, NULL, O_REDACT},
-    {"keep-content", no_argument, NULL, O_KEEP},
-    {"no-usage", no_argument, NULL, O_NO_USAGE},
-    {"max-body", required_argument, NULL, O_MAX_BODY},
-    {"block-tokens", required_argument, NULL, O_BLOCK},
-    {"max-connections", required_argument, NULL, O_MAX_CONN},
-    {"connect-timeout", required_argument, NULL, O_CONNECT},
-    {"cacert", required_argument, NULL, O_CACERT},
-    {"from-log", required_argument, NULL, O_FROM_LOG},
-    {"skip-bad", no_argument, NULL, O_SKIP_BAD},
-    {"grace", required_argument, NULL, O_GRACE},
-    {"threads", required_argument, NULL, O_THREADS},
-    {"max-pending", required_argument, NULL, O_MAX_PENDING},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}};
+/* Its options, written once (cli/cli_opts.h): the usage, getopt's table
+ * and the completions are made from them. A new option is a row here and
+ * a case in capture_opt. */
+static const struct cli_opt capture_opts_table[] = {
+    {"upstream", 0, "URL", O_UPSTREAM,
+     "the server to forward to (http:// or https://; TLS\n"
+     "certificates are always verified)"},
+    {"output", 'o', "OUT", 'o', "the trace to write"},
+    {"listen", 0, "ADDR:PORT", O_LISTEN,
+     "where to listen (default 127.0.0.1:8080; port 0\n"
+     "picks a free port; [V6ADDR]:PORT for IPv6)"},
+    {"port-file", 0, "FILE", O_PORT_FILE, "write the port to FILE once listening"},
+    {"session-header", 0, "NAME", O_SESSION,
+     "a request header whose value names the session\n"
+     "(default: a request whose messages extend an\n"
+     "earlier request's messages continues its session)"},
+    {"redact-header", 0, "NAME", O_REDACT,
+     "a header that must never be stored (repeatable);\n"
+     "capture stores no header at all, and refuses to\n"
+     "use a listed header as --session-header"},
+    {"keep-content", 0, NULL, O_KEEP,
+     "also record prompt text (`text`) and answer text\n"
+     "(`out_text`)"},
+    {"no-usage", 0, NULL, O_NO_USAGE,
+     "do not ask the upstream for usage on streams whose\n"
+     "client did not (token counts are then estimated\n"
+     "and marked `est`); by default capture asks, and\n"
+     "removes the extra usage chunk before the client\n"
+     "sees it"},
+    {"max-body", 0, "SIZE", O_MAX_BODY,
+     "request body limit, bytes with optional k, M or G\n"
+     "(default 32M); larger bodies get a 413"},
+    {"max-pending", 0, "SIZE", O_MAX_PENDING,
+     "all request bodies held at once (default 4 x\n"
+     "--max-body, at least 256M); past it a 503"},
+    {"block-tokens", 0, "N", O_BLOCK, "prefix block size in estimated tokens (default 512)"},
+    {"max-connections", 0, "N", O_MAX_CONN, "concurrent client connections (default 16384)"},
+    {"threads", 0, "N", O_THREADS,
+     "event-loop threads, each serving its clients and\n"
+     "their upstream transfers (default 1)"},
+    {"connect-timeout", 0, "DUR", O_CONNECT, "upstream connect timeout (default 10s)"},
+    {"grace", 0, "DUR", O_GRACE,
+     "on SIGINT or SIGTERM, how long requests in flight\n"
+     "may take to finish (default 30s; 0: cut at once)"},
+    {"cacert", 0, "FILE", O_CACERT, "CA certificates for an https upstream"},
+    {"from-log", 0, "LOG", O_FROM_LOG,
+     "read a gateway's JSON-lines request log instead of\n"
+     "proxying (- for standard input; keys: see\n"
+     "capture/README.md)"},
+    {"skip-bad", 0, NULL, O_SKIP_BAD, "--from-log: skip lines that cannot be read"},
+    {"quiet", 'q', NULL, 'q', "no messages on stderr but errors"},
+    {0}};
+
+const struct cli_spec cmd_capture_spec = {
+    .cmd = "capture",
+    .synopsis = "usage: loadtrace capture --upstream URL -o OUT.lt.zst [options]\n"
+                "       loadtrace capture --from-log LOG.jsonl -o OUT.lt.zst [options]\n"
+                "\n"
+                "Run a reverse proxy in front of an OpenAI-compatible server: every request\n"
+                "and every streamed byte passes through unchanged, and each chat or\n"
+                "completions request is recorded (arrival, model, message shape, tools,\n"
+                "tool calls, token usage, finish reason, status, TTFT and E2E as seen at the\n"
+                "proxy, prefix block hashes, session) as each request finishes (readers see\n"
+                "arrival order). SIGINT or SIGTERM drains: no new connections, requests in\n"
+                "flight may finish within --grace, then the rest are cut and recorded as\n"
+                "such; a second signal cuts at once. The file is readable at any time\n"
+                "(frames are closed at least every second). GET /healthz is capture's own.\n"
+                "\n"
+                "Never recorded: any header (Authorization, api-key, cookies included) and,\n"
+                "unless --keep-content, any prompt or answer text. Block hashes and session\n"
+                "ids are keyed hashes with a key drawn at start and never stored.\n"
+                "\n",
+    .opts = capture_opts_table,
+    .col = 25,
+};
+
+/* A size option's value: false (said why) when it is not one. */
+static bool size_opt(const char *opt, const char *arg, const char *example, bool nonzero, size_t *v)
+{
+    if (parse_size(arg, v) && (*v || !nonzero))
+        return true;
+    cli_error("capture", "%s %s: expected a size such as %s", opt, arg, example);
+    return false;
+}
+
+static int capture_opt(void *ud, int id, char *arg)
+{
+    struct capture_opts *o = ud;
+    struct lt_capture_opts *lib = &o->lib;
+    uint64_t u;
+    switch (id) {
+    case O_UPSTREAM:
+        lib->upstream = arg;
+        break;
+    case 'o':
+        lib->output = arg;
+        break;
+    case O_LISTEN:
+        lib->listen = arg;
+        break;
+    case O_PORT_FILE:
+        o->port_file = arg;
+        break;
+    case O_SESSION:
+        lib->session_header = arg;
+        break;
+    case O_REDACT:
+        if (o->n_redact == MAX_REDACT) {
+            cli_error("capture", "at most %d --redact-header", MAX_REDACT);
+            return 2;
+        }
+        o->redact[o->n_redact++] = arg;
+        break;
+    case O_KEEP:
+        lib->keep_content = true;
+        break;
+    case O_NO_USAGE:
+        lib->no_usage = true;
+        break;
+    case O_MAX_BODY:
+        return size_opt("--max-body", arg, "32M", false, &lib->max_body) ? 0 : 2;
+    case O_MAX_PENDING:
+        return size_opt("--max-pending", arg, "256M", true, &lib->max_pending) ? 0 : 2;
+    case O_BLOCK:
+        if (!cli_parse_u64_in("capture", "--block-tokens", arg, 1, 1000000, &u))
+            return 2;
+        lib->block_tokens = (uint32_t)u;
+        break;
+    case O_MAX_CONN:
+        if (!cli_parse_u64_in("capture", "--max-connections", arg, 1, 1000000, &u))
+            return 2;
+        lib->max_connections = (unsigned)u;
+        break;
+    case O_CONNECT:
+        if (!cli_parse_duration_in("capture", "--connect-timeout", arg, 1000,
+                                   &lib->connect_timeout_us))
+            return 2;
+        break;
+    case O_THREADS:
+        if (!cli_parse_u64(arg, &u) || u == 0 || u > 64) {
+            cli_error("capture", "--threads %s: expected 1 to 64", arg);
+            return 2;
+        }
+        lib->threads = (unsigned)u;
+        break;
+    case O_GRACE:
+        if (!strcmp(arg, "0")) {
+            o->grace_us = 0;
+        } else if (!cli_parse_duration_us(arg, &o->grace_us) || o->grace_us < 0) {
+            cli_error("capture", "--grace %s: expected a duration such as 30s", arg);
+            return 2;
+        }
+        break;
+    case O_CACERT:
+        lib->cacert = arg;
+        break;
+    case O_FROM_LOG:
+        o->from_log = arg;
+        break;
+    case O_SKIP_BAD:
+        o->skip_bad = true;
+        break;
+    case 'q':
+        o->quiet = true;
+        break;
+    }
+    return 0;
+}
 
 int cmd_capture(int argc, char **argv)
 {
     struct capture_opts o = {.lib = {.listen = "127.0.0.1:8080"}, .grace_us = 30000000};
-    uint64_t u;
-    int c;
-    while ((c = getopt_long(argc, argv, "o:qh", cmd_capture_options, NULL)) != -1) {
-        switch (c) {
-        case O_UPSTREAM:
-            o.lib.upstream = optarg;
-            break;
-        case 'o':
-            o.lib.output = optarg;
-            break;
-        case O_LISTEN:
-            o.lib.listen = optarg;
-            break;
-        case O_PORT_FILE:
-            o.port_file = optarg;
-            break;
-        case O_SESSION:
-            o.lib.session_header = optarg;
-            break;
-        case O_REDACT:
-            if (o.n_redact == MAX_REDACT) {
-                cli_error("capture", "at most %d --redact-header", MAX_REDACT);
-                return 2;
-            }
-            o.redact[o.n_redact++] = optarg;
-            break;
-        case O_KEEP:
-            o.lib.keep_content = true;
-            break;
-        case O_NO_USAGE:
-            o.lib.no_usage = true;
-            break;
-        case O_MAX_BODY:
-            if (!parse_size(optarg, &o.lib.max_body)) {
-                cli_error("capture", "--max-body %s: expected a size such as 32M", optarg);
-                return 2;
-            }
-            break;
-        case O_MAX_PENDING:
-            if (!parse_size(optarg, &o.lib.max_pending) || !o.lib.max_pending) {
-                cli_error("capture", "--max-pending %s: expected a size such as 256M", optarg);
-                return 2;
-            }
-            break;
-        case O_BLOCK:
-            if (!cli_parse_u64_in("capture", "--block-tokens", optarg, 1, 1000000, &u))
-                return 2;
-            o.lib.block_tokens = (uint32_t)u;
-            break;
-        case O_MAX_CONN:
-            if (!cli_parse_u64_in("capture", "--max-connections", optarg, 1, 1000000, &u))
-                return 2;
-            o.lib.max_connections = (unsigned)u;
-            break;
-        case O_CONNECT:
-            if (!cli_parse_duration_in("capture", "--connect-timeout", optarg, 1000,
-                                       &o.lib.connect_timeout_us))
-                return 2;
-            break;
-        case O_THREADS:
-            if (!cli_parse_u64(optarg, &u) || u == 0 || u > 64) {
-                cli_error("capture", "--threads %s: expected 1 to 64", optarg);
-                return 2;
-            }
-            o.lib.threads = (unsigned)u;
-            break;
-        case O_GRACE:
-            if (!strcmp(optarg, "0")) {
-                o.grace_us = 0;
-            } else if (!cli_parse_duration_us(optarg, &o.grace_us) || o.grace_us < 0) {
-                cli_error("capture", "--grace %s: expected a duration such as 30s", optarg);
-                return 2;
-            }
-            break;
-        case O_CACERT:
-            o.lib.cacert = optarg;
-            break;
-        case O_FROM_LOG:
-            o.from_log = optarg;
-            break;
-        case O_SKIP_BAD:
-            o.skip_bad = true;
-            break;
-        case 'q':
-            o.quiet = true;
-            break;
-        case 'h':
-            fputs(capture_usage, stdout);
-            return 0;
-        default:
-            return cli_bad_option("capture", cmd_capture_options, argv);
-        }
-    }
+    int prc = cli_opts_parse(&cmd_capture_spec, argc, argv, capture_opt, &o);
+    if (prc >= 0)
+        return prc;
     if (optind != argc || !o.lib.output || (!o.from_log && !o.lib.upstream)) {
-        fputs(capture_usage, stderr);
+        cli_opts_usage(&cmd_capture_spec, stderr);
         return 2;
     }
     for (int i = 0; i < o.n_redact && o.lib.session_header; i++)

@@ -38,67 +38,6 @@ struct sim_cli_opts {
     int nfiles;
 };
 
-static const char sim_usage[] =
-    "usage: loadtrace sim [--listen HOST:PORT] [--profile NAME|FILE] [--dialect LIST]\n"
-    "                     [--faults SPEC] [--log FILE] [--time-scale X] [options]\n"
-    "\n"
-    "Serve a simulated OpenAI-compatible LLM whose tokens stream at the times a\n"
-    "continuous-batching model says (docs/sim.md): GET /health, GET /v1/models,\n"
-    "POST /v1/chat/completions, POST /v1/completions, POST /v1/responses (OpenAI\n"
-    "Responses), POST /v1/messages (Anthropic Messages), POST /tokenize, GET /metrics\n"
-    "(vLLM's names, the model's true values), POST /reset_prefix_cache.\n"
-    "Stops cleanly on SIGINT or SIGTERM.\n"
-    "\n"
-    "       loadtrace sim --fit RESULTS.lt.zst [...] -o FILE [--profile BASE]\n"
-    "                     [--time-scale X] [--step-gap MS]\n"
-    "\n"
-    "Fit a profile's step costs to live replays of a server (every token's time):\n"
-    "prints each cost with its standard error, the ones the data cannot identify\n"
-    "and what load would, and the residuals; writes a profile file. --time-scale:\n"
-    "the server was a sim run that much faster than real time. Keys the fit does\n"
-    "not touch come from --profile (default: default).\n"
-    "\n"
-    "  --listen HOST:PORT    address to serve on (default 127.0.0.1:8000; port 0 =\n"
-    "                        any free port, see --port-file)\n"
-    "  --port-file FILE      write the port number to FILE once listening\n"
-    "  --profile NAME|FILE   server description: default (Qwen3.5-397B on 8x RTX PRO\n"
-    "                        6000), fast (no delays), or a profile file\n"
-    "  --dialect LIST        stream variations, comma-separated: vllm (default),\n"
-    "                        no-role-chunk, usage-in-last, reasoning (field name\n"
-    "                        instead of reasoning_content), close (close the\n"
-    "                        connection after every response), no-tokenize\n"
-    "                        (no /tokenize, as servers without one), llamacpp\n"
-    "                        (llama-server's /props, /slots, slot erase 501),\n"
-    "                        slot-erase (llamacpp with the slot erase allowed)\n"
-    "  --faults SPEC         inject failures, e.g. 500=0.01,429=0.05:2,refuse=0.01:1s,\n"
-    "                        disconnect=0.02:10,stall=0.02:2s:5,malformed=0.01:3,\n"
-    "                        slow=0.05:1s,seed=7 (probabilities; see docs/sim.md);\n"
-    "                        GET /metrics: metrics-html=P, metrics-big=P:BYTES,\n"
-    "                        metrics-slow=P:DUR\n"
-    "  --log FILE            write one JSON line per request: arrival, prompt tokens\n"
-    "                        as counted, every token's emission time, fault applied\n"
-    "  --time-scale X        run the model X times faster than real time (reported\n"
-    "                        times stay real)\n"
-    "  --max-running N       most requests in the batch, overriding the profile's\n"
-    "                        max_running\n"
-    "  --set KEY=VALUE       override any profile key (docs/sim.md), e.g.\n"
-    "                        --set kv_tokens=200000; may be repeated\n"
-    "  --seed N              seed of output lengths and faults (default 1)\n"
-    "  --max-body BYTES      request body limit (default 4194304)\n"
-    "  --max-pending BYTES   all request bodies in memory at once; beyond, a 503\n"
-    "                        (default 268435456, or 4 x --max-body if more)\n"
-    "  --max-connections N   open connections limit (default 16384)\n"
-    "  --threads N           network threads (default 1): a step's tokens are\n"
-    "                        written by N threads at once, which keeps their\n"
-    "                        times closer to the model's when batches are large\n"
-    "                        and the machine has the cores\n"
-    "  -q, --quiet           no startup and summary lines on stderr\n"
-    "  --fit                 fit a profile to the results files given (see above)\n"
-    "  -o FILE               with --fit: the profile file to write\n"
-    "  --step-gap MS         with --fit: tokens closer than this share a step\n"
-    "                        (default 0.1)\n"
-    "  -h, --help            this text\n";
-
 static int parse_listen(struct sim_cli_opts *o, const char *arg)
 {
     const char *colon = strrchr(arg, ':');
@@ -158,157 +97,227 @@ static int apply_sets(struct sim_cli_opts *o)
     return -1;
 }
 
-/* Its options: getopt_long's table, which the completions and the
- * "did you mean" of a mistyped option read too (cli/commands.h). */
-const struct option cmd_sim_options[] = {
-    {"listen", required_argument, NULL, 'l'},
-    {"port-file", required_argument, NULL, 'P'},
-    {"profile", required_argument, NULL, 'p'},
-    {"dialect", required_argument, NULL, 'd'},
-    {"faults", required_argument, NULL, 'f'},
-    {"log", required_argument, NULL, 'L'},
-    {"time-scale", required_argument, NULL, 't'},
-    {"seed", required_argument, NULL, 's'},
-    {"max-body", required_argument, NULL, 'b'},
-    {"max-pending", required_argument, NULL, 'B'},
-    {"max-connections", required_argument, NULL, 'c'},
-    {"threads", required_argument, NULL, 'T'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {"fit", no_argument, NULL, 'F'},
-    {"step-gap", required_argument, NULL, 'G'},
-    {"max-running", required_argument, NULL, 'M'},
-    {"set", required_argument, NULL, 'S'},
-    {0, 0, 0, 0},
+/* Its options, written once (cli/cli_opts.h): the usage, getopt's table
+ * and the completions are made from them. A new option is a row here and
+ * a case in sim_opt. */
+static const struct cli_opt sim_opts_table[] = {
+    {"listen", 0, "HOST:PORT", 'l',
+     "address to serve on (default 127.0.0.1:8000; port 0 =\n"
+     "any free port, see --port-file)"},
+    {"port-file", 0, "FILE", 'P', "write the port number to FILE once listening"},
+    {"profile", 0, "NAME|FILE", 'p',
+     "server description: default (Qwen3.5-397B on 8x RTX PRO\n"
+     "6000), fast (no delays), or a profile file"},
+    {"dialect", 0, "LIST", 'd',
+     "stream variations, comma-separated: vllm (default),\n"
+     "no-role-chunk, usage-in-last, reasoning (field name\n"
+     "instead of reasoning_content), close (close the\n"
+     "connection after every response), no-tokenize\n"
+     "(no /tokenize, as servers without one), llamacpp\n"
+     "(llama-server's /props, /slots, slot erase 501),\n"
+     "slot-erase (llamacpp with the slot erase allowed)"},
+    {"faults", 0, "SPEC", 'f',
+     "inject failures, e.g. 500=0.01,429=0.05:2,refuse=0.01:1s,\n"
+     "disconnect=0.02:10,stall=0.02:2s:5,malformed=0.01:3,\n"
+     "slow=0.05:1s,seed=7 (probabilities; see docs/sim.md);\n"
+     "GET /metrics: metrics-html=P, metrics-big=P:BYTES,\n"
+     "metrics-slow=P:DUR"},
+    {"log", 0, "FILE", 'L',
+     "write one JSON line per request: arrival, prompt tokens\n"
+     "as counted, every token's emission time, fault applied"},
+    {"time-scale", 0, "X", 't',
+     "run the model X times faster than real time (reported\n"
+     "times stay real)"},
+    {"max-running", 0, "N", 'M',
+     "most requests in the batch, overriding the profile's\n"
+     "max_running"},
+    {"set", 0, "KEY=VALUE", 'S',
+     "override any profile key (docs/sim.md), e.g.\n"
+     "--set kv_tokens=200000; may be repeated"},
+    {"seed", 0, "N", 's', "seed of output lengths and faults (default 1)"},
+    {"max-body", 0, "BYTES", 'b', "request body limit (default 4194304)"},
+    {"max-pending", 0, "BYTES", 'B',
+     "all request bodies in memory at once; beyond, a 503\n"
+     "(default 268435456, or 4 x --max-body if more)"},
+    {"max-connections", 0, "N", 'c', "open connections limit (default 16384)"},
+    {"threads", 0, "N", 'T',
+     "network threads (default 1): a step's tokens are\n"
+     "written by N threads at once, which keeps their\n"
+     "times closer to the model's when batches are large\n"
+     "and the machine has the cores"},
+    {"quiet", 'q', NULL, 'q', "no startup and summary lines on stderr"},
+    {"fit", 0, NULL, 'F', "fit a profile to the results files given (see above)"},
+    {"", 'o', "FILE", 'o', "with --fit: the profile file to write"},
+    {"step-gap", 0, "MS", 'G',
+     "with --fit: tokens closer than this share a step\n"
+     "(default 0.1)"},
+    {0}};
+
+const struct cli_spec cmd_sim_spec = {
+    .cmd = "sim",
+    .synopsis = "usage: loadtrace sim [--listen HOST:PORT] [--profile NAME|FILE] [--dialect LIST]\n"
+                "                     [--faults SPEC] [--log FILE] [--time-scale X] [options]\n"
+                "\n"
+                "Serve a simulated OpenAI-compatible LLM whose tokens stream at the times a\n"
+                "continuous-batching model says (docs/sim.md): GET /health, GET /v1/models,\n"
+                "POST /v1/chat/completions, POST /v1/completions, POST /v1/responses (OpenAI\n"
+                "Responses), POST /v1/messages (Anthropic Messages), POST /tokenize, GET /metrics\n"
+                "(vLLM's names, the model's true values), POST /reset_prefix_cache.\n"
+                "Stops cleanly on SIGINT or SIGTERM.\n"
+                "\n"
+                "       loadtrace sim --fit RESULTS.lt.zst [...] -o FILE [--profile BASE]\n"
+                "                     [--time-scale X] [--step-gap MS]\n"
+                "\n"
+                "Fit a profile's step costs to live replays of a server (every token's time):\n"
+                "prints each cost with its standard error, the ones the data cannot identify\n"
+                "and what load would, and the residuals; writes a profile file. --time-scale:\n"
+                "the server was a sim run that much faster than real time. Keys the fit does\n"
+                "not touch come from --profile (default: default).\n"
+                "\n",
+    .opts = sim_opts_table,
+    .col = 24,
 };
+
+/* --set KEY=VALUE: one more override. */
+static int set_opt(struct sim_cli_opts *o, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof o->set_buf[0]) {
+        cli_error("sim", "--set wants KEY=VALUE, got '%s'", arg);
+        return 2;
+    }
+    char key[64];
+    memcpy(key, arg, (size_t)(eq - arg));
+    key[eq - arg] = '\0';
+    return add_set(o, key, eq + 1) < 0 ? 2 : 0;
+}
+
+/* The options that size the server: its limits and threads. */
+static int limit_opt(struct lt_sim_opts *so, int id, const char *arg)
+{
+    uint64_t u;
+    switch (id) {
+    case 'b':
+        if (!cli_parse_u64_in("sim", "--max-body", arg, 1024, (uint64_t)1 << 31, &u))
+            return 2;
+        so->max_body = (size_t)u;
+        break;
+    case 'B':
+        if (!cli_parse_u64(arg, &u) || u < 1024 || u > ((uint64_t)1 << 40)) {
+            cli_error("sim", "--max-pending wants 1024 to 1099511627776 bytes, got '%s'", arg);
+            return 2;
+        }
+        so->max_pending = (size_t)u;
+        break;
+    case 'c':
+        if (!cli_parse_u64_in("sim", "--max-connections", arg, 1, 1000000, &u))
+            return 2;
+        so->max_connections = (unsigned)u;
+        break;
+    case 'T':
+        if (!cli_parse_u64_in("sim", "--threads", arg, 1, 256, &u))
+            return 2;
+        so->threads = (unsigned)u;
+        break;
+    }
+    return 0;
+}
+
+static int sim_opt(void *ud, int id, char *arg)
+{
+    struct sim_cli_opts *o = ud;
+    uint64_t u;
+    switch (id) {
+    case 'l':
+        if (parse_listen(o, arg) < 0) {
+            cli_error("sim", "--listen wants HOST:PORT, got '%s'", arg);
+            return 2;
+        }
+        break;
+    case 'P':
+        o->port_file = arg;
+        break;
+    case 'p':
+        o->sim.profile = arg;
+        break;
+    case 'd':
+        o->sim.dialect = arg;
+        break;
+    case 'f':
+        o->sim.faults = arg;
+        break;
+    case 'L':
+        o->sim.log_path = arg;
+        break;
+    case 't':
+        return cli_parse_double_in("sim", "--time-scale", arg, 0, INFINITY, &o->sim.time_scale) ? 0
+                                                                                                : 2;
+    case 's':
+        return cli_parse_u64_in("sim", "--seed", arg, 0, UINT64_MAX, &o->sim.seed) ? 0 : 2;
+    case 'b':
+    case 'B':
+    case 'c':
+    case 'T':
+        return limit_opt(&o->sim, id, arg);
+    case 'q':
+        o->quiet = true;
+        break;
+    case 'F':
+        o->fit = true;
+        break;
+    case 'o':
+        o->fit_out = arg;
+        break;
+    case 'G':
+        return cli_parse_double_in("sim", "--step-gap", arg, 0, 1e6, &o->step_gap_ms) ? 0 : 2;
+    case 'M':
+        if (!cli_parse_u64_in("sim", "--max-running", arg, 1, 1000000, &u))
+            return 2;
+        return add_set(o, "max_running", arg) < 0 ? 2 : 0;
+    case 'S':
+        return set_opt(o, arg);
+    }
+    return 0;
+}
+
+/* sim --fit's operands and output: -1 to go on, else the exit status. */
+static int check_fit(struct sim_cli_opts *o, int argc, char **argv)
+{
+    if (optind == argc || !o->fit_out) {
+        cli_error("sim", "--fit wants results files and -o PROFILE");
+        return 2;
+    }
+    o->files = argv + optind;
+    o->nfiles = argc - optind;
+    /* The profile replaces -o whole: never a results file it reads, nor
+     * the base profile, under any name (a symbolic link included). */
+    struct lt_err err = {0};
+    if (lt_path_not_input(o->fit_out, (const char *const *)o->files, (size_t)o->nfiles, &err) < 0 ||
+        (o->sim.profile &&
+         lt_path_not_input(o->fit_out, (const char *const *)&o->sim.profile, 1, &err) < 0)) {
+        cli_error("sim", "%s", err.msg);
+        return 2;
+    }
+    return -1;
+}
 
 static int parse_args(struct sim_cli_opts *o, int argc, char **argv)
 {
     o->sim.host = "127.0.0.1";
     o->sim.port = 8000;
     o->sim.seed = 1;
-    int c;
-    uint64_t u;
-    while ((c = getopt_long(argc, argv, "qho:", cmd_sim_options, NULL)) != -1) {
-        switch (c) {
-        case 'l':
-            if (parse_listen(o, optarg) < 0) {
-                cli_error("sim", "--listen wants HOST:PORT, got '%s'", optarg);
-                return 2;
-            }
-            break;
-        case 'P':
-            o->port_file = optarg;
-            break;
-        case 'p':
-            o->sim.profile = optarg;
-            break;
-        case 'd':
-            o->sim.dialect = optarg;
-            break;
-        case 'f':
-            o->sim.faults = optarg;
-            break;
-        case 'L':
-            o->sim.log_path = optarg;
-            break;
-        case 't':
-            if (!cli_parse_double_in("sim", "--time-scale", optarg, 0, INFINITY,
-                                     &o->sim.time_scale))
-                return 2;
-            break;
-        case 's':
-            if (!cli_parse_u64_in("sim", "--seed", optarg, 0, UINT64_MAX, &o->sim.seed))
-                return 2;
-            break;
-        case 'b':
-            if (!cli_parse_u64_in("sim", "--max-body", optarg, 1024, (uint64_t)1 << 31, &u))
-                return 2;
-            o->sim.max_body = (size_t)u;
-            break;
-        case 'B':
-            if (!cli_parse_u64(optarg, &u) || u < 1024 || u > ((uint64_t)1 << 40)) {
-                cli_error("sim", "--max-pending wants 1024 to 1099511627776 bytes, got '%s'",
-                          optarg);
-                return 2;
-            }
-            o->sim.max_pending = (size_t)u;
-            break;
-        case 'c':
-            if (!cli_parse_u64_in("sim", "--max-connections", optarg, 1, 1000000, &u))
-                return 2;
-            o->sim.max_connections = (unsigned)u;
-            break;
-        case 'T':
-            if (!cli_parse_u64_in("sim", "--threads", optarg, 1, 256, &u))
-                return 2;
-            o->sim.threads = (unsigned)u;
-            break;
-        case 'q':
-            o->quiet = true;
-            break;
-        case 'F':
-            o->fit = true;
-            break;
-        case 'o':
-            o->fit_out = optarg;
-            break;
-        case 'G':
-            if (!cli_parse_double_in("sim", "--step-gap", optarg, 0, 1e6, &o->step_gap_ms))
-                return 2;
-            break;
-        case 'M':
-            if (!cli_parse_u64_in("sim", "--max-running", optarg, 1, 1000000, &u))
-                return 2;
-            if (add_set(o, "max_running", optarg) < 0)
-                return 2;
-            break;
-        case 'S': {
-            const char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof o->set_buf[0]) {
-                cli_error("sim", "--set wants KEY=VALUE, got '%s'", optarg);
-                return 2;
-            }
-            char key[64];
-            memcpy(key, optarg, (size_t)(eq - optarg));
-            key[eq - optarg] = '\0';
-            if (add_set(o, key, eq + 1) < 0)
-                return 2;
-            break;
-        }
-        case 'h':
-            fputs(sim_usage, stdout);
-            return 0;
-        default:
-            return cli_bad_option("sim", cmd_sim_options, argv);
-        }
-    }
-    if (o->fit) {
-        if (optind == argc || !o->fit_out) {
-            cli_error("sim", "--fit wants results files and -o PROFILE");
-            return 2;
-        }
-        o->files = argv + optind;
-        o->nfiles = argc - optind;
-        /* The profile replaces -o whole: never a results file it reads, nor
-         * the base profile, under any name (a symbolic link included). */
-        struct lt_err err = {0};
-        if (lt_path_not_input(o->fit_out, (const char *const *)o->files, (size_t)o->nfiles, &err) <
-                0 ||
-            (o->sim.profile &&
-             lt_path_not_input(o->fit_out, (const char *const *)&o->sim.profile, 1, &err) < 0)) {
-            cli_error("sim", "%s", err.msg);
-            return 2;
-        }
-        return -1;
-    }
+    int prc = cli_opts_parse(&cmd_sim_spec, argc, argv, sim_opt, o);
+    if (prc >= 0)
+        return prc;
+    if (o->fit)
+        return check_fit(o, argc, argv);
     if (o->fit_out || o->step_gap_ms > 0) {
         cli_error("sim", "-o and --step-gap go with --fit");
         return 2;
     }
     if (optind != argc) {
         cli_error("sim", "unexpected argument '%s'", argv[optind]);
-        fputs(sim_usage, stderr);
+        cli_opts_usage(&cmd_sim_spec, stderr);
         return 2;
     }
     return apply_sets(o);
@@ -336,39 +345,9 @@ static void print_resid(const char *what, const struct lt_sim_fit_resid *r)
 }
 
 /* sim --fit: the library fits; this prints what it found. */
-static int run_fit(const struct sim_cli_opts *o)
+/* The runs the fit read, each classed, and the cache it found them in. */
+static void print_runs(const struct lt_sim_fit *f)
 {
-    struct lt_err err = {0};
-    struct lt_sim_fit_opts fo = {.time_scale = o->sim.time_scale, .step_gap_ms = o->step_gap_ms};
-    if (lt_sim_profile_load(&fo.base, o->sim.profile ? o->sim.profile : "default", &err) < 0) {
-        cli_error("sim", "%s", err.msg);
-        return 2;
-    }
-    struct lt_sim_fit *f = malloc(sizeof *f);
-    if (!f) {
-        cli_error("sim", "out of memory");
-        return 1;
-    }
-    int rc = lt_sim_fit_files((const char *const *)o->files, o->nfiles, &fo, f, &err);
-    if (rc >= 0)
-        rc = lt_sim_fit_write(f, o->fit_out, &err);
-    if (rc < 0) {
-        cli_error("sim", "%s", err.msg);
-        free(f);
-        return 1;
-    }
-    printf("fitted %llu requests (%llu tokens) in %llu runs of %llu files: %llu steps, %llu "
-           "used\n",
-           (unsigned long long)f->requests, (unsigned long long)f->tokens,
-           (unsigned long long)f->runs, (unsigned long long)f->files, (unsigned long long)f->steps,
-           (unsigned long long)f->steps_used);
-    if (f->segments > f->runs || f->rows_stride > 1)
-        printf("  read in %llu segments (at most %llu requests held at once); %llu of %llu "
-               "request rows fitted (1 in %llu, chosen by a hash; %llu dropped at segment "
-               "edges): memory stays bounded\n",
-               (unsigned long long)f->segments, (unsigned long long)f->held_max,
-               (unsigned long long)f->rows_kept, (unsigned long long)f->rows_offered,
-               (unsigned long long)f->rows_stride, (unsigned long long)f->rows_cut);
     printf("\n  runs (classed before fitting; the costs come from the stable ones):\n");
     for (uint32_t k = 0; k < f->nrun; k++) {
         const struct lt_sim_fit_run *r = &f->run[k];
@@ -389,6 +368,11 @@ static int run_fit(const struct sim_cli_opts *o)
                    r->m_prefill_ms_per_token, (unsigned long long)r->m_prompt_tokens,
                    r->m_gen_ms_per_token, r->m_busy_per_decode, (unsigned long long)r->m_decodes);
     }
+}
+
+/* What the fit warns of, and what the server said of itself. */
+static void print_notes(const struct lt_sim_fit *f)
+{
     if (f->metrics_spread > 1.25)
         printf("  UNSTEADY: the server's own prefill cost per token differed %.2f-fold between "
                "the runs used (its counters): its speed changed between runs (a machine shared "
@@ -427,6 +411,11 @@ static int run_fit(const struct sim_cli_opts *o)
             printf(", vocabulary %u", w->vocab);
         printf("; client round trip %.4g ms\n", w->rtt_ms);
     }
+}
+
+/* Each cost with its standard error, or why the data cannot identify it. */
+static void print_costs(const struct lt_sim_fit *f)
+{
     printf("\n  %-24s %12s %12s  %s\n", "cost (ms)", "value", "std error", "from");
     for (int c = 0; c < LT_SIM_FIT_NCOST; c++) {
         const struct lt_sim_fit_param *p = &f->cost[c];
@@ -438,6 +427,11 @@ static int run_fit(const struct sim_cli_opts *o)
                    p->kept ? "kept from the base profile" : "0, folded into the others", p->needs);
     }
     printf("\n");
+}
+
+/* The limits and sizes, and where each came from. */
+static void print_limits(const struct lt_sim_fit *f)
+{
     if (!strcmp(f->max_running_src, "server"))
         printf("  max_running %u: the server's word (slots; the largest batch seen was %u)\n",
                f->profile.max_running, f->max_batch);
@@ -473,6 +467,45 @@ static int run_fit(const struct sim_cli_opts *o)
                f->client_ms, f->client_se);
     else
         printf("  client share of TTFT: not identified (no request found the server idle)\n");
+}
+
+static int run_fit(const struct sim_cli_opts *o)
+{
+    struct lt_err err = {0};
+    struct lt_sim_fit_opts fo = {.time_scale = o->sim.time_scale, .step_gap_ms = o->step_gap_ms};
+    if (lt_sim_profile_load(&fo.base, o->sim.profile ? o->sim.profile : "default", &err) < 0) {
+        cli_error("sim", "%s", err.msg);
+        return 2;
+    }
+    struct lt_sim_fit *f = malloc(sizeof *f);
+    if (!f) {
+        cli_error("sim", "out of memory");
+        return 1;
+    }
+    int rc = lt_sim_fit_files((const char *const *)o->files, o->nfiles, &fo, f, &err);
+    if (rc >= 0)
+        rc = lt_sim_fit_write(f, o->fit_out, &err);
+    if (rc < 0) {
+        cli_error("sim", "%s", err.msg);
+        free(f);
+        return 1;
+    }
+    printf("fitted %llu requests (%llu tokens) in %llu runs of %llu files: %llu steps, %llu "
+           "used\n",
+           (unsigned long long)f->requests, (unsigned long long)f->tokens,
+           (unsigned long long)f->runs, (unsigned long long)f->files, (unsigned long long)f->steps,
+           (unsigned long long)f->steps_used);
+    if (f->segments > f->runs || f->rows_stride > 1)
+        printf("  read in %llu segments (at most %llu requests held at once); %llu of %llu "
+               "request rows fitted (1 in %llu, chosen by a hash; %llu dropped at segment "
+               "edges): memory stays bounded\n",
+               (unsigned long long)f->segments, (unsigned long long)f->held_max,
+               (unsigned long long)f->rows_kept, (unsigned long long)f->rows_offered,
+               (unsigned long long)f->rows_stride, (unsigned long long)f->rows_cut);
+    print_runs(f);
+    print_notes(f);
+    print_costs(f);
+    print_limits(f);
     printf("\nresiduals (observed - fitted, model time, per request):\n");
     print_resid("decode time (E2E - TTFT)", &f->decode);
     print_resid("TTFT at an idle server", &f->prefill);

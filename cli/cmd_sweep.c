@@ -14,29 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char sweep_usage[] =
-    "usage: loadtrace sweep PLAN.yaml -o DIR [--redo] [--report-only] [-q]\n"
-    "\n"
-    "Replay the plan's trace under its load against every config of the plan (a\n"
-    "server command over a parameter grid, a server already running, or a sim\n"
-    "profile answered in virtual time), one at a time: start the server on a free\n"
-    "loopback port, wait until it is ready, warm it up, run the load, stop it.\n"
-    "Then write DIR/report.txt, report.json and report.html: each config's\n"
-    "capacity or figures, a Pareto chart, the best config with its evidence, and\n"
-    "A/B verdicts against the baseline (docs/sweep.md).\n"
-    "\n"
-    "  -o, --output DIR  the sweep's folder: server logs, results files,\n"
-    "                  sweep.json, the report; running again into it skips the\n"
-    "                  configs whose results are complete\n"
-    "  --redo          run every config again, complete or not\n"
-    "  --report-only   write the report from DIR's results, running nothing\n"
-    "  -q, --quiet     no progress lines on stderr\n"
-    "  -h, --help      this text\n"
-    "\n"
-    "Ctrl-C stops the current load and server cleanly; run the same command\n"
-    "again to resume. Exit status: 0 every config complete, 1 some failed or\n"
-    "ended early, 2 a usage or plan error, 130 stopped by Ctrl-C (143 SIGTERM).\n";
-
 static volatile sig_atomic_t stop_sig;
 
 static void on_signal(int sig)
@@ -65,42 +42,67 @@ struct sweep_cli {
     bool redo, report_only, quiet;
 };
 
-/* Its options: getopt_long's table, which the completions and the
- * "did you mean" of a mistyped option read too (cli/commands.h). */
-const struct option cmd_sweep_options[] = {
-    {"output", required_argument, NULL, 'o'}, {"redo", no_argument, NULL, 'r'},
-    {"report-only", no_argument, NULL, 'R'},  {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},         {0, 0, 0, 0},
+/* Its options, written once (cli/cli_opts.h): the usage, getopt's table
+ * and the completions are made from them. A new option is a row here and
+ * a case in sweep_opt. */
+static const struct cli_opt sweep_opts_table[] = {
+    {"output", 'o', "DIR", 'o',
+     "the sweep's folder: server logs, results files,\n"
+     "sweep.json, the report; running again into it skips the\n"
+     "configs whose results are complete"},
+    {"redo", 0, NULL, 'r', "run every config again, complete or not"},
+    {"report-only", 0, NULL, 'R', "write the report from DIR's results, running nothing"},
+    {"quiet", 'q', NULL, 'q', "no progress lines on stderr"},
+    {0}};
+
+const struct cli_spec cmd_sweep_spec = {
+    .cmd = "sweep",
+    .synopsis = "usage: loadtrace sweep PLAN.yaml -o DIR [--redo] [--report-only] [-q]\n"
+                "\n"
+                "Replay the plan's trace under its load against every config of the plan (a\n"
+                "server command over a parameter grid, a server already running, or a sim\n"
+                "profile answered in virtual time), one at a time: start the server on a free\n"
+                "loopback port, wait until it is ready, warm it up, run the load, stop it.\n"
+                "Then write DIR/report.txt, report.json and report.html: each config's\n"
+                "capacity or figures, a Pareto chart, the best config with its evidence, and\n"
+                "A/B verdicts against the baseline (docs/sweep.md).\n"
+                "\n",
+    .opts = sweep_opts_table,
+    .col = 18,
+    .epilogue = "Ctrl-C stops the current load and server cleanly; run the same command\n"
+                "again to resume. Exit status: 0 every config complete, 1 some failed or\n"
+                "ended early, 2 a usage or plan error, 130 stopped by Ctrl-C (143 SIGTERM).\n",
 };
+
+static int sweep_opt(void *ud, int id, char *arg)
+{
+    struct sweep_cli *o = ud;
+    switch (id) {
+    case 'o':
+        o->dir = arg;
+        break;
+    case 'r':
+        o->redo = true;
+        break;
+    case 'R':
+        o->report_only = true;
+        break;
+    case 'q':
+        o->quiet = true;
+        break;
+    }
+    return 0;
+}
 
 /* Options into o: -1 to go on, else the exit status. */
 static int parse_args(struct sweep_cli *o, int argc, char **argv)
 {
-    int c;
-    while ((c = getopt_long(argc, argv, "o:qh", cmd_sweep_options, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            o->dir = optarg;
-            break;
-        case 'r':
-            o->redo = true;
-            break;
-        case 'R':
-            o->report_only = true;
-            break;
-        case 'q':
-            o->quiet = true;
-            break;
-        case 'h':
-            fputs(sweep_usage, stdout);
-            return 0;
-        default:
-            return cli_bad_option("sweep", cmd_sweep_options, argv);
-        }
-    }
+    int prc = cli_opts_parse(&cmd_sweep_spec, argc, argv, sweep_opt, o);
+    if (prc >= 0)
+        return prc;
     if (optind + 1 != argc || !o->dir) {
         cli_error("sweep", "wants one PLAN and -o DIR");
-        fputs(sweep_usage, stderr);
+        cli_opts_usage(&cmd_sweep_spec, stderr);
         return 2;
     }
     if (o->redo && o->report_only) {

@@ -1,7 +1,9 @@
 /*
- * The sim's HTTP server: libmicrohttpd connections on one side, the
- * clock-free model (sim_model.c) on the other, and an event loop between
- * them that advances the model in real time. A stream's bytes are rendered
+ * The sim's HTTP server: libmicrohttpd connections on one side (their
+ * listener and lifecycle are sim_listen.c), the clock-free model
+ * (sim_model.c) on the other, and an event loop between them that advances
+ * the model in real time (sim_loop.c). This file holds the answers, the
+ * model's emitted tokens, and the server's start and stop. A stream's bytes are rendered
  * lazily, in the content reader, from the count of tokens the model has
  * emitted, so an open stream costs a few hundred bytes plus one timestamp
  * per token, whatever the profile's speed.
@@ -34,291 +36,15 @@
  *   any --connection closed--> completed: model request cancelled, log line
  *                              written, memory freed
  */
-#include "sim/sim.h"
-#include "sim/sim_api.h"
-#include "sim/sim_faults.h"
-#include "sim/sim_metrics.h"
-#include "sim/sim_model.h"
-#include "base/lt_buf.h"
-#include "base/lt_heap.h"
-#include "base/lt_hist.h"
+#include "sim/sim_server_internal.h"
 #include "base/lt_rng.h"
-#include "base/lt_time.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <microhttpd.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
-
-#define MAX_DAEMONS 64
-/* Chunk lateness is kept to 3 significant digits up to an hour (values
- * above count as an hour): about 220 KiB, whatever the run's length. */
-#define LATE_BITS 10
-#define LATE_HIGHEST_US UINT64_C(3600000000)
-#define NO_TIMER SIZE_MAX
-/* What an event of the loop's epoll set is: the timer, the waker, or a
- * watched socket, whose request is told by EV_WATCH + its seq (a seq is
- * never reused; a socket's number is, once closed). */
-#define EV_TIMER UINT64_C(0)
-#define EV_WAKER UINT64_C(1)
-#define EV_WATCH UINT64_C(2)
-
-enum phase { P_BODY, P_DELAYED, P_WAITING, P_STREAMING, P_DONE };
-
-struct sreq {
-    struct lt_sim *s;
-    struct sreq *prev, *next; /* live list */
-    struct MHD_Connection *conn;
-    enum phase phase;
-    struct lt_buf body;
-    size_t counted; /* bytes of body added to the server's pending total */
-    bool too_big, inference, logged_arrival;
-    uint16_t client_port; /* the client's TCP port, for the log */
-    bool aborted;         /* its client closed before the answer ended (on_completed) */
-    bool gone;            /* the loop saw its client close (depart): the answer is dropped */
-    int watch_fd;         /* its socket, in the loop's epoll set while the model has it; -1 */
-    bool busy;            /* the bodies in memory reached max_pending: 503 */
-    bool two_length;      /* Content-Length headers that disagree: 400 */
-    bool anthropic;       /* /v1/messages: errors in Anthropic's shape */
-    const char *path;
-    const char *method;
-    uint64_t seq;
-    enum lt_sim_fault fault;
-    enum lt_sim_mfault mfault; /* GET /metrics */
-    int status;
-    int64_t arrival; /* real ns since start */
-    int64_t modeled; /* when the model was given it (real ns since start) */
-    struct lt_sim_call call;
-    struct lt_sim_resp resp;
-    char id[40];
-    struct lt_sim_mreq *mreq;
-    int64_t *rel;                  /* when each token may be sent (real ns since start) */
-    int64_t emitted_t;             /* the model's time of its last token (llama.cpp's counters) */
-    int64_t *sent_at;              /* when it was written to the socket (only with --log) */
-    uint32_t avail, sent, written; /* tokens emitted, rendered, written to the socket */
-    bool model_done, head_sent, tail_sent, suspended, cut_due, cut, started;
-    struct lt_buf out;
-    size_t heap_idx;
-    int64_t timer_at;
-    int64_t due; /* P_DELAYED: when the answer may start (real ns since start) */
-    int64_t end;
-};
-
-struct dmn {
-    struct MHD_Daemon *d;
-    int fd;
-};
-
-struct lt_sim {
-    pthread_mutex_t mu;
-    pthread_t loop;
-    bool loop_started, stopping;
-    int ep;        /* the loop's epoll set: the timer, the waker, watched sockets */
-    int tfd;       /* timerfd: the next model event or fault timer */
-    int wfd;       /* eventfd: another thread changed what is due next */
-    int64_t armed; /* real time the loop wakes at next (INT64_MAX: never) */
-    unsigned threads;
-    struct lt_sim_profile prof;
-    struct lt_sim_dialect dia;
-    struct lt_sim_faults faults;
-    double scale;
-    uint64_t seed;
-    size_t max_body;
-    size_t max_pending; /* all request bodies in memory at once, bytes */
-    size_t pending;     /* what they hold now (under mu) */
-    unsigned max_conn;
-    struct lt_sim_model *model;
-    lt_mono t0;
-    struct sockaddr_storage addr;
-    socklen_t addrlen;
-    uint16_t port;
-    struct dmn dm[MAX_DAEMONS];
-    int ndm;
-    bool listening; /* dm[ndm-1] accepts connections */
-    bool refuse_req;
-    int64_t refuse_until; /* real ns; 0 = not refusing */
-    struct sreq *live;
-    struct lt_heap timers; /* of struct sreq *, by timer_at */
-    uint64_t next_seq;
-    uint64_t next_mseq; /* GET /metrics answered, for the metrics faults' draw */
-    struct lt_sim_stats st;
-    struct lt_sim_metrics met; /* /metrics histograms (under mu) */
-    uint64_t served;           /* requests finished since the cache was last emptied (mu) */
-    struct lt_hist *late;      /* chunk lateness, us */
-    pthread_mutex_t log_mu;
-    FILE *log;
-    bool log_failed;
-};
-
-static int64_t now_ns(const struct lt_sim *s)
-{
-    return lt_mono_diff_ns(lt_mono_now(), s->t0);
-}
-
-static int64_t to_model(const struct lt_sim *s, int64_t real)
-{
-    return (int64_t)((double)real * s->scale);
-}
-
-static int64_t to_real(const struct lt_sim *s, int64_t model)
-{
-    if (model == INT64_MAX)
-        return INT64_MAX;
-    return (int64_t)((double)model / s->scale + 0.999);
-}
-
-/* ---- timers: a binary min-heap of requests, each with at most one ---- */
-
-static bool timer_less(const void *a, const void *b, void *ctx)
-{
-    (void)ctx;
-    return (*(struct sreq *const *)a)->timer_at < (*(struct sreq *const *)b)->timer_at;
-}
-
-static void timer_moved(void *item, size_t idx, void *ctx)
-{
-    (void)ctx;
-    (*(struct sreq **)item)->heap_idx = idx;
-}
-
-/* The request whose timer is due first, or NULL. */
-static struct sreq *timer_first(const struct lt_sim *s)
-{
-    struct sreq **top = lt_heap_top(&s->timers);
-    return top ? *top : NULL;
-}
-
-static void timer_cancel(struct lt_sim *s, struct sreq *r)
-{
-    if (r->heap_idx == NO_TIMER)
-        return;
-    lt_heap_remove(&s->timers, r->heap_idx, NULL);
-    r->heap_idx = NO_TIMER;
-}
-
-/* Tell the loop thread that something is due before it planned to wake. */
-static void poke(struct lt_sim *s, int64_t at)
-{
-    if (at < s->armed) {
-        uint64_t one = 1;
-        s->armed = at; /* one poke is enough until the loop re-plans */
-        if (write(s->wfd, &one, sizeof one) < 0)
-            one = 0; /* the counter is already non-zero: the loop wakes anyway */
-    }
-}
-
-/* Wake r at real time at. Returns false only when memory ran out. */
-static bool timer_set(struct lt_sim *s, struct sreq *r, int64_t at)
-{
-    poke(s, at);
-    if (r->heap_idx != NO_TIMER) {
-        r->timer_at = at;
-        lt_heap_fix(&s->timers, r->heap_idx);
-        return true;
-    }
-    int64_t was = r->timer_at;
-    r->timer_at = at;
-    if (lt_heap_push(&s->timers, &r) < 0) {
-        r->timer_at = was;
-        return false;
-    }
-    return true;
-}
-
-/* ---- suspend / resume (always under s->mu) ---- */
-
-static void suspend(struct sreq *r)
-{
-    if (!r->suspended) {
-        r->suspended = true;
-        MHD_suspend_connection(r->conn);
-    }
-}
-
-static void wake(struct sreq *r)
-{
-    if (r->suspended) {
-        r->suspended = false;
-        MHD_resume_connection(r->conn);
-    }
-}
-
-/* ---- a client's departure (always under s->mu) ----
- *
- * A suspended connection is out of libmicrohttpd's poll set, so on its own
- * the server would learn that the client left only at the next write to it:
- * a request queued behind max_running would keep its place, and one in the
- * batch its slot, until its next token: a cancelled request would go on
- * costing the others. So while the model holds a request, the loop's epoll
- * set watches its socket for the peer's close (EPOLLRDHUP, or
- * EPOLLHUP/EPOLLERR for a reset; never EPOLLIN, so a pipelined next
- * request is no event), and depart() takes the request
- * out of the model at once. A client that only shuts down its sending side
- * counts as gone too, as nginx takes it: no OpenAI client does that and
- * still waits for the answer. The watch is taken off in on_completed,
- * which libmicrohttpd calls before it closes the socket. */
-
-static void watch(struct lt_sim *s, struct sreq *r)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!ci || r->watch_fd >= 0)
-        return;
-    struct epoll_event ev = {.events = EPOLLRDHUP | EPOLLONESHOT, .data.u64 = EV_WATCH + r->seq};
-    /* Unwatched, the request is as before: noticed at its next write. */
-    if (epoll_ctl(s->ep, EPOLL_CTL_ADD, ci->connect_fd, &ev) == 0)
-        r->watch_fd = ci->connect_fd;
-}
-
-static void unwatch(struct lt_sim *s, struct sreq *r)
-{
-    if (r->watch_fd < 0)
-        return;
-    epoll_ctl(s->ep, EPOLL_CTL_DEL, r->watch_fd, NULL);
-    r->watch_fd = -1;
-}
-
-/* r's client closed: the model forgets the request now, and the connection
- * is resumed so that libmicrohttpd closes it (its reader or handler sees
- * `gone`); on_completed counts and logs it as aborted. */
-static void depart(struct lt_sim *s, struct sreq *r)
-{
-    unwatch(s, r);
-    /* The model is done with it: nothing to free, and the answer may have
-     * left whole before the client closed; its writes tell, as before. */
-    if (r->model_done)
-        return;
-    r->gone = true;
-    if (r->mreq) {
-        lt_sim_model_cancel(s->model, r->mreq);
-        r->mreq = NULL;
-    }
-    timer_cancel(s, r);
-    wake(r);
-}
-
-/* The loop's watch event for the request with this seq, if it is still
- * open (its event may have been read just before on_completed ran). */
-static void departed(struct lt_sim *s, uint64_t seq)
-{
-    for (struct sreq *r = s->live; r; r = r->next)
-        if (r->inference && r->seq == seq && r->watch_fd >= 0) {
-            depart(s, r);
-            return;
-        }
-}
 
 /* ---- the model's tokens ---- */
 
@@ -326,7 +52,7 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
 {
     struct lt_sim *s = ud;
     struct sreq *r = e->user;
-    int64_t rel = to_real(s, e->t);
+    int64_t rel = lt__sim_to_real(s, e->t);
     if (r->fault == LT_SIM_FAULT_STALL && e->index >= s->faults.stall_after &&
         s->faults.stall_after < r->resp.out) {
         int64_t until = (e->index == s->faults.stall_after ? rel : r->rel[s->faults.stall_after]) +
@@ -343,9 +69,10 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     /* llama.cpp's timing counters, in the server's (real) seconds */
     s->met.gen_tokens++;
     if (e->index == 0)
-        s->met.prompt_s += (double)(to_real(s, e->t) - to_real(s, e->admitted)) / 1e9;
+        s->met.prompt_s +=
+            (double)(lt__sim_to_real(s, e->t) - lt__sim_to_real(s, e->admitted)) / 1e9;
     else
-        s->met.gen_s += (double)(to_real(s, e->t) - to_real(s, r->emitted_t)) / 1e9;
+        s->met.gen_s += (double)(lt__sim_to_real(s, e->t) - lt__sim_to_real(s, r->emitted_t)) / 1e9;
     r->emitted_t = e->t;
     if (e->last) {
         lt_sim_metrics_observe(&s->met.e2e, (double)(rel - r->arrival) / 1e9);
@@ -358,12 +85,12 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
         r->model_done = true;
         r->mreq = NULL;
     }
-    wake(r);
+    lt__sim_wake(r);
 }
 
-static void advance(struct lt_sim *s, int64_t now)
+void lt__sim_advance(struct lt_sim *s, int64_t now)
 {
-    lt_sim_model_advance(s->model, to_model(s, now), on_emit, s);
+    lt_sim_model_advance(s->model, lt__sim_to_model(s, now), on_emit, s);
 }
 
 static void late_add(struct lt_sim *s, int64_t late_ns)
@@ -476,7 +203,7 @@ static ssize_t on_read(void *cls, uint64_t pos, char *buf, size_t max)
         ret = MHD_CONTENT_READER_END_WITH_ERROR;
         goto out;
     }
-    int64_t now = now_ns(s);
+    int64_t now = lt__sim_now_ns(s);
     /* libmicrohttpd asks for more only once everything it was given has
      * been written to the socket, so a call that finds nothing of ours left
      * over is the moment the tokens rendered before were sent: that, not
@@ -504,14 +231,14 @@ static ssize_t on_read(void *cls, uint64_t pos, char *buf, size_t max)
                  * the connection is cut, so the client sees exactly N. */
                 if (!r->cut_due) {
                     r->cut_due = true;
-                    timer_set(s, r, now + 20 * 1000000LL);
+                    lt__sim_timer_set(s, r, now + 20 * 1000000LL);
                 } else if (r->heap_idx == NO_TIMER) {
                     r->cut = true;
                 }
                 break;
             }
             if (r->rel[r->sent] > now) {
-                timer_set(s, r, r->rel[r->sent]);
+                lt__sim_timer_set(s, r, r->rel[r->sent]);
                 break;
             }
             bool bad = r->fault == LT_SIM_FAULT_MALFORMED && r->sent == s->faults.malformed_after;
@@ -538,7 +265,7 @@ static ssize_t on_read(void *cls, uint64_t pos, char *buf, size_t max)
     } else if (r->tail_sent) {
         ret = MHD_CONTENT_READER_END_OF_STREAM;
     } else {
-        suspend(r);
+        lt__sim_suspend(r);
         ret = 0;
     }
 out:
@@ -617,8 +344,8 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .top_n = c->top_n,
         .embed_dim = s->prof.embed_dim,
     };
-    int64_t now = now_ns(s);
-    advance(s, now);
+    int64_t now = lt__sim_now_ns(s);
+    lt__sim_advance(s, now);
     struct lt_sim_req q = {
         .prompt_tokens = c->toks.n,
         .out_tokens = out,
@@ -627,13 +354,13 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .user = r,
         .image_tokens = c->image_tokens + c->audio_tokens + c->video_tokens, /* the encoders' */
     };
-    r->mreq = lt_sim_model_add(s->model, to_model(s, now), &q, err);
+    r->mreq = lt_sim_model_add(s->model, lt__sim_to_model(s, now), &q, err);
     if (!r->mreq)
         return LT_ENOMEM;
     r->modeled = now;
-    poke(s, to_real(s, lt_sim_model_next(s->model)));
+    lt__sim_poke(s, lt__sim_to_real(s, lt_sim_model_next(s->model)));
     r->started = true;
-    watch(s, r);
+    lt__sim_watch(s, r);
     return 0;
 }
 
@@ -684,7 +411,7 @@ static enum MHD_Result answer_by_hand(struct sreq *r)
         rc = put_chunk(&raw, &piece, false);
     }
     uint32_t n = r->fault == LT_SIM_FAULT_BADCHUNK ? s->faults.badchunk_after : UINT32_MAX - 1;
-    int64_t now = now_ns(s);
+    int64_t now = lt__sim_now_ns(s);
     for (uint32_t i = 0; rc == 0 && i < r->resp.out && i <= n; i++) {
         lt_buf_reset(&piece);
         if (lt_sim_render_token(&piece, &r->resp, i, false) < 0 ||
@@ -727,7 +454,7 @@ static enum MHD_Result answer_by_hand(struct sreq *r)
 }
 
 /* Start the answer of an admitted request: a stream or a wait. */
-static enum MHD_Result start_answer(struct sreq *r)
+enum MHD_Result lt__sim_start_answer(struct sreq *r)
 {
     struct lt_sim *s = r->s;
     struct lt_err err = {0};
@@ -739,7 +466,7 @@ static enum MHD_Result start_answer(struct sreq *r)
     }
     if (!r->call.stream) {
         r->phase = P_WAITING;
-        suspend(r);
+        lt__sim_suspend(r);
         pthread_mutex_unlock(&s->mu);
         return MHD_YES;
     }
@@ -765,10 +492,10 @@ static enum MHD_Result start_answer(struct sreq *r)
     return ret;
 }
 
-static enum MHD_Result answer_full(struct sreq *r)
+enum MHD_Result lt__sim_answer_full(struct sreq *r)
 {
     if (r->sent_at) {
-        int64_t now = now_ns(r->s);
+        int64_t now = lt__sim_now_ns(r->s);
         for (uint32_t i = 0; i < r->resp.out; i++)
             r->sent_at[i] = now;
     }
@@ -819,7 +546,7 @@ static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
     case LT_SIM_FAULT_REFUSE:
         pthread_mutex_lock(&s->mu);
         s->refuse_req = true;
-        poke(s, now_ns(s));
+        lt__sim_poke(s, lt__sim_now_ns(s));
         pthread_mutex_unlock(&s->mu);
         r->status = 0;
         return MHD_NO;
@@ -827,12 +554,12 @@ static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
         pthread_mutex_lock(&s->mu);
         r->phase = P_DELAYED;
         r->due = r->arrival + s->faults.slow_us * 1000;
-        timer_set(s, r, r->due);
-        suspend(r);
+        lt__sim_timer_set(s, r, r->due);
+        lt__sim_suspend(r);
         pthread_mutex_unlock(&s->mu);
         return MHD_YES;
     default:
-        return start_answer(r);
+        return lt__sim_start_answer(r);
     }
 }
 
@@ -922,7 +649,7 @@ static enum MHD_Result queue_big(struct sreq *r, struct lt_buf *page)
 
 /* GET /metrics: the model's state now, in vLLM's names (sim_metrics.h),
  * unless a metrics fault drawn at the request (route) says otherwise. */
-static enum MHD_Result answer_metrics(struct sreq *r)
+enum MHD_Result lt__sim_answer_metrics(struct sreq *r)
 {
     struct lt_sim *s = r->s;
     if (r->mfault == LT_SIM_MFAULT_HTML)
@@ -932,7 +659,7 @@ static enum MHD_Result answer_metrics(struct sreq *r)
     struct lt_sim_model_stats st;
     lt_buf_init(&b, 1 << 20);
     pthread_mutex_lock(&s->mu);
-    advance(s, now_ns(s));
+    lt__sim_advance(s, lt__sim_now_ns(s));
     lt_sim_model_stats(s->model, &st);
     int rc = lt_sim_metrics_render(&b, &s->met, &st, &s->prof);
     if (rc == 0 && s->dia.llamacpp)
@@ -957,13 +684,13 @@ static enum MHD_Result route_metrics(struct sreq *r)
     if (r->mfault == LT_SIM_MFAULT_SLOW) {
         r->phase = P_DELAYED;
         r->due = r->arrival + s->faults.mslow_us * 1000;
-        timer_set(s, r, r->due);
-        suspend(r);
+        lt__sim_timer_set(s, r, r->due);
+        lt__sim_suspend(r);
         pthread_mutex_unlock(&s->mu);
         return MHD_YES;
     }
     pthread_mutex_unlock(&s->mu);
-    return answer_metrics(r);
+    return lt__sim_answer_metrics(r);
 }
 
 /* POST /reset_prefix_cache, as vLLM answers it: the cache is emptied. */
@@ -971,7 +698,7 @@ static enum MHD_Result answer_reset_prefix(struct sreq *r)
 {
     struct lt_sim *s = r->s;
     pthread_mutex_lock(&s->mu);
-    advance(s, now_ns(s));
+    lt__sim_advance(s, lt__sim_now_ns(s));
     lt_sim_model_reset_prefix(s->model);
     s->met.resets++;
     pthread_mutex_unlock(&s->mu);
@@ -1040,7 +767,7 @@ static enum MHD_Result answer_slot_action(struct sreq *r, const char *id)
     if (!action || strcmp(action, "erase"))
         return queue_error(r, 400, "Invalid action");
     pthread_mutex_lock(&s->mu);
-    advance(s, now_ns(s));
+    lt__sim_advance(s, lt__sim_now_ns(s));
     lt_sim_model_reset_prefix(s->model);
     s->met.resets++;
     s->served = 0;
@@ -1053,10 +780,10 @@ static enum MHD_Result answer_slot_action(struct sreq *r, const char *id)
     return ret;
 }
 
-static enum MHD_Result route(struct sreq *r, const char *url, const char *method)
+enum MHD_Result lt__sim_route(struct sreq *r, const char *url, const char *method)
 {
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
-    r->arrival = now_ns(r->s);
+    r->arrival = lt__sim_now_ns(r->s);
     r->anthropic = !strcmp(url, "/v1/messages");
     /* Two lengths are the opening of request smuggling: which one a proxy
      * in front believed is unknown, so neither is. */
@@ -1114,431 +841,6 @@ static enum MHD_Result route(struct sreq *r, const char *url, const char *method
     return queue_error(r, 404, msg);
 }
 
-/* Take a piece of r's body if the limits allow: the request's own
- * (--max-body, a 413) and all bodies in memory together (max_pending, a 503,
- * so that many half-sent bodies cannot hold unbounded memory). */
-static void take_body(struct sreq *r, const char *data, size_t n)
-{
-    struct lt_sim *s = r->s;
-    if (r->too_big || r->busy || r->two_length)
-        return;
-    pthread_mutex_lock(&s->mu);
-    bool room = s->pending <= s->max_pending && n <= s->max_pending - s->pending;
-    if (room)
-        s->pending += n;
-    pthread_mutex_unlock(&s->mu);
-    if (!room) {
-        r->busy = true;
-    } else {
-        r->counted += n;
-        if (lt_buf_append(&r->body, data, n) < 0)
-            r->too_big = true;
-    }
-    if (r->too_big || r->busy) { /* what was taken is of no more use */
-        pthread_mutex_lock(&s->mu);
-        s->pending -= r->counted;
-        pthread_mutex_unlock(&s->mu);
-        r->counted = 0;
-        lt_buf_release(&r->body);
-    }
-}
-
-static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind, const char *key,
-                                    const char *value)
-{
-    const char **first = cls;
-    if (strcasecmp(key, "Content-Length"))
-        return MHD_YES;
-    if (!first[0])
-        first[0] = value;
-    else if (strcmp(first[0], value))
-        first[1] = value;
-    return MHD_YES;
-}
-
-/* Known paths, so the log can name a request's path after the URL is gone. */
-static const char *const routes[] = {
-    "/health",         "/v1/models",
-    "/metrics",        "/reset_prefix_cache",
-    "/tokenize",       "/v1/chat/completions",
-    "/v1/completions", "/v1/responses",
-    "/v1/messages",    "/v1/messages/count_tokens",
-    "/props",          "/slots",
-    "/v1/embeddings",  "/v1/rerank",
-    "/rerank",
-};
-
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version, const char *upload_data,
-                                  size_t *upload_data_size, void **con_cls)
-{
-    struct lt_sim *s = cls;
-    struct sreq *r = *con_cls;
-    if (!r) {
-        r = calloc(1, sizeof *r);
-        if (!r)
-            return MHD_NO;
-        r->s = s;
-        r->conn = conn;
-        r->heap_idx = NO_TIMER;
-        r->watch_fd = -1;
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
-            r->client_port = ntohs(((const struct sockaddr_in *)ci->client_addr)->sin_port);
-        else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
-            r->client_port = ntohs(((const struct sockaddr_in6 *)ci->client_addr)->sin6_port);
-        r->method = !strcmp(method, "GET") ? "GET" : !strcmp(method, "POST") ? "POST" : "OTHER";
-        r->path = "other";
-        for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
-            if (!strcmp(url, routes[i]))
-                r->path = routes[i];
-        lt_buf_init(&r->body, s->max_body);
-        lt_buf_init(&r->out, (size_t)1 << 20);
-        const char *lengths[2] = {NULL, NULL};
-        MHD_get_connection_values(conn, MHD_HEADER_KIND, count_length, lengths);
-        r->two_length = lengths[1] != NULL;
-        pthread_mutex_lock(&s->mu);
-        r->next = s->live;
-        if (s->live)
-            s->live->prev = r;
-        s->live = r;
-        s->st.streams_open++;
-        if (s->st.streams_open > s->st.streams_peak)
-            s->st.streams_peak = s->st.streams_open;
-        pthread_mutex_unlock(&s->mu);
-        *con_cls = r;
-        return MHD_YES;
-    }
-    switch (r->phase) {
-    case P_BODY:
-        if (*upload_data_size) {
-            take_body(r, upload_data, *upload_data_size);
-            *upload_data_size = 0;
-            return MHD_YES;
-        }
-        enum MHD_Result ret = route(r, url, method);
-        /* The body has been parsed; the answer needs it no more. */
-        pthread_mutex_lock(&s->mu);
-        s->pending -= r->counted;
-        pthread_mutex_unlock(&s->mu);
-        r->counted = 0;
-        lt_buf_release(&r->body);
-        return ret;
-    case P_DELAYED: {
-        pthread_mutex_lock(&s->mu);
-        bool stop = s->stopping, early = now_ns(s) < r->due;
-        if (!stop && early)
-            suspend(r);
-        pthread_mutex_unlock(&s->mu);
-        if (stop)
-            return MHD_NO;
-        if (early)
-            return MHD_YES;
-        return r->inference ? start_answer(r) : answer_metrics(r);
-    }
-    case P_WAITING: {
-        pthread_mutex_lock(&s->mu);
-        bool stop = s->stopping || r->gone, done = r->model_done;
-        if (!stop && !done)
-            suspend(r);
-        pthread_mutex_unlock(&s->mu);
-        if (stop)
-            return MHD_NO;
-        return done ? answer_full(r) : MHD_YES;
-    }
-    default:
-        return MHD_YES;
-    }
-}
-
-static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminationCode toe)
-{
-    struct lt_buf b;
-    lt_buf_init(&b, (size_t)1 << 30);
-    lt_buf_printf(&b,
-                  "{\"method\":\"%s\",\"path\":\"%s\",\"status\":%d,\"arrival_us\":%lld,"
-                  "\"end_us\":%lld",
-                  r->method, r->path ? r->path : "", r->status, (long long)(r->arrival / 1000),
-                  (long long)(r->end / 1000));
-    lt_buf_printf(&b, ",\"client_port\":%u", (unsigned)r->client_port);
-    if (r->mfault != LT_SIM_MFAULT_NONE)
-        lt_buf_printf(&b, ",\"fault\":\"%s\"", lt_sim_mfault_name(r->mfault));
-    if (r->inference) {
-        lt_buf_printf(&b,
-                      ",\"seq\":%llu,\"api\":\"%s\",\"stream\":%s,\"fault\":\"%s\","
-                      "\"prompt_tokens\":%u",
-                      (unsigned long long)r->seq, lt_sim_api_name(r->call.api),
-                      r->call.stream ? "true" : "false", lt_sim_fault_name(r->fault),
-                      r->call.toks.n);
-        if (r->call.inputs)
-            lt_buf_printf(&b, ",\"inputs\":%u", r->call.inputs);
-        if (r->call.audio)
-            lt_buf_printf(&b, ",\"audio\":%u,\"audio_tokens\":%u", r->call.audio,
-                          r->call.audio_tokens);
-        if (r->call.images)
-            lt_buf_printf(&b, ",\"images\":%u,\"image_tokens\":%u,\"image_bytes\":%llu",
-                          r->call.images, r->call.image_tokens,
-                          (unsigned long long)r->call.image_bytes);
-        if (r->call.videos)
-            lt_buf_printf(&b, ",\"videos\":%u,\"video_tokens\":%u", r->call.videos,
-                          r->call.video_tokens);
-        if (r->call.image_links)
-            lt_buf_printf(&b, ",\"image_links\":%u", r->call.image_links);
-        if (r->started) {
-            if (r->aborted)
-                lt_buf_puts(&b, ",\"aborted\":true");
-            lt_buf_printf(
-                &b,
-                ",\"model_us\":%lld,\"id\":\"%s\",\"cached_tokens\":%u,"
-                "\"max_tokens\":%u,\"out\":%u,"
-                "\"reasoning_tokens\":%u,\"tool_call\":%s,\"finish\":\"%s\","
-                "\"emitted\":%u,\"sent\":%u,\"complete\":%s,\"tokens_us\":[",
-                (long long)(r->modeled / 1000), r->id, r->resp.cached_tokens, r->call.max_tokens,
-                r->resp.out, r->resp.reasoning, r->resp.tool_call ? "true" : "false",
-                r->resp.finish, r->avail, r->call.stream ? r->sent : r->avail,
-                toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && r->model_done && !r->cut ? "true"
-                                                                                       : "false");
-            for (uint32_t i = 0; i < r->avail; i++)
-                lt_buf_printf(&b, i ? ",%lld" : "%lld", (long long)(r->rel[i] / 1000));
-            lt_buf_puts(&b, "],\"sent_us\":[");
-            uint32_t nsent = r->call.stream ? r->sent : r->phase == P_DONE ? r->avail : 0;
-            for (uint32_t i = 0; i < nsent; i++)
-                lt_buf_printf(&b, i ? ",%lld" : "%lld", (long long)(r->sent_at[i] / 1000));
-            lt_buf_puts(&b, "]");
-        }
-    }
-    lt_buf_puts(&b, "}\n");
-    pthread_mutex_lock(&s->log_mu);
-    if (fwrite(b.p, 1, b.len, s->log) != b.len)
-        s->log_failed = true;
-    pthread_mutex_unlock(&s->log_mu);
-    lt_buf_release(&b);
-}
-
-static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                         enum MHD_RequestTerminationCode toe)
-{
-    struct lt_sim *s = cls;
-    struct sreq *r = *con_cls;
-    if (!r)
-        return;
-    *con_cls = NULL;
-    pthread_mutex_lock(&s->mu);
-    r->end = now_ns(s);
-    if (r->mreq) {
-        lt_sim_model_cancel(s->model, r->mreq);
-        r->mreq = NULL;
-    }
-    timer_cancel(s, r);
-    unwatch(s, r);
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        s->live = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    s->st.streams_open--;
-    s->st.requests++;
-    s->pending -= r->counted;
-    /* The client closed before the whole answer left (replay's
-     * cancellations; not the sim's own cut, nor its stop), seen by the
-     * loop's watch or at a write. */
-    r->aborted = r->inference && r->started && !r->cut &&
-                 (r->gone || (!s->stopping && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK &&
-                              toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN));
-    s->met.aborted += r->aborted;
-    if (r->fault != LT_SIM_FAULT_NONE || r->mfault != LT_SIM_MFAULT_NONE)
-        s->st.faults++;
-    pthread_mutex_unlock(&s->mu);
-    if (s->log)
-        write_log(s, r, toe);
-    lt_sim_call_release(&r->call);
-    lt_buf_release(&r->body);
-    lt_buf_release(&r->out);
-    free(r->rel);
-    free(r->sent_at);
-    free(r);
-}
-
-/* ---- listening ---- */
-
-static int open_listener(struct lt_sim *s, struct lt_err *err)
-{
-    int fd = socket(s->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return lt_errset(err, LT_EIO, "socket: %s", strerror(errno));
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, (struct sockaddr *)&s->addr, s->addrlen) < 0 || listen(fd, 4096) < 0) {
-        int e = errno;
-        close(fd);
-        return lt_errset(err, LT_EIO, "cannot listen on port %u: %s", s->port, strerror(e));
-    }
-    struct sockaddr_storage got;
-    socklen_t gl = sizeof got;
-    if (getsockname(fd, (struct sockaddr *)&got, &gl) == 0) {
-        uint16_t p = got.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
-                                               : ntohs(((struct sockaddr_in *)&got)->sin_port);
-        s->port = p;
-        if (s->addr.ss_family == AF_INET6)
-            ((struct sockaddr_in6 *)&s->addr)->sin6_port = htons(p);
-        else
-            ((struct sockaddr_in *)&s->addr)->sin_port = htons(p);
-    }
-    return fd;
-}
-
-/* Open a listener and a daemon on it (the port is fixed after the first). */
-static int start_daemon(struct lt_sim *s, struct lt_err *err)
-{
-    if (s->ndm == MAX_DAEMONS)
-        return lt_errset(err, LT_ELIMIT, "too many listener restarts");
-    int fd = open_listener(s, err);
-    if (fd < 0)
-        return fd;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
-    /* A pool of one is not a pool: libmicrohttpd wants at least two. */
-    unsigned pool = s->threads > 1 ? s->threads : 0;
-    /* Each connection's memory pool holds the answer's headers, so the
-     * bighead fault needs room for its padding (the pool's pages are only
-     * touched as they are used). */
-    size_t mem = 16384;
-    if (s->faults.p[LT_SIM_FAULT_BIGHEAD] > 0)
-        mem += (size_t)s->faults.bighead_bytes + 65536;
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT, s->max_conn,
-        MHD_OPTION_CONNECTION_TIMEOUT, 600u, MHD_OPTION_CONNECTION_MEMORY_LIMIT, mem,
-        MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_END);
-    if (!d) {
-        close(fd);
-        return lt_errset(err, LT_EIO, "libmicrohttpd could not start on port %u", s->port);
-    }
-    s->dm[s->ndm].d = d;
-    s->dm[s->ndm].fd = fd;
-    s->ndm++;
-    s->listening = true;
-    return 0;
-}
-
-/* Refuse fault: stop listening now (connections get ECONNREFUSED), keep
- * serving the connections already open. */
-static void stop_listening(struct lt_sim *s)
-{
-    struct dmn *d = &s->dm[s->ndm - 1];
-    MHD_socket fd = MHD_quiesce_daemon(d->d);
-    /* libmicrohttpd says the socket may only be closed after the daemon
-     * stops; shutting it down takes it out of LISTEN without freeing the
-     * descriptor. */
-    if (fd != MHD_INVALID_SOCKET)
-        shutdown(fd, SHUT_RDWR);
-}
-
-static void arm_timer(struct lt_sim *s, int64_t at)
-{
-    if (at != INT64_MAX)
-        lt_mono_timer_at(s->tfd, lt_mono_add_ns(s->t0, at), 0);
-    else
-        lt_mono_timer_off(s->tfd);
-}
-
-/* Do what is due at time now; return when the next thing is due. Called
- * with s->mu held, from the loop thread only. */
-static int64_t tick(struct lt_sim *s, int64_t now)
-{
-    advance(s, now);
-    struct sreq *r;
-    while ((r = timer_first(s)) && r->timer_at <= now) {
-        timer_cancel(s, r);
-        wake(r);
-    }
-    if (s->refuse_req && s->listening && s->ndm < MAX_DAEMONS) {
-        s->listening = false;
-        s->refuse_until = now + s->faults.refuse_us * 1000;
-        stop_listening(s);
-    }
-    s->refuse_req = false;
-    if (!s->listening && s->refuse_until && now >= s->refuse_until) {
-        struct lt_err err = {0};
-        if (start_daemon(s, &err) == 0)
-            s->refuse_until = 0;
-        else
-            s->refuse_until = now + 100 * 1000000LL; /* try again soon */
-    }
-    int64_t next = to_real(s, lt_sim_model_next(s->model));
-    if ((r = timer_first(s)) && r->timer_at < next)
-        next = r->timer_at;
-    if (!s->listening && s->refuse_until && s->refuse_until < next)
-        next = s->refuse_until;
-    return next;
-}
-
-static void *loop_main(void *arg)
-{
-    struct lt_sim *s = arg;
-    struct epoll_event evs[64];
-    int64_t timer_at = -1;
-    for (;;) {
-        pthread_mutex_lock(&s->mu);
-        if (s->stopping) {
-            pthread_mutex_unlock(&s->mu);
-            break;
-        }
-        int64_t now = now_ns(s), next = tick(s, now);
-        /* Whoever makes something due earlier than this (a new request, a
-         * stream's next token, a fault timer) pokes the eventfd. */
-        s->armed = next;
-        pthread_mutex_unlock(&s->mu);
-        if (next <= now)
-            continue;
-        if (next != timer_at) {
-            arm_timer(s, next);
-            timer_at = next;
-        }
-        int n = epoll_wait(s->ep, evs, (int)(sizeof evs / sizeof evs[0]), -1);
-        bool gone = false;
-        for (int i = 0; i < n; i++) {
-            uint64_t v, tag = evs[i].data.u64;
-            if (tag == EV_TIMER && read(s->tfd, &v, sizeof v) == sizeof v)
-                timer_at = -1;
-            else if (tag == EV_WAKER && read(s->wfd, &v, sizeof v) < 0)
-                v = 0; /* already drained */
-            gone |= tag >= EV_WATCH;
-        }
-        if (!gone)
-            continue;
-        pthread_mutex_lock(&s->mu);
-        /* The model first, up to now: what it emitted before the client
-         * left stays emitted. */
-        advance(s, now_ns(s));
-        for (int i = 0; i < n; i++)
-            if (evs[i].data.u64 >= EV_WATCH)
-                departed(s, evs[i].data.u64 - EV_WATCH);
-        pthread_mutex_unlock(&s->mu);
-    }
-    return NULL;
-}
-
-static int resolve(struct lt_sim *s, const char *host, uint16_t port, struct lt_err *err)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-    struct addrinfo *ai = NULL;
-    char ps[8];
-    snprintf(ps, sizeof ps, "%u", port);
-    int g = getaddrinfo(host, ps, &hints, &ai);
-    if (g != 0 || !ai)
-        return lt_errset(err, LT_EINVAL, "cannot resolve listen address '%s': %s", host,
-                         gai_strerror(g));
-    memcpy(&s->addr, ai->ai_addr, ai->ai_addrlen);
-    s->addrlen = ai->ai_addrlen;
-    s->port = port;
-    freeaddrinfo(ai);
-    return 0;
-}
-
 struct lt_sim *lt_sim_start(const struct lt_sim_opts *o, struct lt_err *err)
 {
     struct lt_sim *s = calloc(1, sizeof *s);
@@ -1548,24 +850,10 @@ struct lt_sim *lt_sim_start(const struct lt_sim_opts *o, struct lt_err *err)
         return NULL;
     }
     s->ep = s->tfd = s->wfd = -1;
-    lt_heap_init(&s->timers, sizeof(struct sreq *), timer_less, timer_moved, NULL);
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->log_mu, NULL);
     lt_sim_metrics_init(&s->met);
-    s->ep = epoll_create1(EPOLL_CLOEXEC);
-    s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    s->wfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (s->ep < 0 || s->tfd < 0 || s->wfd < 0) {
-        rc = lt_errset(err, LT_EIO, "cannot create the event loop: %s", strerror(errno));
-        goto out;
-    }
-    struct epoll_event tev = {.events = EPOLLIN, .data.u64 = EV_TIMER};
-    struct epoll_event wev = {.events = EPOLLIN, .data.u64 = EV_WAKER};
-    if (epoll_ctl(s->ep, EPOLL_CTL_ADD, s->tfd, &tev) < 0 ||
-        epoll_ctl(s->ep, EPOLL_CTL_ADD, s->wfd, &wev) < 0) {
-        rc = lt_errset(err, LT_EIO, "cannot create the event loop: %s", strerror(errno));
-        goto out;
-    }
+    LT_TRY(lt__sim_loop_open(s, err));
     s->scale = o->time_scale > 0 ? o->time_scale : 1;
     s->threads = o->threads ? o->threads : 1;
     s->armed = INT64_MIN; /* no pokes until the loop's first plan, which sees everything */
@@ -1602,8 +890,8 @@ struct lt_sim *lt_sim_start(const struct lt_sim_opts *o, struct lt_err *err)
         }
     }
     s->t0 = lt_mono_now();
-    LT_TRY(resolve(s, o->host ? o->host : "127.0.0.1", o->port, err));
-    LT_TRY(start_daemon(s, err));
+    LT_TRY(lt__sim_resolve(s, o->host ? o->host : "127.0.0.1", o->port, err));
+    LT_TRY(lt__sim_start_daemon(s, err));
     if (s->log) {
         /* The first line says where the log's clock starts, on the
          * machine's CLOCK_MONOTONIC, so a client on the same machine can
@@ -1617,11 +905,7 @@ struct lt_sim *lt_sim_start(const struct lt_sim_opts *o, struct lt_err *err)
                 (unsigned long long)s->seed);
         fflush(s->log);
     }
-    if (pthread_create(&s->loop, NULL, loop_main, s) != 0) {
-        rc = lt_errset(err, LT_EIO, "cannot start the sim's thread");
-        goto out;
-    }
-    s->loop_started = true;
+    LT_TRY(lt__sim_loop_start(s, err));
 out:
     if (rc < 0) {
         lt_sim_stop(s);
@@ -1657,33 +941,23 @@ int lt_sim_stop_err(struct lt_sim *s, struct lt_err *err)
     pthread_mutex_lock(&s->mu);
     s->stopping = true;
     pthread_mutex_unlock(&s->mu);
-    uint64_t one = 1;
-    if (s->wfd >= 0 && write(s->wfd, &one, sizeof one) < 0)
-        one = 0;
-    if (s->loop_started)
-        pthread_join(s->loop, NULL);
+    lt__sim_loop_join(s);
     /* Let every suspended request see that the sim stops (its reader or
      * handler gives up), then close everything. */
     pthread_mutex_lock(&s->mu);
     for (struct sreq *r = s->live; r; r = r->next)
-        wake(r);
+        lt__sim_wake(r);
     pthread_mutex_unlock(&s->mu);
     for (int i = s->ndm - 1; i >= 0; i--) {
         MHD_stop_daemon(s->dm[i].d);
         close(s->dm[i].fd);
     }
-    if (s->ep >= 0)
-        close(s->ep);
-    if (s->tfd >= 0)
-        close(s->tfd);
-    if (s->wfd >= 0)
-        close(s->wfd);
+    lt__sim_loop_close(s);
     if (s->log) {
         if (fclose(s->log) != 0 || s->log_failed)
             rc = lt_errset(err, LT_EIO, "the sim's log could not be written completely");
     }
     lt_sim_model_free(s->model);
-    lt_heap_release(&s->timers);
     lt_hist_free(s->late);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->log_mu);

@@ -3,8 +3,9 @@
 # enforces the layering (each target sees only the folders it may use, see
 # lt_sees in CMakeLists.txt); this test says the same rule as a table, so a
 # header no target compiles is held to it too, and bans the functions of
-# docs/CODE_STYLE.md; no two source files share a name, and only the test
-# harness (tests/lib/servers.sh) starts servers on a --port-file.
+# docs/CODE_STYLE.md; no two source files share a name, each folder's
+# README maps its files, and only the test harness (tests/lib/servers.sh)
+# starts servers on a --port-file.
 set -u
 cd "${LT_SRC:?}" || exit 1
 fail=0
@@ -104,14 +105,44 @@ if [ -n "$hits" ]; then
     echo "$hits"
     fail=1
 fi
-# No two source files share a name, so that a name says which file is meant
-# (in messages, docs and a debugger's backtrace).
-dups=$(find $all -name '*.[ch]' 2>/dev/null | sed 's|.*/||' | sort | uniq -d)
+# No two source files share a name, anywhere in the tree (tests and bench
+# too), so that a name says which file is meant (in messages, docs and a
+# debugger's backtrace). In a checkout: the files git has or would add.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    srcs=$(git ls-files -co --exclude-standard -- '*.c' '*.h')
+else
+    srcs=$(find $all tests bench -name '*.[ch]' 2>/dev/null)
+fi
+dups=$(echo "$srcs" | sed 's|.*/||' | sort | uniq -d)
 if [ -n "$dups" ]; then
     echo "layout: source files that share a name:"
-    for d in $dups; do find $all -name "$d"; done
+    for d in $dups; do echo "$srcs" | grep "/$d\$\|^$d\$"; done
     fail=1
 fi
+# Every code folder has a README.md whose file table (its rows' first
+# column: `a.c`, or `a.h/.c` for both) names each .c and .h of the folder,
+# and no file the folder does not have, so the map cannot drift from the
+# tree.
+for dir in $all; do
+    [ -d "$dir" ] || continue
+    files=$(ls "$dir" | grep -E '\.(c|h)$')
+    [ -n "$files" ] || continue
+    if [ ! -f "$dir/README.md" ]; then
+        echo "layout: $dir/ has no README.md"
+        fail=1
+        continue
+    fi
+    named=$(grep '^|' "$dir/README.md" | awk -F'|' '{ print $2 }' | grep -oE '`[^`]+`' |
+        tr -d '`' | sed -E 's#^(.*)\.([ch])/\.([ch])$#\1.\2 \1.\3#' | tr ' ' '\n' | grep .)
+    for f in $files; do
+        echo "$named" | grep -qxF "$f" ||
+            { echo "layout: $dir/README.md's file table does not name $f"; fail=1; }
+    done
+    for f in $(echo "$named" | grep -E '\.(c|h)$'); do
+        [ -f "$dir/$f" ] ||
+            { echo "layout: $dir/README.md's file table names $f, which $dir/ has not"; fail=1; }
+    done
+done
 # Tests and bench scripts start servers through one harness,
 # tests/lib/servers.sh, which alone hands a server its --port-file.
 hits=$(grep -rnE -- '--port-file +["$]' tests bench --include='*.sh' 2>/dev/null |
@@ -123,5 +154,5 @@ if [ -n "$hits" ]; then
 fi
 [ $fail = 0 ] &&
     echo "layout: dependency rule, internal names, lifecycle pairs, banned functions," \
-        "file names and one server harness: ok"
+        "file names, folder READMEs and one server harness: ok"
 exit $fail

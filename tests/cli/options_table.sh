@@ -7,6 +7,7 @@
 # getopt's options are found by probing every first letter (unknown,
 # ambiguous with its candidates named, or one option) and every short
 # letter, so an option that getopt takes and the help leaves out fails.
+# Every command that is a table is here: a command converted is added.
 set -u
 . "$LT_SRC/tests/cli/lib.sh"
 L=$LOADTRACE
@@ -15,7 +16,7 @@ cd "$T" || exit 1
 "$L" completions bash >bash || fail "completions bash"
 "$L" completions zsh >zsh || fail "completions zsh"
 
-for c in cat export import info compare analyze; do
+for c in cat export import info compare analyze capture synth sim sweep demo; do
     "$L" help "$c" >help.$c || fail "help $c"
     # the options the help lists, in its order: those that begin a line
     # (a second form of one, as export's "--to jsonl", counted once)
@@ -25,8 +26,8 @@ for c in cat export import info compare analyze; do
     # ... those shown with a value word after them
     grep -oE -- '^  (-[a-zA-Z], )?--[a-z][a-z0-9-]*( |\[)[^ ]' help.$c |
         grep -oE -- '--[a-z0-9-]+' | awk '!seen[$0]++' | sort >valued.$c
-    # ... and the short aliases
-    grep -oE -- '^  -[a-zA-Z], --' help.$c | cut -c4 | sort >short.$c
+    # ... and the short aliases, of a long option or alone (sim's -o)
+    grep -oE -- '^  -[a-zA-Z](, --| )' help.$c | cut -c4 | sort >short.$c
 
     # bash: the opts of "CMD)" in its order, and its valued list
     awk -v c="    $c)" '$0 == c { on = 1; next } on && /opts=/ { sub(/.*opts=./, ""); sub(/.$/, "");

@@ -132,20 +132,7 @@ expect_grep "fleet: 3 replicas, route round-robin" "$T/rr.txt.out"
 expect_grep "load balance (max/mean requests)" "$T/rr.html"
 
 # --- the load bound: 24 requests of one hot prefix at once, each ~0.6 s long
-cat >"$T/slow.profile" <<'P'
-name = fleetslow
-model = loadtrace-sim-fleet
-step_ms = 15
-step_ms_per_seq = 0
-prefill_step_ms = 0
-prefill_ms_per_seq = 0
-prefill_ms_per_token = 0
-cached_ms_per_token = 0
-max_running = 100000
-kv_tokens = 1000000000
-batch_tokens = 100000000
-block_tokens = 64
-P
+fleet_profile "$T/slow.profile" fleetslow 15 100000 block_tokens=64
 awk 'BEGIN { for (i = 0; i < 24; i++)
     printf "{\"t\":%d,\"in\":128,\"out\":40,\"blocks\":[7,%d]}\n", i * 5000, 100 + i }' >"$T/hot.jsonl"
 "$L" import --from jsonl --block-tokens 64 "$T/hot.jsonl" -o "$T/hot.lt.zst" -q || fail "import hot"

@@ -9,20 +9,9 @@
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
+. "$LT_SRC/tests/replay/fleetlib.sh"
 
-cat >"$T/slow.profile" <<'P'
-name = fleetslow
-model = loadtrace-sim-fleet
-step_ms = 10
-step_ms_per_seq = 0
-prefill_step_ms = 0
-prefill_ms_per_seq = 0
-prefill_ms_per_token = 0
-cached_ms_per_token = 0
-max_running = 100000
-kv_tokens = 1000000000
-batch_tokens = 100000000
-P
+fleet_profile "$T/slow.profile" fleetslow 10 100000
 # 60 requests, 50 ms apart, 20 tokens each (about 0.2 s)
 awk 'BEGIN { for (i = 0; i < 60; i++) printf "{\"t\":%d,\"in\":32,\"out\":20}\n", i * 50000 }' \
     >"$T/k.jsonl"

@@ -9,19 +9,11 @@
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
-MPIRUN=${MPIRUN:-mpirun}
-command -v "$MPIRUN" >/dev/null 2>&1 ||
-    { echo "FAIL: loadtrace was built with MPI but $MPIRUN is not installed (apt-get install openmpi-bin)" >&2; exit 1; }
-ROOT=
-[ "$(id -u)" = 0 ] && ROOT=--allow-run-as-root
-LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$LT_SRC/tests/replay/lsan-openmpi.supp:fast_unwind_on_malloc=0"
-export LSAN_OPTIONS
+. "$LT_SRC/tests/replay/fleetlib.sh"
+. "$LT_SRC/tests/replay/mpilib.sh"
 
 # 10 sessions of 3 turns, 60 ms apart; record n asks for 10 + n tokens
-awk 'BEGIN { n = 0
-  for (t = 0; t < 3; t++) for (s = 1; s <= 10; s++) {
-    printf "{\"t\":%d,\"session\":%d,\"turn\":%d,\"in\":32,\"out\":%d}\n", \
-        (t * 10 + s - 1) * 60000, s, t, 10 + n; n++ } }' >"$T/h.jsonl"
+fleet_sessions "$T/h.jsonl" plain
 "$L" import --from jsonl "$T/h.jsonl" -o "$T/h.lt.zst" -q || fail "import"
 awk '{ match($0, /"session":[0-9]+/); print NR - 1, substr($0, RSTART + 10, RLENGTH - 10) }' \
     "$T/h.jsonl" >"$T/sess.txt"
@@ -33,7 +25,7 @@ for pol in round-robin session; do
         start_sim "$s" --profile fast
         URLS="$URLS${URLS:+,}$SIM_URL"
     done
-    timeout 120 "$MPIRUN" --oversubscribe $ROOT -x LSAN_OPTIONS -n 2 "$L" replay "$T/h.lt.zst" \
+    mpi 2 replay "$T/h.lt.zst" \
         --target "$URLS" --route "$pol" --no-calibrate -o "$T/$pol.lt.zst" -q --no-summary \
         >"$T/$pol.out" 2>"$T/$pol.err"
     expect_status 0 $? "mpirun -n 2 replay --route $pol"

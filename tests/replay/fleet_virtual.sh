@@ -79,20 +79,7 @@ expect_eq "0 session" "$(jq -r '.runs[0].fleet | "\(.replicas_saved) \(.b.route)
 expect_grep "routers: A round-robin over 3 replicas, B session over 3" "$T/cmp.txt"
 
 # --- --find-max replicas: the answer is 4
-cat >"$T/serial.profile" <<'P'
-name = serial
-model = loadtrace-sim-serial
-step_ms = 10
-step_ms_per_seq = 0
-prefill_step_ms = 0
-prefill_ms_per_seq = 0
-prefill_ms_per_token = 0
-cached_ms_per_token = 0
-max_running = 1
-kv_tokens = 1000000000
-batch_tokens = 100000000
-cache_blocks = 0
-P
+fleet_profile "$T/serial.profile" serial 10 1 cache_blocks=0
 awk 'BEGIN { for (i = 0; i < 200; i++) printf "{\"t\":%d,\"in\":16,\"out\":4}\n", i * 10000 }' \
     >"$T/s.jsonl"
 "$L" import --from jsonl "$T/s.jsonl" -o "$T/s.lt.zst" -q || fail "import the even trace"

@@ -14,20 +14,7 @@
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
-MPIRUN=${MPIRUN:-mpirun}
-command -v "$MPIRUN" >/dev/null 2>&1 ||
-    { echo "FAIL: loadtrace was built with MPI but $MPIRUN is not installed (apt-get install openmpi-bin)" >&2; exit 1; }
-ROOT=
-[ "$(id -u)" = 0 ] && ROOT=--allow-run-as-root
-# Under -DLT_SANITIZE=ON: Open MPI's own lifetime allocations are not ours
-# (tests/replay/lsan-openmpi.supp says which are suppressed, and why).
-LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$LT_SRC/tests/replay/lsan-openmpi.supp:fast_unwind_on_malloc=0"
-export LSAN_OPTIONS
-mpi() { # ranks, then the loadtrace arguments; bounded
-    _n=$1
-    shift
-    timeout 120 "$MPIRUN" --oversubscribe $ROOT -x LSAN_OPTIONS -n "$_n" "$L" "$@"
-}
+. "$LT_SRC/tests/replay/mpilib.sh"
 
 # 30 sessions of 3 turns (90 requests), a new session every 50 ms
 "$L" synth --arrivals constant --rate 20 --requests 90 --turns fixed:3 --think 100ms \
