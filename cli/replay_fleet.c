@@ -5,6 +5,7 @@
 
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
+#include "experiments/vreplay.h"
 #include "plan/plan_jobs.h"
 #include "sim/sim_profile.h"
 
@@ -189,38 +190,6 @@ void cli_fleet_print(const struct lt_replay_opts *o, const struct lt_replay_stat
                 (unsigned long long)st->route_spilled);
 }
 
-/* The virtual fleet's router: replay's, through the driver's callbacks. */
-static int vpick(void *ud, size_t seq, const struct lt_plan_job *job)
-{
-    struct lt_route_key k = {.seq = seq,
-                             .index = job->index,
-                             .session = job->session,
-                             .blocks = job->blocks,
-                             .n_blocks = job->n_blocks};
-    return lt_route_pick(ud, &k);
-}
-static void vdone(void *ud, int replica)
-{
-    lt_route_done(ud, replica);
-}
-
-int cli_fleet_vroute(const struct lt_replay_opts *o, struct lt_route *r, struct lt_sim_vroute *vr)
-{
-    struct lt_err err = {0};
-    if (o->route.n < 2)
-        return 0;
-    if (lt_route_init(r, &o->route, &err) < 0) {
-        cli_error("replay", "%s", err.msg);
-        return -1;
-    }
-    *vr = (struct lt_sim_vroute){.n = o->route.n,
-                                 .name = lt_route_name(o->route.policy),
-                                 .pick = vpick,
-                                 .done = vdone,
-                                 .ud = r};
-    return 1;
-}
-
 /* ---- --find-max replicas ---- */
 
 /* One probe: the virtual fleet of n at o's load into path; its
@@ -234,27 +203,18 @@ static int probe_replicas(const struct lt_replay_opts *o, const struct lt_sim_pr
     struct lt_replay_opts po = *o;
     po.route.n = n;
     po.out_path = path;
-    struct lt_sim_vreplay vo = {
-        .trace_path = o->trace_path,
-        .out_path = path,
-        .warmup = o->warmup,
-        .default_out = o->default_out,
-        .no_cancel = o->no_cancel,
-        .metrics_interval_us = o->server_metrics < 0    ? 0
-                               : o->metrics_interval_us ? o->metrics_interval_us
-                                                        : 1000000,
-    };
-    lt_replay_plan_opts(&po, &vo.plan);
-    struct lt_route router;
-    struct lt_sim_vroute vroute;
-    int fleet = cli_fleet_vroute(&po, &router, &vroute);
-    if (fleet < 0)
-        return lt_errset(err, LT_EUSAGE, "the router refused its options");
-    vo.route = fleet ? &vroute : NULL;
+    struct lt_sim_vreplay vo;
+    lt_vreplay_opts_init(&vo, &po, 1000000);
+    vo.levels = NULL; /* a fleet is probed at o's rate, never in a closed loop */
+    vo.n_levels = 0;
+    struct lt_vreplay_fleet fleet;
+    if (lt_vreplay_fleet_init(&fleet, &po, &vo, err) < 0) {
+        lt_vreplay_fleet_release(&fleet);
+        return err->code;
+    }
     struct lt_sim_vstats tot = {0};
     int rc = lt_sim_virtual_replay(p, jobs, &vo, &tot, err);
-    if (fleet)
-        lt_route_release(&router);
+    lt_vreplay_fleet_release(&fleet);
     if (rc < 0)
         return rc;
     struct lt_analyze_opts ao;

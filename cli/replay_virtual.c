@@ -13,7 +13,7 @@
 
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
-#include "cli/replay_fleet.h"
+#include "experiments/vreplay.h"
 #include "plan/plan_jobs.h"
 #include "sim/sim_profile.h"
 #include "sim/sim_virtual.h"
@@ -34,29 +34,11 @@ static double cpu_seconds(void)
 int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts *sim, bool summary,
                        bool quiet)
 {
-    /* What a live server would do but the model cannot: say so rather
-     * than produce numbers that quietly mean something else. */
-    if (sim->faults) {
-        cli_error("replay", "--virtual: faults are not simulated in virtual time "
-                            "(drop --sim-faults, or replay live against the sim)");
-        return 2;
-    }
-    if (sim->log_path) {
-        cli_error("replay", "--virtual: there is no server log in virtual time (drop --sim-log; "
-                            "the results file has every token's emission time)");
-        return 2;
-    }
-    if (sim->time_scale > 0) {
-        cli_error("replay", "--virtual: --sim-time-scale does not apply (virtual time runs as "
-                            "fast as the CPU allows)");
-        return 2;
-    }
-    if (o->no_force_length) {
-        cli_error("replay", "--virtual: every request emits exactly its recorded length; "
-                            "--no-force-length (natural output lengths) needs a live server");
-        return 2;
-    }
     struct lt_err err = {0};
+    if (lt_vreplay_check(o, sim, &err) < 0) {
+        cli_error("replay", "%s", err.msg);
+        return 2;
+    }
     struct lt_sim_profile p;
     if (lt_sim_profile_load(&p, sim->profile ? sim->profile : "default", &err) < 0 ||
         lt_sim_profile_check(&p, &err) < 0) {
@@ -72,38 +54,23 @@ int cli_replay_virtual(const struct lt_replay_opts *o, const struct lt_sim_opts 
         lt_plan_jobs_close(&tr);
         return 1;
     }
-    struct lt_sim_vreplay vo = {
-        .trace_path = o->trace_path,
-        .out_path = o->out_path,
-        .levels = o->levels,
-        .n_levels = o->n_levels,
-        .warmup = o->warmup,
-        .default_out = o->default_out,
-        .no_cancel = o->no_cancel,
-        /* Ctrl-C or SIGTERM stops the run as it stops a live one: what
-         * ran is kept, what never ran is recorded as never sent */
-        .stopped = cli_stop_name,
-        /* the model's values, as the live sim's /metrics would be scraped */
-        .metrics_interval_us = o->server_metrics < 0    ? 0
-                               : o->metrics_interval_us ? o->metrics_interval_us
-                                                        : 250000,
-    };
-    lt_replay_plan_opts(o, &vo.plan);
-    /* A fleet of model instances behind replay's own router. */
-    struct lt_route router;
-    struct lt_sim_vroute vroute;
-    int fleet = cli_fleet_vroute(o, &router, &vroute);
-    if (fleet < 0) {
+    struct lt_sim_vreplay vo;
+    lt_vreplay_opts_init(&vo, o, 250000);
+    /* Ctrl-C or SIGTERM stops the run as it stops a live one: what ran is
+     * kept, what never ran is recorded as never sent */
+    vo.stopped = cli_stop_name;
+    /* a fleet of model instances behind replay's own router */
+    struct lt_vreplay_fleet fleet;
+    if (lt_vreplay_fleet_init(&fleet, o, &vo, &err) < 0) {
+        cli_error("replay", "%s", err.msg);
         lt_plan_jobs_close(&tr);
         return 2;
     }
-    vo.route = fleet ? &vroute : NULL;
     struct lt_sim_vstats tot = {0};
     cli_stop_catch(true);
     int rc = lt_sim_virtual_replay(&p, &tr, &vo, &tot, &err);
     cli_stop_catch(false);
-    if (fleet)
-        lt_route_release(&router);
+    lt_vreplay_fleet_release(&fleet);
     lt_plan_jobs_close(&tr);
     double cpu = cpu_seconds() - cpu0;
     if (rc < 0) {
