@@ -218,22 +218,21 @@ static int measure(const char *path, const struct lt_capacity_opts *s, double sl
         po->warmup = r->warmup;
         po->good = r->good_sched;
         po->goodput = r->goodput_sched;
-        /* Over-saturation: the mean in flight over the last quarter of the
-         * run is far above the first quarter's (a queue that only grows).
-         * Judged after the probe, and, for a live rate probe, as it runs
-         * (struct probe_watch), which also reads the server's queue. */
-        uint32_t nb = r->ts.n, q = nb / 4;
-        if (q >= 2) {
-            double first = 0, last = 0;
-            for (uint32_t k = 0; k < q; k++) {
-                struct lt_analyze_ts_point p0, p1;
-                lt_analyze_ts_point(r, k, &p0);
-                lt_analyze_ts_point(r, nb - 1 - k, &p1);
-                first += p0.in_flight / q;
-                last += p1.in_flight / q;
-            }
-            po->growing = last > 4 * first + 4;
+        /* Over-saturation (plan_search.h's one rule) over the run's
+         * requests in flight. Judged after the probe, and, for a live
+         * rate probe, as it runs (struct probe_watch), which also reads
+         * the server's queue. */
+        uint32_t nb = r->ts.n;
+        double *inflight = nb >= 8 ? malloc(nb * sizeof *inflight) : NULL;
+        if (nb >= 8 && !inflight)
+            rc = lt_errset(err, LT_ENOMEM, "out of memory");
+        for (uint32_t k = 0; inflight && k < nb; k++) {
+            struct lt_analyze_ts_point pt;
+            lt_analyze_ts_point(r, k, &pt);
+            inflight[k] = pt.in_flight;
         }
+        po->growing = inflight && lt_search_grew(inflight, nb, 4);
+        free(inflight);
     }
     lt_analyze_release(&a);
     return rc;
