@@ -7,15 +7,17 @@ static const struct cli_opt help_opt = {"help", 'h', NULL, 'h', "this text"};
 
 static bool optional(const struct cli_opt *o)
 {
-    return o->arg && o->arg[0] == '[';
+    return o->arg && o->arg[0] == '[' && o->arg[1] == '='; /* "[=N]", not "[HOST:]PORT" */
 }
 
 size_t cli_opts_longopts(const struct cli_spec *spec, struct option *out)
 {
     size_t n = 0;
-    for (const struct cli_opt *o = spec->opts; o->name && n < CLI_OPTS_MAX; o++, n++) {
+    for (const struct cli_opt *o = spec->opts; o->name && n < CLI_OPTS_MAX; o++) {
+        if (!o->name[0]) /* a heading */
+            continue;
         int has = !o->arg ? no_argument : optional(o) ? optional_argument : required_argument;
-        out[n] = (struct option){o->name, has, NULL, o->id};
+        out[n++] = (struct option){o->name, has, NULL, o->id};
     }
     out[n++] = (struct option){help_opt.name, no_argument, NULL, help_opt.id};
     out[n] = (struct option){NULL, 0, NULL, 0};
@@ -65,8 +67,12 @@ static void usage_line(const struct cli_opt *o, int col, FILE *f)
 void cli_opts_usage(const struct cli_spec *spec, FILE *f)
 {
     fputs(spec->synopsis, f);
-    for (const struct cli_opt *o = spec->opts; o->name; o++)
-        usage_line(o, spec->col, f);
+    for (const struct cli_opt *o = spec->opts; o->name; o++) {
+        if (!o->name[0])
+            fprintf(f, "%s%s\n", o == spec->opts ? "" : "\n", o->help);
+        else
+            usage_line(o, spec->col, f);
+    }
     usage_line(&help_opt, spec->col, f);
     if (spec->epilogue) {
         fputc('\n', f);
@@ -78,8 +84,11 @@ int cli_opts_parse(const struct cli_spec *spec, int argc, char **argv, cli_opt_f
 {
     struct option lo[CLI_OPTS_MAX + 2];
     char shorts[3 * CLI_OPTS_MAX + 2];
-    size_t n = cli_opts_longopts(spec, lo) - 1; /* the spec's, without --help */
-    if (spec->opts[n].name) {
+    cli_opts_longopts(spec, lo);
+    size_t n = 0; /* the spec's entries, headings too */
+    while (spec->opts[n].name && n <= CLI_OPTS_MAX)
+        n++;
+    if (n > CLI_OPTS_MAX) {
         cli_error(spec->cmd, "has more than %d options: raise CLI_OPTS_MAX", CLI_OPTS_MAX);
         return 1;
     }

@@ -35,6 +35,14 @@ struct cli_opt {
                          (another form of the option: "\t--to jsonl  ...") */
 };
 
+/* A heading among the options: the usage prints a blank line and title
+ * before the options after it ("Load:"); getopt and the completions skip
+ * it. */
+#define CLI_SECTION(title)                                                                         \
+    {                                                                                              \
+        "", 0, NULL, 0, title                                                                      \
+    }
+
 /* A command's options and the text around them in its usage. */
 struct cli_spec {
     const char *cmd;            /* "cat": for its error lines */

@@ -33,12 +33,12 @@ int cmd_sweep(int argc, char **argv);
  * that its getopt table, its usage text, the completions and the "did you
  * mean" of a mistyped option are made from. */
 extern const struct cli_spec cmd_import_spec, cmd_export_spec, cmd_cat_spec, cmd_info_spec,
-    cmd_compare_spec, cmd_analyze_spec;
+    cmd_compare_spec, cmd_analyze_spec, cmd_replay_spec;
 /* The commands not yet written as a spec: their getopt_long table (ended
  * by a zero entry), which they parse with and which `loadtrace
  * completions` and the "did you mean" read; their usage text is apart. */
 extern const struct option cmd_capture_options[], cmd_synth_options[], cmd_sim_options[],
-    cmd_replay_options[], cmd_demo_options[], cmd_sweep_options[];
+    cmd_demo_options[], cmd_sweep_options[];
 
 /* The table of commands (cli/commands.c): main dispatches on it, `help`
  * names them, the completions offer them. */

@@ -11,7 +11,6 @@
 #include "replay/replay.h"
 #include "cli/replay_search.h"
 #include "replay/route.h"
-#include "sim/sim_virtual.h"
 
 #include <stdbool.h>
 #include <stddef.h>

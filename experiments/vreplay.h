@@ -44,4 +44,21 @@ int lt_vreplay_fleet_init(struct lt_vreplay_fleet *f, const struct lt_replay_opt
                           struct lt_sim_vreplay *vo, struct lt_err *err);
 void lt_vreplay_fleet_release(struct lt_vreplay_fleet *f);
 
+/* `replay --virtual`: every run of o through the model of sim->profile
+ * (NULL = "default") in virtual time, into o->out_path. */
+struct lt_vreplay_run {
+    const char *(*stopped)(void *ud); /* as lt_sim_vreplay's; NULL: never stopped */
+    void *stop_ud;
+    bool dry_run; /* check the options and the profile, and stop there */
+    /* filled: */
+    char profile[64];         /* the profile's name */
+    struct lt_sim_vstats tot; /* the sums over the runs (also on failure: what was written) */
+    double cpu_s;             /* the process's CPU time it took */
+};
+
+/* Returns 0 or a negative code with err filled: LT_EUSAGE for what the
+ * model cannot honour (lt_vreplay_check) or a profile that does not load. */
+int lt_vreplay_run(const struct lt_replay_opts *o, const struct lt_sim_opts *sim,
+                   struct lt_vreplay_run *run, struct lt_err *err);
+
 #endif
