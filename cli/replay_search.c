@@ -6,6 +6,7 @@
  */
 #include "cli/replay_search.h"
 
+#include "base/lt_dur.h"
 #include "cli/cli_util.h"
 #include "cli/ui_dash.h"
 #include "experiments/capacity.h"
@@ -22,17 +23,6 @@ struct search_ui {
     struct lt_replay_live *live;
     struct cli_dash *dash; /* the live probes' screen; their lines become its history */
 };
-
-/* A length of time as a reader takes it in: 42 s, 2.6 min, 1.5 h. */
-static void fmt_secs(char *buf, size_t n, double s)
-{
-    if (s < 90)
-        snprintf(buf, n, "%.0f s", s);
-    else if (s < 5400)
-        snprintf(buf, n, "%.1f min", s / 60);
-    else
-        snprintf(buf, n, "%.1f h", s / 3600);
-}
 
 static void fmt_load(char *buf, size_t n, double v)
 {
@@ -81,7 +71,7 @@ static void on_probe_start(const struct search_ui *u, const struct lt_capacity_e
     if (u->dash)
         return;
     if (!u->s->concurrency)
-        fmt_secs(d, sizeof d, ev->planned_s);
+        lt_dur_say(d, sizeof d, ev->planned_s);
     fprintf(stderr, "loadtrace replay: live probe %u: %s %g, %llu requests%s%s\n", ev->probe,
             axis(u->s), ev->load, (unsigned long long)ev->requests, d[0] ? " over about " : "", d);
 }

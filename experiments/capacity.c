@@ -27,6 +27,7 @@
 
 #include "analyze/analyze.h"
 #include "base/lt_buf.h"
+#include "base/lt_dur.h"
 #include "base/lt_time.h"
 #include "experiments/vreplay.h"
 #include "plan/plan_jobs.h"
@@ -166,17 +167,6 @@ static double cpu_seconds(void)
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
         return 0;
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* A length of time as a reader takes it in: 42 s, 2.6 min, 1.5 h. */
-static void fmt_secs(char *buf, size_t n, double s)
-{
-    if (s < 90)
-        snprintf(buf, n, "%.0f s", s);
-    else if (s < 5400)
-        snprintf(buf, n, "%.1f min", s / 60);
-    else
-        snprintf(buf, n, "%.1f h", s / 3600);
 }
 
 static double since_s(lt_mono t0)
@@ -857,7 +847,7 @@ static int pick_window(struct search_ctx *c, const struct lt_search *vs, uint64_
 static void say_time_plan(const struct search_ctx *c, double first, bool seeded)
 {
     char d[32];
-    fmt_secs(d, sizeof d, planned_s(c, false, first));
+    lt_dur_say(d, sizeof d, planned_s(c, false, first));
     if (seeded)
         note(c,
              "a live probe at %g req/s lasts about %s; a search seeded by the model takes 2 to "
@@ -908,7 +898,7 @@ static int plan_live(struct search_ctx *c, const struct lt_search *vs, double fi
             (unsigned long long)c->win.first + 1, (unsigned long long)(c->win.first + c->win.n),
             c->jobs.n, (double)c->win.start_us / 1e6, (double)c->win.start_us / 1e6 + c->win.span_s,
             why);
-        fmt_secs(dw, sizeof dw, n_want > 1 ? (double)(n_want - 1) / first : 0);
+        lt_dur_say(dw, sizeof dw, n_want > 1 ? (double)(n_want - 1) / first : 0);
         if (nn >= n_want)
             note(c,
                  "%llu requests a probe, %llu of them warm-up: %llu judged, "
@@ -1006,7 +996,7 @@ void lt_capacity_say_end(const struct lt_capacity_result *r, char *buf, size_t n
     }
     if (e == LT_SEARCH_MAX_TIME_HIT && r->max_time_load > 0) {
         char d[32];
-        fmt_secs(d, sizeof d, r->max_time_planned_s);
+        lt_dur_say(d, sizeof d, r->max_time_planned_s);
         snprintf(buf, n,
                  "stopped at --max-time: the next live probe, at %g, would have ended past it "
                  "(its schedule alone: %s)%s",
