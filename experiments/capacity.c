@@ -446,6 +446,39 @@ static bool past_max_time(const struct search_ctx *c, double load)
 
 static void fmt_load(char *buf, size_t n, double v);
 
+/* A judged probe's verdict into the search ls, and told. */
+static void add_verdict(struct search_ctx *c, struct lt_search *ls, bool virt, double load,
+                        bool cut, struct probe_file *f, struct probe_out *pop)
+{
+    struct probe_out po = *pop;
+    const struct lt_capacity_opts *s = c->s;
+    double attain = po.n ? (double)po.good / (double)po.n : 0;
+    bool saturated = cut || (po.growing && attain < ls->o.attain);
+    const struct probe_window *pwin = virt ? c->vwin : &c->win;
+    if (!s->concurrency && pwin && pwin->set)
+        po.goodput = attain * load; /* the window's own pace is no rate of the trace's */
+    const struct lt_search_probe *p =
+        lt_search_add(ls, po.n, po.good, po.faults, saturated, po.goodput);
+    f->p = *p;
+    emit(c, &(struct lt_capacity_event){.kind = LT_CAPACITY_PROBE,
+                                        .virt = virt,
+                                        .probe = virt ? c->virtual_probes : c->live_probes,
+                                        .load = load,
+                                        .p = p,
+                                        .judged = po.n,
+                                        .faults = po.faults,
+                                        .search = ls,
+                                        .live_probes = c->live_probes});
+    if (cut)
+        emit(c, &(struct lt_capacity_event){.kind = LT_CAPACITY_PROBE_CUT,
+                                            .probe = c->live_probes,
+                                            .load = load,
+                                            .why = f->why,
+                                            .saved_s = c->pw.w.span_s > c->pw.w.t_last
+                                                           ? c->pw.w.span_s - c->pw.w.t_last
+                                                           : 0});
+}
+
 /* One search with one engine. Returns 0 or a negative code. */
 static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct lt_err *err)
 {
@@ -530,31 +563,7 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
             too_few(c, virt, load, &po, measured, err);
             return err->code;
         }
-        double attain = po.n ? (double)po.good / (double)po.n : 0;
-        bool saturated = cut || (po.growing && attain < ls->o.attain);
-        const struct probe_window *pwin = virt ? c->vwin : &c->win;
-        if (!s->concurrency && pwin && pwin->set)
-            po.goodput = attain * load; /* the window's own pace is no rate of the trace's */
-        const struct lt_search_probe *p =
-            lt_search_add(ls, po.n, po.good, po.faults, saturated, po.goodput);
-        f->p = *p;
-        emit(c, &(struct lt_capacity_event){.kind = LT_CAPACITY_PROBE,
-                                            .virt = virt,
-                                            .probe = virt ? c->virtual_probes : c->live_probes,
-                                            .load = load,
-                                            .p = p,
-                                            .judged = po.n,
-                                            .faults = po.faults,
-                                            .search = ls,
-                                            .live_probes = c->live_probes});
-        if (cut)
-            emit(c, &(struct lt_capacity_event){.kind = LT_CAPACITY_PROBE_CUT,
-                                                .probe = c->live_probes,
-                                                .load = load,
-                                                .why = f->why,
-                                                .saved_s = c->pw.w.span_s > c->pw.w.t_last
-                                                               ? c->pw.w.span_s - c->pw.w.t_last
-                                                               : 0});
+        add_verdict(c, ls, virt, load, cut, f, &po);
     }
     return 0;
 }
