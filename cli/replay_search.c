@@ -254,6 +254,8 @@ int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_op
     cli_dash_stop(u.dash, stderr);
     lt_replay_live_free(u.live);
     int status;
+    if (rc < 0 && r->answered) /* the answer, though its file failed */
+        print_answer(s, r);
     if (rc < 0) {
         cli_error("replay", "%s", err.msg);
         status = cli_fail_status(&err);

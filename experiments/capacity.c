@@ -1156,6 +1156,7 @@ static int finish(struct search_ctx *c, const struct lt_search_opts *so,
     r->in_file = c->n_files;
     if (s->virtual_first && !s->virtual_only && ans->lo > 0)
         savings(c, ans, so, r);
+    r->answered = true;
 
     char lo[32], hi[32], gp[32], att[32], probes[32], wall_s[32], vprobes[32], vcpu[32];
     char saved_p[32], saved_s[32];

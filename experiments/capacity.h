@@ -84,6 +84,8 @@ struct lt_capacity_opts {
 
 /* What the search found and did: the caller says it. */
 struct lt_capacity_result {
+    bool answered;               /* the searches ran: what follows holds their answer, even
+                                    when the results file then failed to be written */
     const struct lt_search *ans; /* the answer: &live, or &virt (virtual only) */
     struct lt_search virt, live;
     /* the model's search of the whole trace, when it chose the live
