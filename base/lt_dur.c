@@ -65,6 +65,15 @@ int lt_dur_parse(const char *s, int64_t bare_us, int64_t *us, struct lt_err *err
     return rc;
 }
 
+int lt_dur_say(char *buf, size_t n, double s)
+{
+    if (s < 90)
+        return snprintf(buf, n, "%.0f s", s);
+    if (s < 5400)
+        return snprintf(buf, n, "%.1f min", s / 60);
+    return snprintf(buf, n, "%.1f h", s / 3600);
+}
+
 int lt_dur_format(char *buf, size_t n, int64_t us)
 {
     static const struct {

@@ -36,4 +36,9 @@ int lt_dur_parse(const char *s, int64_t bare_us, int64_t *us, struct lt_err *err
  * to the same value. Returns what snprintf returns. */
 int lt_dur_format(char *buf, size_t n, int64_t us);
 
+/* A length of time s (seconds) as a reader takes it in, to a tenth of
+ * its unit: "42 s" under 90 s, "2.6 min" under 90 minutes, else "1.5 h".
+ * Returns what snprintf returns. */
+int lt_dur_say(char *buf, size_t n, double s);
+
 #endif

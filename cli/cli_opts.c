@@ -7,7 +7,7 @@ static const struct cli_opt help_opt = {"help", 'h', NULL, 'h', "this text"};
 
 static bool optional(const struct cli_opt *o)
 {
-    return o->arg && o->arg[0] == '[';
+    return o->arg && o->arg[0] == '[' && o->arg[1] == '='; /* "[=N]", not "[HOST:]PORT" */
 }
 
 /* An option with no long name: getopt knows it by its letter only. */

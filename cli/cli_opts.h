@@ -43,6 +43,9 @@ struct cli_opt {
         "", 0, NULL, 0, title                                                                      \
     }
 
+/* A heading after a blank line ("Load:"), for a usage of many groups. */
+#define CLI_SECTION(title) CLI_HEADING("\n" title)
+
 /* A command's options and the text around them in its usage. */
 struct cli_spec {
     const char *cmd;            /* "cat": for its error lines */

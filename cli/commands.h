@@ -34,11 +34,7 @@ int cmd_sweep(int argc, char **argv);
  * mean" of a mistyped option are made from. */
 extern const struct cli_spec cmd_import_spec, cmd_export_spec, cmd_cat_spec, cmd_info_spec,
     cmd_compare_spec, cmd_analyze_spec, cmd_capture_spec, cmd_synth_spec, cmd_sim_spec,
-    cmd_sweep_spec, cmd_demo_spec;
-/* The commands not yet written as a spec: their getopt_long table (ended
- * by a zero entry), which they parse with and which `loadtrace
- * completions` and the "did you mean" read; their usage text is apart. */
-extern const struct option cmd_replay_options[];
+    cmd_sweep_spec, cmd_demo_spec, cmd_replay_spec;
 
 /* The table of commands (cli/commands.c): main dispatches on it, `help`
  * names them, the completions offer them. */

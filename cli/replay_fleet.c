@@ -5,8 +5,7 @@
 
 #include "analyze/analyze.h"
 #include "cli/cli_util.h"
-#include "plan/plan_jobs.h"
-#include "sim/sim_profile.h"
+#include "experiments/replicas.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -189,194 +188,83 @@ void cli_fleet_print(const struct lt_replay_opts *o, const struct lt_replay_stat
                 (unsigned long long)st->route_spilled);
 }
 
-/* The virtual fleet's router: replay's, through the driver's callbacks. */
-static int vpick(void *ud, size_t seq, const struct lt_plan_job *job)
-{
-    struct lt_route_key k = {.seq = seq,
-                             .index = job->index,
-                             .session = job->session,
-                             .blocks = job->blocks,
-                             .n_blocks = job->n_blocks};
-    return lt_route_pick(ud, &k);
-}
-static void vdone(void *ud, int replica)
-{
-    lt_route_done(ud, replica);
-}
-
-int cli_fleet_vroute(const struct lt_replay_opts *o, struct lt_route *r, struct lt_sim_vroute *vr)
-{
-    struct lt_err err = {0};
-    if (o->route.n < 2)
-        return 0;
-    if (lt_route_init(r, &o->route, &err) < 0) {
-        cli_error("replay", "%s", err.msg);
-        return -1;
-    }
-    *vr = (struct lt_sim_vroute){.n = o->route.n,
-                                 .name = lt_route_name(o->route.policy),
-                                 .pick = vpick,
-                                 .done = vdone,
-                                 .ud = r};
-    return 1;
-}
-
 /* ---- --find-max replicas ---- */
 
-/* One probe: the virtual fleet of n at o's load into path; its
- * attainment (requests meeting the SLO from their scheduled time, of the
- * judged ones: replay --find-max's rule, analyze.h). */
-static int probe_replicas(const struct lt_replay_opts *o, const struct lt_sim_profile *p,
-                          const struct lt_plan_jobs *jobs, const struct cli_search_opts *s,
-                          uint32_t n, const char *path, double *attain, double *ttft_p99_ms,
-                          struct lt_err *err)
+struct replicas_ui {
+    const struct lt_replay_opts *o;
+    const struct cli_search_opts *s;
+    double target;
+};
+
+static void on_begin(void *ud, const char *profile)
 {
-    struct lt_replay_opts po = *o;
-    po.route.n = n;
-    po.out_path = path;
-    struct lt_sim_vreplay vo = {
-        .trace_path = o->trace_path,
-        .out_path = path,
-        .warmup = o->warmup,
-        .default_out = o->default_out,
-        .no_cancel = o->no_cancel,
-        .metrics_interval_us = o->server_metrics < 0    ? 0
-                               : o->metrics_interval_us ? o->metrics_interval_us
-                                                        : 1000000,
-    };
-    lt_replay_plan_opts(&po, &vo.plan);
-    struct lt_route router;
-    struct lt_sim_vroute vroute;
-    int fleet = cli_fleet_vroute(&po, &router, &vroute);
-    if (fleet < 0)
-        return lt_errset(err, LT_EUSAGE, "the router refused its options");
-    vo.route = fleet ? &vroute : NULL;
-    struct lt_sim_vstats tot = {0};
-    int rc = lt_sim_virtual_replay(p, jobs, &vo, &tot, err);
-    if (fleet)
-        lt_route_release(&router);
-    if (rc < 0)
-        return rc;
-    struct lt_analyze_opts ao;
-    lt_analyze_opts_init(&ao);
-    ao.slo_ttft_us = s->slo_ttft_us;
-    ao.slo_tpot_us = s->slo_tpot_us;
-    ao.slo_e2e_us = s->slo_e2e_us;
-    struct lt_analyze a = {0};
-    rc = lt_analyze_file(path, &ao, &a, err);
-    if (rc == 0 && a.n_runs < 1)
-        rc = lt_errset(err, LT_EFORMAT, "%s: the probe recorded no run", path);
-    if (rc == 0) {
-        struct lt_analyze_judged j;
-        lt_analyze_probe_judged(a.runs[0], false, &j);
-        *attain = j.judged ? (double)a.runs[0]->good_sched / (double)j.judged : 0;
-        *ttft_p99_ms = lt_hist_value_at(a.runs[0]->h[LT_AM_TTFT_S], 99) / 1e3;
-    }
-    lt_analyze_release(&a);
-    return rc;
+    const struct replicas_ui *u = ud;
+    fprintf(stderr,
+            "loadtrace replay: --find-max replicas: the fewest %s-routed replicas of profile "
+            "%s that serve the trace at %g req/s with %.4g of requests within %s\n",
+            lt_route_name(u->o->route.policy), profile, u->o->tt.rate, u->target, u->s->slo);
+}
+
+static void on_probe(void *ud, uint32_t n, double attain, double ttft_p99_ms, bool meets)
+{
+    (void)ud;
+    fprintf(stderr,
+            "loadtrace replay:   %3u replicas: attainment %.4f, TTFT p99 from sched %.0f ms: %s\n",
+            (unsigned)n, attain, ttft_p99_ms, meets ? "meets" : "fails");
+}
+
+static void print_replicas(const struct replicas_ui *u, const struct lt_replicas_result *r)
+{
+    const struct lt_replay_opts *o = u->o;
+    const char *route = lt_route_name(o->route.policy);
+    if (r->end == LT_REPLICAS_NONE)
+        printf("no fleet of up to %u replicas meets the SLO at %g req/s (%u probes; at %u: "
+               "attainment %.4f)\n",
+               (unsigned)r->lo, o->tt.rate, (unsigned)r->probes, (unsigned)r->lo, r->attain_lo);
+    else if (r->end == LT_REPLICAS_MAX_PROBES)
+        printf("stopped after %u probes (--max-probes): between %u and %u replicas\n",
+               (unsigned)r->probes, (unsigned)r->lo, (unsigned)r->hi);
+    else if (r->lo)
+        printf("replicas needed: %u (route %s, %g req/s, %s at %.4g): attainment %.4f at %u, "
+               "%.4f at %u; TTFT p99 %.0f ms at %u, %.0f ms at %u\n",
+               (unsigned)r->hi, route, o->tt.rate, u->s->slo, u->target, r->attain_lo,
+               (unsigned)r->lo, r->attain_hi, (unsigned)r->hi, r->p99_lo_ms, (unsigned)r->lo,
+               r->p99_hi_ms, (unsigned)r->hi);
+    else
+        printf("replicas needed: 1 (route %s, %g req/s, %s at %.4g): attainment %.4f at 1; "
+               "TTFT p99 %.0f ms\n",
+               route, o->tt.rate, u->s->slo, u->target, r->attain_hi, r->p99_hi_ms);
 }
 
 int cli_fleet_find_replicas(const struct lt_replay_opts *o, const struct lt_sim_opts *sim,
                             const struct cli_search_opts *s)
 {
+    struct replicas_ui u = {.o = o, .s = s, .target = s->attain > 0 ? s->attain : 0.9};
+    struct lt_replicas_opts ro = {
+        .profile = sim->profile,
+        .slo_ttft_us = s->slo_ttft_us,
+        .slo_tpot_us = s->slo_tpot_us,
+        .slo_e2e_us = s->slo_e2e_us,
+        .attain = s->attain,
+        .max_probes = s->max_probes,
+        .dry_run = cli_dry_run(),
+        .begin = s->quiet ? NULL : on_begin,
+        .probe = s->quiet ? NULL : on_probe,
+        .ud = &u,
+    };
+    struct lt_replicas_result r;
     struct lt_err err = {0};
-    struct lt_sim_profile p;
-    if (lt_sim_profile_load(&p, sim->profile ? sim->profile : "default", &err) < 0 ||
-        lt_sim_profile_check(&p, &err) < 0) {
+    if (lt_replicas_search(o, &ro, &r, &err) < 0) {
         cli_error("replay", "%s", err.msg);
-        return 2;
+        return cli_fail_status(&err);
     }
-    if (cli_dry_run())
+    if (ro.dry_run)
         return 0;
-    struct lt_plan_jobs jobs = {0};
-    if (lt_plan_jobs_open(&jobs, o->trace_path, &err) < 0) {
-        cli_error("replay", "%s", err.msg);
-        lt_plan_jobs_close(&jobs);
+    print_replicas(&u, &r);
+    if (r.end != LT_REPLICAS_FOUND)
         return 1;
-    }
-    double target = s->attain > 0 ? s->attain : 0.9;
-    uint32_t max_probes = s->max_probes ? s->max_probes : 20;
-    /* attainment by fleet size, -1 = not probed */
-    static double att[LT_ROUTE_MAX + 1], p99[LT_ROUTE_MAX + 1];
-    for (uint32_t i = 0; i <= LT_ROUTE_MAX; i++)
-        att[i] = -1;
-    char tmp[4096];
-    int status = 1;
-    uint32_t probes = 0, lo = 0, hi = 0; /* lo: largest failing, hi: smallest meeting */
     if (!s->quiet)
-        fprintf(stderr,
-                "loadtrace replay: --find-max replicas: the fewest %s-routed replicas of profile "
-                "%s that serve the trace at %g req/s with %.4g of requests within %s\n",
-                lt_route_name(o->route.policy), p.name, o->tt.rate, target, s->slo);
-    /* Grow by doubling until a fleet meets the SLO, then bisect. */
-    uint32_t n = 1;
-    while (probes < max_probes) {
-        snprintf(tmp, sizeof tmp, "%s.replicas-%u.tmp", o->out_path, (unsigned)n);
-        int rc = probe_replicas(o, &p, &jobs, s, n, tmp, &att[n], &p99[n], &err);
-        probes++;
-        if (rc < 0) {
-            cli_error("replay", "probe of %u replicas: %s", (unsigned)n, err.msg);
-            remove(tmp);
-            goto out;
-        }
-        bool meets = att[n] >= target;
-        if (!s->quiet)
-            fprintf(stderr,
-                    "loadtrace replay:   %3u replicas: attainment %.4f, TTFT p99 from sched "
-                    "%.0f ms: %s\n",
-                    (unsigned)n, att[n], p99[n], meets ? "meets" : "fails");
-        if (meets) {
-            if (hi && hi != n) {
-                snprintf(tmp, sizeof tmp, "%s.replicas-%u.tmp", o->out_path, (unsigned)hi);
-                remove(tmp);
-            }
-            hi = n;
-        } else {
-            remove(tmp);
-            lo = n;
-        }
-        if (hi && hi - lo <= 1)
-            break;
-        if (!hi) {
-            if (n == LT_ROUTE_MAX)
-                break;
-            n = n * 2 > LT_ROUTE_MAX ? LT_ROUTE_MAX : n * 2;
-        } else {
-            n = lo + (hi - lo) / 2;
-        }
-    }
-    if (!hi) {
-        printf("no fleet of up to %u replicas meets the SLO at %g req/s (%u probes; at %u: "
-               "attainment %.4f)\n",
-               (unsigned)lo, o->tt.rate, (unsigned)probes, (unsigned)lo, att[lo]);
-        goto out;
-    }
-    if (hi - lo > 1) {
-        snprintf(tmp, sizeof tmp, "%s.replicas-%u.tmp", o->out_path, (unsigned)hi);
-        remove(tmp);
-        printf("stopped after %u probes (--max-probes): between %u and %u replicas\n",
-               (unsigned)probes, (unsigned)lo, (unsigned)hi);
-        goto out;
-    }
-    snprintf(tmp, sizeof tmp, "%s.replicas-%u.tmp", o->out_path, (unsigned)hi);
-    if (rename(tmp, o->out_path) != 0) {
-        cli_error("replay", "cannot move %s to %s: %s", tmp, o->out_path, strerror(errno));
-        goto out;
-    }
-    if (lo)
-        printf("replicas needed: %u (route %s, %g req/s, %s at %.4g): attainment %.4f at %u, "
-               "%.4f at %u; TTFT p99 %.0f ms at %u, %.0f ms at %u\n",
-               (unsigned)hi, lt_route_name(o->route.policy), o->tt.rate, s->slo, target, att[lo],
-               (unsigned)lo, att[hi], (unsigned)hi, p99[lo], (unsigned)lo, p99[hi], (unsigned)hi);
-    else
-        printf("replicas needed: 1 (route %s, %g req/s, %s at %.4g): attainment %.4f at 1; "
-               "TTFT p99 %.0f ms\n",
-               lt_route_name(o->route.policy), o->tt.rate, s->slo, target, att[1], p99[1]);
-    if (!s->quiet)
-        fprintf(stderr, "loadtrace replay: the run at %u replicas -> %s\n", (unsigned)hi,
+        fprintf(stderr, "loadtrace replay: the run at %u replicas -> %s\n", (unsigned)r.hi,
                 o->out_path);
-    status = 0;
-out:
-    lt_plan_jobs_close(&jobs);
-    return status;
+    return 0;
 }

@@ -11,7 +11,6 @@
 #include "replay/replay.h"
 #include "cli/replay_search.h"
 #include "replay/route.h"
-#include "sim/sim_virtual.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,12 +42,6 @@ bool cli_fleet_apply(struct cli_fleet *f, struct lt_replay_opts *o, bool virt);
 /* After a fleet's run: one line per replica (requests, errors, tokens,
  * whether it went down and what failed over), and what a failure did. */
 void cli_fleet_print(const struct lt_replay_opts *o, const struct lt_replay_stats *st);
-
-/* The virtual fleet (--virtual --replicas N): r set up from o->route (n
- * instances) and vr its callbacks for sim/sim_virtual.h. Returns 1 (a
- * fleet: release r after the run), 0 (one instance: nothing set) or -1
- * (said). */
-int cli_fleet_vroute(const struct lt_replay_opts *o, struct lt_route *r, struct lt_sim_vroute *vr);
 
 /* --find-max replicas --rate R --slo SPEC: the fewest virtual replicas of
  * the sim's profile (sim->profile) behind o's route that meet the SLO at

@@ -1,617 +1,28 @@
 /*
- * The capacity search (see replay_search.h). plan/plan_search.h decides
- * which load to probe; this file runs each probe, live (lt_replay against
- * the target) or in virtual time (lt_sim_virtual_replay with the sim's
- * model), into a file of its own, reads its attainment with analyze, and
- * at the end writes one results file: every probe a run (renumbered, with
- * the search's fields: load, attainment and interval, verdict), the answer
- * in the header's meta. The probe files are then removed.
- *
- * A rate probe of the trace in trace time lasts (n - 1) / rate: the whole
- * trace at the capacity of a slow server can take hours. So a live probe
- * replays a window of the trace, as few requests as its interval needs
- * within a time budget, and says which window, how many and why; with a
- * model (virtual first) the window is the one whose attainment in the
- * model is nearest the whole trace's at the answer, so that the live
- * answer is of the same question. A probe that judged too few requests
- * for its interval to tell the target apart decides nothing: the search
- * refuses it with the reason instead of calling it a failure.
- *
- * Loads are in live units. Against the sim at --sim-time-scale S, the
- * model runs S times faster than it does in virtual time, so a virtual
- * probe of live load L runs the model at rate L / S (concurrency is
- * unchanged) against the SLO's limits times S: a virtual and a live search
- * of one profile then answer the same question.
+ * The capacity search on the command line (see replay_search.h): the
+ * library (experiments/capacity.h) searches; this file catches the
+ * signals that stop it, draws its progress (the dashboard, or a line on a
+ * terminal), says each probe, and prints the answer.
  */
 #include "cli/replay_search.h"
+
+#include "base/lt_dur.h"
+#include "cli/cli_util.h"
 #include "cli/ui_dash.h"
+#include "experiments/capacity.h"
 #include "replay/replay_live.h"
 
-#include "analyze/analyze.h"
-#include "base/lt_buf.h"
-#include "base/lt_time.h"
-#include "cli/cli_util.h"
-#include "plan/plan_jobs.h"
-#include "plan/plan_search.h"
-#include "sim/sim_profile.h"
-#include "sim/sim_virtual.h"
-#include "traces/trace_reader.h"
-#include "traces/trace_writer.h"
-
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#define MAX_FILES (2 * LT_SEARCH_MAX_PROBES)
-/* Attainment is measured to +-0.02 (95 % Wilson) where the probe's length
- * is ours to choose (closed loop). */
-#define PROBE_HALF_WIDTH 0.02
-/* In trace time a probe is as long as the trace's requests at the load:
- * a live one replays as many as measure attainment to +-0.05, or fewer,
- * down to the fewest its interval needs, to last at most this long. */
-#define RATE_HALF_WIDTH 0.05
-#define LIVE_PROBE_BUDGET_S 120.0
-/* scrape samples of the model's values a virtual probe writes, at most */
-#define VIRTUAL_SCRAPES 1000
-/* windows of the trace the model compares to choose the live one */
-#define WINDOW_CANDIDATES 64
-
-struct probe_file {
-    char path[1024];
-    bool virt;
-    double wall_s; /* live: the probe's wall time */
-    struct lt_search_probe p;
-    char why[400]; /* stopped early for over-saturation: why; "" otherwise */
-};
-
-/* A live rate probe watched as it runs (the engine's progress callback):
- * stopped once over-saturated (plan_search.h, lt_search_watch). */
-struct probe_watch {
-    struct lt_replay *rp;
-    struct lt_search_watch w;
-    bool watch; /* judge saturation (a rate probe) */
-    bool cut;   /* stopped by the watch, not by the user */
-    bool draw, drawn;
-    uint32_t probe;
-    double planned_s; /* the probe's schedule */
-};
-
-/* The part of the trace a live rate probe replays. */
-struct probe_window {
-    bool set;                 /* else the trace as the options give it */
-    int64_t start_us, end_us; /* trace time [start, end); end 0: to the end */
-    uint64_t first, n;        /* requests first+1 .. first+n of the trace */
-    uint64_t warmup;
-    double span_s; /* its trace time */
-};
-
-struct search_ctx {
-    const struct lt_replay_opts *o;
+struct search_ui {
     const struct cli_search_opts *s;
-    struct lt_plan_jobs jobs;
-    uint64_t warmup, requests;       /* per probe */
-    uint64_t min_judged;             /* the fewest a probe's interval needs */
-    uint64_t kept;                   /* rate: requests of the trace the options keep */
-    double trace_rate;               /* rate: the trace's own mean rate */
-    bool user_bounds;                /* --window, --requests or --duration bound each probe */
-    struct probe_window win;         /* live rate probes */
-    const struct probe_window *vwin; /* virtual probes: NULL, or win */
-    struct lt_search whole;          /* the model's search of the whole trace, when win is set */
-    uint32_t whole_probes;
-    bool draw;     /* a progress line on stderr */
-    double attain; /* share that must meet the SLO, resolved */
-    double vscale; /* live load = virtual load x vscale; SLO x vscale in virtual */
-    struct lt_sim_profile prof;
-    struct lt_sim *sim;
-    char url[64];
-    const char *api_key;
-    bool bearer_too;
-    lt_mono t0;
-    struct probe_file files[MAX_FILES];
-    uint32_t n_files;
-    double virtual_cpu_s, live_wall_s;
-    double live_over_s;   /* live probes' wall time beyond their schedules */
-    double max_time_load; /* --max-time ended the search before a probe here */
-    double cut_load;      /* a stop cut the probe at this load short */
-    bool cut_virtual;     /* ... a virtual one */
-    uint32_t virtual_probes, live_probes;
-    bool stopped;
-    struct probe_watch pw;
-    /* the model and prompt calibration the first live probe learned: the
-     * later ones ask the target neither again */
-    struct lt_replay_known *known;
-    double cut_saved_s; /* planned time the probes stopped early did not spend */
-    /* --ui dashboard: the live probes' figures and the screen they are
-     * drawn on (the probes' lines become its history); NULL: lines */
+    bool draw;  /* the progress line on stderr */
+    bool drawn; /* ... and it is there now */
     struct lt_replay_live *live;
-    struct cli_dash *dash;
+    struct cli_dash *dash; /* the live probes' screen; their lines become its history */
 };
-
-static double cpu_seconds(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
-        return 0;
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* A length of time as a reader takes it in: 42 s, 2.6 min, 1.5 h. */
-static void fmt_secs(char *buf, size_t n, double s)
-{
-    if (s < 90)
-        snprintf(buf, n, "%.0f s", s);
-    else if (s < 5400)
-        snprintf(buf, n, "%.1f min", s / 60);
-    else
-        snprintf(buf, n, "%.1f h", s / 3600);
-}
-
-static double since_s(lt_mono t0)
-{
-    return (double)lt_mono_diff_us(lt_mono_now(), t0) / 1e6;
-}
-
-struct probe_out {
-    uint64_t n, good, faults;
-    uint64_t warmup; /* warm-up results, excluded */
-    double goodput;
-    bool growing; /* requests in flight grew without bound over the run */
-};
-
-/* cut: the probe was stopped for over-saturation, and the requests it
- * aborted (in flight, or never sent) are the load's doing, not faults. */
-static int measure(const char *path, const struct cli_search_opts *s, double slo_scale, bool cut,
-                   struct probe_out *po, uint64_t *measured, struct lt_err *err)
-{
-    struct lt_analyze_opts ao;
-    lt_analyze_opts_init(&ao);
-    ao.slo_ttft_us = (int64_t)((double)s->slo_ttft_us * slo_scale);
-    ao.slo_tpot_us = (int64_t)((double)s->slo_tpot_us * slo_scale);
-    ao.slo_e2e_us = (int64_t)((double)s->slo_e2e_us * slo_scale);
-    struct lt_analyze a = {0};
-    memset(po, 0, sizeof *po);
-    int rc = lt_analyze_file(path, &ao, &a, err);
-    if (rc == 0 && a.n_runs < 1)
-        rc = lt_errset(err, LT_EFORMAT, "%s: the probe recorded no run", path);
-    if (rc == 0) {
-        const struct lt_analyze_run *r = a.runs[0];
-        /* Cancelled requests and faults are out of the count (analyze.h,
-         * the rule the report of the file follows too). */
-        struct lt_analyze_judged j;
-        lt_analyze_probe_judged(r, cut, &j);
-        po->faults = j.faults;
-        po->n = j.judged;
-        *measured = r->measured;
-        po->warmup = r->warmup;
-        po->good = r->good_sched;
-        po->goodput = r->goodput_sched;
-        /* Over-saturation: the mean in flight over the last quarter of the
-         * run is far above the first quarter's (a queue that only grows).
-         * Judged after the probe, and, for a live rate probe, as it runs
-         * (struct probe_watch), which also reads the server's queue. */
-        uint32_t nb = r->ts.n, q = nb / 4;
-        if (q >= 2) {
-            double first = 0, last = 0;
-            for (uint32_t k = 0; k < q; k++) {
-                struct lt_analyze_ts_point p0, p1;
-                lt_analyze_ts_point(r, k, &p0);
-                lt_analyze_ts_point(r, nb - 1 - k, &p1);
-                first += p0.in_flight / q;
-                last += p1.in_flight / q;
-            }
-            po->growing = last > 4 * first + 4;
-        }
-    }
-    lt_analyze_release(&a);
-    return rc;
-}
-
-/* The options of a probe at load (in the engine's units). */
-/* win: the window of the trace it replays; NULL or unset: the trace as
- * the options give it. */
-static void probe_opts(const struct search_ctx *c, const struct probe_window *win, double load,
-                       const char *path, struct lt_replay_opts *o)
-{
-    *o = *c->o;
-    o->out_path = path;
-    o->warmup = c->warmup;
-    o->progress = NULL;
-    if (win && win->set && !c->s->concurrency) {
-        /* the whole trace's schedule at this load, of which the window is
-         * a slice: its bursts and gaps as they are there, and the load
-         * means what it means for the whole trace */
-        o->tt.win_start_us = win->start_us;
-        o->tt.win_end_us = win->end_us;
-        o->warmup = win->warmup;
-        o->mode = LT_REPLAY_MODE_TRACE;
-        o->tt.rate = 0;
-        o->tt.speed = load / c->trace_rate;
-        return;
-    } else if (!c->o->warmup && !c->s->concurrency && c->o->tt.duration_us > 0) {
-        /* 5 % of what the duration holds at this load, not of the trace */
-        double held = fmin((double)c->warmup * 20, load * (double)c->o->tt.duration_us / 1e6 + 1);
-        o->warmup = (uint64_t)(held / 20);
-    }
-    if (c->s->concurrency) {
-        o->mode = LT_REPLAY_MODE_CONCURRENCY;
-        o->levels[0] = (uint32_t)load;
-        o->n_levels = 1;
-        o->requests = c->requests;
-    } else {
-        /* Trace time rescaled to a mean rate: the trace's own bursts. */
-        o->mode = LT_REPLAY_MODE_TRACE;
-        o->tt.rate = load;
-        o->tt.speed = 0;
-    }
-}
-
-static int run_virtual(struct search_ctx *c, const struct probe_window *win, double load,
-                       const char *path, struct lt_err *err)
-{
-    struct lt_replay_opts o;
-    probe_opts(c, win, c->s->concurrency ? load : load / c->vscale, path, &o);
-    struct lt_sim_vreplay vo = {
-        .trace_path = o.trace_path,
-        .out_path = path,
-        .levels = o.levels,
-        .n_levels = o.n_levels,
-        .warmup = o.warmup,
-        .default_out = o.default_out,
-        .no_cancel = o.no_cancel,
-        /* a signal stops a long virtual probe too; the search drops it */
-        .stopped = cli_stop_name,
-        /* the model's values, as a live probe scrapes the sim's /metrics */
-        .metrics_interval_us = o.server_metrics < 0    ? 0
-                               : o.metrics_interval_us ? o.metrics_interval_us
-                                                       : 250000,
-    };
-    /* A probe at a low rate spans hours of model time: at most about
-     * VIRTUAL_SCRAPES samples a probe, however long, so that the probes
-     * stay as cheap as the search needs them to be. */
-    double span_s = c->s->concurrency ? 0
-                    : win && win->set
-                        ? win->span_s * c->trace_rate / (load / c->vscale)
-                        : (double)(c->kept > 1 ? c->kept - 1 : 0) / (load / c->vscale);
-    if (vo.metrics_interval_us > 0 &&
-        span_s / VIRTUAL_SCRAPES * 1e6 > (double)vo.metrics_interval_us)
-        vo.metrics_interval_us = (int64_t)(span_s / VIRTUAL_SCRAPES * 1e6);
-    lt_replay_plan_opts(&o, &vo.plan);
-    struct lt_sim_vstats tot = {0};
-    int rc = lt_sim_virtual_replay(&c->prof, &c->jobs, &vo, &tot, err);
-    if (rc == 0 && tot.stopped_by)
-        c->stopped = true;
-    return rc;
-}
-
-static void on_probe_progress(void *ud, const struct lt_replay_progress *p)
-{
-    struct probe_watch *pw = ud;
-    if (pw->cut || !pw->rp)
-        return;
-    if (pw->draw) {
-        char left[32] = "";
-        if (pw->planned_s > p->elapsed_s)
-            snprintf(left, sizeof left, ", about %.0f s left", pw->planned_s - p->elapsed_s);
-        fprintf(stderr,
-                "\r[live probe %u] %llu/%llu done, %llu in flight, %llu errors, %.0f s%s\033[K",
-                pw->probe, (unsigned long long)p->done, (unsigned long long)p->total,
-                (unsigned long long)p->inflight, (unsigned long long)p->errors, p->elapsed_s, left);
-        pw->drawn = true;
-    }
-    if (pw->watch &&
-        lt_search_watch_add(&pw->w, p->elapsed_s, (double)p->inflight, p->lag_s, p->waiting)) {
-        pw->cut = true;
-        lt_replay_stop(pw->rp);
-    }
-}
-
-/* Requests a rate probe replays, and their schedule's length at load. */
-static uint64_t probe_requests(const struct search_ctx *c, bool virt)
-{
-    if (!virt && c->win.set)
-        return c->win.n;
-    if (c->s->concurrency)
-        return c->requests;
-    return c->kept;
-}
-
-static double planned_s(const struct search_ctx *c, bool virt, double load)
-{
-    if (c->s->concurrency)
-        return 0; /* a closed loop's length is the server's doing */
-    uint64_t n = probe_requests(c, virt);
-    double t = n > 1 ? (double)(n - 1) / load : 0; /* the mean rate's definition */
-    if (!virt && c->win.set) /* a slice of the whole trace's schedule at load */
-        t = c->win.span_s * c->trace_rate / load;
-    if (c->o->tt.duration_us > 0 && t > (double)c->o->tt.duration_us / 1e6)
-        t = (double)c->o->tt.duration_us / 1e6;
-    return t;
-}
-
-static int run_live(struct search_ctx *c, double load, const char *path, bool *limited,
-                    struct lt_err *err)
-{
-    struct lt_replay_opts o;
-    probe_opts(c, &c->win, load, path, &o);
-    struct probe_watch *pw = &c->pw;
-    pw->rp = NULL;
-    pw->cut = false;
-    pw->drawn = false;
-    pw->draw = c->draw;
-    pw->probe = c->live_probes + 1;
-    pw->planned_s = planned_s(c, false, load);
-    pw->watch = !c->s->concurrency;
-    lt_search_watch_init(&pw->w, pw->planned_s);
-    o.progress = on_probe_progress;
-    o.progress_ud = pw;
-    o.live = c->live;
-    if (c->live) {
-        char what[160];
-        snprintf(what, sizeof what, "live probe %u: %s %g%s", pw->probe,
-                 c->s->concurrency ? "concurrency" : "rate", load,
-                 c->s->concurrency ? " in flight" : " req/s");
-        lt_replay_live_set_phase(c->live, "probe", pw->probe, load, what);
-    }
-    if (c->sim) {
-        o.target = c->url;
-        o.target_label = "sim";
-    }
-    o.api_key = c->api_key;
-    o.api_key_bearer_too = c->bearer_too;
-    o.known = c->known;
-    *limited = false;
-    if (c->s->max_time_us > 0) {
-        /* --max-time bounds the probe too: nothing is scheduled past it
-         * (a probe it cut measures what it sent). */
-        int64_t left = c->s->max_time_us - lt_mono_diff_us(lt_mono_now(), c->t0);
-        if (left < 1)
-            left = 1;
-        *limited = (double)left / 1e6 < pw->planned_s || c->s->concurrency;
-        if (!o.duration_us || left < o.duration_us)
-            o.duration_us = left;
-        if (!o.tt.duration_us || left < o.tt.duration_us)
-            o.tt.duration_us = left;
-    }
-    struct lt_replay *rp = lt_replay_new(&o, err);
-    pw->rp = rp;
-    int rc = rp ? lt_replay_prepare(rp, err) : err->code;
-    if (rc == 0 && !c->known && !(c->known = lt_replay_known_new(rp)))
-        rc = lt_errset(err, LT_ENOMEM, "out of memory");
-    if (rc == 0)
-        rc = cli_replay_run(rp, err);
-    if (pw->drawn)
-        fputs("\n", stderr);
-    if ((rp && lt_replay_stopped(rp) && !pw->cut) || cli_stop_signal())
-        c->stopped = true;
-    pw->rp = NULL;
-    lt_replay_free(rp);
-    return rc < 0 ? rc : 0;
-}
-
-/* Why a probe judged fewer requests than its interval needs, in words:
- * what took them, and what to lengthen. */
-static void too_few(const struct search_ctx *c, bool virt, double load, const struct probe_out *po,
-                    uint64_t measured, struct lt_err *err)
-{
-    const struct lt_replay_opts *o = c->o;
-    uint64_t warm = po->warmup;
-    uint64_t sent = measured + warm;
-    char what[200];
-    size_t u = 0;
-    if (o->warmup)
-        u = (size_t)snprintf(what, sizeof what, "lower --warmup (%llu) or ",
-                             (unsigned long long)o->warmup);
-    if (c->s->concurrency || !o->tt.duration_us)
-        snprintf(what + u, sizeof what - u, "%s",
-                 o->requests ? "raise --requests" : "use a longer trace");
-    else
-        snprintf(what + u, sizeof what - u,
-                 "lengthen --duration (at %g req/s it holds about %.0f requests of the trace a "
-                 "probe)",
-                 load, load * (double)o->tt.duration_us / 1e6);
-    (void)virt;
-    if (measured == 0 && warm > 0)
-        lt_errset(err, LT_EUSAGE,
-                  "at %s %g the probe judged no request: the warm-up took all %llu requests of "
-                  "the probe; %s",
-                  c->s->concurrency ? "concurrency" : "rate", load, (unsigned long long)sent, what);
-    else
-        lt_errset(err, c->user_bounds ? LT_EUSAGE : LT_EFORMAT,
-                  "at %s %g the probe judged %llu requests (%llu replayed: %llu warm-up, %llu "
-                  "cancelled or faults), too few for its interval: at least %llu are needed to "
-                  "tell %g of them meeting the SLO apart; %s",
-                  c->s->concurrency ? "concurrency" : "rate", load, (unsigned long long)po->n,
-                  (unsigned long long)sent, (unsigned long long)warm,
-                  (unsigned long long)(measured - po->n), (unsigned long long)c->min_judged,
-                  c->attain, what);
-}
-
-static void print_probe(const struct search_ctx *c, bool virt, double load,
-                        const struct probe_out *po, const struct lt_search_probe *p)
-{
-    if (c->dash) { /* the dashboard's history of the probes */
-        char line[200];
-        snprintf(line, sizeof line, "probe %u: %s %g: %.3f of %llu met the SLO: %s%s",
-                 virt ? c->virtual_probes : c->live_probes,
-                 c->s->concurrency ? "concurrency" : "rate", load, p->attain,
-                 (unsigned long long)po->n,
-                 p->decided ? lt_search_verdict_name(p->verdict) : "unsure, again",
-                 p->unsure ? " (unsure)" : "");
-        cli_dash_note(c->dash, line);
-        return;
-    }
-    fprintf(stderr,
-            "loadtrace replay: %s probe %u: %s %g: %.3f of %llu requests met the SLO "
-            "[%.3f, %.3f] (%llu faults): %s%s\n",
-            virt ? "virtual" : "live", virt ? c->virtual_probes : c->live_probes,
-            c->s->concurrency ? "concurrency" : "rate", load, p->attain, (unsigned long long)po->n,
-            p->ci_lo, p->ci_hi, (unsigned long long)po->faults,
-            p->decided ? lt_search_verdict_name(p->verdict) : "unsure, again",
-            p->unsure ? " (unsure)" : "");
-}
-
-/* Would a live probe at load end past --max-time? Its schedule, and the
- * time the probes so far took beyond theirs (the last requests' answers,
- * the set-up). */
-static bool past_max_time(const struct search_ctx *c, double load)
-{
-    if (c->s->max_time_us <= 0)
-        return false;
-    double left = (double)c->s->max_time_us / 1e6 - since_s(c->t0);
-    double over = c->live_probes ? c->live_over_s / c->live_probes : 0;
-    if (c->s->concurrency)
-        return c->live_probes && left < c->live_wall_s / c->live_probes;
-    return planned_s(c, false, load) + over > left;
-}
-
-static void fmt_load(char *buf, size_t n, double v);
-
-/* One search with one engine. Returns 0 or a negative code. */
-static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct lt_err *err)
-{
-    const struct cli_search_opts *s = c->s;
-    double load;
-    bool repeat;
-    while (lt_search_next(ls, &load, &repeat)) {
-        if (cli_stop_signal()) {
-            c->stopped = true;
-            lt_search_give_up(ls, LT_SEARCH_STOPPED);
-            break;
-        }
-        if (c->n_files == MAX_FILES) {
-            lt_search_give_up(ls, LT_SEARCH_MAX_PROBES_HIT);
-            break;
-        }
-        double t_probe0 = since_s(c->t0);
-        if (!virt && past_max_time(c, load)) {
-            lt_search_give_up(ls, LT_SEARCH_MAX_TIME_HIT);
-            c->max_time_load = load;
-            break;
-        }
-        struct probe_file *f = &c->files[c->n_files];
-        snprintf(f->path, sizeof f->path, "%s.probe%u.lt.zst", c->o->out_path, c->n_files);
-        f->virt = virt;
-        f->why[0] = '\0';
-        c->pw.cut = false;
-        if (!virt && !s->quiet && !c->dash) {
-            char d[32] = "";
-            if (!s->concurrency)
-                fmt_secs(d, sizeof d, planned_s(c, false, load));
-            fprintf(stderr, "loadtrace replay: live probe %u: %s %g, %llu requests%s%s\n",
-                    c->live_probes + 1, s->concurrency ? "concurrency" : "rate", load,
-                    (unsigned long long)probe_requests(c, false), d[0] ? " over about " : "", d);
-        }
-        double cpu0 = cpu_seconds();
-        bool limited = false;
-        int rc = virt ? run_virtual(c, c->vwin, load, f->path, err)
-                      : run_live(c, load, f->path, &limited, err);
-        c->n_files++;
-        if (virt) {
-            c->virtual_cpu_s += cpu_seconds() - cpu0;
-            c->virtual_probes++;
-        } else {
-            f->wall_s = since_s(c->t0) - t_probe0;
-            c->live_wall_s += f->wall_s;
-            c->live_over_s += fmax(0, f->wall_s - planned_s(c, false, load));
-            c->live_probes++;
-        }
-        if (rc < 0)
-            return rc;
-        if (c->stopped) {
-            lt_search_give_up(ls, LT_SEARCH_STOPPED);
-            c->n_files--; /* a probe cut short says nothing */
-            c->cut_load = load;
-            c->cut_virtual = virt;
-            if (!virt)
-                c->live_probes--;
-            unlink(f->path);
-            break;
-        }
-        bool cut = !virt && c->pw.cut;
-        if (cut) {
-            snprintf(f->why, sizeof f->why, "%s", c->pw.w.why);
-            if (c->pw.w.span_s > c->pw.w.t_last)
-                c->cut_saved_s += c->pw.w.span_s - c->pw.w.t_last;
-        }
-        struct probe_out po;
-        double slo_scale = virt ? c->vscale : 1;
-        uint64_t measured = 0;
-        if (measure(f->path, s, slo_scale, cut, &po, &measured, err) < 0)
-            return err->code;
-        /* Too few to judge: no verdict. Over-saturation stopped early is
-         * a verdict of its own; --max-time cutting the probe ends the
-         * search; anything else is the options' or the trace's doing. */
-        if (po.n < c->min_judged && !cut) {
-            c->n_files--;
-            unlink(f->path);
-            if (limited) {
-                lt_search_give_up(ls, LT_SEARCH_MAX_TIME_HIT);
-                c->max_time_load = load;
-                break;
-            }
-            too_few(c, virt, load, &po, measured, err);
-            return err->code;
-        }
-        double attain = po.n ? (double)po.good / (double)po.n : 0;
-        bool saturated = cut || (po.growing && attain < ls->o.attain);
-        const struct probe_window *pwin = virt ? c->vwin : &c->win;
-        if (!s->concurrency && pwin && pwin->set)
-            po.goodput = attain * load; /* the window's own pace is no rate of the trace's */
-        const struct lt_search_probe *p =
-            lt_search_add(ls, po.n, po.good, po.faults, saturated, po.goodput);
-        f->p = *p;
-        if (!s->quiet)
-            print_probe(c, virt, load, &po, p);
-        if (c->dash) {
-            char b[160], lo[32], hi[32];
-            fmt_load(lo, sizeof lo, ls->lo);
-            fmt_load(hi, sizeof hi, ls->hi);
-            snprintf(b, sizeof b, "bracket: %s meets the SLO, %s fails it (%u live probes)", lo, hi,
-                     c->live_probes);
-            cli_dash_status(c->dash, b);
-        }
-        if (cut && !s->quiet && c->dash) {
-            char b[200];
-            snprintf(b, sizeof b, "probe %u stopped early, saturated: %.150s", c->live_probes,
-                     f->why);
-            cli_dash_note(c->dash, b);
-        } else if (cut && !s->quiet)
-            fprintf(stderr,
-                    "loadtrace replay: live probe %u stopped early, saturated: %s; about %.1f s "
-                    "of the probe saved\n",
-                    c->live_probes, f->why,
-                    c->pw.w.span_s > c->pw.w.t_last ? c->pw.w.span_s - c->pw.w.t_last : 0);
-    }
-    return 0;
-}
-
-/* How many probes a cold search (the defaults, from the same start) would
- * have needed to reach the answer a seeded live search found, had every
- * probe agreed with it: the live-only search virtual-first saves. *wall
- * gets its estimated wall time: a probe of the trace in trace time lasts
- * in inverse proportion to its rate (per_load_s: seconds x req/s, from the
- * live probes); a closed-loop probe, per_probe_s. */
-static uint32_t cold_probes(const struct lt_search_opts *o, double lo, bool rate, double per_load_s,
-                            double per_probe_s, double *wall)
-{
-    struct lt_search s;
-    lt_search_init(&s, o);
-    double load;
-    bool rep;
-    uint32_t n = 0;
-    *wall = 0;
-    while (lt_search_next(&s, &load, &rep)) {
-        bool meets = load <= lo;
-        lt_search_add(&s, 1000, meets ? 1000 : 0, 0, false, 0);
-        *wall += rate ? per_load_s / load : per_probe_s;
-        n++;
-    }
-    return n;
-}
 
 static void fmt_load(char *buf, size_t n, double v)
 {
@@ -621,705 +32,244 @@ static void fmt_load(char *buf, size_t n, double v)
         snprintf(buf, n, "none");
 }
 
-/* The one results file: every probe a run, the answer in the meta. */
-static int write_results(struct search_ctx *c, const struct lt_search *ans, const char *const *mk,
-                         const char *const *mv, size_t nm, struct lt_err *err)
+static const char *axis(const struct cli_search_opts *s)
 {
-    struct lt_buf meta;
-    lt_buf_init(&meta, 1 << 16);
-    lt_meta_pack(&meta, mk, mv, nm);
-    struct lt_header h = {
-        .kind = LT_KIND_RESULTS,
-        .source = "replay",
-        .block_tokens = c->jobs.block_tokens,
-        .meta = (const uint8_t *)meta.p,
-        .meta_len = meta.len,
+    return s->concurrency ? "concurrency" : "rate";
+}
+
+static void on_live_begin(struct search_ui *u, struct lt_replay_live **live_out)
+{
+    struct lt_err err = {0};
+    if (u->s->ui != CLI_UI_DASHBOARD || u->s->quiet)
+        return;
+    if (!(u->live = lt_replay_live_new(&err)) ||
+        !(u->dash = cli_dash_start(u->live, "replay --find-max", &err))) {
+        cli_error("replay", "no dashboard (%s): the progress line instead", err.msg);
+        return;
+    }
+    u->draw = false;
+    *live_out = u->live;
+}
+
+static void on_progress(struct search_ui *u, const struct lt_capacity_event *ev)
+{
+    const struct lt_replay_progress *p = ev->progress;
+    if (!u->draw)
+        return;
+    char left[32] = "";
+    if (ev->planned_s > p->elapsed_s)
+        snprintf(left, sizeof left, ", about %.0f s left", ev->planned_s - p->elapsed_s);
+    fprintf(stderr, "\r[live probe %u] %llu/%llu done, %llu in flight, %llu errors, %.0f s%s\033[K",
+            ev->probe, (unsigned long long)p->done, (unsigned long long)p->total,
+            (unsigned long long)p->inflight, (unsigned long long)p->errors, p->elapsed_s, left);
+    u->drawn = true;
+}
+
+static void on_probe_start(const struct search_ui *u, const struct lt_capacity_event *ev)
+{
+    char d[32] = "";
+    if (u->dash)
+        return;
+    if (!u->s->concurrency)
+        lt_dur_say(d, sizeof d, ev->planned_s);
+    fprintf(stderr, "loadtrace replay: live probe %u: %s %g, %llu requests%s%s\n", ev->probe,
+            axis(u->s), ev->load, (unsigned long long)ev->requests, d[0] ? " over about " : "", d);
+}
+
+static void on_probe(const struct search_ui *u, const struct lt_capacity_event *ev)
+{
+    const struct lt_search_probe *p = ev->p;
+    const char *verdict = p->decided ? lt_search_verdict_name(p->verdict) : "unsure, again";
+    if (u->dash) { /* the dashboard's history of the probes */
+        char line[200], lo[32], hi[32];
+        snprintf(line, sizeof line, "probe %u: %s %g: %.3f of %llu met the SLO: %s%s", ev->probe,
+                 axis(u->s), ev->load, p->attain, (unsigned long long)ev->judged, verdict,
+                 p->unsure ? " (unsure)" : "");
+        cli_dash_note(u->dash, line);
+        fmt_load(lo, sizeof lo, ev->search->lo);
+        fmt_load(hi, sizeof hi, ev->search->hi);
+        snprintf(line, sizeof line, "bracket: %s meets the SLO, %s fails it (%u live probes)", lo,
+                 hi, ev->live_probes);
+        cli_dash_status(u->dash, line);
+        return;
+    }
+    fprintf(stderr,
+            "loadtrace replay: %s probe %u: %s %g: %.3f of %llu requests met the SLO "
+            "[%.3f, %.3f] (%llu faults): %s%s\n",
+            ev->virt ? "virtual" : "live", ev->probe, axis(u->s), ev->load, p->attain,
+            (unsigned long long)ev->judged, p->ci_lo, p->ci_hi, (unsigned long long)ev->faults,
+            verdict, p->unsure ? " (unsure)" : "");
+}
+
+static void on_cut(const struct search_ui *u, const struct lt_capacity_event *ev)
+{
+    if (u->dash) {
+        char b[200];
+        snprintf(b, sizeof b, "probe %u stopped early, saturated: %.150s", ev->probe, ev->why);
+        cli_dash_note(u->dash, b);
+        return;
+    }
+    fprintf(stderr,
+            "loadtrace replay: live probe %u stopped early, saturated: %s; about %.1f s of the "
+            "probe saved\n",
+            ev->probe, ev->why, ev->saved_s);
+}
+
+static void on_event(void *ud, const struct lt_capacity_event *ev)
+{
+    struct search_ui *u = ud;
+    if (ev->kind == LT_CAPACITY_LIVE_BEGIN)
+        on_live_begin(u, ev->live_out);
+    else if (ev->kind == LT_CAPACITY_LIVE_END) {
+        cli_dash_stop(u->dash, stderr); /* the probes' history stays on the screen */
+        u->dash = NULL;
+    } else if (ev->kind == LT_CAPACITY_PROGRESS)
+        on_progress(u, ev);
+    else if (ev->kind == LT_CAPACITY_PROBE_RAN && u->drawn) {
+        fputs("\n", stderr);
+        u->drawn = false;
+    } else if (u->s->quiet)
+        return;
+    else if (ev->kind == LT_CAPACITY_NOTE)
+        fprintf(stderr, "loadtrace replay: %s\n", ev->text);
+    else if (ev->kind == LT_CAPACITY_PROBE_START)
+        on_probe_start(u, ev);
+    else if (ev->kind == LT_CAPACITY_PROBE)
+        on_probe(u, ev);
+    else if (ev->kind == LT_CAPACITY_PROBE_CUT)
+        on_cut(u, ev);
+}
+
+static int stop_hook(void *ud)
+{
+    (void)ud;
+    return cli_stop_signal();
+}
+
+static int run_hook(void *ud, struct lt_replay *rp, struct lt_err *err)
+{
+    (void)ud;
+    return cli_replay_run(rp, err);
+}
+
+/* One answer line: "capacity (rate, SLO ... for 0.9 of requests, live): ...". */
+static void print_bracket(const struct cli_search_opts *s, const char *where,
+                          const struct lt_search *a, double goodput, const char *tail)
+{
+    char lo[32], hi[32];
+    const char *unit = s->concurrency ? "in flight" : "req/s";
+    fmt_load(lo, sizeof lo, a->lo);
+    fmt_load(hi, sizeof hi, a->hi);
+    printf("capacity (%s, SLO %s for %g of requests, %s): %s %s meets it, %s %s fails it", axis(s),
+           s->slo, s->attain > 0 ? s->attain : 0.9, where, lo, unit, hi, unit);
+    if (goodput >= 0)
+        printf("; goodput %.3g req/s at %s", goodput, lo);
+    printf("; %s\n", tail);
+}
+
+/* The answer, first, then what else the search knows. */
+static void print_answer(const struct cli_search_opts *s, const struct lt_capacity_result *r)
+{
+    char tail[160];
+    uint32_t n = s->virtual_only ? r->virtual_probes : r->live_probes;
+    snprintf(tail, sizeof tail, "%u %s probes, %.1f s", n, s->virtual_only ? "virtual" : "live",
+             r->wall_s);
+    print_bracket(s, s->virtual_only ? "virtual time" : "live", r->ans, r->goodput, tail);
+    if (s->virtual_first && !s->virtual_only && r->virtual_probes) {
+        snprintf(tail, sizeof tail, "%u virtual probes", r->virtual_probes);
+        print_bracket(s, r->vwindow ? "virtual time, the live probes' window" : "virtual time",
+                      &r->virt, r->v_goodput, tail);
+    }
+    if (r->whole_probes) {
+        snprintf(tail, sizeof tail, "%u virtual probes (chose the window; not in the file)",
+                 r->whole_probes);
+        print_bracket(s, "virtual time, the whole trace", &r->whole, -1, tail);
+    }
+    if (r->ans->end != LT_SEARCH_FOUND || r->stopped) {
+        char why[600];
+        lt_capacity_say_end(r, why, sizeof why);
+        printf("capacity: %s\n", why);
+    }
+    if (r->n_cut)
+        printf("saturated: %u live probe%s stopped early (requests in flight, the schedule lag "
+               "or the server's queue grew without bound), about %.0f s of probing saved\n",
+               r->n_cut, r->n_cut == 1 ? "" : "s", r->cut_saved_s);
+    if (r->savings)
+        printf("virtual first: %u virtual probes in %.2f s of CPU placed the live probes; a "
+               "live-only search from the same start would have needed about %.0f live probes "
+               "and %.0f s: %.0f probes and about %.0f s of wall time saved (an estimate; "
+               "bench/README.md measures both)\n",
+               r->virtual_probes, r->virtual_cpu_s, r->cold_probes, r->cold_wall_s, r->saved_probes,
+               r->saved_wall_s);
+    fflush(stdout);
+}
+
+static void capacity_opts(const struct lt_replay_opts *o, const struct cli_search_opts *s,
+                          struct search_ui *u, struct lt_capacity_opts *c)
+{
+    *c = (struct lt_capacity_opts){
+        .concurrency = s->concurrency,
+        .slo = s->slo,
+        .slo_ttft_us = s->slo_ttft_us,
+        .slo_tpot_us = s->slo_tpot_us,
+        .slo_e2e_us = s->slo_e2e_us,
+        .attain = s->attain,
+        .precision = s->precision,
+        .start = s->start,
+        .max_probes = s->max_probes,
+        .max_time_us = s->max_time_us,
+        .virtual_only = s->virtual_only,
+        .virtual_first = s->virtual_first,
+        .vprofile = s->vprofile,
+        .target_sim = s->target_sim,
+        .sim = s->sim,
+        .dry_run = cli_dry_run(),
+        .event = on_event,
+        .stop = stop_hook,
+        .run = run_hook,
+        .ud = u,
     };
-    int rc = 0;
-    struct lt_writer *w = lt_writer_open(c->o->out_path, &h, NULL, err);
-    lt_buf_release(&meta);
-    if (!w)
-        return err->code ? err->code : LT_EIO;
-    (void)ans;
-    for (uint32_t k = 0; k < c->n_files && rc == 0; k++) {
-        const struct probe_file *f = &c->files[k];
-        struct lt_reader *rd = lt_reader_open_kind(f->path, LT_KIND_RESULTS, NULL, err);
-        if (!rd) {
-            rc = err->code;
-            break;
-        }
-        const struct lt_item *it;
-        int n;
-        while (rc == 0 && (n = lt_reader_next(rd, &it, err)) > 0) {
-            if (it->type == LT_ITEM_RUN) {
-                struct lt_run run = it->run;
-                run.id = k;
-                run.search = c->s->concurrency ? "concurrency" : "rate";
-                run.engine = f->virt ? "virtual" : "live";
-                run.load = f->p.load;
-                run.slo = c->s->slo;
-                run.attain_target = c->attain;
-                run.attain = f->p.attain;
-                run.attain_lo = f->p.ci_lo;
-                run.attain_hi = f->p.ci_hi;
-                run.verdict = f->p.decided || f->p.verdict == LT_SEARCH_FAULTED
-                                  ? lt_search_verdict_name(f->p.verdict)
-                                  : "repeat";
-                run.why = f->why[0] ? f->why : NULL;
-                rc = lt_writer_put_run(w, &run, err);
-            } else if (it->type == LT_ITEM_RESULT) {
-                struct lt_result res = it->res;
-                res.run = k;
-                rc = lt_writer_put_result(w, &res, err);
-            } else if (it->type == LT_ITEM_SCRAPE) { /* the server's side of the probe */
-                struct lt_scrape scr = it->scr;
-                scr.run = k;
-                rc = lt_writer_put_scrape(w, &scr, err);
-            } else if (it->type == LT_ITEM_CHECK) { /* the probe's self-check */
-                struct lt_check chk = it->chk;
-                chk.run = k;
-                rc = lt_writer_put_check(w, &chk, err);
-            }
-        }
-        if (rc == 0 && n < 0)
-            rc = n;
-        lt_reader_close(rd);
-    }
-    if (lt_writer_close(w, rc == 0 ? err : &(struct lt_err){0}) < 0 && rc == 0)
-        rc = err->code;
-    return rc;
-}
-
-static const char *end_text(enum lt_search_end e)
-{
-    switch (e) {
-    case LT_SEARCH_FOUND:
-        return "found";
-    case LT_SEARCH_MAX_PROBES_HIT:
-        return "stopped at --max-probes: the bracket is wider than asked";
-    case LT_SEARCH_MAX_TIME_HIT:
-        return "stopped at --max-time: the bracket is wider than asked";
-    case LT_SEARCH_FAULTS:
-        return "stopped: probes kept failing for reasons other than load (faults), which say "
-               "nothing of the capacity";
-    case LT_SEARCH_FLOOR:
-        return "even the lowest load tried fails the SLO";
-    case LT_SEARCH_CEILING:
-        return "meets the SLO at the highest load allowed";
-    case LT_SEARCH_STOPPED:
-        return "stopped by the user";
-    default:
-        return lt_search_end_name(e);
-    }
-}
-
-struct kept_count {
-    int64_t ws, we;
-    uint64_t n;
-};
-
-static int count_kept(void *ud, const struct lt_plan_rec_key *k)
-{
-    struct kept_count *kc = ud;
-    kc->n += k->t >= kc->ws && (kc->we <= 0 || k->t < kc->we);
-    return 0;
-}
-
-/* ---- the window a live rate probe replays ---- */
-
-/* These functions hold nothing to release: a failure returns at once. */
-#define RETURN_IF_FAILED(expr)                                                                     \
-    do {                                                                                           \
-        int r_ = (expr);                                                                           \
-        if (r_ < 0)                                                                                \
-            return r_;                                                                             \
-    } while (0)
-
-struct key_times {
-    const uint64_t *idx; /* ascending */
-    int64_t *t;
-    size_t n, k;
-};
-
-static int key_time(void *ud, const struct lt_plan_rec_key *k)
-{
-    struct key_times *kt = ud;
-    while (kt->k < kt->n && kt->idx[kt->k] == k->idx)
-        kt->t[kt->k++] = k->t;
-    return 0;
-}
-
-/* Arrival times of requests idx[0..n) (ascending), by one reading. */
-static int times_at(const struct search_ctx *c, const uint64_t *idx, int64_t *t, size_t n,
-                    struct lt_err *err)
-{
-    struct key_times kt = {.idx = idx, .t = t, .n = n};
-    for (size_t k = 0; k < n; k++)
-        t[k] = c->jobs.t_last + 1;
-    return lt_plan_jobs_each(&c->jobs, key_time, &kt, err);
-}
-
-static void window_from(const struct search_ctx *c, uint64_t first, uint64_t n, int64_t t0,
-                        int64_t t1, struct probe_window *w)
-{
-    *w = (struct probe_window){.set = true, .first = first, .n = n, .start_us = t0};
-    w->end_us = first + n < c->jobs.n ? t1 : 0;
-    if (w->end_us && w->end_us <= t0)
-        w->end_us = t0 + 1;
-    /* No warm-up: the slice is part of a running trace, and the probes
-     * before warmed the server. (--warmup keeps the whole trace:
-     * cli_replay_search.) */
-    w->warmup = 0;
-    w->span_s = (double)((first + n < c->jobs.n ? t1 : c->jobs.t_last) - t0) / 1e6;
-}
-
-/* Attainment in the model of window w at load (live units). */
-static int window_attain(struct search_ctx *c, const struct probe_window *w, double load,
-                         double *attain, struct lt_err *err)
-{
-    char path[1100];
-    snprintf(path, sizeof path, "%s.window.lt.zst", c->o->out_path);
-    int rc = run_virtual(c, w, load, path, err);
-    struct probe_out po;
-    uint64_t measured = 0;
-    if (rc == 0)
-        rc = measure(path, c->s, c->vscale, false, &po, &measured, err);
-    unlink(path);
-    *attain = rc == 0 && po.n ? (double)po.good / (double)po.n : 0;
-    return rc;
-}
-
-/* With the model's answer (vs: lo meets, hi fails): of up to
- * WINDOW_CANDIDATES windows of n requests spread over the trace, the one
- * whose attainment in the model at lo and at hi is nearest the whole
- * trace's, preferring those that meet at lo and fail at hi as the whole
- * trace does. */
-static int pick_window(struct search_ctx *c, const struct lt_search *vs, uint64_t n, char *why,
-                       size_t why_n, struct lt_err *err)
-{
-    uint64_t firsts[WINDOW_CANDIDATES], idx[2 * WINDOW_CANDIDATES];
-    int64_t t[2 * WINDOW_CANDIDATES];
-    size_t m = 0;
-    uint64_t room = c->jobs.n - n;
-    for (uint64_t j = 0; j < WINDOW_CANDIDATES; j++) {
-        uint64_t f = room * j / (WINDOW_CANDIDATES - 1);
-        if (m && firsts[m - 1] == f)
-            continue;
-        firsts[m++] = f;
-    }
-    /* both ends of every window, ascending */
-    size_t ni = 0;
-    for (size_t k = 0; k < m; k++) {
-        idx[ni++] = firsts[k];
-        idx[ni++] = firsts[k] + n < c->jobs.n ? firsts[k] + n : c->jobs.n - 1;
-    }
-    for (size_t a = 1; a < ni; a++) /* insertion sort: nearly sorted already */
-        for (size_t b = a; b > 0 && idx[b - 1] > idx[b]; b--) {
-            uint64_t x = idx[b];
-            idx[b] = idx[b - 1];
-            idx[b - 1] = x;
-        }
-    RETURN_IF_FAILED(times_at(c, idx, t, ni, err));
-    double whole[2] = {vs->lo_probe >= 0 ? vs->p[vs->lo_probe].attain : 0,
-                       vs->hi_probe >= 0 ? vs->p[vs->hi_probe].attain : 0};
-    double loads[2] = {vs->lo, vs->hi};
-    double best = INFINITY, best_a[2] = {0, 0};
-    bool best_agrees = false;
-    struct probe_window bw = {0};
-    for (size_t k = 0; k < m; k++) {
-        int64_t t0 = 0, t1 = 0;
-        for (size_t q = 0; q < ni; q++) {
-            if (idx[q] == firsts[k])
-                t0 = t[q];
-            if (idx[q] == firsts[k] + n)
-                t1 = t[q];
-        }
-        struct probe_window w;
-        window_from(c, firsts[k], n, t0, t1, &w);
-        /* How far the window is from meeting at lo and failing at hi, as
-         * the whole trace does; then how far from the whole trace's. */
-        double a[2] = {0, 0}, miss = 0, near = 0;
-        for (int e = 0; e < 2; e++) {
-            if (!(loads[e] > 0))
-                continue;
-            RETURN_IF_FAILED(window_attain(c, &w, loads[e], &a[e], err));
-            bool meets = a[e] >= c->attain;
-            if (meets != (whole[e] >= c->attain))
-                miss += fabs(a[e] - c->attain);
-            near += fabs(a[e] - whole[e]);
-        }
-        bool agrees = miss == 0;
-        double score = miss * 1e3 + near;
-        if (score < best) {
-            best = score;
-            best_agrees = agrees;
-            bw = w;
-            best_a[0] = a[0];
-            best_a[1] = a[1];
-        }
-    }
-    c->win = bw;
-    size_t u = (size_t)snprintf(why, why_n,
-                                "of %zu windows of %llu requests spread over the trace, the one "
-                                "whose attainment in the model is nearest the whole trace's (",
-                                m, (unsigned long long)n);
-    for (int e = 0; e < 2 && u < why_n; e++)
-        if (loads[e] > 0)
-            u += (size_t)snprintf(why + u, why_n - u, "%s%.3f against %.3f at %g req/s",
-                                  e && loads[0] > 0 ? ", " : "", best_a[e], whole[e], loads[e]);
-    if (u < why_n)
-        snprintf(why + u, why_n - u, ")%s",
-                 best_agrees ? "" : "; no window meets and fails where the whole trace does");
-    return 0;
-}
-
-/* How long the live probes will take, before they start. */
-static void print_time_plan(const struct search_ctx *c, double first, bool seeded)
-{
-    char d[32];
-    fmt_secs(d, sizeof d, planned_s(c, false, first));
-    if (seeded)
-        fprintf(stderr,
-                "loadtrace replay: a live probe at %g req/s lasts about %s; a search seeded by "
-                "the model takes 2 to 4 of them, and one more for each unsure one\n",
-                first, d);
-    else
-        fprintf(stderr,
-                "loadtrace replay: a live probe at %g req/s, the first load, lasts about %s; "
-                "each time the load halves, twice as long\n",
-                first, d);
-}
-
-/* Choose what each live rate probe replays: the whole trace when it is
- * short enough, else a window (pick_window with the model; the trace's
- * start without one), and say which, how many requests and why, and how
- * long the probes will take. first: the first live load. */
-static int plan_live(struct search_ctx *c, const struct lt_search *vs, double first, bool seeded,
-                     struct lt_err *err)
-{
-    const struct cli_search_opts *s = c->s;
-    uint64_t n_lo = c->min_judged; /* a window has no warm-up (window_from) */
-    uint64_t n_want = lt_search_requests_for(c->attain, RATE_HALF_WIDTH);
-    double budget = LIVE_PROBE_BUDGET_S;
-    if (s->max_time_us > 0)
-        budget = fmin(budget, (double)s->max_time_us / 1e6 / (seeded ? 3 : 6));
-    double fit = floor(budget * first) + 1;
-    uint64_t n = fit >= (double)n_want ? n_want : fit <= (double)n_lo ? n_lo : (uint64_t)fit;
-    char why[600] = "";
-    if (c->user_bounds || n >= c->kept) {
-        c->win.set = false;
-    } else if (vs && (vs->lo > 0 || vs->hi > 0)) {
-        RETURN_IF_FAILED(pick_window(c, vs, n, why, sizeof why, err));
-    } else {
-        int64_t t[2];
-        uint64_t idx[2] = {0, n};
-        RETURN_IF_FAILED(times_at(c, idx, t, 2, err));
-        window_from(c, 0, n, t[0], t[1], &c->win);
-        snprintf(why, sizeof why,
-                 "the trace's start (no model to choose a window like the whole trace: "
-                 "--virtual-first does)");
-    }
-    if (s->quiet)
-        return 0;
-    uint64_t nn = probe_requests(c, false);
-    char dw[32];
-    if (c->win.set) {
-        fprintf(stderr,
-                "loadtrace replay: live probes replay requests %llu-%llu of the trace's %zu "
-                "(trace time %.1f-%.1f s): %s\n",
-                (unsigned long long)c->win.first + 1, (unsigned long long)(c->win.first + c->win.n),
-                c->jobs.n, (double)c->win.start_us / 1e6,
-                (double)c->win.start_us / 1e6 + c->win.span_s, why);
-        fmt_secs(dw, sizeof dw, n_want > 1 ? (double)(n_want - 1) / first : 0);
-        if (nn >= n_want)
-            fprintf(stderr,
-                    "loadtrace replay: %llu requests a probe, %llu of them warm-up: %llu judged, "
-                    "enough to measure attainment to +-%.2f (the fewest whose interval can tell "
-                    "%g apart are %llu)\n",
-                    (unsigned long long)nn, (unsigned long long)c->win.warmup,
-                    (unsigned long long)(nn - c->win.warmup), RATE_HALF_WIDTH, c->attain,
-                    (unsigned long long)c->min_judged);
-        else
-            fprintf(stderr,
-                    "loadtrace replay: %llu requests a probe, %llu of them warm-up: %llu judged "
-                    "(the fewest whose interval can tell %g apart are %llu; %llu would measure "
-                    "attainment to +-%.2f, but take %s a probe at %g req/s)\n",
-                    (unsigned long long)nn, (unsigned long long)c->win.warmup,
-                    (unsigned long long)(nn - c->win.warmup), c->attain,
-                    (unsigned long long)c->min_judged, (unsigned long long)n_want, RATE_HALF_WIDTH,
-                    dw, first);
-    }
-    if (!c->win.set || !vs)
-        print_time_plan(c, first, seeded);
-    return 0;
-}
-
-/* The live probes answer for the window: the model is asked the same
- * question (vs, again), and its answer seeds the live search (ls); the
- * whole trace's answer, which chose the window, is kept apart (said, not
- * recorded). Returns 0 or a negative code. */
-static int search_window(struct search_ctx *c, const struct lt_search_opts *so,
-                         struct lt_search *vs, struct lt_search *ls, bool *seeded,
-                         struct lt_err *err)
-{
-    c->whole = *vs;
-    c->whole_probes = c->virtual_probes;
-    for (uint32_t k = 0; k < c->n_files; k++)
-        unlink(c->files[k].path);
-    c->n_files = 0;
-    c->virtual_probes = 0;
-    c->vwin = &c->win;
-    lt_search_init(vs, so);
-    vs->o.no_repeat = true;
-    lt_search_seed(vs, c->whole.lo, c->whole.hi, 0);
-    RETURN_IF_FAILED(search(c, vs, true, err));
-    *seeded = vs->end != LT_SEARCH_FAULTS && (vs->lo > 0 || vs->hi > 0);
-    lt_search_init(ls, so);
-    if (*seeded)
-        lt_search_seed(ls, vs->lo, vs->hi, 0);
-    if (!c->s->quiet)
-        print_time_plan(c, ls->next, *seeded);
-    return 0;
-}
-
-/* What virtual first saved: a live-only search from the same start, had
- * every probe agreed with the answer found; saved_p and saved_s get the
- * probes and the seconds, for the header's meta. */
-static void print_savings(const struct search_ctx *c, const struct lt_search *ans,
-                          const struct lt_search_opts *so, char *saved_p, size_t np, char *saved_s,
-                          size_t ns)
-{
-    /* A live-only search from the same start, had every probe agreed
-     * with the answer found. */
-    uint32_t decided = 0;
-    double load_wall = 0; /* sum of wall x load over the live probes */
-    for (uint32_t k = 0; k < ans->n && k < c->n_files; k++)
-        decided += ans->p[k].decided;
-    for (uint32_t k = 0; k < c->n_files; k++)
-        if (!c->files[k].virt)
-            load_wall += c->files[k].wall_s * c->files[k].p.load;
-    double mean = c->live_probes ? c->live_wall_s / c->live_probes : 0;
-    double cold_wall;
-    uint32_t cold = cold_probes(so, ans->lo, !c->s->concurrency,
-                                c->live_probes ? load_wall / c->live_probes : 0, mean, &cold_wall);
-    /* A live-only search repeats unsure probes as often as this one
-     * did: scale its decisions by the runs each took here. */
-    double runs_per = decided ? (double)c->live_probes / decided : 1;
-    double saved = ((double)cold - (double)decided) * runs_per;
-    double saved_wall = cold_wall * runs_per - c->live_wall_s - c->virtual_cpu_s;
-    snprintf(saved_p, np, "%.1f", saved);
-    snprintf(saved_s, ns, "%.3f", saved_wall);
-    printf("virtual first: %u virtual probes in %.2f s of CPU placed the live probes; a "
-           "live-only search from the same start would have needed about %.0f live probes "
-           "and %.0f s: %.0f probes and about %.0f s of wall time saved (an estimate; "
-           "bench/README.md measures both)\n",
-           c->virtual_probes, c->virtual_cpu_s, cold * runs_per, cold_wall * runs_per, saved,
-           saved_wall);
-}
-
-/* Why the search ended without an answer within its precision, with
- * what it knew. */
-static void print_end(const struct search_ctx *c, enum lt_search_end e, bool virt)
-{
-    char d[32];
-    if (e == LT_SEARCH_STOPPED) {
-        int sig = cli_stop_signal();
-        printf("capacity: stopped by %s after %u live and %u virtual probes",
-               sig == SIGTERM  ? "SIGTERM"
-               : sig == SIGINT ? "SIGINT (the user)"
-                               : "a signal",
-               c->live_probes, c->virtual_probes);
-        if (c->cut_load > 0)
-            printf(" (the %s probe at %g in progress was cut short and is not judged)",
-                   c->cut_virtual ? "virtual" : "live", c->cut_load);
-        printf("; the bracket above is what the probes before found\n");
-        return;
-    }
-    if (e == LT_SEARCH_MAX_TIME_HIT && c->max_time_load > 0) {
-        fmt_secs(d, sizeof d, planned_s(c, false, c->max_time_load));
-        printf("capacity: stopped at --max-time: the next live probe, at %g, would have ended "
-               "past it (its schedule alone: %s)%s\n",
-               c->max_time_load, d,
-               c->live_probes == 0 && c->virtual_probes
-                   ? "; no live probe was run, the virtual answer above stands unchecked"
-               : c->live_probes == 0 ? "; no live probe was run: raise --max-time"
-                                     : "; the bracket is wider than asked");
-        return;
-    }
-    (void)virt;
-    printf("capacity: %s\n", end_text(e));
+    c->api_key = cli_api_key(s->key_env, o->api == LT_REPLAY_API_MESSAGES, &c->api_key_bearer_too);
 }
 
 int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_opts *s)
 {
-    struct lt_err err = {0};
-    struct search_ctx *c = calloc(1, sizeof *c);
-    if (!c) {
+    if (s->key_env && !s->virtual_only && !cli_dry_run() && !getenv(s->key_env)) {
+        cli_error("replay", "--api-key-env %s: that environment variable is not set", s->key_env);
+        return 1;
+    }
+    struct search_ui u = {.s = s,
+                          .draw = !s->quiet && s->ui != CLI_UI_NONE && cli_progress_wanted()};
+    struct lt_capacity_opts co;
+    capacity_opts(o, s, &u, &co);
+    struct lt_capacity_result *r = malloc(sizeof *r);
+    if (!r) {
         cli_error("replay", "out of memory");
         return 1;
     }
-    int status = 1;
-    c->o = o;
-    c->s = s;
-    c->t0 = lt_mono_now();
-    bool need_model = s->virtual_only || s->virtual_first;
-    const char *pname = s->vprofile                 ? s->vprofile
-                        : s->sim && s->sim->profile ? s->sim->profile
-                                                    : "default";
-    if (need_model && (lt_sim_profile_load(&c->prof, pname, &err) < 0 ||
-                       lt_sim_profile_check(&c->prof, &err) < 0)) {
-        cli_error("replay", "%s", err.msg);
-        status = 2;
-        goto out;
-    }
-    if (cli_dry_run()) {
-        status = 0;
-        goto out;
-    }
-    /* streamed: each virtual probe reads the trace as it goes */
-    if (lt_plan_jobs_open(&c->jobs, o->trace_path, &err) < 0) {
-        cli_error("replay", "%s", err.msg);
-        goto out;
-    }
-    c->vscale = s->target_sim && s->sim->time_scale > 0 ? s->sim->time_scale : 1;
-    double attain = s->attain > 0 ? s->attain : 0.9;
-    c->attain = attain;
-    struct lt_search_opts so = {
-        .attain = attain,
-        .precision = s->precision,
-        .integer = s->concurrency,
-        .max_probes = s->max_probes,
-        .start = s->start,
-    };
-    if (s->concurrency) {
-        uint64_t need = lt_search_requests_for(attain, PROBE_HALF_WIDTH);
-        c->requests = o->requests ? o->requests : need;
-        c->warmup = o->warmup ? o->warmup : c->requests / 20;
-        c->requests += o->warmup ? 0 : c->warmup;
-        if (!(so.start > 0))
-            so.start = 1;
-    } else {
-        uint64_t n = c->jobs.n;
-        if (o->tt.win_start_us > 0 || o->tt.win_end_us > 0) { /* --window: what it keeps */
-            struct kept_count kc = {.ws = o->tt.win_start_us, .we = o->tt.win_end_us};
-            if (lt_plan_jobs_each(&c->jobs, count_kept, &kc, &err) < 0) {
-                cli_error("replay", "%s", err.msg);
-                goto out;
-            }
-            n = kc.n;
-        }
-        if (o->requests && o->requests < n)
-            n = o->requests;
-        c->kept = n;
-        c->warmup = o->warmup ? o->warmup : n / 20;
-        int64_t span = c->jobs.n > 1 ? c->jobs.t_last - c->jobs.t_first : 0;
-        c->trace_rate = span > 0 ? (double)(c->jobs.n - 1) * 1e6 / (double)span : 1;
-        if (!(so.start > 0)) /* the trace's own mean rate */
-            so.start = c->trace_rate;
-    }
-
-    c->min_judged = lt_search_min_judged(attain);
-    c->user_bounds = o->tt.win_start_us > 0 || o->tt.win_end_us > 0 || o->requests > 0 ||
-                     o->tt.duration_us > 0 || o->warmup > 0;
-    c->draw = !s->quiet && s->ui != CLI_UI_NONE && cli_progress_wanted();
-    uint64_t per = probe_requests(c, true);
-    /* (with --requests the plan's own sample checks come first: whole
-     * sessions may keep fewer; the first probe then says so) */
-    if (!o->tt.duration_us && !o->requests && per < c->warmup + c->min_judged) {
-        /* nothing a probe could judge would decide anything */
-        cli_error("replay",
-                  "a probe replays %llu requests, %llu of them warm-up: its interval needs at "
-                  "least %llu judged to tell %g of them meeting the SLO apart; %s",
-                  (unsigned long long)per, (unsigned long long)c->warmup,
-                  (unsigned long long)c->min_judged, attain,
-                  s->concurrency || o->requests ? "raise --requests" : "use a longer trace");
-        status = 2;
-        goto out;
-    }
+    struct lt_err err = {0};
     cli_stop_catch(true); /* a signal between probes: stop, say what is known */
-
-    /* Virtual time first: seconds of CPU place the live probes. */
-    struct lt_search vs, ls;
-    lt_search_init(&vs, &so);
-    vs.o.no_repeat = true; /* the model is deterministic: a repeat is the same run */
-    if (need_model) {
-        if (search(c, &vs, true, &err) < 0) {
-            cli_error("replay", "virtual probe: %s", err.msg);
-            status = cli_fail_status(&err);
-            goto out;
-        }
-    }
-    lt_search_init(&ls, &so);
-    if (!s->virtual_only && !c->stopped) {
-        bool seeded = s->virtual_first && vs.end != LT_SEARCH_FAULTS && (vs.lo > 0 || vs.hi > 0);
-        if (seeded)
-            lt_search_seed(&ls, vs.lo, vs.hi, 0);
-        if (!s->concurrency && plan_live(c, seeded ? &vs : NULL, ls.next, seeded, &err) < 0) {
-            cli_error("replay", "choosing the live probes' window: %s", err.msg);
-            status = cli_fail_status(&err);
-            goto out;
-        }
-        if (seeded && c->win.set) {
-            if (search_window(c, &so, &vs, &ls, &seeded, &err) < 0) {
-                cli_error("replay", "virtual probe of the window: %s", err.msg);
-                status = cli_fail_status(&err);
-                goto out;
-            }
-        }
-        if (s->target_sim) {
-            c->sim = lt_sim_start(s->sim, &err);
-            if (!c->sim) {
-                cli_error("replay", "cannot start the sim: %s", err.msg);
-                goto out;
-            }
-            snprintf(c->url, sizeof c->url, "http://127.0.0.1:%u", (unsigned)lt_sim_port(c->sim));
-        }
-        if (s->key_env && !getenv(s->key_env)) {
-            cli_error("replay", "--api-key-env %s: that environment variable is not set",
-                      s->key_env);
-            goto out;
-        }
-        c->api_key = cli_api_key(s->key_env, o->api == LT_REPLAY_API_MESSAGES, &c->bearer_too);
-        if (s->ui == CLI_UI_DASHBOARD && !s->quiet) {
-            if (!(c->live = lt_replay_live_new(&err)) ||
-                !(c->dash = cli_dash_start(c->live, "replay --find-max", &err)))
-                cli_error("replay", "no dashboard (%s): the progress line instead", err.msg);
-            else
-                c->draw = false;
-        }
-        int src = search(c, &ls, false, &err);
-        cli_dash_stop(c->dash, stderr); /* the probes' history stays on the screen */
-        c->dash = NULL;
-        if (src < 0) {
-            cli_error("replay", "live probe: %s", err.msg);
-            status = cli_fail_status(&err);
-            goto out;
-        }
-    }
-    const struct lt_search *ans = s->virtual_only ? &vs : &ls;
-    double wall = since_s(c->t0);
-
-    /* The answer, first. */
-    char lo[32], hi[32], gp[32], att[32], probes[32], wall_s[32], vprobes[32], vcpu[32];
-    char saved_p[32] = "", saved_s[32] = "";
-    fmt_load(lo, sizeof lo, ans->lo);
-    fmt_load(hi, sizeof hi, ans->hi);
-    double goodput = ans->lo_goodput;
-    const struct probe_window *aw = s->virtual_only ? c->vwin : &c->win;
-    if (!s->concurrency && aw && aw->set && ans->lo_probe >= 0) /* as analyze gives it */
-        goodput = ans->p[ans->lo_probe].attain * ans->lo;
-    snprintf(gp, sizeof gp, "%.3g", goodput);
-    snprintf(att, sizeof att, "%g", attain);
-    snprintf(probes, sizeof probes, "%u", s->virtual_only ? c->virtual_probes : c->live_probes);
-    snprintf(wall_s, sizeof wall_s, "%.3f", wall);
-    snprintf(vprobes, sizeof vprobes, "%u", c->virtual_probes);
-    snprintf(vcpu, sizeof vcpu, "%.3f", c->virtual_cpu_s);
-    const char *unit = s->concurrency ? "in flight" : "req/s";
-    printf("capacity (%s, SLO %s for %s of requests, %s): %s %s meets it, %s %s fails it; "
-           "goodput %s req/s at %s; %u %s probes, %.1f s\n",
-           s->concurrency ? "concurrency" : "rate", s->slo, att,
-           s->virtual_only ? "virtual time" : "live", lo, unit, hi, unit, gp, lo,
-           s->virtual_only ? c->virtual_probes : c->live_probes,
-           s->virtual_only ? "virtual" : "live", wall);
-    if (s->virtual_first && !s->virtual_only && c->virtual_probes) {
-        char vlo[32], vhi[32];
-        fmt_load(vlo, sizeof vlo, vs.lo);
-        fmt_load(vhi, sizeof vhi, vs.hi);
-        printf("capacity (%s, SLO %s for %s of requests, virtual time%s): %s %s meets it, %s "
-               "%s fails it; goodput %.3g req/s at %s; %u virtual probes\n",
-               s->concurrency ? "concurrency" : "rate", s->slo, att,
-               c->vwin ? ", the live probes' window" : "", vlo, unit, vhi, unit,
-               c->vwin && vs.lo_probe >= 0 ? vs.p[vs.lo_probe].attain * vs.lo : vs.lo_goodput, vlo,
-               c->virtual_probes);
-    }
-    if (c->whole_probes) {
-        char wlo[32], whi[32];
-        fmt_load(wlo, sizeof wlo, c->whole.lo);
-        fmt_load(whi, sizeof whi, c->whole.hi);
-        printf("capacity (%s, SLO %s for %s of requests, virtual time, the whole trace): %s %s "
-               "meets it, %s %s fails it; %u virtual probes (chose the window; not in the "
-               "file)\n",
-               s->concurrency ? "concurrency" : "rate", s->slo, att, wlo, unit, whi, unit,
-               c->whole_probes);
-    }
-    if (ans->end != LT_SEARCH_FOUND || c->stopped)
-        print_end(c, c->stopped ? LT_SEARCH_STOPPED : ans->end, s->virtual_only);
-    uint32_t n_cut = 0;
-    for (uint32_t k = 0; k < c->n_files; k++)
-        n_cut += c->files[k].why[0] != '\0';
-    if (n_cut)
-        printf("saturated: %u live probe%s stopped early (requests in flight, the schedule lag "
-               "or the server's queue grew without bound), about %.0f s of probing saved\n",
-               n_cut, n_cut == 1 ? "" : "s", c->cut_saved_s);
-    if (s->virtual_first && !s->virtual_only && ans->lo > 0)
-        print_savings(c, ans, &so, saved_p, sizeof saved_p, saved_s, sizeof saved_s);
-    fflush(stdout);
-    const char *mk[24] = {
-        "trace",           "target",          "capacity_axis",    "capacity_slo", "capacity_attain",
-        "capacity_max",    "capacity_fail",   "capacity_goodput", "capacity_end", "capacity_probes",
-        "capacity_wall_s", "capacity_engine", "virtual_probes",   "virtual_cpu_s"};
-    const char *mv[24] = {o->trace_path,
-                          s->target_sim ? "sim" : o->target,
-                          s->concurrency ? "concurrency" : "rate",
-                          s->slo,
-                          att,
-                          lo,
-                          hi,
-                          gp,
-                          c->stopped ? "stopped" : lt_search_end_name(ans->end),
-                          probes,
-                          wall_s,
-                          s->virtual_only ? "virtual" : "live",
-                          vprobes,
-                          vcpu};
-    size_t nm = 14;
-    if (saved_p[0]) {
-        mk[nm] = "live_probes_saved";
-        mv[nm++] = saved_p;
-        mk[nm] = "wall_s_saved";
-        mv[nm++] = saved_s;
-    }
-    /* which part of the trace the live probes replayed, and the model's
-     * answer for the whole trace when that chose it */
-    char win[160], wmax[32], wfail[32];
-    if (c->win.set) {
-        snprintf(win, sizeof win, "requests %llu-%llu of %zu, trace time %.6f-%.6f s",
-                 (unsigned long long)c->win.first + 1,
-                 (unsigned long long)(c->win.first + c->win.n), c->jobs.n,
-                 (double)c->win.start_us / 1e6, (double)c->win.start_us / 1e6 + c->win.span_s);
-        mk[nm] = "capacity_window";
-        mv[nm++] = win;
-    }
-    if (c->whole_probes) {
-        fmt_load(wmax, sizeof wmax, c->whole.lo);
-        fmt_load(wfail, sizeof wfail, c->whole.hi);
-        mk[nm] = "capacity_whole_max";
-        mv[nm++] = wmax;
-        mk[nm] = "capacity_whole_fail";
-        mv[nm++] = wfail;
-    }
-    if (write_results(c, ans, mk, mv, nm, &err) < 0) {
-        cli_error("replay", "%s: %s", o->out_path, err.msg);
-        goto out;
-    }
-    if (!s->quiet)
-        fprintf(stderr, "loadtrace replay: %u probes -> %s\n", c->n_files, o->out_path);
-    /* Stopped: 128 + the signal, as a replay (cli_replay_status). */
-    status = c->stopped ? cli_replay_status(true, 0, 0) : ans->end == LT_SEARCH_FAULTS ? 1 : 0;
-    if (c->stopped && !cli_stop_signal())
-        status = 130;
-out:
-    for (uint32_t k = 0; k < c->n_files; k++)
-        unlink(c->files[k].path);
-    if (c->sim && lt_sim_stop_err(c->sim, &err) < 0) {
-        cli_error("replay", "%s", err.msg);
-        status = 1;
-    }
+    int rc = lt_capacity_search(o, &co, r, &err);
     cli_stop_catch(false);
-    cli_dash_stop(c->dash, stderr);
-    lt_replay_live_free(c->live);
-    lt_plan_jobs_close(&c->jobs);
-    lt_replay_known_free(c->known);
-    free(c);
+    cli_dash_stop(u.dash, stderr);
+    lt_replay_live_free(u.live);
+    int status;
+    if (rc < 0 && r->answered) /* the answer, though its file failed */
+        print_answer(s, r);
+    if (rc < 0) {
+        cli_error("replay", "%s", err.msg);
+        status = cli_fail_status(&err);
+    } else if (co.dry_run) {
+        status = 0;
+    } else {
+        print_answer(s, r);
+        if (!s->quiet)
+            fprintf(stderr, "loadtrace replay: %u probes -> %s\n", r->in_file, o->out_path);
+        /* Stopped: 128 + the signal, as a replay (cli_replay_status). */
+        status = r->stopped ? cli_replay_status(true, 0, 0) : r->ans->end == LT_SEARCH_FAULTS;
+        if (r->stopped && !cli_stop_signal())
+            status = 130;
+    }
+    free(r);
     return status;
 }

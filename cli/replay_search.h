@@ -1,11 +1,9 @@
 /*
- * `loadtrace replay TRACE --find-max rate|concurrency --slo SPEC`: the
- * capacity search. The search itself is pure code (plan/plan_search.h);
- * this composes its two probe runners, which only cli/ may do: the live
- * replay (replay/replay.h, against a URL or the sim started here) and the
- * sim's model in virtual time (sim/sim_virtual.h), and reads each probe's
- * SLO attainment with analyze/. Every probe is a run of the results file,
- * and the answer is in its header's meta (docs/trace-format.md §2.4).
+ * `loadtrace replay TRACE --find-max rate|concurrency --slo SPEC` on the
+ * command line: the options as cmd_replay read them, the search itself
+ * (experiments/capacity.h) run with this file's hooks (signals, the
+ * dashboard or the progress line, each probe's line), and its answer
+ * printed.
  */
 #ifndef LT_CLI_REPLAY_SEARCH_H
 #define LT_CLI_REPLAY_SEARCH_H

@@ -1,9 +1,9 @@
 /*
  * `loadtrace replay TRACE --target sim --virtual`: the replay command's
- * virtual-time path. It composes replay/'s options (the plan a live replay
- * would run, so every load mode means exactly what it means live) with sim/
- * (the model, driven by sim/sim_virtual.h) and analyze/ (the summary),
- * which only cli/ may do.
+ * virtual-time path on the command line. The run is experiments/
+ * vreplay.h's (the plan a live replay would run, so every load mode means
+ * exactly what it means live, against the sim's model); this prints its
+ * totals and analyze's summary.
  */
 #ifndef LT_CLI_REPLAY_VIRTUAL_H
 #define LT_CLI_REPLAY_VIRTUAL_H

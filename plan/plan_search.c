@@ -321,6 +321,15 @@ static bool growing(const double q[4], double floor)
     return q[0] < q[1] && q[1] < q[2] && q[2] < q[3] && q[3] > 4 * q[0] + floor;
 }
 
+bool lt_search_grew(const double *x, uint32_t n, double floor)
+{
+    double q[4];
+    if (n < 8)
+        return false;
+    quarters(x, n, q);
+    return growing(q, floor);
+}
+
 bool lt_search_watch_add(struct lt_search_watch *w, double t, double inflight, double lag,
                          double waiting)
 {

@@ -135,8 +135,8 @@ void lt_search_give_up(struct lt_search *s, enum lt_search_end why);
  * metrics are scraped (< 0: unknown). A signal grows without bound when
  * the means of the four quarters of the samples so far each exceed the one
  * before and the last is over 4 times the first plus a floor (4 requests;
- * 1 s of lag): the rule the finished probe is judged by (cli/
- * replay_search.c), applied as it runs. Judging starts after 2 s and a
+ * 1 s of lag): lt_search_grew, the rule a finished probe is judged by
+ * too, applied as it runs. Judging starts after 2 s and a
  * tenth of the probe's planned span; the probe is saturated when a signal
  * has kept growing so over the last half of the time so far (since t / 2
  * at t), which a burst the server absorbs does not: the queue drains. A
@@ -158,6 +158,16 @@ void lt_search_watch_init(struct lt_search_watch *w, double span_s);
 /* Add a sample; true once saturated (w->why says why, with the figures). */
 bool lt_search_watch_add(struct lt_search_watch *w, double t, double inflight, double lag,
                          double waiting);
+
+/* The one rule of over-saturation: a signal sampled evenly, x[0..n),
+ * grew without bound when the means of its four quarters each exceed the
+ * one before and the last is over 4 times the first plus floor (4 for
+ * requests in flight or a waiting queue, 1 for a lag in seconds). A
+ * burst the server absorbs, or a queue that grew and then fell back,
+ * did not. Fewer than 8 samples say nothing: false. lt_search_watch
+ * applies it as a probe runs; a finished probe is judged by it over its
+ * requests in flight (struct lt_search_probe.saturated). */
+bool lt_search_grew(const double *x, uint32_t n, double floor);
 
 const char *lt_search_verdict_name(enum lt_search_verdict v);
 const char *lt_search_end_name(enum lt_search_end e);

@@ -124,8 +124,6 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
     if (r.cancelled)
         err = NULL;
     r.warmup = rp->warm_sent && lt_u64map_get(&rp->warm, seq);
-    static const uint8_t ctok_usage[] = {0xa4, 'c', 't', 'o', 'k', 0xa5, 'u', 's', 'a', 'g', 'e'};
-    static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
     uint8_t extra[128]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries",
                          * "img", "img_tok", "inputs", "replica", "failover_from" */
     char body[LT_REPLAY_ERR_BODY + 1];
@@ -194,10 +192,7 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
             r.has |= LT_RHAS_CHUNKS;
             r.n_chunks = n;
             r.chunks = rp->chunkbuf;
-            const uint8_t *ct = s->chunk_usage ? ctok_usage : ctok_one;
-            size_t ctl = s->chunk_usage ? sizeof ctok_usage : sizeof ctok_one;
-            memcpy(extra, ct, ctl);
-            r.extra.len = ctl;
+            r.extra.len = lt_chunks_ctok_key(extra, s->chunk_usage);
             r.extra.n = 1;
             if (thin > 1) {
                 r.extra.len += lt_chunks_thin_key(extra + r.extra.len, thin);

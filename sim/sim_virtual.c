@@ -416,15 +416,15 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     }
 }
 
-/* res's chunks (n of them in v->chunks) and extra keys: ctok, and "thin"
- * when the timeline had to be thinned to fit the format, as the live
- * replay writes them. */
-static void thinned(struct vrun *v, struct lt_result *res, const uint8_t *ctok, size_t ctl,
-                    uint32_t n)
+/* res's chunks (n of them in v->chunks) and extra keys: "ctok": "one"
+ * (a chunk's tokens counted one a chunk, not read from per-chunk usage),
+ * and "thin" when the timeline had to be thinned to fit the format, as
+ * the live replay writes them. */
+static void thinned(struct vrun *v, struct lt_result *res, uint32_t n)
 {
     uint32_t thin;
     res->n_chunks = lt_chunks_thin(v->chunks, n, &thin);
-    memcpy(v->extra, ctok, ctl);
+    size_t ctl = lt_chunks_ctok_key(v->extra, false);
     res->extra = (struct lt_extra){.data = v->extra, .len = ctl, .n = 1};
     if (thin > 1) {
         res->extra.len += lt_chunks_thin_key(v->extra + ctl, thin);
@@ -459,7 +459,6 @@ static void add_replica(struct vrun *v, struct lt_result *res, const struct vq *
 static int put_cancelled(struct vrun *v, const struct vq *q, struct lt_result *res,
                          struct lt_err *err)
 {
-    static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
     res->cancelled = true;
     res->status = 200;
     res->end = q->cancel_ns / 1000;
@@ -470,7 +469,7 @@ static int put_cancelled(struct vrun *v, const struct vq *q, struct lt_result *r
         res->chunks = v->chunks;
         res->out = q->ntok;
         res->count = "chunks";
-        thinned(v, res, ctok_one, sizeof ctok_one, q->ntok);
+        thinned(v, res, q->ntok);
     }
     add_replica(v, res, q);
     int rc = lt_writer_put_result(v->w, res, err);
@@ -497,9 +496,6 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
     res.want_in = q->in;
     res.want_out = q->out;
     res.warmup = q->warm;
-    /* "ctok": "one", as the live replay writes it: a chunk's tokens were
-     * counted one per chunk, not read from per-chunk usage. */
-    static const uint8_t ctok_one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
     if (q->rejected) {
         res.status = 400;
         res.err = "http";
@@ -525,7 +521,7 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
     res.first_token = res.first_content = v->chunks[0].t;
     res.end = v->chunks[q->ntok - 1].t;
     res.chunks = v->chunks;
-    thinned(v, &res, ctok_one, sizeof ctok_one, q->ntok);
+    thinned(v, &res, q->ntok);
     res.in = q->in;
     res.out = q->ntok;
     res.reasoning = 0;

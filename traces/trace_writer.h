@@ -23,6 +23,8 @@
 #include "base/lt_err.h"
 #include "traces/trace_format.h"
 
+#include <stdbool.h>
+
 struct lt_writer;
 
 struct lt_writer_opts {
@@ -95,6 +97,12 @@ uint32_t lt_chunks_thin(struct lt_chunk *c, uint32_t n, uint32_t *thin);
 /* The result's extra pair "thin": k, packed into out; returns its bytes. */
 #define LT_CHUNKS_THIN_KEY_BYTES 10
 size_t lt_chunks_thin_key(uint8_t out[LT_CHUNKS_THIN_KEY_BYTES], uint32_t k);
+/* The result's extra pair "ctok": how its chunks' tokens were counted,
+ * "usage" (each chunk's own usage said it) or "one" (one a chunk), packed
+ * into out, as the live and the virtual engine both write it; returns its
+ * bytes. */
+#define LT_CHUNKS_CTOK_KEY_BYTES 11
+size_t lt_chunks_ctok_key(uint8_t out[LT_CHUNKS_CTOK_KEY_BYTES], bool usage);
 
 /* Pack a free-form header meta map from n string pairs into out (a raw
  * msgpack map for lt_header.meta). */
@@ -105,7 +113,6 @@ int lt_meta_pack(struct lt_buf *out, const char *const *keys, const char *const 
  * of strings; anything else in it is skipped over only when it is a
  * string), copied into buf (n bytes, NUL-terminated). False when absent,
  * not a string, or the map is of another shape. */
-#include <stdbool.h>
 bool lt_meta_get(const uint8_t *meta, size_t len, const char *key, char *buf, size_t n);
 
 #endif

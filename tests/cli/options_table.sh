@@ -16,16 +16,19 @@ cd "$T" || exit 1
 "$L" completions bash >bash || fail "completions bash"
 "$L" completions zsh >zsh || fail "completions zsh"
 
-for c in cat export import info compare analyze capture synth sim sweep demo; do
+for c in cat export import info compare analyze capture synth sim sweep demo replay; do
     "$L" help "$c" >help.$c || fail "help $c"
     # the options the help lists, in its order: those that begin a line
     # (a second form of one, as export's "--to jsonl", counted once)
     grep -oE -- '^  (-[a-zA-Z], )?--[a-z][a-z0-9-]*' help.$c | grep -oE -- '--[a-z0-9-]+' |
         awk '!seen[$0]++' >order.$c
     [ -s order.$c ] || { fail "$c: help lists no options"; continue; }
-    # ... those shown with a value word after them
-    grep -oE -- '^  (-[a-zA-Z], )?--[a-z][a-z0-9-]*( |\[)[^ ]' help.$c |
+    # ... those shown with a value word after them, and those whose value
+    # may be left out (--opt[=V])
+    grep -oE -- '^  (-[a-zA-Z], )?--[a-z][a-z0-9-]* [^ ]' help.$c |
         grep -oE -- '--[a-z0-9-]+' | awk '!seen[$0]++' | sort >valued.$c
+    grep -oE -- '^  (-[a-zA-Z], )?--[a-z][a-z0-9-]*\[=' help.$c |
+        grep -oE -- '--[a-z0-9-]+' | sort -u >optional.$c
     # ... and the short aliases, of a long option or alone (sim's -o)
     grep -oE -- '^  -[a-zA-Z](, --| )' help.$c | cut -c4 | sort >short.$c
 
@@ -49,7 +52,11 @@ for c in cat export import info compare analyze capture synth sim sweep demo; do
     for o in $(cat order.$c); do
         [ "$o" = --help ] && continue
         "$L" "$c" "$o" >out 2>err
-        if grep -qx -- "$o" valued.$c; then
+        if grep -qx -- "$o" optional.$c; then
+            expect_no_grep "option $o needs a value" err
+            "$L" "$c" "$o=x" >out 2>err
+            expect_no_grep "option $o takes no value" err
+        elif grep -qx -- "$o" valued.$c; then
             expect_grep "option $o needs a value" err
         else
             "$L" "$c" "$o=x" >out 2>err

@@ -234,6 +234,49 @@ static void test_watch(void **state)
     assert_non_null(strstr(w.why, "waiting queue"));
 }
 
+/* The one saturation rule, on hand-built series of requests in flight
+ * (16 evenly spaced buckets, quarters of 4): a queue that only grows did
+ * grow (quarter means 2.5, 6.5, 10.5, 14.5: the last over 4 x 2.5 + 4);
+ * one growing as slowly (the last 13.5, not over 4 x 2.5 + 4 = 14) did
+ * not; a queue that rose, fell back and rose again did not, though its
+ * last quarter (30) is far over 4 x its first (0) + 4; a steady load and
+ * a burst the server absorbed did not; 7 samples say nothing. The same
+ * series fed to the watch as it runs is stopped only where the rule says
+ * so. */
+static void test_grew(void **state)
+{
+    (void)state;
+    double up[16], slow[16], dip[16], steady[16], burst[16];
+    for (int k = 0; k < 16; k++) {
+        up[k] = k + 1;
+        slow[k] = k < 4 ? k + 1 : k;
+        dip[k] = k < 4 ? 0 : k < 8 ? 20 : k < 12 ? 10 : 30;
+        steady[k] = 8;
+        burst[k] = k >= 6 && k < 9 ? 60 : 2;
+    }
+    assert_true(lt_search_grew(up, 16, 4));
+    assert_false(lt_search_grew(slow, 16, 4));
+    assert_false(lt_search_grew(dip, 16, 4));
+    assert_false(lt_search_grew(steady, 16, 4));
+    assert_false(lt_search_grew(burst, 16, 4));
+    assert_false(lt_search_grew(up, 7, 4));
+    assert_true(lt_search_grew(up, 8, 1));  /* 1.5, 3.5, 5.5, 7.5: over 4 x 1.5 + 1 */
+    assert_false(lt_search_grew(up, 8, 4)); /* ... but not over 4 x 1.5 + 4 */
+
+    /* the watch, sampled every 0.25 s over a 4 s span: the dipping queue
+     * is never stopped, the growing one is */
+    static struct lt_search_watch w;
+    lt_search_watch_init(&w, 4);
+    bool sat = false;
+    for (int i = 1; i <= 64 && !sat; i++)
+        sat = lt_search_watch_add(&w, 0.25 * i, dip[(i - 1) / 4], 0, -1);
+    assert_false(sat);
+    lt_search_watch_init(&w, 4);
+    for (int i = 1; i <= 64 && !sat; i++)
+        sat = lt_search_watch_add(&w, 0.25 * i, 2.5 * i, 0, -1);
+    assert_true(sat);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_seeded_saves_probes),
         cmocka_unit_test(test_max_probes),
         cmocka_unit_test(test_watch),
+        cmocka_unit_test(test_grew),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

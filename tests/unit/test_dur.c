@@ -87,6 +87,22 @@ static void test_scan(void **state)
 
 /* The formatter writes the largest exact unit, and parsing it gives the
  * value back. */
+/* Each unit's range and its edges. */
+static void test_say(void **state)
+{
+    (void)state;
+    static const struct {
+        double s;
+        const char *want;
+    } cases[] = {{0, "0 s"},       {42.4, "42 s"},     {89.4, "89 s"},  {90, "1.5 min"},
+                 {156, "2.6 min"}, {5399, "90.0 min"}, {5400, "1.5 h"}, {36000, "10.0 h"}};
+    char b[32];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lt_dur_say(b, sizeof b, cases[i].s);
+        assert_string_equal(b, cases[i].want);
+    }
+}
+
 static void test_format(void **state)
 {
     (void)state;
@@ -119,10 +135,8 @@ static void test_format(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good),
-        cmocka_unit_test(test_bad),
-        cmocka_unit_test(test_scan),
-        cmocka_unit_test(test_format),
+        cmocka_unit_test(test_good),   cmocka_unit_test(test_bad), cmocka_unit_test(test_scan),
+        cmocka_unit_test(test_format), cmocka_unit_test(test_say),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1436,6 +1436,25 @@ static void test_writer_limits(void **state)
 
 /* lt_extra_get_int: integers found by key past values of every other kind;
  * absent keys, non-integers and integers above int64 are not found. */
+/* The "ctok" pair both engines write reads back as {"ctok": "usage"} or
+ * {"ctok": "one"}, beside a "thin" pair. */
+static void test_ctok_key(void **state)
+{
+    (void)state;
+    uint8_t b[LT_CHUNKS_CTOK_KEY_BYTES + LT_CHUNKS_THIN_KEY_BYTES];
+    char v[16];
+    for (int usage = 0; usage < 2; usage++) {
+        size_t n = lt_chunks_ctok_key(b, usage);
+        n += lt_chunks_thin_key(b + n, 3);
+        struct lt_extra x = {b, n, 2};
+        assert_true(lt_extra_get_str(&x, "ctok", v, sizeof v));
+        assert_string_equal(v, usage ? "usage" : "one");
+        int64_t k = 0;
+        assert_true(lt_extra_get_int(&x, "thin", &k));
+        assert_int_equal(k, 3);
+    }
+}
+
 static void test_extra_get_int(void **state)
 {
     struct lt_buf b;
@@ -1464,17 +1483,29 @@ static void test_extra_get_int(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_no_checksum),        cmocka_unit_test(test_extra_get_int),
-        cmocka_unit_test(test_writer_limits),      cmocka_unit_test(test_roundtrip_records),
-        cmocka_unit_test(test_truncated),          cmocka_unit_test(test_corrupt_frame_and_salvage),
-        cmocka_unit_test(test_missing_header),     cmocka_unit_test(test_future_version),
-        cmocka_unit_test(test_not_zstd_and_empty), cmocka_unit_test(test_wrong_types),
-        cmocka_unit_test(test_hostile_lengths),    cmocka_unit_test(test_out_of_order),
-        cmocka_unit_test(test_results_roundtrip),  cmocka_unit_test(test_unknown_keys_preserved),
-        cmocka_unit_test(test_frame_closing),      cmocka_unit_test(test_blocks_roundtrip),
-        cmocka_unit_test(test_blocks_bad),         cmocka_unit_test(test_blocks_mutated),
-        cmocka_unit_test(test_blocks_limit_sized), cmocka_unit_test(test_blocks_salvage),
-        cmocka_unit_test(test_scrape_roundtrip),   cmocka_unit_test(test_check_roundtrip),
+        cmocka_unit_test(test_no_checksum),
+        cmocka_unit_test(test_extra_get_int),
+        cmocka_unit_test(test_ctok_key),
+        cmocka_unit_test(test_writer_limits),
+        cmocka_unit_test(test_roundtrip_records),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_corrupt_frame_and_salvage),
+        cmocka_unit_test(test_missing_header),
+        cmocka_unit_test(test_future_version),
+        cmocka_unit_test(test_not_zstd_and_empty),
+        cmocka_unit_test(test_wrong_types),
+        cmocka_unit_test(test_hostile_lengths),
+        cmocka_unit_test(test_out_of_order),
+        cmocka_unit_test(test_results_roundtrip),
+        cmocka_unit_test(test_unknown_keys_preserved),
+        cmocka_unit_test(test_frame_closing),
+        cmocka_unit_test(test_blocks_roundtrip),
+        cmocka_unit_test(test_blocks_bad),
+        cmocka_unit_test(test_blocks_mutated),
+        cmocka_unit_test(test_blocks_limit_sized),
+        cmocka_unit_test(test_blocks_salvage),
+        cmocka_unit_test(test_scrape_roundtrip),
+        cmocka_unit_test(test_check_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
