@@ -6,8 +6,11 @@
  */
 #include "capture/capture_log.h"
 #include "capture/capture_proxy.h"
+#include "cli/capture_live.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/live_metrics.h"
+#include "cli/ui_dash.h"
 #include "base/lt_time.h"
 
 #include <getopt.h>
@@ -31,7 +34,9 @@ struct capture_opts {
     int n_redact;
     bool skip_bad;
     bool quiet;
-    int64_t grace_us; /* how long SIGTERM lets requests in flight finish */
+    int64_t grace_us;      /* how long SIGTERM lets requests in flight finish */
+    enum cli_ui ui;        /* --ui, resolved */
+    const char *live_spec; /* --live-metrics */
 };
 
 static const char capture_usage[] =
@@ -87,6 +92,13 @@ static const char capture_usage[] =
     "                         proxying (- for standard input; keys: see\n"
     "                         capture/README.md)\n"
     "  --skip-bad             --from-log: skip lines that cannot be read\n"
+    "  --ui auto|dashboard|line|none   while it runs: a full-screen dashboard of\n"
+    "                         connections, records, bytes relayed, the writer's\n"
+    "                         backlog, throughput and TTFT/TPOT/E2E, or the lines\n"
+    "                         (default auto: the dashboard when standard error is\n"
+    "                         a terminal; docs/dashboard.md)\n"
+    "  --live-metrics [HOST:]PORT  serve capture's own figures for Prometheus on\n"
+    "                         http://HOST:PORT/metrics (HOST default 127.0.0.1)\n"
     "  -q, --quiet            no messages on stderr but errors\n"
     "  -h, --help             this text\n";
 
@@ -165,36 +177,86 @@ static int run_proxy(const struct capture_opts *o)
         setrlimit(RLIMIT_NOFILE, &rl);
     }
     struct lt_err err = {0};
-    struct lt_capture *cap = lt_capture_start(&o->lib, &err);
+    struct lt_capture_opts lib = o->lib;
+    char origin[512];
+    lt_capture_url_origin(o->lib.upstream, origin, sizeof origin);
+    struct cli_capture_live *live = NULL;
+    if (o->ui == CLI_UI_DASHBOARD || o->live_spec) {
+        if (!(live = cli_capture_live_new(origin, &err))) {
+            cli_error("capture", "%s", err.msg);
+            return 1;
+        }
+        lib.on_record = cli_capture_live_record;
+        lib.on_record_ud = live;
+    }
+    struct lt_capture *cap = lt_capture_start(&lib, &err);
     if (!cap) {
         cli_error("capture", "%s", err.msg);
+        cli_capture_live_free(live);
         return 1;
     }
     unsigned port = lt_capture_port(cap);
     if (o->port_file && cli_write_port_file(o->port_file, port) < 0) {
         cli_error("capture", "cannot write the port file %s", o->port_file);
         lt_capture_stop(cap, NULL, NULL);
+        cli_capture_live_free(live);
         return 1;
     }
-    char origin[512];
-    lt_capture_url_origin(o->lib.upstream, origin, sizeof origin);
     if (!o->quiet)
         fprintf(stderr,
                 "loadtrace capture: listening on port %u, forwarding to %s, recording to %s\n",
                 port, origin, o->lib.output);
+    if (live) {
+        char title[600];
+        snprintf(title, sizeof title, "port %u -> %s", port, origin);
+        cli_capture_live_title(live, title);
+        cli_capture_live_attach(live, cap);
+    }
+    struct cli_live_http *http = NULL;
+    if (o->live_spec) {
+        char host[256], lurl[300];
+        unsigned lport;
+        bool loop;
+        cli_live_parse(o->live_spec, host, sizeof host, &lport, &loop); /* checked in parsing */
+        if (!(http = cli_live_http_start_fn(host, lport, cli_capture_live_prom, live, lurl,
+                                            sizeof lurl, &err)))
+            cli_error("capture", "%s (capture goes on without it)", err.msg);
+        else if (!loop)
+            cli_error("capture",
+                      "WARNING: --live-metrics %s is not a loopback address: anyone who "
+                      "reaches it can read capture's figures (counts and times; never prompts, "
+                      "headers or keys)",
+                      host);
+        if (http && !o->quiet)
+            fprintf(stderr, "loadtrace capture: live metrics on %s\n", lurl);
+    }
+    struct cli_dash *dash = NULL;
+    if (o->ui == CLI_UI_DASHBOARD &&
+        !(dash = cli_dash_start_fn("capture", cli_capture_live_render, live,
+                                   " q or Ctrl-C stops the capture (as SIGINT: it drains, then "
+                                   "closes the trace)",
+                                   &err)))
+        cli_error("capture", "no dashboard (%s): the lines instead", err.msg);
     /* Wait for a signal, and say a failed write of the trace when it
      * happens: the proxy goes on relaying, and nothing more is recorded. */
     int sig = 0;
     bool said = false;
+    char write_failed[700] = "";
     while (sig <= 0) {
         struct timespec tick = {0, 200 * 1000000L};
         sig = sigtimedwait(&set, NULL, &tick);
         struct lt_err werr = {0};
         if (!said && lt_capture_write_failed(cap, &werr)) {
-            cli_error("capture",
-                      "%s; requests from now on are relayed but not recorded (what reached the "
-                      "file before stays readable; stop with SIGINT or SIGTERM)",
-                      werr.msg);
+            char m[700];
+            snprintf(m, sizeof m,
+                     "%s; requests from now on are relayed but not recorded (what reached the "
+                     "file before stays readable; stop with SIGINT or SIGTERM)",
+                     werr.msg);
+            if (dash) /* said on the dashboard now, and again after it */
+                cli_capture_live_state(live, m);
+            else
+                cli_error("capture", "%s", m);
+            snprintf(write_failed, sizeof write_failed, "%s", m);
             said = true;
         }
     }
@@ -204,13 +266,37 @@ static int run_proxy(const struct capture_opts *o)
     uint64_t at_signal = lt_capture_active(cap);
     lt_mono deadline = lt_mono_add_ns(lt_mono_now(), o->grace_us * 1000);
     while (lt_capture_active(cap) > 0 && lt_mono_diff_us(deadline, lt_mono_now()) > 0) {
+        if (live) {
+            char m[160];
+            snprintf(m, sizeof m,
+                     "draining: %llu requests in flight may finish for %.0f s more (a second "
+                     "Ctrl-C cuts them)",
+                     (unsigned long long)lt_capture_active(cap),
+                     (double)lt_mono_diff_us(deadline, lt_mono_now()) / 1e6);
+            cli_capture_live_state(live, m);
+        }
         struct timespec ts = {0, 50 * 1000000L};
         if (sigtimedwait(&set, NULL, &ts) > 0)
             break;
     }
     uint64_t cut = lt_capture_active(cap);
     struct lt_capture_stats st;
+    if (live) {
+        cli_capture_live_state(live, "stopping: writing the last records");
+        cli_capture_live_attach(live, NULL); /* cap is freed by the stop */
+    }
     int rc = lt_capture_stop(cap, &st, &err);
+    if (live) {
+        cli_capture_live_final(live, &st);
+        cli_capture_live_state(live, rc < 0          ? "stopped: the trace is not whole"
+                                     : sig == SIGINT ? "stopped (interrupted): the trace is closed"
+                                                     : "stopped (terminated): the trace is closed");
+    }
+    cli_dash_stop(dash, stderr); /* its last frame stays on the normal screen */
+    cli_live_http_stop(http);
+    cli_capture_live_free(live);
+    if (dash && write_failed[0])
+        cli_error("capture", "%s", write_failed);
     if (!o->quiet)
         fprintf(stderr,
                 "loadtrace capture: drained: %" PRIu64 " requests in flight at the signal, %" PRIu64
@@ -250,7 +336,9 @@ enum {
     O_SKIP_BAD,
     O_GRACE,
     O_THREADS,
-    O_MAX_PENDING
+    O_MAX_PENDING,
+    O_UI,
+    O_LIVE
 };
 
 /* Its options: getopt_long's table, which the completions and the
@@ -274,6 +362,8 @@ const struct option cmd_capture_options[] = {
     {"grace", required_argument, NULL, O_GRACE},
     {"threads", required_argument, NULL, O_THREADS},
     {"max-pending", required_argument, NULL, O_MAX_PENDING},
+    {"ui", required_argument, NULL, O_UI},
+    {"live-metrics", required_argument, NULL, O_LIVE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
@@ -364,6 +454,23 @@ int cmd_capture(int argc, char **argv)
         case O_SKIP_BAD:
             o.skip_bad = true;
             break;
+        case O_UI:
+            if (!cli_ui_parse(optarg, &o.ui)) {
+                cli_error("capture", "--ui %s: expected auto, dashboard, line or none", optarg);
+                return 2;
+            }
+            break;
+        case O_LIVE: {
+            char host[256];
+            unsigned port;
+            bool loop;
+            if (!cli_live_parse(optarg, host, sizeof host, &port, &loop)) {
+                cli_error("capture", "--live-metrics %s: expected [HOST:]PORT", optarg);
+                return 2;
+            }
+            o.live_spec = optarg;
+            break;
+        }
         case 'q':
             o.quiet = true;
             break;
@@ -384,6 +491,19 @@ int cmd_capture(int argc, char **argv)
                       o.lib.session_header);
             return 2;
         }
+    if (o.from_log && (o.ui == CLI_UI_DASHBOARD || o.live_spec)) {
+        cli_error("capture", "--ui dashboard and --live-metrics watch the proxy; --from-log "
+                             "reads a file in one go");
+        return 2;
+    }
+    if (o.ui == CLI_UI_DASHBOARD) {
+        char why[128];
+        if (!cli_ui_dashboard_possible(why, sizeof why)) {
+            cli_error("capture", "--ui dashboard: %s (use --ui line or none)", why);
+            return 2;
+        }
+    }
+    o.ui = o.quiet || o.from_log ? CLI_UI_NONE : cli_ui_resolve(o.ui);
     if (cli_dry_run())
         return 0;
     return o.from_log ? run_from_log(&o) : run_proxy(&o);
