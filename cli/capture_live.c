@@ -33,6 +33,7 @@ struct cli_capture_live {
     pthread_mutex_t mu;
     char title[200];
     char state[160];
+    char url[300]; /* --live-metrics */
     lt_mono start;
     struct lt_capture *cap;    /* read for each frame, until detached */
     struct lt_capture_live cl; /* the last counters read */
@@ -90,6 +91,13 @@ void cli_capture_live_title(struct cli_capture_live *l, const char *title)
 {
     pthread_mutex_lock(&l->mu);
     snprintf(l->title, sizeof l->title, "%s", title);
+    pthread_mutex_unlock(&l->mu);
+}
+
+void cli_capture_live_url(struct cli_capture_live *l, const char *url)
+{
+    pthread_mutex_lock(&l->mu);
+    snprintf(l->url, sizeof l->url, "%s", url);
     pthread_mutex_unlock(&l->mu);
 }
 
@@ -184,6 +192,7 @@ struct look {
         double p50, p99, sum;
     } run[M_N], win[M_N];
     char state[160];
+    char url[300];
 };
 
 static void look(struct cli_capture_live *l, struct look *k)
@@ -224,6 +233,7 @@ static void look(struct cli_capture_live *l, struct look *k)
     k->out_tokens = l->out_tokens;
     k->in_tokens = l->in_tokens;
     snprintf(k->state, sizeof k->state, "%s", l->state);
+    snprintf(k->url, sizeof k->url, "%s", l->url);
     pthread_mutex_unlock(&l->mu);
 }
 
@@ -307,6 +317,8 @@ int cli_capture_live_render(struct cli_dash *d, void *ud, int w, int h)
     cli_dash_row(d, &n, CLI_DASH_DIM, "%s", "");
     cli_dash_row(d, &n, CLI_DASH_DIM,
                  " (TTFT and E2E as seen at the proxy, of the answers that came whole)");
+    if (k.url[0])
+        cli_dash_row(d, &n, CLI_DASH_DIM, " live metrics on %s", k.url);
     return n;
 }
 

@@ -22,6 +22,8 @@ struct cli_capture_live *cli_capture_live_new(const char *title, struct lt_err *
 void cli_capture_live_free(struct cli_capture_live *l);
 /* What the title bar says runs. */
 void cli_capture_live_title(struct cli_capture_live *l, const char *title);
+/* Where --live-metrics serves the page (shown on the dashboard). */
+void cli_capture_live_url(struct cli_capture_live *l, const char *url);
 /* The proxy whose counters are read (NULL: none any more; the last ones
  * read stay). */
 void cli_capture_live_attach(struct cli_capture_live *l, struct lt_capture *cap);

@@ -229,6 +229,8 @@ static int run_proxy(const struct capture_opts *o)
                       host);
         if (http && !o->quiet)
             fprintf(stderr, "loadtrace capture: live metrics on %s\n", lurl);
+        if (http)
+            cli_capture_live_url(live, lurl);
     }
     struct cli_dash *dash = NULL;
     if (o->ui == CLI_UI_DASHBOARD &&
