@@ -5,6 +5,8 @@
  */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/sweep_live.h"
+#include "cli/ui_dash.h"
 #include "experiments/sweep.h"
 
 #include <getopt.h>
@@ -30,6 +32,10 @@ static const char sweep_usage[] =
     "                  configs whose results are complete\n"
     "  --redo          run every config again, complete or not\n"
     "  --report-only   write the report from DIR's results, running nothing\n"
+    "  --ui auto|dashboard|line|none  while it runs: a full-screen dashboard of\n"
+    "                  the configs done and to come and the current load, or the\n"
+    "                  progress lines (default auto: the dashboard when standard\n"
+    "                  error is a terminal; docs/dashboard.md)\n"
     "  -q, --quiet     no progress lines on stderr\n"
     "  -h, --help      this text\n"
     "\n"
@@ -44,9 +50,17 @@ static void on_signal(int sig)
     stop_sig = sig;
 }
 
+struct events {
+    bool quiet;
+    struct cli_sweep_live *live; /* the dashboard's: the lines go there */
+};
+
 static void on_event(void *ud, const char *config, const char *what)
 {
-    if (!*(bool *)ud)
+    struct events *ev = ud;
+    if (ev->live)
+        cli_sweep_live_event(ev->live, config, what);
+    else if (!ev->quiet)
         fprintf(stderr, "sweep: %s: %s\n", config, what);
 }
 
@@ -63,14 +77,19 @@ static int self_exe(char *buf, size_t cap)
 struct sweep_cli {
     const char *plan_path, *dir;
     bool redo, report_only, quiet;
+    enum cli_ui ui;
 };
 
 /* Its options: getopt_long's table, which the completions and the
  * "did you mean" of a mistyped option read too (cli/commands.h). */
 const struct option cmd_sweep_options[] = {
-    {"output", required_argument, NULL, 'o'}, {"redo", no_argument, NULL, 'r'},
-    {"report-only", no_argument, NULL, 'R'},  {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},         {0, 0, 0, 0},
+    {"output", required_argument, NULL, 'o'},
+    {"redo", no_argument, NULL, 'r'},
+    {"report-only", no_argument, NULL, 'R'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"ui", required_argument, NULL, 'U'},
+    {0, 0, 0, 0},
 };
 
 /* Options into o: -1 to go on, else the exit status. */
@@ -91,6 +110,12 @@ static int parse_args(struct sweep_cli *o, int argc, char **argv)
         case 'q':
             o->quiet = true;
             break;
+        case 'U':
+            if (!cli_ui_parse(optarg, &o->ui)) {
+                cli_error("sweep", "--ui %s: expected auto, dashboard, line or none", optarg);
+                return 2;
+            }
+            break;
         case 'h':
             fputs(sweep_usage, stdout);
             return 0;
@@ -108,6 +133,14 @@ static int parse_args(struct sweep_cli *o, int argc, char **argv)
         return 2;
     }
     o->plan_path = argv[optind];
+    if (o->ui == CLI_UI_DASHBOARD && !o->report_only) {
+        char why[128];
+        if (!cli_ui_dashboard_possible(why, sizeof why)) {
+            cli_error("sweep", "--ui dashboard: %s (use --ui line or none)", why);
+            return 2;
+        }
+    }
+    o->ui = o->quiet || o->report_only ? CLI_UI_NONE : cli_ui_resolve(o->ui);
     return -1;
 }
 
@@ -147,14 +180,37 @@ static int run_all(const struct sweep_cli *o, const struct lt_sweep_plan *plan)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     signal(SIGPIPE, SIG_IGN);
+    struct events ev = {.quiet = o->quiet};
     struct lt_sweep_opts so = {.dir = o->dir,
                                .exe = exe,
                                .redo = o->redo,
                                .stop = &stop_sig,
                                .on_event = on_event,
-                               .ud = (void *)&o->quiet};
+                               .ud = &ev};
     struct lt_err err = {0};
+    /* The dashboard reads each load's figures from its replay's own live
+     * page, on a free loopback port it names in its log. */
+    static const char *const watch[] = {"--live-metrics", "127.0.0.1:0"};
+    struct cli_dash *dash = NULL;
+    if (o->ui == CLI_UI_DASHBOARD) {
+        if (!(ev.live = cli_sweep_live_new(plan, o->plan_path, &err)) ||
+            !(dash = cli_dash_start_fn("sweep", cli_sweep_live_render, ev.live,
+                                       " q or Ctrl-C stops the sweep (as SIGINT: the current "
+                                       "load and server stop cleanly; rerun to resume)",
+                                       &err))) {
+            cli_error("sweep", "no dashboard (%s): the lines instead", err.msg);
+            cli_sweep_live_free(ev.live);
+            ev.live = NULL;
+        } else {
+            so.on_progress = cli_sweep_live_progress;
+            so.progress_ud = ev.live;
+            so.load_extra = watch;
+            so.n_load_extra = 2;
+        }
+    }
     int rc = lt_sweep_run(plan, &so, out, &err), status = 0;
+    cli_dash_stop(dash, stderr); /* its last frame stays on the normal screen */
+    cli_sweep_live_free(ev.live);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (rc < 0) {
