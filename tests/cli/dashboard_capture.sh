@@ -48,7 +48,8 @@ start_sim up --faults 500=0.15,seed=5 --time-scale 0.25
 server_start_tty "$TM" d 110x36 cap env LC_ALL=C.UTF-8 "$L" capture --upstream "$SIM_URL" \
     -o "$T/cap.lt.zst" --ui auto --live-metrics 127.0.0.1:0 || exit 1
 CAP_URL=$SERVER_URL
-wait_until 30 pane_has "loadtrace capture · port" || fail "the dashboard never came up: $(pane | tail -5)"
+wait_until 30 pane_has "loadtrace capture · port" ||
+    { fail "the dashboard never came up: $(pane | tail -5)"; finish; }
 wait_until 30 pane_has "live metrics on http" || fail "no live metrics URL on the dashboard"
 LIVE=$(pane | grep -o 'http://127.0.0.1:[0-9]*/metrics' | tail -1)
 

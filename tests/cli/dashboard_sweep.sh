@@ -45,7 +45,8 @@ PLAN
 $TM new-session -d -s d -x 120 -y 36 \
     "LC_ALL=C.UTF-8 '$L' sweep '$T/plan.yaml' -o '$T/out' --ui auto >'$T/out.txt'; echo EXIT=\$?; sleep 600" ||
     fail "tmux new-session"
-wait_until 60 pane_has "loadtrace sweep · " || fail "the dashboard never came up: $(pane | tail -5)"
+wait_until 60 pane_has "loadtrace sweep · " ||
+    { fail "the dashboard never came up: $(pane | tail -5)"; finish; }
 wait_until 60 pane_has "configs  0 of 3 done" || fail "no configs line: $(pane | head -8)"
 wait_until 120 pane_has "^ > sim-mr2 .*running: the load" || fail "sim-mr2's load not shown: $(pane | head -12)"
 pane_has "^   twin .*to come" || fail "the configs to come are not shown: $(pane | head -12)"
