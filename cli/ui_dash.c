@@ -93,6 +93,25 @@ bool cli_ui_dashboard_possible(char *why, size_t n)
     return true;
 }
 
+const char *cli_ui_no_dashboard(bool virtual_run)
+{
+    if (virtual_run)
+        return "a --virtual replay runs in virtual time (seconds of CPU for hours of trace): "
+               "there is nothing to watch while it runs, its totals follow";
+    if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE"))
+        return "the ranks of an MPI replay share no screen (mpirun relays each rank's "
+               "output): each prints its lines";
+    return NULL;
+}
+
+bool cli_ui_rank0(void)
+{
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    if (!r)
+        r = getenv("PMIX_RANK");
+    return !r || !strcmp(r, "0");
+}
+
 enum cli_ui cli_ui_resolve(enum cli_ui ui)
 {
     if (ui != CLI_UI_AUTO)

@@ -28,6 +28,12 @@ enum cli_ui cli_ui_resolve(enum cli_ui ui);
  * knows)? false with why filled. */
 bool cli_ui_dashboard_possible(char *why, size_t n);
 
+/* Why a run of this kind draws no dashboard whatever the terminal (a
+ * --virtual replay, a rank of an MPI job), or NULL; and whether this
+ * process is the first rank (or no rank), the one that says so. */
+const char *cli_ui_no_dashboard(bool virtual_run);
+bool cli_ui_rank0(void);
+
 struct cli_dash;
 
 /* Take over the terminal and draw l until cli_dash_stop; title names the
