@@ -57,13 +57,21 @@ run() { # mode
     fi
     taskset -c 1 "$L" replay "$OUT/t.lt.zst" --target "$CAP_URL" --concurrency 100 -o "$OUT/r.lt.zst" \
         --no-summary --no-calibrate -q
+    # the dashboard thread's own CPU (ns, /proc/.../schedstat) before it ends
+    shell=$($TM display -p -t b '#{pane_pid}')
+    tpid=$(ps -o pid= --ppid "$shell" | head -1 | tr -d ' ')
+    cpid=$(ps -o pid= --ppid "$tpid" | head -1 | tr -d ' ')
+    dash_ns=0
+    for task in /proc/"$cpid"/task/*; do
+        [ "$(cat "$task/comm" 2>/dev/null)" = lt-dash ] && dash_ns=$(cut -d' ' -f1 "$task/schedstat")
+    done
     $TM send-keys -t b C-c
     wait_until 60 test -s "$OUT/time" || { echo "run-dash-capture: $mode did not end" >&2; exit 1; }
     [ -z "$scraper" ] || wait "$scraper"
     $TM kill-server 2>/dev/null || :
     read wall user sys <"$OUT/time"
     tokens=$("$L" cat --no-header "$OUT/cap.lt.zst" | jq -s '[.[] | .out // 0] | add')
-    echo "$mode $wall $user $sys $tokens" >>"$OUT/runs"
+    echo "$mode $wall $user $sys $tokens $dash_ns" >>"$OUT/runs"
 }
 
 rm -f "$OUT/runs"
@@ -74,10 +82,11 @@ for rep in $(seq "$REPS"); do
 done
 server_stop sim || :
 echo "### capture's dashboard: $REPS runs per mode, $N requests x 500 tokens, C=100, sim token5ms"
-echo "mode               wall_s  cpu_s  capture us/token  (medians)"
+echo "mode               wall_s  cpu_s  capture us/token  dashboard thread s  its us/token  (medians)"
 for mode in none dashboard dashboard+metrics; do
-    awk -v m="$mode" '$1 == m { n++; w[n] = $2; c[n] = $3 + $4; p[n] = ($3 + $4) / $5 * 1e6 }
+    awk -v m="$mode" '$1 == m { n++; w[n] = $2; c[n] = $3 + $4; p[n] = ($3 + $4) / $5 * 1e6
+            d[n] = $6 / 1e9; dt[n] = $6 / 1e3 / $5 }
         function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
             return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-        END { printf "%-18s %6.2f  %5.2f  %16.3f\n", m, med(w, n), med(c, n), med(p, n) }' "$OUT/runs"
+        END { printf "%-18s %6.2f  %5.2f  %16.3f  %18.3f  %12.4f\n", m, med(w, n), med(c, n), med(p, n), med(d, n), med(dt, n) }' "$OUT/runs"
 done

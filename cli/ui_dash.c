@@ -10,6 +10,7 @@
  * either drawn or, at the end, printed: the last frame on the normal
  * screen is exactly the last frame drawn.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include "cli/ui_dash.h"
 
 #include <curses.h>
@@ -560,6 +561,8 @@ static struct cli_dash *start(struct cli_dash *d, struct lt_err *err)
         free(d);
         return NULL;
     }
+    /* named, so that its CPU can be told apart (bench/run-dash-capture.sh) */
+    pthread_setname_np(d->th, "lt-dash");
     return d;
 }
 
