@@ -10,6 +10,7 @@
 #     trace file says: records, ok and failed, output and prompt tokens,
 #     TTFT/TPOT/E2E p50/p99 and counts; the sim's log saw as many requests;
 #     the bytes relayed are the bytes curl received;
+#     (and a resize to a too-small terminal and back survived);
 #  4. standard error to a file: no escape code, the lines as before; --ui
 #     dashboard there is a usage error.
 # tmux is a dependency of the tests (scripts/deps.sh): missing, this fails.
@@ -87,6 +88,12 @@ expect_eq 0 "$(metric loadtrace_capture_requests_in_flight)" "live requests in f
 wait_until 10 sh -c "'$L' cat --no-header '$T/cap.lt.zst' 2>/dev/null | wc -l | grep -qx 33"
 expect_eq "$(records "$T/cap.lt.zst" | jq -s '[.[] | .out // 0] | add')" \
     "$(metric loadtrace_capture_output_tokens_total)" "live output tokens vs the trace"
+
+# a resize to a too-small terminal and back
+$TM resize-window -t d -x 50 -y 12
+wait_until 30 pane_has "terminal too small: 50x12" || fail "no word of a too-small terminal: $(pane | head -3)"
+$TM resize-window -t d -x 110 -y 36
+wait_until 30 pane_has "latency (ms)" || fail "the dashboard did not come back after the resize"
 
 # --- 3. q: the last frame against the trace file
 $TM send-keys -t d q
