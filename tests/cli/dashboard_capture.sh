@@ -84,6 +84,13 @@ wait_until 20 metric_is loadtrace_capture_records_total 33 ||
     fail "live metrics: $(metric loadtrace_capture_records_total) records, 33 sent"
 expect_eq "$want_bytes" "$(metric loadtrace_capture_bytes_relayed_total)" "live bytes relayed vs curl's"
 expect_eq 0 "$(metric loadtrace_capture_requests_in_flight)" "live requests in flight at the end"
+# every capture series the Grafana board charts is on the page
+curl -sS --max-time 5 "$LIVE" >"$T/page.txt" 2>/dev/null
+for n in $(grep -o 'loadtrace_capture_[a-z0-9_]*' "$LT_SRC/docs/grafana-loadtrace.json" | sort -u); do
+    grep -q "^$n[ {]" "$T/page.txt" || fail "docs/grafana-loadtrace.json charts $n, which capture does not serve"
+done
+grep -qiE 'authorization|bearer|content-type|tell me a long story' "$T/page.txt" &&
+    fail "capture's live page holds a header or a prompt"
 # the trace is readable while capture runs (a frame closed each second)
 wait_until 10 sh -c "'$L' cat --no-header '$T/cap.lt.zst' 2>/dev/null | wc -l | grep -qx 33"
 expect_eq "$(records "$T/cap.lt.zst" | jq -s '[.[] | .out // 0] | add')" \
