@@ -6,6 +6,8 @@
 #     plan's), read from that replay's own live page;
 #  2. the last frame, left on the normal screen, says every config's
 #     status as sweep.json records it, and all done;
+#     and q stops a sweep as SIGINT does (exit 130, the config
+#     interrupted in sweep.json and on the last frame);
 #  3. standard error to a file: the lines as before, no escape code, and
 #     the loads run without --live-metrics (sweep.json's argv);
 #     --ui dashboard there is a usage error.
@@ -17,7 +19,10 @@ L=$LOADTRACE
 
 command -v tmux >/dev/null || { echo "FAIL: tmux is missing (scripts/deps.sh installs it)" >&2; exit 1; }
 TM="tmux -S $T/tmux.sock"
-stop_tmux() { $TM kill-server 2>/dev/null || :; }
+tmux_gone() { ! $TM list-sessions >/dev/null 2>&1; }
+# kill-server returns before the server is gone: a new session at once may
+# reach the dying one
+stop_tmux() { $TM kill-server 2>/dev/null || :; wait_until 10 tmux_gone || :; }
 servers_at_exit stop_tmux
 pane() { $TM capture-pane -p -J -t d -S -300 2>/dev/null; }
 pane_has() { pane | grep -q -- "$1"; }
@@ -72,6 +77,32 @@ for c in sim-mr2 sim-mr8 twin; do
         "$c: results recorded"
 done
 expect_grep "^best" "$T/out.txt"
+stop_tmux
+
+# --- q stops the sweep as SIGINT does: the load and its server stop, the
+# config is recorded as interrupted, exit 130
+cat >"$T/slow.yaml" <<PLAN
+trace: t.lt.zst
+load:
+  concurrency: 1
+  requests: 300
+configs:
+  - name: slow
+    command: "{loadtrace} sim --listen 127.0.0.1:{port} --time-scale 0.5"
+    start-timeout: 60s
+PLAN
+$TM new-session -d -s d -x 120 -y 36 \
+    "LC_ALL=C.UTF-8 '$L' sweep '$T/slow.yaml' -o '$T/outq' >'$T/outq.txt'; echo EXIT=\$?; sleep 600" ||
+    { fail "tmux new-session"; finish; }
+slowmid() { pane | grep -qE '^ load +[1-9][0-9]*/300 requests'; }
+wait_until 120 slowmid || fail "the slow load's progress was not shown: $(pane | tail -8)"
+$TM send-keys -t d q
+wait_until 120 pane_has "^EXIT=" || fail "q did not stop the sweep: $(pane | tail -8)"
+pane >"$T/paneq.txt"
+expect_eq "EXIT=130" "$(grep '^EXIT=' "$T/paneq.txt")" "exit status after q (as SIGINT)"
+expect_eq interrupted "$(jq -r '.configs.slow.status' "$T/outq/sweep.json")" "slow in sweep.json after q"
+expect_grep "^   slow .*interrupted" "$T/paneq.txt"
+expect_grep "Resume with:" "$T/paneq.txt"
 stop_tmux
 
 # --- 3. standard error to a file: the lines as before
