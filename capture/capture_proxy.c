@@ -113,6 +113,7 @@ struct lt_capture {
     uint16_t port;
     atomic_uint_fast64_t n_requests, n_chunks, n_client_gone, n_upstream_failed, n_too_large;
     atomic_uint_fast64_t n_busy;
+    atomic_uint_fast64_t n_bytes_out; /* response bytes handed to clients */
     /* Request bodies held, all connections together (o.max_pending caps
      * them): what many half-sent bodies could otherwise grow without end. */
     atomic_size_t pending;
@@ -720,6 +721,7 @@ static ssize_t reader_locked(struct conn *c, char *buf, size_t max)
             size_t n = avail < max ? avail : max;
             memcpy(buf, c->pending.p + c->pending_off, n);
             c->pending_off += n;
+            atomic_fetch_add_explicit(&c->cap->n_bytes_out, n, memory_order_relaxed);
             if (c->pending_off == c->pending.len && c->pending.cap > PENDING_KEEP) {
                 /* A burst is over: a stream between chunks keeps no more
                  * than a chunk's room. */
@@ -1485,6 +1487,8 @@ struct lt_capture *lt_capture_start(const struct lt_capture_opts *o, struct lt_e
         rc = LT_ENOMEM;
         goto out;
     }
+    if (cap->o.on_record)
+        lt_capture_recorder_watch(cap->rec, cap->o.on_record, cap->o.on_record_ud);
     for (unsigned i = 0; i < cap->n_loops; i++)
         LT_TRY(loop_listen(&cap->loops[i], i, &ss, err));
     const union MHD_DaemonInfo *di =
@@ -1570,6 +1574,23 @@ void lt_capture_get_stats(const struct lt_capture *c, struct lt_capture_stats *s
     st->upstream_failed = atomic_load(&c->n_upstream_failed);
     st->too_large = atomic_load(&c->n_too_large);
     st->busy = atomic_load(&c->n_busy);
+}
+
+void lt_capture_get_live(const struct lt_capture *c, struct lt_capture_live *l)
+{
+    memset(l, 0, sizeof *l);
+    lt_capture_get_stats(c, &l->st);
+    uint64_t open;
+    lt_capture_recorder_now(c->rec, &l->st.recorded, &l->backlog, &open);
+    l->active = atomic_load(&c->n_active);
+    l->bytes_out = atomic_load(&c->n_bytes_out);
+    /* The list of connections, walked (MHD's own count is not safe to ask
+     * from another thread while its loop runs). */
+    pthread_mutex_t *mu = (pthread_mutex_t *)&c->conns_mu;
+    pthread_mutex_lock(mu);
+    for (const struct conn *k = c->conns; k; k = k->next)
+        l->connections++;
+    pthread_mutex_unlock(mu);
 }
 
 int lt_capture_stop(struct lt_capture *c, struct lt_capture_stats *st, struct lt_err *err)

@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct lt_record;
+
 struct lt_capture_opts {
     const char *listen;         /* "HOST:PORT" or "[V6]:PORT"; NULL: 127.0.0.1:8080; port 0: any */
     const char *upstream;       /* base URL, http:// or https:// (TLS is always verified); a
@@ -42,6 +44,10 @@ struct lt_capture_opts {
     unsigned threads;           /* event loops (a thread each, clients and upstream); 0: 1 */
     int64_t connect_timeout_us; /* upstream connect timeout; 0: 10 s */
     uint32_t max_held;          /* finished records held for ordering; 0: 65536 */
+    /* Each finished record as written, on the writer thread (NULL: none):
+     * what a live view counts (capture_recorder.h, watch). */
+    void (*on_record)(void *ud, const struct lt_record *rec);
+    void *on_record_ud;
 };
 
 struct lt_capture_stats {
@@ -69,6 +75,16 @@ uint16_t lt_capture_port(const struct lt_capture *c);
 bool lt_capture_write_failed(const struct lt_capture *c, struct lt_err *err);
 /* Counters so far. */
 void lt_capture_get_stats(const struct lt_capture *c, struct lt_capture_stats *st);
+/* What a live view reads while capture runs: the counters so far (with
+ * recorded: written so far), and the state now. Any thread. */
+struct lt_capture_live {
+    struct lt_capture_stats st;
+    uint64_t active;      /* requests begun and not finished */
+    uint64_t connections; /* client connections open */
+    uint64_t bytes_out;   /* response bytes handed to the clients */
+    uint64_t backlog;     /* finished records waiting for the trace writer */
+};
+void lt_capture_get_live(const struct lt_capture *c, struct lt_capture_live *l);
 /* Drain: stop accepting connections (the listening socket is closed;
  * connections already open are still served) and answer /healthz with
  * 503. Requests in flight go on; lt_capture_active says how many. */

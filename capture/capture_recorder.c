@@ -37,8 +37,11 @@ struct lt_capture_recorder {
     struct lt_capture_recorder_stats st;
     int wrc; /* first write error */
     struct lt_err werr;
-    bool finished[KINDS]; /* value k of the writer's (k % KINDS): a finished record */
-    uint64_t nput;        /* values put */
+    bool finished[KINDS];       /* value k of the writer's (k % KINDS): a finished record */
+    uint64_t nput;              /* values put */
+    lt_capture_record_fn watch; /* lt_capture_recorder_watch */
+    void *watch_ud;
+    uint64_t written_now; /* st.written as of the last batch, under mu */
 };
 
 static void put_kind(struct lt_capture_recorder *r, bool finished)
@@ -57,6 +60,8 @@ static void write_calls(struct lt_capture_recorder *r, struct lt_capture_call **
             rc = lt_writer_put_record(r->w, &rec, &err);
         if (rc == 0)
             put_kind(r, true);
+        if (rc == 0 && r->watch)
+            r->watch(r->watch_ud, &rec);
         if (rc == 0 && c->n_changed)
             r->st.changed++;
         if (rc < 0) {
@@ -141,13 +146,14 @@ static void *writer_main(void *arg)
             r->werr = err;
         }
         write_unfinished(r);
+        r->written_now = r->st.written;
     }
     pthread_mutex_unlock(&r->mu);
     return NULL;
 }
 
 struct lt_capture_recorder *lt_capture_recorder_start(struct lt_writer *w, lt_mono start,
-                                                    uint32_t max_held, struct lt_err *err)
+                                                      uint32_t max_held, struct lt_err *err)
 {
     struct lt_capture_recorder *r = calloc(1, sizeof *r);
     if (!r) {
@@ -236,6 +242,24 @@ void lt_capture_recorder_done(struct lt_capture_recorder *r, uint64_t seq,
         pthread_cond_signal(&r->cv);
 }
 
+void lt_capture_recorder_watch(struct lt_capture_recorder *r, lt_capture_record_fn fn, void *ud)
+{
+    pthread_mutex_lock(&r->mu); /* the writer reads it after taking mu */
+    r->watch = fn;
+    r->watch_ud = ud;
+    pthread_mutex_unlock(&r->mu);
+}
+
+void lt_capture_recorder_now(struct lt_capture_recorder *r, uint64_t *written, uint64_t *queued,
+                             uint64_t *open)
+{
+    pthread_mutex_lock(&r->mu);
+    *written = r->written_now;
+    *queued = r->tail - r->head;
+    *open = r->open;
+    pthread_mutex_unlock(&r->mu);
+}
+
 bool lt_capture_recorder_failed(struct lt_capture_recorder *r, struct lt_err *err)
 {
     pthread_mutex_lock(&r->mu);
@@ -247,7 +271,7 @@ bool lt_capture_recorder_failed(struct lt_capture_recorder *r, struct lt_err *er
 }
 
 int lt_capture_recorder_stop(struct lt_capture_recorder *r, struct lt_capture_recorder_stats *st,
-                              struct lt_err *err)
+                             struct lt_err *err)
 {
     if (!r)
         return 0;

@@ -47,7 +47,7 @@ struct lt_capture_recorder_stats {
  * after lt_capture_recorder_stop; opened with completion_order). start is
  * time 0 of the trace; max_held 0 is 65536. */
 struct lt_capture_recorder *lt_capture_recorder_start(struct lt_writer *w, lt_mono start,
-                                                    uint32_t max_held, struct lt_err *err);
+                                                      uint32_t max_held, struct lt_err *err);
 /* A request arrives: *seq for lt_capture_recorder_done, *t the arrival in
  * us. Returns 0, or LT_ELIMIT when max_held requests are being recorded. */
 int lt_capture_recorder_arrive(struct lt_capture_recorder *r, uint64_t *seq, int64_t *t);
@@ -62,10 +62,19 @@ bool lt_capture_recorder_failed(struct lt_capture_recorder *r, struct lt_err *er
 /* Request seq is finished; the recorder takes c (NULL: nothing to write). */
 void lt_capture_recorder_done(struct lt_capture_recorder *r, uint64_t seq,
                               struct lt_capture_call *c);
+/* A watcher of what is written (the live dashboard): fn is called on the
+ * writer thread with each finished record right after it was put, as the
+ * trace has it. Set it before the first request arrives. */
+typedef void (*lt_capture_record_fn)(void *ud, const struct lt_record *rec);
+void lt_capture_recorder_watch(struct lt_capture_recorder *r, lt_capture_record_fn fn, void *ud);
+/* Now: records written so far, finished records waiting for the writer
+ * (its backlog), and requests arrived and not finished. Any thread. */
+void lt_capture_recorder_now(struct lt_capture_recorder *r, uint64_t *written, uint64_t *queued,
+                             uint64_t *open);
 /* Write everything finished, stop the thread and free the recorder.
  * Requests still open are lost (counted). Returns 0 or the first write
  * error. */
 int lt_capture_recorder_stop(struct lt_capture_recorder *r, struct lt_capture_recorder_stats *st,
-                              struct lt_err *err);
+                             struct lt_err *err);
 
 #endif

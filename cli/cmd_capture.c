@@ -6,8 +6,11 @@
  */
 #include "capture/capture_log.h"
 #include "capture/capture_proxy.h"
+#include "cli/capture_live.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/live_metrics.h"
+#include "cli/ui_dash.h"
 #include "base/lt_time.h"
 
 #include <getopt.h>
@@ -31,7 +34,18 @@ struct capture_opts {
     int n_redact;
     bool skip_bad;
     bool quiet;
-    int64_t grace_us; /* how long SIGTERM lets requests in flight finish */
+    int64_t grace_us;      /* how long SIGTERM lets requests in flight finish */
+    enum cli_ui ui;        /* --ui, resolved */
+    const char *live_spec; /* --live-metrics */
+};
+
+/* What watches a running proxy: the dashboard and the live metrics page,
+ * both fed by one cli_capture_live (NULL when neither was asked for). */
+struct capture_watch {
+    struct cli_capture_live *live;
+    struct cli_live_http *http;
+    struct cli_dash *dash;
+    char write_failed[700]; /* said on the dashboard, and again after it */
 };
 
 static bool parse_size(const char *s, size_t *v)
@@ -89,15 +103,14 @@ static int run_from_log(const struct capture_opts *o)
     return 0;
 }
 
-static int run_proxy(const struct capture_opts *o)
+/* Signals are taken by sigwait in this thread only: every thread the
+ * proxy starts inherits the blocked mask. */
+static void take_signals(sigset_t *set)
 {
-    /* Signals are taken by sigwait in this thread only: every thread the
-     * proxy starts inherits the blocked mask. */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
     signal(SIGPIPE, SIG_IGN);
     /* A file past its size limit (RLIMIT_FSIZE) is a failed write, said and
      * survived like a full disk, not a kill. */
@@ -108,68 +121,190 @@ static int run_proxy(const struct capture_opts *o)
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
+}
+
+/* The watch's figures come from every record as it is written: the hook
+ * is set in lib before the proxy starts. */
+static int watch_new(struct capture_watch *w, const struct capture_opts *o, const char *origin,
+                     struct lt_capture_opts *lib, struct lt_err *err)
+{
+    if (o->ui != CLI_UI_DASHBOARD && !o->live_spec)
+        return 0;
+    if (!(w->live = cli_capture_live_new(origin, err)))
+        return -1;
+    lib->on_record = cli_capture_live_record;
+    lib->on_record_ud = w->live;
+    return 0;
+}
+
+/* The live page and the dashboard over a proxy that listens on port. A
+ * page or a dashboard that cannot start is said, and the capture goes on. */
+static void watch_start(struct capture_watch *w, const struct capture_opts *o,
+                        struct lt_capture *cap, unsigned port, const char *origin)
+{
+    if (!w->live)
+        return;
+    char title[600];
+    snprintf(title, sizeof title, "port %u -> %s", port, origin);
+    cli_capture_live_title(w->live, title);
+    cli_capture_live_attach(w->live, cap);
     struct lt_err err = {0};
-    struct lt_capture *cap = lt_capture_start(&o->lib, &err);
-    if (!cap) {
+    if (o->live_spec) {
+        char host[256], lurl[300];
+        unsigned lport;
+        bool loop;
+        cli_live_parse(o->live_spec, host, sizeof host, &lport, &loop); /* checked in parsing */
+        if (!(w->http = cli_live_http_start_fn(host, lport, cli_capture_live_prom, w->live, lurl,
+                                               sizeof lurl, &err)))
+            cli_error("capture", "%s (capture goes on without it)", err.msg);
+        else if (!loop)
+            cli_error("capture",
+                      "WARNING: --live-metrics %s is not a loopback address: anyone who "
+                      "reaches it can read capture's figures (counts and times; never prompts, "
+                      "headers or keys)",
+                      host);
+        if (w->http && !o->quiet)
+            fprintf(stderr, "loadtrace capture: live metrics on %s\n", lurl);
+        if (w->http)
+            cli_capture_live_url(w->live, lurl);
+    }
+    if (o->ui == CLI_UI_DASHBOARD &&
+        !(w->dash = cli_dash_start_fn("capture", cli_capture_live_render, w->live,
+                                      " q or Ctrl-C stops the capture (as SIGINT: it drains, then "
+                                      "closes the trace)",
+                                      &err)))
+        cli_error("capture", "no dashboard (%s): the lines instead", err.msg);
+}
+
+static void watch_state(struct capture_watch *w, const char *state)
+{
+    if (w->live)
+        cli_capture_live_state(w->live, state);
+}
+
+/* The proxy stopped (rc its stop's status): the last frame stays on the
+ * normal screen, and a failed write said on the dashboard is said again. */
+static void watch_end(struct capture_watch *w, const struct lt_capture_stats *st, int rc, int sig)
+{
+    if (w->live) {
+        cli_capture_live_final(w->live, st);
+        watch_state(w, rc < 0          ? "stopped: the trace is not whole"
+                       : sig == SIGINT ? "stopped (interrupted): the trace is closed"
+                                       : "stopped (terminated): the trace is closed");
+    }
+    cli_dash_stop(w->dash, stderr);
+    cli_live_http_stop(w->http);
+    cli_capture_live_free(w->live);
+    if (w->dash && w->write_failed[0])
+        cli_error("capture", "%s", w->write_failed);
+}
+
+/* Wait for a signal, and say a failed write of the trace when it happens:
+ * the proxy goes on relaying, and nothing more is recorded. */
+static int wait_signal(const sigset_t *set, struct lt_capture *cap, struct capture_watch *w)
+{
+    int sig = 0;
+    bool said = false;
+    while (sig <= 0) {
+        struct timespec tick = {0, 200 * 1000000L};
+        sig = sigtimedwait(set, NULL, &tick);
+        struct lt_err werr = {0};
+        if (!said && lt_capture_write_failed(cap, &werr)) {
+            snprintf(w->write_failed, sizeof w->write_failed,
+                     "%s; requests from now on are relayed but not recorded (what reached the "
+                     "file before stays readable; stop with SIGINT or SIGTERM)",
+                     werr.msg);
+            if (w->dash)
+                watch_state(w, w->write_failed);
+            else
+                cli_error("capture", "%s", w->write_failed);
+            said = true;
+        }
+    }
+    return sig;
+}
+
+/* Drain: nothing new, the requests in flight get the grace period; a
+ * second signal ends it. */
+static void drain(const sigset_t *set, struct lt_capture *cap, int64_t grace_us,
+                  struct capture_watch *w)
+{
+    lt_capture_quiesce(cap);
+    lt_mono deadline = lt_mono_add_ns(lt_mono_now(), grace_us * 1000);
+    while (lt_capture_active(cap) > 0 && lt_mono_diff_us(deadline, lt_mono_now()) > 0) {
+        if (w->live) {
+            char m[160];
+            snprintf(m, sizeof m,
+                     "draining: %llu requests in flight may finish for %.0f s more (a second "
+                     "Ctrl-C cuts them)",
+                     (unsigned long long)lt_capture_active(cap),
+                     (double)lt_mono_diff_us(deadline, lt_mono_now()) / 1e6);
+            watch_state(w, m);
+        }
+        struct timespec ts = {0, 50 * 1000000L};
+        if (sigtimedwait(set, NULL, &ts) > 0)
+            break;
+    }
+}
+
+static void say_stopped(int sig, uint64_t at_signal, uint64_t cut,
+                        const struct lt_capture_stats *st)
+{
+    fprintf(stderr,
+            "loadtrace capture: drained: %" PRIu64 " requests in flight at the signal, %" PRIu64
+            " cut after the grace period\n",
+            at_signal, cut);
+    fprintf(stderr,
+            "loadtrace capture: %s: %" PRIu64 " requests, %" PRIu64 " recorded, %" PRIu64
+            " not recorded (too many held), %" PRIu64
+            " lost (never finished, or not written), %" PRIu64 " clients gone, %" PRIu64
+            " upstream failures, %" PRIu64 " too large, %" PRIu64
+            " with values not as sent or text cut (their key `changed`), %" PRIu64
+            " refused at the limit of bodies held (503)\n",
+            sig == SIGINT ? "interrupted" : "terminated", st->requests, st->recorded, st->dropped,
+            st->lost, st->client_gone, st->upstream_failed, st->too_large, st->changed, st->busy);
+}
+
+static int run_proxy(const struct capture_opts *o)
+{
+    sigset_t set;
+    take_signals(&set);
+    struct lt_err err = {0};
+    struct lt_capture_opts lib = o->lib;
+    char origin[512];
+    lt_capture_url_origin(o->lib.upstream, origin, sizeof origin);
+    struct capture_watch w = {0};
+    struct lt_capture *cap = NULL;
+    if (watch_new(&w, o, origin, &lib, &err) < 0 || !(cap = lt_capture_start(&lib, &err))) {
         cli_error("capture", "%s", err.msg);
+        cli_capture_live_free(w.live);
         return 1;
     }
     unsigned port = lt_capture_port(cap);
     if (o->port_file && cli_write_port_file(o->port_file, port) < 0) {
         cli_error("capture", "cannot write the port file %s", o->port_file);
         lt_capture_stop(cap, NULL, NULL);
+        cli_capture_live_free(w.live);
         return 1;
     }
-    char origin[512];
-    lt_capture_url_origin(o->lib.upstream, origin, sizeof origin);
     if (!o->quiet)
         fprintf(stderr,
                 "loadtrace capture: listening on port %u, forwarding to %s, recording to %s\n",
                 port, origin, o->lib.output);
-    /* Wait for a signal, and say a failed write of the trace when it
-     * happens: the proxy goes on relaying, and nothing more is recorded. */
-    int sig = 0;
-    bool said = false;
-    while (sig <= 0) {
-        struct timespec tick = {0, 200 * 1000000L};
-        sig = sigtimedwait(&set, NULL, &tick);
-        struct lt_err werr = {0};
-        if (!said && lt_capture_write_failed(cap, &werr)) {
-            cli_error("capture",
-                      "%s; requests from now on are relayed but not recorded (what reached the "
-                      "file before stays readable; stop with SIGINT or SIGTERM)",
-                      werr.msg);
-            said = true;
-        }
-    }
-    /* Drain: nothing new, the requests in flight get the grace period; a
-     * second signal ends it. */
-    lt_capture_quiesce(cap);
+    watch_start(&w, o, cap, port, origin);
+    int sig = wait_signal(&set, cap, &w);
     uint64_t at_signal = lt_capture_active(cap);
-    lt_mono deadline = lt_mono_add_ns(lt_mono_now(), o->grace_us * 1000);
-    while (lt_capture_active(cap) > 0 && lt_mono_diff_us(deadline, lt_mono_now()) > 0) {
-        struct timespec ts = {0, 50 * 1000000L};
-        if (sigtimedwait(&set, NULL, &ts) > 0)
-            break;
-    }
+    drain(&set, cap, o->grace_us, &w);
     uint64_t cut = lt_capture_active(cap);
     struct lt_capture_stats st;
+    if (w.live) {
+        watch_state(&w, "stopping: writing the last records");
+        cli_capture_live_attach(w.live, NULL); /* cap is freed by the stop */
+    }
     int rc = lt_capture_stop(cap, &st, &err);
+    watch_end(&w, &st, rc, sig);
     if (!o->quiet)
-        fprintf(stderr,
-                "loadtrace capture: drained: %" PRIu64 " requests in flight at the signal, %" PRIu64
-                " cut after the grace period\n",
-                at_signal, cut);
-    if (!o->quiet)
-        fprintf(stderr,
-                "loadtrace capture: %s: %" PRIu64 " requests, %" PRIu64 " recorded, %" PRIu64
-                " not recorded (too many held), %" PRIu64
-                " lost (never finished, or not written), %" PRIu64 " clients gone, %" PRIu64
-                " upstream failures, %" PRIu64 " too large, %" PRIu64
-                " with values not as sent or text cut (their key `changed`), %" PRIu64
-                " refused at the limit of bodies held (503)\n",
-                sig == SIGINT ? "interrupted" : "terminated", st.requests, st.recorded, st.dropped,
-                st.lost, st.client_gone, st.upstream_failed, st.too_large, st.changed, st.busy);
+        say_stopped(sig, at_signal, cut, &st);
     if (rc < 0) {
         cli_error("capture", "%s", err.msg);
         return 1;
@@ -194,7 +329,9 @@ enum {
     O_SKIP_BAD,
     O_GRACE,
     O_THREADS,
-    O_MAX_PENDING
+    O_MAX_PENDING,
+    O_UI,
+    O_LIVE
 };
 
 /* Its options, written once (cli/cli_opts.h): the usage, getopt's table
@@ -247,6 +384,15 @@ static const struct cli_opt capture_opts_table[] = {
      "proxying (- for standard input; keys: see\n"
      "capture/README.md)"},
     {"skip-bad", 0, NULL, O_SKIP_BAD, "--from-log: skip lines that cannot be read"},
+    {"ui", 0, "auto|dashboard|line|none", O_UI,
+     "while it runs: a full-screen dashboard of\n"
+     "connections, records, bytes relayed, the writer's\n"
+     "backlog, throughput and TTFT/TPOT/E2E, or the lines\n"
+     "(default auto: the dashboard when standard error is\n"
+     "a terminal; docs/dashboard.md)"},
+    {"live-metrics", 0, "[HOST:]PORT", O_LIVE,
+     "serve capture's own figures for Prometheus on\n"
+     "http://HOST:PORT/metrics (HOST default 127.0.0.1)"},
     {"quiet", 'q', NULL, 'q', "no messages on stderr but errors"},
     {0}};
 
@@ -359,10 +505,45 @@ static int capture_opt(void *ud, int id, char *arg)
     case O_SKIP_BAD:
         o->skip_bad = true;
         break;
+    case O_UI:
+        if (!cli_ui_parse(arg, &o->ui)) {
+            cli_error("capture", "--ui %s: expected auto, dashboard, line or none", arg);
+            return 2;
+        }
+        break;
+    case O_LIVE: {
+        char host[256];
+        unsigned port;
+        bool loop;
+        if (!cli_live_parse(arg, host, sizeof host, &port, &loop)) {
+            cli_error("capture", "--live-metrics %s: expected [HOST:]PORT", arg);
+            return 2;
+        }
+        o->live_spec = arg;
+        break;
+    }
     case 'q':
         o->quiet = true;
         break;
     }
+    return 0;
+}
+
+/* Whether the watch asked for can be had: a dashboard needs a terminal,
+ * and a log read in one go has nothing to watch. Returns 0 or 2. */
+static int check_watch(struct capture_opts *o)
+{
+    if (o->from_log && (o->ui == CLI_UI_DASHBOARD || o->live_spec)) {
+        cli_error("capture", "--ui dashboard and --live-metrics watch the proxy; --from-log "
+                             "reads a file in one go");
+        return 2;
+    }
+    char why[128];
+    if (o->ui == CLI_UI_DASHBOARD && !cli_ui_dashboard_possible(why, sizeof why)) {
+        cli_error("capture", "--ui dashboard: %s (use --ui line or none)", why);
+        return 2;
+    }
+    o->ui = o->quiet || o->from_log ? CLI_UI_NONE : cli_ui_resolve(o->ui);
     return 0;
 }
 
@@ -382,6 +563,8 @@ int cmd_capture(int argc, char **argv)
                       o.lib.session_header);
             return 2;
         }
+    if (check_watch(&o))
+        return 2;
     if (cli_dry_run())
         return 0;
     return o.from_log ? run_from_log(&o) : run_proxy(&o);

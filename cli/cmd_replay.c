@@ -1250,6 +1250,16 @@ static int check_run(struct replay_args *a, char *const *operands, size_t n)
         cli_error("replay", "--live-metrics-hold belongs to --live-metrics");
         return 2;
     }
+    const char *no_dash = cli_ui_no_dashboard(a->virt);
+    if (c->ui == CLI_UI_DASHBOARD && no_dash) {
+        cli_error("replay", "--ui dashboard: %s (use --ui line or none)", no_dash);
+        return 2;
+    }
+    if (no_dash && c->ui == CLI_UI_AUTO && !c->quiet && cli_ui_rank0() &&
+        cli_ui_resolve(CLI_UI_AUTO) == CLI_UI_DASHBOARD)
+        fprintf(stderr, "loadtrace replay: no dashboard: %s\n", no_dash);
+    if (no_dash)
+        c->ui = CLI_UI_LINE;
     if (c->ui == CLI_UI_DASHBOARD) {
         char why[128];
         if (!cli_ui_dashboard_possible(why, sizeof why)) {

@@ -5,6 +5,8 @@
  */
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/sweep_live.h"
+#include "cli/ui_dash.h"
 #include "experiments/sweep.h"
 
 #include <getopt.h>
@@ -21,9 +23,17 @@ static void on_signal(int sig)
     stop_sig = sig;
 }
 
+struct events {
+    bool quiet;
+    struct cli_sweep_live *live; /* the dashboard's: the lines go there */
+};
+
 static void on_event(void *ud, const char *config, const char *what)
 {
-    if (!*(bool *)ud)
+    struct events *ev = ud;
+    if (ev->live)
+        cli_sweep_live_event(ev->live, config, what);
+    else if (!ev->quiet)
         fprintf(stderr, "sweep: %s: %s\n", config, what);
 }
 
@@ -40,6 +50,7 @@ static int self_exe(char *buf, size_t cap)
 struct sweep_cli {
     const char *plan_path, *dir;
     bool redo, report_only, quiet;
+    enum cli_ui ui;
 };
 
 /* Its options, written once (cli/cli_opts.h): the usage, getopt's table
@@ -52,6 +63,11 @@ static const struct cli_opt sweep_opts_table[] = {
      "configs whose results are complete"},
     {"redo", 0, NULL, 'r', "run every config again, complete or not"},
     {"report-only", 0, NULL, 'R', "write the report from DIR's results, running nothing"},
+    {"ui", 0, "auto|dashboard|line|none", 'U',
+     "while it runs: a full-screen dashboard of\n"
+     "the configs done and to come and the current load, or the\n"
+     "progress lines (default auto: the dashboard when standard\n"
+     "error is a terminal; docs/dashboard.md)"},
     {"quiet", 'q', NULL, 'q', "no progress lines on stderr"},
     {0}};
 
@@ -87,6 +103,12 @@ static int sweep_opt(void *ud, int id, char *arg)
     case 'R':
         o->report_only = true;
         break;
+    case 'U':
+        if (!cli_ui_parse(arg, &o->ui)) {
+            cli_error("sweep", "--ui %s: expected auto, dashboard, line or none", arg);
+            return 2;
+        }
+        break;
     case 'q':
         o->quiet = true;
         break;
@@ -110,6 +132,13 @@ static int parse_args(struct sweep_cli *o, int argc, char **argv)
         return 2;
     }
     o->plan_path = argv[optind];
+    char why[128];
+    if (o->ui == CLI_UI_DASHBOARD && !o->report_only &&
+        !cli_ui_dashboard_possible(why, sizeof why)) {
+        cli_error("sweep", "--ui dashboard: %s (use --ui line or none)", why);
+        return 2;
+    }
+    o->ui = o->quiet || o->report_only ? CLI_UI_NONE : cli_ui_resolve(o->ui);
     return -1;
 }
 
@@ -131,6 +160,33 @@ static int load_plan(struct lt_sweep_plan *plan, const char *path)
     return -1;
 }
 
+/* The dashboard over the sweep, when asked for: it reads each load's
+ * figures from its replay's own live page, on a free loopback port the
+ * replay names in its log. A dashboard that cannot start is said, and the
+ * lines are printed instead. */
+static struct cli_dash *start_dash(const struct lt_sweep_plan *plan, const char *plan_path,
+                                   struct events *ev, struct lt_sweep_opts *so)
+{
+    static const char *const watch[] = {"--live-metrics", "127.0.0.1:0"};
+    struct lt_err err = {0};
+    struct cli_dash *dash = NULL;
+    if (!(ev->live = cli_sweep_live_new(plan, plan_path, &err)) ||
+        !(dash = cli_dash_start_fn("sweep", cli_sweep_live_render, ev->live,
+                                   " q or Ctrl-C stops the sweep (as SIGINT: the current "
+                                   "load and server stop cleanly; rerun to resume)",
+                                   &err))) {
+        cli_error("sweep", "no dashboard (%s): the lines instead", err.msg);
+        cli_sweep_live_free(ev->live);
+        ev->live = NULL;
+        return NULL;
+    }
+    so->on_progress = cli_sweep_live_progress;
+    so->progress_ud = ev->live;
+    so->load_extra = watch;
+    so->n_load_extra = 2;
+    return dash;
+}
+
 /* Every config, Ctrl-C stopping it cleanly: the exit status so far. */
 static int run_all(const struct sweep_cli *o, const struct lt_sweep_plan *plan)
 {
@@ -149,14 +205,19 @@ static int run_all(const struct sweep_cli *o, const struct lt_sweep_plan *plan)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     signal(SIGPIPE, SIG_IGN);
+    struct events ev = {.quiet = o->quiet};
     struct lt_sweep_opts so = {.dir = o->dir,
                                .exe = exe,
                                .redo = o->redo,
                                .stop = &stop_sig,
                                .on_event = on_event,
-                               .ud = (void *)&o->quiet};
+                               .ud = &ev};
     struct lt_err err = {0};
+    struct cli_dash *dash =
+        o->ui == CLI_UI_DASHBOARD ? start_dash(plan, o->plan_path, &ev, &so) : NULL;
     int rc = lt_sweep_run(plan, &so, out, &err), status = 0;
+    cli_dash_stop(dash, stderr); /* its last frame stays on the normal screen */
+    cli_sweep_live_free(ev.live);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (rc < 0) {

@@ -28,7 +28,8 @@
 
 struct cli_live_http {
     struct MHD_Daemon *d;
-    struct lt_replay_live *live;
+    cli_live_page_fn page;
+    void *ud;
 };
 
 bool cli_live_parse(const char *spec, char *host, size_t host_n, unsigned *port, bool *loopback)
@@ -103,7 +104,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     struct lt_buf b;
     lt_buf_init(&b, PAGE_MAX);
-    if (lt_replay_live_prom(h->live, &b) < 0) {
+    if (h->page(h->ud, &b) < 0) {
         lt_buf_release(&b);
         static const char m[] = "out of memory\n";
         return answer(c, 500, text, m, sizeof m - 1, true);
@@ -116,8 +117,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return answer(c, 200, "text/plain; version=0.0.4; charset=utf-8", page, len, false);
 }
 
+static int replay_page(void *ud, struct lt_buf *out)
+{
+    return lt_replay_live_prom(ud, out);
+}
+
 struct cli_live_http *cli_live_http_start(const char *host, unsigned port, struct lt_replay_live *l,
                                           char *url, size_t url_n, struct lt_err *err)
+{
+    return cli_live_http_start_fn(host, port, replay_page, l, url, url_n, err);
+}
+
+struct cli_live_http *cli_live_http_start_fn(const char *host, unsigned port, cli_live_page_fn page,
+                                             void *ud, char *url, size_t url_n, struct lt_err *err)
 {
     char ps[8];
     snprintf(ps, sizeof ps, "%u", port);
@@ -156,7 +168,8 @@ struct cli_live_http *cli_live_http_start(const char *host, unsigned port, struc
         lt_errset(err, LT_ENOMEM, "out of memory");
         return NULL;
     }
-    h->live = l;
+    h->page = page;
+    h->ud = ud;
     h->d =
         MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL, on_request,
                          h, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, 32u,

@@ -6,6 +6,7 @@
 #ifndef LT_CLI_LIVE_METRICS_H
 #define LT_CLI_LIVE_METRICS_H
 
+#include "base/lt_buf.h"
 #include "base/lt_err.h"
 #include "replay/replay_live.h"
 
@@ -25,6 +26,11 @@ struct cli_live_http *cli_live_http_start(const char *host, unsigned port, struc
                                           char *url, size_t url_n, struct lt_err *err);
 /* After the run: keep serving for hold_us, or until SIGINT or SIGTERM
  * (caught meanwhile), saying so on stderr unless quiet. */
+/* The same server for a page of the caller's: page appends the text
+ * (on libmicrohttpd's thread) and returns 0 or LT_ENOMEM. */
+typedef int (*cli_live_page_fn)(void *ud, struct lt_buf *out);
+struct cli_live_http *cli_live_http_start_fn(const char *host, unsigned port, cli_live_page_fn page,
+                                             void *ud, char *url, size_t url_n, struct lt_err *err);
 void cli_live_hold(int64_t hold_us, bool quiet);
 /* Stop serving; NULL is a no-op. */
 void cli_live_http_stop(struct cli_live_http *h);

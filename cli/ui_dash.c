@@ -10,6 +10,7 @@
  * either drawn or, at the end, printed: the last frame on the normal
  * screen is exactly the last frame drawn.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include "cli/ui_dash.h"
 
 #include <curses.h>
@@ -33,7 +34,7 @@
 #define MIN_H 22
 #define FRAME_MS 250
 
-enum { R_PLAIN, R_TITLE, R_HEAD, R_GOOD, R_BAD, R_DIM };
+enum { R_PLAIN = CLI_DASH_PLAIN, R_TITLE, R_HEAD, R_GOOD, R_BAD, R_DIM };
 
 struct row {
     char s[LINE_MAX_B];
@@ -41,7 +42,10 @@ struct row {
 };
 
 struct cli_dash {
-    struct lt_replay_live *live;
+    struct lt_replay_live *live;  /* the replay's frame, or: */
+    cli_dash_render_fn render_fn; /* a frame of the caller's */
+    void *render_ud;
+    char footer[160];
     char title[32];
     SCREEN *scr;
     pthread_t th;
@@ -90,6 +94,25 @@ bool cli_ui_dashboard_possible(char *why, size_t n)
     return true;
 }
 
+const char *cli_ui_no_dashboard(bool virtual_run)
+{
+    if (virtual_run)
+        return "a --virtual replay runs in virtual time (seconds of CPU for hours of trace): "
+               "there is nothing to watch while it runs, its totals follow";
+    if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE"))
+        return "the ranks of an MPI replay share no screen (mpirun relays each rank's "
+               "output): each prints its lines";
+    return NULL;
+}
+
+bool cli_ui_rank0(void)
+{
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    if (!r)
+        r = getenv("PMIX_RANK");
+    return !r || !strcmp(r, "0");
+}
+
 enum cli_ui cli_ui_resolve(enum cli_ui ui)
 {
     if (ui != CLI_UI_AUTO)
@@ -136,6 +159,28 @@ static void add(struct cli_dash *d, int *n, int attr, const char *fmt, ...)
     (*n)++;
 }
 
+void cli_dash_row(struct cli_dash *d, int *n, enum cli_dash_attr attr, const char *fmt, ...)
+{
+    if (*n >= ROWS_MAX)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->rows[*n].s, LINE_MAX_B, fmt, ap);
+    va_end(ap);
+    d->rows[*n].attr = (int)attr;
+    (*n)++;
+}
+
+bool cli_dash_utf8(const struct cli_dash *d)
+{
+    return d->utf8;
+}
+
+const char *cli_dash_title(const struct cli_dash *d)
+{
+    return d->title;
+}
+
 /* A duration in words: "42 s", "29 min 10 s", "9 h 48 min". */
 static void human_s(double s, char *b, size_t n)
 {
@@ -156,6 +201,35 @@ static void ms(const struct lt_live_lat *l, double us, char *b, size_t n)
         snprintf(b, n, "%10s", "-");
     else
         snprintf(b, n, "%10.2f", us / 1000.0);
+}
+
+void cli_dash_human_s(double s, char *b, size_t n)
+{
+    human_s(s, b, n);
+}
+
+void cli_dash_title_row(struct cli_dash *d, int *n, int w, const char *left, double elapsed_s)
+{
+    char a[64], c[96];
+    human_s(elapsed_s, a, sizeof a);
+    snprintf(c, sizeof c, "%s elapsed ", a);
+    int pad = w - (int)cols_of(left) - (int)cols_of(c);
+    cli_dash_row(d, n, CLI_DASH_TITLE, "%s%*s%s", left, pad > 0 ? pad : 1, "", c);
+}
+
+void cli_dash_bar(const struct cli_dash *d, double frac, int bw, char *bar, size_t n)
+{
+    frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
+    int fill = (int)(frac * bw + 0.5);
+    size_t used = 0;
+    bar[0] = '\0';
+    for (int i = 0; i < bw && used + 4 < n; i++) {
+        const char *ch = d->utf8 ? (i < fill ? "█" : "░") : (i < fill ? "#" : ".");
+        size_t cl = strlen(ch);
+        memcpy(bar + used, ch, cl);
+        used += cl;
+        bar[used] = '\0';
+    }
 }
 
 /* The last w samples of v as a sparkline scaled to [0, top]. */
@@ -248,20 +322,13 @@ static int render(struct cli_dash *d, const struct lt_live_view *v, int w, int h
     int bw = w - (int)cols_of(head) - (int)cols_of(c) - 4;
     if (bw < 10)
         bw = 10;
-    int fill = (int)(frac * bw + 0.5);
-    size_t used = 0;
     char bar[LINE_MAX_B];
-    for (int i = 0; i < bw && used + 4 < sizeof bar; i++) {
-        const char *ch = d->utf8 ? (i < fill ? "█" : "░") : (i < fill ? "#" : ".");
-        size_t cl = strlen(ch);
-        memcpy(bar + used, ch, cl);
-        used += cl;
-    }
-    bar[used] = '\0';
+    cli_dash_bar(d, frac, bw, bar, sizeof bar);
     add(d, &n, R_HEAD, " %s%s  %s", head, bar, c);
     add(d, &n, R_PLAIN, "%s", "");
 
     /* outcomes */
+    size_t used;
     add(d, &n, v->errors ? R_BAD : R_GOOD,
         " requests   sent %llu   ok %llu   errors %llu   cancelled %llu   unsent %llu",
         (unsigned long long)(v->sent + (p->inflight)), (unsigned long long)v->ok,
@@ -363,12 +430,27 @@ static int attr_of(const struct cli_dash *d, int a)
     }
 }
 
+/* The rows of a frame of w x h: the replay's, or the caller's. */
+static int frame(struct cli_dash *d, int w, int h)
+{
+    if (!d->render_fn) {
+        struct lt_live_view v;
+        lt_replay_live_view(d->live, &v);
+        return render(d, &v, w, h);
+    }
+    int n = 0;
+    if (w < MIN_W || h < MIN_H) {
+        add(d, &n, R_BAD, "terminal too small: %dx%d", w, h);
+        add(d, &n, R_PLAIN, "the dashboard needs %dx%d", MIN_W, MIN_H);
+        return n;
+    }
+    return d->render_fn(d, d->render_ud, w, h);
+}
+
 static void draw(struct cli_dash *d)
 {
-    struct lt_live_view v;
-    lt_replay_live_view(d->live, &v);
     int h = LINES, w = COLS;
-    int n = render(d, &v, w, h);
+    int n = frame(d, w, h);
     erase();
     for (int i = 0; i < n && i < h - 1; i++) {
         cut_cols(d->rows[i].s, (size_t)w);
@@ -381,8 +463,10 @@ static void draw(struct cli_dash *d)
     attrset(A_DIM);
     if (h >= 2)
         mvaddstr(h - 1, 0,
-                 d->stopping ? " stopping: requests in flight are recorded as aborted..."
-                             : " q or Ctrl-C stops the run (as SIGINT: everything is recorded)");
+                 d->stopping && d->footer[0] ? " stopping (as after SIGINT)..."
+                 : d->stopping  ? " stopping: requests in flight are recorded as aborted..."
+                 : d->footer[0] ? d->footer
+                                : " q or Ctrl-C stops the run (as SIGINT: everything is recorded)");
     attrset(A_NORMAL);
     refresh();
 }
@@ -405,6 +489,8 @@ static void *ui_main(void *arg)
     return NULL;
 }
 
+static struct cli_dash *start(struct cli_dash *d, struct lt_err *err);
+
 struct cli_dash *cli_dash_start(struct lt_replay_live *l, const char *title, struct lt_err *err)
 {
     struct cli_dash *d = calloc(1, sizeof *d);
@@ -414,6 +500,26 @@ struct cli_dash *cli_dash_start(struct lt_replay_live *l, const char *title, str
     }
     d->live = l;
     snprintf(d->title, sizeof d->title, "%s", title);
+    return start(d, err);
+}
+
+struct cli_dash *cli_dash_start_fn(const char *title, cli_dash_render_fn fn, void *ud,
+                                   const char *footer, struct lt_err *err)
+{
+    struct cli_dash *d = calloc(1, sizeof *d);
+    if (!d) {
+        lt_errset(err, LT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    d->render_fn = fn;
+    d->render_ud = ud;
+    snprintf(d->title, sizeof d->title, "%s", title);
+    snprintf(d->footer, sizeof d->footer, "%s", footer ? footer : "");
+    return start(d, err);
+}
+
+static struct cli_dash *start(struct cli_dash *d, struct lt_err *err)
+{
     pthread_mutex_init(&d->mu, NULL);
     setlocale(LC_CTYPE, "");
     const char *cs = nl_langinfo(CODESET);
@@ -455,6 +561,8 @@ struct cli_dash *cli_dash_start(struct lt_replay_live *l, const char *title, str
         free(d);
         return NULL;
     }
+    /* named, so that its CPU can be told apart (bench/run-dash-capture.sh) */
+    pthread_setname_np(d->th, "lt-dash");
     return d;
 }
 
@@ -487,9 +595,7 @@ void cli_dash_stop(struct cli_dash *d, FILE *out)
      * the screen now. */
     draw(d);
     int w = COLS, h = LINES;
-    struct lt_live_view v;
-    lt_replay_live_view(d->live, &v);
-    int n = render(d, &v, w, h);
+    int n = frame(d, w, h);
     endwin();
     delscreen(d->scr);
     /* ncurses' handlers would reach for the screen just freed */

@@ -28,6 +28,12 @@ enum cli_ui cli_ui_resolve(enum cli_ui ui);
  * knows)? false with why filled. */
 bool cli_ui_dashboard_possible(char *why, size_t n);
 
+/* Why a run of this kind draws no dashboard whatever the terminal (a
+ * --virtual replay, a rank of an MPI job), or NULL; and whether this
+ * process is the first rank (or no rank), the one that says so. */
+const char *cli_ui_no_dashboard(bool virtual_run);
+bool cli_ui_rank0(void);
+
 struct cli_dash;
 
 /* Take over the terminal and draw l until cli_dash_stop; title names the
@@ -43,5 +49,32 @@ void cli_dash_status(struct cli_dash *d, const char *line);
 /* Draw the last frame, give the terminal back and print that frame to
  * out (plain text; NULL: nothing). NULL is a no-op. */
 void cli_dash_stop(struct cli_dash *d, FILE *out);
+
+/* A dashboard whose frame the caller draws (capture, sweep): fn is called
+ * on the dashboard's thread at each frame (and once more by
+ * cli_dash_stop, for the last frame kept on the normal screen) and adds
+ * its rows with cli_dash_row; it returns how many. footer replaces the
+ * last line's "q or Ctrl-C stops the run". A terminal smaller than the
+ * dashboard needs is said for it. */
+enum cli_dash_attr {
+    CLI_DASH_PLAIN,
+    CLI_DASH_TITLE,
+    CLI_DASH_HEAD,
+    CLI_DASH_GOOD,
+    CLI_DASH_BAD,
+    CLI_DASH_DIM
+};
+typedef int (*cli_dash_render_fn)(struct cli_dash *d, void *ud, int w, int h);
+struct cli_dash *cli_dash_start_fn(const char *title, cli_dash_render_fn fn, void *ud,
+                                   const char *footer, struct lt_err *err);
+void cli_dash_row(struct cli_dash *d, int *n, enum cli_dash_attr a, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The title bar: left, then "N s elapsed" at the right edge of w. */
+void cli_dash_title_row(struct cli_dash *d, int *n, int w, const char *left, double elapsed_s);
+/* A bar of bw cells, frac of them full, into b. */
+void cli_dash_bar(const struct cli_dash *d, double frac, int bw, char *b, size_t n);
+bool cli_dash_utf8(const struct cli_dash *d);
+const char *cli_dash_title(const struct cli_dash *d);
+void cli_dash_human_s(double s, char *b, size_t n);
 
 #endif

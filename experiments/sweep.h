@@ -98,6 +98,22 @@ enum lt_sweep_status {
 };
 const char *lt_sweep_status_name(enum lt_sweep_status s);
 
+/* Where a sweep is, for a live view (on_progress). */
+enum lt_sweep_step {
+    LT_SWEEP_STEP_BEGIN,  /* the config starts (its server, if any) */
+    LT_SWEEP_STEP_WARMUP, /* its warm-up runs */
+    LT_SWEEP_STEP_LOAD,   /* its load runs: replay's stderr goes to replay_log */
+    LT_SWEEP_STEP_END,    /* it ended (or was skipped): status, why */
+};
+struct lt_sweep_progress {
+    size_t index, n; /* config index (from 0) of n */
+    const char *config;
+    enum lt_sweep_step step;
+    enum lt_sweep_status status; /* at END */
+    const char *why;             /* at END: "" or what happened */
+    const char *replay_log;      /* at LOAD */
+};
+
 struct lt_sweep_opts {
     const char *dir;             /* where logs, results, sweep.json and the report go */
     const char *exe;             /* the loadtrace program run for each load */
@@ -106,6 +122,13 @@ struct lt_sweep_opts {
     /* Progress: one sentence per step of a config (may be NULL). */
     void (*on_event)(void *ud, const char *config, const char *what);
     void *ud;
+    /* Each step of each config as it comes (may be NULL). */
+    void (*on_progress)(void *ud, const struct lt_sweep_progress *p);
+    void *progress_ud;
+    /* Options added to each load's replay (and recorded with it), e.g. a
+     * --live-metrics that a live view reads. */
+    const char *const *load_extra;
+    size_t n_load_extra;
 };
 
 struct lt_sweep_outcome {

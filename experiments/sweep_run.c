@@ -29,7 +29,23 @@ struct run {
     json_t *state; /* the object written to sweep.json */
     json_t *configs;
     char path[1100];
+    size_t cur; /* the config running */
 };
+
+static void progress(const struct run *r, enum lt_sweep_step step, enum lt_sweep_status st,
+                     const char *why, const char *rlog)
+{
+    if (!r->o->on_progress)
+        return;
+    struct lt_sweep_progress p = {.index = r->cur,
+                                  .n = r->p->n_configs,
+                                  .config = r->p->configs[r->cur].name,
+                                  .step = step,
+                                  .status = st,
+                                  .why = why ? why : "",
+                                  .replay_log = rlog};
+    r->o->on_progress(r->o->progress_ud, &p);
+}
 
 static void say(const struct run *r, const char *cfg, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -216,6 +232,7 @@ static enum lt_sweep_status load(struct run *r, const struct lt_sweep_config *k,
         push(&a, target), push(&a, "--concurrency"), push(&a, "1"), push(&a, "--requests");
         push(&a, n), push(&a, "-q"), push(&a, "-o"), push(&a, warm);
         say(r, k->name, "warming up: %u requests", r->p->warmup);
+        progress(r, LT_SWEEP_STEP_WARMUP, LT_SWEEP_PENDING, NULL, rlog);
         rc = run_child(r, a.v, rlog, s, &stop, &err);
         json_object_set_new(e, "warmup_exit", json_integer(rc));
         if (rc < 0 || stop) {
@@ -245,10 +262,13 @@ static enum lt_sweep_status load(struct run *r, const struct lt_sweep_config *k,
         push(&a, "--virtual"), push(&a, "--sim-profile"), push(&a, profile);
     for (size_t i = 0; i < r->p->n_load_args; i++)
         push(&a, r->p->load_args[i]);
+    for (size_t i = 0; i < r->o->n_load_extra; i++)
+        push(&a, r->o->load_extra[i]);
     push(&a, "-o"), push(&a, res);
     json_argv(e, "replay", &a);
     say(r, k->name, "running the load (replay's output: %s)", rlog);
     remove(res);
+    progress(r, LT_SWEEP_STEP_LOAD, LT_SWEEP_PENDING, NULL, rlog);
     rc = run_child(r, a.v, rlog, s, &stop, &err);
     json_object_set_new(e, "replay_exit", json_integer(rc));
     struct stat sb;
@@ -420,6 +440,8 @@ int lt_sweep_run(const struct lt_sweep_plan *p, const struct lt_sweep_opts *o,
             res && stat(res, &sb) == 0) {
             out[i].status = LT_SWEEP_SKIPPED;
             say(&r, k->name, "complete from an earlier sweep: skipped");
+            r.cur = i;
+            progress(&r, LT_SWEEP_STEP_END, LT_SWEEP_SKIPPED, NULL, NULL);
             json_decref(fp);
             continue;
         }
@@ -444,7 +466,10 @@ int lt_sweep_run(const struct lt_sweep_plan *p, const struct lt_sweep_opts *o,
         char ts[40];
         strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
         set_str(e, "started_at", ts);
+        r.cur = i;
+        progress(&r, LT_SWEEP_STEP_BEGIN, LT_SWEEP_PENDING, NULL, NULL);
         out[i].status = one(&r, k, e, out[i].why, sizeof out[i].why);
+        progress(&r, LT_SWEEP_STEP_END, out[i].status, out[i].why, NULL);
         now = time(NULL);
         strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
         set_str(e, "ended_at", ts);

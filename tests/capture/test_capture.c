@@ -379,6 +379,68 @@ static void test_sessions(void **state)
     lt_capture_sessions_release(&s);
 }
 
+/* The watcher sees each finished record as written, on the writer's
+ * thread; lt_capture_recorder_now counts what is open, queued and written. */
+struct watched {
+    int n;
+    uint32_t max_tokens_sum;
+};
+
+static void on_watch(void *ud, const struct lt_record *rec)
+{
+    struct watched *w = ud;
+    w->n++;
+    w->max_tokens_sum += rec->max_tokens;
+}
+
+static void test_recorder_watch(void **state)
+{
+    (void)state;
+    char path[512];
+    const char *tmp = getenv("LT_TMP");
+    snprintf(path, sizeof path, "%s/watch.lt.zst", tmp ? tmp : ".");
+    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "capture"};
+    struct lt_err err = {0};
+    struct lt_writer_opts wo = {.completion_order = true};
+    struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
+    assert_non_null(w);
+    struct lt_capture_recorder *r = lt_capture_recorder_start(w, lt_mono_now(), 0, &err);
+    assert_non_null(r);
+    struct watched seen = {0};
+    lt_capture_recorder_watch(r, on_watch, &seen);
+    uint64_t seq[3], written = 9, queued = 9, open = 9;
+    int64_t t[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(lt_capture_recorder_arrive(r, &seq[i], &t[i]), 0);
+    lt_capture_recorder_now(r, &written, &queued, &open);
+    assert_int_equal(open, 3);
+    assert_int_equal(written, 0);
+    for (int i = 0; i < 3; i++) {
+        struct lt_capture_call *c = lt_capture_call_new(LT_CAPTURE_API_CHAT, &copts);
+        c->t = t[i];
+        c->status = 200;
+        c->has_max_tokens = true;
+        c->max_tokens = (uint32_t)(10 + i);
+        lt_capture_recorder_done(r, seq[i], c);
+    }
+    /* the writer takes them within its next wake-up (bounded: 10 s) */
+    for (int k = 0; k < 1000; k++) {
+        lt_capture_recorder_now(r, &written, &queued, &open);
+        if (written == 3)
+            break;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(written, 3);
+    assert_int_equal(queued, 0);
+    assert_int_equal(open, 0);
+    struct lt_capture_recorder_stats st;
+    assert_int_equal(lt_capture_recorder_stop(r, &st, &err), 0);
+    assert_int_equal(lt_writer_close(w, &err), 0);
+    assert_int_equal(seen.n, 3);
+    assert_int_equal(seen.max_tokens_sum, 10 + 11 + 12);
+}
+
 static void test_recorder_order(void **state)
 {
     char path[512];
@@ -687,6 +749,7 @@ int main(void)
         cmocka_unit_test(test_api_and_origin),
         cmocka_unit_test(test_sessions),
         cmocka_unit_test(test_recorder_order),
+        cmocka_unit_test(test_recorder_watch),
         cmocka_unit_test(test_recorder_long_stream),
         cmocka_unit_test(test_values_as_sent),
         cmocka_unit_test(test_keep_content_limit),

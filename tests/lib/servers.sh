@@ -11,6 +11,12 @@
 #       30) for the port, and with -m for GET /v1/models to answer 200.
 #       Sets SERVER_PID, SERVER_PORT, SERVER_URL; returns 1, saying why and
 #       with the server's stderr, if it ended or did not listen in time.
+#   server_start_tty TM SESSION COLSxROWS NAME CMD [ARG...]: CMD ARG...
+#       --listen 127.0.0.1:0 --port-file DIR/NAME.port on a terminal: in a
+#       new tmux session SESSION (TM: the tmux command, "tmux -S SOCKET") of
+#       that size, standard error the terminal; when CMD ends the pane says
+#       EXIT=status. Waits as server_start; sets SERVER_PORT, SERVER_URL.
+#       Stopped through its terminal (keys) or with the tmux server.
 #   sim_start [-e ERR] NAME [sim options...]: `$LOADTRACE sim` so, with its
 #       --log in DIR/NAME.log; sets SIM_NAME, SIM_PID, SIM_PORT, SIM_URL and
 #       SIM_LOG, and ends the script (status 1) if the sim does not start.
@@ -125,6 +131,28 @@ server_start() {
         return 1
     fi
     return 0
+}
+
+server_start_tty() { # tm session colsxrows name cmd...
+    _sy_tm=$1 _sy_sess=$2 _sy_x=${3%x*} _sy_y=${3#*x} _sy_name=$4
+    shift 4
+    _sy_base="$SERVERS_DIR/$_sy_name"
+    rm -f "$_sy_base.port"
+    _sy_cmd=
+    for _sy_a; do _sy_cmd="$_sy_cmd '$(printf '%s' "$_sy_a" | sed "s/'/'\\\\''/g")'"; done
+    $_sy_tm new-session -d -s "$_sy_sess" -x "$_sy_x" -y "$_sy_y" \
+        "$_sy_cmd --listen 127.0.0.1:0 --port-file '$_sy_base.port'; echo EXIT=\$?; sleep 600" || {
+        echo "FAIL: tmux new-session for $_sy_name" >&2
+        return 1
+    }
+    wait_until "$SERVER_START_S" test -s "$_sy_base.port"
+    if [ ! -s "$_sy_base.port" ]; then
+        echo "FAIL: $_sy_name did not listen within $SERVER_START_S s on its terminal:" >&2
+        $_sy_tm capture-pane -p -t "$_sy_sess" 2>/dev/null | sed 's/^/    /' | tail -20 >&2
+        return 1
+    fi
+    SERVER_PORT=$(cat "$_sy_base.port")
+    SERVER_URL="http://127.0.0.1:$SERVER_PORT"
 }
 
 sim_start() { # [-e ERR] name [sim options...]
