@@ -400,6 +400,11 @@ static int run_fit(const struct sim_cli_opts *o)
                "told from a per-prompt cost; needs prompts that share prefixes of different "
                "lengths\n",
                f->cached_mean, f->cached_sd);
+    if (f->cached_median)
+        printf("  shared_prefix_tokens %u: results (the cached tokens the server reported in "
+               "its responses, the median): a start every prompt shares, cached in a slot after "
+               "its first request\n",
+               f->cached_median);
     if (f->front_identified)
         printf("  front_ms_per_token %.4g: timelines less metrics (the TTFT slope %.4g +- %.2g "
                "less the server's own prefill per token, %.4g): its work per prompt token in "
@@ -436,6 +441,20 @@ static int run_fit(const struct sim_cli_opts *o)
         else
             printf("  %-24s %12.6g %12s  not identified (%s); needs %s\n", p->key, p->value, "-",
                    p->kept ? "kept from the base profile" : "0, folded into the others", p->needs);
+    }
+    for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
+        if (f->bend_identified[b])
+            printf("  %-24s %12.6g %12.2g  timelines (a step of %d decoders against the line)\n",
+                   "step bend", f->bend[b], f->bend_se[b], b + 2);
+    if (f->bent) {
+        printf("  step_ms_by_batch        ");
+        for (uint32_t d = 0; d < f->profile.n_step_ms_by_batch; d++)
+            printf(" %.4g", f->profile.step_ms_by_batch[d]);
+        printf("  timelines (the decode step's cost at a batch of 1 to %u: not a line)\n",
+               f->profile.n_step_ms_by_batch);
+    } else if (f->max_batch <= LT_SIM_FIT_NBEND + 1) {
+        printf("  step_ms_by_batch: off (the step cost was a line in the batch, within 3 "
+               "standard errors, at every batch size seen)\n");
     }
     printf("\n");
     if (!strcmp(f->max_running_src, "server"))

@@ -23,7 +23,7 @@
 
 /* The cost columns, in the order collinear ones are dropped (a later
  * column that adds nothing to the earlier ones is not identified). */
-enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT };
+enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT, C_BEND };
 
 /* The regression's columns: the profile's costs, then the client's share of
  * a TTFT (1 in TTFT rows only). A TTFT measured by the client holds the
@@ -31,8 +31,10 @@ enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT };
  * model does not have; without a column of its own it lands in
  * prefill_step_ms (and, through it, in every prefilling step of a
  * prediction). Decode windows are client times at both ends, so there it
- * cancels. */
-enum { NX = LT_SIM_FIT_NCOST + 1 };
+ * cancels. Then the bends of the decode cost by batch size: column C_BEND
+ * + b counts the steps of b + 2 decoders (the step cost's departure from
+ * a line in the batch, at that size). */
+enum { NX = LT_SIM_FIT_NCOST + 1 + LT_SIM_FIT_NBEND };
 
 /* Huber's reweighting: rows beyond HUBER_K robust standard deviations
  * count less, over HUBER_ITERS rounds. */
@@ -249,6 +251,20 @@ struct limits {
     uint64_t cached_hist[CACHED_HIST + 1]; /* requests by cached prompt tokens (the last: more) */
 };
 
+/* How many of the n sorted times are below t. */
+static size_t lower_i64(const int64_t *v, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static size_t upper(const struct ev *ev, size_t n, int64_t t)
 {
     size_t lo = 0, hi = n;
@@ -270,11 +286,12 @@ static size_t upper(const struct ev *ev, size_t n, int64_t t)
  * on average. Prefilling steps are counted by first tokens closer than
  * gap_us; a window holding a prompt too long for one step's budget is left
  * out (its chunks are not observable). */
-static int window_rows(const struct run_data *rd, const struct ev *ev, size_t nev, double gap_us,
-                       double scale, uint32_t budget, uint32_t run_ix, struct rows *rs,
-                       struct lt_sim_fit *out)
+static int window_rows(const struct run_data *rd, const struct ev *ev, const uint32_t *decoders,
+                       size_t nev, double gap_us, double scale, uint32_t budget, uint32_t run_ix,
+                       struct rows *rs, struct lt_sim_fit *out)
 {
-    enum { N = LT_SIM_FIT_NCOST, W = LT_SIM_FIT_NCOST + 1 }; /* columns + a long-prompt count */
+    /* columns, a long-prompt count, the bends */
+    enum { N = LT_SIM_FIT_NCOST, W = LT_SIM_FIT_NCOST + 1 + LT_SIM_FIT_NBEND };
     int rc = 0;
     /* The prefix sums are kept only where a window starts or ends: slot[i]
      * (1-based) says where the sums of the first i tokens go. */
@@ -319,6 +336,10 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, size_t ne
         } else {
             run[C_SEQ] += 1;
             run[C_KV] += (double)q->in + ev[i].k;
+            /* each of a step's D decoders holds 1 / D of the step */
+            uint32_t d = decoders[i];
+            if (d >= 2 && d <= LT_SIM_FIT_NBEND + 1)
+                run[N + 1 + d - 2] += 1.0 / d;
         }
     }
     for (size_t r = 0; r < rd->nreq; r++) {
@@ -332,6 +353,8 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, size_t ne
         struct row w = {{0}, 0, 0, run_ix, 0, rd->seg, q->first, q->end, 0};
         for (int c = 0; c < N; c++)
             w.x[c] = b[c] - a[c];
+        for (int k = 0; k < LT_SIM_FIT_NBEND; k++)
+            w.x[C_BEND + k] = b[N + 1 + k] - a[N + 1 + k];
         w.x[C_STEP] = q->ntok - 1;
         w.y = (double)(q->end - q->first) * scale / 1e3;
         rc = rows_push(rs, &w);
@@ -400,7 +423,8 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
     struct ev *ev = malloc((rd->ntok ? rd->ntok : 1) * sizeof *ev);
     uint32_t *by_sent = malloc((nreq ? nreq : 1) * sizeof *by_sent);
     int64_t *ends = malloc((nreq ? nreq : 1) * sizeof *ends);
-    if (!ev || !by_sent || !ends) {
+    uint32_t *decoders = malloc((rd->ntok ? rd->ntok : 1) * sizeof *decoders); /* by event */
+    if (!ev || !by_sent || !ends || !decoders) {
         rc = LT_ENOMEM;
         goto out;
     }
@@ -526,7 +550,32 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
         prev = e;
         i = j;
     }
-    rc = window_rows(rd, ev, nev, gap_us, scale, budget, run, rs, out);
+    /* The decoders beside each decoded token: the requests between their
+     * first and last token at the middle of its step (from the request's
+     * token before). A step's tokens reach the client over a millisecond
+     * or more when the server writes them one connection at a time, so a
+     * count of tokens close in time splits steps; every request between
+     * its first and last token is in every step (no preemption on such a
+     * server), so this count does not. */
+    int64_t *firsts = malloc((nreq ? nreq : 1) * sizeof *firsts);
+    if (!firsts) {
+        rc = LT_ENOMEM;
+        goto out;
+    }
+    for (size_t k = 0; k < nreq; k++)
+        firsts[k] = rd->req[k].first;
+    qsort(firsts, nreq, sizeof *firsts, cmp_i64);
+    for (size_t k = 0; k < nev; k++) {
+        decoders[k] = 0;
+        if (ev[k].k == 0)
+            continue;
+        const struct freq *q = &rd->req[ev[k].req];
+        int64_t mid = rd->tok[q->off + ev[k].k - 1] + (ev[k].t - rd->tok[q->off + ev[k].k - 1]) / 2;
+        size_t started = lower_i64(firsts, nreq, mid), ended = lower_i64(ends, nreq, mid);
+        decoders[k] = started > ended ? (uint32_t)(started - ended) : 0;
+    }
+    free(firsts);
+    rc = window_rows(rd, ev, decoders, nev, gap_us, scale, budget, run, rs, out);
     if (rc < 0)
         goto out;
     /* TTFT of a request that found the server idle (everything sent
@@ -566,6 +615,7 @@ out:
     free(ev);
     free(by_sent);
     free(ends);
+    free(decoders);
     return rc;
 }
 
@@ -752,7 +802,8 @@ static bool solve(double xtx[NX][NX], const double *xty, int *keep, int *nk, dou
         double wt = 0;
         for (int a = 0; a < k; a++) {
             double t = beta[keep[a]] / sqrt(m[a * k + a]);
-            if (keep[a] != C_STEP && t < wt) {
+            /* a bend may be below the line */
+            if (keep[a] != C_STEP && keep[a] < C_BEND && t < wt) {
                 wt = t;
                 worst = a;
             }
@@ -890,14 +941,62 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
             out->client_ms = beta[C_CLIENT];
             out->client_se = sqrt(s2 * m[a * nk + a]);
         }
-    double bclamp[N];
+    double bclamp[N] = {0};
     for (int c = 0; c < LT_SIM_FIT_NCOST; c++)
         bclamp[c] = out->cost[c].identified ? beta[c] : 0;
     bclamp[C_CLIENT] = out->client_ms;
+    for (int b = 0; b < LT_SIM_FIT_NBEND; b++) {
+        out->bend[b] = out->bend_se[b] = 0;
+        out->bend_identified[b] = false;
+        for (int a = 0; a < nk; a++)
+            if (keep[a] == C_BEND + b) {
+                out->bend_identified[b] = true;
+                out->bend[b] = bclamp[C_BEND + b] = beta[C_BEND + b];
+                out->bend_se[b] = sqrt(s2 * m[a * nk + a]);
+            }
+    }
     residuals(rs, bclamp, 0, &out->decode, scratch);
     residuals(rs, bclamp, 1, &out->prefill, scratch);
     free(scratch);
     return 0;
+}
+
+/* regress, keeping only the bends three standard errors from 0: the
+ * least sure one leaves the rows (its column zeroed) and the fit is made
+ * again, so that a line in the batch stays a line and noise at one batch
+ * size does not become a cost. */
+static int regress_bends(struct rows *rs, const struct lt_sim_fit_opts *o, struct lt_sim_fit *out,
+                         struct lt_err *err)
+{
+    for (;;) {
+        int rc = regress(rs, o, out, err);
+        if (rc < 0)
+            return rc;
+        int worst = -1;
+        double wt = 3;
+        for (int b = 0; b < LT_SIM_FIT_NBEND; b++) {
+            if (!out->bend_identified[b])
+                continue;
+            double t = out->bend_se[b] > 0 ? fabs(out->bend[b]) / out->bend_se[b] : 0;
+            if (t < wt) {
+                wt = t;
+                worst = b;
+            }
+        }
+        if (worst < 0)
+            return 0;
+        for (size_t i = 0; i < rs->n; i++)
+            rs->r[i].x[C_BEND + worst] = 0;
+    }
+}
+
+/* The bends' columns out of every row: the batch is too large for a cost
+ * by batch size (or the bends are not wanted). */
+static void drop_bends(struct rows *rs)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
+            rs->r[i].x[C_BEND + b] = 0;
 }
 
 /* The prefill cost per prompt token from the TTFTs of requests that found
@@ -981,6 +1080,28 @@ static void mark_prefill(struct lt_sim_fit *out, double slope, double se)
     p->value = slope;
     p->se = se;
     *cost_field(&out->profile, C_PFTOK) = slope;
+}
+
+/* The profile's step_ms_by_batch from the bends that were identified: the
+ * line plus the bend at each batch size up to the largest seen (a larger
+ * batch goes on along the line from there). */
+static void set_by_batch(struct lt_sim_fit *out)
+{
+    struct lt_sim_profile *p = &out->profile;
+    out->bent = false;
+    p->n_step_ms_by_batch = 0;
+    for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
+        out->bent |= out->bend_identified[b];
+    uint32_t n = out->max_batch;
+    if (!out->bent || n < 2 || n > LT_SIM_FIT_NBEND + 1)
+        return;
+    for (uint32_t d = 1; d <= n; d++) {
+        double c = p->step_ms + p->step_ms_per_seq * d;
+        if (d >= 2 && out->bend_identified[d - 2])
+            c += out->bend[d - 2];
+        p->step_ms_by_batch[d - 1] = fmax(c, 0);
+    }
+    p->n_step_ms_by_batch = n;
 }
 
 static void run_free(struct run_data *rd)
@@ -1363,6 +1484,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         for (uint32_t c = med > tol ? med - tol : 0; c <= med + tol && c < CACHED_HIST; c++)
             near += lim.cached_hist[c];
         out->cached_same = med >= 1 && med < CACHED_HIST && near >= 0.8 * (double)out->requests;
+        out->cached_median = out->cached_same ? med : 0;
         if (out->cached_same)
             for (size_t i = 0; i < rs.n; i++)
                 rs.r[i].x[C_CACHED] = 0;
@@ -1425,7 +1547,9 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     }
     if (pf)
         remove_prefill(&rs, pf_slope);
-    rc = regress(&rs, o, out, err);
+    if (lim.max_batch > LT_SIM_FIT_NBEND + 1)
+        drop_bends(&rs);
+    rc = regress_bends(&rs, o, out, err);
     if (rc < 0)
         goto out;
     if (pf)
@@ -1443,7 +1567,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
                 rs.r[i].shift += fixed;
                 rs.r[i].x[C_CLIENT] = 0;
             }
-        rc = regress(&rs, o, out, err);
+        rc = regress_bends(&rs, o, out, err);
         if (rc < 0)
             goto out;
         if (pf)
@@ -1531,6 +1655,11 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->model_src = "server";
     }
     out->profile.front_ms_per_token = out->front_identified ? out->front_ms_per_token : 0;
+    /* Prompts that all had about as many cached tokens share a start the
+     * server keeps (a chat template's, cached in each slot): the twin
+     * finds it cached too, or every virtual prompt is that much longer. */
+    out->profile.shared_prefix_tokens = out->cached_median;
+    set_by_batch(out);
     snprintf(out->profile.name, sizeof out->profile.name, "fitted");
     rc = lt_sim_profile_check(&out->profile, err);
     if (rc < 0) {
@@ -1580,5 +1709,10 @@ int lt_sim_fit_write(const struct lt_sim_fit *f, const char *path, struct lt_err
         else
             len += snprintf(note + len, sizeof note - (size_t)len, "%s: not identified\n", p->key);
     }
+    for (int b = 0; b < LT_SIM_FIT_NBEND && len > 0 && (size_t)len < sizeof note; b++)
+        if (f->bend_identified[b])
+            len += snprintf(note + len, sizeof note - (size_t)len,
+                            "a step of %d decoders: %+.6g +- %.2g against the line\n", b + 2,
+                            f->bend[b], f->bend_se[b]);
     return lt_sim_profile_save(&f->profile, path, note, err);
 }

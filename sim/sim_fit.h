@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { LT_SIM_FIT_NCOST = 7 };
+enum { LT_SIM_FIT_NCOST = 7, LT_SIM_FIT_NBEND = 7 };
 
 struct lt_sim_fit_opts {
     double time_scale;  /* the server ran X times faster than real time (sim --time-scale); 1 */
@@ -157,12 +157,25 @@ struct lt_sim_fit {
      * two of its standard errors. */
     bool front_identified;
     double front_ms_per_token;
+    /* The decode step's cost by its batch, where it is not a line: the
+     * extra cost (ms, over step_ms + step_ms_per_seq D) of a step of D
+     * decoders, D = 2 .. LT_SIM_FIT_NBEND + 1, from the timelines; bent:
+     * one at least was three standard errors from 0, and the profile got
+     * step_ms_by_batch (one cost for each batch size up to max_batch).
+     * Fitted only when the largest batch seen is at most
+     * LT_SIM_FIT_NBEND + 1 (a server of a few slots). */
+    double bend[LT_SIM_FIT_NBEND], bend_se[LT_SIM_FIT_NBEND];
+    bool bend_identified[LT_SIM_FIT_NBEND];
+    bool bent;
     /* The cached prompt tokens per request (mean, standard deviation):
      * when nearly every prompt has about as many (a chat template's common
      * start, cached within a slot), cached_ms_per_token cannot be told
      * from a per-prompt cost, and is kept from the base (cached_same). */
     double cached_mean, cached_sd;
     bool cached_same;
+    /* and then their median, the profile's shared_prefix_tokens (the
+     * server's own count of cached tokens in its responses) */
+    uint32_t cached_median;
 };
 
 /* Fit from n results files. Returns 0, or LT_EIO / LT_EFORMAT / LT_ENOMEM /

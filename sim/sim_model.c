@@ -52,6 +52,9 @@ struct lt_sim_model {
     uint32_t nrun, runcap;
     uint64_t kv_used;
     bool busy; /* a step is in progress */
+    /* requests admitted since the start or the last cache reset: the
+     * shared prefix is in a slot after its first request */
+    uint64_t admissions;
     int64_t step_end;
     struct lru lru;
     struct lt_sim_model_stats st;
@@ -309,6 +312,8 @@ static int admit_one(struct lt_sim_model *m, int64_t now, uint64_t budget, uint3
     for (uint32_t b = 0; b < q->nblocks; b++)
         lru_touch(&m->lru, q->blocks[b]);
     uint64_t cached = (uint64_t)hits * m->p.block_tokens;
+    if (!q->entered && m->admissions++ >= m->p.max_running && cached < m->p.shared_prefix_tokens)
+        cached = m->p.shared_prefix_tokens;
     if (cached >= q->prompt)
         cached = q->prompt - 1; /* the last token is always computed */
     q->cached = (uint32_t)cached;
@@ -396,7 +401,7 @@ static void start_step(struct lt_sim_model *m, int64_t now)
         return;
     }
     double ms =
-        m->p.step_ms + m->p.step_ms_per_seq * decoders + m->p.decode_ms_per_kv_token * (double)ctx;
+        lt_sim_profile_decode_ms(&m->p, decoders) + m->p.decode_ms_per_kv_token * (double)ctx;
     if (prefill > 0)
         ms += m->p.prefill_step_ms + m->p.prefill_ms_per_seq * (double)starting +
               m->p.prefill_ms_per_token * (double)prefill;
@@ -521,4 +526,5 @@ void lt_sim_model_reset_prefix(struct lt_sim_model *m)
         memset(l->table, 0, ((size_t)l->mask + 1) * sizeof *l->table);
     l->used = 0;
     l->head = l->tail = NONE;
+    m->admissions = 0;
 }
