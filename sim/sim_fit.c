@@ -104,6 +104,7 @@ struct row {
     uint32_t seg;   /* the segment it was read in (struct seg) */
     int64_t w0, w1; /* the window it covers (file time, us) */
     uint64_t h;     /* a hash of its place among the rows offered (thinning) */
+    float ind[LT_SIM_FIT_NBEND]; /* steps of 2, 3, ... decoders in it (the bends' hats) */
 };
 
 /* A segment of a run as read: its earliest send and latest end, and the
@@ -350,7 +351,7 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, const uin
         const double *b = cum + (size_t)(slot[ends[2 * r + 1]] - 1) * W;
         if (b[N] > a[N])
             continue;
-        struct row w = {{0}, 0, 0, run_ix, 0, rd->seg, q->first, q->end, 0};
+        struct row w = {{0}, 0, 0, run_ix, 0, rd->seg, q->first, q->end, 0, {0}};
         for (int c = 0; c < N; c++)
             w.x[c] = b[c] - a[c];
         for (int k = 0; k < LT_SIM_FIT_NBEND; k++)
@@ -490,7 +491,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
             }
             ps++;
         }
-        struct row r = {{0}, 0, 0, run, 0, 0, 0, 0, 0};
+        struct row r = {{0}, 0, 0, run, 0, 0, 0, 0, 0, {0}};
         r.x[C_STEP] = 1;
         uint64_t P = 0;
         for (size_t k = i; k < j; k++) {
@@ -595,7 +596,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
                      q->in - q->cached + 0u <= budget;
         if (!alone || q->first <= q->sent)
             continue;
-        struct row w = {{0}, 0, 1, run, 0, rd->seg, q->sent, q->first, 0};
+        struct row w = {{0}, 0, 1, run, 0, rd->seg, q->sent, q->first, 0, {0}};
         w.x[C_STEP] = w.x[C_PFSTEP] = w.x[C_PFSEQ] = 1;
         w.x[C_PFTOK] = q->in - q->cached;
         w.x[C_CACHED] = q->cached;
@@ -961,42 +962,86 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
     return 0;
 }
 
-/* regress, keeping only the bends three standard errors from 0: the
- * least sure one leaves the rows (its column zeroed) and the fit is made
- * again, so that a line in the batch stays a line and noise at one batch
- * size does not become a cost. */
-static int regress_bends(struct rows *rs, const struct lt_sim_fit_opts *o, struct lt_sim_fit *out,
-                         struct lt_err *err)
+/* The bends: the decode step's cost is the line step_ms + step_ms_per_seq
+ * D plus a piecewise-linear part, 0 at a batch of 1 and at the largest
+ * batch seen (max_batch), and free at each knot between (a batch size of
+ * the active set). Knot j's column is its hat: 1 at j, falling to 0 at the
+ * knots (or ends) either side, so a batch size that is no knot gets the
+ * cost between its neighbours', not the line's. The rows hold each size's
+ * step count (ind[]), from which the hats are summed. */
+static double hat(const bool *active, uint32_t max_batch, uint32_t j, uint32_t d)
 {
+    uint32_t lo = j - 1, hi = j + 1;
+    while (lo > 1 && !active[lo - 2])
+        lo--;
+    while (hi < max_batch && !active[hi - 2])
+        hi++;
+    if (d <= lo || d >= hi)
+        return 0;
+    return d <= j ? (double)(d - lo) / (j - lo) : (double)(hi - d) / (hi - j);
+}
+
+static void set_hats(struct rows *rs, const bool *active, uint32_t max_batch)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        struct row *w = &rs->r[i];
+        for (uint32_t j = 2; j < 2 + LT_SIM_FIT_NBEND; j++) {
+            double x = 0;
+            if (active[j - 2])
+                for (uint32_t d = 2; d < max_batch && d < 2 + LT_SIM_FIT_NBEND; d++)
+                    x += hat(active, max_batch, j, d) * w->ind[d - 2];
+            w->x[C_BEND + j - 2] = x;
+        }
+    }
+}
+
+/* regress with the knots where steps of that size were seen, keeping only
+ * those three standard errors from 0: the least sure one leaves (its
+ * neighbours' hats widen over it) and the fit is made again, so that a line
+ * in the batch stays a line and noise at one size does not become a cost. */
+static int regress_bends(struct rows *rs, uint32_t max_batch, const struct lt_sim_fit_opts *o,
+                         struct lt_sim_fit *out, struct lt_err *err)
+{
+    bool active[LT_SIM_FIT_NBEND] = {false};
+    for (size_t i = 0; i < rs->n; i++)
+        for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
+            active[b] |= rs->r[i].ind[b] != 0;
     for (;;) {
+        set_hats(rs, active, max_batch);
         int rc = regress(rs, o, out, err);
         if (rc < 0)
             return rc;
         int worst = -1;
         double wt = 3;
         for (int b = 0; b < LT_SIM_FIT_NBEND; b++) {
-            if (!out->bend_identified[b])
+            if (!active[b])
                 continue;
             double t = out->bend_se[b] > 0 ? fabs(out->bend[b]) / out->bend_se[b] : 0;
-            if (t < wt) {
-                wt = t;
+            if (!out->bend_identified[b] || t < wt) {
+                wt = out->bend_identified[b] ? t : -1;
                 worst = b;
             }
         }
         if (worst < 0)
             return 0;
-        for (size_t i = 0; i < rs->n; i++)
-            rs->r[i].x[C_BEND + worst] = 0;
+        active[worst] = false;
     }
 }
 
-/* The bends' columns out of every row: the batch is too large for a cost
- * by batch size (or the bends are not wanted). */
-static void drop_bends(struct rows *rs)
+/* Each row's step counts by batch size into ind[], for the sizes strictly
+ * between 1 and the largest batch seen (max_batch): the line goes through
+ * the costs at those two (a bend at the largest size would be the line's
+ * slope over again: a request's decode steps all have one decoder or
+ * more). A largest batch beyond the bends' sizes leaves them all out: the
+ * line holds such a server. */
+static void take_bends(struct rows *rs, uint32_t max_batch)
 {
     for (size_t i = 0; i < rs->n; i++)
-        for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
+        for (int b = 0; b < LT_SIM_FIT_NBEND; b++) {
+            bool on = max_batch <= LT_SIM_FIT_NBEND + 1 && (uint32_t)b + 2 < max_batch;
+            rs->r[i].ind[b] = on ? (float)rs->r[i].x[C_BEND + b] : 0;
             rs->r[i].x[C_BEND + b] = 0;
+        }
 }
 
 /* The prefill cost per prompt token from the TTFTs of requests that found
@@ -1083,8 +1128,8 @@ static void mark_prefill(struct lt_sim_fit *out, double slope, double se)
 }
 
 /* The profile's step_ms_by_batch from the bends that were identified: the
- * line plus the bend at each batch size up to the largest seen (a larger
- * batch goes on along the line from there). */
+ * line plus the knots' hats at each batch size up to the largest seen (a
+ * larger batch goes on along the line from there). */
 static void set_by_batch(struct lt_sim_fit *out)
 {
     struct lt_sim_profile *p = &out->profile;
@@ -1093,12 +1138,13 @@ static void set_by_batch(struct lt_sim_fit *out)
     for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
         out->bent |= out->bend_identified[b];
     uint32_t n = out->max_batch;
-    if (!out->bent || n < 2 || n > LT_SIM_FIT_NBEND + 1)
+    if (!out->bent || n < 3 || n > LT_SIM_FIT_NBEND + 1)
         return;
     for (uint32_t d = 1; d <= n; d++) {
         double c = p->step_ms + p->step_ms_per_seq * d;
-        if (d >= 2 && out->bend_identified[d - 2])
-            c += out->bend[d - 2];
+        for (uint32_t j = 2; j < n; j++)
+            if (out->bend_identified[j - 2])
+                c += out->bend[j - 2] * hat(out->bend_identified, n, j, d);
         p->step_ms_by_batch[d - 1] = fmax(c, 0);
     }
     p->n_step_ms_by_batch = n;
@@ -1547,9 +1593,8 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     }
     if (pf)
         remove_prefill(&rs, pf_slope);
-    if (lim.max_batch > LT_SIM_FIT_NBEND + 1)
-        drop_bends(&rs);
-    rc = regress_bends(&rs, o, out, err);
+    take_bends(&rs, lim.max_batch);
+    rc = regress_bends(&rs, lim.max_batch, o, out, err);
     if (rc < 0)
         goto out;
     if (pf)
@@ -1567,7 +1612,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
                 rs.r[i].shift += fixed;
                 rs.r[i].x[C_CLIENT] = 0;
             }
-        rc = regress_bends(&rs, o, out, err);
+        rc = regress_bends(&rs, lim.max_batch, o, out, err);
         if (rc < 0)
             goto out;
         if (pf)

@@ -159,7 +159,7 @@ struct lt_sim_fit {
     double front_ms_per_token;
     /* The decode step's cost by its batch, where it is not a line: the
      * extra cost (ms, over step_ms + step_ms_per_seq D) of a step of D
-     * decoders, D = 2 .. LT_SIM_FIT_NBEND + 1, from the timelines; bent:
+     * decoders, D = 2 .. max_batch - 1, from the timelines; bent:
      * one at least was three standard errors from 0, and the profile got
      * step_ms_by_batch (one cost for each batch size up to max_batch).
      * Fitted only when the largest batch seen is at most
