@@ -452,7 +452,7 @@ static int run_fit(const struct sim_cli_opts *o)
             printf(" %.4g", f->profile.step_ms_by_batch[d]);
         printf("  timelines (the decode step's cost at a batch of 1 to %u: not a line)\n",
                f->profile.n_step_ms_by_batch);
-    } else if (f->max_batch <= LT_SIM_FIT_NBEND + 1) {
+    } else if (f->word.slots && f->word.slots <= LT_SIM_FIT_NBEND + 1) {
         printf("  step_ms_by_batch: off (the step cost was a line in the batch, within 3 "
                "standard errors, at every batch size seen)\n");
     }

@@ -1038,7 +1038,8 @@ static void take_bends(struct rows *rs, uint32_t max_batch)
 {
     for (size_t i = 0; i < rs->n; i++)
         for (int b = 0; b < LT_SIM_FIT_NBEND; b++) {
-            bool on = max_batch <= LT_SIM_FIT_NBEND + 1 && (uint32_t)b + 2 < max_batch;
+            bool on =
+                max_batch <= LT_SIM_FIT_NBEND + 1 && (uint32_t)b + 2 < max_batch; /* 0: none */
             rs->r[i].ind[b] = on ? (float)rs->r[i].x[C_BEND + b] : 0;
             rs->r[i].x[C_BEND + b] = 0;
         }
@@ -1593,8 +1594,13 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     }
     if (pf)
         remove_prefill(&rs, pf_slope);
-    take_bends(&rs, lim.max_batch);
-    rc = regress_bends(&rs, lim.max_batch, o, out, err);
+    /* The cost by batch size only for a server that said it runs a few
+     * slots (llama.cpp's word): a batcher of hundreds whose largest batch
+     * seen was small would get knots fitted to its noise. */
+    uint32_t bend_batch =
+        out->word.slots && out->word.slots <= LT_SIM_FIT_NBEND + 1 ? lim.max_batch : 0;
+    take_bends(&rs, bend_batch);
+    rc = regress_bends(&rs, bend_batch, o, out, err);
     if (rc < 0)
         goto out;
     if (pf)
@@ -1612,7 +1618,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
                 rs.r[i].shift += fixed;
                 rs.r[i].x[C_CLIENT] = 0;
             }
-        rc = regress_bends(&rs, lim.max_batch, o, out, err);
+        rc = regress_bends(&rs, bend_batch, o, out, err);
         if (rc < 0)
             goto out;
         if (pf)

@@ -162,8 +162,9 @@ struct lt_sim_fit {
      * decoders, D = 2 .. max_batch - 1, from the timelines; bent:
      * one at least was three standard errors from 0, and the profile got
      * step_ms_by_batch (one cost for each batch size up to max_batch).
-     * Fitted only when the largest batch seen is at most
-     * LT_SIM_FIT_NBEND + 1 (a server of a few slots). */
+     * Fitted only for a server that said it has at most
+     * LT_SIM_FIT_NBEND + 1 slots (llama.cpp's /props), with the largest
+     * batch seen no larger. */
     double bend[LT_SIM_FIT_NBEND], bend_se[LT_SIM_FIT_NBEND];
     bool bend_identified[LT_SIM_FIT_NBEND];
     bool bent;
