@@ -401,7 +401,7 @@ static int run_fit(const struct sim_cli_opts *o)
                "lengths\n",
                f->cached_mean, f->cached_sd);
     if (f->cached_median)
-        printf("  shared_prefix_tokens %u: results (the cached tokens the server reported in "
+        printf("  shared_prefix_tokens %u: the server's word (the cached tokens it reported in "
                "its responses, the median): a start every prompt shares, cached in a slot after "
                "its first request\n",
                f->cached_median);
@@ -475,8 +475,8 @@ static int run_fit(const struct sim_cli_opts *o)
         printf("  max_running %u: not identified (nothing queued behind the largest batch "
                "seen, %u; a load beyond it would identify it)\n",
                f->profile.max_running, f->max_batch);
-    printf("  prefill_seqs %u (most prompts finished in one step: %u)\n", f->profile.prefill_seqs,
-           f->max_prefill);
+    printf("  prefill_seqs %u (%s; most prompts finished in one step: %u)\n",
+           f->profile.prefill_seqs, f->prefill_seqs_src, f->max_prefill);
     printf("  kv_tokens %llu (%s), max_model_len %u (%s), vocab %u (%s), model %s (%s)\n",
            (unsigned long long)f->profile.kv_tokens, f->kv_src, f->profile.max_model_len,
            f->ctx_src, f->profile.vocab, f->vocab_src, f->profile.model, f->model_src);

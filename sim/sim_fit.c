@@ -1679,15 +1679,20 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->profile.max_running = lim.max_batch ? lim.max_batch : 1;
         out->max_running_src = "timelines";
     }
-    if (lim.max_prefill > out->profile.prefill_seqs)
+    out->prefill_seqs_src = "base profile";
+    if (lim.max_prefill > out->profile.prefill_seqs) {
         out->profile.prefill_seqs = lim.max_prefill;
+        out->prefill_seqs_src = "timelines";
+    }
     const struct lt_sim_fit_word *w = &out->word;
     out->kv_src = out->ctx_src = out->vocab_src = out->model_src = "base profile";
     if (w->slots) {
         out->profile.max_running = w->slots;
         out->max_running_src = "server";
-        if (out->profile.prefill_seqs > w->slots)
+        if (out->profile.prefill_seqs > w->slots) {
             out->profile.prefill_seqs = w->slots;
+            out->prefill_seqs_src = "server (its slots)";
+        }
     }
     if (w->ctx) {
         out->profile.max_model_len = w->ctx;

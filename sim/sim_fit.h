@@ -122,7 +122,7 @@ struct lt_sim_fit {
      * limit of the profile came from: "server", "timelines" or "base
      * profile". */
     struct lt_sim_fit_word word;
-    const char *max_running_src, *kv_src, *ctx_src, *vocab_src, *model_src;
+    const char *max_running_src, *kv_src, *ctx_src, *vocab_src, *model_src, *prefill_seqs_src;
     /* The client's share bounded by its measured round trip (word.rtt_ms):
      * the free fit's value was outside [0, bound] and is held there. */
     bool client_bounded;

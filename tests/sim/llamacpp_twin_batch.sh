@@ -62,7 +62,7 @@ expect_status 0 $? "sim --fit"
 cat "$T/fit.txt"
 expect_grep "^  step_ms_by_batch .* timelines (the decode step's cost at a batch of 1 to 4" \
     "$T/fit.txt"
-expect_grep "^  shared_prefix_tokens 30: results" "$T/fit.txt"
+expect_grep "^  shared_prefix_tokens 30: the server.s word" "$T/fit.txt"
 set -- $(val step_ms_by_batch "$T/fit.profile")
 expect_eq 4 $# "step_ms_by_batch's costs (batch 1 to 4)"
 c1=${1:-0} c4=${4:-0}
