@@ -442,6 +442,14 @@ static int run_fit(const struct sim_cli_opts *o)
             printf("  %-24s %12.6g %12s  not identified (%s); needs %s\n", p->key, p->value, "-",
                    p->kept ? "kept from the base profile" : "0, folded into the others", p->needs);
     }
+    if (f->ctx_identified)
+        printf("  %-24s %12.6g %12.2g  timelines (TTFT against prompt length at an idle server, "
+               "a curve: a long prompt's tokens dearer)\n",
+               "prefill_ms_per_token_ctx", f->ctx_ms, f->ctx_se);
+    else
+        printf("  %-24s %12d %12s  not identified (the idle TTFTs were a line in the prompt's "
+               "length); needs prompts of different lengths at an idle server\n",
+               "prefill_ms_per_token_ctx", 0, "-");
     for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
         if (f->bend_identified[b])
             printf("  %-24s %12.6g %12.2g  timelines (a step of %d decoders against the line)\n",

@@ -105,6 +105,8 @@ struct row {
     int64_t w0, w1; /* the window it covers (file time, us) */
     uint64_t h;     /* a hash of its place among the rows offered (thinning) */
     float ind[LT_SIM_FIT_NBEND]; /* steps of 2, 3, ... decoders in it (the bends' hats) */
+    double pairs;                /* its prefilled tokens' pairs with the prompt before them
+                                    (prefill_ms_per_token_ctx) */
 };
 
 /* A segment of a run as read: its earliest send and latest end, and the
@@ -252,6 +254,15 @@ struct limits {
     uint64_t cached_hist[CACHED_HIST + 1]; /* requests by cached prompt tokens (the last: more) */
 };
 
+/* A prompt of `in` tokens with `cached` of them cached: the pairs of a
+ * prefilled token and a prompt token before it (what attention in the
+ * prefill costs, prefill_ms_per_token_ctx each). */
+static double prompt_pairs(uint32_t in, uint32_t cached)
+{
+    double p = (double)in - cached;
+    return p * cached + p * (p - 1) / 2;
+}
+
 /* How many of the n sorted times are below t. */
 static size_t lower_i64(const int64_t *v, size_t n, int64_t t)
 {
@@ -292,7 +303,7 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, const uin
                        struct rows *rs, struct lt_sim_fit *out)
 {
     /* columns, a long-prompt count, the bends */
-    enum { N = LT_SIM_FIT_NCOST, W = LT_SIM_FIT_NCOST + 1 + LT_SIM_FIT_NBEND };
+    enum { N = LT_SIM_FIT_NCOST, W = LT_SIM_FIT_NCOST + 2 + LT_SIM_FIT_NBEND };
     int rc = 0;
     /* The prefix sums are kept only where a window starts or ends: slot[i]
      * (1-based) says where the sums of the first i tokens go. */
@@ -329,6 +340,7 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, const uin
             run[C_PFSEQ] += 1;
             run[C_PFTOK] += q->in - q->cached;
             run[C_CACHED] += q->cached;
+            run[W - 1] += prompt_pairs(q->in, q->cached);
             if (last_first == INT64_MIN || (double)(ev[i].t - last_first) > gap_us)
                 run[C_PFSTEP] += 1;
             last_first = ev[i].t;
@@ -351,11 +363,12 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, const uin
         const double *b = cum + (size_t)(slot[ends[2 * r + 1]] - 1) * W;
         if (b[N] > a[N])
             continue;
-        struct row w = {{0}, 0, 0, run_ix, 0, rd->seg, q->first, q->end, 0, {0}};
+        struct row w = {{0}, 0, 0, run_ix, 0, rd->seg, q->first, q->end, 0, {0}, 0};
         for (int c = 0; c < N; c++)
             w.x[c] = b[c] - a[c];
         for (int k = 0; k < LT_SIM_FIT_NBEND; k++)
             w.x[C_BEND + k] = b[N + 1 + k] - a[N + 1 + k];
+        w.pairs = b[W - 1] - a[W - 1];
         w.x[C_STEP] = q->ntok - 1;
         w.y = (double)(q->end - q->first) * scale / 1e3;
         rc = rows_push(rs, &w);
@@ -491,7 +504,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
             }
             ps++;
         }
-        struct row r = {{0}, 0, 0, run, 0, 0, 0, 0, 0, {0}};
+        struct row r = {{0}, 0, 0, run, 0, 0, 0, 0, 0, {0}, 0};
         r.x[C_STEP] = 1;
         uint64_t P = 0;
         for (size_t k = i; k < j; k++) {
@@ -596,10 +609,11 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
                      q->in - q->cached + 0u <= budget;
         if (!alone || q->first <= q->sent)
             continue;
-        struct row w = {{0}, 0, 1, run, 0, rd->seg, q->sent, q->first, 0, {0}};
+        struct row w = {{0}, 0, 1, run, 0, rd->seg, q->sent, q->first, 0, {0}, 0};
         w.x[C_STEP] = w.x[C_PFSTEP] = w.x[C_PFSEQ] = 1;
         w.x[C_PFTOK] = q->in - q->cached;
         w.x[C_CACHED] = q->cached;
+        w.pairs = prompt_pairs(q->in, q->cached);
         w.x[C_CLIENT] = 1;
         w.y = (double)(q->first - q->sent) * scale / 1e3;
         rc = rows_push(rs, &w);
@@ -1108,12 +1122,73 @@ static bool prefill_from_ttft(const struct rows *rs, double *slope, double *se)
     return b > 0 && b > 3 * *se;
 }
 
-/* Take the slope's share out of every row, so the joint fit fits the rest. */
-static void remove_prefill(struct rows *rs, double slope)
+/* The TTFTs at an idle server against their prompts as a curve, a + b P
+ * + c Q (Q: the prefilled tokens' pairs with the prompt before them), Huber
+ * reweighted: a prompt's attention makes a long one dearer per token.
+ * Returns true when c is three standard errors above 0 (b and c, their
+ * standard errors, set), from 12 rows or more. */
+static bool prefill_curve(const struct rows *rs, double *b, double *b_se, double *c, double *c_se)
+{
+    double w[RESID_ROWS_MAX];
+    size_t idx[RESID_ROWS_MAX];
+    size_t n = 0;
+    for (size_t i = 0; i < rs->n && n < RESID_ROWS_MAX; i++)
+        if (rs->r[i].ttft)
+            idx[n++] = i;
+    if (n < 12)
+        return false;
+    for (size_t k = 0; k < n; k++)
+        w[k] = 1;
+    double beta[3] = {0}, m[9], s2 = 0;
+    for (int it = 0; it <= HUBER_ITERS; it++) {
+        double xtx[9] = {0}, xty[3] = {0};
+        for (size_t k = 0; k < n; k++) {
+            const struct row *r = &rs->r[idx[k]];
+            double x[3] = {1, r->x[C_PFTOK], r->pairs};
+            for (int a = 0; a < 3; a++) {
+                xty[a] += w[k] * x[a] * r->y;
+                for (int d = 0; d < 3; d++)
+                    xtx[a * 3 + d] += w[k] * x[a] * x[d];
+            }
+        }
+        memcpy(m, xtx, sizeof m);
+        if (!invert(m, 3))
+            return false;
+        for (int a = 0; a < 3; a++) {
+            beta[a] = 0;
+            for (int d = 0; d < 3; d++)
+                beta[a] += m[a * 3 + d] * xty[d];
+        }
+        s2 = 0;
+        double e[RESID_ROWS_MAX];
+        for (size_t k = 0; k < n; k++) {
+            const struct row *r = &rs->r[idx[k]];
+            double d = r->y - beta[0] - beta[1] * r->x[C_PFTOK] - beta[2] * r->pairs;
+            e[k] = fabs(d);
+            s2 += w[k] * d * d;
+        }
+        s2 /= (double)(n - 3);
+        double sorted[RESID_ROWS_MAX];
+        memcpy(sorted, e, n * sizeof e[0]);
+        qsort(sorted, n, sizeof sorted[0], cmp_dbl);
+        double scale = 1.4826 * sorted[n / 2];
+        for (size_t k = 0; k < n && scale > 0; k++)
+            w[k] = e[k] / scale > HUBER_K ? HUBER_K / (e[k] / scale) : 1;
+    }
+    *b = beta[1];
+    *c = beta[2];
+    *b_se = sqrt(s2 * m[4]);
+    *c_se = sqrt(s2 * m[8]);
+    return *c > 0 && *c > 3 * *c_se && *b > 0;
+}
+
+/* Take the slope's (and the curve's) share out of every row, so the joint
+ * fit fits the rest. */
+static void remove_prefill(struct rows *rs, double slope, double ctx)
 {
     for (size_t i = 0; i < rs->n; i++) {
-        rs->r[i].y -= slope * rs->r[i].x[C_PFTOK];
-        rs->r[i].shift += slope * rs->r[i].x[C_PFTOK];
+        rs->r[i].y -= slope * rs->r[i].x[C_PFTOK] + ctx * rs->r[i].pairs;
+        rs->r[i].shift += slope * rs->r[i].x[C_PFTOK] + ctx * rs->r[i].pairs;
         rs->r[i].x[C_PFTOK] = 0;
     }
 }
@@ -1549,6 +1624,25 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         }
     double pf_slope = 0, pf_se = 0;
     bool pf = prefill_from_ttft(&rs, &pf_slope, &pf_se);
+    /* A curve, where the TTFTs bend up with the prompt: its linear part is
+     * the slope, and the prompts' mean pairs per token (of the TTFT rows)
+     * say what of the counters' cost per token the curve holds. */
+    double cb, cb_se, cc, cc_se, pairs_per_token = 0;
+    if (prefill_curve(&rs, &cb, &cb_se, &cc, &cc_se)) {
+        pf = true;
+        pf_slope = cb;
+        pf_se = cb_se;
+        out->ctx_identified = true;
+        out->ctx_ms = cc;
+        out->ctx_se = cc_se;
+        double sp = 0, sq = 0;
+        for (size_t i = 0; i < rs.n; i++)
+            if (rs.r[i].ttft) {
+                sp += rs.r[i].x[C_PFTOK];
+                sq += rs.r[i].pairs;
+            }
+        pairs_per_token = sp > 0 ? sq / sp : 0;
+    }
     out->ttft_slope_identified = pf;
     out->ttft_slope = pf_slope;
     out->ttft_slope_se = pf_se;
@@ -1576,7 +1670,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     if (m_tok > 0) {
         pf = true;
         out->prefill_from_metrics = true;
-        pf_slope = m_s / m_tok;
+        pf_slope = fmax(m_s / m_tok - out->ctx_ms * pairs_per_token, 0);
         pf_se = 0;
         /* What the TTFT grows by per prompt token beyond the engine's own
          * prefill is spent in front of the engine: it delays that request's
@@ -1593,7 +1687,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         }
     }
     if (pf)
-        remove_prefill(&rs, pf_slope);
+        remove_prefill(&rs, pf_slope, out->ctx_ms);
     /* The cost by batch size only for a server that said it runs a few
      * slots (llama.cpp's word): a batcher of hundreds whose largest batch
      * seen was small would get knots fitted to its noise. */
@@ -1711,6 +1805,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->model_src = "server";
     }
     out->profile.front_ms_per_token = out->front_identified ? out->front_ms_per_token : 0;
+    out->profile.prefill_ms_per_token_ctx = out->ctx_identified ? out->ctx_ms : 0;
     /* Prompts that all had about as many cached tokens share a start the
      * server keeps (a chat template's, cached in each slot): the twin
      * finds it cached too, or every virtual prompt is that much longer. */

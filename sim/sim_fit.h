@@ -157,6 +157,11 @@ struct lt_sim_fit {
      * two of its standard errors. */
     bool front_identified;
     double front_ms_per_token;
+    /* prefill_ms_per_token_ctx: the TTFTs at an idle server bent up with
+     * the prompt (a curve in its tokens' pairs, three standard errors
+     * above a line); then the line's part is the TTFT slope */
+    bool ctx_identified;
+    double ctx_ms, ctx_se;
     /* The decode step's cost by its batch, where it is not a line: the
      * extra cost (ms, over step_ms + step_ms_per_seq D) of a step of D
      * decoders, D = 2 .. max_batch - 1, from the timelines; bent:

@@ -331,12 +331,14 @@ static int admit_one(struct lt_sim_model *m, int64_t now, uint64_t budget, uint3
 /* Give q the next chunk of its prompt from the step's budget; counts the
  * request as starting its prefill (and pays its cached tokens) once. */
 static void give_chunk(struct lt_sim_mreq *q, uint64_t *budget, uint64_t *prefill, uint64_t *cached,
-                       uint32_t *starting, uint64_t *image)
+                       uint32_t *starting, uint64_t *image, double *pairs)
 {
     uint32_t rest = q->need - q->prefilled;
     q->chunk = rest < *budget ? rest : (uint32_t)*budget;
     *budget -= q->chunk;
     *prefill += q->chunk;
+    /* each chunk token attends to the prompt before it */
+    *pairs += (double)q->chunk * q->prefilled + (double)q->chunk * (q->chunk - 1) / 2;
     if (q->chunk && !q->charged) {
         *cached += q->cached;
         *image += q->image;
@@ -375,9 +377,10 @@ static void start_step(struct lt_sim_model *m, int64_t now)
         budget = 1;
     uint64_t prefill = 0, cached = 0, image = 0;
     uint32_t starting = 0;
+    double pairs = 0;
     for (uint32_t i = 0; i < m->nrun && budget > 0; i++)
         if (!m->run[i]->decode)
-            give_chunk(m->run[i], &budget, &prefill, &cached, &starting, &image);
+            give_chunk(m->run[i], &budget, &prefill, &cached, &starting, &image, &pairs);
     /* New prompts join only while the budget lasts: short prompts cannot
      * pile hundreds of prefills into one step and stall every decoder. */
     int rc;
@@ -385,7 +388,7 @@ static void start_step(struct lt_sim_model *m, int64_t now)
         struct lt_sim_mreq *q = m->run[m->nrun - 1];
         q->chunk = 0;
         q->decode = false;
-        give_chunk(q, &budget, &prefill, &cached, &starting, &image);
+        give_chunk(q, &budget, &prefill, &cached, &starting, &image, &pairs);
     }
     if (m->nrun == 0) {
         /* Requests the engine has not seen yet (their front's cost): wake
@@ -404,7 +407,7 @@ static void start_step(struct lt_sim_model *m, int64_t now)
         lt_sim_profile_decode_ms(&m->p, decoders) + m->p.decode_ms_per_kv_token * (double)ctx;
     if (prefill > 0)
         ms += m->p.prefill_step_ms + m->p.prefill_ms_per_seq * (double)starting +
-              m->p.prefill_ms_per_token * (double)prefill;
+              m->p.prefill_ms_per_token * (double)prefill + m->p.prefill_ms_per_token_ctx * pairs;
     ms += m->p.cached_ms_per_token * (double)cached;
     ms += m->p.image_ms_per_token * (double)image; /* the vision encoder */
     m->st.steps++;

@@ -63,6 +63,7 @@ static const struct key keys[] = {
     KD("prefill_step_ms", prefill_step_ms, MAX_MS),
     KD("prefill_ms_per_seq", prefill_ms_per_seq, MAX_MS),
     KD("prefill_ms_per_token", prefill_ms_per_token, MAX_MS),
+    KD("prefill_ms_per_token_ctx", prefill_ms_per_token_ctx, MAX_MS),
     KD("cached_ms_per_token", cached_ms_per_token, MAX_MS),
     KD("decode_ms_per_kv_token", decode_ms_per_kv_token, MAX_MS),
     KT("step_ms_by_batch", step_ms_by_batch),
@@ -431,8 +432,9 @@ int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err)
     double worst = p->step_ms + by_batch + p->step_ms_per_seq * p->max_running +
                    p->prefill_step_ms +
                    p->prefill_ms_per_seq * fmin(p->max_running, p->prefill_seqs) +
-                   p->prefill_ms_per_token * p->batch_tokens + p->cached_ms_per_token * cached +
-                   p->decode_ms_per_kv_token * cached;
+                   p->prefill_ms_per_token * p->batch_tokens +
+                   p->prefill_ms_per_token_ctx * p->batch_tokens * fmin(p->max_model_len, cached) +
+                   p->cached_ms_per_token * cached + p->decode_ms_per_kv_token * cached;
     if (worst > 3600e3)
         return lt_errset(err, LT_EINVAL,
                          "a step could last %.3g s (step_ms + step_ms_per_seq x max_running + "

@@ -18,12 +18,16 @@ enum { LT_SIM_STEP_BATCH_MAX = 16 };
 
 struct lt_sim_profile {
     char name[64];
-    char model[128];               /* model id served on /v1/models */
-    double step_ms;                /* a: fixed cost of every engine step */
-    double step_ms_per_seq;        /* k: added per decoding request in the step */
-    double prefill_step_ms;        /* added once to a step that prefills anything */
-    double prefill_ms_per_seq;     /* per request whose prefill starts in the step */
-    double prefill_ms_per_token;   /* per prompt token prefilled */
+    char model[128];             /* model id served on /v1/models */
+    double step_ms;              /* a: fixed cost of every engine step */
+    double step_ms_per_seq;      /* k: added per decoding request in the step */
+    double prefill_step_ms;      /* added once to a step that prefills anything */
+    double prefill_ms_per_seq;   /* per request whose prefill starts in the step */
+    double prefill_ms_per_token; /* per prompt token prefilled */
+    /* per prompt token prefilled and token of the prompt before it
+     * (attention in the prefill: a prompt of P tokens pays P (P - 1) / 2
+     * of it, so a long prompt costs more per token than a short one) */
+    double prefill_ms_per_token_ctx;
     double cached_ms_per_token;    /* per prompt token found in the prefix cache */
     double decode_ms_per_kv_token; /* per token of context of each decoder (attention) */
     /* The decode part of a step by its batch (a CPU's matmul of a few rows
