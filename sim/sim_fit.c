@@ -1009,6 +1009,12 @@ static void set_hats(struct rows *rs, const bool *active, uint32_t max_batch)
     }
 }
 
+/* A knot needs this many steps of its size: the few that a closed loop at
+ * a larger size passes through (its last requests, the steps beside a new
+ * prompt) are noise on a loaded machine; a loop at that size gives
+ * hundreds. */
+#define BEND_MIN_STEPS 200
+
 /* regress with the knots where steps of that size were seen, keeping only
  * those three standard errors from 0: the least sure one leaves (its
  * neighbours' hats widen over it) and the fit is made again, so that a line
@@ -1017,9 +1023,12 @@ static int regress_bends(struct rows *rs, uint32_t max_batch, const struct lt_si
                          struct lt_sim_fit *out, struct lt_err *err)
 {
     bool active[LT_SIM_FIT_NBEND] = {false};
+    double seen[LT_SIM_FIT_NBEND] = {0}; /* a step of D decoders is in D windows */
     for (size_t i = 0; i < rs->n; i++)
         for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
-            active[b] |= rs->r[i].ind[b] != 0;
+            seen[b] += rs->r[i].ind[b] / (b + 2);
+    for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
+        active[b] = seen[b] >= BEND_MIN_STEPS;
     for (;;) {
         set_hats(rs, active, max_batch);
         int rc = regress(rs, o, out, err);
