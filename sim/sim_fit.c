@@ -1874,5 +1874,12 @@ int lt_sim_fit_write(const struct lt_sim_fit *f, const char *path, struct lt_err
             len += snprintf(note + len, sizeof note - (size_t)len,
                             "a step of %d decoders: %+.6g +- %.2g against the line\n", b + 2,
                             f->bend[b], f->bend_se[b]);
+    if (f->ctx_identified && len > 0 && (size_t)len < sizeof note)
+        len += snprintf(note + len, sizeof note - (size_t)len,
+                        "prefill_ms_per_token_ctx = %.6g +- %.2g\n", f->ctx_ms, f->ctx_se);
+    if (f->cached_median && len > 0 && (size_t)len < sizeof note)
+        len += snprintf(note + len, sizeof note - (size_t)len,
+                        "shared_prefix_tokens %u: the cached tokens the server reported\n",
+                        f->cached_median);
     return lt_sim_profile_save(&f->profile, path, note, err);
 }
