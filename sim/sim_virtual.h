@@ -78,17 +78,17 @@ struct lt_sim_vstats {
     uint64_t out_tokens; /* tokens emitted */
     uint64_t steps;      /* engine steps */
     uint64_t cached_tokens;
-    int64_t model_end_us;              /* virtual time of the run's last event */
-    bool opened;                       /* the results file was created */
-    bool write_failed;                 /* a write to it failed: nothing was written after */
-    uint64_t on_disk;                  /* results that reached it whole */
-    bool sampled;                      /* --window or --requests sampled the trace: */
+    int64_t model_end_us;         /* virtual time of the run's last event */
+    bool opened;                  /* the results file was created */
+    bool write_failed;            /* a write to it failed: nothing was written after */
+    uint64_t on_disk;             /* results that reached it whole */
+    bool sampled;                 /* --window or --requests sampled the trace: */
     struct lt_plan_jobs_sample sample; /* what was kept (lt_plan_jobs_sample) */
-    const char *stopped_by; /* stopped (lt_sim_vrun.stopped): by whom; NULL: ran to the end */
-    int64_t stopped_at_us;  /* when, model time since the run's origin */
-    uint32_t stopped_run;   /* which run (later runs never started) */
-    uint64_t aborted;       /* results in the model when it stopped (errors, "aborted") */
-    uint64_t unsent;        /* results never sent (not errors, "unsent") */
+    const char *stopped_by;       /* stopped (lt_sim_vrun.stopped): by whom; NULL: ran to the end */
+    int64_t stopped_at_us;        /* when, model time since the run's origin */
+    uint32_t stopped_run;         /* which run (later runs never started) */
+    uint64_t aborted;             /* results in the model when it stopped (errors, "aborted") */
+    uint64_t unsent;              /* results never sent (not errors, "unsent") */
 };
 
 /* Run `run` of plan (closed loop: `level` in flight) through a new model
