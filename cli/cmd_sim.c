@@ -460,6 +460,10 @@ static int run_fit(const struct sim_cli_opts *o)
             printf(" %.4g", f->profile.step_ms_by_batch[d]);
         printf("  timelines (the decode step's cost at a batch of 1 to %u: not a line)\n",
                f->profile.n_step_ms_by_batch);
+    } else if (f->bends_refused) {
+        printf("  step_ms_by_batch: off (the cost by batch size came out falling with the batch, "
+               "which no server's step does: the runs' speeds differed, a machine shared with "
+               "other work?; the line is kept)\n");
     } else if (f->word.slots && f->word.slots <= LT_SIM_FIT_NBEND + 1) {
         printf("  step_ms_by_batch: off (the step cost was a line in the batch, within 3 "
                "standard errors, at every batch size seen)\n");

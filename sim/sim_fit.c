@@ -1046,9 +1046,32 @@ static int regress_bends(struct rows *rs, uint32_t max_batch, const struct lt_si
             }
         }
         if (worst < 0)
-            return 0;
+            break;
         active[worst] = false;
     }
+    /* A step of more decoders never costs less: a cost by batch size that
+     * falls with the batch (beyond 5 %) is the runs' speeds differing (a
+     * machine shared with other work), not the server's batch; the line
+     * is kept, and the fit says so. */
+    bool any = false;
+    double prev = -INFINITY;
+    bool falls = false;
+    for (uint32_t d = 1; d <= max_batch && d <= LT_SIM_FIT_NBEND + 1; d++) {
+        double c = out->profile.step_ms + out->profile.step_ms_per_seq * d;
+        for (uint32_t j = 2; j < max_batch && j < 2 + LT_SIM_FIT_NBEND; j++)
+            if (out->bend_identified[j - 2]) {
+                any = true;
+                c += out->bend[j - 2] * hat(out->bend_identified, max_batch, j, d);
+            }
+        falls |= c < 0.95 * prev;
+        prev = fmax(prev, c);
+    }
+    out->bends_refused = any && falls;
+    if (!out->bends_refused)
+        return 0;
+    memset(active, 0, sizeof active);
+    set_hats(rs, active, max_batch);
+    return regress(rs, o, out, err);
 }
 
 /* Each row's step counts by batch size into ind[], for the sizes strictly

@@ -173,6 +173,7 @@ struct lt_sim_fit {
     double bend[LT_SIM_FIT_NBEND], bend_se[LT_SIM_FIT_NBEND];
     bool bend_identified[LT_SIM_FIT_NBEND];
     bool bent;
+    bool bends_refused; /* they made a step of more decoders cheaper: the line kept */
     /* The cached prompt tokens per request (mean, standard deviation):
      * when nearly every prompt has about as many (a chat template's common
      * start, cached within a slot), cached_ms_per_token cannot be told
