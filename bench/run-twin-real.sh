@@ -1,9 +1,10 @@
 #!/bin/sh
 # The twin on a real server: llama.cpp's llama-server on loopback, fitted
-# from two loads (a closed loop at 1 and at the server's slots), then
-# asked for held-out loads it never saw, each predicted in virtual time and
-# checked against a live run of it (compare --check's twin table):
-#   c2    another concurrency (2)
+# from closed loops (LT_FIT_C: at 1, 2 and the server's slots; three
+# batch sizes, because a CPU's decode step is not a line in the batch),
+# then asked for held-out loads it never saw, each predicted in virtual
+# time and checked against a live run of it (compare --check's twin table):
+#   cH    another concurrency (LT_HOLD_C, 3)
 #   half  an open loop (Poisson) at about half of the measured capacity
 #   sat   an open loop near saturation (0.9 of it)
 #   long  another trace: prompts of 200 to 600 tokens, at concurrency 2
@@ -27,6 +28,9 @@
 #               second thread waits at every barrier for a core)
 #   LT_SLOTS    llama-server -np (default 4)
 #   LT_N        requests per run (default 40)
+#   LT_FIT_C    the closed loops fitted (default "1 2 SLOTS"; "1 SLOTS" is
+#               the two-load fit of docs/sim.md's short recipe)
+#   LT_HOLD_C   the held-out concurrency (default 3)
 #   LT_NICE     run llama-server and the live replays at this nice value
 #               (e.g. -10, as root: on a machine shared with other work the
 #               server's step time otherwise follows their load, and no
@@ -63,6 +67,8 @@ PORT=${LT_PORT:-18480}
 THREADS=${LT_THREADS:-1}
 SLOTS=${LT_SLOTS:-4}
 N=${LT_N:-40}
+FIT_C=${LT_FIT_C:-1 2 $SLOTS}
+HOLD_C=${LT_HOLD_C:-3}
 URL=http://127.0.0.1:$PORT
 NICE=${LT_NICE:+nice -n $LT_NICE}
 ROOT=${REUSE:-${KEEP:-$(mktemp -d)}}
@@ -151,19 +157,24 @@ for MODEL in $MODELS; do
         start_server "$MODEL"
     fi
     echo "uptime before: $(uptime)"
-    live c1 "$T/a.lt.zst" --concurrency 1 --requests "$N"
-    live c4 "$T/a.lt.zst" --concurrency "$SLOTS" --requests $((N * 3 / 2))
-    "$L" sim --fit "$T/live-c1.lt.zst" "$T/live-c4.lt.zst" -o "$T/fit.profile" >"$T/fit.txt" ||
-        { cat "$T/fit.txt"; exit 1; }
+    fits=
+    for c in $FIT_C; do
+        # the run at the slots a longer one: it gives the capacity too
+        n=$N
+        [ "$c" != "$SLOTS" ] || n=$((N * 3 / 2))
+        live c$c "$T/a.lt.zst" --concurrency "$c" --requests "$n"
+        fits="$fits $T/live-c$c.lt.zst"
+    done
+    "$L" sim --fit $fits -o "$T/fit.profile" >"$T/fit.txt" || { cat "$T/fit.txt"; exit 1; }
     cat "$T/fit.txt"
     # Capacity: requests/s the server finished in the closed loop at its slots.
-    cap=$("$L" cat --no-header "$T/live-c4.lt.zst" | jq -rs '[.[] | select(.rec == null and .status == 200)] |
+    cap=$("$L" cat --no-header "$T/live-c$SLOTS.lt.zst" | jq -rs '[.[] | select(.rec == null and .status == 200)] |
         (length) / (((map(.end) | max) - (map(.sent) | min)) / 1e6)')
     half=$(awk -v c="$cap" 'BEGIN { printf "%.3f", c * 0.5 }')
     sat=$(awk -v c="$cap" 'BEGIN { printf "%.3f", c * 0.9 }')
     echo "capacity at $SLOTS slots: $cap requests/s; held-out rates $half and $sat"
-    live c2 "$T/a.lt.zst" --concurrency 2 --requests "$N"
-    virt c2 "$T/a.lt.zst" --concurrency 2 --requests "$N"
+    live c$HOLD_C "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$N"
+    virt c$HOLD_C "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$N"
     live half "$T/a.lt.zst" --rate "$half" --requests "$N"
     virt half "$T/a.lt.zst" --rate "$half" --requests "$N"
     live sat "$T/a.lt.zst" --rate "$sat" --requests "$N"
@@ -175,11 +186,12 @@ for MODEL in $MODELS; do
     echo
     echo "| $mname | TTFT p50 | TTFT p90 | TPOT p50 | TPOT p90 | E2E p50 | E2E p90 | throughput | server's prefill ms/token | load avg |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
-    for n in c1 c4; do
+    for n in $FIT_C; do
+        n=c$n
         echo "| $n (fitted) | | | | | | | | $(srv_pf "$T/live-$n.lt.zst") | $(cat "$T/load-$n.txt" 2>/dev/null | tr ' ' '-') |"
     done
     : >"$T/table.txt"
-    for n in c2 half sat long; do
+    for n in c$HOLD_C half sat long; do
         "$L" compare "$T/live-$n.lt.zst" "$T/virt-$n.lt.zst" >"$T/cmp-$n.txt" 2>&1
         awk '/twin: B as a prediction/ { on = 1; next }
             on && ($1 == "TTFT" || $1 == "TPOT" || $1 == "E2E") { printf " %s %s", $4, $7 }

@@ -384,6 +384,11 @@ static void print_notes(const struct lt_sim_fit *f)
                "told from a per-prompt cost; needs prompts that share prefixes of different "
                "lengths\n",
                f->cached_mean, f->cached_sd);
+    if (f->cached_median)
+        printf("  shared_prefix_tokens %u: the server's word (the cached tokens it reported in "
+               "its responses, the median): a start every prompt shares, cached in a slot after "
+               "its first request\n",
+               f->cached_median);
     if (f->front_identified)
         printf("  front_ms_per_token %.4g: timelines less metrics (the TTFT slope %.4g +- %.2g "
                "less the server's own prefill per token, %.4g): its work per prompt token in "
@@ -426,6 +431,32 @@ static void print_costs(const struct lt_sim_fit *f)
             printf("  %-24s %12.6g %12s  not identified (%s); needs %s\n", p->key, p->value, "-",
                    p->kept ? "kept from the base profile" : "0, folded into the others", p->needs);
     }
+    if (f->ctx_identified)
+        printf("  %-24s %12.6g %12.2g  timelines (TTFT against prompt length at an idle server, "
+               "a curve: a long prompt's tokens dearer)\n",
+               "prefill_ms_per_token_ctx", f->ctx_ms, f->ctx_se);
+    else
+        printf("  %-24s %12d %12s  not identified (the idle TTFTs were a line in the prompt's "
+               "length); needs prompts of different lengths at an idle server\n",
+               "prefill_ms_per_token_ctx", 0, "-");
+    for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
+        if (f->bend_identified[b])
+            printf("  %-24s %12.6g %12.2g  timelines (a step of %d decoders against the line)\n",
+                   "step bend", f->bend[b], f->bend_se[b], b + 2);
+    if (f->bent) {
+        printf("  step_ms_by_batch        ");
+        for (uint32_t d = 0; d < f->profile.n_step_ms_by_batch; d++)
+            printf(" %.4g", f->profile.step_ms_by_batch[d]);
+        printf("  timelines (the decode step's cost at a batch of 1 to %u: not a line)\n",
+               f->profile.n_step_ms_by_batch);
+    } else if (f->bends_refused) {
+        printf("  step_ms_by_batch: off (the cost by batch size came out falling with the batch, "
+               "which no server's step does: the runs' speeds differed, a machine shared with "
+               "other work?; the line is kept)\n");
+    } else if (f->word.slots && f->word.slots <= LT_SIM_FIT_NBEND + 1) {
+        printf("  step_ms_by_batch: off (the step cost was a line in the batch, within 3 "
+               "standard errors, at every batch size seen)\n");
+    }
     printf("\n");
 }
 
@@ -450,8 +481,8 @@ static void print_limits(const struct lt_sim_fit *f)
         printf("  max_running %u: not identified (nothing queued behind the largest batch "
                "seen, %u; a load beyond it would identify it)\n",
                f->profile.max_running, f->max_batch);
-    printf("  prefill_seqs %u (most prompts finished in one step: %u)\n", f->profile.prefill_seqs,
-           f->max_prefill);
+    printf("  prefill_seqs %u (%s; most prompts finished in one step: %u)\n",
+           f->profile.prefill_seqs, f->prefill_seqs_src, f->max_prefill);
     printf("  kv_tokens %llu (%s), max_model_len %u (%s), vocab %u (%s), model %s (%s)\n",
            (unsigned long long)f->profile.kv_tokens, f->kv_src, f->profile.max_model_len,
            f->ctx_src, f->profile.vocab, f->vocab_src, f->profile.model, f->model_src);

@@ -23,7 +23,7 @@
 
 /* The cost columns, in the order collinear ones are dropped (a later
  * column that adds nothing to the earlier ones is not identified). */
-enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT };
+enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT, C_BEND };
 
 /* The regression's columns: the profile's costs, then the client's share of
  * a TTFT (1 in TTFT rows only). A TTFT measured by the client holds the
@@ -31,8 +31,10 @@ enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT };
  * model does not have; without a column of its own it lands in
  * prefill_step_ms (and, through it, in every prefilling step of a
  * prediction). Decode windows are client times at both ends, so there it
- * cancels. */
-enum { NX = LT_SIM_FIT_NCOST + 1 };
+ * cancels. Then the bends of the decode cost by batch size: column C_BEND
+ * + b counts the steps of b + 2 decoders (the step cost's departure from
+ * a line in the batch, at that size). */
+enum { NX = LT_SIM_FIT_NCOST + 1 + LT_SIM_FIT_NBEND };
 
 /* Huber's reweighting: rows beyond HUBER_K robust standard deviations
  * count less, over HUBER_ITERS rounds. */
@@ -102,6 +104,9 @@ struct row {
     uint32_t seg;   /* the segment it was read in (struct seg) */
     int64_t w0, w1; /* the window it covers (file time, us) */
     uint64_t h;     /* a hash of its place among the rows offered (thinning) */
+    float ind[LT_SIM_FIT_NBEND]; /* steps of 2, 3, ... decoders in it (the bends' hats) */
+    double pairs;                /* its prefilled tokens' pairs with the prompt before them
+                                    (prefill_ms_per_token_ctx) */
 };
 
 /* A segment of a run as read: its earliest send and latest end, and the
@@ -249,6 +254,29 @@ struct limits {
     uint64_t cached_hist[CACHED_HIST + 1]; /* requests by cached prompt tokens (the last: more) */
 };
 
+/* A prompt of `in` tokens with `cached` of them cached: the pairs of a
+ * prefilled token and a prompt token before it (what attention in the
+ * prefill costs, prefill_ms_per_token_ctx each). */
+static double prompt_pairs(uint32_t in, uint32_t cached)
+{
+    double p = (double)in - cached;
+    return p * cached + p * (p - 1) / 2;
+}
+
+/* How many of the n sorted times are below t. */
+static size_t lower_i64(const int64_t *v, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static size_t upper(const struct ev *ev, size_t n, int64_t t)
 {
     size_t lo = 0, hi = n;
@@ -270,11 +298,12 @@ static size_t upper(const struct ev *ev, size_t n, int64_t t)
  * on average. Prefilling steps are counted by first tokens closer than
  * gap_us; a window holding a prompt too long for one step's budget is left
  * out (its chunks are not observable). */
-static int window_rows(const struct run_data *rd, const struct ev *ev, size_t nev, double gap_us,
-                       double scale, uint32_t budget, uint32_t run_ix, struct rows *rs,
-                       struct lt_sim_fit *out)
+static int window_rows(const struct run_data *rd, const struct ev *ev, const uint32_t *decoders,
+                       size_t nev, double gap_us, double scale, uint32_t budget, uint32_t run_ix,
+                       struct rows *rs, struct lt_sim_fit *out)
 {
-    enum { N = LT_SIM_FIT_NCOST, W = LT_SIM_FIT_NCOST + 1 }; /* columns + a long-prompt count */
+    /* columns, a long-prompt count, the bends */
+    enum { N = LT_SIM_FIT_NCOST, W = LT_SIM_FIT_NCOST + 2 + LT_SIM_FIT_NBEND };
     int rc = 0;
     /* The prefix sums are kept only where a window starts or ends: slot[i]
      * (1-based) says where the sums of the first i tokens go. */
@@ -311,6 +340,7 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, size_t ne
             run[C_PFSEQ] += 1;
             run[C_PFTOK] += q->in - q->cached;
             run[C_CACHED] += q->cached;
+            run[W - 1] += prompt_pairs(q->in, q->cached);
             if (last_first == INT64_MIN || (double)(ev[i].t - last_first) > gap_us)
                 run[C_PFSTEP] += 1;
             last_first = ev[i].t;
@@ -319,6 +349,10 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, size_t ne
         } else {
             run[C_SEQ] += 1;
             run[C_KV] += (double)q->in + ev[i].k;
+            /* each of a step's D decoders holds 1 / D of the step */
+            uint32_t d = decoders[i];
+            if (d >= 2 && d <= LT_SIM_FIT_NBEND + 1)
+                run[N + 1 + d - 2] += 1.0 / d;
         }
     }
     for (size_t r = 0; r < rd->nreq; r++) {
@@ -329,9 +363,12 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, size_t ne
         const double *b = cum + (size_t)(slot[ends[2 * r + 1]] - 1) * W;
         if (b[N] > a[N])
             continue;
-        struct row w = {{0}, 0, 0, run_ix, 0, rd->seg, q->first, q->end, 0};
+        struct row w = {{0}, 0, 0, run_ix, 0, rd->seg, q->first, q->end, 0, {0}, 0};
         for (int c = 0; c < N; c++)
             w.x[c] = b[c] - a[c];
+        for (int k = 0; k < LT_SIM_FIT_NBEND; k++)
+            w.x[C_BEND + k] = b[N + 1 + k] - a[N + 1 + k];
+        w.pairs = b[W - 1] - a[W - 1];
         w.x[C_STEP] = q->ntok - 1;
         w.y = (double)(q->end - q->first) * scale / 1e3;
         rc = rows_push(rs, &w);
@@ -400,7 +437,8 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
     struct ev *ev = malloc((rd->ntok ? rd->ntok : 1) * sizeof *ev);
     uint32_t *by_sent = malloc((nreq ? nreq : 1) * sizeof *by_sent);
     int64_t *ends = malloc((nreq ? nreq : 1) * sizeof *ends);
-    if (!ev || !by_sent || !ends) {
+    uint32_t *decoders = malloc((rd->ntok ? rd->ntok : 1) * sizeof *decoders); /* by event */
+    if (!ev || !by_sent || !ends || !decoders) {
         rc = LT_ENOMEM;
         goto out;
     }
@@ -466,7 +504,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
             }
             ps++;
         }
-        struct row r = {{0}, 0, 0, run, 0, 0, 0, 0, 0};
+        struct row r = {{0}, 0, 0, run, 0, 0, 0, 0, 0, {0}, 0};
         r.x[C_STEP] = 1;
         uint64_t P = 0;
         for (size_t k = i; k < j; k++) {
@@ -526,7 +564,32 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
         prev = e;
         i = j;
     }
-    rc = window_rows(rd, ev, nev, gap_us, scale, budget, run, rs, out);
+    /* The decoders beside each decoded token: the requests between their
+     * first and last token at the middle of its step (from the request's
+     * token before). A step's tokens reach the client over a millisecond
+     * or more when the server writes them one connection at a time, so a
+     * count of tokens close in time splits steps; every request between
+     * its first and last token is in every step (no preemption on such a
+     * server), so this count does not. */
+    int64_t *firsts = malloc((nreq ? nreq : 1) * sizeof *firsts);
+    if (!firsts) {
+        rc = LT_ENOMEM;
+        goto out;
+    }
+    for (size_t k = 0; k < nreq; k++)
+        firsts[k] = rd->req[k].first;
+    qsort(firsts, nreq, sizeof *firsts, cmp_i64);
+    for (size_t k = 0; k < nev; k++) {
+        decoders[k] = 0;
+        if (ev[k].k == 0)
+            continue;
+        const struct freq *q = &rd->req[ev[k].req];
+        int64_t mid = rd->tok[q->off + ev[k].k - 1] + (ev[k].t - rd->tok[q->off + ev[k].k - 1]) / 2;
+        size_t started = lower_i64(firsts, nreq, mid), ended = lower_i64(ends, nreq, mid);
+        decoders[k] = started > ended ? (uint32_t)(started - ended) : 0;
+    }
+    free(firsts);
+    rc = window_rows(rd, ev, decoders, nev, gap_us, scale, budget, run, rs, out);
     if (rc < 0)
         goto out;
     /* TTFT of a request that found the server idle (everything sent
@@ -546,10 +609,11 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
                      q->in - q->cached + 0u <= budget;
         if (!alone || q->first <= q->sent)
             continue;
-        struct row w = {{0}, 0, 1, run, 0, rd->seg, q->sent, q->first, 0};
+        struct row w = {{0}, 0, 1, run, 0, rd->seg, q->sent, q->first, 0, {0}, 0};
         w.x[C_STEP] = w.x[C_PFSTEP] = w.x[C_PFSEQ] = 1;
         w.x[C_PFTOK] = q->in - q->cached;
         w.x[C_CACHED] = q->cached;
+        w.pairs = prompt_pairs(q->in, q->cached);
         w.x[C_CLIENT] = 1;
         w.y = (double)(q->first - q->sent) * scale / 1e3;
         rc = rows_push(rs, &w);
@@ -566,6 +630,7 @@ out:
     free(ev);
     free(by_sent);
     free(ends);
+    free(decoders);
     return rc;
 }
 
@@ -752,7 +817,8 @@ static bool solve(double xtx[NX][NX], const double *xty, int *keep, int *nk, dou
         double wt = 0;
         for (int a = 0; a < k; a++) {
             double t = beta[keep[a]] / sqrt(m[a * k + a]);
-            if (keep[a] != C_STEP && t < wt) {
+            /* a bend may be below the line */
+            if (keep[a] != C_STEP && keep[a] < C_BEND && t < wt) {
                 wt = t;
                 worst = a;
             }
@@ -890,14 +956,139 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
             out->client_ms = beta[C_CLIENT];
             out->client_se = sqrt(s2 * m[a * nk + a]);
         }
-    double bclamp[N];
+    double bclamp[N] = {0};
     for (int c = 0; c < LT_SIM_FIT_NCOST; c++)
         bclamp[c] = out->cost[c].identified ? beta[c] : 0;
     bclamp[C_CLIENT] = out->client_ms;
+    for (int b = 0; b < LT_SIM_FIT_NBEND; b++) {
+        out->bend[b] = out->bend_se[b] = 0;
+        out->bend_identified[b] = false;
+        for (int a = 0; a < nk; a++)
+            if (keep[a] == C_BEND + b) {
+                out->bend_identified[b] = true;
+                out->bend[b] = bclamp[C_BEND + b] = beta[C_BEND + b];
+                out->bend_se[b] = sqrt(s2 * m[a * nk + a]);
+            }
+    }
     residuals(rs, bclamp, 0, &out->decode, scratch);
     residuals(rs, bclamp, 1, &out->prefill, scratch);
     free(scratch);
     return 0;
+}
+
+/* The bends: the decode step's cost is the line step_ms + step_ms_per_seq
+ * D plus a piecewise-linear part, 0 at a batch of 1 and at the largest
+ * batch seen (max_batch), and free at each knot between (a batch size of
+ * the active set). Knot j's column is its hat: 1 at j, falling to 0 at the
+ * knots (or ends) either side, so a batch size that is no knot gets the
+ * cost between its neighbours', not the line's. The rows hold each size's
+ * step count (ind[]), from which the hats are summed. */
+static double hat(const bool *active, uint32_t max_batch, uint32_t j, uint32_t d)
+{
+    uint32_t lo = j - 1, hi = j + 1;
+    while (lo > 1 && !active[lo - 2])
+        lo--;
+    while (hi < max_batch && !active[hi - 2])
+        hi++;
+    if (d <= lo || d >= hi)
+        return 0;
+    return d <= j ? (double)(d - lo) / (j - lo) : (double)(hi - d) / (hi - j);
+}
+
+static void set_hats(struct rows *rs, const bool *active, uint32_t max_batch)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        struct row *w = &rs->r[i];
+        for (uint32_t j = 2; j < 2 + LT_SIM_FIT_NBEND; j++) {
+            double x = 0;
+            if (active[j - 2])
+                for (uint32_t d = 2; d < max_batch && d < 2 + LT_SIM_FIT_NBEND; d++)
+                    x += hat(active, max_batch, j, d) * w->ind[d - 2];
+            w->x[C_BEND + j - 2] = x;
+        }
+    }
+}
+
+/* A knot needs this many steps of its size: the few that a closed loop at
+ * a larger size passes through (its last requests, the steps beside a new
+ * prompt) are noise on a loaded machine; a loop at that size gives
+ * hundreds. */
+#define BEND_MIN_STEPS 200
+
+/* regress with the knots where steps of that size were seen, keeping only
+ * those three standard errors from 0: the least sure one leaves (its
+ * neighbours' hats widen over it) and the fit is made again, so that a line
+ * in the batch stays a line and noise at one size does not become a cost. */
+static int regress_bends(struct rows *rs, uint32_t max_batch, const struct lt_sim_fit_opts *o,
+                         struct lt_sim_fit *out, struct lt_err *err)
+{
+    bool active[LT_SIM_FIT_NBEND] = {false};
+    double seen[LT_SIM_FIT_NBEND] = {0}; /* a step of D decoders is in D windows */
+    for (size_t i = 0; i < rs->n; i++)
+        for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
+            seen[b] += rs->r[i].ind[b] / (b + 2);
+    for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
+        active[b] = seen[b] >= BEND_MIN_STEPS;
+    for (;;) {
+        set_hats(rs, active, max_batch);
+        int rc = regress(rs, o, out, err);
+        if (rc < 0)
+            return rc;
+        int worst = -1;
+        double wt = 3;
+        for (int b = 0; b < LT_SIM_FIT_NBEND; b++) {
+            if (!active[b])
+                continue;
+            double t = out->bend_se[b] > 0 ? fabs(out->bend[b]) / out->bend_se[b] : 0;
+            if (!out->bend_identified[b] || t < wt) {
+                wt = out->bend_identified[b] ? t : -1;
+                worst = b;
+            }
+        }
+        if (worst < 0)
+            break;
+        active[worst] = false;
+    }
+    /* A step of more decoders never costs less: a cost by batch size that
+     * falls with the batch (beyond 5 %) is the runs' speeds differing (a
+     * machine shared with other work), not the server's batch; the line
+     * is kept, and the fit says so. */
+    bool any = false;
+    double prev = -INFINITY;
+    bool falls = false;
+    for (uint32_t d = 1; d <= max_batch && d <= LT_SIM_FIT_NBEND + 1; d++) {
+        double c = out->profile.step_ms + out->profile.step_ms_per_seq * d;
+        for (uint32_t j = 2; j < max_batch && j < 2 + LT_SIM_FIT_NBEND; j++)
+            if (out->bend_identified[j - 2]) {
+                any = true;
+                c += out->bend[j - 2] * hat(out->bend_identified, max_batch, j, d);
+            }
+        falls |= c < 0.95 * prev;
+        prev = fmax(prev, c);
+    }
+    out->bends_refused = any && falls;
+    if (!out->bends_refused)
+        return 0;
+    memset(active, 0, sizeof active);
+    set_hats(rs, active, max_batch);
+    return regress(rs, o, out, err);
+}
+
+/* Each row's step counts by batch size into ind[], for the sizes strictly
+ * between 1 and the largest batch seen (max_batch): the line goes through
+ * the costs at those two (a bend at the largest size would be the line's
+ * slope over again: a request's decode steps all have one decoder or
+ * more). A largest batch beyond the bends' sizes leaves them all out: the
+ * line holds such a server. */
+static void take_bends(struct rows *rs, uint32_t max_batch)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        for (int b = 0; b < LT_SIM_FIT_NBEND; b++) {
+            bool on =
+                max_batch <= LT_SIM_FIT_NBEND + 1 && (uint32_t)b + 2 < max_batch; /* 0: none */
+            rs->r[i].ind[b] = on ? (float)rs->r[i].x[C_BEND + b] : 0;
+            rs->r[i].x[C_BEND + b] = 0;
+        }
 }
 
 /* The prefill cost per prompt token from the TTFTs of requests that found
@@ -963,12 +1154,73 @@ static bool prefill_from_ttft(const struct rows *rs, double *slope, double *se)
     return b > 0 && b > 3 * *se;
 }
 
-/* Take the slope's share out of every row, so the joint fit fits the rest. */
-static void remove_prefill(struct rows *rs, double slope)
+/* The TTFTs at an idle server against their prompts as a curve, a + b P
+ * + c Q (Q: the prefilled tokens' pairs with the prompt before them), Huber
+ * reweighted: a prompt's attention makes a long one dearer per token.
+ * Returns true when c is three standard errors above 0 (b and c, their
+ * standard errors, set), from 12 rows or more. */
+static bool prefill_curve(const struct rows *rs, double *b, double *b_se, double *c, double *c_se)
+{
+    double w[RESID_ROWS_MAX];
+    size_t idx[RESID_ROWS_MAX];
+    size_t n = 0;
+    for (size_t i = 0; i < rs->n && n < RESID_ROWS_MAX; i++)
+        if (rs->r[i].ttft)
+            idx[n++] = i;
+    if (n < 12)
+        return false;
+    for (size_t k = 0; k < n; k++)
+        w[k] = 1;
+    double beta[3] = {0}, m[9], s2 = 0;
+    for (int it = 0; it <= HUBER_ITERS; it++) {
+        double xtx[9] = {0}, xty[3] = {0};
+        for (size_t k = 0; k < n; k++) {
+            const struct row *r = &rs->r[idx[k]];
+            double x[3] = {1, r->x[C_PFTOK], r->pairs};
+            for (int a = 0; a < 3; a++) {
+                xty[a] += w[k] * x[a] * r->y;
+                for (int d = 0; d < 3; d++)
+                    xtx[a * 3 + d] += w[k] * x[a] * x[d];
+            }
+        }
+        memcpy(m, xtx, sizeof m);
+        if (!invert(m, 3))
+            return false;
+        for (int a = 0; a < 3; a++) {
+            beta[a] = 0;
+            for (int d = 0; d < 3; d++)
+                beta[a] += m[a * 3 + d] * xty[d];
+        }
+        s2 = 0;
+        double e[RESID_ROWS_MAX];
+        for (size_t k = 0; k < n; k++) {
+            const struct row *r = &rs->r[idx[k]];
+            double d = r->y - beta[0] - beta[1] * r->x[C_PFTOK] - beta[2] * r->pairs;
+            e[k] = fabs(d);
+            s2 += w[k] * d * d;
+        }
+        s2 /= (double)(n - 3);
+        double sorted[RESID_ROWS_MAX];
+        memcpy(sorted, e, n * sizeof e[0]);
+        qsort(sorted, n, sizeof sorted[0], cmp_dbl);
+        double scale = 1.4826 * sorted[n / 2];
+        for (size_t k = 0; k < n && scale > 0; k++)
+            w[k] = e[k] / scale > HUBER_K ? HUBER_K / (e[k] / scale) : 1;
+    }
+    *b = beta[1];
+    *c = beta[2];
+    *b_se = sqrt(s2 * m[4]);
+    *c_se = sqrt(s2 * m[8]);
+    return *c > 0 && *c > 3 * *c_se && *b > 0;
+}
+
+/* Take the slope's (and the curve's) share out of every row, so the joint
+ * fit fits the rest. */
+static void remove_prefill(struct rows *rs, double slope, double ctx)
 {
     for (size_t i = 0; i < rs->n; i++) {
-        rs->r[i].y -= slope * rs->r[i].x[C_PFTOK];
-        rs->r[i].shift += slope * rs->r[i].x[C_PFTOK];
+        rs->r[i].y -= slope * rs->r[i].x[C_PFTOK] + ctx * rs->r[i].pairs;
+        rs->r[i].shift += slope * rs->r[i].x[C_PFTOK] + ctx * rs->r[i].pairs;
         rs->r[i].x[C_PFTOK] = 0;
     }
 }
@@ -981,6 +1233,29 @@ static void mark_prefill(struct lt_sim_fit *out, double slope, double se)
     p->value = slope;
     p->se = se;
     *cost_field(&out->profile, C_PFTOK) = slope;
+}
+
+/* The profile's step_ms_by_batch from the bends that were identified: the
+ * line plus the knots' hats at each batch size up to the largest seen (a
+ * larger batch goes on along the line from there). */
+static void set_by_batch(struct lt_sim_fit *out)
+{
+    struct lt_sim_profile *p = &out->profile;
+    out->bent = false;
+    p->n_step_ms_by_batch = 0;
+    for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
+        out->bent |= out->bend_identified[b];
+    uint32_t n = out->max_batch;
+    if (!out->bent || n < 3 || n > LT_SIM_FIT_NBEND + 1)
+        return;
+    for (uint32_t d = 1; d <= n; d++) {
+        double c = p->step_ms + p->step_ms_per_seq * d;
+        for (uint32_t j = 2; j < n; j++)
+            if (out->bend_identified[j - 2])
+                c += out->bend[j - 2] * hat(out->bend_identified, n, j, d);
+        p->step_ms_by_batch[d - 1] = fmax(c, 0);
+    }
+    p->n_step_ms_by_batch = n;
 }
 
 static void run_free(struct run_data *rd)
@@ -1363,6 +1638,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         for (uint32_t c = med > tol ? med - tol : 0; c <= med + tol && c < CACHED_HIST; c++)
             near += lim.cached_hist[c];
         out->cached_same = med >= 1 && med < CACHED_HIST && near >= 0.8 * (double)out->requests;
+        out->cached_median = out->cached_same ? med : 0;
         if (out->cached_same)
             for (size_t i = 0; i < rs.n; i++)
                 rs.r[i].x[C_CACHED] = 0;
@@ -1380,6 +1656,25 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         }
     double pf_slope = 0, pf_se = 0;
     bool pf = prefill_from_ttft(&rs, &pf_slope, &pf_se);
+    /* A curve, where the TTFTs bend up with the prompt: its linear part is
+     * the slope, and the prompts' mean pairs per token (of the TTFT rows)
+     * say what of the counters' cost per token the curve holds. */
+    double cb, cb_se, cc, cc_se, pairs_per_token = 0;
+    if (prefill_curve(&rs, &cb, &cb_se, &cc, &cc_se)) {
+        pf = true;
+        pf_slope = cb;
+        pf_se = cb_se;
+        out->ctx_identified = true;
+        out->ctx_ms = cc;
+        out->ctx_se = cc_se;
+        double sp = 0, sq = 0;
+        for (size_t i = 0; i < rs.n; i++)
+            if (rs.r[i].ttft) {
+                sp += rs.r[i].x[C_PFTOK];
+                sq += rs.r[i].pairs;
+            }
+        pairs_per_token = sp > 0 ? sq / sp : 0;
+    }
     out->ttft_slope_identified = pf;
     out->ttft_slope = pf_slope;
     out->ttft_slope_se = pf_se;
@@ -1407,7 +1702,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     if (m_tok > 0) {
         pf = true;
         out->prefill_from_metrics = true;
-        pf_slope = m_s / m_tok;
+        pf_slope = fmax(m_s / m_tok - out->ctx_ms * pairs_per_token, 0);
         pf_se = 0;
         /* What the TTFT grows by per prompt token beyond the engine's own
          * prefill is spent in front of the engine: it delays that request's
@@ -1424,8 +1719,14 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         }
     }
     if (pf)
-        remove_prefill(&rs, pf_slope);
-    rc = regress(&rs, o, out, err);
+        remove_prefill(&rs, pf_slope, out->ctx_ms);
+    /* The cost by batch size only for a server that said it runs a few
+     * slots (llama.cpp's word): a batcher of hundreds whose largest batch
+     * seen was small would get knots fitted to its noise. */
+    uint32_t bend_batch =
+        out->word.slots && out->word.slots <= LT_SIM_FIT_NBEND + 1 ? lim.max_batch : 0;
+    take_bends(&rs, bend_batch);
+    rc = regress_bends(&rs, bend_batch, o, out, err);
     if (rc < 0)
         goto out;
     if (pf)
@@ -1443,7 +1744,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
                 rs.r[i].shift += fixed;
                 rs.r[i].x[C_CLIENT] = 0;
             }
-        rc = regress(&rs, o, out, err);
+        rc = regress_bends(&rs, bend_batch, o, out, err);
         if (rc < 0)
             goto out;
         if (pf)
@@ -1504,15 +1805,20 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->profile.max_running = lim.max_batch ? lim.max_batch : 1;
         out->max_running_src = "timelines";
     }
-    if (lim.max_prefill > out->profile.prefill_seqs)
+    out->prefill_seqs_src = "base profile";
+    if (lim.max_prefill > out->profile.prefill_seqs) {
         out->profile.prefill_seqs = lim.max_prefill;
+        out->prefill_seqs_src = "timelines";
+    }
     const struct lt_sim_fit_word *w = &out->word;
     out->kv_src = out->ctx_src = out->vocab_src = out->model_src = "base profile";
     if (w->slots) {
         out->profile.max_running = w->slots;
         out->max_running_src = "server";
-        if (out->profile.prefill_seqs > w->slots)
+        if (out->profile.prefill_seqs > w->slots) {
             out->profile.prefill_seqs = w->slots;
+            out->prefill_seqs_src = "server (its slots)";
+        }
     }
     if (w->ctx) {
         out->profile.max_model_len = w->ctx;
@@ -1531,6 +1837,12 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->model_src = "server";
     }
     out->profile.front_ms_per_token = out->front_identified ? out->front_ms_per_token : 0;
+    out->profile.prefill_ms_per_token_ctx = out->ctx_identified ? out->ctx_ms : 0;
+    /* Prompts that all had about as many cached tokens share a start the
+     * server keeps (a chat template's, cached in each slot): the twin
+     * finds it cached too, or every virtual prompt is that much longer. */
+    out->profile.shared_prefix_tokens = out->cached_median;
+    set_by_batch(out);
     snprintf(out->profile.name, sizeof out->profile.name, "fitted");
     rc = lt_sim_profile_check(&out->profile, err);
     if (rc < 0) {
@@ -1580,5 +1892,17 @@ int lt_sim_fit_write(const struct lt_sim_fit *f, const char *path, struct lt_err
         else
             len += snprintf(note + len, sizeof note - (size_t)len, "%s: not identified\n", p->key);
     }
+    for (int b = 0; b < LT_SIM_FIT_NBEND && len > 0 && (size_t)len < sizeof note; b++)
+        if (f->bend_identified[b])
+            len += snprintf(note + len, sizeof note - (size_t)len,
+                            "a step of %d decoders: %+.6g +- %.2g against the line\n", b + 2,
+                            f->bend[b], f->bend_se[b]);
+    if (f->ctx_identified && len > 0 && (size_t)len < sizeof note)
+        len += snprintf(note + len, sizeof note - (size_t)len,
+                        "prefill_ms_per_token_ctx = %.6g +- %.2g\n", f->ctx_ms, f->ctx_se);
+    if (f->cached_median && len > 0 && (size_t)len < sizeof note)
+        len += snprintf(note + len, sizeof note - (size_t)len,
+                        "shared_prefix_tokens %u: the cached tokens the server reported\n",
+                        f->cached_median);
     return lt_sim_profile_save(&f->profile, path, note, err);
 }

@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { LT_SIM_FIT_NCOST = 7 };
+enum { LT_SIM_FIT_NCOST = 7, LT_SIM_FIT_NBEND = 7 };
 
 struct lt_sim_fit_opts {
     double time_scale;  /* the server ran X times faster than real time (sim --time-scale); 1 */
@@ -122,7 +122,7 @@ struct lt_sim_fit {
      * limit of the profile came from: "server", "timelines" or "base
      * profile". */
     struct lt_sim_fit_word word;
-    const char *max_running_src, *kv_src, *ctx_src, *vocab_src, *model_src;
+    const char *max_running_src, *kv_src, *ctx_src, *vocab_src, *model_src, *prefill_seqs_src;
     /* The client's share bounded by its measured round trip (word.rtt_ms):
      * the free fit's value was outside [0, bound] and is held there. */
     bool client_bounded;
@@ -157,12 +157,32 @@ struct lt_sim_fit {
      * two of its standard errors. */
     bool front_identified;
     double front_ms_per_token;
+    /* prefill_ms_per_token_ctx: the TTFTs at an idle server bent up with
+     * the prompt (a curve in its tokens' pairs, three standard errors
+     * above a line); then the line's part is the TTFT slope */
+    bool ctx_identified;
+    double ctx_ms, ctx_se;
+    /* The decode step's cost by its batch, where it is not a line: the
+     * extra cost (ms, over step_ms + step_ms_per_seq D) of a step of D
+     * decoders, D = 2 .. max_batch - 1, from the timelines; bent:
+     * one at least was three standard errors from 0, and the profile got
+     * step_ms_by_batch (one cost for each batch size up to max_batch).
+     * Fitted only for a server that said it has at most
+     * LT_SIM_FIT_NBEND + 1 slots (llama.cpp's /props), with the largest
+     * batch seen no larger. */
+    double bend[LT_SIM_FIT_NBEND], bend_se[LT_SIM_FIT_NBEND];
+    bool bend_identified[LT_SIM_FIT_NBEND];
+    bool bent;
+    bool bends_refused; /* they made a step of more decoders cheaper: the line kept */
     /* The cached prompt tokens per request (mean, standard deviation):
      * when nearly every prompt has about as many (a chat template's common
      * start, cached within a slot), cached_ms_per_token cannot be told
      * from a per-prompt cost, and is kept from the base (cached_same). */
     double cached_mean, cached_sd;
     bool cached_same;
+    /* and then their median, the profile's shared_prefix_tokens (the
+     * server's own count of cached tokens in its responses) */
+    uint32_t cached_median;
 };
 
 /* Fit from n results files. Returns 0, or LT_EIO / LT_EFORMAT / LT_ENOMEM /

@@ -52,6 +52,9 @@ struct lt_sim_model {
     uint32_t nrun, runcap;
     uint64_t kv_used;
     bool busy; /* a step is in progress */
+    /* requests admitted since the start or the last cache reset: the
+     * shared prefix is in a slot after its first request */
+    uint64_t admissions;
     int64_t step_end;
     struct lru lru;
     struct lt_sim_model_stats st;
@@ -309,6 +312,8 @@ static int admit_one(struct lt_sim_model *m, int64_t now, uint64_t budget, uint3
     for (uint32_t b = 0; b < q->nblocks; b++)
         lru_touch(&m->lru, q->blocks[b]);
     uint64_t cached = (uint64_t)hits * m->p.block_tokens;
+    if (!q->entered && m->admissions++ >= m->p.max_running && cached < m->p.shared_prefix_tokens)
+        cached = m->p.shared_prefix_tokens;
     if (cached >= q->prompt)
         cached = q->prompt - 1; /* the last token is always computed */
     q->cached = (uint32_t)cached;
@@ -326,12 +331,14 @@ static int admit_one(struct lt_sim_model *m, int64_t now, uint64_t budget, uint3
 /* Give q the next chunk of its prompt from the step's budget; counts the
  * request as starting its prefill (and pays its cached tokens) once. */
 static void give_chunk(struct lt_sim_mreq *q, uint64_t *budget, uint64_t *prefill, uint64_t *cached,
-                       uint32_t *starting, uint64_t *image)
+                       uint32_t *starting, uint64_t *image, double *pairs)
 {
     uint32_t rest = q->need - q->prefilled;
     q->chunk = rest < *budget ? rest : (uint32_t)*budget;
     *budget -= q->chunk;
     *prefill += q->chunk;
+    /* each chunk token attends to the prompt before it */
+    *pairs += (double)q->chunk * q->prefilled + (double)q->chunk * (q->chunk - 1) / 2;
     if (q->chunk && !q->charged) {
         *cached += q->cached;
         *image += q->image;
@@ -370,9 +377,10 @@ static void start_step(struct lt_sim_model *m, int64_t now)
         budget = 1;
     uint64_t prefill = 0, cached = 0, image = 0;
     uint32_t starting = 0;
+    double pairs = 0;
     for (uint32_t i = 0; i < m->nrun && budget > 0; i++)
         if (!m->run[i]->decode)
-            give_chunk(m->run[i], &budget, &prefill, &cached, &starting, &image);
+            give_chunk(m->run[i], &budget, &prefill, &cached, &starting, &image, &pairs);
     /* New prompts join only while the budget lasts: short prompts cannot
      * pile hundreds of prefills into one step and stall every decoder. */
     int rc;
@@ -380,7 +388,7 @@ static void start_step(struct lt_sim_model *m, int64_t now)
         struct lt_sim_mreq *q = m->run[m->nrun - 1];
         q->chunk = 0;
         q->decode = false;
-        give_chunk(q, &budget, &prefill, &cached, &starting, &image);
+        give_chunk(q, &budget, &prefill, &cached, &starting, &image, &pairs);
     }
     if (m->nrun == 0) {
         /* Requests the engine has not seen yet (their front's cost): wake
@@ -396,10 +404,10 @@ static void start_step(struct lt_sim_model *m, int64_t now)
         return;
     }
     double ms =
-        m->p.step_ms + m->p.step_ms_per_seq * decoders + m->p.decode_ms_per_kv_token * (double)ctx;
+        lt_sim_profile_decode_ms(&m->p, decoders) + m->p.decode_ms_per_kv_token * (double)ctx;
     if (prefill > 0)
         ms += m->p.prefill_step_ms + m->p.prefill_ms_per_seq * (double)starting +
-              m->p.prefill_ms_per_token * (double)prefill;
+              m->p.prefill_ms_per_token * (double)prefill + m->p.prefill_ms_per_token_ctx * pairs;
     ms += m->p.cached_ms_per_token * (double)cached;
     ms += m->p.image_ms_per_token * (double)image; /* the vision encoder */
     m->st.steps++;
@@ -521,4 +529,5 @@ void lt_sim_model_reset_prefix(struct lt_sim_model *m)
         memset(l->table, 0, ((size_t)l->mask + 1) * sizeof *l->table);
     l->used = 0;
     l->head = l->tail = NONE;
+    m->admissions = 0;
 }

@@ -19,7 +19,8 @@
  *     max_running, fewer than prefill_seqs prompts start in the step and
  *     the KV cache holds the request; the prefix cache says how many of its
  *     prompt tokens need no prefill;
- *   - the step lasts step_ms + step_ms_per_seq * decoders +
+ *   - the step lasts step_ms + step_ms_per_seq * decoders (or
+ *     step_ms_by_batch's cost at that batch) +
  *     decode_ms_per_kv_token * the decoders' context tokens, plus
  *     prefill_step_ms + prefill_ms_per_seq * requests starting their prefill
  *     + prefill_ms_per_token * chunk tokens (+ the cached tokens' cost) when

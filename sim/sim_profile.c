@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum ktype { K_DOUBLE, K_U32, K_U64, K_STR, K_BOOL };
+enum ktype { K_DOUBLE, K_U32, K_U64, K_STR, K_BOOL, K_TABLE };
 
 struct key {
     const char *name;
@@ -46,6 +46,10 @@ struct key {
     {                                                                                              \
         n, K_BOOL, offsetof(struct lt_sim_profile, f), 0, 0                                        \
     }
+#define KT(n, f)                                                                                   \
+    {                                                                                              \
+        n, K_TABLE, offsetof(struct lt_sim_profile, f), 0, MAX_MS                                  \
+    }
 #define KS(n, f)                                                                                   \
     {                                                                                              \
         n, K_STR, offsetof(struct lt_sim_profile, f), sizeof(((struct lt_sim_profile *)0)->f), 0   \
@@ -59,8 +63,10 @@ static const struct key keys[] = {
     KD("prefill_step_ms", prefill_step_ms, MAX_MS),
     KD("prefill_ms_per_seq", prefill_ms_per_seq, MAX_MS),
     KD("prefill_ms_per_token", prefill_ms_per_token, MAX_MS),
+    KD("prefill_ms_per_token_ctx", prefill_ms_per_token_ctx, MAX_MS),
     KD("cached_ms_per_token", cached_ms_per_token, MAX_MS),
     KD("decode_ms_per_kv_token", decode_ms_per_kv_token, MAX_MS),
+    KT("step_ms_by_batch", step_ms_by_batch),
     KD("front_ms_per_token", front_ms_per_token, MAX_MS),
     KU("prefill_seqs", prefill_seqs),
     KB("preempt", preempt),
@@ -69,6 +75,7 @@ static const struct key keys[] = {
     KU("batch_tokens", batch_tokens),
     KU("block_tokens", block_tokens),
     KU("cache_blocks", cache_blocks),
+    KU("shared_prefix_tokens", shared_prefix_tokens),
     KU("max_model_len", max_model_len),
     KU("eos_tokens", eos_tokens),
     KD("reasoning_fraction", reasoning_fraction, 1),
@@ -150,6 +157,53 @@ int lt_sim_profile_builtin(struct lt_sim_profile *p, const char *name, struct lt
     return lt_errset(err, LT_EINVAL, "unknown profile '%s' (built in: default, fast)", name);
 }
 
+/* step_ms_by_batch: "off", or up to LT_SIM_STEP_BATCH_MAX costs, the
+ * step's at a batch of 1, 2, ..., separated by spaces or commas. */
+static int set_table(struct lt_sim_profile *p, const char *key, const char *value, double max,
+                     struct lt_err *err)
+{
+    double t[LT_SIM_STEP_BATCH_MAX];
+    uint32_t n = 0;
+    if (strcmp(value, "off") != 0) {
+        const char *s = value;
+        for (;;) {
+            while (*s == ' ' || *s == '\t' || *s == ',')
+                s++;
+            if (!*s)
+                break;
+            if (n == LT_SIM_STEP_BATCH_MAX)
+                return lt_errset(err, LT_EFORMAT, "%s: more than %d costs", key,
+                                 LT_SIM_STEP_BATCH_MAX);
+            char *end = NULL;
+            errno = 0;
+            double d = strtod(s, &end);
+            if (end == s || errno || !isfinite(d) || d < 0 || d > max ||
+                (*end && *end != ' ' && *end != '\t' && *end != ','))
+                return lt_errset(err, LT_EFORMAT,
+                                 "%s: '%s' is not a list of costs from 0 to %g ms (one a batch "
+                                 "size, from 1), or off",
+                                 key, value, max);
+            t[n++] = d;
+            s = end;
+        }
+        if (n == 0)
+            return lt_errset(err, LT_EFORMAT, "%s: no cost given (off for none)", key);
+    }
+    memcpy(p->step_ms_by_batch, t, n * sizeof t[0]);
+    p->n_step_ms_by_batch = n;
+    return 0;
+}
+
+double lt_sim_profile_decode_ms(const struct lt_sim_profile *p, uint32_t decoders)
+{
+    uint32_t n = p->n_step_ms_by_batch;
+    if (decoders == 0 || n == 0)
+        return p->step_ms + p->step_ms_per_seq * decoders;
+    if (decoders <= n)
+        return p->step_ms_by_batch[decoders - 1];
+    return p->step_ms_by_batch[n - 1] + p->step_ms_per_seq * (decoders - n);
+}
+
 int lt_sim_profile_set(struct lt_sim_profile *p, const char *key, const char *value,
                        struct lt_err *err)
 {
@@ -174,6 +228,8 @@ int lt_sim_profile_set(struct lt_sim_profile *p, const char *key, const char *va
                                      key);
             memcpy(base, value, strlen(value) + 1);
             return 0;
+        case K_TABLE:
+            return set_table(p, key, value, k->max, err);
         case K_DOUBLE: {
             double d = strtod(value, &end);
             if (end == value || *end || errno || !isfinite(d) || d < 0)
@@ -315,6 +371,12 @@ int lt_sim_profile_save(const struct lt_sim_profile *p, const char *path, const 
             fprintf(f, "%s = %s\n", k->name, b ? "on" : "off");
             break;
         }
+        case K_TABLE:
+            fprintf(f, "%s =", k->name);
+            for (uint32_t b = 0; b < p->n_step_ms_by_batch; b++)
+                fprintf(f, " %.9g", p->step_ms_by_batch[b]);
+            fprintf(f, "%s\n", p->n_step_ms_by_batch ? "" : " off");
+            break;
         }
     }
     if (fclose(f) != 0)
@@ -356,15 +418,27 @@ int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err)
         if (!isfinite(d) || d < 0 || d > keys[i].max)
             return lt_errset(err, LT_EINVAL, "%s must be 0 to %g", keys[i].name, keys[i].max);
     }
+    if (p->n_step_ms_by_batch > LT_SIM_STEP_BATCH_MAX)
+        return lt_errset(err, LT_EINVAL, "step_ms_by_batch holds at most %d costs",
+                         LT_SIM_STEP_BATCH_MAX);
+    double by_batch = 0;
+    for (uint32_t i = 0; i < p->n_step_ms_by_batch; i++) {
+        double d = p->step_ms_by_batch[i];
+        if (!isfinite(d) || d < 0 || d > MAX_MS)
+            return lt_errset(err, LT_EINVAL, "step_ms_by_batch's costs must be 0 to %g", MAX_MS);
+        by_batch = fmax(by_batch, d);
+    }
     /* The longest step the limits allow: every running request decoding and
      * starting, a full prefill budget and every prompt token of the batch
      * found in the cache. Times are kept in integer nanoseconds, so it must
      * stay far from their range; an hour is already no server. */
     double cached = fmin((double)p->kv_tokens, (double)p->max_running * p->max_model_len);
-    double worst = p->step_ms + p->step_ms_per_seq * p->max_running + p->prefill_step_ms +
+    double worst = p->step_ms + by_batch + p->step_ms_per_seq * p->max_running +
+                   p->prefill_step_ms +
                    p->prefill_ms_per_seq * fmin(p->max_running, p->prefill_seqs) +
-                   p->prefill_ms_per_token * p->batch_tokens + p->cached_ms_per_token * cached +
-                   p->decode_ms_per_kv_token * cached;
+                   p->prefill_ms_per_token * p->batch_tokens +
+                   p->prefill_ms_per_token_ctx * p->batch_tokens * fmin(p->max_model_len, cached) +
+                   p->cached_ms_per_token * cached + p->decode_ms_per_kv_token * cached;
     if (worst > 3600e3)
         return lt_errset(err, LT_EINVAL,
                          "a step could last %.3g s (step_ms + step_ms_per_seq x max_running + "

@@ -13,29 +13,50 @@
 
 #include <stdint.h>
 
+/* The most batch sizes step_ms_by_batch gives a cost for. */
+enum { LT_SIM_STEP_BATCH_MAX = 16 };
+
 struct lt_sim_profile {
     char name[64];
-    char model[128];               /* model id served on /v1/models */
-    double step_ms;                /* a: fixed cost of every engine step */
-    double step_ms_per_seq;        /* k: added per decoding request in the step */
-    double prefill_step_ms;        /* added once to a step that prefills anything */
-    double prefill_ms_per_seq;     /* per request whose prefill starts in the step */
-    double prefill_ms_per_token;   /* per prompt token prefilled */
+    char model[128];             /* model id served on /v1/models */
+    double step_ms;              /* a: fixed cost of every engine step */
+    double step_ms_per_seq;      /* k: added per decoding request in the step */
+    double prefill_step_ms;      /* added once to a step that prefills anything */
+    double prefill_ms_per_seq;   /* per request whose prefill starts in the step */
+    double prefill_ms_per_token; /* per prompt token prefilled */
+    /* per prompt token prefilled and token of the prompt before it
+     * (attention in the prefill: a prompt of P tokens pays P (P - 1) / 2
+     * of it, so a long prompt costs more per token than a short one) */
+    double prefill_ms_per_token_ctx;
     double cached_ms_per_token;    /* per prompt token found in the prefix cache */
     double decode_ms_per_kv_token; /* per token of context of each decoder (attention) */
-    uint32_t prefill_seqs;         /* most prompts starting their prefill in one step */
-    int preempt;                   /* 1: KV grows as tokens are made, preempt when full */
-    uint32_t max_running;          /* most requests in the batch; the rest queue */
-    uint64_t kv_tokens;            /* KV capacity; a request reserves prompt + max output */
-    uint32_t batch_tokens;         /* token budget of a step (chunked prefill) */
-    uint32_t block_tokens;         /* prefix cache block size, tokens */
-    uint32_t cache_blocks;         /* prefix cache capacity (LRU), blocks; 0 = off */
-    uint32_t max_model_len;        /* prompt + output limit; longer is a 400 */
-    uint32_t eos_tokens;           /* mean natural output length when EOS is honoured */
-    double reasoning_fraction;     /* share of the output that is reasoning when on */
-    uint32_t vocab;                /* token ids are 0..vocab-1; other ids are refused */
-    uint32_t piece_bytes;          /* a word of L bytes is ceil(L / piece_bytes) tokens */
-    int reasoning;                 /* 1: reason unless the request says not to */
+    /* The decode part of a step by its batch (a CPU's matmul of a few rows
+     * is memory bound, so the cost is not a line in the batch): entry D-1
+     * is what a step of D decoders costs in place of step_ms +
+     * step_ms_per_seq D, for D up to n_step_ms_by_batch; a larger batch
+     * costs the last entry plus step_ms_per_seq per decoder beyond it.
+     * n_step_ms_by_batch 0: the line. */
+    double step_ms_by_batch[LT_SIM_STEP_BATCH_MAX];
+    uint32_t n_step_ms_by_batch;
+    uint32_t prefill_seqs; /* most prompts starting their prefill in one step */
+    int preempt;           /* 1: KV grows as tokens are made, preempt when full */
+    uint32_t max_running;  /* most requests in the batch; the rest queue */
+    uint64_t kv_tokens;    /* KV capacity; a request reserves prompt + max output */
+    uint32_t batch_tokens; /* token budget of a step (chunked prefill) */
+    uint32_t block_tokens; /* prefix cache block size, tokens */
+    uint32_t cache_blocks; /* prefix cache capacity (LRU), blocks; 0 = off */
+    /* A start every prompt shares (a chat template's first tokens), which
+     * a server of slots (llama.cpp) keeps in each slot: the first
+     * max_running requests after a start or a cache reset prefill it, every
+     * later one finds it cached (at least this many cached tokens; the
+     * prompt's last token is always computed). 0: none. */
+    uint32_t shared_prefix_tokens;
+    uint32_t max_model_len;    /* prompt + output limit; longer is a 400 */
+    uint32_t eos_tokens;       /* mean natural output length when EOS is honoured */
+    double reasoning_fraction; /* share of the output that is reasoning when on */
+    uint32_t vocab;            /* token ids are 0..vocab-1; other ids are refused */
+    uint32_t piece_bytes;      /* a word of L bytes is ceil(L / piece_bytes) tokens */
+    int reasoning;             /* 1: reason unless the request says not to */
     /* per prompt token, before the engine sees the request (llama-server's
      * chat template and tokenizing in its HTTP threads): it delays the
      * request's first token and holds up no step */
@@ -76,6 +97,11 @@ int lt_sim_profile_set(struct lt_sim_profile *p, const char *key, const char *va
  * one per line. Returns 0 or LT_EIO. */
 int lt_sim_profile_save(const struct lt_sim_profile *p, const char *path, const char *note,
                         struct lt_err *err);
+
+/* The decode part of a step of `decoders` decoding requests: step_ms +
+ * step_ms_per_seq per decoder, or step_ms_by_batch where it gives one
+ * (a step of no decoder costs step_ms). */
+double lt_sim_profile_decode_ms(const struct lt_sim_profile *p, uint32_t decoders);
 
 /* Check that the numbers make sense together. Returns 0 or LT_EINVAL. */
 int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err);

@@ -464,6 +464,123 @@ static void test_preemption_recomputes(void **state)
     lt_sim_model_free(m);
 }
 
+/* The decode step by batch size: two decoders cost step_ms_by_batch[1]
+ * (not step_ms + 2 step_ms_per_seq), a batch beyond the table its last
+ * entry plus step_ms_per_seq per further decoder. */
+static void test_step_by_batch(void **state)
+{
+    struct lt_sim_profile p = prof(); /* line: 10 + 1 D */
+    p.step_ms_by_batch[0] = 12;
+    p.step_ms_by_batch[1] = 30;
+    p.n_step_ms_by_batch = 2;
+    assert_true(lt_sim_profile_decode_ms(&p, 0) == 10);
+    assert_true(lt_sim_profile_decode_ms(&p, 2) == 30);
+    assert_true(lt_sim_profile_decode_ms(&p, 4) == 32);
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec a = {0}, b = {0};
+    add(m, 0, 100, 3, NULL, 0, &a);
+    add(m, 0, 100, 3, NULL, 0, &b);
+    run_all(m);
+    /* a's prefill alone: 10 + 20 + 0.5 x 100; b's beside a's decode:
+     * 12 + 20 + 50; then two decoders: 30; then b alone: 12 */
+    assert_int_equal(a.t[0], 80 * MS);
+    assert_int_equal(a.t[1] - a.t[0], 82 * MS);
+    assert_int_equal(a.t[2] - a.t[1], 30 * MS);
+    assert_int_equal(b.t[1] - b.t[0], 30 * MS);
+    assert_int_equal(b.t[2] - b.t[1], 12 * MS);
+    lt_sim_model_free(m);
+}
+
+/* The prompt start each slot keeps: the first max_running requests after a
+ * start or a reset prefill it, later ones find it cached. */
+static void test_shared_prefix(void **state)
+{
+    struct lt_sim_profile p = prof();
+    p.max_running = 2;
+    p.shared_prefix_tokens = 20;
+    p.cache_blocks = 0;
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec r[4];
+    memset(r, 0, sizeof r);
+    int64_t now = 0, sent[4];
+    for (int i = 0; i < 4; i++) {
+        sent[i] = now;
+        add(m, now, 100, 2, NULL, 0, &r[i]);
+        run_all(m);
+        now = r[i].t[1];
+    }
+    assert_int_equal(r[0].cached, 0);
+    assert_int_equal(r[1].cached, 0);
+    assert_int_equal(r[2].cached, 20);
+    assert_int_equal(r[3].cached, 20);
+    /* the third prefills 80 tokens: 10 + 20 + 0.5 x 80 */
+    assert_int_equal(r[2].t[0] - sent[2], 70 * MS);
+    assert_int_equal(r[1].t[0] - sent[1], 80 * MS);
+    lt_sim_model_reset_prefix(m);
+    struct rec x = {0};
+    add(m, now, 100, 2, NULL, 0, &x);
+    run_all(m);
+    assert_int_equal(x.cached, 0);
+    lt_sim_model_free(m);
+}
+
+/* Attention in the prefill: a prompt of P tokens pays P (P - 1) / 2 pairs,
+ * and a chunk after s tokens pays c s + c (c - 1) / 2. */
+static void test_prefill_ctx(void **state)
+{
+    struct lt_sim_profile p = prof();
+    p.prefill_ms_per_token_ctx = 0.01;
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec r = {0};
+    add(m, 0, 100, 2, NULL, 0, &r);
+    run_all(m);
+    /* 10 + 20 + 0.5 x 100 + 0.01 x 4950 = 129.5 */
+    assert_int_equal(r.t[0], 129500000LL);
+    lt_sim_model_free(m);
+    p.batch_tokens = 60; /* chunks of 60 and 40: pairs 1770, then 40 x 60 + 780 */
+    m = lt_sim_model_new(&p, NULL);
+    struct rec c = {0};
+    add(m, 0, 100, 2, NULL, 0, &c);
+    run_all(m);
+    /* (10 + 20 + 30 + 17.7) + (10 + 20 + 20 + 31.8) */
+    assert_int_equal(c.t[0], 159500000LL);
+    lt_sim_model_free(m);
+}
+
+/* step_ms_by_batch in a profile file: a list, "off", and what is refused;
+ * it reads back the same from a saved profile. */
+static void test_step_by_batch_file(void **state)
+{
+    struct lt_sim_profile p;
+    struct lt_err err = {0};
+    lt_sim_profile_builtin(&p, "default", &err);
+    assert_int_equal(lt_sim_profile_set(&p, "step_ms_by_batch", "17.8, 34.5 40.3 46.1", &err), 0);
+    assert_int_equal(p.n_step_ms_by_batch, 4);
+    assert_true(p.step_ms_by_batch[2] == 40.3);
+    assert_int_equal(lt_sim_profile_set(&p, "step_ms_by_batch", "1 2 x", &err), LT_EFORMAT);
+    assert_non_null(strstr(err.msg, "step_ms_by_batch"));
+    assert_int_equal(lt_sim_profile_set(&p, "step_ms_by_batch", "1 -2", &err), LT_EFORMAT);
+    assert_int_equal(
+        lt_sim_profile_set(&p, "step_ms_by_batch", "1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1", &err),
+        LT_EFORMAT);
+    assert_non_null(strstr(err.msg, "more than 16"));
+    assert_int_equal(p.n_step_ms_by_batch, 4); /* a refused value changes nothing */
+    const char *dir = getenv("LT_TMP");
+    char path[512];
+    snprintf(path, sizeof path, "%s/by_batch.profile", dir ? dir : "/tmp");
+    assert_int_equal(lt_sim_profile_save(&p, path, NULL, &err), 0);
+    struct lt_sim_profile q;
+    assert_int_equal(lt_sim_profile_load(&q, path, &err), 0);
+    assert_int_equal(q.n_step_ms_by_batch, 4);
+    for (int i = 0; i < 4; i++)
+        assert_true(q.step_ms_by_batch[i] == p.step_ms_by_batch[i]);
+    assert_int_equal(lt_sim_profile_set(&p, "step_ms_by_batch", "off", &err), 0);
+    assert_int_equal(p.n_step_ms_by_batch, 0);
+    assert_int_equal(lt_sim_profile_save(&p, path, NULL, &err), 0);
+    assert_int_equal(lt_sim_profile_load(&q, path, &err), 0);
+    assert_int_equal(q.n_step_ms_by_batch, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -480,6 +597,10 @@ int main(void)
         cmocka_unit_test(test_fast_profile_is_instant),
         cmocka_unit_test(test_default_profile_calibration),
         cmocka_unit_test(test_profile_file),
+        cmocka_unit_test(test_step_by_batch),
+        cmocka_unit_test(test_shared_prefix),
+        cmocka_unit_test(test_prefill_ctx),
+        cmocka_unit_test(test_step_by_batch_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

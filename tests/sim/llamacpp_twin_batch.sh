@@ -1,0 +1,94 @@
+#!/bin/sh
+# The twin against a hidden llama.cpp-like server (--dialect
+# llamacpp,slot-erase) whose decode step is not a line in the batch, as a
+# CPU's is (a matmul of a few rows is memory bound: the second decoder
+# costs nearly as much as the first, the fourth little), and whose prompts
+# all share a start that each slot keeps (a chat template's first tokens).
+# Fitted from closed loops at 1, 2 and 4: the fit must find the cost at
+# each batch size (step_ms_by_batch, near the hidden one) and the shared
+# start (shared_prefix_tokens, from the cached tokens the server reported);
+# then held-out loads (a closed loop at 3, an open loop at about half of
+# capacity), predicted in virtual time, must match the live sim's own log;
+# and the same fit with a line in the batch instead must miss the held-out
+# C = 3, so the cost by batch size is what holds it.
+set -u
+. "$LT_SRC/tests/cli/lib.sh"
+. "$LT_SRC/tests/sim/sim_lib.sh"
+. "$LT_SRC/tests/sim/twin_lib.sh"
+L=$LOADTRACE
+K=2 # the sim runs K times faster than real time
+
+# The hidden step at a batch of 1 to 4: 10, 22, 28, 31 ms (a line through
+# 1 and 4 says 17 at 2 and 24 at 3).
+cat >"$T/hidden.profile" <<'EOF'
+name = hidden-llama-batch
+model = tiny-llama-cpu
+step_ms = 6
+step_ms_per_seq = 3
+step_ms_by_batch = 10 22 28 31
+decode_ms_per_kv_token = 0
+prefill_step_ms = 2
+prefill_ms_per_seq = 0
+prefill_ms_per_token = 0.5
+cached_ms_per_token = 0.01
+shared_prefix_tokens = 30
+max_running = 4
+prefill_seqs = 4
+batch_tokens = 2048
+max_model_len = 4096
+kv_tokens = 16384
+block_tokens = 16
+vocab = 512
+EOF
+"$L" synth --arrivals poisson --rate 2 --requests 80 --in uniform:100,400 --out lognormal:40,0.3 \
+    --seed 9 -q -o "$T/t.lt.zst" || fail "synth"
+
+start_sim llama --profile "$T/hidden.profile" --dialect llamacpp,slot-erase --time-scale $K -q
+# live NAME ARGS...: a run from a cold cache (slot erase)
+live() {
+    n=$1
+    shift
+    timeout 300 "$L" replay "$T/t.lt.zst" --target "$URL" --reset-prefix-cache \
+        --metrics-interval 0.2s --server-metrics-keep '^llamacpp:' -o "$T/$n.lt.zst" -q \
+        --no-summary "$@" 2>"$T/$n.err"
+    expect_status 0 $? "live replay $n"
+}
+live c1 --concurrency 1 --requests 30
+live c2 --concurrency 2 --requests 30
+live c4 --concurrency 4 --requests 40
+"$L" sim --fit "$T/c1.lt.zst" "$T/c2.lt.zst" "$T/c4.lt.zst" --time-scale $K -o "$T/fit.profile" \
+    >"$T/fit.txt"
+expect_status 0 $? "sim --fit"
+cat "$T/fit.txt"
+expect_grep "^  step_ms_by_batch .* timelines (the decode step's cost at a batch of 1 to 4" \
+    "$T/fit.txt"
+expect_grep "^  shared_prefix_tokens 30: the server.s word" "$T/fit.txt"
+set -- $(val step_ms_by_batch "$T/fit.profile")
+expect_eq 4 $# "step_ms_by_batch's costs (batch 1 to 4)"
+c1=${1:-0} c4=${4:-0}
+within "the step at a batch of 1" "${1:-0}" 10 0.10
+within "the step at a batch of 2" "${2:-0}" 22 0.10
+within "the step at a batch of 3" "${3:-0}" 28 0.10
+within "the step at a batch of 4" "${4:-0}" 31 0.10
+expect_eq 30 "$(val shared_prefix_tokens "$T/fit.profile")" "shared_prefix_tokens"
+
+live l-c3 --concurrency 3 --requests 30
+# about half of capacity: 2 req/s of model time, so 2 K of the client's
+live l-open --rate $((2 * K)) --requests 40
+stop_sim
+# the sim numbers its inference requests in arrival order: c1 1-30, c2
+# 31-60, c4 61-100, then the held-out runs
+expect_eq 170 "$(jq -s '[.[] | select(.seq)] | length' "$T/llama.log")" "requests in the sim's log"
+check c3 "$T/fit.profile" 101 130 --concurrency 3 --requests 30
+expect_status 0 $? "C = 3 predicted (TTFT within 15 %, TPOT and E2E 10 %)"
+check open "$T/fit.profile" 131 170 --rate 2 --requests 40
+expect_status 0 $? "open loop at 2/s predicted (TTFT within 15 %, TPOT and E2E 10 %)"
+# A line in the batch, through the fitted costs at 1 and 4, misses C = 3.
+awk -v a="$c1" -v d="$c4" '/^step_ms_by_batch = / { print "step_ms_by_batch = off"; next }
+    /^step_ms = / { printf "step_ms = %.6f\n", a - (d - a) / 3; next }
+    /^step_ms_per_seq = / { printf "step_ms_per_seq = %.6f\n", (d - a) / 3; next } { print }' \
+    "$T/fit.profile" >"$T/line.profile"
+check c3 "$T/line.profile" 101 130 --concurrency 3 --requests 30 >"$T/line.txt"
+expect_status 1 $? "with a line in the batch the C = 3 prediction misses"
+cat "$T/line.txt"
+finish
