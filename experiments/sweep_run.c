@@ -178,15 +178,11 @@ static int write_profile(struct run *r, const struct lt_sweep_config *k, const c
         rc = lt_sim_profile_check(&prof, err);
     if (rc < 0)
         return lt_errf(err, LT_EUSAGE, "config %s (plan line %d)", k->name, k->line);
-    if (k->time_scale > 0) { /* what a sim at --time-scale X serves: every cost / X */
-        double x = k->time_scale;
-        prof.step_ms /= x, prof.step_ms_per_seq /= x, prof.prefill_step_ms /= x;
-        prof.prefill_ms_per_seq /= x, prof.prefill_ms_per_token /= x;
-        prof.cached_ms_per_token /= x, prof.decode_ms_per_kv_token /= x;
-    }
+    if (k->time_scale > 0) /* what a sim at --time-scale X serves */
+        lt_sim_profile_scale(&prof, k->time_scale);
     char note[600];
-    lt__sweep_fmt(note, sizeof note, "loadtrace sweep: config %s: profile %s, time scale %g", k->name,
-               k->profile, k->time_scale > 0 ? k->time_scale : 1.0);
+    lt__sweep_fmt(note, sizeof note, "loadtrace sweep: config %s: profile %s, time scale %g",
+                  k->name, k->profile, k->time_scale > 0 ? k->time_scale : 1.0);
     (void)r;
     return lt_sim_profile_save(&prof, path, note, err);
 }
@@ -212,8 +208,8 @@ static void json_argv(json_t *e, const char *key, const struct argv_b *a)
 
 /* The config's load, after warm-up and the cache reset: the outcome. */
 static enum lt_sweep_status load(struct run *r, const struct lt_sweep_config *k, const char *target,
-                                 const char *profile, struct lt__sweep_server *s, json_t *e, char *why,
-                                 size_t why_cap)
+                                 const char *profile, struct lt__sweep_server *s, json_t *e,
+                                 char *why, size_t why_cap)
 {
     const char *dir = r->o->dir;
     char res[1100], rlog[1100], warm[1100], url[600];
@@ -237,10 +233,10 @@ static enum lt_sweep_status load(struct run *r, const struct lt_sweep_config *k,
         json_object_set_new(e, "warmup_exit", json_integer(rc));
         if (rc < 0 || stop) {
             lt__sweep_fmt(why, why_cap, "%s during the warm-up; see %s",
-                       rc < 0      ? err.msg
-                       : stop == 1 ? "the server exited"
-                                   : "stopped",
-                       rlog);
+                          rc < 0      ? err.msg
+                          : stop == 1 ? "the server exited"
+                                      : "stopped",
+                          rlog);
             return stop == 2 ? LT_SWEEP_INTERRUPTED : LT_SWEEP_FAILED;
         }
     }
@@ -279,18 +275,18 @@ static enum lt_sweep_status load(struct run *r, const struct lt_sweep_config *k,
     }
     if (stop == 2) {
         lt__sweep_fmt(why, why_cap, "stopped by the user during the load%s",
-                   have ? " (the results so far are kept)" : "");
+                      have ? " (the results so far are kept)" : "");
         return LT_SWEEP_INTERRUPTED;
     }
     if (stop == 1) {
         lt__sweep_fmt(why, why_cap, "the server exited (status %d) during the load; its log %s; %s",
-                   s->status, json_string_value(json_object_get(e, "log")),
-                   have ? "the results so far are kept" : "no results were written");
+                      s->status, json_string_value(json_object_get(e, "log")),
+                      have ? "the results so far are kept" : "no results were written");
         return have ? LT_SWEEP_PARTIAL : LT_SWEEP_FAILED;
     }
     if (!have || rc == 2 || (rc != 0 && rc != 1 && rc != 3)) {
         lt__sweep_fmt(why, why_cap, "replay exited with status %d%s; see %s", rc,
-                   rc == 2 ? " (it refused the plan's load options)" : "", rlog);
+                      rc == 2 ? " (it refused the plan's load options)" : "", rlog);
         return have ? LT_SWEEP_PARTIAL : LT_SWEEP_FAILED;
     }
     return LT_SWEEP_COMPLETE;
@@ -328,9 +324,9 @@ static enum lt_sweep_status one(struct run *r, const struct lt_sweep_config *k, 
     uint16_t port = k->port;
     if (port && lt__sweep_port_busy(port)) {
         lt__sweep_fmt(why, why_cap,
-                   "port %u is in use: another process listens there, so the server was not "
-                   "started (and nothing was sent to what listens)",
-                   port);
+                      "port %u is in use: another process listens there, so the server was not "
+                      "started (and nothing was sent to what listens)",
+                      port);
         return LT_SWEEP_FAILED;
     }
     if (!port && lt__sweep_free_port(&port, &err) < 0) {

@@ -447,3 +447,21 @@ int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err)
                          worst / 1e3);
     return 0;
 }
+
+void lt_sim_profile_scale(struct lt_sim_profile *p, double x)
+{
+    double *cost[] = {&p->step_ms,
+                      &p->step_ms_per_seq,
+                      &p->prefill_step_ms,
+                      &p->prefill_ms_per_seq,
+                      &p->prefill_ms_per_token,
+                      &p->prefill_ms_per_token_ctx,
+                      &p->cached_ms_per_token,
+                      &p->decode_ms_per_kv_token,
+                      &p->front_ms_per_token,
+                      &p->image_ms_per_token};
+    for (size_t i = 0; i < sizeof cost / sizeof *cost; i++)
+        *cost[i] /= x;
+    for (uint32_t i = 0; i < p->n_step_ms_by_batch; i++)
+        p->step_ms_by_batch[i] /= x;
+}

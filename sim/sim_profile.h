@@ -106,4 +106,9 @@ double lt_sim_profile_decode_ms(const struct lt_sim_profile *p, uint32_t decoder
 /* Check that the numbers make sense together. Returns 0 or LT_EINVAL. */
 int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err);
 
+/* What a sim at --time-scale X serves, as a profile: every cost divided by
+ * x (> 0), rates of tokens left alone. The one list of the profile's costs
+ * in time: a new cost is scaled here. */
+void lt_sim_profile_scale(struct lt_sim_profile *p, double x);
+
 #endif
