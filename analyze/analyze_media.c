@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const names[LT_ANALYZE_MODS] = {"text", "one_image", "several_images"};
+static const char *const names[LT_ANALYZE_MODS] = {"text", "one_image", "several_images", "audio",
+                                                   "video"};
 
 const char *lt_analyze_mod_name(int k)
 {
@@ -55,14 +56,17 @@ int lt_analyze_media_add(struct lt_analyze_run *r, const struct lt_result *res, 
             }
         }
     }
-    int64_t img = 0, tok = 0;
+    int64_t img = 0, tok = 0, aud = 0, vid = 0, avt = 0;
     if (res->extra.n) {
         lt_extra_get_int(&res->extra, "img", &img);
         lt_extra_get_int(&res->extra, "img_tok", &tok);
+        lt_extra_get_int(&res->extra, "aud", &aud);
+        lt_extra_get_int(&res->extra, "vid", &vid);
+        lt_extra_get_int(&res->extra, "av_tok", &avt);
     }
-    int k = img <= 0 ? 0 : img == 1 ? 1 : 2;
+    int k = vid > 0 ? 4 : aud > 0 ? 3 : img <= 0 ? 0 : img == 1 ? 1 : 2;
     struct lt_analyze_mod *m = &r->mods->m[k];
-    r->mods->any_images |= k > 0;
+    r->mods->any_media |= k > 0;
     m->results++;
     if (!ok) {
         m->errors++;
@@ -71,6 +75,7 @@ int lt_analyze_media_add(struct lt_analyze_run *r, const struct lt_result *res, 
     m->ok++;
     m->images += (uint64_t)(img > 0 ? img : 0);
     m->img_tokens += (uint64_t)(tok > 0 ? tok : 0);
+    m->av_tokens += (uint64_t)(avt > 0 ? avt : 0);
     if (res->has & LT_RHAS_IN)
         m->in_tokens += res->in;
     if (res->has & LT_RHAS_OUT)
@@ -133,7 +138,7 @@ void lt_analyze_media_text(const struct lt_analyze_run *r, FILE *out)
                 x->in_ok, x->in_results, x->inputs, per_s(x->inputs, s), per_s(x->in_prompt, s),
                 pct_ms(x->in_e2e, 50), pct_ms(x->in_e2e, 99));
     }
-    if (!r->mods || !r->mods->any_images)
+    if (!r->mods || !r->mods->any_media)
         return;
     fprintf(out, "  by modality      requests     ok  errors  TTFT p50/p99 ms   E2E p50/p99 ms"
                  "    req/s  in tok/s  img tok/s  out tok/s\n");
@@ -149,15 +154,16 @@ void lt_analyze_media_text(const struct lt_analyze_run *r, FILE *out)
                 pct_ms(m->e2e, 50), pct_ms(m->e2e, 99), per_s(m->ok, s), per_s(m->in_tokens, s),
                 per_s(m->img_tokens, s), per_s(m->out_tokens, s));
     }
-    uint64_t in = 0, img = 0;
+    uint64_t in = 0, img = 0, av = 0;
     for (int k = 0; k < LT_ANALYZE_MODS; k++) {
         in += r->mods->m[k].in_tokens;
         img += r->mods->m[k].img_tokens;
+        av += r->mods->m[k].av_tokens;
     }
     fprintf(out,
             "  prompt tokens (Ok): %" PRIu64 " = text %" PRIu64 " + image %" PRIu64
-            " (as the trace recorded them)\n",
-            in, in > img ? in - img : 0, img);
+            " + audio and video %" PRIu64 " (as the trace recorded them)\n",
+            in, in > img + av ? in - img - av : 0, img, av);
 }
 
 void lt_analyze_media_json(const struct lt_analyze_run *r, FILE *out)
@@ -172,7 +178,7 @@ void lt_analyze_media_json(const struct lt_analyze_run *r, FILE *out)
                 x->in_results, x->in_ok, x->inputs, x->in_prompt, s, per_s(x->inputs, s),
                 per_s(x->in_prompt, s), pct_ms(x->in_e2e, 50), pct_ms(x->in_e2e, 99));
     }
-    if (!r->mods || !r->mods->any_images)
+    if (!r->mods || !r->mods->any_media)
         return;
     fprintf(out, ", \"modality\": {");
     for (int k = 0; k < LT_ANALYZE_MODS; k++) {
@@ -181,14 +187,15 @@ void lt_analyze_media_json(const struct lt_analyze_run *r, FILE *out)
         fprintf(out,
                 "%s\"%s\": {\"results\": %" PRIu64 ", \"ok\": %" PRIu64 ", \"errors\": %" PRIu64
                 ", \"images\": %" PRIu64 ", \"in_tokens\": %" PRIu64 ", \"img_tokens\": %" PRIu64
-                ", \"out_tokens\": %" PRIu64 ", \"span_s\": %.6f, \"req_per_s\": %.6f"
+                ", \"av_tokens\": %" PRIu64 ", \"out_tokens\": %" PRIu64
+                ", \"span_s\": %.6f, \"req_per_s\": %.6f"
                 ", \"in_tps\": %.6f, \"img_tps\": %.6f, \"out_tps\": %.6f"
                 ", \"ttft_p50_ms\": %.3f, \"ttft_p99_ms\": %.3f, \"e2e_p50_ms\": %.3f"
                 ", \"e2e_p99_ms\": %.3f}",
                 k ? ", " : "", names[k], m->results, m->ok, m->errors, m->images, m->in_tokens,
-                m->img_tokens, m->out_tokens, s, per_s(m->ok, s), per_s(m->in_tokens, s),
-                per_s(m->img_tokens, s), per_s(m->out_tokens, s), pct_ms(m->ttft, 50),
-                pct_ms(m->ttft, 99), pct_ms(m->e2e, 50), pct_ms(m->e2e, 99));
+                m->img_tokens, m->av_tokens, m->out_tokens, s, per_s(m->ok, s),
+                per_s(m->in_tokens, s), per_s(m->img_tokens, s), per_s(m->out_tokens, s),
+                pct_ms(m->ttft, 50), pct_ms(m->ttft, 99), pct_ms(m->e2e, 50), pct_ms(m->e2e, 99));
     }
     fprintf(out, "}");
 }

@@ -1,8 +1,12 @@
 /*
  * A run's figures split by modality mix (docs/metrics.md "By modality"):
- * text only, with one image, with several. A result says its images in its
- * extra keys "img" (count) and "img_tok" (the image tokens its trace
- * recorded), which replay writes; a result without them is text only.
+ * text only, with one image, with several, with audio, with video. A
+ * result says its images in its extra keys "img" (count) and "img_tok"
+ * (the image tokens its trace recorded), its audio and video in "aud",
+ * "vid" (counts) and "av_tok" (their tokens), which replay writes; a
+ * result without them is text only. A request with a video is "video"
+ * whatever else it carries, else one with audio "audio", else it is
+ * classed by its images.
  * Per class: requests, Ok, errors, TTFT and E2E percentiles, requests,
  * prompt, image and output tokens per second over the class's own span.
  */
@@ -13,18 +17,18 @@
 
 #include <stdio.h>
 
-#define LT_ANALYZE_MODS 3 /* text, one image, several images */
+#define LT_ANALYZE_MODS 5 /* text, one image, several images, audio, video */
 
 struct lt_analyze_mod {
     uint64_t results, ok, errors;
-    uint64_t images, in_tokens, img_tokens, out_tokens; /* Ok requests' */
-    struct lt_hist *ttft, *e2e;                         /* Ok requests', µs */
+    uint64_t images, in_tokens, img_tokens, av_tokens, out_tokens; /* Ok requests' */
+    struct lt_hist *ttft, *e2e;                                    /* Ok requests', µs */
     int64_t first_sent, last_end;
 };
 
 struct lt_analyze_mods {
     struct lt_analyze_mod m[LT_ANALYZE_MODS];
-    bool any_images;
+    bool any_media;
     /* embeddings and rerank results (their "inputs" key): Ok ones, their
      * inputs and prompt tokens, E2E, and the span */
     uint64_t in_results, in_ok, inputs, in_prompt;
@@ -32,7 +36,7 @@ struct lt_analyze_mods {
     int64_t in_first, in_last;
 };
 
-/* "text", "one_image", "several_images". */
+/* "text", "one_image", "several_images", "audio", "video". */
 const char *lt_analyze_mod_name(int k);
 
 /* Count res (outcome ok or not) into r's split, made on first use.

@@ -110,6 +110,37 @@ out:
     return rc;
 }
 
+/* The audio and video parts sent, for analyze's modality split: "aud"
+ * and "vid" (counts) and "av_tok" (their tokens as the trace recorded
+ * them), appended to x in buf (its room cap) when the request has any. */
+static void put_av(const struct lt_media *parts, uint32_t n, uint8_t *buf, size_t cap,
+                   struct lt_extra *x)
+{
+    uint64_t aud = 0, vid = 0, tok = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        aud += parts[i].kind == LT_MEDIA_AUDIO;
+        vid += parts[i].kind == LT_MEDIA_VIDEO;
+        tok += parts[i].kind != LT_MEDIA_IMAGE ? parts[i].tokens : 0;
+    }
+    if (!aud && !vid)
+        return;
+    struct lt_buf b;
+    lt_buf_init(&b, cap - x->len);
+    struct lt_mp m = {.out = &b};
+    lt_mp_cstr(&m, "aud");
+    lt_mp_uint(&m, aud);
+    lt_mp_cstr(&m, "vid");
+    lt_mp_uint(&m, vid);
+    lt_mp_cstr(&m, "av_tok");
+    lt_mp_uint(&m, tok);
+    if (m.rc == 0 && b.len <= cap - x->len) {
+        memcpy(buf + x->len, b.p, b.len);
+        x->len += b.len;
+        x->n += 3;
+    }
+    lt_buf_release(&b);
+}
+
 int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
                           const char *err, lt_mono end_t, struct lt_err *e)
 {
@@ -125,7 +156,8 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
         err = NULL;
     r.warmup = rp->warm_sent && lt_u64map_get(&rp->warm, seq);
     uint8_t extra[128]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries",
-                         * "img", "img_tok", "inputs", "replica", "failover_from" */
+                         * "img", "img_tok", "aud", "vid", "av_tok", "inputs", "replica",
+                         * "failover_from" */
     char body[LT_REPLAY_ERR_BODY + 1];
     if (q && err && q->rbody.len) {
         /* The server's words: the start of its answer, kept printable so
@@ -252,6 +284,7 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
         for (int k = 3; k >= 0; k--)
             extra[r.extra.len++] = (uint8_t)(t >> (8 * k));
         r.extra.n += 2;
+        put_av(parts, mr->n, extra, sizeof extra, &r.extra);
     }
     if (lt_replay_api_inputs(rp->build.api)) { /* "inputs": n, for inputs/s */
         uint32_t n = 0;

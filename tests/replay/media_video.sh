@@ -67,6 +67,9 @@ expect_eq $((2 * v1 + v2)) "$(grep '"video_tokens"' "$SIM_LOG" | jq -s 'map(.vid
 expect_eq "" "$(jq -r 'select(.err != null or .in != .want_in) | "\(.i): \(.in) != \(.want_in) \(.err)"' sim.res)" "the prompts the sim counted are the trace's"
 expect_eq "3 3 $((2 * v1 + v2)) $((2 * v1 + v2))" "$("$LOADTRACE" cat --no-header sim.lt.zst | jq -r 'select(.rec == "check") | "\(.vid_checked) \(.vid_exact) \(.vid_want) \(.vid_got)"')" "check record: the video tokens of usage against the records'"
 expect_grep "video tokens vs the server's usage: 3 of 3 requests exact" sim.err
+# analyze's modality split: the three video requests are "video", not "text"
+"$LOADTRACE" analyze sim.lt.zst --json >an.json || fail "analyze --json"
+expect_eq "3 1 0" "$(jq -r '.runs[0].modality | "\(.video.results) \(.text.results) \(.audio.results)"' an.json)" "modality classes: video, text, audio"
 sim_start sim2 --profile fast
 "$LOADTRACE" replay m.lt.zst --target "$SIM_URL" --api responses -o resp.lt.zst >/dev/null 2>resp.err
 expect_status 1 $? "responses: the video requests fail (media), the run goes on"
