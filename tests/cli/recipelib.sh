@@ -58,10 +58,10 @@ true_checks() { # results file...
         _tc_line=$(grep -h -o "CHECK run $_tc_run .*" "$@" | sed 's/<[^>]*>//g' | head -1)
         case $_tc_line in
         *"req/s sent of"*) ;;
-        *" in flight of "*)
+        *" in flight of "* | *" in flight on average of "*)
             # closed loop: the mean in flight from the send that reached the
             # level to the last send, from the results' [sent, end)
-            _tc_c=$(printf '%s\n' "$_tc_line" | sed -n 's/.* in flight of \([0-9.]*\) asked.*/\1/p')
+            _tc_c=$(printf '%s\n' "$_tc_line" | sed -n 's/.* in flight \(on average \)*of \([0-9.]*\) asked.*/\2/p')
             "$LOADTRACE" cat --no-header "$_tc_res" | jq -s -e --argjson r "$_tc_run" --argjson c "${_tc_c:-0}" '
                 [.[] | select(.rec == null and .run == $r and .sent != null)] as $q |
                 ($q | map(.sent) | sort) as $s | ($s | length) as $n |
