@@ -393,17 +393,25 @@ static void on_watch(void *ud, const struct lt_record *rec)
     w->max_tokens_sum += rec->max_tokens;
 }
 
+/* A capture trace in completion order at $LT_TMP/NAME (path gets it). */
+static struct lt_writer *open_trace(const char *name, char *path, size_t cap)
+{
+    const char *tmp = getenv("LT_TMP");
+    snprintf(path, cap, "%s/%s", tmp ? tmp : ".", name);
+    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "capture"};
+    struct lt_writer_opts wo = {.completion_order = true};
+    struct lt_err err = {0};
+    struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
+    assert_non_null(w);
+    return w;
+}
+
 static void test_recorder_watch(void **state)
 {
     (void)state;
     char path[512];
-    const char *tmp = getenv("LT_TMP");
-    snprintf(path, sizeof path, "%s/watch.lt.zst", tmp ? tmp : ".");
-    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "capture"};
     struct lt_err err = {0};
-    struct lt_writer_opts wo = {.completion_order = true};
-    struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
-    assert_non_null(w);
+    struct lt_writer *w = open_trace("watch.lt.zst", path, sizeof path);
     struct lt_capture_recorder *r = lt_capture_recorder_start(w, lt_mono_now(), 0, &err);
     assert_non_null(r);
     struct watched seen = {0};
@@ -444,13 +452,8 @@ static void test_recorder_watch(void **state)
 static void test_recorder_order(void **state)
 {
     char path[512];
-    const char *tmp = getenv("LT_TMP");
-    snprintf(path, sizeof path, "%s/recorder.lt.zst", tmp ? tmp : ".");
-    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "capture"};
     struct lt_err err = {0};
-    struct lt_writer_opts wo = {.completion_order = true};
-    struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
-    assert_non_null(w);
+    struct lt_writer *w = open_trace("recorder.lt.zst", path, sizeof path);
     struct lt_capture_recorder *r = lt_capture_recorder_start(w, lt_mono_now(), 4, &err);
     assert_non_null(r);
     uint64_t seq[5];
@@ -526,13 +529,8 @@ static int count_records(const char *path, int *unfinished)
 static void test_recorder_long_stream(void **state)
 {
     char path[512];
-    const char *tmp = getenv("LT_TMP");
-    snprintf(path, sizeof path, "%s/recorder_long.lt.zst", tmp ? tmp : ".");
-    struct lt_header h = {.kind = LT_KIND_TRACE, .source = "capture"};
     struct lt_err err = {0};
-    struct lt_writer_opts wo = {.completion_order = true};
-    struct lt_writer *w = lt_writer_open(path, &h, &wo, &err);
-    assert_non_null(w);
+    struct lt_writer *w = open_trace("recorder_long.lt.zst", path, sizeof path);
     struct lt_capture_recorder *r = lt_capture_recorder_start(w, lt_mono_now(), 0, &err);
     assert_non_null(r);
     uint64_t long_seq, seq;

@@ -12,22 +12,11 @@
 #     as --ui line; --ui dashboard there is a usage error.
 #  4. replay --find-max: the live probes drawn, their verdicts and the
 #     bracket in the dashboard's history, the answer after it.
-# tmux is a dependency of the tests (scripts/deps.sh): missing, this fails.
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
 L=$LOADTRACE
 
-command -v tmux >/dev/null || { echo "FAIL: tmux is missing (scripts/deps.sh installs it)" >&2; exit 1; }
-TM="tmux -S $T/tmux.sock"
-stop_tmux() { $TM kill-server 2>/dev/null || :; }
-servers_at_exit stop_tmux
-
-pane() { $TM capture-pane -p -J -t d -S -300 2>/dev/null; }
-pane_has() { pane | grep -q -- "$1"; }
-# The value after WORD on the last line of the pane dump $1 matching PATTERN.
-after() { # file pattern word
-    grep -- "$2" "$1" | tail -1 | awk -v w="$3" '{ for (i = 1; i < NF; i++) if ($i == w) { print $(i + 1); exit } }'
-}
+. "$LT_SRC/tests/cli/tmuxlib.sh"
 # The row of metric NAME in the last latency table: p50w p99w p50 p99 count.
 lat_row() { # file name
     grep -E "^ $2 +" "$1" | tail -1 | awk '{ print $4, $5, $6 }'

@@ -13,22 +13,12 @@
 #     (and a resize to a too-small terminal and back survived);
 #  4. standard error to a file: no escape code, the lines as before; --ui
 #     dashboard there is a usage error.
-# tmux is a dependency of the tests (scripts/deps.sh): missing, this fails.
 set -u
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/capture/cap_lib.sh"
 L=$LOADTRACE
 
-command -v tmux >/dev/null || { echo "FAIL: tmux is missing (scripts/deps.sh installs it)" >&2; exit 1; }
-TM="tmux -S $T/tmux.sock"
-stop_tmux() { $TM kill-server 2>/dev/null || :; }
-servers_at_exit stop_tmux
-
-pane() { $TM capture-pane -p -J -t d -S -300 2>/dev/null; }
-pane_has() { pane | grep -q -- "$1"; }
-after() { # file pattern word: the value after WORD on the last line matching PATTERN
-    grep -- "$2" "$1" | tail -1 | awk -v w="$3" '{ for (i = 1; i < NF; i++) if ($i == w) { print $(i + 1); exit } }'
-}
+. "$LT_SRC/tests/cli/tmuxlib.sh"
 lat_row() { # file name: p50 p99 count of the whole capture
     grep -E "^ $2 +" "$1" | tail -1 | awk '{ print $4, $5, $6 }'
 }

@@ -11,21 +11,12 @@
 #  3. standard error to a file: the lines as before, no escape code, and
 #     the loads run without --live-metrics (sweep.json's argv);
 #     --ui dashboard there is a usage error.
-# tmux is a dependency of the tests (scripts/deps.sh): missing, this fails.
 set -u
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/lib/servers.sh"
 L=$LOADTRACE
 
-command -v tmux >/dev/null || { echo "FAIL: tmux is missing (scripts/deps.sh installs it)" >&2; exit 1; }
-TM="tmux -S $T/tmux.sock"
-tmux_gone() { ! $TM list-sessions >/dev/null 2>&1; }
-# kill-server returns before the server is gone: a new session at once may
-# reach the dying one
-stop_tmux() { $TM kill-server 2>/dev/null || :; wait_until 10 tmux_gone || :; }
-servers_at_exit stop_tmux
-pane() { $TM capture-pane -p -J -t d -S -300 2>/dev/null; }
-pane_has() { pane | grep -q -- "$1"; }
+. "$LT_SRC/tests/cli/tmuxlib.sh"
 
 "$L" synth --arrivals poisson --rate 2 --requests 300 --in fixed:64 --out fixed:32 --seed 5 -q \
     -o "$T/t.lt.zst" || fail "synth"

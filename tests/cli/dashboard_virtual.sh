@@ -5,18 +5,12 @@
 #  2. --ui dashboard with --virtual, or in a rank of an MPI job, is a usage
 #     error that says why;
 #  3. standard error to a file: --virtual's lines as before, no note.
-# tmux is a dependency of the tests (scripts/deps.sh): missing, this fails.
 set -u
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/lib/servers.sh"
 L=$LOADTRACE
 
-command -v tmux >/dev/null || { echo "FAIL: tmux is missing (scripts/deps.sh installs it)" >&2; exit 1; }
-TM="tmux -S $T/tmux.sock"
-stop_tmux() { $TM kill-server 2>/dev/null || :; }
-servers_at_exit stop_tmux
-pane() { $TM capture-pane -p -J -t d -S -300 2>/dev/null; }
-pane_has() { pane | grep -q -- "$1"; }
+. "$LT_SRC/tests/cli/tmuxlib.sh"
 
 "$L" synth --arrivals poisson --rate 5 --requests 200 --in fixed:64 --out fixed:32 --seed 3 -q \
     -o "$T/t.lt.zst" || fail "synth"

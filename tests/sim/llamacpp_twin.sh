@@ -42,17 +42,8 @@ EOF
     --seed 5 -q -o "$T/t.lt.zst" || fail "synth"
 
 start_sim llama --profile "$T/hidden.profile" --dialect llamacpp,slot-erase --time-scale $K -q
-# live NAME ARGS...: a run from a cold cache (slot erase), the counters kept
-live() {
-    n=$1
-    shift
-    timeout 300 "$L" replay "$T/t.lt.zst" --target "$URL" --reset-prefix-cache \
-        --metrics-interval 0.2s --server-metrics-keep '^llamacpp:' -o "$T/$n.lt.zst" -q \
-        --no-summary "$@" 2>"$T/$n.err"
-    expect_status 0 $? "live replay $n"
-}
-live c1 --concurrency 1 --requests 30
-live c4 --concurrency 4 --requests 40
+twin_live c1 "$T/t.lt.zst" --concurrency 1 --requests 30
+twin_live c4 "$T/t.lt.zst" --concurrency 4 --requests 40
 "$L" sim --fit "$T/c1.lt.zst" "$T/c4.lt.zst" --time-scale $K -o "$T/fit.profile" >"$T/fit.txt"
 expect_status 0 $? "sim --fit"
 cat "$T/fit.txt"
@@ -66,7 +57,7 @@ within "front_ms_per_token" "$(val front_ms_per_token "$T/fit.profile")" 0.4 0.2
 heldout() { # NAME ARGS...: the live run of a held-out load
     n=$1
     shift
-    live "l-$n" "$@"
+    twin_live "l-$n" "$T/t.lt.zst" "$@"
 }
 heldout c2 --concurrency 2 --requests 30
 heldout c3 --concurrency 3 --requests 30

@@ -44,18 +44,9 @@ EOF
     --seed 9 -q -o "$T/t.lt.zst" || fail "synth"
 
 start_sim llama --profile "$T/hidden.profile" --dialect llamacpp,slot-erase --time-scale $K -q
-# live NAME ARGS...: a run from a cold cache (slot erase)
-live() {
-    n=$1
-    shift
-    timeout 300 "$L" replay "$T/t.lt.zst" --target "$URL" --reset-prefix-cache \
-        --metrics-interval 0.2s --server-metrics-keep '^llamacpp:' -o "$T/$n.lt.zst" -q \
-        --no-summary "$@" 2>"$T/$n.err"
-    expect_status 0 $? "live replay $n"
-}
-live c1 --concurrency 1 --requests 30
-live c2 --concurrency 2 --requests 30
-live c4 --concurrency 4 --requests 40
+twin_live c1 "$T/t.lt.zst" --concurrency 1 --requests 30
+twin_live c2 "$T/t.lt.zst" --concurrency 2 --requests 30
+twin_live c4 "$T/t.lt.zst" --concurrency 4 --requests 40
 "$L" sim --fit "$T/c1.lt.zst" "$T/c2.lt.zst" "$T/c4.lt.zst" --time-scale $K -o "$T/fit.profile" \
     >"$T/fit.txt"
 expect_status 0 $? "sim --fit"
@@ -72,9 +63,9 @@ within "the step at a batch of 3" "${3:-0}" 28 0.10
 within "the step at a batch of 4" "${4:-0}" 31 0.10
 expect_eq 30 "$(val shared_prefix_tokens "$T/fit.profile")" "shared_prefix_tokens"
 
-live l-c3 --concurrency 3 --requests 30
+twin_live l-c3 "$T/t.lt.zst" --concurrency 3 --requests 30
 # about half of capacity: 2 req/s of model time, so 2 K of the client's
-live l-open --rate $((2 * K)) --requests 40
+twin_live l-open "$T/t.lt.zst" --rate $((2 * K)) --requests 40
 stop_sim
 # the sim numbers its inference requests in arrival order: c1 1-30, c2
 # 31-60, c4 61-100, then the held-out runs

@@ -42,24 +42,15 @@ EOF
     --seed 12 -q -o "$T/b.lt.zst" || fail "synth b"
 
 start_sim llama --profile "$T/hidden.profile" --dialect llamacpp,slot-erase --time-scale $K -q
-# live NAME TRACE ARGS...: a run from a cold cache (slot erase)
-live() {
-    n=$1 tr=$2
-    shift 2
-    timeout 300 "$L" replay "$tr" --target "$URL" --reset-prefix-cache \
-        --metrics-interval 0.2s --server-metrics-keep '^llamacpp:' -o "$T/$n.lt.zst" -q \
-        --no-summary "$@" 2>"$T/$n.err"
-    expect_status 0 $? "live replay $n"
-}
-live c1 "$T/a.lt.zst" --concurrency 1 --requests 30
-live c4 "$T/a.lt.zst" --concurrency 4 --requests 40
+twin_live c1 "$T/a.lt.zst" --concurrency 1 --requests 30
+twin_live c4 "$T/a.lt.zst" --concurrency 4 --requests 40
 "$L" sim --fit "$T/c1.lt.zst" "$T/c4.lt.zst" --time-scale $K -o "$T/fit.profile" >"$T/fit.txt"
 expect_status 0 $? "sim --fit"
 cat "$T/fit.txt"
 expect_grep "^  prefill_ms_per_token_ctx .* timelines (TTFT against prompt length at an idle server" \
     "$T/fit.txt"
 within "prefill_ms_per_token_ctx" "$(val prefill_ms_per_token_ctx "$T/fit.profile")" 0.002 0.25
-live l-long "$T/b.lt.zst" --concurrency 2 --requests 30
+twin_live l-long "$T/b.lt.zst" --concurrency 2 --requests 30
 stop_sim
 # the sim numbers its inference requests in arrival order: c1 1-30, c4
 # 31-70, then the held-out run of the other trace

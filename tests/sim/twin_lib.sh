@@ -45,3 +45,14 @@ check() { # NAME PROFILE FIRST-SEQ LAST-SEQ VIRTUAL-ARGS...: prints errors; exit
             if (e > tol || e < -tol) bad = 1 }
         exit bad }'
 }
+
+# twin_live NAME TRACE ARGS...: a live replay of TRACE against $URL from a
+# cold cache (slot erase), llama.cpp's counters kept, into $T/NAME.lt.zst
+twin_live() {
+    _tl_n=$1 _tl_tr=$2
+    shift 2
+    timeout 300 "$LOADTRACE" replay "$_tl_tr" --target "$URL" --reset-prefix-cache \
+        --metrics-interval 0.2s --server-metrics-keep '^llamacpp:' -o "$T/$_tl_n.lt.zst" -q \
+        --no-summary "$@" 2>"$T/$_tl_n.err"
+    expect_status 0 $? "live replay $_tl_n"
+}
