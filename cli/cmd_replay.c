@@ -341,17 +341,6 @@ static void on_note(void *ud, const char *line)
     cli_error("replay", "%s", line);
 }
 
-/* A duration as a person reads it: "42 s", "29 min 10 s", "9 h 48 min". */
-static void human_s(double s, char *b, size_t n)
-{
-    if (s < 90)
-        snprintf(b, n, "%.0f s", s);
-    else if (s < 5400)
-        snprintf(b, n, "%.0f min %02.0f s", floor(s / 60), fmod(s, 60));
-    else
-        snprintf(b, n, "%.0f h %02.0f min", floor(s / 3600), floor(fmod(s, 3600) / 60));
-}
-
 /* Before a run sends anything: how long its schedule is, so that a run of
  * hours says so before it starts. */
 static void announce(void *ud, const struct lt_replay_progress *p)
@@ -372,8 +361,8 @@ static void announce(void *ud, const struct lt_replay_progress *p)
     if (o && o->mode == LT_REPLAY_MODE_TRACE && o->tt.duration_us > 0 && p->sched_end_s >= 0 &&
         p->sched_end_s < 0.9 * (double)o->tt.duration_us / 1e6) {
         char dur[48];
-        human_s((double)o->tt.duration_us / 1e6, dur, sizeof dur);
-        human_s(p->sched_end_s, span, sizeof span);
+        cli_dash_human_s((double)o->tt.duration_us / 1e6, dur, sizeof dur);
+        cli_dash_human_s(p->sched_end_s, span, sizeof span);
         fprintf(stderr,
                 "loadtrace replay: --duration %s keeps the schedule's first %s: %llu requests, "
                 "the last at %s (%.4g req/s); the next is past %s, so the run ends after about "
@@ -385,7 +374,7 @@ static void announce(void *ud, const struct lt_replay_progress *p)
                 dur, span);
     }
     if (p->sched_end_s >= 0) {
-        human_s(p->sched_end_s, span, sizeof span);
+        cli_dash_human_s(p->sched_end_s, span, sizeof span);
         fprintf(stderr,
                 "loadtrace replay: run %u of %u: %llu requests, the schedule's last leaves at "
                 "%s: the run takes about %s, longer if the server falls behind\n",
