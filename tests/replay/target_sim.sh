@@ -59,16 +59,20 @@ expect_eq "48 8" "$(results "$T/n.lt.zst" | jq -s -r '"\([.[].out] | add) \([.[]
 
 # --- sessions: 4 conversations of 3 turns; each later turn reaches the sim
 # after the previous turn ended, and finds its first prefix block cached;
-# in trace time and in a closed loop
+# in trace time and in a closed loop. Every request of this seeded trace has
+# a prompt length of its own (checked below), so the sim's requests are
+# paired with the results by that length: pairing by time mixes up requests
+# sent within the same millisecond, as a closed loop's are.
 "$L" synth --arrivals poisson --rate 20 --requests 12 --turns fixed:3 --think 100ms \
-    --in fixed:100 --out fixed:8 --block-tokens 64 -q -o "$T/ses.lt.zst" || fail "synth sessions"
+    --in uniform:70,300 --out fixed:8 --block-tokens 64 -q -o "$T/ses.lt.zst" || fail "synth sessions"
 "$L" cat --no-header "$T/ses.lt.zst" | jq -r '"\(.session) \(.turn)"' | awk '{ print NR - 1, $0 }' > "$T/turns.txt"
 check_sessions() { # results sim-log what
-    # pair the sim's requests (by arrival) with results (by send) to learn each one's trace index
-    results "$1" | jq -s -r 'sort_by(.sent)[] | .i' > "$T/idx.txt"
-    streams "$2" | jq -s -r 'sort_by(.arrival_us)[] | "\(.arrival_us) \(.end_us) \(.cached_tokens)"' > "$T/arr.txt"
+    results "$1" | jq -r '"\(.in) \(.i)"' | sort -k1,1 > "$T/idx.txt"
+    streams "$2" | jq -r '"\(.prompt_tokens) \(.arrival_us) \(.end_us) \(.cached_tokens)"' | sort -k1,1 > "$T/arr.txt"
     expect_eq 12 "$(wc -l < "$T/arr.txt")" "requests the sim saw ($3)"
-    paste -d ' ' "$T/idx.txt" "$T/arr.txt" | sort -n > "$T/joined.txt"
+    expect_eq 12 "$(cut -d ' ' -f 1 "$T/idx.txt" | sort -u | wc -l)" "prompt lengths of their own ($3)"
+    join "$T/idx.txt" "$T/arr.txt" | cut -d ' ' -f 2- | sort -n > "$T/joined.txt"
+    expect_eq 12 "$(wc -l < "$T/joined.txt")" "requests paired by prompt length ($3)"
     join "$T/turns.txt" "$T/joined.txt" | sort -k2,2n -k3,3n | awk -v w="$3" '
         { if ($2 == s && $4 < end) { print w ": session " s " turn " $3 " arrived before the previous turn ended"; bad = 1 }
           if ($3 > 0 && $6 < 1) { print w ": session " $2 " turn " $3 ": no cached prefix at the sim"; bad = 1 }
