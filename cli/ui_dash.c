@@ -286,18 +286,12 @@ static void eta(const struct lt_replay_progress *p, char *b, size_t n)
 }
 
 /* One frame of w x h into d->rows; returns the rows used. */
-static int render(struct cli_dash *d, const struct lt_live_view *v, int w, int h)
+/* The title line and the progress bar. Returns false when the run has not
+ * started, and nothing more is to be drawn. */
+static bool render_head(struct cli_dash *d, const struct lt_live_view *v, int w, int *n)
 {
-    int n = 0;
     const struct lt_replay_progress *p = &v->p;
     char a[200], b[256], c[256];
-    if (w < MIN_W || h < MIN_H) {
-        add(d, &n, R_BAD, "terminal too small: %dx%d", w, h);
-        add(d, &n, R_PLAIN, "the dashboard needs %dx%d", MIN_W, MIN_H);
-        add(d, &n, R_PLAIN, "%llu/%llu done, %llu ok, %llu errors", (unsigned long long)p->done,
-            (unsigned long long)p->total, (unsigned long long)v->ok, (unsigned long long)v->errors);
-        return n;
-    }
     char lvl[32] = "";
     if (p->level)
         snprintf(lvl, sizeof lvl, " · C=%u", p->level);
@@ -306,14 +300,13 @@ static int render(struct cli_dash *d, const struct lt_live_view *v, int w, int h
              p->runs ? p->runs : 1, lvl);
     snprintf(c, sizeof c, "%s elapsed ", a);
     int pad = w - (int)cols_of(b) - (int)cols_of(c);
-    add(d, &n, R_TITLE, "%s%*s%s", b, pad > 0 ? pad : 1, "", c);
+    add(d, n, R_TITLE, "%s%*s%s", b, pad > 0 ? pad : 1, "", c);
     if (!v->started) {
-        add(d, &n, R_DIM, " waiting for the run to start");
-        return n;
+        add(d, n, R_DIM, " waiting for the run to start");
+        return false;
     }
-    add(d, &n, R_PLAIN, "%s", "");
+    add(d, n, R_PLAIN, "%s", "");
 
-    /* progress bar */
     double frac = p->total ? (double)p->done / (double)p->total : 0;
     eta(p, c, sizeof c);
     char head[96];
@@ -324,17 +317,22 @@ static int render(struct cli_dash *d, const struct lt_live_view *v, int w, int h
         bw = 10;
     char bar[LINE_MAX_B];
     cli_dash_bar(d, frac, bw, bar, sizeof bar);
-    add(d, &n, R_HEAD, " %s%s  %s", head, bar, c);
-    add(d, &n, R_PLAIN, "%s", "");
+    add(d, n, R_HEAD, " %s%s  %s", head, bar, c);
+    add(d, n, R_PLAIN, "%s", "");
+    return true;
+}
 
-    /* outcomes */
-    size_t used;
-    add(d, &n, v->errors ? R_BAD : R_GOOD,
+/* Outcomes, errors by class, what is in flight and the throughput. */
+static void render_requests(struct cli_dash *d, const struct lt_live_view *v, int *n)
+{
+    const struct lt_replay_progress *p = &v->p;
+    char a[200];
+    add(d, n, v->errors ? R_BAD : R_GOOD,
         " requests   sent %llu   ok %llu   errors %llu   cancelled %llu   unsent %llu",
         (unsigned long long)(v->sent + (p->inflight)), (unsigned long long)v->ok,
         (unsigned long long)v->errors, (unsigned long long)v->cancelled,
         (unsigned long long)v->unsent);
-    used = 0;
+    size_t used = 0;
     a[0] = '\0';
     for (int k = 0; k < LT_LIVE_CLASSES; k++)
         if (v->by_class[k]) {
@@ -344,19 +342,22 @@ static int render(struct cli_dash *d, const struct lt_live_view *v, int w, int h
                 break;
             used += (size_t)m;
         }
-    add(d, &n, v->errors ? R_BAD : R_DIM, " by class   %s", used ? a : "no errors");
-    add(d, &n, R_PLAIN, " in flight  %llu   schedule lag %.1f ms   tokens out %llu   in %llu",
+    add(d, n, v->errors ? R_BAD : R_DIM, " by class   %s", used ? a : "no errors");
+    add(d, n, R_PLAIN, " in flight  %llu   schedule lag %.1f ms   tokens out %llu   in %llu",
         (unsigned long long)p->inflight, 1000 * p->lag_s, (unsigned long long)v->out_tokens,
         (unsigned long long)v->in_tokens);
     double el = p->elapsed_s > 0 ? p->elapsed_s : 1e-9;
-    add(d, &n, R_PLAIN,
+    add(d, n, R_PLAIN,
         " throughput last %.0f s: %.2f req/s  %.0f tok/s     whole run: %.2f req/s  %.0f tok/s",
         v->win_s, v->win_rps, v->win_tps, (double)(v->results - v->unsent) / el,
         (double)v->out_tokens / el);
-    add(d, &n, R_PLAIN, "%s", "");
+    add(d, n, R_PLAIN, "%s", "");
+}
 
-    /* latency table */
-    add(d, &n, R_HEAD, " %-14s %10s %10s %10s %10s %10s", "latency (ms)", "p50 10s", "p99 10s",
+/* The latency table: the last window's and the whole run's. */
+static void render_latency(struct cli_dash *d, const struct lt_live_view *v, int *n)
+{
+    add(d, n, R_HEAD, " %-14s %10s %10s %10s %10s %10s", "latency (ms)", "p50 10s", "p99 10s",
         "p50 run", "p99 run", "count");
     static const char *const names[LT_LIVE_METRICS] = {"TTFT", "TPOT", "ITL", "E2E"};
     for (int m = 0; m < LT_LIVE_METRICS; m++) {
@@ -365,38 +366,45 @@ static int render(struct cli_dash *d, const struct lt_live_view *v, int w, int h
         ms(&v->win[m], v->win[m].p99_us, x[1], sizeof x[1]);
         ms(&v->run[m], v->run[m].p50_us, x[2], sizeof x[2]);
         ms(&v->run[m], v->run[m].p99_us, x[3], sizeof x[3]);
-        add(d, &n, R_PLAIN, " %-14s %s %s %s %s %10llu", names[m], x[0], x[1], x[2], x[3],
+        add(d, n, R_PLAIN, " %-14s %s %s %s %s %10llu", names[m], x[0], x[1], x[2], x[3],
             (unsigned long long)v->run[m].n);
     }
-    add(d, &n, R_PLAIN, "%s", "");
+    add(d, n, R_PLAIN, "%s", "");
+}
 
-    /* the server */
+/* The server's running, waiting and KV figures, with their sparklines. */
+static void render_server(struct cli_dash *d, const struct lt_live_view *v, int w, int *n)
+{
     double run_now = last_of(v->running, v->n_server), wait_now = last_of(v->waiting, v->n_server),
            kv_now = last_of(v->kv, v->n_server);
     if (!isfinite(run_now) && !isfinite(wait_now) && !isfinite(kv_now)) {
-        add(d, &n, R_DIM, " server     not scraped (no running, waiting or KV figures)");
-    } else {
-        uint32_t sw = (uint32_t)(w - 40) / 3;
-        sw = sw > 40 ? 40 : sw < 8 ? 8 : sw;
-        char s1[256], s2[256], s3[256];
-        spark(v->running, v->n_server, sw, 0, d->utf8, s1, sizeof s1);
-        spark(v->waiting, v->n_server, sw, 0, d->utf8, s2, sizeof s2);
-        spark(v->kv, v->n_server, sw, 1, d->utf8, s3, sizeof s3);
-        add(d, &n, R_PLAIN, " server     running %-5.0f %s", run_now, s1);
-        add(d, &n, R_PLAIN, "            waiting %-5.0f %s", wait_now, s2);
-        if (isfinite(kv_now))
-            add(d, &n, R_PLAIN, "            KV use  %3.0f %%  %s", 100 * kv_now, s3);
+        add(d, n, R_DIM, " server     not scraped (no running, waiting or KV figures)");
+        return;
     }
+    uint32_t sw = (uint32_t)(w - 40) / 3;
+    sw = sw > 40 ? 40 : sw < 8 ? 8 : sw;
+    char s1[256], s2[256], s3[256];
+    spark(v->running, v->n_server, sw, 0, d->utf8, s1, sizeof s1);
+    spark(v->waiting, v->n_server, sw, 0, d->utf8, s2, sizeof s2);
+    spark(v->kv, v->n_server, sw, 1, d->utf8, s3, sizeof s3);
+    add(d, n, R_PLAIN, " server     running %-5.0f %s", run_now, s1);
+    add(d, n, R_PLAIN, "            waiting %-5.0f %s", wait_now, s2);
+    if (isfinite(kv_now))
+        add(d, n, R_PLAIN, "            KV use  %3.0f %%  %s", 100 * kv_now, s3);
+}
 
-    /* what a search or a sweep has done so far */
+/* What a search or a sweep has done so far: its phase, status and the
+ * latest notes that fit in the h rows left. */
+static void render_notes(struct cli_dash *d, const struct lt_live_view *v, int h, int *n)
+{
     pthread_mutex_lock(&d->mu);
     if (v->phase[0] || d->n_notes || d->status[0]) {
-        add(d, &n, R_PLAIN, "%s", "");
+        add(d, n, R_PLAIN, "%s", "");
         if (v->phase[0])
-            add(d, &n, R_HEAD, " now        %s", v->phase);
+            add(d, n, R_HEAD, " now        %s", v->phase);
         if (d->status[0])
-            add(d, &n, R_PLAIN, "            %s", d->status);
-        int room = h - n - 2;
+            add(d, n, R_PLAIN, "            %s", d->status);
+        int room = h - *n - 2;
         unsigned first = d->n_notes > (unsigned)(room > 0 ? room : 0)
                              ? d->n_notes - (unsigned)(room > 0 ? room : 0)
                              : 0;
@@ -404,9 +412,28 @@ static int render(struct cli_dash *d, const struct lt_live_view *v, int w, int h
         if (first < keep0)
             first = keep0;
         for (unsigned i = first; i < d->n_notes; i++)
-            add(d, &n, R_PLAIN, "            %s", d->notes[i % NOTES]);
+            add(d, n, R_PLAIN, "            %s", d->notes[i % NOTES]);
     }
     pthread_mutex_unlock(&d->mu);
+}
+
+static int render(struct cli_dash *d, const struct lt_live_view *v, int w, int h)
+{
+    int n = 0;
+    if (w < MIN_W || h < MIN_H) {
+        const struct lt_replay_progress *p = &v->p;
+        add(d, &n, R_BAD, "terminal too small: %dx%d", w, h);
+        add(d, &n, R_PLAIN, "the dashboard needs %dx%d", MIN_W, MIN_H);
+        add(d, &n, R_PLAIN, "%llu/%llu done, %llu ok, %llu errors", (unsigned long long)p->done,
+            (unsigned long long)p->total, (unsigned long long)v->ok, (unsigned long long)v->errors);
+        return n;
+    }
+    if (!render_head(d, v, w, &n))
+        return n;
+    render_requests(d, v, &n);
+    render_latency(d, v, &n);
+    render_server(d, v, w, &n);
+    render_notes(d, v, h, &n);
     return n;
 }
 
