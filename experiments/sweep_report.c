@@ -691,6 +691,53 @@ static int read_row(struct row *w, const struct lt_sweep_config *k, json_t *cfgs
     return 0;
 }
 
+/* Each config against the baseline, when the plan names one. */
+static void ab_all(const struct row *rows, size_t n, const struct lt_sweep_plan *p, struct ab *abs)
+{
+    int bi = -1;
+    for (size_t i = 0; p->baseline[0] && i < n; i++)
+        if (!strcmp(rows[i].k->name, p->baseline))
+            bi = (int)i;
+    for (size_t i = 0; bi >= 0 && i < n; i++) {
+        if ((int)i == bi)
+            continue;
+        if (!rows[bi].have)
+            snprintf(abs[i].err, sizeof abs[i].err, "the baseline %s has no results", p->baseline);
+        else if (rows[i].have)
+            ab_of(rows[bi].results, rows[i].results, p, p->slo_us, &abs[i]);
+    }
+}
+
+/* The charts (a chart that cannot be drawn is a note, not a failure) and
+ * report.html around the report's text. */
+static int write_html(struct row *rows, size_t n, const char *dir, const char *text,
+                      char (*notes)[512], int n_notes_max, int *n_notes, struct lt_err *err)
+{
+    struct lt_plot_report rep = {0};
+    char cdir[1200], path[1200];
+    snprintf(cdir, sizeof cdir, "%s/charts", dir);
+    struct lt_plot_ctx ctx = {.dir = cdir, .rep = &rep, .gnuplot = -1};
+    struct lt_err pe = {0};
+    if (lt_plot_make_dir(cdir, &pe) == 0)
+        chart(rows, n, dir, &rep, &ctx, &pe);
+    if (pe.msg[0] && *n_notes < n_notes_max)
+        lt__sweep_fmt(notes[(*n_notes)++], 512, "chart: %s", pe.msg);
+    for (uint32_t i = 0; i < rep.n_notes && *n_notes < n_notes_max; i++)
+        lt__sweep_fmt(notes[(*n_notes)++], 512, "%s", rep.notes[i]);
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    struct lt_path_out po;
+    int rc = lt_path_out_begin(&po, path, err);
+    if (rc >= 0) {
+        rc = lt_analyze_write_html(NULL, "loadtrace sweep", text, &ctx, po.f, err);
+        if (rc >= 0)
+            rc = lt_path_out_commit(&po, err);
+        else
+            lt_path_out_abort(&po);
+    }
+    lt_plot_report_release(&rep);
+    return rc;
+}
+
 int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, char (*notes)[512],
                     int n_notes_max, int *n_notes, struct lt_err *err)
 {
@@ -728,18 +775,7 @@ int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, c
         evidence(rows, bm, sm, p, ev_m, sizeof ev_m);
     if (bp >= 0)
         evidence(rows, bp, sp, p, ev_p, sizeof ev_p);
-    int bi = -1;
-    for (size_t i = 0; p->baseline[0] && i < n; i++)
-        if (!strcmp(rows[i].k->name, p->baseline))
-            bi = (int)i;
-    for (size_t i = 0; bi >= 0 && i < n; i++) {
-        if ((int)i == bi)
-            continue;
-        if (!rows[bi].have)
-            snprintf(abs[i].err, sizeof abs[i].err, "the baseline %s has no results", p->baseline);
-        else if (rows[i].have)
-            ab_of(rows[bi].results, rows[i].results, p, p->slo_us, &abs[i]);
-    }
+    ab_all(rows, n, p, abs);
 
     /* text, JSON, then the chart and the HTML around the text */
     struct lt_path_out po;
@@ -767,26 +803,7 @@ int lt_sweep_report(const struct lt_sweep_plan *p, const char *dir, FILE *out, c
     if (out)
         fputs(text, out);
 
-    struct lt_plot_report rep = {0};
-    char cdir[1200];
-    snprintf(cdir, sizeof cdir, "%s/charts", dir);
-    struct lt_plot_ctx ctx = {.dir = cdir, .rep = &rep, .gnuplot = -1};
-    struct lt_err pe = {0};
-    if (lt_plot_make_dir(cdir, &pe) == 0)
-        chart(rows, n, dir, &rep, &ctx, &pe);
-    if (pe.msg[0] && *n_notes < n_notes_max)
-        lt__sweep_fmt(notes[(*n_notes)++], 512, "chart: %s", pe.msg);
-    for (uint32_t i = 0; i < rep.n_notes && *n_notes < n_notes_max; i++)
-        lt__sweep_fmt(notes[(*n_notes)++], 512, "%s", rep.notes[i]);
-    snprintf(path, sizeof path, "%s/report.html", dir);
-    if ((rc = lt_path_out_begin(&po, path, err)) >= 0) {
-        rc = lt_analyze_write_html(NULL, "loadtrace sweep", text, &ctx, po.f, err);
-        if (rc >= 0)
-            rc = lt_path_out_commit(&po, err);
-        else
-            lt_path_out_abort(&po);
-    }
-    lt_plot_report_release(&rep);
+    rc = write_html(rows, n, dir, text, notes, n_notes_max, n_notes, err);
 out_text:
     free(text);
 out:
