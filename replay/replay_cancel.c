@@ -139,14 +139,18 @@ int lt__replay_cancel_fire(struct lt_replay *rp, struct lt_err *err)
     while ((top = lt_heap_top(&rp->cancels.due)) && (*top)->cancel.at.ns <= now.ns) {
         struct lt_replay_req *q = *top;
         /* Since the request was sent, as capture measured it: a deadline
-         * set at hand-over moves by the connect time. */
-        if (q->has_sent) {
-            lt_mono at = lt_mono_add_ns(q->sent, q->cancel.after_us * 1000);
-            if (at.ns > now.ns) {
-                q->cancel.at = at;
-                lt_heap_fix(&rp->cancels.due, q->cancel.idx);
-                continue;
-            }
+         * set at hand-over moves by the connect time. One not sent yet (a
+         * connect slower than cancel_after, as under load) is looked at
+         * again later: closing it now would cancel a request its server
+         * never saw, where the trace's client left after sending. */
+        lt_mono at = q->has_sent ? lt_mono_add_ns(q->sent, q->cancel.after_us * 1000)
+                                 : lt_mono_add_ns(now, (q->cancel.after_us > 1000
+                                                            ? q->cancel.after_us
+                                                            : 1000) * 1000);
+        if (at.ns > now.ns) {
+            q->cancel.at = at;
+            lt_heap_fix(&rp->cancels.due, q->cancel.idx);
+            continue;
         }
         lt_heap_pop(&rp->cancels.due, NULL);
         q->cancel.idx = SIZE_MAX;

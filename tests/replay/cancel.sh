@@ -110,6 +110,21 @@ expect_eq 0 "$(results "$T/n.lt.zst" | jq -s '[.[] | select(.cancelled == true o
 expect_eq 9 "$(jq -s '[.[] | select(.complete == true and .aborted != true)] | length' "$T/log2.jsonl")" \
     "--no-cancel: the sim completed every answer"
 
+# A time point shorter than the connect: cancel_after 1 us passes before
+# a fresh connection is up, yet the rule counts from the send, so each
+# request still reaches the sim (which marks it aborted) and is closed no
+# earlier than 1 us after its send; it used to be cancelled unsent.
+printf '%s\n' '{"t":0,"in":16,"out":202,"cancel_after":1}' '{"t":0,"in":16,"out":203,"cancel_after":1}' \
+    '{"t":30000,"in":16,"out":204,"cancel_after":1}' >"$T/short.jsonl"
+"$L" import --from jsonl "$T/short.jsonl" -o "$T/short.lt.zst" -q || fail "import"
+"$L" replay "$T/short.lt.zst" --target sim --sim-log "$T/short.log" --no-calibrate \
+    -o "$T/short.r.lt.zst" -q --no-summary
+expect_status 0 $? "replay with points shorter than the connect"
+expect_eq "202 203 204" "$(streams "$T/short.log" | jq -s -r '[.[] | select(.aborted == true) | .max_tokens] | sort | join(" ")')" \
+    "points shorter than the connect: each request reached the sim and was aborted there"
+expect_eq "3 3" "$(results "$T/short.r.lt.zst" | jq -s -r '"\([.[] | select(.cancelled == true)] | length) \([.[] | select(.sent != null and .end - .sent >= 1)] | length)"')" \
+    "points shorter than the connect: cancelled, each after its send"
+
 # virtual time: the same requests, the same token counts, and a time
 # point exactly cancel_after after the send
 "$L" replay "$T/t.lt.zst" --target sim --virtual -o "$T/v.lt.zst" -q --no-summary
