@@ -1014,9 +1014,9 @@ static int opt_capacity(struct replay_args *a, int id, char *arg)
     switch (id) {
     case O_FINDMAX:
         if (!strcmp(arg, "rate"))
-            so->concurrency = false;
+            so->cap.concurrency = false;
         else if (!strcmp(arg, "concurrency"))
-            so->concurrency = true;
+            so->cap.concurrency = true;
         else if (!strcmp(arg, "replicas"))
             a->c.fleet.find_replicas = true;
         else
@@ -1024,29 +1024,29 @@ static int opt_capacity(struct replay_args *a, int id, char *arg)
         a->find_max = true;
         return 0;
     case O_SLO:
-        if (!cli_parse_slo("replay", arg, &so->slo_ttft_us, &so->slo_tpot_us, &so->slo_e2e_us,
+        if (!cli_parse_slo("replay", arg, &so->cap.slo_ttft_us, &so->cap.slo_tpot_us, &so->cap.slo_e2e_us,
                            &a->slo_pct))
             return 2;
-        so->slo = arg;
+        so->cap.slo = arg;
         return 0;
     case O_ATTAIN:
         return cli_parse_double_in("replay", "--attain", arg, CLI_ATTAIN_MIN, CLI_ATTAIN_MAX,
-                                   &so->attain)
+                                   &so->cap.attain)
                    ? 0
                    : 2;
     case O_VFIRST:
-        so->virtual_first = true;
-        so->vprofile = arg;
+        so->cap.virtual_first = true;
+        so->cap.vprofile = arg;
         return 0;
     case O_MAXPROBES:
         if (!cli_parse_u64_in("replay", "--max-probes", arg, 1, 64, &u))
             return 2;
-        so->max_probes = (uint32_t)u;
+        so->cap.max_probes = (uint32_t)u;
         return 0;
     case O_MAXTIME:
-        return cli_parse_duration_in("replay", "--max-time", arg, 1, &so->max_time_us) ? 0 : 2;
+        return cli_parse_duration_in("replay", "--max-time", arg, 1, &so->cap.max_time_us) ? 0 : 2;
     case O_PRECISION:
-        return cli_parse_double_in("replay", "--precision", arg, 0.001, 1, &so->precision) ? 0 : 2;
+        return cli_parse_double_in("replay", "--precision", arg, 0.001, 1, &so->cap.precision) ? 0 : 2;
     }
     return NOT_MINE;
 }
@@ -1267,17 +1267,17 @@ static int run_find_max(struct replay_args *a)
     struct replay_cli *c = &a->c;
     struct lt_replay_opts *o = &c->o;
     struct cli_search_opts *so = &a->so;
-    if (!so->slo) {
+    if (!so->cap.slo) {
         cli_error("replay", "--find-max needs --slo (e.g. ttft=2s,tpot=100ms)");
         return 2;
     }
-    if (a->slo_pct > 0 && so->attain > 0 && so->attain != a->slo_pct) {
-        cli_error("replay", "--slo %s names p%g but --attain says %g", so->slo, 100 * a->slo_pct,
-                  so->attain);
+    if (a->slo_pct > 0 && so->cap.attain > 0 && so->cap.attain != a->slo_pct) {
+        cli_error("replay", "--slo %s names p%g but --attain says %g", so->cap.slo, 100 * a->slo_pct,
+                  so->cap.attain);
         return 2;
     }
     if (a->slo_pct > 0)
-        so->attain = a->slo_pct;
+        so->cap.attain = a->slo_pct;
     so->quiet = c->quiet;
     if (c->fleet.find_replicas) {
         /* The fleet's size is what is searched, at the load given. */
@@ -1302,9 +1302,9 @@ static int run_find_max(struct replay_args *a)
         cli_error("replay", "--virtual: faults and --sim-time-scale need a live sim");
         return 2;
     }
-    so->virtual_only = a->virt;
-    so->target_sim = c->target_sim;
-    so->sim = &c->sim;
+    so->cap.virtual_only = a->virt;
+    so->cap.target_sim = c->target_sim;
+    so->cap.sim = &c->sim;
     so->key_env = c->key_env;
     so->ui = (int)c->ui;
     return cli_replay_search(o, so);
@@ -1317,8 +1317,8 @@ static int check_load(struct replay_args *a)
 {
     struct lt_replay_opts *o = &a->c.o;
     const struct cli_search_opts *so = &a->so;
-    if (so->slo || so->attain > 0 || so->virtual_first || so->max_probes || so->max_time_us ||
-        so->precision > 0) {
+    if (so->cap.slo || so->cap.attain > 0 || so->cap.virtual_first || so->cap.max_probes || so->cap.max_time_us ||
+        so->cap.precision > 0) {
         cli_error("replay", "--slo, --attain, --precision, --virtual-first, --max-probes and "
                             "--max-time belong to --find-max");
         return 2;

@@ -202,7 +202,7 @@ static void on_begin(void *ud, const char *profile)
     fprintf(stderr,
             "loadtrace replay: --find-max replicas: the fewest %s-routed replicas of profile "
             "%s that serve the trace at %g req/s with %.4g of requests within %s\n",
-            lt_route_name(u->o->route.policy), profile, u->o->tt.rate, u->target, u->s->slo);
+            lt_route_name(u->o->route.policy), profile, u->o->tt.rate, u->target, u->s->cap.slo);
 }
 
 static void on_probe(void *ud, uint32_t n, double attain, double ttft_p99_ms, bool meets)
@@ -227,26 +227,26 @@ static void print_replicas(const struct replicas_ui *u, const struct lt_replicas
     else if (r->lo)
         printf("replicas needed: %u (route %s, %g req/s, %s at %.4g): attainment %.4f at %u, "
                "%.4f at %u; TTFT p99 %.0f ms at %u, %.0f ms at %u\n",
-               (unsigned)r->hi, route, o->tt.rate, u->s->slo, u->target, r->attain_lo,
+               (unsigned)r->hi, route, o->tt.rate, u->s->cap.slo, u->target, r->attain_lo,
                (unsigned)r->lo, r->attain_hi, (unsigned)r->hi, r->p99_lo_ms, (unsigned)r->lo,
                r->p99_hi_ms, (unsigned)r->hi);
     else
         printf("replicas needed: 1 (route %s, %g req/s, %s at %.4g): attainment %.4f at 1; "
                "TTFT p99 %.0f ms\n",
-               route, o->tt.rate, u->s->slo, u->target, r->attain_hi, r->p99_hi_ms);
+               route, o->tt.rate, u->s->cap.slo, u->target, r->attain_hi, r->p99_hi_ms);
 }
 
 int cli_fleet_find_replicas(const struct lt_replay_opts *o, const struct lt_sim_opts *sim,
                             const struct cli_search_opts *s)
 {
-    struct replicas_ui u = {.o = o, .s = s, .target = s->attain > 0 ? s->attain : 0.9};
+    struct replicas_ui u = {.o = o, .s = s, .target = s->cap.attain > 0 ? s->cap.attain : 0.9};
     struct lt_replicas_opts ro = {
         .profile = sim->profile,
-        .slo_ttft_us = s->slo_ttft_us,
-        .slo_tpot_us = s->slo_tpot_us,
-        .slo_e2e_us = s->slo_e2e_us,
-        .attain = s->attain,
-        .max_probes = s->max_probes,
+        .slo_ttft_us = s->cap.slo_ttft_us,
+        .slo_tpot_us = s->cap.slo_tpot_us,
+        .slo_e2e_us = s->cap.slo_e2e_us,
+        .attain = s->cap.attain,
+        .max_probes = s->cap.max_probes,
         .dry_run = cli_dry_run(),
         .begin = s->quiet ? NULL : on_begin,
         .probe = s->quiet ? NULL : on_probe,

@@ -34,7 +34,7 @@ static void fmt_load(char *buf, size_t n, double v)
 
 static const char *axis(const struct cli_search_opts *s)
 {
-    return s->concurrency ? "concurrency" : "rate";
+    return s->cap.concurrency ? "concurrency" : "rate";
 }
 
 static void on_live_begin(struct search_ui *u, struct lt_replay_live **live_out)
@@ -70,7 +70,7 @@ static void on_probe_start(const struct search_ui *u, const struct lt_capacity_e
     char d[32] = "";
     if (u->dash)
         return;
-    if (!u->s->concurrency)
+    if (!u->s->cap.concurrency)
         lt_dur_say(d, sizeof d, ev->planned_s);
     fprintf(stderr, "loadtrace replay: live probe %u: %s %g, %llu requests%s%s\n", ev->probe,
             axis(u->s), ev->load, (unsigned long long)ev->requests, d[0] ? " over about " : "", d);
@@ -157,11 +157,11 @@ static void print_bracket(const struct cli_search_opts *s, const char *where,
                           const struct lt_search *a, double goodput, const char *tail)
 {
     char lo[32], hi[32];
-    const char *unit = s->concurrency ? "in flight" : "req/s";
+    const char *unit = s->cap.concurrency ? "in flight" : "req/s";
     fmt_load(lo, sizeof lo, a->lo);
     fmt_load(hi, sizeof hi, a->hi);
     printf("capacity (%s, SLO %s for %g of requests, %s): %s %s meets it, %s %s fails it", axis(s),
-           s->slo, s->attain > 0 ? s->attain : 0.9, where, lo, unit, hi, unit);
+           s->cap.slo, s->cap.attain > 0 ? s->cap.attain : 0.9, where, lo, unit, hi, unit);
     if (goodput >= 0)
         printf("; goodput %.3g req/s at %s", goodput, lo);
     printf("; %s\n", tail);
@@ -171,11 +171,11 @@ static void print_bracket(const struct cli_search_opts *s, const char *where,
 static void print_answer(const struct cli_search_opts *s, const struct lt_capacity_result *r)
 {
     char tail[160];
-    uint32_t n = s->virtual_only ? r->virtual_probes : r->live_probes;
-    snprintf(tail, sizeof tail, "%u %s probes, %.1f s", n, s->virtual_only ? "virtual" : "live",
+    uint32_t n = s->cap.virtual_only ? r->virtual_probes : r->live_probes;
+    snprintf(tail, sizeof tail, "%u %s probes, %.1f s", n, s->cap.virtual_only ? "virtual" : "live",
              r->wall_s);
-    print_bracket(s, s->virtual_only ? "virtual time" : "live", r->ans, r->goodput, tail);
-    if (s->virtual_first && !s->virtual_only && r->virtual_probes) {
+    print_bracket(s, s->cap.virtual_only ? "virtual time" : "live", r->ans, r->goodput, tail);
+    if (s->cap.virtual_first && !s->cap.virtual_only && r->virtual_probes) {
         snprintf(tail, sizeof tail, "%u virtual probes", r->virtual_probes);
         print_bracket(s, r->vwindow ? "virtual time, the live probes' window" : "virtual time",
                       &r->virt, r->v_goodput, tail);
@@ -207,34 +207,18 @@ static void print_answer(const struct cli_search_opts *s, const struct lt_capaci
 static void capacity_opts(const struct lt_replay_opts *o, const struct cli_search_opts *s,
                           struct search_ui *u, struct lt_capacity_opts *c)
 {
-    *c = (struct lt_capacity_opts){
-        .concurrency = s->concurrency,
-        .slo = s->slo,
-        .slo_ttft_us = s->slo_ttft_us,
-        .slo_tpot_us = s->slo_tpot_us,
-        .slo_e2e_us = s->slo_e2e_us,
-        .attain = s->attain,
-        .precision = s->precision,
-        .start = s->start,
-        .max_probes = s->max_probes,
-        .max_time_us = s->max_time_us,
-        .virtual_only = s->virtual_only,
-        .virtual_first = s->virtual_first,
-        .vprofile = s->vprofile,
-        .target_sim = s->target_sim,
-        .sim = s->sim,
-        .dry_run = cli_dry_run(),
-        .event = on_event,
-        .stop = stop_hook,
-        .run = run_hook,
-        .ud = u,
-    };
+    *c = s->cap;
+    c->dry_run = cli_dry_run();
+    c->event = on_event;
+    c->stop = stop_hook;
+    c->run = run_hook;
+    c->ud = u;
     c->api_key = cli_api_key(s->key_env, o->api == LT_REPLAY_API_MESSAGES, &c->api_key_bearer_too);
 }
 
 int cli_replay_search(const struct lt_replay_opts *o, const struct cli_search_opts *s)
 {
-    if (s->key_env && !s->virtual_only && !cli_dry_run() && !getenv(s->key_env)) {
+    if (s->key_env && !s->cap.virtual_only && !cli_dry_run() && !getenv(s->key_env)) {
         cli_error("replay", "--api-key-env %s: that environment variable is not set", s->key_env);
         return 1;
     }

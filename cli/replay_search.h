@@ -8,26 +8,18 @@
 #ifndef LT_CLI_REPLAY_SEARCH_H
 #define LT_CLI_REPLAY_SEARCH_H
 
+#include "experiments/capacity.h"
 #include "replay/replay.h"
 #include "sim/sim.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The search as cmd_replay parsed it: the library's options (their hooks,
+ * key and dry run are set by cli_replay_search) and what only the command
+ * line has. */
 struct cli_search_opts {
-    bool concurrency; /* the axis: closed-loop concurrency, else the trace's rate */
-    const char *slo;  /* the spec as given (written in the file) */
-    int64_t slo_ttft_us, slo_tpot_us, slo_e2e_us;
-    double attain;        /* share that must meet the SLO; 0 = 0.9 */
-    double precision;     /* bracket width to stop at; 0 = 0.05 */
-    double start;         /* first load; 0 = the trace's own rate, or 1 */
-    uint32_t max_probes;  /* per search (live or virtual); 0 = 20 */
-    int64_t max_time_us;  /* whole search, wall; 0 = none */
-    bool virtual_only;    /* --virtual: search the sim's model only */
-    bool virtual_first;   /* search the model first to place the live probes */
-    const char *vprofile; /* profile of the virtual search; NULL = the sim's, or default */
-    bool target_sim;      /* start the sim in this process */
-    const struct lt_sim_opts *sim;
+    struct lt_capacity_opts cap;
     const char *key_env;
     bool quiet;
     int ui; /* enum cli_ui (cli/ui_dash.h), resolved: the dashboard during the live probes */
