@@ -432,9 +432,10 @@ static void print_costs(const struct lt_sim_fit *f)
                    p->kept ? "kept from the base profile" : "0, folded into the others", p->needs);
     }
     if (f->ctx_identified)
-        printf("  %-24s %12.6g %12.2g  timelines (TTFT against prompt length at an idle server, "
+        printf("  %-24s %12.6g %12.2g  %s against prompt length at an idle server, "
                "a curve: a long prompt's tokens dearer)\n",
-               "prefill_ms_per_token_ctx", f->ctx_ms, f->ctx_se);
+               "prefill_ms_per_token_ctx", f->ctx_ms, f->ctx_se,
+               f->prefill_from_timings ? "timings (llama.cpp prompt_ms" : "timelines (TTFT");
     else
         printf("  %-24s %12d %12s  not identified (the idle TTFTs were a line in the prompt's "
                "length); needs prompts of different lengths at an idle server\n",

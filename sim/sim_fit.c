@@ -1709,6 +1709,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     out->prefill_from_timings = prefill_rows_from_timings(&rs, &cl, &cl_slope, &cl_se, &outside);
     double pf_slope = 0, pf_se = 0;
     bool pf = prefill_from_ttft(&rs, &pf_slope, &pf_se);
+    const double line_slope = pf_slope; /* the line's, like with the client's line */
     /* A curve, where the TTFTs bend up with the prompt: its linear part is
      * the slope, and the prompts' mean pairs per token (of the TTFT rows)
      * say what of the counters' cost per token the curve holds. */
@@ -1733,9 +1734,9 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     out->ttft_slope_se = pf_se;
     /* With the server's timings the TTFT rows hold no front: what the
      * client's TTFT slope has beyond the server's is its front per token. */
-    if (out->prefill_from_timings && pf && cl && cl_slope - pf_slope > 2 * cl_se) {
+    if (out->prefill_from_timings && pf && cl && cl_slope - line_slope > 2 * cl_se) {
         out->front_identified = true;
-        out->front_ms_per_token = cl_slope - pf_slope;
+        out->front_ms_per_token = cl_slope - line_slope;
         out->ttft_slope = cl_slope;
         out->ttft_slope_se = cl_se;
     }
