@@ -390,12 +390,12 @@ static void print_notes(const struct lt_sim_fit *f)
                "its first request\n",
                f->cached_median);
     if (f->front_identified)
-        printf("  front_ms_per_token %.4g: timelines less metrics (the TTFT slope %.4g +- %.2g "
+        printf("  front_ms_per_token %.4g: timelines less %s (the TTFT slope %.4g +- %.2g "
                "less the server's own prefill per token, %.4g): its work per prompt token in "
                "front of the engine (template, tokenizing), which delays a first token and holds "
                "up no step\n",
-               f->front_ms_per_token, f->ttft_slope, f->ttft_slope_se,
-               f->profile.prefill_ms_per_token);
+               f->front_ms_per_token, f->prefill_from_timings ? "timings" : "metrics",
+               f->ttft_slope, f->ttft_slope_se, f->profile.prefill_ms_per_token);
     else if (f->prefill_from_metrics && f->ttft_slope_identified)
         printf("  prefill_ms_per_token from the TTFT slope (a check): %.4g +- %.2g; the rest of "
                "an idle TTFT is the server's work in front of its engine (HTTP, template, "
@@ -432,9 +432,10 @@ static void print_costs(const struct lt_sim_fit *f)
                    p->kept ? "kept from the base profile" : "0, folded into the others", p->needs);
     }
     if (f->ctx_identified)
-        printf("  %-24s %12.6g %12.2g  timelines (TTFT against prompt length at an idle server, "
+        printf("  %-24s %12.6g %12.2g  %s against prompt length at an idle server, "
                "a curve: a long prompt's tokens dearer)\n",
-               "prefill_ms_per_token_ctx", f->ctx_ms, f->ctx_se);
+               "prefill_ms_per_token_ctx", f->ctx_ms, f->ctx_se,
+               f->prefill_from_timings ? "timings (llama.cpp prompt_ms" : "timelines (TTFT");
     else
         printf("  %-24s %12d %12s  not identified (the idle TTFTs were a line in the prompt's "
                "length); needs prompts of different lengths at an idle server\n",

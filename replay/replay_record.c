@@ -141,6 +141,50 @@ static void put_av(const struct lt_media *parts, uint32_t n, uint8_t *buf, size_
     lt_buf_release(&b);
 }
 
+/* llama-server's own account of the request (its "timings"): "srv_pf"
+ * and "srv_dec", its prefill (admission to first token) and decode (first
+ * token to last) in us, "srv_pf_n" and "srv_dec_n" their tokens,
+ * "srv_cache" the prompt tokens it reused. Each only as the server said it. */
+static void put_timings(const struct lt_wire_timings *t, uint8_t *buf, size_t cap,
+                        struct lt_extra *x)
+{
+    struct lt_buf b;
+    lt_buf_init(&b, cap - x->len);
+    struct lt_mp m = {.out = &b};
+    uint32_t n = 0;
+    if (t->has_prompt_ms) {
+        lt_mp_cstr(&m, "srv_pf");
+        lt_mp_uint(&m, (uint64_t)llround(t->prompt_ms * 1000));
+        n++;
+    }
+    if (t->has_prompt_n) {
+        lt_mp_cstr(&m, "srv_pf_n");
+        lt_mp_uint(&m, t->prompt_n);
+        n++;
+    }
+    if (t->has_predicted_ms) {
+        lt_mp_cstr(&m, "srv_dec");
+        lt_mp_uint(&m, (uint64_t)llround(t->predicted_ms * 1000));
+        n++;
+    }
+    if (t->has_predicted_n) {
+        lt_mp_cstr(&m, "srv_dec_n");
+        lt_mp_uint(&m, t->predicted_n);
+        n++;
+    }
+    if (t->has_cache_n) {
+        lt_mp_cstr(&m, "srv_cache");
+        lt_mp_uint(&m, t->cache_n);
+        n++;
+    }
+    if (m.rc == 0 && b.len <= cap - x->len) {
+        memcpy(buf + x->len, b.p, b.len);
+        x->len += b.len;
+        x->n += n;
+    }
+    lt_buf_release(&b);
+}
+
 int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_replay_req *q,
                           const char *err, lt_mono end_t, struct lt_err *e)
 {
@@ -155,9 +199,9 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
     if (r.cancelled)
         err = NULL;
     r.warmup = rp->warm_sent && lt_u64map_get(&rp->warm, seq);
-    uint8_t extra[128]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries",
+    uint8_t extra[256]; /* extra keys: "ctok" (how chunk tokens were counted), "thin", "retries",
                          * "img", "img_tok", "aud", "vid", "av_tok", "inputs", "replica",
-                         * "failover_from" */
+                         * "failover_from", the srv_* timings */
     char body[LT_REPLAY_ERR_BODY + 1];
     if (q && err && q->rbody.len) {
         /* The server's words: the start of its answer, kept printable so
@@ -253,6 +297,8 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
         }
         if (s->has_finish)
             r.finish = s->finish;
+        if (s->has_timings)
+            put_timings(&s->timings, extra, sizeof extra, &r.extra);
         /* embeddings and rerank: their usage is the prompt's alone */
         if (lt_replay_api_inputs(rp->build.api) && !err && s->in) {
             r.has |= LT_RHAS_IN;

@@ -1281,6 +1281,26 @@ static bool typed(const struct lt_sim_resp *r)
     return r->api == LT_SIM_RESPONSES || r->api == LT_SIM_MESSAGES;
 }
 
+/* llama-server's timings object, as its result_timings::to_json names
+ * them, after a comma: prompt_n is the prompt tokens prefilled (the cached
+ * ones not), predicted_n the tokens made. */
+static int put_timings(struct lt_buf *b, const struct lt_sim_resp *r)
+{
+    if (!r->timings || typed(r))
+        return 0;
+    uint32_t cached = r->cached_tokens < r->prompt_tokens ? r->cached_tokens : r->prompt_tokens;
+    uint32_t pn = r->prompt_tokens - cached;
+    return lt_buf_printf(b,
+                         ",\"timings\":{\"cache_n\":%u,\"prompt_n\":%u,\"prompt_ms\":%.3f,"
+                         "\"prompt_per_token_ms\":%.6f,\"prompt_per_second\":%.3f,"
+                         "\"predicted_n\":%u,\"predicted_ms\":%.3f,"
+                         "\"predicted_per_token_ms\":%.6f,\"predicted_per_second\":%.3f}",
+                         cached, pn, r->prompt_ms, pn ? r->prompt_ms / pn : 0.0,
+                         r->prompt_ms > 0 ? 1e3 * pn / r->prompt_ms : 0.0, r->out,
+                         r->predicted_ms, r->out ? r->predicted_ms / r->out : 0.0,
+                         r->predicted_ms > 0 ? 1e3 * r->out / r->predicted_ms : 0.0);
+}
+
 /* Output items (Responses) or content blocks (Messages): the reasoning
  * one (when there is reasoning), then the answer or the tool call. */
 static uint32_t block_of(const struct lt_sim_resp *r, uint32_t i)
@@ -1632,6 +1652,8 @@ int lt_sim_render_token(struct lt_buf *b, const struct lt_sim_resp *r, uint32_t 
         if (rc == 0)
             rc = put_usage(b, r);
     }
+    if (rc == 0 && last)
+        rc = put_timings(b, r);
     if (rc == 0)
         rc = lt_buf_puts(b, "}\n\n");
     return rc;
@@ -1648,6 +1670,8 @@ int lt_sim_render_tail(struct lt_buf *b, const struct lt_sim_resp *r)
             rc = lt_buf_puts(b, "],");
         if (rc == 0)
             rc = put_usage(b, r);
+        if (rc == 0)
+            rc = put_timings(b, r);
         if (rc == 0)
             rc = lt_buf_puts(b, "}\n\n");
     }
@@ -1765,6 +1789,8 @@ int lt_sim_render_full(struct lt_buf *b, const struct lt_sim_resp *r)
     }
     if (rc == 0)
         rc = put_usage(b, r);
+    if (rc == 0 && !r->bad_choices)
+        rc = put_timings(b, r);
     if (rc == 0)
         rc = lt_buf_puts(b, "}");
     return rc;

@@ -134,6 +134,11 @@ struct lt_sim_resp {
     uint32_t video_tokens;  /* of prompt_tokens: usage says them when > 0 */
     uint32_t inputs, top_n; /* embeddings and rerank */
     uint32_t embed_dim;
+    /* llama-server's "timings" (dialect llamacpp, chat and completions):
+     * the model's prefill (admission to first token) and decode (first
+     * token to last) in the server's ms, known once the last token is. */
+    bool timings;
+    double prompt_ms, predicted_ms;
 };
 
 /* Responses and Messages streams carry named events (event: lines) and

@@ -87,6 +87,7 @@ struct freq {
     uint32_t in, cached, ntok;
     uint64_t off;  /* first token time in the run's token array */
     bool waiting;  /* in the waiting set of the sweep */
+    int64_t srv_pf; /* llama-server's own prompt_ms of it (us, its timings); -1: none said */
     uint64_t step; /* 1 + the step of its last token in the sweep */
 };
 
@@ -107,6 +108,8 @@ struct row {
     float ind[LT_SIM_FIT_NBEND]; /* steps of 2, 3, ... decoders in it (the bends' hats) */
     double pairs;                /* its prefilled tokens' pairs with the prompt before them
                                     (prefill_ms_per_token_ctx) */
+    bool srv;     /* a TTFT row with the server's own prompt time (its timings) */
+    double srv_y; /* ... that time (model ms); y stays the client's TTFT until it is taken */
 };
 
 /* A segment of a run as read: its earliest send and latest end, and the
@@ -363,7 +366,7 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, const uin
         const double *b = cum + (size_t)(slot[ends[2 * r + 1]] - 1) * W;
         if (b[N] > a[N])
             continue;
-        struct row w = {{0}, 0, 0, run_ix, 0, rd->seg, q->first, q->end, 0, {0}, 0};
+        struct row w = {{0}, 0, 0, run_ix, 0, rd->seg, q->first, q->end, 0, {0}, 0, false, 0};
         for (int c = 0; c < N; c++)
             w.x[c] = b[c] - a[c];
         for (int k = 0; k < LT_SIM_FIT_NBEND; k++)
@@ -504,7 +507,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
             }
             ps++;
         }
-        struct row r = {{0}, 0, 0, run, 0, 0, 0, 0, 0, {0}, 0};
+        struct row r = {{0}, 0, 0, run, 0, 0, 0, 0, 0, {0}, 0, false, 0};
         r.x[C_STEP] = 1;
         uint64_t P = 0;
         for (size_t k = i; k < j; k++) {
@@ -609,13 +612,17 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
                      q->in - q->cached + 0u <= budget;
         if (!alone || q->first <= q->sent)
             continue;
-        struct row w = {{0}, 0, 1, run, 0, rd->seg, q->sent, q->first, 0, {0}, 0};
+        struct row w = {{0}, 0, 1, run, 0, rd->seg, q->sent, q->first, 0, {0}, 0, false, 0};
         w.x[C_STEP] = w.x[C_PFSTEP] = w.x[C_PFSEQ] = 1;
         w.x[C_PFTOK] = q->in - q->cached;
         w.x[C_CACHED] = q->cached;
         w.pairs = prompt_pairs(q->in, q->cached);
         w.x[C_CLIENT] = 1;
         w.y = (double)(q->first - q->sent) * scale / 1e3;
+        if (q->srv_pf >= 0) { /* the server's own time: no client in it */
+            w.srv = true;
+            w.srv_y = (double)q->srv_pf * scale / 1e3;
+        }
         rc = rows_push(rs, &w);
         if (rc < 0)
             goto out;
@@ -674,7 +681,50 @@ static int add_result(struct run_data *rd, const struct lt_result *res)
             rd->tok[rd->ntok++] = res->chunks[c].t;
     q->first = rd->tok[q->off];
     q->end = rd->tok[q->off + ntok - 1];
+    int64_t v;
+    q->srv_pf = lt_extra_get_int(&res->extra, "srv_pf", &v) && v >= 0 ? v : -1;
     return 0;
+}
+
+/* llama-server's own prompt times, where most requests that found it idle
+ * had them (its timings): their TTFT rows are the server's time from the
+ * slot's start on the prompt to the first token, which holds neither the
+ * client nor the work in front of the engine, so the prefill costs come
+ * from them alone; the rows without are dropped. Returns whether. */
+static bool prefill_from_ttft(const struct rows *rs, double *slope, double *se);
+
+/* (The client's TTFT slope is read first, into *cl, *cl_slope, *cl_se:
+ * beyond the server's own, it is the work in front of the engine; and
+ * *outside, the median of TTFT less the server's prompt time.) */
+static bool prefill_rows_from_timings(struct rows *rs, bool *cl, double *cl_slope, double *cl_se,
+                                      double *outside)
+{
+    size_t nttft = 0, nsrv = 0, k = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        nttft += rs->r[i].ttft;
+        nsrv += rs->r[i].ttft && rs->r[i].srv;
+    }
+    if (nsrv < 8 || 2 * nsrv < nttft)
+        return false;
+    *cl = prefill_from_ttft(rs, cl_slope, cl_se);
+    double out_ms[RESID_ROWS_MAX];
+    size_t nout = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        struct row *r = &rs->r[i];
+        if (r->ttft && !r->srv)
+            continue;
+        if (r->ttft && nout < RESID_ROWS_MAX)
+            out_ms[nout++] = r->y - r->srv_y;
+        if (r->ttft) {
+            r->y = r->srv_y;
+            r->x[C_CLIENT] = 0;
+        }
+        rs->r[k++] = *r;
+    }
+    rs->n = k;
+    qsort(out_ms, nout, sizeof out_ms[0], cmp_dbl);
+    *outside = nout ? out_ms[nout / 2] : 0;
+    return true;
 }
 
 /* Invert the k x k symmetric positive definite matrix a in place
@@ -1654,8 +1704,12 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
             out->word = ri[k].word;
             break;
         }
+    double cl_slope = 0, cl_se = 0, outside = 0;
+    bool cl = false;
+    out->prefill_from_timings = prefill_rows_from_timings(&rs, &cl, &cl_slope, &cl_se, &outside);
     double pf_slope = 0, pf_se = 0;
     bool pf = prefill_from_ttft(&rs, &pf_slope, &pf_se);
+    const double line_slope = pf_slope; /* the line's, like with the client's line */
     /* A curve, where the TTFTs bend up with the prompt: its linear part is
      * the slope, and the prompts' mean pairs per token (of the TTFT rows)
      * say what of the counters' cost per token the curve holds. */
@@ -1678,6 +1732,14 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     out->ttft_slope_identified = pf;
     out->ttft_slope = pf_slope;
     out->ttft_slope_se = pf_se;
+    /* With the server's timings the TTFT rows hold no front: what the
+     * client's TTFT slope has beyond the server's is its front per token. */
+    if (out->prefill_from_timings && pf && cl && cl_slope - line_slope > 2 * cl_se) {
+        out->front_identified = true;
+        out->front_ms_per_token = cl_slope - line_slope;
+        out->ttft_slope = cl_slope;
+        out->ttft_slope_se = cl_se;
+    }
     /* The server's own prompt time per token, where it counted it (runs at
      * about one request in flight: a prompt processed alone, no decoding
      * beside it), wins over the TTFT slope: it holds neither the HTTP
@@ -1699,7 +1761,8 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         }
     }
     out->metrics_spread = m_hi > 0 && m_lo > 0 ? m_hi / m_lo : 0;
-    if (m_tok > 0) {
+    /* per-request timings beat the counters' sums of the same times */
+    if (m_tok > 0 && !out->prefill_from_timings) {
         pf = true;
         out->prefill_from_metrics = true;
         pf_slope = fmax(m_s / m_tok - out->ctx_ms * pairs_per_token, 0);
@@ -1753,11 +1816,26 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->client_ms = fixed;
         out->client_se = 0;
     }
+    /* With the timings the client's share is measured, not fitted: a
+     * TTFT less the server's own prompt time, at most the round trip. */
+    if (out->prefill_from_timings) {
+        out->client_identified = true;
+        out->client_se = 0;
+        out->client_ms = fmax(outside, 0);
+        if (bound > 0 && outside > bound) {
+            out->client_bounded = true;
+            out->client_free_ms = outside;
+            out->client_ms = bound;
+        }
+    }
     for (int c = 0; c < LT_SIM_FIT_NCOST; c++) {
         struct lt_sim_fit_param *p = &out->cost[c];
         p->source = p->identified ? "timelines" : p->kept ? "base profile" : "folded";
     }
-    if (out->prefill_from_metrics)
+    if (out->prefill_from_timings && pf)
+        out->cost[C_PFTOK].source = "timings (llama.cpp prompt_ms against prompt_n, requests "
+                                    "that found the server idle)";
+    else if (out->prefill_from_metrics)
         out->cost[C_PFTOK].source = "metrics (llama.cpp prompt_seconds_total over "
                                     "prompt_tokens_total, runs at 1 in flight)";
     else if (pf)

@@ -148,6 +148,10 @@ struct lt_sim_fit {
      * over smallest per-token cost): a server whose speed changed between
      * runs (a machine shared with other work) cannot be predicted by a fit. */
     bool prefill_from_metrics;
+    /* the prefill costs (and the curve) from llama-server's per-request
+     * prompt_ms (the results' srv_pf) at an idle server instead of the
+     * client's TTFTs, which then leave the fit */
+    bool prefill_from_timings;
     double ttft_slope, ttft_slope_se;
     bool ttft_slope_identified;
     double metrics_spread;

@@ -195,12 +195,16 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
                 ",\"model_us\":%lld,\"id\":\"%s\",\"cached_tokens\":%u,"
                 "\"max_tokens\":%u,\"out\":%u,"
                 "\"reasoning_tokens\":%u,\"tool_call\":%s,\"finish\":\"%s\","
-                "\"emitted\":%u,\"sent\":%u,\"complete\":%s,\"tokens_us\":[",
+                "\"emitted\":%u,\"sent\":%u,\"complete\":%s",
                 (long long)(r->modeled / 1000), r->id, r->resp.cached_tokens, r->call.max_tokens,
                 r->resp.out, r->resp.reasoning, r->resp.tool_call ? "true" : "false",
                 r->resp.finish, r->avail, r->call.stream ? r->sent : r->avail,
                 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && r->model_done && !r->cut ? "true"
                                                                                        : "false");
+            if (r->avail) /* the model's admission to its batch and its first token */
+                lt_buf_printf(&b, ",\"admitted_us\":%lld,\"first_us\":%lld",
+                              (long long)(r->admitted_rel / 1000), (long long)(r->first_rel / 1000));
+            lt_buf_puts(&b, ",\"tokens_us\":[");
             for (uint32_t i = 0; i < r->avail; i++)
                 lt_buf_printf(&b, i ? ",%lld" : "%lld", (long long)(r->rel[i] / 1000));
             lt_buf_puts(&b, "],\"sent_us\":[");

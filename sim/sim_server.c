@@ -79,8 +79,16 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
         s->met.success++;
         s->served++;
     }
-    if (e->index == 0)
+    if (e->index == 0) {
         r->resp.cached_tokens = e->cached_tokens;
+        r->admitted_rel = lt__sim_to_real(s, e->admitted);
+        r->first_rel = lt__sim_to_real(s, e->t);
+    }
+    if (e->last && s->dia.llamacpp) { /* llama-server's own account of the request */
+        r->resp.timings = true;
+        r->resp.prompt_ms = (double)(r->first_rel - r->admitted_rel) / 1e6;
+        r->resp.predicted_ms = (double)(lt__sim_to_real(s, e->t) - r->first_rel) / 1e6;
+    }
     if (e->last) {
         r->model_done = true;
         r->mreq = NULL;

@@ -99,6 +99,7 @@ enum ctx {
     C_RPARTS,  /* its content or summary list */
     C_RPART,   /* one part: output_text, reasoning_text, summary_text, refusal */
     C_IDET,    /* incomplete_details */
+    C_TIMINGS, /* llama-server's timings */
 };
 
 /* Keys the scanner acts on, per context, and what a value there means. */
@@ -149,6 +150,12 @@ enum act {
     A_STATUS,
     A_IDET,
     A_IREASON,
+    A_TIMINGS,
+    A_TPN,  /* timings.prompt_n */
+    A_TPMS, /* timings.prompt_ms */
+    A_TGN,  /* timings.predicted_n */
+    A_TGMS, /* timings.predicted_ms */
+    A_TCN,  /* timings.cache_n */
 };
 
 /* The tool call being read (choices[0]'s tool_calls[i]). */
@@ -311,6 +318,8 @@ static enum act key_act(enum ctx c, const char *k, size_t n, bool whole)
             return A_IDET;
         if (KEY("stop_reason"))
             return A_FINISH;
+        if (KEY("timings"))
+            return A_TIMINGS;
         /* A whole body's answer; in a stream, response.completed repeats
          * the whole output, which is no new token. */
         if (KEY("content") && whole)
@@ -361,6 +370,18 @@ static enum act key_act(enum ctx c, const char *k, size_t n, bool whole)
     case C_IDET:
         if (KEY("reason"))
             return A_IREASON;
+        break;
+    case C_TIMINGS:
+        if (KEY("prompt_n"))
+            return A_TPN;
+        if (KEY("prompt_ms"))
+            return A_TPMS;
+        if (KEY("predicted_n"))
+            return A_TGN;
+        if (KEY("predicted_ms"))
+            return A_TGMS;
+        if (KEY("cache_n"))
+            return A_TCN;
         break;
     case C_CHOICE:
         if (KEY("delta") && !whole)
@@ -481,6 +502,8 @@ static enum ctx ctx_of(enum act a)
         return C_RPARTS;
     case A_IDET:
         return C_IDET;
+    case A_TIMINGS:
+        return C_TIMINGS;
     default:
         return C_SKIP;
     }
@@ -617,8 +640,60 @@ static void on_uint(struct js *s, enum act a, uint32_t v)
         ci->index = v;
         ci->has_index = true;
         break;
+    case A_TPN:
+        ci->tm.prompt_n = v;
+        ci->tm.has_prompt_n = true;
+        break;
+    case A_TGN:
+        ci->tm.predicted_n = v;
+        ci->tm.has_predicted_n = true;
+        break;
+    case A_TCN:
+        ci->tm.cache_n = v;
+        ci->tm.has_cache_n = true;
+        break;
     default:
         break;
+    }
+}
+
+/* A non-negative JSON number as num() checked it (b to end), as a double:
+ * llama-server's times in ms, with their fraction. */
+static double num_double(const char *b, const char *end)
+{
+    double x = 0, scale = 1;
+    const char *p = b;
+    for (; p < end && *p >= '0' && *p <= '9'; p++)
+        x = x * 10 + (*p - '0');
+    if (p < end && *p == '.')
+        for (p++; p < end && *p >= '0' && *p <= '9'; p++)
+            x += (*p - '0') * (scale /= 10);
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        bool neg = ++p < end && *p == '-';
+        int e = 0;
+        for (p += p < end && (*p == '-' || *p == '+'); p < end && *p >= '0' && *p <= '9'; p++)
+            e = e < 400 ? e * 10 + (*p - '0') : e;
+        for (; e > 0; e--)
+            x = neg ? x / 10 : x * 10;
+    }
+    return x;
+}
+
+/* timings.prompt_ms and predicted_ms: a negative or non-finite time is
+ * not one. */
+static void on_ms(struct js *s, enum act a, const char *b)
+{
+    if (*b == '-')
+        return;
+    double ms = num_double(b, s->p);
+    if (!(ms < 1e15))
+        return;
+    if (a == A_TPMS) {
+        s->ci->tm.prompt_ms = ms;
+        s->ci->tm.has_prompt_ms = true;
+    } else {
+        s->ci->tm.predicted_ms = ms;
+        s->ci->tm.has_predicted_ms = true;
     }
 }
 
@@ -782,6 +857,8 @@ static int value(struct js *s, enum ctx c, enum act a)
             s->ci->has_meta = true;
         if (a == A_USAGE)
             s->ci->usage = true;
+        if (a == A_TIMINGS)
+            s->ci->timings = true;
         if (c == C_RPART)
             s->ptype = s->ptext = NULL;
         {
@@ -813,9 +890,12 @@ static int value(struct js *s, enum ctx c, enum act a)
         rc = lit(s, "null", 4);
         break;
     default:
+        b = s->p;
         rc = num(s, &v, &u);
         if (rc == 0 && u)
             on_uint(s, a, v);
+        if (rc == 0 && (a == A_TPMS || a == A_TGMS))
+            on_ms(s, a, b);
         if (rc == 0 && a == A_ERROR)
             s->ci->error = true;
         break;
@@ -1062,6 +1142,10 @@ static void interpret(struct lt_wire_resp *r, struct lt_wire_resp_said *ci, lt_m
             r->cached = ci->cached;
             r->has_cached = true;
         }
+    }
+    if (ci->timings) { /* llama-server repeats it: the last is the whole request's */
+        r->timings = ci->tm;
+        r->has_timings = true;
     }
     if (ci->stop)
         r->done = true;

@@ -36,6 +36,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* llama-server's own account of one request, its "timings" object (in a
+ * whole body at the root; in a stream in the last chunks, beside usage):
+ * prompt_n prompt tokens prefilled (the cached ones not counted) in
+ * prompt_ms, from the slot's start on the prompt to its first token;
+ * predicted_n tokens made in predicted_ms, from the first token to the
+ * last; cache_n prompt tokens reused from the slot's cache. Its per-token
+ * and per-second fields are these divided, so they are not kept. */
+struct lt_wire_timings {
+    bool has_prompt_n, has_prompt_ms, has_predicted_n, has_predicted_ms, has_cache_n;
+    uint32_t prompt_n, predicted_n, cache_n;
+    double prompt_ms, predicted_ms; /* >= 0 */
+};
+
 /* What one chunk (or whole body) said, as the scanner found it, before any
  * accounting across chunks. Only the first choice is read (replay always
  * asks for n = 1). Strings point into the scanned text and are still
@@ -71,6 +84,8 @@ struct lt_wire_resp_said {
     bool messages;  /* an Anthropic Messages event */
     bool has_index; /* a root "index" or "output_index" (Responses, Messages) */
     uint32_t index;
+    bool timings; /* a "timings" object at the root (llama-server) */
+    struct lt_wire_timings tm;
 };
 
 /* Called for each element of choices[0]'s tool_calls (in its delta, or its
@@ -154,6 +169,8 @@ struct lt_wire_resp {
     uint32_t last_usage_out;    /* the running count seen last */
     uint32_t usage_events;      /* events that carried usage */
     size_t sglang_text_len;     /* SGLang /generate: cumulative text seen */
+    bool has_timings;           /* llama-server's timings: the last one seen */
+    struct lt_wire_timings timings;
     char finish[24];
 };
 

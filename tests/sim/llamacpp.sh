@@ -75,7 +75,7 @@ expect_grep "model tiny-llama-q8 (server)" "$T/fit.txt"
 expect_grep "max_model_len 4096 (server)" "$T/fit.txt"
 expect_grep "file 1 run 0: stable  *used" "$T/fit.txt"
 expect_grep "file 2 run 0: stable  *used" "$T/fit.txt"
-expect_grep "^  prefill_ms_per_token .* timelines" "$T/fit.txt"
+expect_grep "^  prefill_ms_per_token .* timings (llama.cpp prompt_ms" "$T/fit.txt"
 expect_eq "tiny-llama-q8" "$(awk -F' = ' '$1 == "model" { print $2 }' "$T/fit.profile")" \
     "fitted profile's model"
 expect_eq 4 "$(awk -F' = ' '$1 == "max_running" { print $2 }' "$T/fit.profile")" \

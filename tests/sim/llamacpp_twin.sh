@@ -6,8 +6,9 @@
 # HTTP threads: it delays a request's first token and holds up no step),
 # and llama.cpp's own counters on /metrics. Fitted from a closed loop at 1
 # and at 4, with the counters kept (--server-metrics-keep '^llamacpp:'):
-# prefill_ms_per_token must come from the metrics, front_ms_per_token from
-# the TTFT slope less them, each near the hidden value; then held-out loads
+# prefill_ms_per_token must come from the server's per-request timings
+# (prompt_ms), front_ms_per_token from the TTFT slope less theirs, each
+# near the hidden value; then held-out loads
 # (closed loops at 2 and 3, an open loop at about half of capacity),
 # predicted in virtual time, must match the live sim's figures; and the
 # same fit with the front's cost taken out must miss the TTFT, so the term
@@ -48,8 +49,8 @@ twin_live c4 "$T/t.lt.zst" --concurrency 4 --requests 40
 expect_status 0 $? "sim --fit"
 cat "$T/fit.txt"
 expect_grep "the server's counters: prefill" "$T/fit.txt"
-expect_grep "^  prefill_ms_per_token .* metrics (llama.cpp prompt_seconds_total" "$T/fit.txt"
-expect_grep "^  front_ms_per_token .*: timelines less metrics" "$T/fit.txt"
+expect_grep "^  prefill_ms_per_token .* timings (llama.cpp prompt_ms against prompt_n" "$T/fit.txt"
+expect_grep "^  front_ms_per_token .*: timelines less timings" "$T/fit.txt"
 # The counters' cost per token holds the step's fixed part spread over the
 # prompt (9 + 4 ms over ~220 tokens): a little above the hidden 0.6.
 within "prefill_ms_per_token (metrics)" "$(val prefill_ms_per_token "$T/fit.profile")" 0.6 0.15

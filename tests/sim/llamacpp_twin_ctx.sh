@@ -47,7 +47,7 @@ twin_live c4 "$T/a.lt.zst" --concurrency 4 --requests 40
 "$L" sim --fit "$T/c1.lt.zst" "$T/c4.lt.zst" --time-scale $K -o "$T/fit.profile" >"$T/fit.txt"
 expect_status 0 $? "sim --fit"
 cat "$T/fit.txt"
-expect_grep "^  prefill_ms_per_token_ctx .* timelines (TTFT against prompt length at an idle server" \
+expect_grep "^  prefill_ms_per_token_ctx .* timings (llama.cpp prompt_ms against prompt length at an idle server" \
     "$T/fit.txt"
 within "prefill_ms_per_token_ctx" "$(val prefill_ms_per_token_ctx "$T/fit.profile")" 0.002 0.25
 twin_live l-long "$T/b.lt.zst" --concurrency 2 --requests 30

@@ -621,6 +621,68 @@ static void test_unescape(void **state)
     lt_buf_release(&b);
 }
 
+/* llama-server's timings, in the places and shapes its server-task.cpp
+ * writes them: the last token's chunk and the finish chunk of a stream
+ * (the last one seen is kept), a whole body's root; times with fractions
+ * and exponents, a negative or absent value not taken. */
+static void test_llamacpp_timings(void **state)
+{
+    (void)state;
+    struct lt_wire_resp r;
+    lt_wire_resp_init(&r, 64);
+    static const char *const ev[] = {
+        "{\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"role\":\"assistant\","
+        "\"content\":null}}],\"created\":1,\"id\":\"chatcmpl-x\",\"object\":\"chat.completion.chunk\"}",
+        "{\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"content\":\" Once\"}}],"
+        "\"object\":\"chat.completion.chunk\"}",
+        "{\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"content\":\" upon\"}}],"
+        "\"object\":\"chat.completion.chunk\",\"timings\":{\"cache_n\":17,\"prompt_n\":40,"
+        "\"prompt_ms\":9.5,\"prompt_per_token_ms\":0.2375,\"prompt_per_second\":4210.5,"
+        "\"predicted_n\":2,\"predicted_ms\":0.5,\"predicted_per_token_ms\":0.25,"
+        "\"predicted_per_second\":4000}}",
+        "{\"choices\":[{\"finish_reason\":\"length\",\"index\":0,\"delta\":{}}],"
+        "\"object\":\"chat.completion.chunk\",\"usage\":{\"completion_tokens\":2,"
+        "\"prompt_tokens\":57,\"total_tokens\":59,\"prompt_tokens_details\":{\"cached_tokens\":17}},"
+        "\"timings\":{\"cache_n\":17,\"prompt_n\":40,\"prompt_ms\":12.345678,"
+        "\"prompt_per_token_ms\":0.3086,\"prompt_per_second\":3240.1,\"predicted_n\":2,"
+        "\"predicted_ms\":1.0625e1,\"predicted_per_token_ms\":5.3,\"predicted_per_second\":188.2}}",
+        "[DONE]",
+    };
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
+        assert_int_equal(lt_wire_resp_event(&r, ev[i], strlen(ev[i]), (lt_mono){(int64_t)i}), 0);
+    assert_true(r.has_timings);
+    assert_true(r.timings.has_prompt_ms && r.timings.has_predicted_ms);
+    assert_int_equal(r.timings.prompt_n, 40);
+    assert_int_equal(r.timings.predicted_n, 2);
+    assert_int_equal(r.timings.cache_n, 17);
+    assert_true(r.timings.prompt_ms > 12.345677 && r.timings.prompt_ms < 12.345679);
+    assert_true(r.timings.predicted_ms > 10.6249 && r.timings.predicted_ms < 10.6251);
+    assert_int_equal(lt_wire_resp_out(&r), 2);
+
+    static const char body[] =
+        "{\"choices\":[{\"finish_reason\":\"stop\",\"index\":0,\"message\":{\"role\":\"assistant\","
+        "\"content\":\"hi\"}}],\"usage\":{\"completion_tokens\":1,\"prompt_tokens\":5,"
+        "\"total_tokens\":6},\"timings\":{\"cache_n\":0,\"prompt_n\":5,\"prompt_ms\":3,"
+        "\"predicted_n\":1,\"predicted_ms\":-1.5,\"predicted_per_token_ms\":0}}";
+    lt_wire_resp_reset(&r);
+    assert_int_equal(lt_wire_resp_body(&r, body, sizeof body - 1, (lt_mono){9}), 0);
+    assert_true(r.has_timings);
+    assert_true(r.timings.has_prompt_ms && r.timings.prompt_ms == 3.0);
+    assert_false(r.timings.has_predicted_ms); /* a negative time is none */
+    assert_true(r.timings.has_predicted_n && r.timings.predicted_n == 1);
+
+    /* no timings: none said */
+    static const char plain[] = "{\"choices\":[{\"delta\":{\"content\":\"a\"}}]}";
+    lt_wire_resp_reset(&r);
+    assert_int_equal(lt_wire_resp_event(&r, plain, sizeof plain - 1, (lt_mono){1}), 0);
+    assert_false(r.has_timings);
+    /* timings that are not an object are skipped, not an error */
+    static const char odd[] = "{\"choices\":[],\"timings\":null}";
+    assert_int_equal(lt_wire_resp_event(&r, odd, sizeof odd - 1, (lt_mono){2}), 0);
+    assert_false(r.has_timings);
+    lt_wire_resp_release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -637,6 +699,7 @@ int main(void)
         cmocka_unit_test(test_responses_body),
         cmocka_unit_test(test_messages_stream),
         cmocka_unit_test(test_messages_body),
+        cmocka_unit_test(test_llamacpp_timings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
