@@ -9,6 +9,7 @@
 
 #include "traces/lt_mp.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
