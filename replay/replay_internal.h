@@ -152,7 +152,7 @@ struct lt_replay {
     struct lt_replay_req *unsent; /* could not be built: recorded by pump, never sent */
     struct lt_chunk *chunkbuf;
     size_t chunkbuf_cap;
-    struct lt_buf run_extra; /* extra keys of the run record (parts > 1) */
+    struct lt_buf res_keys; /* a result's extra keys (lt_results_keys), reused by each */
 
     struct lt_replay_chk chk;
     struct lt_replay_stats st;

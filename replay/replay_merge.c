@@ -12,7 +12,7 @@
 #include "replay/replay_merge.h"
 
 #include "base/lt_buf.h"
-#include "traces/lt_mp.h"
+#include "traces/trace_results.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 
@@ -169,19 +169,83 @@ static int copy_results(const char *path, struct lt_writer *w, struct lt_err *er
     return rc;
 }
 
+/* Run id's merged record: which ranks' requests are missing and how
+ * many (missing_ranks: room for n), said on report too. Returns 1 when
+ * some are missing, 0, or a negative code. */
+static int put_merged_run(struct lt_writer *w, const struct merged_run *m, uint32_t id,
+                          const struct rank_info *ri, size_t n, uint32_t *missing_ranks,
+                          FILE *report, struct lt_err *err)
+{
+    /* What is missing: a rank that left no run record for this run
+     * (unknown count), or fewer results than it planned. */
+    int64_t missing = 0;
+    uint32_t nmiss = 0, merged = 0;
+    for (size_t k = 0; k < n; k++) {
+        const struct rank_run *rr = &ri[k].runs[id];
+        merged += rr->has_run;
+        bool miss = !rr->has_run || (rr->planned >= 0 && rr->got < (uint64_t)rr->planned);
+        if (!miss)
+            continue;
+        missing_ranks[nmiss++] = (uint32_t)k;
+        if (!rr->has_run || missing < 0)
+            missing = -1;
+        else
+            missing += rr->planned - (int64_t)rr->got;
+    }
+    struct lt_run_desc d = {
+        .run = {.id = id,
+                .mode = m->mode,
+                .concurrency = m->conc,
+                .rate = m->rate,
+                .speed = m->speed,
+                .target = m->target[0] ? m->target : NULL,
+                .model = m->model[0] ? m->model : NULL,
+                .start = m->start[0] ? m->start : NULL,
+                .version = m->version[0] ? m->version : NULL,
+                .warmup = m->warmup},
+        .copied = true, /* the parts' start and version, absent when they had none */
+        .merged = true,
+        .ranks = (uint32_t)n,
+        .merged_ranks = merged,
+        .missing_ranks = missing_ranks,
+        .n_missing = nmiss,
+        .missing_requests = missing,
+    };
+    int rc = lt_results_put_run(w, &d, err);
+    if (rc < 0)
+        return rc;
+    if (nmiss && report) {
+        fprintf(report, "loadtrace replay: run %u: INCOMPLETE: ", id);
+        if (missing >= 0)
+            fprintf(report, "%lld requests missing, of rank", (long long)missing);
+        else
+            fprintf(report, "requests missing (how many is not known), of rank");
+        for (size_t k = 0; k < n; k++) {
+            const struct rank_run *rr = &ri[k].runs[id];
+            if (!rr->has_run)
+                fprintf(report, " %zu (all: no run record)", k);
+            else if (rr->planned >= 0 && rr->got < (uint64_t)rr->planned)
+                fprintf(report, " %zu (%lld of %lld)", k,
+                        (long long)(rr->planned - (int64_t)rr->got), (long long)rr->planned);
+        }
+        fputs("\n", report);
+    }
+    return nmiss > 0;
+}
+
 int lt_replay_merge(const char *out_path, const char *const *parts, size_t n, FILE *report,
                     struct lt_err *err)
 {
     int rc = 0;
     struct rank_info *ri = calloc(n ? n : 1, sizeof *ri);
     struct merged_run *runs = calloc(MERGE_MAX_RUNS, sizeof *runs);
-    struct lt_buf meta, extra;
+    struct lt_buf meta;
     lt_buf_init(&meta, 1 << 20);
-    lt_buf_init(&extra, 1 << 20);
+    uint32_t *missing_ranks = calloc(n ? n : 1, sizeof *missing_ranks);
     struct lt_writer *w = NULL;
     bool have_header = false, partial = false;
     uint32_t block_tokens = 0;
-    if (!ri || !runs) {
+    if (!ri || !runs || !missing_ranks) {
         rc = lt_errset(err, LT_ENOMEM, "out of memory");
         goto out;
     }
@@ -209,74 +273,12 @@ int lt_replay_merge(const char *out_path, const char *const *parts, size_t n, FI
         struct merged_run *m = &runs[id];
         if (!m->have)
             continue;
-        /* What is missing: a rank that left no run record for this run
-         * (unknown count), or fewer results than it planned. */
-        int64_t missing = 0;
-        uint32_t nmiss = 0, merged = 0;
-        lt_buf_reset(&extra);
-        for (size_t k = 0; k < n; k++) {
-            struct rank_run *rr = &ri[k].runs[id];
-            merged += rr->has_run;
-            bool miss = !rr->has_run || (rr->planned >= 0 && rr->got < (uint64_t)rr->planned);
-            if (!miss)
-                continue;
-            nmiss++;
-            if (!rr->has_run || missing < 0)
-                missing = -1;
-            else
-                missing += rr->planned - (int64_t)rr->got;
-        }
-        struct lt_mp mp = {.out = &extra};
-        lt_mp_cstr(&mp, "ranks");
-        lt_mp_int(&mp, (int64_t)n);
-        lt_mp_cstr(&mp, "merged_ranks");
-        lt_mp_int(&mp, merged);
-        lt_mp_cstr(&mp, "missing_ranks");
-        lt_mp_array(&mp, nmiss);
-        for (size_t k = 0; k < n; k++) {
-            struct rank_run *rr = &ri[k].runs[id];
-            if (!rr->has_run || (rr->planned >= 0 && rr->got < (uint64_t)rr->planned))
-                lt_mp_int(&mp, (int64_t)k);
-        }
-        lt_mp_cstr(&mp, "missing_requests");
-        if (lt_mp_int(&mp, missing) < 0) {
-            rc = lt_errset(err, LT_ENOMEM, "out of memory");
+        int pr = put_merged_run(w, m, id, ri, n, missing_ranks, report, err);
+        if (pr < 0) {
+            rc = pr;
             goto out;
         }
-        struct lt_run run = {
-            .id = id,
-            .mode = m->mode,
-            .concurrency = m->conc,
-            .rate = m->rate,
-            .speed = m->speed,
-            .target = m->target[0] ? m->target : NULL,
-            .model = m->model[0] ? m->model : NULL,
-            .start = m->start[0] ? m->start : NULL,
-            .version = m->version[0] ? m->version : NULL,
-            .warmup = m->warmup,
-            .extra = {.data = (const uint8_t *)extra.p, .len = extra.len, .n = 4},
-        };
-        LT_TRY(lt_writer_put_run(w, &run, err));
-        if (nmiss) {
-            partial = true;
-            if (report) {
-                fprintf(report, "loadtrace replay: run %u: INCOMPLETE: ", id);
-                if (missing >= 0)
-                    fprintf(report, "%lld requests missing, of rank", (long long)missing);
-                else
-                    fprintf(report, "requests missing (how many is not known), of rank");
-                for (size_t k = 0; k < n; k++) {
-                    struct rank_run *rr = &ri[k].runs[id];
-                    if (!rr->has_run)
-                        fprintf(report, " %zu (all: no run record)", k);
-                    else if (rr->planned >= 0 && rr->got < (uint64_t)rr->planned)
-                        fprintf(report, " %zu (%lld of %lld)", k,
-                                (long long)(rr->planned - (int64_t)rr->got),
-                                (long long)rr->planned);
-                }
-                fputs("\n", report);
-            }
-        }
+        partial |= pr > 0;
     }
     for (size_t k = 0; k < n; k++)
         LT_TRY(copy_results(parts[k], w, err));
@@ -315,6 +317,6 @@ out:
     free(ri);
     free(runs);
     lt_buf_release(&meta);
-    lt_buf_release(&extra);
+    free(missing_ranks);
     return rc;
 }

@@ -125,7 +125,7 @@ struct lt_replay *lt_replay_new(const struct lt_replay_opts *opts, struct lt_err
     rp->o = *opts;
     rp->mode = opts->mode;
     rp->head.next = rp->head.prev = &rp->head;
-    lt_buf_init(&rp->run_extra, 1 << 16);
+    lt_buf_init(&rp->res_keys, 1 << 12);
     curl_global_init(CURL_GLOBAL_DEFAULT);
 
     /* Credentials in the URL (user:password@host) stay out of every file. */
@@ -330,7 +330,7 @@ void lt_replay_free(struct lt_replay *rp)
     lt__replay_check_release(rp);
     lt_plan_release(&rp->plan);
     free(rp->chunkbuf);
-    lt_buf_release(&rp->run_extra);
+    lt_buf_release(&rp->res_keys);
     lt_u64map_release(&rp->warm);
     lt_route_release(&rp->router);
     free(rp->replicas);

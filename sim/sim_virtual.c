@@ -37,7 +37,7 @@
 #include "base/lt_rng.h"
 #include "base/lt_time.h"
 #include "metrics/prom_map.h"
-#include "traces/lt_mp.h"
+#include "traces/trace_results.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -99,7 +99,7 @@ struct vrun {
     size_t blockbuf_cap;
     struct lt_chunk *chunks;
     size_t chunks_cap;
-    uint8_t extra[48];      /* a result's extra keys: ctok, thin, replica */
+    struct lt_buf keys;     /* a result's extra keys (lt_results_keys), reused by each */
     bool oom;               /* the model emitted more tokens than asked (not expected) */
     uint32_t nomem;         /* an emit found no memory for this many token times */
     int64_t next_sample_ns; /* the next scrape sample (INT64_MAX: none) */
@@ -416,42 +416,31 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     }
 }
 
-/* res's chunks (n of them in v->chunks) and extra keys: "ctok": "one"
- * (a chunk's tokens counted one a chunk, not read from per-chunk usage),
- * and "thin" when the timeline had to be thinned to fit the format, as
- * the live replay writes them. */
-static void thinned(struct vrun *v, struct lt_result *res, uint32_t n)
+/* Write seq's result res, with the keys the live replay writes beside it
+ * (one recorder, traces/trace_results.h): with chunks, "ctok": "one" (a
+ * chunk's tokens counted one a chunk, not read from per-chunk usage) and
+ * "thin" when the timeline had to be thinned to fit the format (n_chunks:
+ * the chunks in v->chunks, thinned here; 0: none); the trace record's
+ * media parts, for analyze's modality split (the record's figures, as
+ * live writes them); and a fleet's replica (q NULL: never sent, none). */
+static int put(struct vrun *v, size_t seq, const struct vq *q, struct lt_result *res,
+               uint32_t n_chunks, struct lt_err *err)
 {
-    uint32_t thin;
-    res->n_chunks = lt_chunks_thin(v->chunks, n, &thin);
-    size_t ctl = lt_chunks_ctok_key(v->extra, false);
-    res->extra = (struct lt_extra){.data = v->extra, .len = ctl, .n = 1};
-    if (thin > 1) {
-        res->extra.len += lt_chunks_thin_key(v->extra + ctl, thin);
-        res->extra.n++;
+    struct lt_result_keys k = {0};
+    if (n_chunks) {
+        res->n_chunks = lt_chunks_thin(v->chunks, n_chunks, &k.thin);
+        k.ctok = LT_CTOK_ONE;
     }
-}
-
-/* A fleet's result says its replica, as the live replay writes it. */
-static void add_replica(struct vrun *v, struct lt_result *res, const struct vq *q)
-{
-    if (v->nm < 2)
-        return;
-    if (!res->extra.data)
-        res->extra = (struct lt_extra){.data = v->extra};
-    static const uint8_t key[] = {0xa7, 'r', 'e', 'p', 'l', 'i', 'c', 'a'};
-    uint8_t *x = v->extra + res->extra.len;
-    memcpy(x, key, sizeof key);
-    x += sizeof key;
-    if (q->replica < 0x80) { /* a positive fixint, else uint8 (LT_ROUTE_MAX is 256) */
-        *x = (uint8_t)q->replica;
-        res->extra.len += sizeof key + 1;
-    } else {
-        x[0] = 0xcc;
-        x[1] = (uint8_t)q->replica;
-        res->extra.len += sizeof key + 2;
+    const struct lt_plan_media_rec *mr =
+        v->plan->jobs->n_media ? lt_plan_job_media(v->plan->jobs, job_of(v, seq), &k.media) : NULL;
+    k.n_media = mr ? mr->n : 0;
+    if (q && v->nm > 1) {
+        k.has_replica = true;
+        k.replica = (uint32_t)q->replica;
     }
-    res->extra.n++;
+    if (lt_results_keys(&k, &v->keys, &res->extra) < 0)
+        return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
+    return lt_writer_put_result(v->w, res, err);
 }
 
 /* A cancelled request: what its client had until it left, as the live
@@ -469,10 +458,8 @@ static int put_cancelled(struct vrun *v, const struct vq *q, struct lt_result *r
         res->chunks = v->chunks;
         res->out = q->ntok;
         res->count = "chunks";
-        thinned(v, res, q->ntok);
     }
-    add_replica(v, res, q);
-    int rc = lt_writer_put_result(v->w, res, err);
+    int rc = put(v, q->seq, q, res, q->ntok, err);
     if (rc < 0) /* not recorded: not counted */
         return rc;
     v->st.requests++;
@@ -500,8 +487,7 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
         res.status = 400;
         res.err = "http";
         res.end = q->sent_us;
-        add_replica(v, &res, q);
-        int rc = lt_writer_put_result(v->w, &res, err);
+        int rc = put(v, i, q, &res, 0, err);
         v->st.requests += rc == 0;
         return rc;
     }
@@ -521,7 +507,6 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
     res.first_token = res.first_content = v->chunks[0].t;
     res.end = v->chunks[q->ntok - 1].t;
     res.chunks = v->chunks;
-    thinned(v, &res, q->ntok);
     res.in = q->in;
     res.out = q->ntok;
     res.reasoning = 0;
@@ -529,8 +514,7 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
     res.status = 200;
     res.finish = "length";
     res.count = "usage";
-    add_replica(v, &res, q);
-    int rc = lt_writer_put_result(v->w, &res, err);
+    int rc = put(v, i, q, &res, q->ntok, err);
     if (rc < 0) /* not recorded: not counted */
         return rc;
     v->st.requests++;
@@ -716,7 +700,7 @@ static int stop_all(struct vrun *v, struct lt_err *err)
             res.has |= LT_RHAS_FIRST_TOKEN | LT_RHAS_FIRST_CONTENT;
             res.first_token = res.first_content = q->tok[0] / 1000;
         }
-        LT_TRY(lt_writer_put_result(v->w, &res, err));
+        LT_TRY(put(v, q->seq, q, &res, 0, err));
         v->st.requests++;
         v->st.aborted++;
         v->out_sent += q->ntok;
@@ -734,7 +718,7 @@ static int stop_all(struct vrun *v, struct lt_err *err)
         res.index = job_of(v, k)->index;
         res.sched = v->plan->offs[k];
         res.err = "unsent";
-        LT_TRY(lt_writer_put_result(v->w, &res, err));
+        LT_TRY(put(v, k, NULL, &res, 0, err));
         v->st.requests++;
         v->st.unsent++;
     }
@@ -779,6 +763,7 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
                      .first_sent_us = -1,
                      .last_sent_us = -1};
     v.live.next = v.live.prev = &v.live;
+    lt_buf_init(&v.keys, 1 << 12);
     v.next_sample_ns = vr->metrics_interval_us > 0 ? 0 : INT64_MAX;
     lt_heap_init(&v.cancels, sizeof(struct vcancel), vcancel_less, NULL, NULL);
     const struct lt_plan_ops ops = {.send = send_seq, .ud = &v};
@@ -794,49 +779,36 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
             goto out;
         }
     /* A fleet's run record: its instances and the route, as live. */
-    struct lt_buf rx;
-    lt_buf_init(&rx, 1 << 20);
-    struct lt_mp mp = {.out = &rx};
-    uint32_t nx = 0;
-    if (v.nm > 1) {
-        lt_mp_cstr(&mp, "replicas");
-        lt_mp_array(&mp, v.nm);
-        for (uint32_t i = 0; i < v.nm; i++) {
-            char lab[32];
-            snprintf(lab, sizeof lab, "sim:virtual:%u", (unsigned)i);
-            lt_mp_cstr(&mp, lab);
-        }
-        lt_mp_cstr(&mp, "route");
-        lt_mp_cstr(&mp, vr->route->name ? vr->route->name : "?");
-        lt_mp_cstr(&mp, "failover");
-        lt_mp_uint(&mp, 0);
-        nx = 3;
-    }
-    if (mp.rc < 0) {
-        lt_buf_release(&rx);
+    char(*labs)[32] = v.nm > 1 ? calloc(v.nm, sizeof *labs) : NULL;
+    const char **labp = v.nm > 1 ? calloc(v.nm, sizeof *labp) : NULL;
+    if (v.nm > 1 && (!labs || !labp)) {
+        free(labs);
+        free(labp);
         rc = lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
         goto out;
     }
-
-    char start[32];
-    lt_wall_rfc3339(start);
+    for (uint32_t i = 0; v.nm > 1 && i < v.nm; i++) {
+        snprintf(labs[i], sizeof labs[i], "sim:virtual:%u", (unsigned)i);
+        labp[i] = labs[i];
+    }
     struct lt_plan_desc d;
     lt_plan_describe(plan, &d);
-    struct lt_run rr = {
-        .id = run,
-        .mode = d.mode,
-        .concurrency = d.concurrency,
-        .rate = d.rate,
-        .speed = d.speed,
-        .target = vr->target ? vr->target : "sim:virtual",
-        .model = vr->model ? vr->model : p->name,
-        .start = start,
-        .version = LT_VERSION,
-        .warmup = (uint32_t)(vr->warmup < UINT32_MAX ? vr->warmup : UINT32_MAX),
-        .extra = {.data = (const uint8_t *)rx.p, .len = rx.len, .n = nx},
+    struct lt_run_desc rd = {
+        .run = {.id = run,
+                .mode = d.mode,
+                .concurrency = d.concurrency,
+                .rate = d.rate,
+                .speed = d.speed,
+                .target = vr->target ? vr->target : "sim:virtual",
+                .model = vr->model ? vr->model : p->name,
+                .warmup = (uint32_t)(vr->warmup < UINT32_MAX ? vr->warmup : UINT32_MAX)},
+        .replicas = labp,
+        .n_replicas = v.nm > 1 ? v.nm : 0,
+        .route = v.nm > 1 ? vr->route->name : NULL,
     };
-    rc = lt_writer_put_run(w, &rr, err);
-    lt_buf_release(&rx);
+    rc = lt_results_put_run(w, &rd, err);
+    free(labs);
+    free(labp);
     if (rc < 0)
         goto out;
     LT_TRY(loop(&v, err));
@@ -871,6 +843,7 @@ out:
     free(v.done);
     free(v.blockbuf);
     free(v.chunks);
+    lt_buf_release(&v.keys);
     return rc;
 }
 

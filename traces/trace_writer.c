@@ -1035,21 +1035,3 @@ uint32_t lt_chunks_thin(struct lt_chunk *c, uint32_t n, uint32_t *thin)
     }
     return m;
 }
-
-size_t lt_chunks_ctok_key(uint8_t out[LT_CHUNKS_CTOK_KEY_BYTES], bool usage)
-{
-    static const uint8_t by_usage[] = {0xa4, 'c', 't', 'o', 'k', 0xa5, 'u', 's', 'a', 'g', 'e'};
-    static const uint8_t one[] = {0xa4, 'c', 't', 'o', 'k', 0xa3, 'o', 'n', 'e'};
-    size_t n = usage ? sizeof by_usage : sizeof one;
-    memcpy(out, usage ? by_usage : one, n);
-    return n;
-}
-
-size_t lt_chunks_thin_key(uint8_t out[LT_CHUNKS_THIN_KEY_BYTES], uint32_t k)
-{
-    static const uint8_t key[] = {0xa4, 't', 'h', 'i', 'n', 0xce}; /* "thin", uint32 */
-    memcpy(out, key, sizeof key);
-    for (int b = 0; b < 4; b++)
-        out[sizeof key + b] = (uint8_t)(k >> (24 - 8 * b));
-    return sizeof key + 4;
-}

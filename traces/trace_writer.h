@@ -94,15 +94,8 @@ uint64_t lt_writer_bytes(const struct lt_writer *w);
  * their tokens, k the smallest that fits; in place. Returns the count left
  * and sets *thin to k (1: c untouched). */
 uint32_t lt_chunks_thin(struct lt_chunk *c, uint32_t n, uint32_t *thin);
-/* The result's extra pair "thin": k, packed into out; returns its bytes. */
-#define LT_CHUNKS_THIN_KEY_BYTES 10
-size_t lt_chunks_thin_key(uint8_t out[LT_CHUNKS_THIN_KEY_BYTES], uint32_t k);
-/* The result's extra pair "ctok": how its chunks' tokens were counted,
- * "usage" (each chunk's own usage said it) or "one" (one a chunk), packed
- * into out, as the live and the virtual engine both write it; returns its
- * bytes. */
-#define LT_CHUNKS_CTOK_KEY_BYTES 11
-size_t lt_chunks_ctok_key(uint8_t out[LT_CHUNKS_CTOK_KEY_BYTES], bool usage);
+/* (its "thin" key, and every other key of a result, are packed by
+ * traces/trace_results.h) */
 
 /* Pack a free-form header meta map from n string pairs into out (a raw
  * msgpack map for lt_header.meta). */

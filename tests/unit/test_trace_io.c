@@ -12,6 +12,7 @@
 #include "traces/trace_json.h"
 #include "traces/lt_mp.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_results.h"
 #include "traces/trace_writer.h"
 
 #include <math.h>
@@ -1436,23 +1437,147 @@ static void test_writer_limits(void **state)
 
 /* lt_extra_get_int: integers found by key past values of every other kind;
  * absent keys, non-integers and integers above int64 are not found. */
-/* The "ctok" pair both engines write reads back as {"ctok": "usage"} or
- * {"ctok": "one"}, beside a "thin" pair. */
-static void test_ctok_key(void **state)
+/* The one recorder's result keys read back as written: "ctok" ("usage"
+ * or "one"), "thin", "retries", the media parts' counts and tokens as
+ * the hand-built parts say (two images of 100 and 250 tokens, an audio
+ * clip of 40 and a video of 700), "inputs", "replica", "failover_from";
+ * a result with none of them has no extra. */
+static void test_result_keys(void **state)
 {
     (void)state;
-    uint8_t b[LT_CHUNKS_CTOK_KEY_BYTES + LT_CHUNKS_THIN_KEY_BYTES];
+    struct lt_media parts[4] = {
+        {.kind = LT_MEDIA_IMAGE, .tokens = 100},
+        {.kind = LT_MEDIA_AUDIO, .tokens = 40},
+        {.kind = LT_MEDIA_IMAGE, .tokens = 250},
+        {.kind = LT_MEDIA_VIDEO, .tokens = 700},
+    };
+    struct lt_buf b;
+    lt_buf_init(&b, 1 << 12);
+    struct lt_extra x;
     char v[16];
+    int64_t k = 0;
     for (int usage = 0; usage < 2; usage++) {
-        size_t n = lt_chunks_ctok_key(b, usage);
-        n += lt_chunks_thin_key(b + n, 3);
-        struct lt_extra x = {b, n, 2};
+        struct lt_result_keys keys = {.ctok = usage ? LT_CTOK_USAGE : LT_CTOK_ONE,
+                                      .thin = 3,
+                                      .retries = 2,
+                                      .media = parts,
+                                      .n_media = 4,
+                                      .inputs = 5,
+                                      .has_replica = true,
+                                      .replica = 200,
+                                      .failed_over = true,
+                                      .failover_from = 1};
+        assert_int_equal(lt_results_keys(&keys, &b, &x), 0);
+        assert_int_equal(x.n, 11);
         assert_true(lt_extra_get_str(&x, "ctok", v, sizeof v));
         assert_string_equal(v, usage ? "usage" : "one");
-        int64_t k = 0;
-        assert_true(lt_extra_get_int(&x, "thin", &k));
-        assert_int_equal(k, 3);
+        const struct {
+            const char *key;
+            int64_t want;
+        } ints[] = {{"thin", 3},      {"retries", 2},      {"img", 2},      {"img_tok", 350},
+                    {"aud", 1},       {"vid", 1},          {"av_tok", 740}, {"inputs", 5},
+                    {"replica", 200}, {"failover_from", 1}};
+        for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+            assert_true(lt_extra_get_int(&x, ints[i].key, &k));
+            assert_int_equal(k, ints[i].want);
+        }
     }
+    /* images only: no audio or video keys; a thin of 1 is no key */
+    struct lt_result_keys img = {.ctok = LT_CTOK_ONE, .thin = 1, .media = parts, .n_media = 1};
+    assert_int_equal(lt_results_keys(&img, &b, &x), 0);
+    assert_int_equal(x.n, 3);
+    assert_false(lt_extra_get_int(&x, "thin", &k));
+    assert_false(lt_extra_get_int(&x, "aud", &k));
+    assert_true(lt_extra_get_int(&x, "img_tok", &k));
+    assert_int_equal(k, 100);
+    assert_int_equal(lt_results_keys(&(struct lt_result_keys){0}, &b, &x), 0);
+    assert_int_equal(x.n, 0);
+    assert_int_equal(x.len, 0);
+    lt_buf_release(&b);
+}
+
+/* A run described once reads back with every key: an MPI part's, the
+ * calibration's, a fleet's and the caller's own, the start stamped when
+ * none was given; a merge's, with a copied run's absent start kept absent. */
+static void test_run_desc(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("rundesc.lt.zst");
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "test"};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    struct lt_buf own;
+    lt_buf_init(&own, 1 << 10);
+    struct lt_mp m = {&own, 0};
+    lt_mp_cstr(&m, "clock_offset_us"), lt_mp_int(&m, -12);
+    const char *reps[] = {"http://a:1", "http://b:2"};
+    struct lt_run_desc d = {
+        .run = {.id = 0,
+                .mode = "rate",
+                .rate = 4,
+                .target = "http://a:1",
+                .extra = {(const uint8_t *)own.p, own.len, 1}},
+        .part = 1,
+        .parts = 3,
+        .planned = 17,
+        .calib = "usage probes",
+        .calib_err = 2,
+        .calib_err_rel = 0.25,
+        .replicas = reps,
+        .n_replicas = 2,
+        .route = "session",
+        .failover = true,
+    };
+    assert_int_equal(lt_results_put_run(w, &d, &err), 0);
+    const uint32_t miss[] = {2};
+    struct lt_run_desc md = {.run = {.id = 1, .mode = "trace"},
+                             .copied = true,
+                             .merged = true,
+                             .ranks = 3,
+                             .merged_ranks = 2,
+                             .missing_ranks = miss,
+                             .n_missing = 1,
+                             .missing_requests = -1};
+    assert_int_equal(lt_results_put_run(w, &md, &err), 0);
+    assert_int_equal(lt_writer_close(w, &err), 0);
+    lt_buf_release(&own);
+    struct lt_reader *r = lt_reader_open(path, NULL, &err);
+    assert_non_null(r);
+    const struct lt_item *it;
+    assert_int_equal(lt_reader_next(r, &it, &err), 1);
+    assert_int_equal(it->type, LT_ITEM_RUN);
+    assert_non_null(it->run.start);
+    assert_string_equal(it->run.version, LT_VERSION);
+    const struct lt_extra *x = &it->run.extra;
+    int64_t k = 0;
+    char v[32];
+    const struct {
+        const char *key;
+        int64_t want;
+    } ints[] = {
+        {"rank", 1}, {"ranks", 3}, {"planned", 17}, {"failover", 1}, {"clock_offset_us", -12}};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        assert_true(lt_extra_get_int(x, ints[i].key, &k));
+        assert_int_equal(k, ints[i].want);
+    }
+    assert_true(lt_extra_get_str(x, "calib", v, sizeof v));
+    assert_string_equal(v, "usage probes");
+    assert_true(lt_extra_get_str(x, "route", v, sizeof v));
+    assert_string_equal(v, "session");
+    assert_true(lt_extra_get_strs(x, "replicas", 1, v, sizeof v));
+    assert_string_equal(v, "http://b:2");
+    assert_int_equal(lt_reader_next(r, &it, &err), 1);
+    assert_int_equal(it->type, LT_ITEM_RUN);
+    assert_null(it->run.start);
+    assert_null(it->run.version);
+    x = &it->run.extra;
+    assert_true(lt_extra_get_int(x, "merged_ranks", &k));
+    assert_int_equal(k, 2);
+    assert_true(lt_extra_get_int(x, "missing_requests", &k));
+    assert_int_equal(k, -1);
+    assert_false(lt_extra_get_int(x, "calib_err", &k));
+    lt_reader_close(r);
 }
 
 static void test_extra_get_int(void **state)
@@ -1485,7 +1610,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_checksum),
         cmocka_unit_test(test_extra_get_int),
-        cmocka_unit_test(test_ctok_key),
+        cmocka_unit_test(test_result_keys),
+        cmocka_unit_test(test_run_desc),
         cmocka_unit_test(test_writer_limits),
         cmocka_unit_test(test_roundtrip_records),
         cmocka_unit_test(test_truncated),
