@@ -859,8 +859,9 @@ static void say_time_plan(const struct search_ctx *c, double first, bool seeded)
     lt_dur_say(d, sizeof d, planned_s(c, false, first));
     if (seeded)
         note(c,
-             "a live probe at %g req/s lasts about %s; a search seeded by the model takes 2 to "
-             "4 of them, and one more for each unsure one",
+             "a live probe at %g req/s lasts about %s; the live search confirms the model's "
+             "answer with 2 of them where it is right to a step (one more for each unsure one "
+             "that disagrees with it), more where it is off by more",
              first, d);
     else
         note(c,
@@ -953,7 +954,7 @@ static int search_window(struct search_ctx *c, const struct lt_search_opts *so,
     *seeded = vs->end != LT_SEARCH_FAULTS && (vs->lo > 0 || vs->hi > 0);
     lt_search_init(ls, so);
     if (*seeded)
-        lt_search_seed(ls, vs->lo, vs->hi, 0);
+        lt_search_confirm(ls, vs->lo, vs->hi);
     say_time_plan(c, ls->next, *seeded);
     return 0;
 }
@@ -1103,7 +1104,7 @@ static int search_live(struct search_ctx *c, const struct lt_search_opts *so, st
     const struct lt_capacity_opts *s = c->s;
     bool seeded = s->virtual_first && vs->end != LT_SEARCH_FAULTS && (vs->lo > 0 || vs->hi > 0);
     if (seeded)
-        lt_search_seed(ls, vs->lo, vs->hi, 0);
+        lt_search_confirm(ls, vs->lo, vs->hi);
     if (!s->concurrency && plan_live(c, seeded ? vs : NULL, ls->next, seeded, err) < 0)
         return failed(err, "choosing the live probes' window");
     if (seeded && c->win.set && search_window(c, so, vs, ls, &seeded, err) < 0)
