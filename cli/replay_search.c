@@ -12,6 +12,7 @@
 #include "experiments/capacity.h"
 #include "replay/replay_live.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,10 +214,11 @@ static void print_answer(const struct cli_search_opts *s, const struct lt_capaci
     if (r->savings)
         printf("virtual first: %u virtual probes in %.2f s of CPU placed the live probes; a "
                "live-only search from the same start would have needed about %.0f live probes "
-               "and %.0f s: %.0f probes and about %.0f s of wall time saved (an estimate; "
+               "and %.0f s: %.0f %s live probes and about %.0f s %s wall time (an estimate; "
                "bench/README.md measures both)\n",
-               r->virtual_probes, r->virtual_cpu_s, r->cold_probes, r->cold_wall_s, r->saved_probes,
-               r->saved_wall_s);
+               r->virtual_probes, r->virtual_cpu_s, r->cold_probes, r->cold_wall_s,
+               fabs(r->saved_probes), r->saved_probes < -0.5 ? "more" : "fewer",
+               fabs(r->saved_wall_s), r->saved_wall_s < -0.5 ? "more" : "less");
     if (r->savings)
         print_confirmed(s, r);
     fflush(stdout);

@@ -964,10 +964,14 @@ static int search_window(struct search_ctx *c, const struct lt_search_opts *so,
 static void savings(const struct search_ctx *c, const struct lt_search *ans,
                     const struct lt_search_opts *so, struct lt_capacity_result *r)
 {
-    uint32_t decided = 0;
+    uint32_t decided = 0, unsure_once = 0;
     double load_wall = 0; /* sum of wall x load over the live probes */
-    for (uint32_t k = 0; k < ans->n && k < c->n_files; k++)
+    for (uint32_t k = 0; k < ans->n && k < c->n_files; k++) {
         decided += ans->p[k].decided;
+        /* decided unsure without a repeat: it agreed with the model,
+         * where a live-only search runs it again */
+        unsure_once += ans->p[k].decided && ans->p[k].unsure && ans->p[k].pooled == 1;
+    }
     for (uint32_t k = 0; k < c->n_files; k++)
         if (!c->files[k].virt)
             load_wall += c->files[k].wall_s * c->files[k].p.load;
@@ -976,8 +980,9 @@ static void savings(const struct search_ctx *c, const struct lt_search *ans,
     uint32_t cold = cold_probes(so, ans->lo, !c->s->concurrency,
                                 c->live_probes ? load_wall / c->live_probes : 0, mean, &cold_wall);
     /* A live-only search repeats unsure probes as often as this one
-     * did: scale its decisions by the runs each took here. */
-    double runs_per = decided ? (double)c->live_probes / decided : 1;
+     * did, and those this one took the model's word for: scale its
+     * decisions by the runs each took here, or would have. */
+    double runs_per = decided ? (double)(c->live_probes + unsure_once) / decided : 1;
     r->savings = true;
     r->cold_probes = cold * runs_per;
     r->cold_wall_s = cold_wall * runs_per;
