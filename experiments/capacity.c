@@ -970,7 +970,8 @@ static void savings(const struct search_ctx *c, const struct lt_search *ans,
         decided += ans->p[k].decided;
         /* decided unsure without a repeat: it agreed with the model,
          * where a live-only search runs it again */
-        unsure_once += ans->p[k].decided && ans->p[k].unsure && ans->p[k].pooled == 1;
+        unsure_once +=
+            ans->p[k].decided && ans->p[k].unsure && ans->p[k].pooled == 1 && !ans->o.no_repeat;
     }
     for (uint32_t k = 0; k < c->n_files; k++)
         if (!c->files[k].virt)
