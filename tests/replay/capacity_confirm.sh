@@ -45,7 +45,7 @@ profile 0.7 "$T/low.profile"
 
 # search NAME [replay options...]: a live search against a sim of its own
 # running true.profile; its results in $T/NAME.lt.zst, its output in
-# $T/NAME.out, the sim's log in $T/NAME.log
+# $T/NAME.out, the sim's log in $T/NAME.log (sim_start's)
 search() {
     name=$1
     shift
@@ -54,7 +54,6 @@ search() {
         --max-probes 24 -o "$T/$name.lt.zst" "$@" >"$T/$name.out" 2>"$T/$name.err"
     expect_status 0 $? "search $name"
     stop_sim
-    cp "$SIM_LOG" "$T/$name.log"
 }
 # live probes the sim saw: the count of the most often seen prompt length
 sim_probes() { # name
