@@ -372,21 +372,6 @@ const char *lt_search_end_name(enum lt_search_end e)
     return "?";
 }
 
-const char *lt_search_model_name(enum lt_search_model m)
-{
-    switch (m) {
-    case LT_SEARCH_MODEL_NONE:
-        return "none";
-    case LT_SEARCH_MODEL_CHECKING:
-        return "checking";
-    case LT_SEARCH_MODEL_HELD:
-        return "held";
-    case LT_SEARCH_MODEL_OFF:
-        return "off";
-    }
-    return "?";
-}
-
 /* ---- over-saturation, while a probe runs ---- */
 
 void lt_search_watch_init(struct lt_search_watch *w, double span_s)

@@ -201,6 +201,5 @@ bool lt_search_grew(const double *x, uint32_t n, double floor);
 
 const char *lt_search_verdict_name(enum lt_search_verdict v);
 const char *lt_search_end_name(enum lt_search_end e);
-const char *lt_search_model_name(enum lt_search_model m);
 
 #endif
