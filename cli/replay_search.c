@@ -12,6 +12,7 @@
 #include "experiments/capacity.h"
 #include "replay/replay_live.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,22 @@ static void print_bracket(const struct cli_search_opts *s, const char *where,
     printf("; %s\n", tail);
 }
 
+/* What the live probes found of the model's answer (virtual first). */
+static void print_confirmed(const struct cli_search_opts *s, const struct lt_capacity_result *r)
+{
+    const struct lt_search *l = &r->live;
+    const char *unit = s->cap.concurrency ? "" : " req/s";
+    if (l->model == LT_SEARCH_MODEL_HELD)
+        printf("virtual first: the live probes confirmed the model's answer (%g%s) to a step "
+               "of the precision: %u live probes\n",
+               l->model_lo, unit, r->live_probes);
+    else if (l->model == LT_SEARCH_MODEL_OFF)
+        printf("virtual first: the model's answer (%g%s) was off by more than a step (live: "
+               "%g%s, %+.0f %%); the live search stepped on from it, each step twice the one "
+               "before, and bisected: %u live probes\n",
+               l->model_lo, unit, l->lo, unit, 100 * (l->lo / l->model_lo - 1), r->live_probes);
+}
+
 /* The answer, first, then what else the search knows. */
 static void print_answer(const struct cli_search_opts *s, const struct lt_capacity_result *r)
 {
@@ -197,10 +214,13 @@ static void print_answer(const struct cli_search_opts *s, const struct lt_capaci
     if (r->savings)
         printf("virtual first: %u virtual probes in %.2f s of CPU placed the live probes; a "
                "live-only search from the same start would have needed about %.0f live probes "
-               "and %.0f s: %.0f probes and about %.0f s of wall time saved (an estimate; "
+               "and %.0f s: %.0f %s live probes and about %.0f s %s wall time (an estimate; "
                "bench/README.md measures both)\n",
-               r->virtual_probes, r->virtual_cpu_s, r->cold_probes, r->cold_wall_s, r->saved_probes,
-               r->saved_wall_s);
+               r->virtual_probes, r->virtual_cpu_s, r->cold_probes, r->cold_wall_s,
+               fabs(r->saved_probes), r->saved_probes < -0.5 ? "more" : "fewer",
+               fabs(r->saved_wall_s), r->saved_wall_s < -0.5 ? "more" : "less");
+    if (r->savings)
+        print_confirmed(s, r);
     fflush(stdout);
 }
 

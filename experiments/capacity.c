@@ -859,8 +859,9 @@ static void say_time_plan(const struct search_ctx *c, double first, bool seeded)
     lt_dur_say(d, sizeof d, planned_s(c, false, first));
     if (seeded)
         note(c,
-             "a live probe at %g req/s lasts about %s; a search seeded by the model takes 2 to "
-             "4 of them, and one more for each unsure one",
+             "a live probe at %g req/s lasts about %s; the live search confirms the model's "
+             "answer with 2 of them where it is right to a step (one more for each unsure one "
+             "that disagrees with it), more where it is off by more",
              first, d);
     else
         note(c,
@@ -953,7 +954,7 @@ static int search_window(struct search_ctx *c, const struct lt_search_opts *so,
     *seeded = vs->end != LT_SEARCH_FAULTS && (vs->lo > 0 || vs->hi > 0);
     lt_search_init(ls, so);
     if (*seeded)
-        lt_search_seed(ls, vs->lo, vs->hi, 0);
+        lt_search_confirm(ls, vs->lo, vs->hi);
     say_time_plan(c, ls->next, *seeded);
     return 0;
 }
@@ -963,10 +964,15 @@ static int search_window(struct search_ctx *c, const struct lt_search_opts *so,
 static void savings(const struct search_ctx *c, const struct lt_search *ans,
                     const struct lt_search_opts *so, struct lt_capacity_result *r)
 {
-    uint32_t decided = 0;
+    uint32_t decided = 0, unsure_once = 0;
     double load_wall = 0; /* sum of wall x load over the live probes */
-    for (uint32_t k = 0; k < ans->n && k < c->n_files; k++)
+    for (uint32_t k = 0; k < ans->n && k < c->n_files; k++) {
         decided += ans->p[k].decided;
+        /* decided unsure without a repeat: it agreed with the model,
+         * where a live-only search runs it again */
+        unsure_once +=
+            ans->p[k].decided && ans->p[k].unsure && ans->p[k].pooled == 1 && !ans->o.no_repeat;
+    }
     for (uint32_t k = 0; k < c->n_files; k++)
         if (!c->files[k].virt)
             load_wall += c->files[k].wall_s * c->files[k].p.load;
@@ -975,8 +981,9 @@ static void savings(const struct search_ctx *c, const struct lt_search *ans,
     uint32_t cold = cold_probes(so, ans->lo, !c->s->concurrency,
                                 c->live_probes ? load_wall / c->live_probes : 0, mean, &cold_wall);
     /* A live-only search repeats unsure probes as often as this one
-     * did: scale its decisions by the runs each took here. */
-    double runs_per = decided ? (double)c->live_probes / decided : 1;
+     * did, and those this one took the model's word for: scale its
+     * decisions by the runs each took here, or would have. */
+    double runs_per = decided ? (double)(c->live_probes + unsure_once) / decided : 1;
     r->savings = true;
     r->cold_probes = cold * runs_per;
     r->cold_wall_s = cold_wall * runs_per;
@@ -1103,7 +1110,7 @@ static int search_live(struct search_ctx *c, const struct lt_search_opts *so, st
     const struct lt_capacity_opts *s = c->s;
     bool seeded = s->virtual_first && vs->end != LT_SEARCH_FAULTS && (vs->lo > 0 || vs->hi > 0);
     if (seeded)
-        lt_search_seed(ls, vs->lo, vs->hi, 0);
+        lt_search_confirm(ls, vs->lo, vs->hi);
     if (!s->concurrency && plan_live(c, seeded ? vs : NULL, ls->next, seeded, err) < 0)
         return failed(err, "choosing the live probes' window");
     if (seeded && c->win.set && search_window(c, so, vs, ls, &seeded, err) < 0)

@@ -48,7 +48,9 @@ uint64_t lt_search_min_judged(double attain)
     }
 }
 
-double lt_search_round(double x, double precision)
+/* x at the digits a search of this precision tells apart (see
+ * lt_search_round): dir 0 the nearest, -1 down, +1 up. */
+static double round_dir(double x, double precision, int dir)
 {
     if (!(x > 0) || !isfinite(x))
         return x;
@@ -61,13 +63,17 @@ double lt_search_round(double x, double precision)
         return x;
     int e = (int)floor(log10(x)) - (d - 1);
     /* an integer over a power of ten (exact up to 1e22): the double
-     * nearest the decimal, as strtod reads the printed digits */
-    if (e < 0) {
-        double p = pow(10, -e);
-        return round(x * p) / p;
-    }
-    double p = pow(10, e);
-    return round(x / p) * p;
+     * nearest the decimal, as strtod reads the printed digits; a quotient
+     * a hair off an integer (1.05 x 100) is that integer */
+    double p = pow(10, e < 0 ? -e : e);
+    double m = e < 0 ? x * p : x / p;
+    m = dir < 0 ? floor(m + 1e-9) : dir > 0 ? ceil(m - 1e-9) : round(m);
+    return e < 0 ? m / p : m * p;
+}
+
+double lt_search_round(double x, double precision)
+{
+    return round_dir(x, precision, 0);
 }
 
 void lt_search_init(struct lt_search *s, const struct lt_search_opts *o)
@@ -123,6 +129,20 @@ void lt_search_seed(struct lt_search *s, double lo, double hi, double margin)
     s->next = s->o.start;
 }
 
+void lt_search_confirm(struct lt_search *s, double lo, double hi)
+{
+    if (!(lo > 0 && hi > lo)) {
+        lt_search_seed(s, lo, hi, 0);
+        return;
+    }
+    s->model = LT_SEARCH_MODEL_CHECKING;
+    s->model_lo = lo;
+    s->model_hi = hi;
+    s->steps = 0;
+    s->o.start = s->o.integer ? fmax(1, round(lo)) : lt_search_round(lo, s->o.precision);
+    s->next = s->o.start;
+}
+
 bool lt_search_next(struct lt_search *s, double *load, bool *repeat)
 {
     if (s->end != LT_SEARCH_RUNNING)
@@ -148,6 +168,40 @@ static double step_to(const struct lt_search *s, double x)
     return fmin(fmax(x, s->o.min_load), s->o.max_load);
 }
 
+/* The load s->steps steps of precision from x, up (dir 1) or down (-1),
+ * at most a factor o->factor away. Rounded inward, so that one step away
+ * stays within the precision: a probe that disagrees there ends the
+ * search. A concurrency's first step is 1 (its precision), a later one at
+ * least its number of steps. */
+static double step_from(const struct lt_search *s, double x, int dir)
+{
+    const struct lt_search_opts *o = &s->o;
+    double f = fmin(pow(1 + o->precision, s->steps), o->factor);
+    double y;
+    if (o->integer) {
+        double far = fmax(1, round(dir > 0 ? x * (o->factor - 1) : x - x / o->factor));
+        double d = s->steps <= 1 ? 1 : fmax(s->steps, round(dir > 0 ? x * f - x : x - x / f));
+        y = x + dir * fmin(d, far);
+    } else {
+        y = round_dir(dir > 0 ? x * f : x / f, o->precision, -dir);
+        if (dir > 0 ? y <= x : y >= x) /* a step finer than the digits: the next digit */
+            y = round_dir(dir > 0 ? x * f : x / f, o->precision, dir);
+    }
+    return fmin(fmax(y, o->min_load), o->max_load);
+}
+
+/* Nothing failed yet (up) or nothing met yet (down), with a model's
+ * answer: the first step is one step of precision from it, each further
+ * one twice the one before; a second step the same way means the model
+ * was off by more than one. */
+static void step_on(struct lt_search *s, bool up)
+{
+    if (s->steps > 0)
+        s->model = LT_SEARCH_MODEL_OFF;
+    s->steps = s->steps == 0 ? 1 : s->steps < (1u << 20) ? 2 * s->steps : s->steps;
+    s->next = step_from(s, up ? s->lo : s->hi, up ? 1 : -1);
+}
+
 /* After a decision: the next load, or the end. */
 static void choose_next(struct lt_search *s, double load)
 {
@@ -156,6 +210,10 @@ static void choose_next(struct lt_search *s, double load)
     if (s->hi == 0) { /* nothing failed yet: grow */
         if (load >= o->max_load) {
             s->end = LT_SEARCH_CEILING;
+            return;
+        }
+        if (s->model != LT_SEARCH_MODEL_NONE) {
+            step_on(s, true);
             return;
         }
         double x = step_to(s, s->lo * o->factor);
@@ -169,21 +227,37 @@ static void choose_next(struct lt_search *s, double load)
             s->end = LT_SEARCH_FLOOR;
             return;
         }
+        if (s->model != LT_SEARCH_MODEL_NONE) {
+            step_on(s, false);
+            return;
+        }
         double x = step_to(s, s->hi / o->factor);
         if (o->integer && x >= s->hi)
             x = s->hi - 1;
         s->next = x;
         return;
     }
-    bool done = o->integer ? s->hi - s->lo <= 1 : s->hi <= s->lo * (1 + o->precision);
+    /* (a part in 1e9 of slack: a step of exactly the precision is within it) */
+    bool done = o->integer ? s->hi - s->lo <= 1 : s->hi <= s->lo * (1 + o->precision) * (1 + 1e-9);
     if (done) {
         s->end = LT_SEARCH_FOUND;
+        if (s->model == LT_SEARCH_MODEL_CHECKING)
+            s->model = LT_SEARCH_MODEL_HELD;
         return;
     }
     double mid = (s->lo + s->hi) / 2;
     /* rounded, it stays strictly inside: the bracket is wider than
      * precision, and rounding moves it by at most precision / 4 */
     s->next = o->integer ? floor(mid) : lt_search_round(mid, o->precision);
+}
+
+/* What the model's answer says of load while the probes agree with it:
+ * 1 meets, -1 fails, 0 nothing (between its ends, or no model). */
+static int model_says(const struct lt_search *s, double load)
+{
+    if (s->model != LT_SEARCH_MODEL_CHECKING)
+        return 0;
+    return load <= s->model_lo ? 1 : load >= s->model_hi ? -1 : 0;
 }
 
 const struct lt_search_probe *lt_search_add(struct lt_search *s, uint64_t n, uint64_t good,
@@ -225,7 +299,11 @@ const struct lt_search_probe *lt_search_add(struct lt_search *s, uint64_t n, uin
     bool straddles = p->ci_lo < o->attain && p->ci_hi > o->attain;
     bool meets = p->attain >= o->attain && !sat;
     p->verdict = sat ? LT_SEARCH_SATURATED : meets ? LT_SEARCH_MEETS : LT_SEARCH_FAILS;
-    if (straddles && !sat && !o->no_repeat && s->repeats < o->max_repeats) {
+    /* an unsure probe that says what the model says is not run again:
+     * the model was its second opinion */
+    int says = model_says(s, p->load);
+    bool as_model = says != 0 && (says > 0) == meets;
+    if (straddles && !sat && !o->no_repeat && !as_model && s->repeats < o->max_repeats) {
         s->repeats++;
         return p;
     }

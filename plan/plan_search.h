@@ -19,6 +19,17 @@
  * reasons other than load (faults: the share of non-load errors above
  * max_fault_share) decides nothing: it is repeated once, then the search
  * stops and says so, rather than taking faults for the capacity.
+ *
+ * Given a model's answer (lt_search_confirm: a virtual search's bracket),
+ * the live search confirms it rather than searching again: a probe at the
+ * model's highest meeting load, then one step (precision) above it when it
+ * met, or below when it failed; the two bracket the capacity within the
+ * precision when the model was right to a step. Only where the model was
+ * wrong by more than a step does it go on in the same direction, each
+ * step twice the one before (2, 4, 8 steps, at most `factor`), until a
+ * probe disagrees, and bisects from there. While the probes agree with
+ * the model, an unsure probe that agrees is not repeated: the model is the
+ * second opinion a repeat would have been; one that disagrees is.
  */
 #ifndef LT_PLAN_SEARCH_H
 #define LT_PLAN_SEARCH_H
@@ -78,6 +89,14 @@ struct lt_search_probe {
     enum lt_search_verdict verdict;
 };
 
+/* How the live search stands to the model's answer it was given. */
+enum lt_search_model {
+    LT_SEARCH_MODEL_NONE = 0, /* no model's answer (lt_search_confirm not called, or no bracket) */
+    LT_SEARCH_MODEL_CHECKING, /* every probe so far within a step of the model's answer */
+    LT_SEARCH_MODEL_HELD,     /* found within a step of the model's answer */
+    LT_SEARCH_MODEL_OFF,      /* off by more than a step: stepped on, then bisected */
+};
+
 struct lt_search {
     struct lt_search_opts o;
     double lo, hi;          /* highest load meeting, lowest failing; 0 = none yet */
@@ -88,6 +107,11 @@ struct lt_search {
     enum lt_search_end end;
     double next;      /* the load lt_search_next returns */
     uint32_t repeats; /* runs so far at `next` */
+    /* lt_search_confirm: the model's bracket, and the size of the last
+     * step away from it, in steps of precision (0: at its answer) */
+    enum lt_search_model model;
+    double model_lo, model_hi;
+    uint32_t steps;
 };
 
 /* Wilson score interval of good/n at z (1.96: 95 %). n == 0 gives [0, 1]. */
@@ -115,6 +139,12 @@ void lt_search_init(struct lt_search *s, const struct lt_search_opts *o);
  * the bracket's ratio widened by margin (0 = 10 %), so that one or two live
  * probes bracket the answer when the virtual one was close. */
 void lt_search_seed(struct lt_search *s, double lo, double hi, double margin);
+
+/* Confirm a model's bracket (lo meets, hi fails, from a virtual search)
+ * with as few probes as it takes (see the top of this file): the first
+ * probe at lo. A bracket without both ends (the model met at its ceiling
+ * or failed at its floor) seeds the search as lt_search_seed does. */
+void lt_search_confirm(struct lt_search *s, double lo, double hi);
 
 /* The load of the next probe: true and *load set, or false when the
  * search has ended (s->end says why). *repeat: the same load again. */

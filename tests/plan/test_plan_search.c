@@ -3,7 +3,10 @@
  * attainment at each load is known: it finds the capacity within its
  * precision, repeats a probe whose interval straddles the target, stops on
  * faults instead of taking them for capacity, and a seeded search (a
- * virtual bracket) needs fewer probes than a cold one.
+ * virtual bracket) needs fewer probes than a cold one; a confirming search
+ * (a model's answer, lt_search_confirm) ends in 2 probes when the model
+ * was right to a step, repeats only an unsure probe that disagrees with
+ * it, and still brackets the capacity when the model is 30 % off.
  */
 #include "plan/plan_search.h"
 
@@ -186,6 +189,148 @@ static void test_seeded_saves_probes(void **state)
     assert_true(nw < nc);
 }
 
+/* One probe at the load the search asks for: n requests, good of them. */
+static const struct lt_search_probe *probe_at(struct lt_search *s, double want, bool want_rep,
+                                              uint64_t n, uint64_t good)
+{
+    double load;
+    bool rep;
+    assert_true(lt_search_next(s, &load, &rep));
+    assert_true(fabs(load - want) < 1e-9);
+    assert_true(rep == want_rep);
+    return lt_search_add(s, n, good, 0, false, 0);
+}
+
+/* The model was right: its answer meets, a step above it fails, both
+ * unsure (0.926 and 0.884 of 95 straddle 0.9) and neither repeated, since
+ * each says what the model said. The step up is rounded down, 37.3 x 1.05
+ * = 39.165 to 39.1, so that the bracket is within the precision. */
+static void test_confirm_right(void **state)
+{
+    (void)state;
+    struct lt_search s;
+    struct lt_search_opts o = {.attain = 0.9, .start = 1, .precision = 0.05};
+    lt_search_init(&s, &o);
+    lt_search_confirm(&s, 37.3, 39);
+    assert_int_equal(s.model, LT_SEARCH_MODEL_CHECKING);
+    const struct lt_search_probe *p = probe_at(&s, 37.3, false, 95, 88);
+    assert_true(p->decided && p->unsure && p->verdict == LT_SEARCH_MEETS);
+    p = probe_at(&s, 39.1, false, 95, 84);
+    assert_true(p->decided && p->unsure && p->verdict == LT_SEARCH_FAILS);
+    double load;
+    bool rep;
+    assert_false(lt_search_next(&s, &load, &rep));
+    assert_int_equal(s.end, LT_SEARCH_FOUND);
+    assert_int_equal(s.n, 2);
+    assert_true(s.lo == 37.3 && s.hi == 39.1);
+    assert_int_equal(s.model, LT_SEARCH_MODEL_HELD);
+}
+
+/* A step below the model: its answer fails for sure, a step below meets,
+ * rounded up (36 / 1.05 = 34.29 to 34.3): 2 probes, still held. */
+static void test_confirm_step_below(void **state)
+{
+    (void)state;
+    struct lt_search s;
+    struct lt_search_opts o = {.attain = 0.9, .start = 1, .precision = 0.05};
+    lt_search_init(&s, &o);
+    lt_search_confirm(&s, 36, 37.8);
+    probe_at(&s, 36, false, 95, 50);
+    probe_at(&s, 34.3, false, 95, 95);
+    assert_int_equal(s.end, LT_SEARCH_FOUND);
+    assert_int_equal(s.n, 2);
+    assert_true(s.lo == 34.3 && s.hi == 36);
+    assert_int_equal(s.model, LT_SEARCH_MODEL_HELD);
+}
+
+/* Noise: the model's answer met the SLO in truth, but its first probe
+ * came out under the target (0.884 of 95, unsure) against the model: run
+ * again and pooled (0.905 of 190: meets), then the step above fails: 3
+ * probes. */
+static void test_confirm_noisy_repeat(void **state)
+{
+    (void)state;
+    struct lt_search s;
+    struct lt_search_opts o = {.attain = 0.9, .start = 1, .precision = 0.05};
+    lt_search_init(&s, &o);
+    lt_search_confirm(&s, 36, 37.8);
+    const struct lt_search_probe *p = probe_at(&s, 36, false, 95, 84);
+    assert_false(p->decided);
+    p = probe_at(&s, 36, true, 95, 88);
+    assert_true(p->decided && p->unsure && p->verdict == LT_SEARCH_MEETS);
+    assert_int_equal(p->pooled, 2);
+    probe_at(&s, 37.8, false, 95, 60);
+    assert_int_equal(s.end, LT_SEARCH_FOUND);
+    assert_int_equal(s.n, 3);
+    assert_true(s.lo == 36 && s.hi == 37.8);
+    assert_int_equal(s.model, LT_SEARCH_MODEL_HELD);
+}
+
+/* The model 30 % off either way (its answer 1.3 or 0.7 times the
+ * server's 37.3): it falls back, steps on 1, 2, 4 ... steps from the
+ * model's answer and bisects, and brackets the capacity within the
+ * precision, as a live-only search does. Its first probes are the
+ * model's answer and a step from it. */
+static void test_confirm_off(void **state)
+{
+    (void)state;
+    static const double off[] = {1.3, 0.7};
+    for (size_t k = 0; k < 2; k++) {
+        double cap = 37.3, mlo = lt_search_round(cap * off[k], 0.05);
+        struct lt_search s;
+        struct lt_search_opts o = {.attain = 0.9, .start = 1, .precision = 0.05};
+        lt_search_init(&s, &o);
+        lt_search_confirm(&s, mlo, lt_search_round(mlo * 1.04, 0.05));
+        uint32_t probes = run_search(&s, cap, 1000, 0);
+        assert_int_equal(s.end, LT_SEARCH_FOUND);
+        assert_true(s.lo <= cap && s.hi > cap && s.hi <= s.lo * 1.05 * (1 + 1e-9));
+        assert_int_equal(s.model, LT_SEARCH_MODEL_OFF);
+        assert_true(s.p[0].load == mlo);
+        assert_true(off[k] > 1 ? s.p[1].load < mlo : s.p[1].load > mlo);
+        assert_true(probes <= 12);
+        /* a live-only search from 1 to the same answer */
+        struct lt_search cold;
+        lt_search_init(&cold, &o);
+        uint32_t nc = run_search(&cold, cap, 1000, 0);
+        assert_true(cold.lo <= cap && cold.hi > cap);
+        assert_true(probes <= nc);
+    }
+}
+
+/* Concurrency: a step is 1. Right: 2 probes; 30 % low (20 against 26):
+ * 20, 21, then 2 and 5 steps on (23, 28), and bisected to 26 / 27. */
+static void test_confirm_concurrency(void **state)
+{
+    (void)state;
+    struct lt_search s;
+    struct lt_search_opts o = {.attain = 0.9, .start = 1, .integer = true};
+    lt_search_init(&s, &o);
+    lt_search_confirm(&s, 20, 21);
+    assert_int_equal(run_search(&s, 20, 1000, 0), 2);
+    assert_true(s.lo == 20 && s.hi == 21 && s.model == LT_SEARCH_MODEL_HELD);
+    lt_search_init(&s, &o);
+    lt_search_confirm(&s, 20, 21);
+    run_search(&s, 26, 1000, 0);
+    assert_int_equal(s.end, LT_SEARCH_FOUND);
+    assert_true(s.lo == 26 && s.hi == 27 && s.model == LT_SEARCH_MODEL_OFF);
+    static const double loads[] = {20, 21, 23, 28};
+    for (size_t k = 0; k < 4; k++)
+        assert_true(s.p[k].load == loads[k]);
+}
+
+/* No bracket from the model (it met at its ceiling): seeded, not
+ * confirmed. */
+static void test_confirm_no_bracket(void **state)
+{
+    (void)state;
+    struct lt_search s;
+    struct lt_search_opts o = {.attain = 0.9, .start = 1, .precision = 0.05};
+    lt_search_init(&s, &o);
+    lt_search_confirm(&s, 40, 0);
+    assert_int_equal(s.model, LT_SEARCH_MODEL_NONE);
+    assert_true(s.next == 40);
+}
+
 static void test_max_probes(void **state)
 {
     (void)state;
@@ -290,6 +435,12 @@ int main(void)
         cmocka_unit_test(test_faults_stop),
         cmocka_unit_test(test_saturated_fails),
         cmocka_unit_test(test_seeded_saves_probes),
+        cmocka_unit_test(test_confirm_right),
+        cmocka_unit_test(test_confirm_step_below),
+        cmocka_unit_test(test_confirm_noisy_repeat),
+        cmocka_unit_test(test_confirm_off),
+        cmocka_unit_test(test_confirm_concurrency),
+        cmocka_unit_test(test_confirm_no_bracket),
         cmocka_unit_test(test_max_probes),
         cmocka_unit_test(test_watch),
         cmocka_unit_test(test_grew),
