@@ -43,8 +43,11 @@
 # p90 errors, %, and the throughput error) with the load average, and the
 # capacity comparison; exit 0 when every figure is within the targets (p50
 # 10 %, p90 15 %, throughput 5 %), 3 when not, 2 when something is missing.
-# Takes about 25 min for rand-1024x12 (120 tok/s alone) and 4 for
-# stories260K on a quiet 2-core machine, plus the capacity searches.
+# Takes about 6.5 min for a model that decodes about 110 tokens/s alone
+# (one request, -t 1) and under 1 for stories260K (about 1,200 tokens/s
+# alone) on a 2-core machine, plus the capacity searches: 4.5 min each for
+# the first, under 2 for stories260K (bench/README.md has the runs; a
+# rand-1024x12 decodes about 65 tokens/s alone, not 120).
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$SRC/build}
