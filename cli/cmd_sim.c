@@ -389,6 +389,21 @@ static void print_notes(const struct lt_sim_fit *f)
                "its responses, the median): a start every prompt shares, cached in a slot after "
                "its first request\n",
                f->cached_median);
+    if (f->loop_identified)
+        printf("  loop_ms_per_request %.4g +- %.2g: timelines less timings (an idle TTFT less the "
+               "server's prompt_ms, %.4g ms at the median, less the client's round trip): the "
+               "server's main loop's work on each request, which holds up the step that admits "
+               "it\n",
+               f->loop_ms, f->loop_se, f->outside_ms);
+    else if (f->prefill_from_timings)
+        printf("  loop_ms_per_request 0: not identified (an idle TTFT less the server's prompt_ms, "
+               "%.4g ms at the median, is within the client's round trip and its noise%s)\n",
+               f->outside_ms, f->word.rtt_ms > 0 ? "" : "; the round trip was not measured");
+    if (f->pf_tokens_max)
+        printf("  prefill fitted on prompts of %u to %u uncached tokens: a prediction whose "
+               "prompts are longer (or shorter) extrapolates %s\n",
+               f->pf_tokens_min, f->pf_tokens_max,
+               f->ctx_identified ? "the curve" : "the line (a curve the runs did not show)");
     if (f->front_identified)
         printf("  front_ms_per_token %.4g: timelines less %s (the TTFT slope %.4g +- %.2g "
                "less the server's own prefill per token, %.4g): its work per prompt token in "

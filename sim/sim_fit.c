@@ -85,10 +85,10 @@ static const char *const cost_needs[LT_SIM_FIT_NCOST] = {
 struct freq {
     int64_t sent, first, end; /* microseconds, file time */
     uint32_t in, cached, ntok;
-    uint64_t off;  /* first token time in the run's token array */
-    bool waiting;  /* in the waiting set of the sweep */
+    uint64_t off;   /* first token time in the run's token array */
+    bool waiting;   /* in the waiting set of the sweep */
     int64_t srv_pf; /* llama-server's own prompt_ms of it (us, its timings); -1: none said */
-    uint64_t step; /* 1 + the step of its last token in the sweep */
+    uint64_t step;  /* 1 + the step of its last token in the sweep */
 };
 
 struct ev {
@@ -108,7 +108,7 @@ struct row {
     float ind[LT_SIM_FIT_NBEND]; /* steps of 2, 3, ... decoders in it (the bends' hats) */
     double pairs;                /* its prefilled tokens' pairs with the prompt before them
                                     (prefill_ms_per_token_ctx) */
-    bool srv;     /* a TTFT row with the server's own prompt time (its timings) */
+    bool srv;                    /* a TTFT row with the server's own prompt time (its timings) */
     double srv_y; /* ... that time (model ms); y stays the client's TTFT until it is taken */
 };
 
@@ -686,6 +686,75 @@ static int add_result(struct run_data *rd, const struct lt_result *res)
     return 0;
 }
 
+/* The time outside the server's compute at an idle server, per request:
+ * the client's TTFT less the server's own prompt time (its timings) holds
+ * the HTTP, template and tokenizing work in front of the engine, the main
+ * loop's work on the request before its prompt starts, and the client's
+ * round trip. Its median (and that median's standard error), and a line
+ * in the request's uncached prompt tokens, a + b P (Huber). */
+struct outside {
+    size_t n;
+    double median, median_se;
+    bool line; /* the line was fitted (8 rows or more, prompts of more than one length) */
+    double a, a_se, b, b_se;
+};
+
+/* y = a + b x over n points, reweighted by Huber's rule as regress does;
+ * false when x takes one value or there are fewer than 3 points. */
+static bool huber_line(const double *x, const double *y, size_t n, double *a, double *a_se,
+                       double *b, double *b_se)
+{
+    if (n < 3)
+        return false;
+    double *w = malloc(n * sizeof *w), *res = malloc(n * sizeof *res);
+    bool ok = w && res;
+    for (size_t k = 0; ok && k < n; k++)
+        w[k] = 1;
+    double sw = 0, mx = 0, sxx = 0, s2 = 0;
+    for (int it = 0; ok && it <= HUBER_ITERS; it++) {
+        double sx = 0, sy = 0;
+        sw = 0;
+        for (size_t k = 0; k < n; k++) {
+            sw += w[k];
+            sx += w[k] * x[k];
+            sy += w[k] * y[k];
+        }
+        mx = sx / sw;
+        double my = sy / sw, sxy = 0;
+        sxx = 0;
+        for (size_t k = 0; k < n; k++) {
+            sxx += w[k] * (x[k] - mx) * (x[k] - mx);
+            sxy += w[k] * (x[k] - mx) * (y[k] - my);
+        }
+        if (sxx <= 0) {
+            ok = false;
+            break;
+        }
+        *b = sxy / sxx;
+        *a = my - *b * mx;
+        s2 = 0;
+        for (size_t k = 0; k < n; k++) {
+            double e = y[k] - *a - *b * x[k];
+            res[k] = fabs(e);
+            s2 += w[k] * e * e;
+        }
+        s2 /= (double)(n - 2);
+        qsort(res, n, sizeof res[0], cmp_dbl);
+        double scale = 1.4826 * res[n / 2];
+        for (size_t k = 0; k < n && scale > 0; k++) {
+            double e = fabs(y[k] - *a - *b * x[k]) / scale;
+            w[k] = e > HUBER_K ? HUBER_K / e : 1;
+        }
+    }
+    if (ok) {
+        *b_se = sqrt(s2 / sxx);
+        *a_se = sqrt(s2 * (1 / sw + mx * mx / sxx));
+    }
+    free(w);
+    free(res);
+    return ok;
+}
+
 /* llama-server's own prompt times, where most requests that found it idle
  * had them (its timings): their TTFT rows are the server's time from the
  * slot's start on the prompt to the first token, which holds neither the
@@ -695,9 +764,9 @@ static bool prefill_from_ttft(const struct rows *rs, double *slope, double *se);
 
 /* (The client's TTFT slope is read first, into *cl, *cl_slope, *cl_se:
  * beyond the server's own, it is the work in front of the engine; and
- * *outside, the median of TTFT less the server's prompt time.) */
+ * *o, the time outside the server's compute.) */
 static bool prefill_rows_from_timings(struct rows *rs, bool *cl, double *cl_slope, double *cl_se,
-                                      double *outside)
+                                      struct outside *o)
 {
     size_t nttft = 0, nsrv = 0, k = 0;
     for (size_t i = 0; i < rs->n; i++) {
@@ -707,14 +776,16 @@ static bool prefill_rows_from_timings(struct rows *rs, bool *cl, double *cl_slop
     if (nsrv < 8 || 2 * nsrv < nttft)
         return false;
     *cl = prefill_from_ttft(rs, cl_slope, cl_se);
-    double out_ms[RESID_ROWS_MAX];
+    double out_ms[RESID_ROWS_MAX], tok[RESID_ROWS_MAX], sorted[RESID_ROWS_MAX];
     size_t nout = 0;
     for (size_t i = 0; i < rs->n; i++) {
         struct row *r = &rs->r[i];
         if (r->ttft && !r->srv)
             continue;
-        if (r->ttft && nout < RESID_ROWS_MAX)
+        if (r->ttft && nout < RESID_ROWS_MAX) {
+            tok[nout] = r->x[C_PFTOK];
             out_ms[nout++] = r->y - r->srv_y;
+        }
         if (r->ttft) {
             r->y = r->srv_y;
             r->x[C_CLIENT] = 0;
@@ -722,8 +793,18 @@ static bool prefill_rows_from_timings(struct rows *rs, bool *cl, double *cl_slop
         rs->r[k++] = *r;
     }
     rs->n = k;
-    qsort(out_ms, nout, sizeof out_ms[0], cmp_dbl);
-    *outside = nout ? out_ms[nout / 2] : 0;
+    memset(o, 0, sizeof *o);
+    o->n = nout;
+    memcpy(sorted, out_ms, nout * sizeof sorted[0]);
+    qsort(sorted, nout, sizeof sorted[0], cmp_dbl);
+    o->median = nout ? sorted[nout / 2] : 0;
+    if (nout >= 2) { /* the median's standard error, from the spread's robust scale */
+        for (size_t i = 0; i < nout; i++)
+            sorted[i] = fabs(out_ms[i] - o->median);
+        qsort(sorted, nout, sizeof sorted[0], cmp_dbl);
+        o->median_se = 1.2533 * 1.4826 * sorted[nout / 2] / sqrt((double)nout);
+    }
+    o->line = nout >= 8 && huber_line(tok, out_ms, nout, &o->a, &o->a_se, &o->b, &o->b_se);
     return true;
 }
 
@@ -1444,6 +1525,47 @@ static void class_runs(struct runinfo *ri, size_t n, struct lt_sim_fit *out)
     out->guess = fed == 0;
 }
 
+/* The fewest and most uncached prompt tokens of the idle TTFT rows (the
+ * prefill's cost and curve are fitted on them). */
+static void prompt_range(const struct rows *rs, struct lt_sim_fit *out)
+{
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->r[i].ttft) {
+            lo = fmin(lo, rs->r[i].x[C_PFTOK]);
+            hi = fmax(hi, rs->r[i].x[C_PFTOK]);
+        }
+    out->pf_tokens_min = hi > 0 ? (uint32_t)lo : 0;
+    out->pf_tokens_max = (uint32_t)hi;
+}
+
+/* The main loop's work per request: what lies outside the server's
+ * compute at an idle server and outside the client's own round trip (it
+ * bounds the client's share). llama-server's one loop takes each new task
+ * between two steps, so the twin adds it to the step that admits the
+ * request, where it holds up every slot; the windows of the decode rows
+ * hold it once for each first token in them, which leaves them here, or
+ * it would be fitted a second time into the prefill's per-prompt costs. */
+static void loop_from_outside(struct rows *rs, const struct outside *ot, struct lt_sim_fit *out)
+{
+    out->outside_ms = ot->median;
+    double rtt = out->word.rtt_ms;
+    if (rtt <= 0 || ot->n < 8)
+        return; /* the client's share cannot be told from the loop's */
+    bool line = out->front_identified && ot->line;
+    double v = (line ? ot->a : ot->median) - rtt, se = line ? ot->a_se : ot->median_se;
+    if (!(v > 0 && v > 3 * se))
+        return;
+    out->loop_identified = true;
+    out->loop_ms = v;
+    out->loop_se = se;
+    for (size_t i = 0; i < rs->n; i++)
+        if (!rs->r[i].ttft) {
+            rs->r[i].y -= v * rs->r[i].x[C_PFSEQ];
+            rs->r[i].shift += v * rs->r[i].x[C_PFSEQ];
+        }
+}
+
 /* Keep the rows of the runs used. */
 static void keep_used_rows(struct rows *rs, const struct runinfo *ri)
 {
@@ -1704,9 +1826,12 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
             out->word = ri[k].word;
             break;
         }
-    double cl_slope = 0, cl_se = 0, outside = 0;
+    double cl_slope = 0, cl_se = 0;
     bool cl = false;
-    out->prefill_from_timings = prefill_rows_from_timings(&rs, &cl, &cl_slope, &cl_se, &outside);
+    struct outside ot = {0};
+    out->prefill_from_timings = prefill_rows_from_timings(&rs, &cl, &cl_slope, &cl_se, &ot);
+    const double outside = ot.median;
+    prompt_range(&rs, out);
     double pf_slope = 0, pf_se = 0;
     bool pf = prefill_from_ttft(&rs, &pf_slope, &pf_se);
     const double line_slope = pf_slope; /* the line's, like with the client's line */
@@ -1740,6 +1865,8 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->ttft_slope = cl_slope;
         out->ttft_slope_se = cl_se;
     }
+    if (out->prefill_from_timings)
+        loop_from_outside(&rs, &ot, out);
     /* The server's own prompt time per token, where it counted it (runs at
      * about one request in flight: a prompt processed alone, no decoding
      * beside it), wins over the TTFT slope: it holds neither the HTTP
@@ -1915,6 +2042,7 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->model_src = "server";
     }
     out->profile.front_ms_per_token = out->front_identified ? out->front_ms_per_token : 0;
+    out->profile.loop_ms_per_request = out->loop_identified ? out->loop_ms : 0;
     out->profile.prefill_ms_per_token_ctx = out->ctx_identified ? out->ctx_ms : 0;
     /* Prompts that all had about as many cached tokens share a start the
      * server keeps (a chat template's, cached in each slot): the twin
@@ -1978,6 +2106,16 @@ int lt_sim_fit_write(const struct lt_sim_fit *f, const char *path, struct lt_err
     if (f->ctx_identified && len > 0 && (size_t)len < sizeof note)
         len += snprintf(note + len, sizeof note - (size_t)len,
                         "prefill_ms_per_token_ctx = %.6g +- %.2g\n", f->ctx_ms, f->ctx_se);
+    if (f->loop_identified && len > 0 && (size_t)len < sizeof note)
+        len += snprintf(note + len, sizeof note - (size_t)len,
+                        "loop_ms_per_request = %.6g +- %.2g (an idle TTFT less prompt_ms less the "
+                        "round trip)\n",
+                        f->loop_ms, f->loop_se);
+    if (f->pf_tokens_max && len > 0 && (size_t)len < sizeof note)
+        len += snprintf(note + len, sizeof note - (size_t)len,
+                        "prefill fitted on prompts of %u to %u uncached tokens: beyond, a "
+                        "prediction extrapolates\n",
+                        f->pf_tokens_min, f->pf_tokens_max);
     if (f->cached_median && len > 0 && (size_t)len < sizeof note)
         len += snprintf(note + len, sizeof note - (size_t)len,
                         "shared_prefix_tokens %u: the cached tokens the server reported\n",

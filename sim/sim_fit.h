@@ -161,6 +161,18 @@ struct lt_sim_fit {
      * two of its standard errors. */
     bool front_identified;
     double front_ms_per_token;
+    /* loop_ms_per_request, with the server's timings: the time outside its
+     * compute at an idle server (the client's TTFT less the server's prompt
+     * time, at no prompt: the median, or the line's intercept where the
+     * front's cost per token was identified; outside_ms) less the client's
+     * measured round trip, where that is three standard errors above 0:
+     * the main loop's work on each request, which the twin serializes
+     * with the steps */
+    bool loop_identified;
+    double loop_ms, loop_se, outside_ms;
+    /* the uncached prompt tokens of the idle TTFT rows the prefill's cost
+     * (and curve) came from, fewest and most: a prompt beyond extrapolates */
+    uint32_t pf_tokens_min, pf_tokens_max;
     /* prefill_ms_per_token_ctx: the TTFTs at an idle server bent up with
      * the prompt (a curve in its tokens' pairs, three standard errors
      * above a line); then the line's part is the TTFT slope */
