@@ -389,16 +389,25 @@ static void print_notes(const struct lt_sim_fit *f)
                "its responses, the median): a start every prompt shares, cached in a slot after "
                "its first request\n",
                f->cached_median);
-    if (f->loop_identified)
-        printf("  loop_ms_per_request %.4g +- %.2g: timelines less timings (an idle TTFT less the "
-               "server's prompt_ms, %.4g ms at the median, less the client's round trip): the "
-               "server's main loop's work on each request, which holds up the step that admits "
-               "it\n",
-               f->loop_ms, f->loop_se, f->outside_ms);
-    else if (f->prefill_from_timings)
-        printf("  loop_ms_per_request 0: not identified (an idle TTFT less the server's prompt_ms, "
-               "%.4g ms at the median, is within the client's round trip and its noise%s)\n",
+    if (f->outside_identified) {
+        printf("  outside the server's compute: %.4g +- %.2g ms a request: timelines less timings "
+               "(an idle TTFT less the server's prompt_ms, %.4g ms at the median, less the "
+               "client's round trip)\n",
+               f->outside_server_ms, f->outside_server_se, f->outside_ms);
+        printf("  loop_ms_per_request %.4g: timelines (what each admission held up the other "
+               "slots in the decode windows beyond its prompt time, %.4g +- %.2g%s): the server's "
+               "main loop's work on a request, which holds up the step that admits it\n",
+               f->loop_ms, f->loop_win_ms, f->loop_win_se,
+               f->loop_win_identified ? "" : ", not identified");
+        printf("  front_ms_per_request %.4g: timelines less timings (the rest, beside the loop: "
+               "it delays that request only)\n",
+               f->front_fixed_ms);
+    } else if (f->prefill_from_timings) {
+        printf("  loop_ms_per_request, front_ms_per_request 0: not identified (an idle TTFT less "
+               "the server's prompt_ms, %.4g ms at the median, is within the client's round trip "
+               "and its noise%s)\n",
                f->outside_ms, f->word.rtt_ms > 0 ? "" : "; the round trip was not measured");
+    }
     if (f->pf_tokens_max)
         printf("  prefill fitted on prompts of %u to %u uncached tokens: a prediction whose "
                "prompts are longer (or shorter) extrapolates %s\n",

@@ -23,7 +23,7 @@
 
 /* The cost columns, in the order collinear ones are dropped (a later
  * column that adds nothing to the earlier ones is not identified). */
-enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT, C_BEND };
+enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT, C_LOOP, C_BEND };
 
 /* The regression's columns: the profile's costs, then the client's share of
  * a TTFT (1 in TTFT rows only). A TTFT measured by the client holds the
@@ -31,10 +31,15 @@ enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT, C_BE
  * model does not have; without a column of its own it lands in
  * prefill_step_ms (and, through it, in every prefilling step of a
  * prediction). Decode windows are client times at both ends, so there it
- * cancels. Then the bends of the decode cost by batch size: column C_BEND
+ * cancels. With the server's timings, whose prompt time holds none of the
+ * main loop's work on a request before its prompt starts, column C_LOOP
+ * counts a decode window's first tokens (0 in the TTFT rows): what each
+ * admission holds up the other slots beyond its own prefill step, the
+ * serialized part of the time outside the server's compute.
+ * Then the bends of the decode cost by batch size: column C_BEND
  * + b counts the steps of b + 2 decoders (the step cost's departure from
  * a line in the batch, at that size). */
-enum { NX = LT_SIM_FIT_NCOST + 1 + LT_SIM_FIT_NBEND };
+enum { NX = LT_SIM_FIT_NCOST + 2 + LT_SIM_FIT_NBEND };
 
 /* Huber's reweighting: rows beyond HUBER_K robust standard deviations
  * count less, over HUBER_ITERS rounds. */
@@ -789,6 +794,8 @@ static bool prefill_rows_from_timings(struct rows *rs, bool *cl, double *cl_slop
         if (r->ttft) {
             r->y = r->srv_y;
             r->x[C_CLIENT] = 0;
+        } else {
+            r->x[C_LOOP] = r->x[C_PFSEQ];
         }
         rs->r[k++] = *r;
     }
@@ -1087,10 +1094,19 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
             out->client_ms = beta[C_CLIENT];
             out->client_se = sqrt(s2 * m[a * nk + a]);
         }
+    out->loop_win_identified = false;
+    out->loop_win_ms = out->loop_win_se = 0;
+    for (int a = 0; a < nk; a++)
+        if (keep[a] == C_LOOP) {
+            out->loop_win_identified = true;
+            out->loop_win_ms = beta[C_LOOP];
+            out->loop_win_se = sqrt(s2 * m[a * nk + a]);
+        }
     double bclamp[N] = {0};
     for (int c = 0; c < LT_SIM_FIT_NCOST; c++)
         bclamp[c] = out->cost[c].identified ? beta[c] : 0;
     bclamp[C_CLIENT] = out->client_ms;
+    bclamp[C_LOOP] = out->loop_win_ms;
     for (int b = 0; b < LT_SIM_FIT_NBEND; b++) {
         out->bend[b] = out->bend_se[b] = 0;
         out->bend_identified[b] = false;
@@ -1539,31 +1555,33 @@ static void prompt_range(const struct rows *rs, struct lt_sim_fit *out)
     out->pf_tokens_max = (uint32_t)hi;
 }
 
-/* The main loop's work per request: what lies outside the server's
- * compute at an idle server and outside the client's own round trip (it
- * bounds the client's share). llama-server's one loop takes each new task
- * between two steps, so the twin adds it to the step that admits the
- * request, where it holds up every slot; the windows of the decode rows
- * hold it once for each first token in them, which leaves them here, or
- * it would be fitted a second time into the prefill's per-prompt costs. */
-static void loop_from_outside(struct rows *rs, const struct outside *ot, struct lt_sim_fit *out)
+/* The time outside the server's compute at an idle server, less the
+ * client's own round trip (which bounds the client's share), split in two
+ * by the decode windows: llama-server's one main loop takes each new task
+ * between two steps, so whatever of that time is the loop's holds up every
+ * other slot (the windows' C_LOOP column: loop_ms_per_request, which the
+ * twin adds to the step that admits the request); the rest is spent beside
+ * the loop (HTTP, template and tokenizing in the server's other threads:
+ * front_ms_per_request, which delays only that request). */
+static void split_outside(const struct outside *ot, struct lt_sim_fit *out)
 {
     out->outside_ms = ot->median;
     double rtt = out->word.rtt_ms;
     if (rtt <= 0 || ot->n < 8)
-        return; /* the client's share cannot be told from the loop's */
+        return; /* the client's share cannot be told from the server's */
     bool line = out->front_identified && ot->line;
     double v = (line ? ot->a : ot->median) - rtt, se = line ? ot->a_se : ot->median_se;
     if (!(v > 0 && v > 3 * se))
         return;
-    out->loop_identified = true;
-    out->loop_ms = v;
-    out->loop_se = se;
-    for (size_t i = 0; i < rs->n; i++)
-        if (!rs->r[i].ttft) {
-            rs->r[i].y -= v * rs->r[i].x[C_PFSEQ];
-            rs->r[i].shift += v * rs->r[i].x[C_PFSEQ];
-        }
+    out->outside_identified = true;
+    out->outside_server_ms = v;
+    out->outside_server_se = se;
+    double serial = 0;
+    if (out->loop_win_identified && out->loop_win_ms > 3 * out->loop_win_se)
+        serial = fmin(out->loop_win_ms, v);
+    out->loop_identified = serial > 0;
+    out->loop_ms = serial;
+    out->front_fixed_ms = v - serial;
 }
 
 /* Keep the rows of the runs used. */
@@ -1865,8 +1883,6 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->ttft_slope = cl_slope;
         out->ttft_slope_se = cl_se;
     }
-    if (out->prefill_from_timings)
-        loop_from_outside(&rs, &ot, out);
     /* The server's own prompt time per token, where it counted it (runs at
      * about one request in flight: a prompt processed alone, no decoding
      * beside it), wins over the TTFT slope: it holds neither the HTTP
@@ -2042,7 +2058,10 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->model_src = "server";
     }
     out->profile.front_ms_per_token = out->front_identified ? out->front_ms_per_token : 0;
+    if (out->prefill_from_timings)
+        split_outside(&ot, out);
     out->profile.loop_ms_per_request = out->loop_identified ? out->loop_ms : 0;
+    out->profile.front_ms_per_request = out->outside_identified ? out->front_fixed_ms : 0;
     out->profile.prefill_ms_per_token_ctx = out->ctx_identified ? out->ctx_ms : 0;
     /* Prompts that all had about as many cached tokens share a start the
      * server keeps (a chat template's, cached in each slot): the twin
@@ -2106,11 +2125,13 @@ int lt_sim_fit_write(const struct lt_sim_fit *f, const char *path, struct lt_err
     if (f->ctx_identified && len > 0 && (size_t)len < sizeof note)
         len += snprintf(note + len, sizeof note - (size_t)len,
                         "prefill_ms_per_token_ctx = %.6g +- %.2g\n", f->ctx_ms, f->ctx_se);
-    if (f->loop_identified && len > 0 && (size_t)len < sizeof note)
+    if (f->outside_identified && len > 0 && (size_t)len < sizeof note)
         len += snprintf(note + len, sizeof note - (size_t)len,
-                        "loop_ms_per_request = %.6g +- %.2g (an idle TTFT less prompt_ms less the "
-                        "round trip)\n",
-                        f->loop_ms, f->loop_se);
+                        "outside the server's compute: %.6g +- %.2g ms a request (an idle TTFT "
+                        "less prompt_ms less the round trip); on its loop (the decode windows) "
+                        "%.6g +- %.2g: loop_ms_per_request %.6g, front_ms_per_request %.6g\n",
+                        f->outside_server_ms, f->outside_server_se, f->loop_win_ms, f->loop_win_se,
+                        f->loop_ms, f->front_fixed_ms);
     if (f->pf_tokens_max && len > 0 && (size_t)len < sizeof note)
         len += snprintf(note + len, sizeof note - (size_t)len,
                         "prefill fitted on prompts of %u to %u uncached tokens: beyond, a "

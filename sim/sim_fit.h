@@ -161,15 +161,20 @@ struct lt_sim_fit {
      * two of its standard errors. */
     bool front_identified;
     double front_ms_per_token;
-    /* loop_ms_per_request, with the server's timings: the time outside its
-     * compute at an idle server (the client's TTFT less the server's prompt
-     * time, at no prompt: the median, or the line's intercept where the
-     * front's cost per token was identified; outside_ms) less the client's
-     * measured round trip, where that is three standard errors above 0:
-     * the main loop's work on each request, which the twin serializes
-     * with the steps */
-    bool loop_identified;
-    double loop_ms, loop_se, outside_ms;
+    /* With the server's timings: the time outside its compute at an idle
+     * server (the client's TTFT less the server's prompt time, at no
+     * prompt: the median, outside_ms, or the line's intercept where the
+     * front's cost per token was identified) less the client's measured
+     * round trip, where that is three standard errors above 0
+     * (outside_identified, outside_server_ms and its standard error); the
+     * decode windows' time per first token in them beyond the server's
+     * prompt time (loop_win_ms: what an admission holds up the other
+     * slots); and the split: loop_ms_per_request, the part on the server's
+     * main loop (the windows' figure, three standard errors above 0, at
+     * most the whole), front_ms_per_request the rest, beside the loop */
+    bool outside_identified, loop_identified, loop_win_identified;
+    double outside_ms, outside_server_ms, outside_server_se;
+    double loop_win_ms, loop_win_se, loop_ms, front_fixed_ms;
     /* the uncached prompt tokens of the idle TTFT rows the prefill's cost
      * (and curve) came from, fewest and most: a prompt beyond extrapolates */
     uint32_t pf_tokens_min, pf_tokens_max;

@@ -451,7 +451,8 @@ struct lt_sim_mreq *lt_sim_model_add(struct lt_sim_model *m, int64_t now,
     q->user = r->user;
     q->arrival = now;
     q->prompt = r->prompt_tokens ? r->prompt_tokens : 1;
-    q->ready = now + (int64_t)llround(m->p.front_ms_per_token * q->prompt * 1e6);
+    q->ready = now + (int64_t)llround(
+                         (m->p.front_ms_per_request + m->p.front_ms_per_token * q->prompt) * 1e6);
     q->image = r->image_tokens < q->prompt ? r->image_tokens : q->prompt;
     q->out_target = r->out_tokens ? r->out_tokens : 1;
     q->need = q->prompt;

@@ -61,6 +61,7 @@ struct lt_sim_profile {
      * chat template and tokenizing in its HTTP threads): it delays the
      * request's first token and holds up no step */
     double front_ms_per_token;
+    double front_ms_per_request; /* ... and per request, the same way */
     /* per request, on the server's one main loop (llama-server's
      * update_slots: taking the task, launching its slot): paid at the start
      * of the step that admits the request, so it holds up that step and

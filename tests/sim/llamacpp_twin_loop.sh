@@ -2,14 +2,17 @@
 # The twin against a hidden llama-server whose main loop spends a fixed
 # time on each request (taking the task, launching its slot) beside steps
 # of a few milliseconds (a tiny model): that work holds up every slot, so
-# near saturation it decides the queue. Fitted from closed loops at 1 and 4
-# with llama.cpp's per-request timings (--dialect llamacpp): the time
-# outside the server's compute at an idle server (the client's TTFT less
-# the server's prompt_ms, less the client's round trip) must come back as
-# loop_ms_per_request near the hidden value; then an open loop near
-# saturation (0.85 of the capacity the loop at 4 measured), held out and
-# predicted in virtual time, must match the live sim's own log, and the
-# same fit without the loop's cost must miss it.
+# near saturation it decides the queue; and more time per request beside
+# the loop (HTTP threads), which delays that request only. Fitted from
+# closed loops at 1 and 4 with llama.cpp's per-request timings (--dialect
+# llamacpp): the time outside the server's compute at an idle server (the
+# client's TTFT less the server's prompt_ms, less the client's round trip)
+# is split by the decode windows (what each admission held up the other
+# slots) into loop_ms_per_request and front_ms_per_request, each near its
+# hidden value; then an open loop near saturation (0.85 of the capacity the
+# loop at 4 measured), held out and predicted in virtual time, must match
+# the live sim's own log, and the same fit without the loop's cost, or
+# with all of the outside time on the loop, must miss it.
 set -u
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/sim/sim_lib.sh"
@@ -28,6 +31,7 @@ prefill_ms_per_seq = 0
 prefill_ms_per_token = 0.04
 front_ms_per_token = 0
 loop_ms_per_request = 14
+front_ms_per_request = 6
 cached_ms_per_token = 0.01
 max_running = 4
 prefill_seqs = 4
@@ -53,9 +57,11 @@ stop_sim
 "$L" sim --fit "$T/c1.lt.zst" "$T/c4.lt.zst" --time-scale $K -o "$T/fit.profile" >"$T/fit.txt"
 expect_status 0 $? "sim --fit"
 cat "$T/fit.txt"
-expect_grep "^  loop_ms_per_request .*: timelines less timings" "$T/fit.txt"
+expect_grep "^  loop_ms_per_request .*: timelines (what each admission held up" "$T/fit.txt"
+expect_grep "^  front_ms_per_request .*: timelines less timings" "$T/fit.txt"
 expect_grep "^  prefill fitted on prompts of [0-9]* to [0-9]* uncached tokens" "$T/fit.txt"
 within "loop_ms_per_request" "$(val loop_ms_per_request "$T/fit.profile")" 14 0.2
+within "front_ms_per_request" "$(val front_ms_per_request "$T/fit.profile")" 6 0.4
 # c1 1-30, c4 31-90, the held-out open loop 91-170
 expect_eq 170 "$(jq -s '[.[] | select(.seq)] | length' "$T/llama.log")" "requests in the sim's log"
 echo "capacity $cap requests/s (client time); held out at $sat ($sat_model of model time)"
@@ -65,4 +71,12 @@ sed 's/^loop_ms_per_request = .*/loop_ms_per_request = 0/' "$T/fit.profile" >"$T
 check sat "$T/noloop.profile" 91 170 --rate "$sat_model" --requests 80 >"$T/noloop.txt"
 expect_status 1 $? "without loop_ms_per_request the prediction near saturation misses"
 cat "$T/noloop.txt"
+awk -F' = ' '$1 == "loop_ms_per_request" { l = $2 } $1 == "front_ms_per_request" { f = $2 }
+    { a[NR] = $0 } END { for (i = 1; i <= NR; i++) { n = split(a[i], kv, " = ")
+        if (kv[1] == "loop_ms_per_request") print "loop_ms_per_request = " l + f
+        else if (kv[1] == "front_ms_per_request") print "front_ms_per_request = 0"
+        else print a[i] } }' "$T/fit.profile" >"$T/allloop.profile"
+check sat "$T/allloop.profile" 91 170 --rate "$sat_model" --requests 80 >"$T/allloop.txt"
+expect_status 1 $? "with all of the outside time on the loop the prediction near saturation misses"
+cat "$T/allloop.txt"
 finish
