@@ -404,8 +404,8 @@ static void print_notes(const struct lt_sim_fit *f)
                f->front_fixed_ms);
     } else if (f->prefill_from_timings) {
         printf("  loop_ms_per_request, front_ms_per_request 0: not identified (an idle TTFT less "
-               "the server's prompt_ms, %.4g ms at the median, is within the client's round trip "
-               "and its noise%s)\n",
+               "the server's prompt_ms, %.4g ms at the median, is within two of the client's round "
+               "trips or its noise%s)\n",
                f->outside_ms, f->word.rtt_ms > 0 ? "" : "; the round trip was not measured");
     }
     if (f->pf_tokens_max)

@@ -1249,56 +1249,16 @@ static void take_bends(struct rows *rs, uint32_t max_batch)
  * three standard errors above 0. */
 static bool prefill_from_ttft(const struct rows *rs, double *slope, double *se)
 {
-    double w[RESID_ROWS_MAX];
-    size_t idx[RESID_ROWS_MAX], n = 0;
+    double x[RESID_ROWS_MAX], y[RESID_ROWS_MAX], a, a_se;
+    size_t n = 0;
     for (size_t i = 0; i < rs->n && n < RESID_ROWS_MAX; i++)
-        if (rs->r[i].ttft)
-            idx[n++] = i;
-    if (n < 8)
+        if (rs->r[i].ttft) {
+            x[n] = rs->r[i].x[C_PFTOK];
+            y[n++] = rs->r[i].y;
+        }
+    if (n < 8 || !huber_line(x, y, n, &a, &a_se, slope, se))
         return false;
-    for (size_t k = 0; k < n; k++)
-        w[k] = 1;
-    double a = 0, b = 0, s2 = 0, sxx = 0;
-    for (int it = 0; it <= HUBER_ITERS; it++) {
-        double sw = 0, sx = 0, sy = 0;
-        for (size_t k = 0; k < n; k++) {
-            const struct row *r = &rs->r[idx[k]];
-            sw += w[k];
-            sx += w[k] * r->x[C_PFTOK];
-            sy += w[k] * r->y;
-        }
-        double mx = sx / sw, my = sy / sw, sxy = 0;
-        sxx = 0;
-        for (size_t k = 0; k < n; k++) {
-            const struct row *r = &rs->r[idx[k]];
-            sxx += w[k] * (r->x[C_PFTOK] - mx) * (r->x[C_PFTOK] - mx);
-            sxy += w[k] * (r->x[C_PFTOK] - mx) * (r->y - my);
-        }
-        if (sxx <= 0)
-            return false;
-        b = sxy / sxx;
-        a = my - b * mx;
-        /* the residuals' robust scale, then Huber's weights */
-        double res[RESID_ROWS_MAX];
-        s2 = 0;
-        for (size_t k = 0; k < n; k++) {
-            const struct row *r = &rs->r[idx[k]];
-            double e = r->y - a - b * r->x[C_PFTOK];
-            res[k] = fabs(e);
-            s2 += w[k] * e * e;
-        }
-        s2 /= (double)(n - 2);
-        qsort(res, n, sizeof res[0], cmp_dbl);
-        double scale = 1.4826 * res[n / 2];
-        for (size_t k = 0; k < n && scale > 0; k++) {
-            const struct row *r = &rs->r[idx[k]];
-            double e = fabs(r->y - a - b * r->x[C_PFTOK]) / scale;
-            w[k] = e > HUBER_K ? HUBER_K / e : 1;
-        }
-    }
-    *slope = b;
-    *se = sqrt(s2 / sxx);
-    return b > 0 && b > 3 * *se;
+    return *slope > 0 && *slope > 3 * *se;
 }
 
 /* The TTFTs at an idle server against their prompts as a curve, a + b P
@@ -1571,7 +1531,11 @@ static void split_outside(const struct outside *ot, struct lt_sim_fit *out)
         return; /* the client's share cannot be told from the server's */
     bool line = out->front_identified && ot->line;
     double v = (line ? ot->a : ot->median) - rtt, se = line ? ot->a_se : ot->median_se;
-    if (!(v > 0 && v > 3 * se))
+    /* and beyond one more round trip: a loaded client's delivery of the
+     * first chunk varies by about that much, and a few tenths of a
+     * millisecond in front of the engine move a virtual closed loop's
+     * arrivals from one side of a step's start to the other */
+    if (!(v > 3 * se && v > rtt))
         return;
     out->outside_identified = true;
     out->outside_server_ms = v;

@@ -165,13 +165,12 @@ struct lt_sim_fit {
      * server (the client's TTFT less the server's prompt time, at no
      * prompt: the median, outside_ms, or the line's intercept where the
      * front's cost per token was identified) less the client's measured
-     * round trip, where that is three standard errors above 0
-     * (outside_identified, outside_server_ms and its standard error); the
-     * decode windows' time per first token in them beyond the server's
-     * prompt time (loop_win_ms: what an admission holds up the other
-     * slots); and the split: loop_ms_per_request, the part on the server's
-     * main loop (the windows' figure, three standard errors above 0, at
-     * most the whole), front_ms_per_request the rest, beside the loop */
+     * round trip, where that is three standard errors above 0 and
+     * more than the round trip once more (outside_identified, outside_server_ms and its standard
+     * error); the decode windows' time per first token in them beyond the server's prompt time
+     * (loop_win_ms: what an admission holds up the other slots); and the split:
+     * loop_ms_per_request, the part on the server's main loop (the windows' figure, three standard
+     * errors above 0, at most the whole), front_ms_per_request the rest, beside the loop */
     bool outside_identified, loop_identified, loop_win_identified;
     double outside_ms, outside_server_ms, outside_server_se;
     double loop_win_ms, loop_win_se, loop_ms, front_fixed_ms;
