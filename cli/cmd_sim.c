@@ -462,8 +462,9 @@ static void print_costs(const struct lt_sim_fit *f)
                f->prefill_from_timings ? "timings (llama.cpp prompt_ms" : "timelines (TTFT");
     else
         printf("  %-24s %12d %12s  not identified (the idle TTFTs were a line in the prompt's "
-               "length); needs prompts of different lengths at an idle server\n",
-               "prefill_ms_per_token_ctx", 0, "-");
+               "length: the curve came out %.3g +- %.2g); needs prompts of different lengths at an "
+               "idle server\n",
+               "prefill_ms_per_token_ctx", 0, "-", f->ctx_try_ms, f->ctx_try_se);
     for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
         if (f->bend_identified[b])
             printf("  %-24s %12.6g %12.2g  timelines (a step of %d decoders against the line)\n",

@@ -1264,61 +1264,83 @@ static bool prefill_from_ttft(const struct rows *rs, double *slope, double *se)
 /* The TTFTs at an idle server against their prompts as a curve, a + b P
  * + c Q (Q: the prefilled tokens' pairs with the prompt before them), Huber
  * reweighted: a prompt's attention makes a long one dearer per token.
+ * Each row counts by its error relative to its time: a machine's speed
+ * that varies (other work on it) stretches a prompt's time by a factor, so
+ * a long prompt's error is as many milliseconds larger, and would hide the
+ * curve in an ordinary fit (a real llama-server's 40 idle prompts, 30 to
+ * 200 tokens on a loaded machine: the curve at 0.2 of its standard error
+ * in milliseconds, 2.7 relative).
  * Returns true when c is three standard errors above 0 (b and c, their
  * standard errors, set), from 12 rows or more. */
-static bool prefill_curve(const struct rows *rs, double *b, double *b_se, double *c, double *c_se)
+static bool curve_fit(const struct rows *rs, int k, double *b, double *b_se, double *c,
+                      double *c_se)
 {
     double w[RESID_ROWS_MAX];
     size_t idx[RESID_ROWS_MAX];
     size_t n = 0;
     for (size_t i = 0; i < rs->n && n < RESID_ROWS_MAX; i++)
-        if (rs->r[i].ttft)
+        if (rs->r[i].ttft && rs->r[i].y > 0)
             idx[n++] = i;
     if (n < 12)
         return false;
-    for (size_t k = 0; k < n; k++)
-        w[k] = 1;
+    for (size_t j = 0; j < n; j++)
+        w[j] = 1;
     double beta[3] = {0}, m[9], s2 = 0;
+    const int nb = k == 3; /* 1: P has a column (then Q is the third) */
     for (int it = 0; it <= HUBER_ITERS; it++) {
         double xtx[9] = {0}, xty[3] = {0};
-        for (size_t k = 0; k < n; k++) {
-            const struct row *r = &rs->r[idx[k]];
-            double x[3] = {1, r->x[C_PFTOK], r->pairs};
-            for (int a = 0; a < 3; a++) {
-                xty[a] += w[k] * x[a] * r->y;
-                for (int d = 0; d < 3; d++)
-                    xtx[a * 3 + d] += w[k] * x[a] * x[d];
+        for (size_t j = 0; j < n; j++) {
+            const struct row *r = &rs->r[idx[j]];
+            double x[3] = {1, r->x[C_PFTOK], r->pairs}, wr = w[j] / (r->y * r->y);
+            if (k == 2)
+                x[1] = r->pairs;
+            for (int a = 0; a < k; a++) {
+                xty[a] += wr * x[a] * r->y;
+                for (int d = 0; d < k; d++)
+                    xtx[a * k + d] += wr * x[a] * x[d];
             }
         }
         memcpy(m, xtx, sizeof m);
-        if (!invert(m, 3))
+        if (!invert(m, k))
             return false;
-        for (int a = 0; a < 3; a++) {
+        for (int a = 0; a < k; a++) {
             beta[a] = 0;
-            for (int d = 0; d < 3; d++)
-                beta[a] += m[a * 3 + d] * xty[d];
+            for (int d = 0; d < k; d++)
+                beta[a] += m[a * k + d] * xty[d];
         }
         s2 = 0;
         double e[RESID_ROWS_MAX];
-        for (size_t k = 0; k < n; k++) {
-            const struct row *r = &rs->r[idx[k]];
-            double d = r->y - beta[0] - beta[1] * r->x[C_PFTOK] - beta[2] * r->pairs;
-            e[k] = fabs(d);
-            s2 += w[k] * d * d;
+        for (size_t j = 0; j < n; j++) {
+            const struct row *r = &rs->r[idx[j]];
+            double f = beta[0] + (k == 3 ? beta[1] * r->x[C_PFTOK] : 0) + beta[1 + nb] * r->pairs;
+            double d = (r->y - f) / r->y;
+            e[j] = fabs(d);
+            s2 += w[j] * d * d;
         }
-        s2 /= (double)(n - 3);
+        s2 /= (double)(n - (size_t)k);
         double sorted[RESID_ROWS_MAX];
         memcpy(sorted, e, n * sizeof e[0]);
         qsort(sorted, n, sizeof sorted[0], cmp_dbl);
         double scale = 1.4826 * sorted[n / 2];
-        for (size_t k = 0; k < n && scale > 0; k++)
-            w[k] = e[k] / scale > HUBER_K ? HUBER_K / (e[k] / scale) : 1;
+        for (size_t j = 0; j < n && scale > 0; j++)
+            w[j] = e[j] / scale > HUBER_K ? HUBER_K / (e[j] / scale) : 1;
     }
-    *b = beta[1];
-    *c = beta[2];
-    *b_se = sqrt(s2 * m[4]);
-    *c_se = sqrt(s2 * m[8]);
-    return *c > 0 && *c > 3 * *c_se && *b > 0;
+    *b = k == 3 ? beta[1] : 0;
+    *b_se = k == 3 ? sqrt(s2 * m[4]) : 0;
+    *c = beta[1 + nb];
+    *c_se = sqrt(s2 * m[(1 + nb) * k + 1 + nb]);
+    return *c > 0 && *c > 3 * *c_se;
+}
+
+/* The curve a + b P + c Q; where its b comes out below 0 (a cost per
+ * token no server has: the curve took the line's part too), the curve at
+ * b = 0, a + c Q. */
+static bool prefill_curve(const struct rows *rs, double *b, double *b_se, double *c, double *c_se)
+{
+    bool ok = curve_fit(rs, 3, b, b_se, c, c_se);
+    if (*b > 0 || !(*c > 0))
+        return ok && *b > 0;
+    return curve_fit(rs, 2, b, b_se, c, c_se);
 }
 
 /* Take the slope's (and the curve's) share out of every row, so the joint
@@ -1820,8 +1842,11 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     /* A curve, where the TTFTs bend up with the prompt: its linear part is
      * the slope, and the prompts' mean pairs per token (of the TTFT rows)
      * say what of the counters' cost per token the curve holds. */
-    double cb, cb_se, cc, cc_se, pairs_per_token = 0;
-    if (prefill_curve(&rs, &cb, &cb_se, &cc, &cc_se)) {
+    double cb = 0, cb_se = 0, cc = 0, cc_se = 0, pairs_per_token = 0;
+    bool curve = prefill_curve(&rs, &cb, &cb_se, &cc, &cc_se);
+    out->ctx_try_ms = cc;
+    out->ctx_try_se = cc_se;
+    if (curve) {
         pf = true;
         pf_slope = cb;
         pf_se = cb_se;

@@ -182,6 +182,7 @@ struct lt_sim_fit {
      * above a line); then the line's part is the TTFT slope */
     bool ctx_identified;
     double ctx_ms, ctx_se;
+    double ctx_try_ms, ctx_try_se; /* the curve's fit, identified or not (0: none made) */
     /* The decode step's cost by its batch, where it is not a line: the
      * extra cost (ms, over step_ms + step_ms_per_seq D) of a step of D
      * decoders, D = 2 .. max_batch - 1, from the timelines; bent:
