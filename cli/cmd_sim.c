@@ -389,6 +389,30 @@ static void print_notes(const struct lt_sim_fit *f)
                "its responses, the median): a start every prompt shares, cached in a slot after "
                "its first request\n",
                f->cached_median);
+    if (f->outside_identified) {
+        printf("  outside the server's compute: %.4g +- %.2g ms a request: timelines less timings "
+               "(an idle TTFT less the server's prompt_ms, %.4g ms at the median, less the "
+               "client's round trip)\n",
+               f->outside_server_ms, f->outside_server_se, f->outside_ms);
+        printf("  loop_ms_per_request %.4g: timelines (what each admission held up the other "
+               "slots in the decode windows beyond its prompt time, %.4g +- %.2g%s): the server's "
+               "main loop's work on a request, which holds up the step that admits it\n",
+               f->loop_ms, f->loop_win_ms, f->loop_win_se,
+               f->loop_win_identified ? "" : ", not identified");
+        printf("  front_ms_per_request %.4g: timelines less timings (the rest, beside the loop: "
+               "it delays that request only)\n",
+               f->front_fixed_ms);
+    } else if (f->prefill_from_timings) {
+        printf("  loop_ms_per_request, front_ms_per_request 0: not identified (an idle TTFT less "
+               "the server's prompt_ms, %.4g ms at the median, is within two of the client's round "
+               "trips or its noise%s)\n",
+               f->outside_ms, f->word.rtt_ms > 0 ? "" : "; the round trip was not measured");
+    }
+    if (f->pf_tokens_max)
+        printf("  prefill fitted on prompts of %u to %u uncached tokens: a prediction whose "
+               "prompts are longer (or shorter) extrapolates %s\n",
+               f->pf_tokens_min, f->pf_tokens_max,
+               f->ctx_identified ? "the curve" : "the line (a curve the runs did not show)");
     if (f->front_identified)
         printf("  front_ms_per_token %.4g: timelines less %s (the TTFT slope %.4g +- %.2g "
                "less the server's own prefill per token, %.4g): its work per prompt token in "
@@ -438,8 +462,9 @@ static void print_costs(const struct lt_sim_fit *f)
                f->prefill_from_timings ? "timings (llama.cpp prompt_ms" : "timelines (TTFT");
     else
         printf("  %-24s %12d %12s  not identified (the idle TTFTs were a line in the prompt's "
-               "length); needs prompts of different lengths at an idle server\n",
-               "prefill_ms_per_token_ctx", 0, "-");
+               "length: the curve came out %.3g +- %.2g); needs prompts of different lengths at an "
+               "idle server\n",
+               "prefill_ms_per_token_ctx", 0, "-", f->ctx_try_ms, f->ctx_try_se);
     for (int b = 0; b < LT_SIM_FIT_NBEND; b++)
         if (f->bend_identified[b])
             printf("  %-24s %12.6g %12.2g  timelines (a step of %d decoders against the line)\n",

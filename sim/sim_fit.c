@@ -23,7 +23,7 @@
 
 /* The cost columns, in the order collinear ones are dropped (a later
  * column that adds nothing to the earlier ones is not identified). */
-enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT, C_BEND };
+enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT, C_LOOP, C_BEND };
 
 /* The regression's columns: the profile's costs, then the client's share of
  * a TTFT (1 in TTFT rows only). A TTFT measured by the client holds the
@@ -31,10 +31,15 @@ enum { C_STEP, C_SEQ, C_KV, C_PFSTEP, C_PFSEQ, C_PFTOK, C_CACHED, C_CLIENT, C_BE
  * model does not have; without a column of its own it lands in
  * prefill_step_ms (and, through it, in every prefilling step of a
  * prediction). Decode windows are client times at both ends, so there it
- * cancels. Then the bends of the decode cost by batch size: column C_BEND
+ * cancels. With the server's timings, whose prompt time holds none of the
+ * main loop's work on a request before its prompt starts, column C_LOOP
+ * counts a decode window's first tokens (0 in the TTFT rows): what each
+ * admission holds up the other slots beyond its own prefill step, the
+ * serialized part of the time outside the server's compute.
+ * Then the bends of the decode cost by batch size: column C_BEND
  * + b counts the steps of b + 2 decoders (the step cost's departure from
  * a line in the batch, at that size). */
-enum { NX = LT_SIM_FIT_NCOST + 1 + LT_SIM_FIT_NBEND };
+enum { NX = LT_SIM_FIT_NCOST + 2 + LT_SIM_FIT_NBEND };
 
 /* Huber's reweighting: rows beyond HUBER_K robust standard deviations
  * count less, over HUBER_ITERS rounds. */
@@ -85,10 +90,10 @@ static const char *const cost_needs[LT_SIM_FIT_NCOST] = {
 struct freq {
     int64_t sent, first, end; /* microseconds, file time */
     uint32_t in, cached, ntok;
-    uint64_t off;  /* first token time in the run's token array */
-    bool waiting;  /* in the waiting set of the sweep */
+    uint64_t off;   /* first token time in the run's token array */
+    bool waiting;   /* in the waiting set of the sweep */
     int64_t srv_pf; /* llama-server's own prompt_ms of it (us, its timings); -1: none said */
-    uint64_t step; /* 1 + the step of its last token in the sweep */
+    uint64_t step;  /* 1 + the step of its last token in the sweep */
 };
 
 struct ev {
@@ -108,7 +113,7 @@ struct row {
     float ind[LT_SIM_FIT_NBEND]; /* steps of 2, 3, ... decoders in it (the bends' hats) */
     double pairs;                /* its prefilled tokens' pairs with the prompt before them
                                     (prefill_ms_per_token_ctx) */
-    bool srv;     /* a TTFT row with the server's own prompt time (its timings) */
+    bool srv;                    /* a TTFT row with the server's own prompt time (its timings) */
     double srv_y; /* ... that time (model ms); y stays the client's TTFT until it is taken */
 };
 
@@ -686,6 +691,75 @@ static int add_result(struct run_data *rd, const struct lt_result *res)
     return 0;
 }
 
+/* The time outside the server's compute at an idle server, per request:
+ * the client's TTFT less the server's own prompt time (its timings) holds
+ * the HTTP, template and tokenizing work in front of the engine, the main
+ * loop's work on the request before its prompt starts, and the client's
+ * round trip. Its median (and that median's standard error), and a line
+ * in the request's uncached prompt tokens, a + b P (Huber). */
+struct outside {
+    size_t n;
+    double median, median_se;
+    bool line; /* the line was fitted (8 rows or more, prompts of more than one length) */
+    double a, a_se, b, b_se;
+};
+
+/* y = a + b x over n points, reweighted by Huber's rule as regress does;
+ * false when x takes one value or there are fewer than 3 points. */
+static bool huber_line(const double *x, const double *y, size_t n, double *a, double *a_se,
+                       double *b, double *b_se)
+{
+    if (n < 3)
+        return false;
+    double *w = malloc(n * sizeof *w), *res = malloc(n * sizeof *res);
+    bool ok = w && res;
+    for (size_t k = 0; ok && k < n; k++)
+        w[k] = 1;
+    double sw = 0, mx = 0, sxx = 0, s2 = 0;
+    for (int it = 0; ok && it <= HUBER_ITERS; it++) {
+        double sx = 0, sy = 0;
+        sw = 0;
+        for (size_t k = 0; k < n; k++) {
+            sw += w[k];
+            sx += w[k] * x[k];
+            sy += w[k] * y[k];
+        }
+        mx = sx / sw;
+        double my = sy / sw, sxy = 0;
+        sxx = 0;
+        for (size_t k = 0; k < n; k++) {
+            sxx += w[k] * (x[k] - mx) * (x[k] - mx);
+            sxy += w[k] * (x[k] - mx) * (y[k] - my);
+        }
+        if (sxx <= 0) {
+            ok = false;
+            break;
+        }
+        *b = sxy / sxx;
+        *a = my - *b * mx;
+        s2 = 0;
+        for (size_t k = 0; k < n; k++) {
+            double e = y[k] - *a - *b * x[k];
+            res[k] = fabs(e);
+            s2 += w[k] * e * e;
+        }
+        s2 /= (double)(n - 2);
+        qsort(res, n, sizeof res[0], cmp_dbl);
+        double scale = 1.4826 * res[n / 2];
+        for (size_t k = 0; k < n && scale > 0; k++) {
+            double e = fabs(y[k] - *a - *b * x[k]) / scale;
+            w[k] = e > HUBER_K ? HUBER_K / e : 1;
+        }
+    }
+    if (ok) {
+        *b_se = sqrt(s2 / sxx);
+        *a_se = sqrt(s2 * (1 / sw + mx * mx / sxx));
+    }
+    free(w);
+    free(res);
+    return ok;
+}
+
 /* llama-server's own prompt times, where most requests that found it idle
  * had them (its timings): their TTFT rows are the server's time from the
  * slot's start on the prompt to the first token, which holds neither the
@@ -695,9 +769,9 @@ static bool prefill_from_ttft(const struct rows *rs, double *slope, double *se);
 
 /* (The client's TTFT slope is read first, into *cl, *cl_slope, *cl_se:
  * beyond the server's own, it is the work in front of the engine; and
- * *outside, the median of TTFT less the server's prompt time.) */
+ * *o, the time outside the server's compute.) */
 static bool prefill_rows_from_timings(struct rows *rs, bool *cl, double *cl_slope, double *cl_se,
-                                      double *outside)
+                                      struct outside *o)
 {
     size_t nttft = 0, nsrv = 0, k = 0;
     for (size_t i = 0; i < rs->n; i++) {
@@ -707,23 +781,37 @@ static bool prefill_rows_from_timings(struct rows *rs, bool *cl, double *cl_slop
     if (nsrv < 8 || 2 * nsrv < nttft)
         return false;
     *cl = prefill_from_ttft(rs, cl_slope, cl_se);
-    double out_ms[RESID_ROWS_MAX];
+    double out_ms[RESID_ROWS_MAX], tok[RESID_ROWS_MAX], sorted[RESID_ROWS_MAX];
     size_t nout = 0;
     for (size_t i = 0; i < rs->n; i++) {
         struct row *r = &rs->r[i];
         if (r->ttft && !r->srv)
             continue;
-        if (r->ttft && nout < RESID_ROWS_MAX)
+        if (r->ttft && nout < RESID_ROWS_MAX) {
+            tok[nout] = r->x[C_PFTOK];
             out_ms[nout++] = r->y - r->srv_y;
+        }
         if (r->ttft) {
             r->y = r->srv_y;
             r->x[C_CLIENT] = 0;
+        } else {
+            r->x[C_LOOP] = r->x[C_PFSEQ];
         }
         rs->r[k++] = *r;
     }
     rs->n = k;
-    qsort(out_ms, nout, sizeof out_ms[0], cmp_dbl);
-    *outside = nout ? out_ms[nout / 2] : 0;
+    memset(o, 0, sizeof *o);
+    o->n = nout;
+    memcpy(sorted, out_ms, nout * sizeof sorted[0]);
+    qsort(sorted, nout, sizeof sorted[0], cmp_dbl);
+    o->median = nout ? sorted[nout / 2] : 0;
+    if (nout >= 2) { /* the median's standard error, from the spread's robust scale */
+        for (size_t i = 0; i < nout; i++)
+            sorted[i] = fabs(out_ms[i] - o->median);
+        qsort(sorted, nout, sizeof sorted[0], cmp_dbl);
+        o->median_se = 1.2533 * 1.4826 * sorted[nout / 2] / sqrt((double)nout);
+    }
+    o->line = nout >= 8 && huber_line(tok, out_ms, nout, &o->a, &o->a_se, &o->b, &o->b_se);
     return true;
 }
 
@@ -1006,10 +1094,19 @@ static int regress(const struct rows *rs, const struct lt_sim_fit_opts *o, struc
             out->client_ms = beta[C_CLIENT];
             out->client_se = sqrt(s2 * m[a * nk + a]);
         }
+    out->loop_win_identified = false;
+    out->loop_win_ms = out->loop_win_se = 0;
+    for (int a = 0; a < nk; a++)
+        if (keep[a] == C_LOOP) {
+            out->loop_win_identified = true;
+            out->loop_win_ms = beta[C_LOOP];
+            out->loop_win_se = sqrt(s2 * m[a * nk + a]);
+        }
     double bclamp[N] = {0};
     for (int c = 0; c < LT_SIM_FIT_NCOST; c++)
         bclamp[c] = out->cost[c].identified ? beta[c] : 0;
     bclamp[C_CLIENT] = out->client_ms;
+    bclamp[C_LOOP] = out->loop_win_ms;
     for (int b = 0; b < LT_SIM_FIT_NBEND; b++) {
         out->bend[b] = out->bend_se[b] = 0;
         out->bend_identified[b] = false;
@@ -1152,116 +1249,98 @@ static void take_bends(struct rows *rs, uint32_t max_batch)
  * three standard errors above 0. */
 static bool prefill_from_ttft(const struct rows *rs, double *slope, double *se)
 {
-    double w[RESID_ROWS_MAX];
-    size_t idx[RESID_ROWS_MAX], n = 0;
+    double x[RESID_ROWS_MAX], y[RESID_ROWS_MAX], a, a_se;
+    size_t n = 0;
     for (size_t i = 0; i < rs->n && n < RESID_ROWS_MAX; i++)
-        if (rs->r[i].ttft)
-            idx[n++] = i;
-    if (n < 8)
+        if (rs->r[i].ttft) {
+            x[n] = rs->r[i].x[C_PFTOK];
+            y[n++] = rs->r[i].y;
+        }
+    if (n < 8 || !huber_line(x, y, n, &a, &a_se, slope, se))
         return false;
-    for (size_t k = 0; k < n; k++)
-        w[k] = 1;
-    double a = 0, b = 0, s2 = 0, sxx = 0;
-    for (int it = 0; it <= HUBER_ITERS; it++) {
-        double sw = 0, sx = 0, sy = 0;
-        for (size_t k = 0; k < n; k++) {
-            const struct row *r = &rs->r[idx[k]];
-            sw += w[k];
-            sx += w[k] * r->x[C_PFTOK];
-            sy += w[k] * r->y;
-        }
-        double mx = sx / sw, my = sy / sw, sxy = 0;
-        sxx = 0;
-        for (size_t k = 0; k < n; k++) {
-            const struct row *r = &rs->r[idx[k]];
-            sxx += w[k] * (r->x[C_PFTOK] - mx) * (r->x[C_PFTOK] - mx);
-            sxy += w[k] * (r->x[C_PFTOK] - mx) * (r->y - my);
-        }
-        if (sxx <= 0)
-            return false;
-        b = sxy / sxx;
-        a = my - b * mx;
-        /* the residuals' robust scale, then Huber's weights */
-        double res[RESID_ROWS_MAX];
-        s2 = 0;
-        for (size_t k = 0; k < n; k++) {
-            const struct row *r = &rs->r[idx[k]];
-            double e = r->y - a - b * r->x[C_PFTOK];
-            res[k] = fabs(e);
-            s2 += w[k] * e * e;
-        }
-        s2 /= (double)(n - 2);
-        qsort(res, n, sizeof res[0], cmp_dbl);
-        double scale = 1.4826 * res[n / 2];
-        for (size_t k = 0; k < n && scale > 0; k++) {
-            const struct row *r = &rs->r[idx[k]];
-            double e = fabs(r->y - a - b * r->x[C_PFTOK]) / scale;
-            w[k] = e > HUBER_K ? HUBER_K / e : 1;
-        }
-    }
-    *slope = b;
-    *se = sqrt(s2 / sxx);
-    return b > 0 && b > 3 * *se;
+    return *slope > 0 && *slope > 3 * *se;
 }
 
 /* The TTFTs at an idle server against their prompts as a curve, a + b P
  * + c Q (Q: the prefilled tokens' pairs with the prompt before them), Huber
  * reweighted: a prompt's attention makes a long one dearer per token.
+ * Each row counts by its error relative to its time: a machine's speed
+ * that varies (other work on it) stretches a prompt's time by a factor, so
+ * a long prompt's error is as many milliseconds larger, and would hide the
+ * curve in an ordinary fit (a real llama-server's 40 idle prompts, 30 to
+ * 200 tokens on a loaded machine: the curve at 0.2 of its standard error
+ * in milliseconds, 2.7 relative).
  * Returns true when c is three standard errors above 0 (b and c, their
  * standard errors, set), from 12 rows or more. */
-static bool prefill_curve(const struct rows *rs, double *b, double *b_se, double *c, double *c_se)
+static bool curve_fit(const struct rows *rs, int k, double *b, double *b_se, double *c,
+                      double *c_se)
 {
     double w[RESID_ROWS_MAX];
     size_t idx[RESID_ROWS_MAX];
     size_t n = 0;
     for (size_t i = 0; i < rs->n && n < RESID_ROWS_MAX; i++)
-        if (rs->r[i].ttft)
+        if (rs->r[i].ttft && rs->r[i].y > 0)
             idx[n++] = i;
     if (n < 12)
         return false;
-    for (size_t k = 0; k < n; k++)
-        w[k] = 1;
+    for (size_t j = 0; j < n; j++)
+        w[j] = 1;
     double beta[3] = {0}, m[9], s2 = 0;
+    const int nb = k == 3; /* 1: P has a column (then Q is the third) */
     for (int it = 0; it <= HUBER_ITERS; it++) {
         double xtx[9] = {0}, xty[3] = {0};
-        for (size_t k = 0; k < n; k++) {
-            const struct row *r = &rs->r[idx[k]];
-            double x[3] = {1, r->x[C_PFTOK], r->pairs};
-            for (int a = 0; a < 3; a++) {
-                xty[a] += w[k] * x[a] * r->y;
-                for (int d = 0; d < 3; d++)
-                    xtx[a * 3 + d] += w[k] * x[a] * x[d];
+        for (size_t j = 0; j < n; j++) {
+            const struct row *r = &rs->r[idx[j]];
+            double x[3] = {1, r->x[C_PFTOK], r->pairs}, wr = w[j] / (r->y * r->y);
+            if (k == 2)
+                x[1] = r->pairs;
+            for (int a = 0; a < k; a++) {
+                xty[a] += wr * x[a] * r->y;
+                for (int d = 0; d < k; d++)
+                    xtx[a * k + d] += wr * x[a] * x[d];
             }
         }
         memcpy(m, xtx, sizeof m);
-        if (!invert(m, 3))
+        if (!invert(m, k))
             return false;
-        for (int a = 0; a < 3; a++) {
+        for (int a = 0; a < k; a++) {
             beta[a] = 0;
-            for (int d = 0; d < 3; d++)
-                beta[a] += m[a * 3 + d] * xty[d];
+            for (int d = 0; d < k; d++)
+                beta[a] += m[a * k + d] * xty[d];
         }
         s2 = 0;
         double e[RESID_ROWS_MAX];
-        for (size_t k = 0; k < n; k++) {
-            const struct row *r = &rs->r[idx[k]];
-            double d = r->y - beta[0] - beta[1] * r->x[C_PFTOK] - beta[2] * r->pairs;
-            e[k] = fabs(d);
-            s2 += w[k] * d * d;
+        for (size_t j = 0; j < n; j++) {
+            const struct row *r = &rs->r[idx[j]];
+            double f = beta[0] + (k == 3 ? beta[1] * r->x[C_PFTOK] : 0) + beta[1 + nb] * r->pairs;
+            double d = (r->y - f) / r->y;
+            e[j] = fabs(d);
+            s2 += w[j] * d * d;
         }
-        s2 /= (double)(n - 3);
+        s2 /= (double)(n - (size_t)k);
         double sorted[RESID_ROWS_MAX];
         memcpy(sorted, e, n * sizeof e[0]);
         qsort(sorted, n, sizeof sorted[0], cmp_dbl);
         double scale = 1.4826 * sorted[n / 2];
-        for (size_t k = 0; k < n && scale > 0; k++)
-            w[k] = e[k] / scale > HUBER_K ? HUBER_K / (e[k] / scale) : 1;
+        for (size_t j = 0; j < n && scale > 0; j++)
+            w[j] = e[j] / scale > HUBER_K ? HUBER_K / (e[j] / scale) : 1;
     }
-    *b = beta[1];
-    *c = beta[2];
-    *b_se = sqrt(s2 * m[4]);
-    *c_se = sqrt(s2 * m[8]);
-    return *c > 0 && *c > 3 * *c_se && *b > 0;
+    *b = k == 3 ? beta[1] : 0;
+    *b_se = k == 3 ? sqrt(s2 * m[4]) : 0;
+    *c = beta[1 + nb];
+    *c_se = sqrt(s2 * m[(1 + nb) * k + 1 + nb]);
+    return *c > 0 && *c > 3 * *c_se;
+}
+
+/* The curve a + b P + c Q; where its b comes out below 0 (a cost per
+ * token no server has: the curve took the line's part too), the curve at
+ * b = 0, a + c Q. */
+static bool prefill_curve(const struct rows *rs, double *b, double *b_se, double *c, double *c_se)
+{
+    bool ok = curve_fit(rs, 3, b, b_se, c, c_se);
+    if (*b > 0 || !(*c > 0))
+        return ok && *b > 0;
+    return curve_fit(rs, 2, b, b_se, c, c_se);
 }
 
 /* Take the slope's (and the curve's) share out of every row, so the joint
@@ -1442,6 +1521,53 @@ static void class_runs(struct runinfo *ri, size_t n, struct lt_sim_fit *out)
     for (size_t k = 0; k < n; k++)
         ri[k].used = fed ? ri[k].cls[0] != 'b' : true;
     out->guess = fed == 0;
+}
+
+/* The fewest and most uncached prompt tokens of the idle TTFT rows (the
+ * prefill's cost and curve are fitted on them). */
+static void prompt_range(const struct rows *rs, struct lt_sim_fit *out)
+{
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->r[i].ttft) {
+            lo = fmin(lo, rs->r[i].x[C_PFTOK]);
+            hi = fmax(hi, rs->r[i].x[C_PFTOK]);
+        }
+    out->pf_tokens_min = hi > 0 ? (uint32_t)lo : 0;
+    out->pf_tokens_max = (uint32_t)hi;
+}
+
+/* The time outside the server's compute at an idle server, less the
+ * client's own round trip (which bounds the client's share), split in two
+ * by the decode windows: llama-server's one main loop takes each new task
+ * between two steps, so whatever of that time is the loop's holds up every
+ * other slot (the windows' C_LOOP column: loop_ms_per_request, which the
+ * twin adds to the step that admits the request); the rest is spent beside
+ * the loop (HTTP, template and tokenizing in the server's other threads:
+ * front_ms_per_request, which delays only that request). */
+static void split_outside(const struct outside *ot, struct lt_sim_fit *out)
+{
+    out->outside_ms = ot->median;
+    double rtt = out->word.rtt_ms;
+    if (rtt <= 0 || ot->n < 8)
+        return; /* the client's share cannot be told from the server's */
+    bool line = out->front_identified && ot->line;
+    double v = (line ? ot->a : ot->median) - rtt, se = line ? ot->a_se : ot->median_se;
+    /* and beyond one more round trip: a loaded client's delivery of the
+     * first chunk varies by about that much, and a few tenths of a
+     * millisecond in front of the engine move a virtual closed loop's
+     * arrivals from one side of a step's start to the other */
+    if (!(v > 3 * se && v > rtt))
+        return;
+    out->outside_identified = true;
+    out->outside_server_ms = v;
+    out->outside_server_se = se;
+    double serial = 0;
+    if (out->loop_win_identified && out->loop_win_ms > 3 * out->loop_win_se)
+        serial = fmin(out->loop_win_ms, v);
+    out->loop_identified = serial > 0;
+    out->loop_ms = serial;
+    out->front_fixed_ms = v - serial;
 }
 
 /* Keep the rows of the runs used. */
@@ -1704,17 +1830,23 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
             out->word = ri[k].word;
             break;
         }
-    double cl_slope = 0, cl_se = 0, outside = 0;
+    double cl_slope = 0, cl_se = 0;
     bool cl = false;
-    out->prefill_from_timings = prefill_rows_from_timings(&rs, &cl, &cl_slope, &cl_se, &outside);
+    struct outside ot = {0};
+    out->prefill_from_timings = prefill_rows_from_timings(&rs, &cl, &cl_slope, &cl_se, &ot);
+    const double outside = ot.median;
+    prompt_range(&rs, out);
     double pf_slope = 0, pf_se = 0;
     bool pf = prefill_from_ttft(&rs, &pf_slope, &pf_se);
     const double line_slope = pf_slope; /* the line's, like with the client's line */
     /* A curve, where the TTFTs bend up with the prompt: its linear part is
      * the slope, and the prompts' mean pairs per token (of the TTFT rows)
      * say what of the counters' cost per token the curve holds. */
-    double cb, cb_se, cc, cc_se, pairs_per_token = 0;
-    if (prefill_curve(&rs, &cb, &cb_se, &cc, &cc_se)) {
+    double cb = 0, cb_se = 0, cc = 0, cc_se = 0, pairs_per_token = 0;
+    bool curve = prefill_curve(&rs, &cb, &cb_se, &cc, &cc_se);
+    out->ctx_try_ms = cc;
+    out->ctx_try_se = cc_se;
+    if (curve) {
         pf = true;
         pf_slope = cb;
         pf_se = cb_se;
@@ -1915,6 +2047,10 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
         out->model_src = "server";
     }
     out->profile.front_ms_per_token = out->front_identified ? out->front_ms_per_token : 0;
+    if (out->prefill_from_timings)
+        split_outside(&ot, out);
+    out->profile.loop_ms_per_request = out->loop_identified ? out->loop_ms : 0;
+    out->profile.front_ms_per_request = out->outside_identified ? out->front_fixed_ms : 0;
     out->profile.prefill_ms_per_token_ctx = out->ctx_identified ? out->ctx_ms : 0;
     /* Prompts that all had about as many cached tokens share a start the
      * server keeps (a chat template's, cached in each slot): the twin
@@ -1978,6 +2114,18 @@ int lt_sim_fit_write(const struct lt_sim_fit *f, const char *path, struct lt_err
     if (f->ctx_identified && len > 0 && (size_t)len < sizeof note)
         len += snprintf(note + len, sizeof note - (size_t)len,
                         "prefill_ms_per_token_ctx = %.6g +- %.2g\n", f->ctx_ms, f->ctx_se);
+    if (f->outside_identified && len > 0 && (size_t)len < sizeof note)
+        len += snprintf(note + len, sizeof note - (size_t)len,
+                        "outside the server's compute: %.6g +- %.2g ms a request (an idle TTFT "
+                        "less prompt_ms less the round trip); on its loop (the decode windows) "
+                        "%.6g +- %.2g: loop_ms_per_request %.6g, front_ms_per_request %.6g\n",
+                        f->outside_server_ms, f->outside_server_se, f->loop_win_ms, f->loop_win_se,
+                        f->loop_ms, f->front_fixed_ms);
+    if (f->pf_tokens_max && len > 0 && (size_t)len < sizeof note)
+        len += snprintf(note + len, sizeof note - (size_t)len,
+                        "prefill fitted on prompts of %u to %u uncached tokens: beyond, a "
+                        "prediction extrapolates\n",
+                        f->pf_tokens_min, f->pf_tokens_max);
     if (f->cached_median && len > 0 && (size_t)len < sizeof note)
         len += snprintf(note + len, sizeof note - (size_t)len,
                         "shared_prefix_tokens %u: the cached tokens the server reported\n",

@@ -161,11 +161,28 @@ struct lt_sim_fit {
      * two of its standard errors. */
     bool front_identified;
     double front_ms_per_token;
+    /* With the server's timings: the time outside its compute at an idle
+     * server (the client's TTFT less the server's prompt time, at no
+     * prompt: the median, outside_ms, or the line's intercept where the
+     * front's cost per token was identified) less the client's measured
+     * round trip, where that is three standard errors above 0 and
+     * more than the round trip once more (outside_identified, outside_server_ms and its standard
+     * error); the decode windows' time per first token in them beyond the server's prompt time
+     * (loop_win_ms: what an admission holds up the other slots); and the split:
+     * loop_ms_per_request, the part on the server's main loop (the windows' figure, three standard
+     * errors above 0, at most the whole), front_ms_per_request the rest, beside the loop */
+    bool outside_identified, loop_identified, loop_win_identified;
+    double outside_ms, outside_server_ms, outside_server_se;
+    double loop_win_ms, loop_win_se, loop_ms, front_fixed_ms;
+    /* the uncached prompt tokens of the idle TTFT rows the prefill's cost
+     * (and curve) came from, fewest and most: a prompt beyond extrapolates */
+    uint32_t pf_tokens_min, pf_tokens_max;
     /* prefill_ms_per_token_ctx: the TTFTs at an idle server bent up with
      * the prompt (a curve in its tokens' pairs, three standard errors
      * above a line); then the line's part is the TTFT slope */
     bool ctx_identified;
     double ctx_ms, ctx_se;
+    double ctx_try_ms, ctx_try_se; /* the curve's fit, identified or not (0: none made) */
     /* The decode step's cost by its batch, where it is not a line: the
      * extra cost (ms, over step_ms + step_ms_per_seq D) of a step of D
      * decoders, D = 2 .. max_batch - 1, from the timelines; bent:

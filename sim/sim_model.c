@@ -28,6 +28,7 @@ struct lt_sim_mreq {
     bool charged;   /* the cached tokens' cost was paid */
     bool cancelled;
     bool entered;   /* admitted once (admitted holds when) */
+    bool fresh;     /* admitted for the first time in the step being planned */
     uint32_t image; /* of prompt: image tokens, whose encoding the prefill's first step pays */
     enum mstate state;
     uint32_t nblocks;
@@ -321,6 +322,7 @@ static int admit_one(struct lt_sim_model *m, int64_t now, uint64_t budget, uint3
     q->state = Q_RUNNING;
     if (!q->entered)
         q->admitted = now;
+    q->fresh = !q->entered;
     q->entered = true;
     q->kv = kv_admit(m, q);
     m->kv_used += q->kv;
@@ -345,6 +347,24 @@ static void give_chunk(struct lt_sim_mreq *q, uint64_t *budget, uint64_t *prefil
         (*starting)++;
         q->charged = true;
     }
+}
+
+/* The main loop's work for the requests admitted from run[first] on
+ * that are new to the batch (not back from a preemption): the loop takes
+ * every new task before it builds the batch, so each of their prompts
+ * starts (the server's own prompt time) after all of it. Returns it, ms. */
+static double loop_admitted(struct lt_sim_model *m, uint32_t first, int64_t now)
+{
+    uint32_t fresh = 0;
+    for (uint32_t i = first; i < m->nrun; i++)
+        fresh += m->run[i]->fresh;
+    double ms = m->p.loop_ms_per_request * fresh;
+    for (uint32_t i = first; i < m->nrun; i++)
+        if (m->run[i]->fresh) {
+            m->run[i]->admitted = now + (int64_t)llround(ms * 1e6);
+            m->run[i]->fresh = false;
+        }
+    return ms;
 }
 
 /* Plan one step starting at now and set its end. */
@@ -384,12 +404,14 @@ static void start_step(struct lt_sim_model *m, int64_t now)
     /* New prompts join only while the budget lasts: short prompts cannot
      * pile hundreds of prefills into one step and stall every decoder. */
     int rc;
+    uint32_t first_new = m->nrun;
     while ((rc = admit_one(m, now, budget, starting)) > 0) {
         struct lt_sim_mreq *q = m->run[m->nrun - 1];
         q->chunk = 0;
         q->decode = false;
         give_chunk(q, &budget, &prefill, &cached, &starting, &image, &pairs);
     }
+    double loop_ms = loop_admitted(m, first_new, now);
     if (m->nrun == 0) {
         /* Requests the engine has not seen yet (their front's cost): wake
          * when the first is seen, a step that emits nothing. Out of memory
@@ -410,6 +432,7 @@ static void start_step(struct lt_sim_model *m, int64_t now)
               m->p.prefill_ms_per_token * (double)prefill + m->p.prefill_ms_per_token_ctx * pairs;
     ms += m->p.cached_ms_per_token * (double)cached;
     ms += m->p.image_ms_per_token * (double)image; /* the vision encoder */
+    ms += loop_ms;
     m->st.steps++;
     m->st.prefill_tokens += prefill;
     m->st.cached_tokens += cached;
@@ -428,7 +451,8 @@ struct lt_sim_mreq *lt_sim_model_add(struct lt_sim_model *m, int64_t now,
     q->user = r->user;
     q->arrival = now;
     q->prompt = r->prompt_tokens ? r->prompt_tokens : 1;
-    q->ready = now + (int64_t)llround(m->p.front_ms_per_token * q->prompt * 1e6);
+    q->ready = now + (int64_t)llround(
+                         (m->p.front_ms_per_request + m->p.front_ms_per_token * q->prompt) * 1e6);
     q->image = r->image_tokens < q->prompt ? r->image_tokens : q->prompt;
     q->out_target = r->out_tokens ? r->out_tokens : 1;
     q->need = q->prompt;

@@ -27,8 +27,13 @@
  *     it prefills anything;
  *   - at its end each decoder emits a token and each request whose prompt
  *     is complete emits its first token; finished requests leave the batch;
- *   - a request is seen by the engine front_ms_per_token * its prompt after
- *     it is added (work in front of the engine, which holds up no step);
+ *   - a step that admits new requests lasts loop_ms_per_request longer for
+ *     each (the server's one main loop takes them before it computes), and
+ *     their admission time, from which the server counts its prompt time,
+ *     is after that work;
+ *   - a request is seen by the engine front_ms_per_request +
+ *     front_ms_per_token * its prompt after it is added (work in front of
+ *     the engine, which holds up no step);
  *     an engine with only unseen requests waits for the first.
  *
  * Request life:

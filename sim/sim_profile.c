@@ -68,6 +68,8 @@ static const struct key keys[] = {
     KD("decode_ms_per_kv_token", decode_ms_per_kv_token, MAX_MS),
     KT("step_ms_by_batch", step_ms_by_batch),
     KD("front_ms_per_token", front_ms_per_token, MAX_MS),
+    KD("front_ms_per_request", front_ms_per_request, MAX_MS),
+    KD("loop_ms_per_request", loop_ms_per_request, MAX_MS),
     KU("prefill_seqs", prefill_seqs),
     KB("preempt", preempt),
     KU("max_running", max_running),
@@ -459,6 +461,8 @@ void lt_sim_profile_scale(struct lt_sim_profile *p, double x)
                       &p->cached_ms_per_token,
                       &p->decode_ms_per_kv_token,
                       &p->front_ms_per_token,
+                      &p->loop_ms_per_request,
+                      &p->front_ms_per_request,
                       &p->image_ms_per_token};
     for (size_t i = 0; i < sizeof cost / sizeof *cost; i++)
         *cost[i] /= x;

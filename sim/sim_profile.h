@@ -61,6 +61,13 @@ struct lt_sim_profile {
      * chat template and tokenizing in its HTTP threads): it delays the
      * request's first token and holds up no step */
     double front_ms_per_token;
+    double front_ms_per_request; /* ... and per request, the same way */
+    /* per request, on the server's one main loop (llama-server's
+     * update_slots: taking the task, launching its slot): paid at the start
+     * of the step that admits the request, so it holds up that step and
+     * every running slot's token in it; the server's own prompt time
+     * (timings' prompt_ms) starts after it */
+    double loop_ms_per_request;
     /* Images (docs/sim.md "Images"): tokens per image (image_tile 0) or
      * image_base_tokens + image_tokens per image_tile x image_tile tile;
      * the vision encoder's cost per image token, paid in the step that
