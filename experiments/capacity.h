@@ -13,6 +13,7 @@
 #ifndef LT_EXPERIMENTS_CAPACITY_H
 #define LT_EXPERIMENTS_CAPACITY_H
 
+#include "plan/plan_engine.h"
 #include "plan/plan_search.h"
 #include "replay/replay.h"
 #include "replay/replay_live.h"
@@ -74,11 +75,12 @@ struct lt_capacity_opts {
     /* The caller's hooks, each may be NULL. event: what happens, as it
      * happens. stop: polled between probes and by virtual probes: the
      * signal that asks the search to stop, 0 to go on. run: how a live
-     * probe's engine is run (a caller that catches signals stops rp with
-     * them); NULL: lt_replay_run. */
+     * probe's engine is run into sink (a caller that catches signals
+     * stops e with them, lt_engine_stop); NULL: lt_engine_run. */
     void (*event)(void *ud, const struct lt_capacity_event *ev);
     int (*stop)(void *ud);
-    int (*run)(void *ud, struct lt_replay *rp, struct lt_err *err);
+    int (*run)(void *ud, struct lt_engine *e, const struct lt_engine_sink *sink,
+               struct lt_err *err);
     void *ud;
 };
 
