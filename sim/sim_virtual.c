@@ -622,8 +622,10 @@ static int loop(struct vrun *v, struct lt_err *err)
     v->now_ns = 0;
     LT_TRY(finish_done(v, err));
     for (;;) {
-        /* a stop is asked for every 256 rounds: a few µs of model work */
-        if (v->vr->stopped && (++v->polls & 255) == 0 &&
+        /* a stop is asked for at the first round (one asked before the
+         * run is seen before anything is sent) and every 256 after: a few
+         * µs of model work */
+        if (v->vr->stopped && (v->polls++ & 255) == 0 &&
             (v->st.stopped_by = v->vr->stopped(v->vr->stop_ud)) != NULL)
             break;
         int64_t next_step = next_step_of(v);
