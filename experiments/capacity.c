@@ -1,11 +1,22 @@
 /*
  * The capacity search (see capacity.h). plan/plan_search.h decides
- * which load to probe; this file runs each probe, live (lt_replay against
- * the target) or in virtual time (lt_sim_virtual_replay with the sim's
- * model), into a file of its own, reads its attainment with analyze, and
- * at the end writes one results file: every probe a run (renumbered, with
- * the search's fields: load, attainment and interval, verdict), the answer
- * in the header's meta. The probe files are then removed.
+ * which load to probe; this file runs each probe on an engine taken
+ * through plan/plan_engine.h, live (replay/, lt_replay_engine_of, against
+ * the target) or in virtual time (sim/, lt_sim_engine_for, the sim's
+ * model), into a writer it hands the engine. Each probe is judged from
+ * its results as they stream: the engine's sink hook feeds a fresh
+ * analysis (analyze's own rule, so the search and `analyze` of the file
+ * agree), and nothing is read back to judge it; the model's probes that
+ * choose the live window write no file at all.
+ *
+ * What is left of the files: each judged probe's writer is still a file
+ * of its own, OUT.probeN.lt.zst, and at the end the one results file is
+ * written from them (every probe a run, renumbered, with the search's
+ * fields: load, attainment and interval, verdict; the answer in the
+ * header's meta), and they are removed. The verdict and the answer are
+ * known only after the records they belong to, and the format has no
+ * value that carries them later yet (a run record is written when its
+ * run starts, the header first).
  *
  * A rate probe of the trace in trace time lasts (n - 1) / rate: the whole
  * trace at the capacity of a slow server can take hours. So a live probe

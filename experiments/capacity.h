@@ -4,9 +4,11 @@
  * to probe and judges each probe; this composes its two engines, the live
  * replay (replay/replay.h, against a URL or the sim started here) and the
  * sim's model in virtual time (sim/sim_virtual.h, set up by
- * experiments/vreplay.h), reads each probe's SLO attainment with analyze/
- * and writes the one results file: every probe a run, the answer in its
- * header's meta (docs/trace-format.md §2.4). It prints nothing: what
+ * experiments/vreplay.h), both taken through plan/plan_engine.h, judges
+ * each probe's SLO attainment from its results as they stream (analyze/'s
+ * own analysis, fed by the engine's sink hook) and writes the one results
+ * file: every probe a run, the answer in its header's meta
+ * (docs/trace-format.md §2.4). It prints nothing: what
  * happens as it goes is told to the caller's event hook, and the answer is
  * in struct lt_capacity_result.
  */
