@@ -37,7 +37,6 @@
 #include "experiments/capacity.h"
 
 #include "analyze/analyze.h"
-#include "base/lt_buf.h"
 #include "base/lt_dur.h"
 #include "base/lt_time.h"
 #include "experiments/vreplay.h"
@@ -47,6 +46,7 @@
 #include "sim/sim_profile.h"
 #include "sim/sim_virtual.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_results.h"
 #include "traces/trace_writer.h"
 
 #include <math.h>
@@ -221,8 +221,8 @@ static int judge_begin(struct probe_judge *pj, const struct lt_capacity_opts *s,
     ao.slo_tpot_us = (int64_t)((double)s->slo_tpot_us * slo_scale);
     ao.slo_e2e_us = (int64_t)((double)s->slo_e2e_us * slo_scale);
     memset(pj, 0, sizeof *pj);
-    *sink = (struct lt_engine_sink){
-        .w = w, .on_run = judge_run, .on_result = judge_result, .ud = pj};
+    *sink =
+        (struct lt_engine_sink){.w = w, .on_run = judge_run, .on_result = judge_result, .ud = pj};
     int rc = lt_analyze_init(&pj->a, &ao, err);
     if (rc == 0)
         lt_analyze_next_file(&pj->a); /* one file's worth, as analyze reads one */
@@ -550,24 +550,10 @@ static struct lt_writer *probe_writer(const struct search_ctx *c, const char *pa
 {
     const char *mk[] = {"trace"};
     const char *mv[] = {c->o->trace_path};
-    struct lt_buf meta;
-    lt_buf_init(&meta, 1 << 12);
-    lt_meta_pack(&meta, mk, mv, 1);
-    struct lt_header h = {
-        .kind = LT_KIND_RESULTS,
-        .source = "replay",
-        .block_tokens = c->jobs.block_tokens,
-        .meta = (const uint8_t *)meta.p,
-        .meta_len = meta.len,
-    };
     /* small frames at a fast level, as the live engine's own file: a
      * frame's compression stalls its loop */
     struct lt_writer_opts wo = {.level = 1, .frame_records = 512, .frame_ms = 200};
-    struct lt_writer *w = lt_writer_open(path, &h, &wo, err);
-    lt_buf_release(&meta);
-    if (!w && !err->code)
-        err->code = LT_EIO;
-    return w;
+    return lt_results_file(path, mk, mv, 1, c->jobs.block_tokens, &wo, err);
 }
 
 /* One search with one engine. Returns 0 or a negative code. */
@@ -706,21 +692,11 @@ static void fmt_load(char *buf, size_t n, double v)
 static int write_results(struct search_ctx *c, const struct lt_search *ans, const char *const *mk,
                          const char *const *mv, size_t nm, struct lt_err *err)
 {
-    struct lt_buf meta;
-    lt_buf_init(&meta, 1 << 16);
-    lt_meta_pack(&meta, mk, mv, nm);
-    struct lt_header h = {
-        .kind = LT_KIND_RESULTS,
-        .source = "replay",
-        .block_tokens = c->jobs.block_tokens,
-        .meta = (const uint8_t *)meta.p,
-        .meta_len = meta.len,
-    };
     int rc = 0;
-    struct lt_writer *w = lt_writer_open(c->o->out_path, &h, NULL, err);
-    lt_buf_release(&meta);
+    struct lt_writer *w =
+        lt_results_file(c->o->out_path, mk, mv, nm, c->jobs.block_tokens, NULL, err);
     if (!w)
-        return err->code ? err->code : LT_EIO;
+        return err->code;
     (void)ans;
     for (uint32_t k = 0; k < c->n_files && rc == 0; k++) {
         const struct probe_file *f = &c->files[k];

@@ -183,7 +183,7 @@ struct lt_replay_replica {
 struct lt_replay_opts {
     const char *trace_path;
     const char *out_path; /* NULL: the runs go to the live engine's writer (lt_replay_engine_of) */
-    const char *target;       /* base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is ignored) */
+    const char *target;   /* base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is ignored) */
     const char *target_label; /* written in run records; NULL = target */
     const char *model;        /* NULL: discovered from GET /v1/models */
     const char *api_key;      /* NULL = none; never written anywhere */

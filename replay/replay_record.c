@@ -20,22 +20,11 @@ int lt__replay_open_results(struct lt_replay *rp, struct lt_err *err)
         return 0;
     const char *mk[] = {"trace", "target"};
     const char *mv[] = {rp->o.trace_path, rp->label};
-    struct lt_buf meta;
-    lt_buf_init(&meta, 1 << 16);
-    lt_meta_pack(&meta, mk, mv, 2);
-    struct lt_header h = {
-        .kind = LT_KIND_RESULTS,
-        .source = "replay",
-        .block_tokens = rp->trace.block_tokens,
-        .meta = (const uint8_t *)meta.p,
-        .meta_len = meta.len,
-    };
     /* Small frames at a fast level: compressing a frame stalls the loop,
      * and a stall is schedule lag. A frame every 200 ms also bounds what a
      * crash can lose well within the format's second. */
     struct lt_writer_opts wo = {.level = 1, .frame_records = 512, .frame_ms = 200};
-    rp->w = lt_writer_open(rp->o.out_path, &h, &wo, err);
-    lt_buf_release(&meta);
+    rp->w = lt_results_file(rp->o.out_path, mk, mv, 2, rp->trace.block_tokens, &wo, err);
     return rp->w ? 0 : err ? err->code : LT_EIO;
 }
 

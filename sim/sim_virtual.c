@@ -86,7 +86,7 @@ struct vrun {
     struct lt_plan *plan;
     const struct lt_sim_vrun *vr;
     uint32_t run;
-    uint32_t rec_run; /* the run's id in the file: run, from the sink's base on */
+    uint32_t rec_run;         /* the run's id in the file: run, from the sink's base on */
     struct lt_sim_model **ms; /* nm instances (a fleet: vr->route) */
     uint32_t nm;
     struct lt_writer *w;
@@ -990,18 +990,7 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
     *tot = (struct lt_sim_vstats){0};
     const char *mk[] = {"trace", "target", "profile"};
     const char *mv[] = {o->trace_path, "sim:virtual", p->name};
-    struct lt_buf meta;
-    lt_buf_init(&meta, 1 << 16);
-    lt_meta_pack(&meta, mk, mv, 3);
-    struct lt_header h = {
-        .kind = LT_KIND_RESULTS,
-        .source = "replay",
-        .block_tokens = jobs->block_tokens,
-        .meta = (const uint8_t *)meta.p,
-        .meta_len = meta.len,
-    };
-    struct lt_writer *w = lt_writer_open(o->out_path, &h, NULL, err);
-    lt_buf_release(&meta);
+    struct lt_writer *w = lt_results_file(o->out_path, mk, mv, 3, jobs->block_tokens, NULL, err);
     if (!w)
         return err ? err->code : LT_EIO;
     tot->opened = true;

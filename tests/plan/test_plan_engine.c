@@ -27,18 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N 24  /* requests of the hand-built trace */
-#define RUNS 4 /* run ids 0..3 */
+#include "tests/tmp_path.h"
 
-static const char *tmp_path(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    const char *dir = getenv("LT_TMP");
-    char *p = buf[k++ % 4];
-    snprintf(p, 512, "%s/%s", dir ? dir : "/tmp", name);
-    return p;
-}
+#define N 24   /* requests of the hand-built trace */
+#define RUNS 4 /* run ids 0..3 */
 
 /* N requests 20 ms apart, 16 tokens in, 4 out. */
 static const char *make_trace(void)
