@@ -2,6 +2,7 @@
 
 #include "base/lt_dur.h"
 #include "plan/plan_jobs.h"
+#include "plan/plan_engine.h"
 #include "replay/replay.h"
 
 #include <errno.h>
@@ -248,6 +249,7 @@ bool cli_progress_wanted(void)
 }
 
 static struct lt_replay *g_replay;
+static struct lt_engine *g_engine;
 static volatile sig_atomic_t g_stop_sig; /* the signal that stopped the replay */
 
 static void on_stop_signal(int sig)
@@ -255,16 +257,25 @@ static void on_stop_signal(int sig)
     g_stop_sig = sig;
     if (g_replay)
         lt_replay_stop_signal(g_replay, sig);
+    if (g_engine)
+        lt_engine_stop(g_engine, sig);
+}
+
+/* Catch SIGINT and SIGTERM into on_stop_signal (old: what was there). */
+static void catch_stop(struct sigaction *old_int, struct sigaction *old_term)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, old_int);
+    sigaction(SIGTERM, &sa, old_term);
 }
 
 int cli_replay_run(struct lt_replay *rp, struct lt_err *err)
 {
     g_replay = rp;
-    struct sigaction sa = {0}, old_int, old_term;
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    struct sigaction old_int, old_term;
+    catch_stop(&old_int, &old_term);
     if (g_stop_sig) /* it came before the run could be told */
         lt_replay_stop(rp);
     int rc = lt_replay_run(rp, err);
@@ -272,6 +283,20 @@ int cli_replay_run(struct lt_replay *rp, struct lt_err *err)
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     g_replay = NULL;
+    return rc;
+}
+
+int cli_engine_run(struct lt_engine *e, const struct lt_engine_sink *sink, struct lt_err *err)
+{
+    g_engine = e;
+    struct sigaction old_int, old_term;
+    catch_stop(&old_int, &old_term);
+    if (g_stop_sig) /* it came before the run could be told */
+        lt_engine_stop(e, g_stop_sig);
+    int rc = lt_engine_run(e, sink, err);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    g_engine = NULL;
     return rc;
 }
 

@@ -87,6 +87,11 @@ struct lt_err;
  * its requests and records every one) instead of killing the process;
  * the handlers from before are back when it returns. */
 int cli_replay_run(struct lt_replay *rp, struct lt_err *err);
+/* The same for an engine's run into sink (plan/plan_engine.h): a signal
+ * stops e (lt_engine_stop). */
+struct lt_engine;
+struct lt_engine_sink;
+int cli_engine_run(struct lt_engine *e, const struct lt_engine_sink *sink, struct lt_err *err);
 /* Catch SIGINT and SIGTERM outside a run too (on), or no longer (off):
  * a capacity search between its probes notes the signal and stops at the
  * next step, saying what it knew. */

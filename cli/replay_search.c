@@ -147,10 +147,11 @@ static int stop_hook(void *ud)
     return cli_stop_signal();
 }
 
-static int run_hook(void *ud, struct lt_replay *rp, struct lt_err *err)
+static int run_hook(void *ud, struct lt_engine *e, const struct lt_engine_sink *sink,
+                    struct lt_err *err)
 {
     (void)ud;
-    return cli_replay_run(rp, err);
+    return cli_engine_run(e, sink, err);
 }
 
 /* One answer line: "capacity (rate, SLO ... for 0.9 of requests, live): ...". */

@@ -1,11 +1,22 @@
 /*
  * The capacity search (see capacity.h). plan/plan_search.h decides
- * which load to probe; this file runs each probe, live (lt_replay against
- * the target) or in virtual time (lt_sim_virtual_replay with the sim's
- * model), into a file of its own, reads its attainment with analyze, and
- * at the end writes one results file: every probe a run (renumbered, with
- * the search's fields: load, attainment and interval, verdict), the answer
- * in the header's meta. The probe files are then removed.
+ * which load to probe; this file runs each probe on an engine taken
+ * through plan/plan_engine.h, live (replay/, lt_replay_engine_of, against
+ * the target) or in virtual time (sim/, lt_sim_engine_for, the sim's
+ * model), into a writer it hands the engine. Each probe is judged from
+ * its results as they stream: the engine's sink hook feeds a fresh
+ * analysis (analyze's own rule, so the search and `analyze` of the file
+ * agree), and nothing is read back to judge it; the model's probes that
+ * choose the live window write no file at all.
+ *
+ * What is left of the files: each judged probe's writer is still a file
+ * of its own, OUT.probeN.lt.zst, and at the end the one results file is
+ * written from them (every probe a run, renumbered, with the search's
+ * fields: load, attainment and interval, verdict; the answer in the
+ * header's meta), and they are removed. The verdict and the answer are
+ * known only after the records they belong to, and the format has no
+ * value that carries them later yet (a run record is written when its
+ * run starts, the header first).
  *
  * A rate probe of the trace in trace time lasts (n - 1) / rate: the whole
  * trace at the capacity of a slow server can take hours. So a live probe
@@ -26,15 +37,16 @@
 #include "experiments/capacity.h"
 
 #include "analyze/analyze.h"
-#include "base/lt_buf.h"
 #include "base/lt_dur.h"
 #include "base/lt_time.h"
 #include "experiments/vreplay.h"
+#include "plan/plan_engine.h"
 #include "plan/plan_jobs.h"
 #include "plan/plan_search.h"
 #include "sim/sim_profile.h"
 #include "sim/sim_virtual.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_results.h"
 #include "traces/trace_writer.h"
 
 #include <math.h>
@@ -73,7 +85,7 @@ struct probe_file {
 struct search_ctx;
 struct probe_watch {
     const struct search_ctx *c; /* the event hook's */
-    struct lt_replay *rp;
+    struct lt_engine *e;        /* the live probe's engine, while it runs */
     struct lt_search_watch w;
     bool watch; /* judge saturation (a rate probe) */
     bool cut;   /* stopped by the watch, not by the user */
@@ -174,6 +186,54 @@ static double since_s(lt_mono t0)
     return (double)lt_mono_diff_us(lt_mono_now(), t0) / 1e6;
 }
 
+/* A probe judged as its results stream: a fresh analysis (analyze's own,
+ * fed by the engine's hooks what the writer is given), so that the
+ * search and `loadtrace analyze` of the file count the same requests as
+ * meeting the SLO. */
+struct probe_judge {
+    struct lt_analyze a;
+    int rc; /* the first failure of a hook, with err */
+    struct lt_err err;
+};
+
+static void judge_run(void *ud, const struct lt_run *run)
+{
+    struct probe_judge *pj = ud;
+    if (pj->rc == 0)
+        pj->rc = lt_analyze_add_run(&pj->a, run, &pj->err);
+}
+
+static void judge_result(void *ud, const struct lt_result *res)
+{
+    struct probe_judge *pj = ud;
+    if (pj->rc == 0)
+        pj->rc = lt_analyze_add_result(&pj->a, res, &pj->err);
+}
+
+/* Begin judging a probe against the SLO times slo_scale; *sink then feeds
+ * it and writes to w. Release pj with judge_release whatever happens. */
+static int judge_begin(struct probe_judge *pj, const struct lt_capacity_opts *s, double slo_scale,
+                       struct lt_writer *w, struct lt_engine_sink *sink, struct lt_err *err)
+{
+    struct lt_analyze_opts ao;
+    lt_analyze_opts_init(&ao);
+    ao.slo_ttft_us = (int64_t)((double)s->slo_ttft_us * slo_scale);
+    ao.slo_tpot_us = (int64_t)((double)s->slo_tpot_us * slo_scale);
+    ao.slo_e2e_us = (int64_t)((double)s->slo_e2e_us * slo_scale);
+    memset(pj, 0, sizeof *pj);
+    *sink =
+        (struct lt_engine_sink){.w = w, .on_run = judge_run, .on_result = judge_result, .ud = pj};
+    int rc = lt_analyze_init(&pj->a, &ao, err);
+    if (rc == 0)
+        lt_analyze_next_file(&pj->a); /* one file's worth, as analyze reads one */
+    return rc;
+}
+
+static void judge_release(struct probe_judge *pj)
+{
+    lt_analyze_release(&pj->a);
+}
+
 struct probe_out {
     uint64_t n, good, faults;
     uint64_t warmup; /* warm-up results, excluded */
@@ -181,51 +241,48 @@ struct probe_out {
     bool growing; /* requests in flight grew without bound over the run */
 };
 
-/* cut: the probe was stopped for over-saturation, and the requests it
- * aborted (in flight, or never sent) are the load's doing, not faults. */
-static int measure(const char *path, const struct lt_capacity_opts *s, double slo_scale, bool cut,
-                   struct probe_out *po, uint64_t *measured, struct lt_err *err)
+/* The verdict's figures of a probe judged as it streamed. cut: the probe
+ * was stopped for over-saturation, and the requests it aborted (in
+ * flight, or never sent) are the load's doing, not faults. */
+static int measure(struct probe_judge *pj, bool cut, struct probe_out *po, uint64_t *measured,
+                   struct lt_err *err)
 {
-    struct lt_analyze_opts ao;
-    lt_analyze_opts_init(&ao);
-    ao.slo_ttft_us = (int64_t)((double)s->slo_ttft_us * slo_scale);
-    ao.slo_tpot_us = (int64_t)((double)s->slo_tpot_us * slo_scale);
-    ao.slo_e2e_us = (int64_t)((double)s->slo_e2e_us * slo_scale);
-    struct lt_analyze a = {0};
     memset(po, 0, sizeof *po);
-    int rc = lt_analyze_file(path, &ao, &a, err);
-    if (rc == 0 && a.n_runs < 1)
-        rc = lt_errset(err, LT_EFORMAT, "%s: the probe recorded no run", path);
-    if (rc == 0) {
-        const struct lt_analyze_run *r = a.runs[0];
-        /* Cancelled requests and faults are out of the count (analyze.h,
-         * the rule the report of the file follows too). */
-        struct lt_analyze_judged j;
-        lt_analyze_probe_judged(r, cut, &j);
-        po->faults = j.faults;
-        po->n = j.judged;
-        *measured = r->measured;
-        po->warmup = r->warmup;
-        po->good = r->good_sched;
-        po->goodput = r->goodput_sched;
-        /* Over-saturation (plan_search.h's one rule) over the run's
-         * requests in flight. Judged after the probe, and, for a live
-         * rate probe, as it runs (struct probe_watch), which also reads
-         * the server's queue. */
-        uint32_t nb = r->ts.n;
-        double *inflight = nb >= 8 ? malloc(nb * sizeof *inflight) : NULL;
-        if (nb >= 8 && !inflight)
-            rc = lt_errset(err, LT_ENOMEM, "out of memory");
-        for (uint32_t k = 0; inflight && k < nb; k++) {
-            struct lt_analyze_ts_point pt;
-            lt_analyze_ts_point(r, k, &pt);
-            inflight[k] = pt.in_flight;
-        }
-        po->growing = inflight && lt_search_grew(inflight, nb, 4);
-        free(inflight);
+    int rc = pj->rc;
+    if (rc < 0)
+        *err = pj->err;
+    if (rc == 0)
+        rc = lt_analyze_finish(&pj->a, err);
+    if (rc == 0 && pj->a.n_runs < 1)
+        rc = lt_errset(err, LT_EFORMAT, "the probe recorded no run");
+    if (rc < 0)
+        return rc;
+    const struct lt_analyze_run *r = pj->a.runs[0];
+    /* Cancelled requests and faults are out of the count (analyze.h, the
+     * rule the report of the file follows too). */
+    struct lt_analyze_judged j;
+    lt_analyze_probe_judged(r, cut, &j);
+    po->faults = j.faults;
+    po->n = j.judged;
+    *measured = r->measured;
+    po->warmup = r->warmup;
+    po->good = r->good_sched;
+    po->goodput = r->goodput_sched;
+    /* Over-saturation (plan_search.h's one rule) over the run's requests
+     * in flight. Judged after the probe, and, for a live rate probe, as
+     * it runs (struct probe_watch), which also reads the server's queue. */
+    uint32_t nb = r->ts.n;
+    double *inflight = nb >= 8 ? malloc(nb * sizeof *inflight) : NULL;
+    if (nb >= 8 && !inflight)
+        return lt_errset(err, LT_ENOMEM, "out of memory");
+    for (uint32_t k = 0; inflight && k < nb; k++) {
+        struct lt_analyze_ts_point pt;
+        lt_analyze_ts_point(r, k, &pt);
+        inflight[k] = pt.in_flight;
     }
-    lt_analyze_release(&a);
-    return rc;
+    po->growing = inflight && lt_search_grew(inflight, nb, 4);
+    free(inflight);
+    return 0;
 }
 
 /* The options of a probe at load (in the engine's units). */
@@ -268,10 +325,10 @@ static void probe_opts(const struct search_ctx *c, const struct probe_window *wi
 }
 
 static int run_virtual(struct search_ctx *c, const struct probe_window *win, double load,
-                       const char *path, struct lt_err *err)
+                       const struct lt_engine_sink *sink, struct lt_err *err)
 {
     struct lt_replay_opts o;
-    probe_opts(c, win, c->s->concurrency ? load : load / c->vscale, path, &o);
+    probe_opts(c, win, c->s->concurrency ? load : load / c->vscale, NULL, &o);
     struct lt_sim_vreplay vo;
     lt_vreplay_opts_init(&vo, &o, 250000);
     /* a signal stops a long virtual probe too; the search drops it */
@@ -287,17 +344,20 @@ static int run_virtual(struct search_ctx *c, const struct probe_window *win, dou
     if (vo.metrics_interval_us > 0 &&
         span_s / VIRTUAL_SCRAPES * 1e6 > (double)vo.metrics_interval_us)
         vo.metrics_interval_us = (int64_t)(span_s / VIRTUAL_SCRAPES * 1e6);
-    struct lt_sim_vstats tot = {0};
-    int rc = lt_sim_virtual_replay(&c->prof, &c->jobs, &vo, &tot, err);
-    if (rc == 0 && tot.stopped_by)
+    struct lt_engine *e = lt_sim_engine_for(&c->prof, &c->jobs, &vo, err);
+    if (!e)
+        return err->code;
+    int rc = lt_engine_run(e, sink, err);
+    if (rc == 0 && lt_engine_stopped(e))
         c->stopped = true;
+    lt_engine_free(e);
     return rc;
 }
 
 static void on_probe_progress(void *ud, const struct lt_replay_progress *p)
 {
     struct probe_watch *pw = ud;
-    if (pw->cut || !pw->rp)
+    if (pw->cut || !pw->e)
         return;
     emit(pw->c, &(struct lt_capacity_event){.kind = LT_CAPACITY_PROGRESS,
                                             .probe = pw->probe,
@@ -306,7 +366,7 @@ static void on_probe_progress(void *ud, const struct lt_replay_progress *p)
     if (pw->watch &&
         lt_search_watch_add(&pw->w, p->elapsed_s, (double)p->inflight, p->lag_s, p->waiting)) {
         pw->cut = true;
-        lt_replay_stop(pw->rp);
+        lt_engine_stop(pw->e, 0);
     }
 }
 
@@ -333,13 +393,13 @@ static double planned_s(const struct search_ctx *c, bool virt, double load)
     return t;
 }
 
-static int run_live(struct search_ctx *c, double load, const char *path, bool *limited,
-                    struct lt_err *err)
+static int run_live(struct search_ctx *c, double load, const struct lt_engine_sink *sink,
+                    bool *limited, struct lt_err *err)
 {
     struct lt_replay_opts o;
-    probe_opts(c, &c->win, load, path, &o);
+    probe_opts(c, &c->win, load, NULL, &o);
     struct probe_watch *pw = &c->pw;
-    pw->rp = NULL;
+    pw->e = NULL;
     pw->c = c;
     pw->cut = false;
     pw->probe = c->live_probes + 1;
@@ -377,18 +437,23 @@ static int run_live(struct search_ctx *c, double load, const char *path, bool *l
             o.tt.duration_us = left;
     }
     struct lt_replay *rp = lt_replay_new(&o, err);
-    pw->rp = rp;
     int rc = rp ? lt_replay_prepare(rp, err) : err->code;
     if (rc == 0 && !c->known && !(c->known = lt_replay_known_new(rp)))
         rc = lt_errset(err, LT_ENOMEM, "out of memory");
+    struct lt_engine *e = NULL;
+    if (rc == 0 && !(e = lt_replay_engine_of(rp)))
+        rc = lt_errset(err, LT_ENOMEM, "out of memory");
+    if (rc < 0)
+        lt_replay_free(rp);
+    pw->e = e;
     if (rc == 0)
-        rc = c->s->run ? c->s->run(c->s->ud, rp, err) : lt_replay_run(rp, err);
+        rc = c->s->run ? c->s->run(c->s->ud, e, sink, err) : lt_engine_run(e, sink, err);
     emit(c, &(struct lt_capacity_event){
                 .kind = LT_CAPACITY_PROBE_RAN, .probe = pw->probe, .load = load});
-    if ((rp && lt_replay_stopped(rp) && !pw->cut) || stop_signal(c))
+    if ((e && lt_engine_stopped(e) && !pw->cut) || stop_signal(c))
         c->stopped = true;
-    pw->rp = NULL;
-    lt_replay_free(rp);
+    pw->e = NULL;
+    lt_engine_free(e);
     return rc < 0 ? rc : 0;
 }
 
@@ -479,6 +544,18 @@ static void add_verdict(struct search_ctx *c, struct lt_search *ls, bool virt, d
                                                            : 0});
 }
 
+/* A results writer at path for a probe's records. NULL with err filled. */
+static struct lt_writer *probe_writer(const struct search_ctx *c, const char *path,
+                                      struct lt_err *err)
+{
+    const char *mk[] = {"trace"};
+    const char *mv[] = {c->o->trace_path};
+    /* small frames at a fast level, as the live engine's own file: a
+     * frame's compression stalls its loop */
+    struct lt_writer_opts wo = {.level = 1, .frame_records = 512, .frame_ms = 200};
+    return lt_results_file(path, mk, mv, 1, c->jobs.block_tokens, &wo, err);
+}
+
 /* One search with one engine. Returns 0 or a negative code. */
 static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct lt_err *err)
 {
@@ -514,8 +591,15 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
                                                 .planned_s = planned_s(c, false, load)});
         double cpu0 = cpu_seconds();
         bool limited = false;
-        int rc = virt ? run_virtual(c, c->vwin, load, f->path, err)
-                      : run_live(c, load, f->path, &limited, err);
+        struct probe_judge pj;
+        struct lt_engine_sink sink;
+        struct lt_writer *w = probe_writer(c, f->path, err);
+        int rc = w ? judge_begin(&pj, s, virt ? c->vscale : 1, w, &sink, err) : err->code;
+        if (rc == 0)
+            rc = virt ? run_virtual(c, c->vwin, load, &sink, err)
+                      : run_live(c, load, &sink, &limited, err);
+        if (w && lt_writer_close(w, rc < 0 ? &(struct lt_err){0} : err) < 0 && rc == 0)
+            rc = err->code;
         c->n_files++;
         if (virt) {
             c->virtual_cpu_s += cpu_seconds() - cpu0;
@@ -526,9 +610,12 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
             c->live_over_s += fmax(0, f->wall_s - planned_s(c, false, load));
             c->live_probes++;
         }
-        if (rc < 0)
+        if (rc < 0) {
+            judge_release(&pj);
             return rc;
+        }
         if (c->stopped) {
+            judge_release(&pj);
             lt_search_give_up(ls, LT_SEARCH_STOPPED);
             c->n_files--; /* a probe cut short says nothing */
             c->cut_load = load;
@@ -545,10 +632,11 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
                 c->cut_saved_s += c->pw.w.span_s - c->pw.w.t_last;
         }
         struct probe_out po;
-        double slo_scale = virt ? c->vscale : 1;
         uint64_t measured = 0;
-        if (measure(f->path, s, slo_scale, cut, &po, &measured, err) < 0)
-            return err->code;
+        rc = measure(&pj, cut, &po, &measured, err);
+        judge_release(&pj);
+        if (rc < 0)
+            return rc;
         /* Too few to judge: no verdict. Over-saturation stopped early is
          * a verdict of its own; --max-time cutting the probe ends the
          * search; anything else is the options' or the trace's doing. */
@@ -604,21 +692,11 @@ static void fmt_load(char *buf, size_t n, double v)
 static int write_results(struct search_ctx *c, const struct lt_search *ans, const char *const *mk,
                          const char *const *mv, size_t nm, struct lt_err *err)
 {
-    struct lt_buf meta;
-    lt_buf_init(&meta, 1 << 16);
-    lt_meta_pack(&meta, mk, mv, nm);
-    struct lt_header h = {
-        .kind = LT_KIND_RESULTS,
-        .source = "replay",
-        .block_tokens = c->jobs.block_tokens,
-        .meta = (const uint8_t *)meta.p,
-        .meta_len = meta.len,
-    };
     int rc = 0;
-    struct lt_writer *w = lt_writer_open(c->o->out_path, &h, NULL, err);
-    lt_buf_release(&meta);
+    struct lt_writer *w =
+        lt_results_file(c->o->out_path, mk, mv, nm, c->jobs.block_tokens, NULL, err);
     if (!w)
-        return err->code ? err->code : LT_EIO;
+        return err->code;
     (void)ans;
     for (uint32_t k = 0; k < c->n_files && rc == 0; k++) {
         const struct probe_file *f = &c->files[k];
@@ -756,14 +834,22 @@ static void window_from(const struct search_ctx *c, uint64_t first, uint64_t n, 
 static int window_attain(struct search_ctx *c, const struct probe_window *w, double load,
                          double *attain, struct lt_err *err)
 {
-    char path[1100];
-    snprintf(path, sizeof path, "%s.window.lt.zst", c->o->out_path);
-    int rc = run_virtual(c, w, load, path, err);
-    struct probe_out po;
+    /* Judged as it streams; its records go nowhere (no file to remove). */
+    struct lt_writer *out = probe_writer(c, "/dev/null", err);
+    if (!out)
+        return err->code;
+    struct probe_judge pj;
+    struct lt_engine_sink sink;
+    int rc = judge_begin(&pj, c->s, c->vscale, out, &sink, err);
+    if (rc == 0)
+        rc = run_virtual(c, w, load, &sink, err);
+    if (lt_writer_close(out, rc < 0 ? &(struct lt_err){0} : err) < 0 && rc == 0)
+        rc = err->code;
+    struct probe_out po = {0};
     uint64_t measured = 0;
     if (rc == 0)
-        rc = measure(path, c->s, c->vscale, false, &po, &measured, err);
-    unlink(path);
+        rc = measure(&pj, false, &po, &measured, err);
+    judge_release(&pj);
     *attain = rc == 0 && po.n ? (double)po.good / (double)po.n : 0;
     return rc;
 }

@@ -4,15 +4,18 @@
  * to probe and judges each probe; this composes its two engines, the live
  * replay (replay/replay.h, against a URL or the sim started here) and the
  * sim's model in virtual time (sim/sim_virtual.h, set up by
- * experiments/vreplay.h), reads each probe's SLO attainment with analyze/
- * and writes the one results file: every probe a run, the answer in its
- * header's meta (docs/trace-format.md §2.4). It prints nothing: what
+ * experiments/vreplay.h), both taken through plan/plan_engine.h, judges
+ * each probe's SLO attainment from its results as they stream (analyze/'s
+ * own analysis, fed by the engine's sink hook) and writes the one results
+ * file: every probe a run, the answer in its header's meta
+ * (docs/trace-format.md §2.4). It prints nothing: what
  * happens as it goes is told to the caller's event hook, and the answer is
  * in struct lt_capacity_result.
  */
 #ifndef LT_EXPERIMENTS_CAPACITY_H
 #define LT_EXPERIMENTS_CAPACITY_H
 
+#include "plan/plan_engine.h"
 #include "plan/plan_search.h"
 #include "replay/replay.h"
 #include "replay/replay_live.h"
@@ -74,11 +77,12 @@ struct lt_capacity_opts {
     /* The caller's hooks, each may be NULL. event: what happens, as it
      * happens. stop: polled between probes and by virtual probes: the
      * signal that asks the search to stop, 0 to go on. run: how a live
-     * probe's engine is run (a caller that catches signals stops rp with
-     * them); NULL: lt_replay_run. */
+     * probe's engine is run into sink (a caller that catches signals
+     * stops e with them, lt_engine_stop); NULL: lt_engine_run. */
     void (*event)(void *ud, const struct lt_capacity_event *ev);
     int (*stop)(void *ud);
-    int (*run)(void *ud, struct lt_replay *rp, struct lt_err *err);
+    int (*run)(void *ud, struct lt_engine *e, const struct lt_engine_sink *sink,
+               struct lt_err *err);
     void *ud;
 };
 

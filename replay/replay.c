@@ -933,12 +933,10 @@ out:
     return rc;
 }
 
-int lt_replay_run(struct lt_replay *rp, struct lt_err *err)
+int lt__replay_run_all(struct lt_replay *rp, struct lt_err *err)
 {
     int rc = 0;
     const struct lt_replay_opts *o = &rp->o;
-    if (!rp->w)
-        return lt_errset(err, LT_EINVAL, "lt_replay_prepare was not run");
     rp->n_runs = lt_plan_runs(&rp->plan.o, o->n_levels);
     for (uint32_t i = 0; i < rp->n_runs && !rp->stop; i++) {
         rp->run_id = i;
@@ -948,6 +946,14 @@ int lt_replay_run(struct lt_replay *rp, struct lt_err *err)
         if (rc < 0)
             break;
     }
+    return rc;
+}
+
+int lt_replay_run(struct lt_replay *rp, struct lt_err *err)
+{
+    if (!rp->w)
+        return lt_errset(err, LT_EINVAL, "lt_replay_prepare was not run");
+    int rc = lt__replay_run_all(rp, err);
     /* A stop between runs still leaves a properly closed file. What reached
      * it is known once the last frame is out (or failed). */
     struct lt_err e2 = {0};

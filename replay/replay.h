@@ -182,8 +182,8 @@ struct lt_replay_replica {
 
 struct lt_replay_opts {
     const char *trace_path;
-    const char *out_path;
-    const char *target;       /* base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is ignored) */
+    const char *out_path; /* NULL: the runs go to the live engine's writer (lt_replay_engine_of) */
+    const char *target;   /* base URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is ignored) */
     const char *target_label; /* written in run records; NULL = target */
     const char *model;        /* NULL: discovered from GET /v1/models */
     const char *api_key;      /* NULL = none; never written anywhere */
@@ -349,6 +349,17 @@ void lt_replay_known_free(struct lt_replay_known *k);
 
 /* Free; NULL is a no-op. */
 void lt_replay_free(struct lt_replay *r);
+
+/* The live engine (plan/plan_engine.h) of r: a replay made without
+ * out_path and prepared (lt_replay_prepare then opens no file), whose
+ * runs lt_engine_run appends to the writer it is handed. The engine owns
+ * r (lt_engine_free frees it; so does a failure here). NULL when out of
+ * memory. */
+struct lt_engine;
+struct lt_engine *lt_replay_engine_of(struct lt_replay *r);
+/* The replay a live engine runs (its stats, what it learned of the
+ * target); NULL for an engine of another kind. */
+struct lt_replay *lt_replay_engine_replay(struct lt_engine *e);
 
 /* The lean HTTP client's response parser (replay_h1.c) over data, read
  * in pieces whose size data's first byte picks; no I/O. For the fuzz

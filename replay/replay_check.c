@@ -111,7 +111,7 @@ void lt__replay_check_result(struct lt_replay *rp, size_t seq, const struct lt_r
 int lt__replay_check_end(struct lt_replay *rp, struct lt_err *err)
 {
     struct lt_replay_chk *c = &rp->chk;
-    struct lt_check k = {.run = rp->run_id};
+    struct lt_check k = {.run = lt__replay_rec_run(rp)};
     k.cpu_s = thread_cpu_s() - c->cpu0;
     k.wall_s = (double)lt_mono_diff_ns(lt_mono_now(), c->t0) / 1e9;
     k.requests = c->done;

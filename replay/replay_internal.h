@@ -23,6 +23,7 @@
 #include "base/lt_heap.h"
 #include "base/lt_time.h"
 #include "base/lt_u64map.h"
+#include "plan/plan_engine.h"
 #include "traces/trace_writer.h"
 
 #include <curl/curl.h>
@@ -136,6 +137,11 @@ struct lt_replay {
     volatile sig_atomic_t stop_sig; /* the signal that stopped it; 0: the caller */
     int64_t stop_at_us;             /* when the loop saw the stop, since the run's origin; -1 */
     struct lt_writer *w;
+    /* Run through the engine interface (replay_engine.c): w is the
+     * caller's, its run ids start at run_base, and sink is told each run
+     * record and result; NULL: lt_replay_run's own file, ids from 0. */
+    const struct lt_engine_sink *sink;
+    uint32_t run_base;
 
     /* the run in progress */
     struct lt_plan plan;
@@ -279,7 +285,18 @@ int lt__replay_check_end(struct lt_replay *rp, struct lt_err *err);
 void lt__replay_check_images(struct lt_replay *rp, const struct lt_replay_req *q);
 void lt__replay_check_release(struct lt_replay *rp);
 
-/* replay_record.c: open the results file (its header). */
+/* The id run_id has in the results file: from run_base on. */
+static inline uint32_t lt__replay_rec_run(const struct lt_replay *rp)
+{
+    return rp->run_base + rp->run_id;
+}
+
+/* replay.c: every run of the plan into rp->w (lt_replay_run, and the
+ * engine interface's run); the file is neither flushed nor closed. */
+int lt__replay_run_all(struct lt_replay *rp, struct lt_err *err);
+
+/* replay_record.c: open the results file (its header); nothing when the
+ * engine interface hands a writer in (no out_path). */
 int lt__replay_open_results(struct lt_replay *rp, struct lt_err *err);
 /* The run record of the run starting now (extra: the
  * run_origin callback's keys), and seq's result (q NULL: never sent). */

@@ -16,26 +16,15 @@
 
 int lt__replay_open_results(struct lt_replay *rp, struct lt_err *err)
 {
-    if (rp->w)
+    if (rp->w || !rp->o.out_path)
         return 0;
     const char *mk[] = {"trace", "target"};
     const char *mv[] = {rp->o.trace_path, rp->label};
-    struct lt_buf meta;
-    lt_buf_init(&meta, 1 << 16);
-    lt_meta_pack(&meta, mk, mv, 2);
-    struct lt_header h = {
-        .kind = LT_KIND_RESULTS,
-        .source = "replay",
-        .block_tokens = rp->trace.block_tokens,
-        .meta = (const uint8_t *)meta.p,
-        .meta_len = meta.len,
-    };
     /* Small frames at a fast level: compressing a frame stalls the loop,
      * and a stall is schedule lag. A frame every 200 ms also bounds what a
      * crash can lose well within the format's second. */
     struct lt_writer_opts wo = {.level = 1, .frame_records = 512, .frame_ms = 200};
-    rp->w = lt_writer_open(rp->o.out_path, &h, &wo, err);
-    lt_buf_release(&meta);
+    rp->w = lt_results_file(rp->o.out_path, mk, mv, 2, rp->trace.block_tokens, &wo, err);
     return rp->w ? 0 : err ? err->code : LT_EIO;
 }
 
@@ -50,7 +39,7 @@ int lt__replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_er
     for (size_t i = 0; i < nr; i++)
         labels[i] = rp->replicas[i].label;
     struct lt_run_desc d = {
-        .run = {.id = rp->run_id,
+        .run = {.id = lt__replay_rec_run(rp),
                 .mode = pd.mode,
                 .concurrency = pd.concurrency,
                 .rate = pd.rate,
@@ -76,7 +65,10 @@ int lt__replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_er
         .route = nr ? lt_route_name(rp->router.o.policy) : NULL,
         .failover = o->failover,
     };
-    return lt_results_put_run(rp->w, &d, err);
+    int rc = lt_results_put_run(rp->w, &d, err);
+    if (rc == 0 && rp->sink && rp->sink->on_run)
+        rp->sink->on_run(rp->sink->ud, &d.run);
+    return rc;
 }
 
 /* seq's keys beyond struct lt_result that only the engine knows: its
@@ -124,7 +116,7 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
 {
     const struct lt_plan_job *job = &rp->trace.v[lt_plan_job_of(&rp->plan, seq)];
     struct lt_result r = {0};
-    r.run = rp->run_id;
+    r.run = lt__replay_rec_run(rp);
     r.index = job->index;
     r.sched = rp->plan.offs[seq];
     /* A request closed where its trace's client left is no error. */
@@ -240,6 +232,8 @@ int lt__replay_put_result(struct lt_replay *rp, size_t seq, const struct lt_repl
     int rc = lt_writer_put_result(rp->w, &r, e);
     if (rc == 0 && rp->o.live) /* what was recorded, as the file has it */
         lt_replay_live_result(rp->o.live, &r);
+    if (rc == 0 && rp->sink && rp->sink->on_result)
+        rp->sink->on_result(rp->sink->ud, &r);
     return rc;
 }
 

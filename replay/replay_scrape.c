@@ -506,7 +506,7 @@ static int record(struct lt_replay *rp, struct lt_replay_scrape_ep *ep, CURLcode
 {
     lt_mono now = lt_mono_now();
     struct lt_scrape sc = {
-        .run = rp->run_id,
+        .run = lt__replay_rec_run(rp),
         .t = lt__replay_since_origin_us(rp, ep->sent),
         .dur = lt_mono_diff_us(now, ep->sent),
     };

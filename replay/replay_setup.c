@@ -33,8 +33,8 @@ void lt_replay_plan_opts(const struct lt_replay_opts *o, struct lt_plan_opts *po
 
 static int check_opts(const struct lt_replay_opts *o, struct lt_err *err)
 {
-    if (!o->trace_path || !o->out_path || !o->target)
-        return lt_errset(err, LT_EINVAL, "a trace, an output file and a target are needed");
+    if (!o->trace_path || !o->target)
+        return lt_errset(err, LT_EINVAL, "a trace and a target are needed");
     if (o->mode == LT_REPLAY_MODE_CONCURRENCY && !o->n_levels)
         return lt_errset(err, LT_EINVAL, "closed loop needs at least one concurrency level");
     for (size_t i = 0; i < o->n_levels; i++)

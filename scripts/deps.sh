@@ -6,7 +6,7 @@ set -eu
 
 PKGS="build-essential cmake pkg-config libzstd-dev libmsgpack-dev libcurl4-openssl-dev \
 libmicrohttpd-dev libjansson-dev libyaml-dev libcmocka-dev gnuplot-nox zstd curl gawk jq python3 python3-jsonschema \
-libopenmpi-dev openmpi-bin libncurses-dev tmux libpng-dev libjpeg62-turbo-dev"
+libopenmpi-dev openmpi-bin libncurses-dev tmux strace libpng-dev libjpeg62-turbo-dev"
 if [ "${1:-}" = "--ci" ]; then
     # What the sanitizer and fuzz runs of .ci/run need on top, and the
     # browser the HTML reports are opened in (tests/analyze/browser.sh,

@@ -40,6 +40,7 @@
 #include "traces/trace_results.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,7 @@ struct vrun {
     struct lt_plan *plan;
     const struct lt_sim_vrun *vr;
     uint32_t run;
+    uint32_t rec_run;         /* the run's id in the file: run, from the sink's base on */
     struct lt_sim_model **ms; /* nm instances (a fleet: vr->route) */
     uint32_t nm;
     struct lt_writer *w;
@@ -440,7 +442,11 @@ static int put(struct vrun *v, size_t seq, const struct vq *q, struct lt_result 
     }
     if (lt_results_keys(&k, &v->keys, &res->extra) < 0)
         return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
-    return lt_writer_put_result(v->w, res, err);
+    int rc = lt_writer_put_result(v->w, res, err);
+    const struct lt_engine_sink *sk = v->vr->sink;
+    if (rc == 0 && sk && sk->on_result)
+        sk->on_result(sk->ud, res);
+    return rc;
 }
 
 /* A cancelled request: what its client had until it left, as the live
@@ -473,7 +479,7 @@ static int put_result(struct vrun *v, const struct vq *q, struct lt_err *err)
 {
     size_t i = q->seq;
     struct lt_result res = {0};
-    res.run = v->run;
+    res.run = v->rec_run;
     res.index = job_of(v, i)->index;
     res.sched = v->plan->offs[i];
     res.sent = q->sent_us;
@@ -578,7 +584,7 @@ static int put_sample1(struct vrun *v, uint32_t mi, struct lt_err *err)
     if (v->nm > 1)
         snprintf(ep, sizeof ep, "sim:virtual:%u/metrics", (unsigned)mi);
     struct lt_scrape sc = {
-        .run = v->run,
+        .run = v->rec_run,
         .t = v->now_ns / 1000,
         .ep = ep,
         .server = "sim",
@@ -616,8 +622,10 @@ static int loop(struct vrun *v, struct lt_err *err)
     v->now_ns = 0;
     LT_TRY(finish_done(v, err));
     for (;;) {
-        /* a stop is asked for every 256 rounds: a few µs of model work */
-        if (v->vr->stopped && (++v->polls & 255) == 0 &&
+        /* a stop is asked for at the first round (one asked before the
+         * run is seen before anything is sent) and every 256 after: a few
+         * µs of model work */
+        if (v->vr->stopped && (v->polls++ & 255) == 0 &&
             (v->st.stopped_by = v->vr->stopped(v->vr->stop_ud)) != NULL)
             break;
         int64_t next_step = next_step_of(v);
@@ -685,7 +693,7 @@ static int stop_all(struct vrun *v, struct lt_err *err)
         if (q->written || !q->mq)
             continue;
         struct lt_result res = {0};
-        res.run = v->run;
+        res.run = v->rec_run;
         res.index = job_of(v, q->seq)->index;
         res.sched = v->plan->offs[q->seq];
         res.sent = res.first_byte = q->sent_us;
@@ -714,7 +722,7 @@ static int stop_all(struct vrun *v, struct lt_err *err)
         if (was_sent) /* recorded above as aborted */
             continue;
         struct lt_result res = {0};
-        res.run = v->run;
+        res.run = v->rec_run;
         res.index = job_of(v, k)->index;
         res.sched = v->plan->offs[k];
         res.err = "unsent";
@@ -733,7 +741,7 @@ static int stop_all(struct vrun *v, struct lt_err *err)
                       ? (double)(sent - 1) / span
                       : 0;
     struct lt_check k = {
-        .run = v->run,
+        .run = v->rec_run,
         .requests = v->st.requests,
         .sent = sent,
         .out_tokens = v->st.out_tokens + v->out_sent,
@@ -759,6 +767,7 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
                      .plan = plan,
                      .vr = vr,
                      .run = run,
+                     .rec_run = run + (vr->sink ? vr->sink->run_base : 0),
                      .w = w,
                      .first_sent_us = -1,
                      .last_sent_us = -1};
@@ -794,7 +803,7 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
     struct lt_plan_desc d;
     lt_plan_describe(plan, &d);
     struct lt_run_desc rd = {
-        .run = {.id = run,
+        .run = {.id = v.rec_run,
                 .mode = d.mode,
                 .concurrency = d.concurrency,
                 .rate = d.rate,
@@ -807,6 +816,8 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
         .route = v.nm > 1 ? vr->route->name : NULL,
     };
     rc = lt_results_put_run(w, &rd, err);
+    if (rc == 0 && vr->sink && vr->sink->on_run)
+        vr->sink->on_run(vr->sink->ud, &rd.run);
     free(labs);
     free(labp);
     if (rc < 0)
@@ -847,82 +858,149 @@ out:
     return rc;
 }
 
+/* ---- the virtual engine (plan/plan_engine.h) ---- */
+
+struct virt_engine {
+    struct lt_engine e; /* first: the interface's view */
+    struct lt_sim_profile prof;
+    const struct lt_plan_jobs *jobs;
+    struct lt_sim_vreplay o;
+    volatile sig_atomic_t stop; /* lt_engine_stop: the signal, or -1 (the caller) */
+    struct lt_sim_vstats tot;
+};
+
+static struct virt_engine *ve_of(const struct lt_engine *e)
+{
+    return (struct virt_engine *)(uintptr_t)e;
+}
+
+/* The run's stop hook: the engine's own stop, then the caller's. */
+static const char *ve_polled(void *ud)
+{
+    const struct virt_engine *ve = ud;
+    int sig = ve->stop;
+    if (sig)
+        return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "caller";
+    return ve->o.stopped ? ve->o.stopped(ve->o.stop_ud) : NULL;
+}
+
+static void add_stats(struct lt_sim_vstats *tot, const struct lt_sim_vstats *st)
+{
+    tot->requests += st->requests;
+    tot->ok += st->ok;
+    tot->cancelled += st->cancelled;
+    tot->out_tokens += st->out_tokens;
+    tot->steps += st->steps;
+    tot->cached_tokens += st->cached_tokens;
+    tot->model_end_us += st->model_end_us;
+    if (st->stopped_by) { /* the later runs never start, as live */
+        tot->stopped_by = st->stopped_by;
+        tot->stopped_at_us = st->stopped_at_us;
+        tot->stopped_run = st->stopped_run;
+        tot->aborted = st->aborted;
+        tot->unsent = st->unsent;
+    }
+}
+
+static int ve_run(struct lt_engine *e, const struct lt_engine_sink *s, struct lt_err *err)
+{
+    struct virt_engine *ve = ve_of(e);
+    const struct lt_sim_vreplay *o = &ve->o;
+    struct lt_sim_vstats *tot = &ve->tot;
+    struct lt_plan plan;
+    *tot = (struct lt_sim_vstats){0};
+    int rc = lt_plan_init(&plan, ve->jobs, &o->plan, err);
+    if (rc < 0)
+        return rc;
+    tot->sampled = plan.sampled;
+    tot->sample = plan.sample;
+    const struct lt_sim_vrun vr = {
+        .warmup = o->warmup,
+        .default_out = o->default_out,
+        .block_tokens = ve->jobs->block_tokens ? ve->jobs->block_tokens : LT_DEFAULT_BLOCK_TOKENS,
+        .metrics_interval_us = o->metrics_interval_us,
+        .no_cancel = o->no_cancel,
+        .stopped = ve_polled,
+        .stop_ud = ve,
+        .route = o->route,
+        .sink = s,
+    };
+    uint32_t runs = lt_plan_runs(&o->plan, o->n_levels);
+    for (uint32_t r = 0; r < runs && rc == 0 && !tot->stopped_by; r++) {
+        uint32_t level = o->plan.mode == LT_PLAN_CONCURRENCY ? o->levels[r] : 0;
+        struct lt_sim_vstats st;
+        rc = lt_sim_virtual_run(&ve->prof, &plan, r, level, &vr, s->w, &st, err);
+        add_stats(tot, &st);
+    }
+    lt_plan_release(&plan);
+    /* What is on the file is known only once the last frame is out. */
+    struct lt_err e2 = {0};
+    int frc = lt_writer_flush(s->w, rc < 0 ? &e2 : err);
+    tot->write_failed = lt_writer_failed(s->w);
+    lt_writer_on_disk(s->w, &tot->on_disk);
+    return rc < 0 ? rc : frc;
+}
+
+static void ve_stop(struct lt_engine *e, int sig)
+{
+    ve_of(e)->stop = sig ? sig : -1;
+}
+
+static const char *ve_stopped(const struct lt_engine *e)
+{
+    return ve_of(e)->tot.stopped_by;
+}
+
+static void ve_release(struct lt_engine *e)
+{
+    (void)e; /* the engine holds nothing of its own: the jobs are the caller's */
+}
+
+static const struct lt_engine_ops virtual_ops = {
+    .name = "virtual",
+    .run = ve_run,
+    .stop = ve_stop,
+    .stopped = ve_stopped,
+    .release = ve_release,
+};
+
+struct lt_engine *lt_sim_engine_for(const struct lt_sim_profile *p, const struct lt_plan_jobs *jobs,
+                                    const struct lt_sim_vreplay *o, struct lt_err *err)
+{
+    struct virt_engine *ve = (struct virt_engine *)lt_engine_new(&virtual_ops, sizeof *ve);
+    if (!ve) {
+        lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
+        return NULL;
+    }
+    ve->prof = *p;
+    ve->jobs = jobs;
+    ve->o = *o;
+    return &ve->e;
+}
+
+const struct lt_sim_vstats *lt_sim_engine_stats(const struct lt_engine *e)
+{
+    return e && e->ops == &virtual_ops ? &ve_of(e)->tot : NULL;
+}
+
 int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_jobs *jobs,
                           const struct lt_sim_vreplay *o, struct lt_sim_vstats *tot,
                           struct lt_err *err)
 {
-    int rc = 0;
-    struct lt_writer *w = NULL;
-    struct lt_plan plan;
     *tot = (struct lt_sim_vstats){0};
-    LT_TRY(lt_plan_init(&plan, jobs, &o->plan, err));
-    tot->sampled = plan.sampled;
-    tot->sample = plan.sample;
     const char *mk[] = {"trace", "target", "profile"};
     const char *mv[] = {o->trace_path, "sim:virtual", p->name};
-    struct lt_buf meta;
-    lt_buf_init(&meta, 1 << 16);
-    lt_meta_pack(&meta, mk, mv, 3);
-    struct lt_header h = {
-        .kind = LT_KIND_RESULTS,
-        .source = "replay",
-        .block_tokens = jobs->block_tokens,
-        .meta = (const uint8_t *)meta.p,
-        .meta_len = meta.len,
-    };
-    w = lt_writer_open(o->out_path, &h, NULL, err);
-    lt_buf_release(&meta);
-    if (!w) {
-        rc = err ? err->code : LT_EIO;
-        goto out;
-    }
+    struct lt_writer *w = lt_results_file(o->out_path, mk, mv, 3, jobs->block_tokens, NULL, err);
+    if (!w)
+        return err ? err->code : LT_EIO;
     tot->opened = true;
-    const struct lt_sim_vrun vr = {
-        .warmup = o->warmup,
-        .default_out = o->default_out,
-        .block_tokens = jobs->block_tokens ? jobs->block_tokens : LT_DEFAULT_BLOCK_TOKENS,
-        .metrics_interval_us = o->metrics_interval_us,
-        .no_cancel = o->no_cancel,
-        .stopped = o->stopped,
-        .stop_ud = o->stop_ud,
-        .route = o->route,
-    };
-    uint32_t runs = lt_plan_runs(&o->plan, o->n_levels);
-    for (uint32_t r = 0; r < runs; r++) {
-        uint32_t level = o->plan.mode == LT_PLAN_CONCURRENCY ? o->levels[r] : 0;
-        struct lt_sim_vstats st;
-        rc = lt_sim_virtual_run(p, &plan, r, level, &vr, w, &st, err);
-        tot->requests += st.requests;
-        tot->ok += st.ok;
-        tot->cancelled += st.cancelled;
-        tot->out_tokens += st.out_tokens;
-        tot->steps += st.steps;
-        tot->cached_tokens += st.cached_tokens;
-        tot->model_end_us += st.model_end_us;
-        if (rc < 0)
-            goto out;
-        if (st.stopped_by) { /* the later runs never start, as live */
-            tot->stopped_by = st.stopped_by;
-            tot->stopped_at_us = st.stopped_at_us;
-            tot->stopped_run = st.stopped_run;
-            tot->aborted = st.aborted;
-            tot->unsent = st.unsent;
-            break;
-        }
-    }
-out:
-    if (w) {
-        struct lt_err e2 = {0};
-        /* What is on the file is known only once the last frame is out. */
-        int frc = lt_writer_flush(w, rc < 0 ? &e2 : err);
-        if (rc == 0 && frc < 0)
-            rc = frc;
-        tot->write_failed = lt_writer_failed(w);
-        lt_writer_on_disk(w, &tot->on_disk);
-        int crc = lt_writer_close(w, rc < 0 ? &e2 : err);
-        if (rc == 0 && crc < 0)
-            rc = crc;
-    }
-    lt_plan_release(&plan);
-    return rc;
+    struct lt_engine *e = lt_sim_engine_for(p, jobs, o, err);
+    int rc = e ? lt_engine_run(e, &(struct lt_engine_sink){.w = w}, err) : LT_ENOMEM;
+    if (e)
+        *tot = *lt_sim_engine_stats(e);
+    tot->opened = true;
+    struct lt_err e2 = {0};
+    int crc = lt_writer_close(w, rc < 0 ? &e2 : err);
+    lt_engine_free(e);
+    return rc < 0 ? rc : crc;
 }

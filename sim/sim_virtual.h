@@ -26,6 +26,7 @@
 #define LT_SIM_VIRTUAL_H
 
 #include "plan/plan.h"
+#include "plan/plan_engine.h"
 #include "sim/sim_profile.h"
 #include "base/lt_err.h"
 #include "traces/trace_writer.h"
@@ -69,6 +70,10 @@ struct lt_sim_vrun {
      * and the "route", and each instance has its own scrape samples
      * (endpoint "sim:virtual:I/metrics"). */
     const struct lt_sim_vroute *route;
+    /* The engine interface's sink (plan/plan_engine.h): record ids from
+     * its run_base, and its hooks told each run record and result; NULL:
+     * ids from 0, nobody told. Its writer is the w of lt_sim_virtual_run. */
+    const struct lt_engine_sink *sink;
 };
 
 struct lt_sim_vstats {
@@ -118,8 +123,19 @@ struct lt_sim_vreplay {
     const struct lt_sim_vroute *route; /* a fleet (struct lt_sim_vrun); NULL: one instance */
 };
 
-/* tot receives the sums over the runs (also on failure: what was
- * written). Returns 0 or a negative code with err filled. */
+/* The virtual engine (plan/plan_engine.h): every run of o's plan over
+ * jobs through the model of profile p (copied), appended to the writer
+ * lt_engine_run is handed; o's trace_path and out_path are not used. jobs
+ * must outlive it. NULL when out of memory. */
+struct lt_engine *lt_sim_engine_for(const struct lt_sim_profile *p, const struct lt_plan_jobs *jobs,
+                                    const struct lt_sim_vreplay *o, struct lt_err *err);
+/* The sums over the last lt_engine_run of a virtual engine (also on
+ * failure: what was written); NULL for an engine of another kind. */
+const struct lt_sim_vstats *lt_sim_engine_stats(const struct lt_engine *e);
+
+/* The virtual engine's runs into a new results file, out_path. tot
+ * receives the sums over the runs (also on failure: what was written).
+ * Returns 0 or a negative code with err filled. */
 int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_jobs *jobs,
                           const struct lt_sim_vreplay *o, struct lt_sim_vstats *tot,
                           struct lt_err *err);

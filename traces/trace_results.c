@@ -37,6 +37,27 @@ static uint32_t put_mpi(struct lt_mp *m, const struct lt_run_desc *d)
     return n;
 }
 
+struct lt_writer *lt_results_file(const char *path, const char *const *mk, const char *const *mv,
+                                  size_t n, uint32_t block_tokens,
+                                  const struct lt_writer_opts *opts, struct lt_err *err)
+{
+    struct lt_buf meta;
+    lt_buf_init(&meta, 1 << 16);
+    lt_meta_pack(&meta, mk, mv, n);
+    struct lt_header h = {
+        .kind = LT_KIND_RESULTS,
+        .source = "replay",
+        .block_tokens = block_tokens,
+        .meta = (const uint8_t *)meta.p,
+        .meta_len = meta.len,
+    };
+    struct lt_writer *w = lt_writer_open(path, &h, opts, err);
+    lt_buf_release(&meta);
+    if (!w && err && !err->code)
+        err->code = LT_EIO;
+    return w;
+}
+
 int lt_results_put_run(struct lt_writer *w, const struct lt_run_desc *d, struct lt_err *err)
 {
     struct lt_buf b;

@@ -57,6 +57,14 @@ struct lt_run_desc {
     bool failover;
 };
 
+/* A new results file at path, written by replay (the live or the virtual
+ * engine, or a search of them): its header's meta the n string pairs
+ * mk[i] = mv[i] (lt_meta_pack), block_tokens the trace's. opts may be
+ * NULL. Returns NULL with err filled (its code never 0). */
+struct lt_writer *lt_results_file(const char *path, const char *const *mk, const char *const *mv,
+                                  size_t n, uint32_t block_tokens,
+                                  const struct lt_writer_opts *opts, struct lt_err *err);
+
 /* Write d's run record. Returns 0 or a negative LT_E* code. */
 int lt_results_put_run(struct lt_writer *w, const struct lt_run_desc *d, struct lt_err *err);
 

@@ -21,15 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *tmp_path(const char *name)
-{
-    static char buf[2][512];
-    static int k;
-    const char *dir = getenv("LT_TMP");
-    char *p = buf[k++ % 2];
-    snprintf(p, 512, "%s/%s", dir ? dir : "/tmp", name);
-    return p;
-}
+#include "tests/tmp_path.h"
 
 static struct lt_hist *range_hist(uint64_t lo, uint64_t hi, uint64_t step)
 {

@@ -17,13 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *tmp_path(const char *name)
-{
-    static char buf[512];
-    const char *dir = getenv("LT_TMP");
-    snprintf(buf, sizeof buf, "%s/%s", dir ? dir : "/tmp", name);
-    return buf;
-}
+#include "tests/tmp_path.h"
 
 static const int64_t ts[] = {0, 0, 1000, 1000, 1000, 5000, 1000000, 1500000, 61000000};
 #define N (sizeof ts / sizeof ts[0])

@@ -23,15 +23,7 @@
 #include <time.h>
 #include <zstd.h>
 
-static char *tmp_path(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    const char *dir = getenv("LT_TMP");
-    char *p = buf[k++ % 4];
-    snprintf(p, 512, "%s/%s", dir ? dir : "/tmp", name);
-    return p;
-}
+#include "tests/tmp_path.h"
 
 static void test_roundtrip_records(void **state)
 {

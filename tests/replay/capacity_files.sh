@@ -1,0 +1,48 @@
+#!/bin/sh
+# What a capacity search writes, watched with strace (every file it opens)
+# and checked against the sim's own log:
+#  1. the model's probes that choose the live probes' window are judged
+#     from their results as they stream and open no file (they were
+#     OUT.window.lt.zst, written and read back for each of up to 128);
+#  2. the results file holds each live probe's requests, exactly those the
+#     sim's log says it received, and analyze reads the answer from it.
+# Nothing here reads a wall clock.
+. "$LT_SRC/tests/cli/lib.sh"
+. "$LT_SRC/tests/replay/simlib.sh"
+L=$LOADTRACE
+command -v strace >/dev/null || fail "strace is needed (scripts/deps.sh installs it)"
+
+# 400 requests at 20 req/s: a live probe replays a window of 139, chosen
+# by the model among 64
+"$L" synth --arrivals poisson --rate 20 --requests 400 --in fixed:40 --out fixed:8 --seed 3 \
+    -q -o "$T/t.lt.zst" || fail "synth"
+start_sim files
+strace -f -qq -e trace=openat,creat -o "$T/opened" \
+    "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --find-max rate --slo ttft=2s,tpot=200ms \
+    --virtual-first --max-probes 2 -o "$T/out.lt.zst" >"$T/out" 2>"$T/err"
+expect_status 0 $? "a virtual-first search"
+stop_sim
+expect_grep "the one whose attainment in the model is nearest the whole trace's" "$T/err"
+grep -q "out.lt.zst" "$T/opened" || fail "strace saw no file of the search opened"
+
+# ---- 1. no file for the model's window probes ----
+if grep -q 'window\.lt\.zst' "$T/opened"; then
+    fail "the window's model probes opened files: $(grep -o '[^"]*window\.lt\.zst' "$T/opened" |
+        sort -u | paste -sd' ')"
+fi
+
+# ---- 2. the live probes' requests, as the sim received them ----
+live=$(runs "$T/out.lt.zst" | jq -r 'select(.engine == "live") | .run' | paste -sd' ')
+[ -n "$live" ] || fail "no live probe in the file"
+got=0
+for r in $live; do
+    n=$(results "$T/out.lt.zst" | jq -r --argjson r "$r" 'select(.run == $r) | .i' | wc -l)
+    expect_eq 139 "$(echo $n)" "live probe (run $r) requests"
+    got=$((got + n))
+done
+expect_eq "$(streams "$SIM_LOG" | wc -l | tr -d ' ')" "$got" "the sim's inference requests"
+"$L" analyze --json "$T/out.lt.zst" >"$T/a.json" || fail "analyze"
+expect_eq "$(echo $live | wc -w | tr -d ' ')" \
+    "$(jq '[.capacity.probes[] | select(.engine == "live")] | length' "$T/a.json")" \
+    "analyze's live probes"
+finish
