@@ -867,6 +867,11 @@ struct virt_engine {
     struct lt_sim_vreplay o;
     volatile sig_atomic_t stop; /* lt_engine_stop: the signal, or -1 (the caller) */
     struct lt_sim_vstats tot;
+    /* lt_sim_virtual_replay: the engine opens o.out_path itself, once the
+     * plan has been made, so that options the plan refuses leave no file
+     * (and an earlier file of that name as it was); closed by the caller */
+    bool own_file;
+    struct lt_writer *own_w;
 };
 
 static struct virt_engine *ve_of(const struct lt_engine *e)
@@ -914,6 +919,20 @@ static int ve_run(struct lt_engine *e, const struct lt_engine_sink *s, struct lt
         return rc;
     tot->sampled = plan.sampled;
     tot->sample = plan.sample;
+    struct lt_engine_sink own;
+    if (ve->own_file) {
+        const char *mk[] = {"trace", "target", "profile"};
+        const char *mv[] = {o->trace_path, "sim:virtual", ve->prof.name};
+        ve->own_w = lt_results_file(o->out_path, mk, mv, 3, ve->jobs->block_tokens, NULL, err);
+        if (!ve->own_w) {
+            lt_plan_release(&plan);
+            return err ? err->code : LT_EIO;
+        }
+        tot->opened = true;
+        own = *s;
+        own.w = ve->own_w;
+        s = &own;
+    }
     const struct lt_sim_vrun vr = {
         .warmup = o->warmup,
         .default_out = o->default_out,
@@ -988,19 +1007,18 @@ int lt_sim_virtual_replay(const struct lt_sim_profile *p, const struct lt_plan_j
                           struct lt_err *err)
 {
     *tot = (struct lt_sim_vstats){0};
-    const char *mk[] = {"trace", "target", "profile"};
-    const char *mv[] = {o->trace_path, "sim:virtual", p->name};
-    struct lt_writer *w = lt_results_file(o->out_path, mk, mv, 3, jobs->block_tokens, NULL, err);
-    if (!w)
-        return err ? err->code : LT_EIO;
-    tot->opened = true;
     struct lt_engine *e = lt_sim_engine_for(p, jobs, o, err);
-    int rc = e ? lt_engine_run(e, &(struct lt_engine_sink){.w = w}, err) : LT_ENOMEM;
-    if (e)
-        *tot = *lt_sim_engine_stats(e);
-    tot->opened = true;
-    struct lt_err e2 = {0};
-    int crc = lt_writer_close(w, rc < 0 ? &e2 : err);
+    if (!e)
+        return err ? err->code : LT_ENOMEM;
+    struct virt_engine *ve = ve_of(e);
+    ve->own_file = true;
+    int rc = lt_engine_run(e, &(struct lt_engine_sink){0}, err);
+    *tot = ve->tot;
+    int crc = 0;
+    if (ve->own_w) {
+        struct lt_err e2 = {0};
+        crc = lt_writer_close(ve->own_w, rc < 0 ? &e2 : err);
+    }
     lt_engine_free(e);
     return rc < 0 ? rc : crc;
 }
