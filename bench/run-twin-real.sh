@@ -40,7 +40,9 @@
 #   REUSE=DIR   refit and predict again from the live runs a KEEP=DIR run
 #               left in DIR/MODEL (no server is started)
 # Prints, per model, the fit, one markdown row per held-out load (p50 and
-# p90 errors, %, and the throughput error) with the load average, and the
+# p90 errors, %, and the throughput error) with the load average (and
+# where the fit found the server's speed wandering, speed_cv, a second
+# table: the same fit's twin with steady steps, beside it), and the
 # capacity comparison; exit 0 when every figure is within the targets (p50
 # 10 %, p90 15 %, throughput 5 %), 3 when not, 2 when something is missing.
 # Takes about 6.5 min for a model that decodes about 110 tokens/s alone
@@ -125,12 +127,42 @@ live() { # NAME TRACE ARGS...
         { echo "live run $n failed:" >&2; tail -3 "$T/live-$n.err" >&2; exit 1; }
     echo "$l0 $(load)" >"$T/load-$n.txt"
 }
-virt() { # NAME TRACE ARGS...
+virt() { # NAME TRACE ARGS...: the twin's prediction, and the steady twin's when the fit
+    # found the server's speed wandering (steady.profile: its speed_cv 0)
     n=$1
     tr=$2
     shift 2
     "$L" replay "$tr" --target sim --virtual --profile "$T/fit.profile" -o "$T/virt-$n.lt.zst" \
         -q --no-summary "$@" || exit 1
+    [ ! -e "$T/steady.profile" ] ||
+        "$L" replay "$tr" --target sim --virtual --profile "$T/steady.profile" \
+            -o "$T/virt-steady-$n.lt.zst" -q --no-summary "$@" || exit 1
+}
+table() { # TITLE PREFIX: one row per held-out load, the twin of virt-PREFIX$n against live-$n;
+    # the count beyond the targets; exit 1 when any is
+    tp=$2
+    echo
+    echo "| $1 | TTFT p50 | TTFT p90 | TPOT p50 | TPOT p90 | E2E p50 | E2E p90 | throughput | server's prefill ms/token | load avg |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    for n in $FIT_C; do
+        n=c$n
+        echo "| $n (fitted) | | | | | | | | $(srv_pf "$T/live-$n.lt.zst") | $(cat "$T/load-$n.txt" 2>/dev/null | tr ' ' '-') |"
+    done
+    : >"$T/table$tp.txt"
+    for n in c$HOLD_C half sat long; do
+        "$L" compare "$T/live-$n.lt.zst" "$T/virt-$tp$n.lt.zst" >"$T/cmp-$tp$n.txt" 2>&1
+        awk '/twin: B as a prediction/ { on = 1; next }
+            on && ($1 == "TTFT" || $1 == "TPOT" || $1 == "E2E") { printf " %s %s", $4, $7 }
+            on && $1 == "throughput" { printf " %s", $7 }
+            on && /twin verdict/ { on = 0 }' "$T/cmp-$tp$n.txt" >"$T/row-$tp$n.txt"
+        set -- $(cat "$T/row-$tp$n.txt")
+        echo "| $n | ${1:-?} | ${2:-?} | ${3:-?} | ${4:-?} | ${5:-?} | ${6:-?} | ${7:-?} | $(srv_pf "$T/live-$n.lt.zst") | $(cat "$T/load-$n.txt" 2>/dev/null | tr ' ' '-') |"
+        echo "$n $*" >>"$T/table$tp.txt"
+    done
+    awk '{ for (i = 2; i <= 8; i++) { v = $i; sub(/%/, "", v); v += 0; v = v < 0 ? -v : v
+               lim = i == 8 ? 5 : (i % 2 == 0 ? 10 : 15); n++; if (v > lim) out++ } }
+         END { printf "%d of %d figures beyond the targets (p50 10 %%, p90 15 %%, throughput 5 %%)\n", out, n
+               exit out > 0 }' "$T/table$tp.txt"
 }
 # The server's own prefill cost per prompt token over a run (its counters,
 # first to last sample), ms; "-" without them.
@@ -170,6 +202,10 @@ for MODEL in $MODELS; do
     done
     "$L" sim --fit $fits -o "$T/fit.profile" >"$T/fit.txt" || { cat "$T/fit.txt"; exit 1; }
     cat "$T/fit.txt"
+    rm -f "$T/steady.profile"
+    if awk -F' = ' '$1 == "speed_cv" && $2 > 0 { f = 1 } END { exit !f }' "$T/fit.profile"; then
+        sed 's/^speed_cv = .*/speed_cv = 0/' "$T/fit.profile" >"$T/steady.profile"
+    fi
     # Capacity: requests/s the server finished in the closed loop at its slots.
     cap=$("$L" cat --no-header "$T/live-c$SLOTS.lt.zst" | jq -rs '[.[] | select(.rec == null and .status == 200)] |
         (length) / (((map(.end) | max) - (map(.sent) | min)) / 1e6)')
@@ -186,28 +222,9 @@ for MODEL in $MODELS; do
     virt long "$T/b.lt.zst" --concurrency 2 --requests "$N"
     echo "uptime after: $(uptime)"
 
+    table "$mname" "" || bad=1
+    [ ! -e "$T/steady.profile" ] || table "$mname, the steady twin (speed_cv 0)" steady- || :
     echo
-    echo "| $mname | TTFT p50 | TTFT p90 | TPOT p50 | TPOT p90 | E2E p50 | E2E p90 | throughput | server's prefill ms/token | load avg |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
-    for n in $FIT_C; do
-        n=c$n
-        echo "| $n (fitted) | | | | | | | | $(srv_pf "$T/live-$n.lt.zst") | $(cat "$T/load-$n.txt" 2>/dev/null | tr ' ' '-') |"
-    done
-    : >"$T/table.txt"
-    for n in c$HOLD_C half sat long; do
-        "$L" compare "$T/live-$n.lt.zst" "$T/virt-$n.lt.zst" >"$T/cmp-$n.txt" 2>&1
-        awk '/twin: B as a prediction/ { on = 1; next }
-            on && ($1 == "TTFT" || $1 == "TPOT" || $1 == "E2E") { printf " %s %s", $4, $7 }
-            on && $1 == "throughput" { printf " %s", $7 }
-            on && /twin verdict/ { on = 0 }' "$T/cmp-$n.txt" >"$T/row-$n.txt"
-        set -- $(cat "$T/row-$n.txt")
-        echo "| $n | ${1:-?} | ${2:-?} | ${3:-?} | ${4:-?} | ${5:-?} | ${6:-?} | ${7:-?} | $(srv_pf "$T/live-$n.lt.zst") | $(cat "$T/load-$n.txt" 2>/dev/null | tr ' ' '-') |"
-        echo "$n $*" >>"$T/table.txt"
-    done
-    awk '{ for (i = 2; i <= 8; i++) { v = $i; sub(/%/, "", v); v += 0; v = v < 0 ? -v : v
-               lim = i == 8 ? 5 : (i % 2 == 0 ? 10 : 15); n++; if (v > lim) out++ } }
-         END { printf "%d of %d figures beyond the targets (p50 10 %%, p90 15 %%, throughput 5 %%)\n", out, n
-               exit out > 0 }' "$T/table.txt" || bad=1
 
     if [ "${LT_FINDMAX:-1}" = 1 ]; then
         # An SLO the server meets at low load with room to spare: TTFT and

@@ -131,6 +131,20 @@ struct segs {
     size_t n, cap;
 };
 
+/* The server's speed as it wanders (speed_cv, speed_tau_ms), read from
+ * closed loops at 1, where each request decodes alone: its decode's mean
+ * gap against the model's step at a batch of 1 is the server's speed over
+ * it (a client's jitter in one token's time is a small part of a mean over
+ * many). A request of SPEED_MIN_GAPS gaps or more: the time of the first
+ * half of its gaps, of the second, of all, its prompt, and the gaps. */
+struct speed_obs {
+    double d1_ms, d2_ms, d_ms; /* model ms */
+    uint32_t prompt, gaps;
+};
+
+enum { SPEED_MIN_GAPS = 16, SPEED_MIN_REQS = 12, SPEED_MAX_OBS = 1 << 16 };
+#define SPEED_MIN_CV 0.01
+
 /* A run as read: what its record said, its self-check, and the figures
  * of its timelines that class it (stable, backlogged, client-starved). */
 struct runinfo {
@@ -153,6 +167,8 @@ struct runinfo {
     const char *cls;
     char why[200];
     bool used;
+    struct speed_obs *sobs; /* closed loops at 1: the decodes read (SPEED_MAX_OBS at most) */
+    size_t nsobs, capsobs;
 };
 
 struct rows {
@@ -1618,6 +1634,159 @@ static int64_t seg_new(struct segs *sg, uint32_t prev)
     return (int64_t)sg->n++;
 }
 
+/* Keep the decodes of a segment of a closed loop at 1. LT_ENOMEM or 0. */
+static int speed_add(struct runinfo *r, const struct run_data *rd, double scale)
+{
+    for (size_t i = 0; i < rd->nreq && r->nsobs < SPEED_MAX_OBS; i++) {
+        const struct freq *q = &rd->req[i];
+        if (q->ntok < SPEED_MIN_GAPS + 1)
+            continue;
+        const int64_t *t = &rd->tok[q->off];
+        uint32_t n = q->ntok - 1, h = n / 2;
+        struct speed_obs o = {(double)(t[h] - t[0]) / 1e3 * scale,
+                              (double)(t[2 * h] - t[h]) / 1e3 * scale,
+                              (double)(t[n] - t[0]) / 1e3 * scale, q->in, n};
+        if (o.d1_ms <= 0 || o.d2_ms <= 0)
+            continue;
+        if (r->nsobs == r->capsobs) {
+            size_t nc = r->capsobs ? 2 * r->capsobs : 256;
+            struct speed_obs *no = realloc(r->sobs, nc * sizeof *no);
+            if (!no)
+                return LT_ENOMEM;
+            r->sobs = no;
+            r->capsobs = nc;
+        }
+        r->sobs[r->nsobs++] = o;
+    }
+    return 0;
+}
+
+/* The correlation of two adjacent means over h of a stationary process of
+ * correlation exp(-t / tau), x = h / tau; and the variance of a mean over
+ * d, over the process's, x = d / tau. */
+static double ou_adjacent(double x)
+{
+    return (1 - exp(-x)) * (1 - exp(-x)) / (2 * (x - 1 + exp(-x)));
+}
+
+static double ou_mean_var(double x)
+{
+    return 2 * (x - 1 + exp(-x)) / (x * x);
+}
+
+/* The correlation of adjacent halves pooled over the decodes read (each
+ * a decode of its own length), for a process of correlation time tau ms;
+ * *g (if not NULL): the variance of a whole decode's mean, over the
+ * process's, averaged over them. */
+static double pooled(const struct runinfo *ri, size_t nri, double tau, double *g)
+{
+    double c = 0, v = 0, w = 0;
+    uint64_t n = 0;
+    for (size_t k = 0; k < nri; k++)
+        for (size_t i = 0; ri[k].used && i < ri[k].nsobs; i++) {
+            double d = ri[k].sobs[i].d_ms, x = d / 2 / tau;
+            double vh = ou_mean_var(x);
+            c += ou_adjacent(x) * vh;
+            v += vh;
+            w += ou_mean_var(d / tau);
+            n++;
+        }
+    if (g)
+        *g = n ? w / (double)n : 0;
+    return v > 0 ? c / v : 0;
+}
+
+/* What the fitted profile says gaps from + 1 to + n of a decode after a
+ * prompt of p tokens take at a batch of 1 (each token's step attends to
+ * the context before it). */
+static double model_gaps_ms(const struct lt_sim_profile *pr, uint32_t p, uint32_t from,
+                            uint32_t n)
+{
+    double ctx = (double)n * p + (double)n * from + (double)n * (n + 1) / 2;
+    return n * lt_sim_profile_decode_ms(pr, 1) + pr->decode_ms_per_kv_token * ctx;
+}
+
+/* The speed's process from the closed loops at 1 that were used, each
+ * decode against the fitted profile (so that a longer context's dearer
+ * steps are not taken for a slow spell): its correlation time from how
+ * alike a decode's two halves are (a speed that wanders slowly against a
+ * decode's length makes them alike), its spread from how the decodes'
+ * means differ, given that time. Identified when enough decodes were read
+ * and the halves' correlation is two of its standard errors above 0. */
+static void speed_pool(const struct runinfo *ri, size_t nri, struct lt_sim_fit *out)
+{
+    /* sums of x, y, m (the logs of the halves' and the whole's time over
+     * the profile's) and the prompt p, and of their products */
+    double sx = 0, sy = 0, sm = 0, sp = 0, sxx = 0, syy = 0, smm = 0, spp = 0;
+    double sxy = 0, sxp = 0, syp = 0, smp = 0, sd = 0;
+    uint64_t n = 0;
+    const struct lt_sim_profile *pr = &out->profile;
+    for (size_t k = 0; k < nri; k++)
+        for (size_t i = 0; ri[k].used && i < ri[k].nsobs; i++) {
+            const struct speed_obs *o = &ri[k].sobs[i];
+            uint32_t h = o->gaps / 2;
+            double e1 = model_gaps_ms(pr, o->prompt, 0, h), e2 = model_gaps_ms(pr, o->prompt, h, h);
+            double e = model_gaps_ms(pr, o->prompt, 0, o->gaps);
+            if (e1 <= 0 || e2 <= 0 || e <= 0)
+                continue;
+            double x = log(o->d1_ms / e1), y = log(o->d2_ms / e2), m = log(o->d_ms / e);
+            double p = o->prompt;
+            sx += x;
+            sy += y;
+            sm += m;
+            sp += p;
+            sxx += x * x;
+            syy += y * y;
+            smm += m * m;
+            spp += p * p;
+            sxy += x * y;
+            sxp += x * p;
+            syp += y * p;
+            smp += m * p;
+            sd += o->d_ms;
+            n++;
+        }
+    out->speed_n = n;
+    if (n < SPEED_MIN_REQS)
+        return;
+    /* Covariances given the prompt's length: what the profile's cost of a
+     * longer context leaves (its fit is least sure of it) is not a spell. */
+    double nn = (double)n;
+    double vp = spp - sp * sp / nn;
+    double cxp = sxp - sx * sp / nn, cyp = syp - sy * sp / nn, cmp = smp - sm * sp / nn;
+    double kp = vp > 0 ? 1 / vp : 0;
+    double vxx = sxx - sx * sx / nn - cxp * cxp * kp, vyy = syy - sy * sy / nn - cyp * cyp * kp;
+    double cxy = sxy - sx * sy / nn - cxp * cyp * kp;
+    double vm = (smm - sm * sm / nn - cmp * cmp * kp) / (nn - 2);
+    if (vxx <= 0 || vyy <= 0 || vm <= 0)
+        return;
+    double rho = cxy / sqrt(vxx * vyy);
+    out->speed_rho = rho;
+    out->speed_req_sd = sqrt(vm);
+    out->speed_decode_ms = sd / nn;
+    if (rho <= 2 * (1 - rho * rho) / sqrt(nn - 1) || rho >= 1)
+        return;
+    /* The time whose process gives the pooled correlation seen, over these
+     * decodes' own lengths (a mean length would bias it: the correlation is
+     * not a line in the length), and the spread that gives their means'. */
+    double lo = out->speed_decode_ms * 1e-3, hi = out->speed_decode_ms * 1e3;
+    for (int i = 0; i < 60; i++) { /* the correlation grows with the time */
+        double mid = sqrt(lo * hi);
+        if (pooled(ri, nri, mid, NULL) < rho)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double tau = sqrt(lo * hi), g = 0;
+    pooled(ri, nri, tau, &g);
+    double cv = fmin(sqrt(vm / g), 2);
+    if (cv < SPEED_MIN_CV) /* steady for any figure a twin gives */
+        return;
+    out->speed_identified = true;
+    out->speed_tau_ms = tau;
+    out->speed_cv = cv;
+}
+
 /* Fit the requests of a run read so far as one segment and free them. */
 static int fit_segment(struct run_data *rd, uint32_t file, uint32_t id,
                        const struct lt_sim_fit_opts *o, struct runinfo **ri, size_t *nri,
@@ -1634,7 +1803,11 @@ static int fit_segment(struct run_data *rd, uint32_t file, uint32_t id,
         out->held_max = rd->nreq;
     out->segments++;
     struct runinfo *x = run_of(ri, nri, file, id);
-    int rc = x ? fit_run(rd, o, (uint32_t)(x - *ri), x, rs, lim, out) : LT_ENOMEM;
+    int rc = x ? 0 : LT_ENOMEM;
+    if (x && x->concurrency == 1)
+        rc = speed_add(x, rd, o->time_scale > 0 ? o->time_scale : 1);
+    if (rc == 0)
+        rc = fit_run(rd, o, (uint32_t)(x - *ri), x, rs, lim, out);
     uint32_t seg = rd->seg;
     run_free(rd);
     rd->seg = seg;
@@ -2064,6 +2237,9 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
      * finds it cached too, or every virtual prompt is that much longer. */
     out->profile.shared_prefix_tokens = out->cached_median;
     set_by_batch(out);
+    speed_pool(ri, nri, out);
+    out->profile.speed_cv = out->speed_identified ? out->speed_cv : 0;
+    out->profile.speed_tau_ms = out->speed_identified ? out->speed_tau_ms : 0;
     snprintf(out->profile.name, sizeof out->profile.name, "fitted");
     rc = lt_sim_profile_check(&out->profile, err);
     if (rc < 0) {
@@ -2088,6 +2264,8 @@ out:
         run_free(&runs[k]);
     free(runs);
     free(run_ids);
+    for (size_t k = 0; k < nri; k++)
+        free(ri[k].sobs);
     free(ri);
     free(rs.r);
     free(sg.s);
@@ -2133,6 +2311,11 @@ int lt_sim_fit_write(const struct lt_sim_fit *f, const char *path, struct lt_err
                         "prefill fitted on prompts of %u to %u uncached tokens: beyond, a "
                         "prediction extrapolates\n",
                         f->pf_tokens_min, f->pf_tokens_max);
+    if (f->speed_identified && len > 0 && (size_t)len < sizeof note)
+        len += snprintf(note + len, sizeof note - (size_t)len,
+                        "speed_cv %.3g, speed_tau_ms %.4g: from %llu decodes alone (closed loops "
+                        "at 1), their halves' correlation %.3f\n",
+                        f->speed_cv, f->speed_tau_ms, (unsigned long long)f->speed_n, f->speed_rho);
     if (f->cached_median && len > 0 && (size_t)len < sizeof note)
         len += snprintf(note + len, sizeof note - (size_t)len,
                         "shared_prefix_tokens %u: the cached tokens the server reported\n",

@@ -204,6 +204,15 @@ struct lt_sim_fit {
     /* and then their median, the profile's shared_prefix_tokens (the
      * server's own count of cached tokens in its responses) */
     uint32_t cached_median;
+    /* The server's speed as it wanders (the profile's speed_cv and
+     * speed_tau_ms), from the decodes of closed loops at 1 (speed_n of
+     * them): the correlation of each decode's halves' mean gaps
+     * (speed_rho), the decodes' mean length and the spread of their mean
+     * gaps' logs. Identified: enough decodes and speed_rho two standard
+     * errors above 0; otherwise the profile stays steady (the base's). */
+    bool speed_identified;
+    uint64_t speed_n;
+    double speed_rho, speed_cv, speed_tau_ms, speed_decode_ms, speed_req_sd;
 };
 
 /* Fit from n results files. Returns 0, or LT_EIO / LT_EFORMAT / LT_ENOMEM /

@@ -59,6 +59,11 @@ struct lt_sim_model {
     int64_t step_end;
     struct lru lru;
     struct lt_sim_model_stats st;
+    /* the speed's process (speed_cv): its value, and the cost before its
+     * factor and the end of the step it was last drawn for */
+    struct lt_rng speed_rng;
+    double speed_z, speed_ms;
+    int64_t speed_t;
 };
 
 #define NONE UINT32_MAX
@@ -186,6 +191,8 @@ struct lt_sim_model *lt_sim_model_new(const struct lt_sim_profile *p, struct lt_
         return NULL;
     }
     m->p = *p;
+    lt_rng_seed(&m->speed_rng, p->speed_seed);
+    m->speed_t = INT64_MIN;
     if (lru_init(&m->lru, p->cache_blocks) < 0) {
         lt_sim_model_free(m);
         lt_errset(err, LT_ENOMEM, "sim model: out of memory for %u cache blocks", p->cache_blocks);
@@ -367,6 +374,31 @@ static double loop_admitted(struct lt_sim_model *m, uint32_t first, int64_t now)
     return ms;
 }
 
+/* The factor of the cost ms of a step starting at now (speed_cv). The
+ * process moves on from its last draw by the last step's cost before its
+ * factor and the idle time since that step ended, not by the time the
+ * factor made: a slow spell of steps would otherwise last longer, take
+ * more of the steps than its share of the process, and lengthen the mean
+ * step (by exp(cv^2) at cv 0.5, 28 %). So every step's factor has the
+ * process's stationary law, and its mean over steps is 1, the steps'
+ * mean cost a fit reads. 1 when steady. */
+static double speed_factor(struct lt_sim_model *m, int64_t now, double ms)
+{
+    const double cv = m->p.speed_cv;
+    if (cv <= 0)
+        return 1;
+    double a = 0;
+    if (m->speed_t != INT64_MIN && m->p.speed_tau_ms > 0) {
+        double idle = now > m->speed_t ? (double)(now - m->speed_t) / 1e6 : 0;
+        a = exp(-(m->speed_ms + idle) / m->p.speed_tau_ms);
+    }
+    m->speed_z = a * m->speed_z + sqrt(1 - a * a) * lt_rng_normal(&m->speed_rng);
+    double f = exp(cv * m->speed_z - cv * cv / 2);
+    m->speed_ms = ms;
+    m->speed_t = now + (int64_t)llround(ms * f * 1e6);
+    return f;
+}
+
 /* Plan one step starting at now and set its end. */
 static void start_step(struct lt_sim_model *m, int64_t now)
 {
@@ -433,6 +465,7 @@ static void start_step(struct lt_sim_model *m, int64_t now)
     ms += m->p.cached_ms_per_token * (double)cached;
     ms += m->p.image_ms_per_token * (double)image; /* the vision encoder */
     ms += loop_ms;
+    ms *= speed_factor(m, now, ms);
     m->st.steps++;
     m->st.prefill_tokens += prefill;
     m->st.cached_tokens += cached;

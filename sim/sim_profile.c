@@ -70,6 +70,9 @@ static const struct key keys[] = {
     KD("front_ms_per_token", front_ms_per_token, MAX_MS),
     KD("front_ms_per_request", front_ms_per_request, MAX_MS),
     KD("loop_ms_per_request", loop_ms_per_request, MAX_MS),
+    KD("speed_cv", speed_cv, 2),
+    KD("speed_tau_ms", speed_tau_ms, 3600e3),
+    KL("speed_seed", speed_seed),
     KU("prefill_seqs", prefill_seqs),
     KB("preempt", preempt),
     KU("max_running", max_running),
@@ -463,7 +466,8 @@ void lt_sim_profile_scale(struct lt_sim_profile *p, double x)
                       &p->front_ms_per_token,
                       &p->loop_ms_per_request,
                       &p->front_ms_per_request,
-                      &p->image_ms_per_token};
+                      &p->image_ms_per_token,
+                      &p->speed_tau_ms};
     for (size_t i = 0; i < sizeof cost / sizeof *cost; i++)
         *cost[i] /= x;
     for (uint32_t i = 0; i < p->n_step_ms_by_batch; i++)

@@ -68,6 +68,16 @@ struct lt_sim_profile {
      * every running slot's token in it; the server's own prompt time
      * (timings' prompt_ms) starts after it */
     double loop_ms_per_request;
+    /* The server's speed wanders (a shared or virtualized machine: another
+     * tenant, the host taking the core): with speed_cv > 0 every step's cost
+     * is multiplied by exp(cv z - cv^2 / 2), z a stationary Gauss-Markov
+     * (Ornstein-Uhlenbeck) process of variance 1 whose correlation falls
+     * as exp(-t / speed_tau_ms) (t: the steps' costs and the idle time
+     * between them), drawn from speed_seed: the factor's mean over steps is
+     * 1 and a seed gives the same steps every time. 0: steady. */
+    double speed_cv;
+    double speed_tau_ms;
+    uint64_t speed_seed;
     /* Images (docs/sim.md "Images"): tokens per image (image_tile 0) or
      * image_base_tokens + image_tokens per image_tile x image_tile tile;
      * the vision encoder's cost per image token, paid in the step that

@@ -409,6 +409,120 @@ static void test_fit_template_cache_not_a_cost(void **state)
     free(f);
 }
 
+/* A closed loop at 1 on the hidden server p: NREQ requests one after
+ * another (each sent 2 ms after the last one ended), prompts of 50 to
+ * 1,549 tokens, written as its client would record them; and a Poisson
+ * run beside it (the costs need more than one batch size). Fitted on the
+ * default profile; the caller frees the fit. */
+static struct lt_sim_fit *fit_closed_one(const struct lt_sim_profile *p, uint64_t seed)
+{
+    static struct req reqs[NREQ];
+    memset(reqs, 0, sizeof reqs);
+    struct lt_rng rng;
+    lt_rng_seed(&rng, seed);
+    struct lt_sim_model *m = lt_sim_model_new(p, NULL);
+    assert_non_null(m);
+    int64_t t = 0, next;
+    for (int i = 0; i < NREQ; i++) {
+        struct req *q = &reqs[i];
+        q->due = q->arrival = t;
+        q->in = 50 + (uint32_t)lt_rng_below(&rng, 1500);
+        q->out = 20 + (uint32_t)lt_rng_below(&rng, MAXOUT - 20);
+        struct lt_sim_req r = {.prompt_tokens = q->in, .out_tokens = q->out, .user = q};
+        assert_non_null(lt_sim_model_add(m, t, &r, NULL));
+        while ((next = lt_sim_model_next(m)) != INT64_MAX)
+            lt_sim_model_advance(m, next, on_emit, NULL);
+        assert_int_equal(q->n, q->out);
+        t = q->t[q->n - 1] + 2000000;
+    }
+    lt_sim_model_free(m);
+    char a[] = "/tmp/lt-test-fit-c1-XXXXXX", b[] = "/tmp/lt-test-fit-r-XXXXXX";
+    int fa = mkstemp(a), fb = mkstemp(b);
+    assert_true(fa >= 0 && fb >= 0);
+    close(fa);
+    close(fb);
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "replay"};
+    struct lt_writer *w = lt_writer_open(a, &h, NULL, &err);
+    assert_non_null(w);
+    struct lt_run run = {
+        .id = 0, .mode = "concurrency", .concurrency = 1, .target = "http://x", .model = "m"};
+    assert_int_equal(lt_writer_put_run(w, &run, &err), 0);
+    static struct lt_chunk ch[MAXOUT];
+    for (int i = 0; i < NREQ; i++) {
+        struct req *q = &reqs[i];
+        for (uint32_t k = 0; k < q->n; k++)
+            ch[k] = (struct lt_chunk){.t = q->t[k] / 1000, .tokens = 1};
+        int64_t sent = q->due / 1000;
+        struct lt_result r = {.run = 0,
+                              .index = (uint64_t)i,
+                              .sched = sent,
+                              .sent = sent,
+                              .first_token = ch[0].t,
+                              .end = ch[q->n - 1].t,
+                              .in = q->in,
+                              .out = q->out,
+                              .status = 200,
+                              .count = "usage",
+                              .chunks = ch,
+                              .n_chunks = q->n,
+                              .has = LT_RHAS_SENT | LT_RHAS_FIRST_TOKEN | LT_RHAS_END |
+                                     LT_RHAS_CHUNKS | LT_RHAS_IN | LT_RHAS_OUT | LT_RHAS_STATUS};
+        assert_int_equal(lt_writer_put_result(w, &r, &err), 0);
+    }
+    assert_int_equal(lt_writer_close(w, &err), 0);
+    struct scenario sc = {.p = *p, .in_lo = 50, .in_span = 1500};
+    live_run(&sc, b, 5, seed + 1);
+    struct lt_sim_fit_opts o = {.time_scale = 1, .step_gap_ms = 0.1};
+    assert_int_equal(lt_sim_profile_builtin(&o.base, "default", NULL), 0);
+    struct lt_sim_fit *f = malloc(sizeof *f);
+    assert_non_null(f);
+    const char *paths[] = {a, b};
+    int rc = lt_sim_fit_files(paths, 2, &o, f, &err);
+    unlink(a);
+    unlink(b);
+    if (rc != 0)
+        fail_msg("sim --fit: %s", err.msg);
+    return f;
+}
+
+/* A server whose speed wanders (speed_cv 0.2, correlated over 300 ms, a
+ * decode here lasting 0.2 to 1.4 s) read back from the closed loop at 1:
+ * its spread within 15 % and its time within 40 % (over 13 seeds of 300
+ * decodes each: 0.19 to 0.21, and 210 to 420 ms about a mean of 312); a
+ * steady one, whose longer contexts decode slower
+ * (decode_ms_per_kv_token), is not taken for one that wanders. */
+static void test_fit_speed_wander(void **state)
+{
+    (void)state;
+    struct lt_sim_profile p = hidden();
+    p.speed_cv = 0.2;
+    p.speed_tau_ms = 300;
+    for (uint64_t seed = 3; seed < 6; seed++) {
+        p.speed_seed = seed;
+        struct lt_sim_fit *f = fit_closed_one(&p, seed);
+        fprintf(stderr, "wandering, seed %llu: speed_cv %.4g, tau %.4g ms (%llu decodes, halves %.3f)\n",
+                (unsigned long long)seed, f->speed_cv, f->speed_tau_ms,
+                (unsigned long long)f->speed_n, f->speed_rho);
+        assert_true(f->speed_identified);
+        assert_int_equal(f->speed_n, NREQ);
+        if (fabs(f->speed_cv / p.speed_cv - 1) > 0.15 ||
+            fabs(f->speed_tau_ms / p.speed_tau_ms - 1) > 0.4)
+            fail_msg("speed_cv %g (hidden %g), speed_tau_ms %g (hidden %g)", f->speed_cv,
+                     p.speed_cv, f->speed_tau_ms, p.speed_tau_ms);
+        assert_true(f->profile.speed_cv == f->speed_cv);
+        assert_true(f->profile.speed_tau_ms == f->speed_tau_ms);
+        free(f);
+    }
+    struct lt_sim_profile steady = hidden();
+    struct lt_sim_fit *f = fit_closed_one(&steady, 3);
+    fprintf(stderr, "steady: identified %d, speed_cv %.4g (halves %.3f, spread %.4g)\n",
+            f->speed_identified, f->speed_cv, f->speed_rho, f->speed_req_sd);
+    assert_false(f->speed_identified);
+    assert_true(f->profile.speed_cv == 0);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_fit_max_running_only_when_queued),
         cmocka_unit_test(test_fit_bounded_memory),
         cmocka_unit_test(test_fit_template_cache_not_a_cost),
+        cmocka_unit_test(test_fit_speed_wander),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

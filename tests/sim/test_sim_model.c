@@ -581,6 +581,85 @@ static void test_step_by_batch_file(void **state)
     assert_int_equal(q.n_step_ms_by_batch, 0);
 }
 
+/* One long decode's gaps, in blocks of WANDER_BLOCK: the first and last
+ * token times and the logs of the blocks' mean gaps. */
+enum { WANDER_TOKENS = 100000, WANDER_BLOCK = 30 };
+
+struct wander {
+    int64_t first, last, block0;
+    uint32_t n;
+    double s, ss; /* sums of the blocks' logs and their squares */
+    uint32_t blocks;
+};
+
+static void on_wander(void *ud, const struct lt_sim_emit *e)
+{
+    struct wander *w = e->user;
+    (void)ud;
+    if (w->n == 0)
+        w->first = w->block0 = e->t;
+    else if (w->n % WANDER_BLOCK == 0) {
+        double l = log((double)(e->t - w->block0) / WANDER_BLOCK / MS);
+        w->s += l;
+        w->ss += l * l;
+        w->blocks++;
+        w->block0 = e->t;
+    }
+    w->last = e->t;
+    w->n++;
+}
+
+static struct wander wander_run(const struct lt_sim_profile *p)
+{
+    struct lt_sim_model *m = lt_sim_model_new(p, NULL);
+    assert_non_null(m);
+    struct wander w = {0};
+    struct lt_sim_req q = {.prompt_tokens = 10, .out_tokens = WANDER_TOKENS, .user = &w};
+    assert_non_null(lt_sim_model_add(m, 0, &q, NULL));
+    int64_t t;
+    while ((t = lt_sim_model_next(m)) != INT64_MAX)
+        lt_sim_model_advance(m, t, on_wander, NULL);
+    lt_sim_model_free(m);
+    assert_int_equal(w.n, WANDER_TOKENS);
+    return w;
+}
+
+/* speed_cv: a step's cost times a factor whose mean over steps is 1 (so
+ * the mean gap is the steady one, which a fit reads), whose logs over a
+ * block of steps spread as the process's mean over that time does, and
+ * which a seed repeats exactly. */
+static void test_speed_wanders(void **state)
+{
+    (void)state;
+    struct lt_sim_profile p = prof();
+    struct wander steady = wander_run(&p);
+    assert_int_equal(steady.last - steady.first, (int64_t)(WANDER_TOKENS - 1) * 11 * MS);
+    p.speed_cv = 0.5;
+    p.speed_tau_ms = 300;
+    p.speed_seed = 7;
+    struct wander a = wander_run(&p), b = wander_run(&p);
+    assert_int_equal(a.last, b.last);
+    double mean = (double)(a.last - a.first) / (WANDER_TOKENS - 1) / MS;
+    if (fabs(mean / 11 - 1) > 0.03)
+        fail_msg("mean gap %g ms, steady 11", mean);
+    /* a block of 30 steps of 11 ms, x = 330 / 300: the variance of a mean
+     * over it is 2 (x - 1 + e^-x) / x^2 of the process's */
+    double x = 30 * 11.0 / 300, g = 2 * (x - 1 + exp(-x)) / (x * x);
+    double m = a.s / a.blocks, sd = sqrt(a.ss / a.blocks - m * m);
+    if (fabs(sd / (p.speed_cv * sqrt(g)) - 1) > 0.15)
+        fail_msg("blocks' logs spread %g, the process's mean over them %g", sd,
+                 p.speed_cv * sqrt(g));
+    p.speed_seed = 8;
+    struct wander c = wander_run(&p);
+    assert_true(c.last != a.last);
+    /* uncorrelated steps (speed_tau_ms 0): the mean is still the steady one */
+    p.speed_tau_ms = 0;
+    struct wander d = wander_run(&p);
+    mean = (double)(d.last - d.first) / (WANDER_TOKENS - 1) / MS;
+    if (fabs(mean / 11 - 1) > 0.01)
+        fail_msg("mean gap %g ms with uncorrelated steps, steady 11", mean);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -601,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_shared_prefix),
         cmocka_unit_test(test_prefill_ctx),
         cmocka_unit_test(test_step_by_batch_file),
+        cmocka_unit_test(test_speed_wanders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
