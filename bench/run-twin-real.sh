@@ -8,6 +8,8 @@
 #   half  an open loop (Poisson) at about half of the measured capacity
 #   sat   an open loop near saturation (0.9 of it)
 #   long  another trace: prompts of 200 to 600 tokens, at concurrency 2
+# and cH once more, live, compared with the first (the server against
+# itself, the floor under any twin's error);
 # then, with LT_FINDMAX=1 (the default), the capacity at an SLO searched
 # twice on the same server: live only, and --virtual-first with the fitted
 # profile (the answers and the live probes each took).
@@ -220,9 +222,20 @@ for MODEL in $MODELS; do
     virt sat "$T/a.lt.zst" --rate "$sat" --requests "$N"
     live long "$T/b.lt.zst" --concurrency 2 --requests "$N"
     virt long "$T/b.lt.zst" --concurrency 2 --requests "$N"
+    # The server against itself: the held-out concurrency once more, the
+    # floor under any twin's error
+    live again "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$N"
     echo "uptime after: $(uptime)"
 
     table "$mname" "" || bad=1
+    if [ -e "$T/live-again.lt.zst" ]; then
+        "$L" compare "$T/live-c$HOLD_C.lt.zst" "$T/live-again.lt.zst" >"$T/cmp-again.txt" 2>&1
+        set -- $(awk '/twin: B as a prediction/ { on = 1; next }
+            on && ($1 == "TTFT" || $1 == "TPOT" || $1 == "E2E") { printf " %s %s", $4, $7 }
+            on && $1 == "throughput" { printf " %s", $7 }
+            on && /twin verdict/ { on = 0 }' "$T/cmp-again.txt")
+        echo "| c$HOLD_C again: the server against itself, minutes later (not a twin) | ${1:-?} | ${2:-?} | ${3:-?} | ${4:-?} | ${5:-?} | ${6:-?} | ${7:-?} | $(srv_pf "$T/live-again.lt.zst") | $(cat "$T/load-again.txt" 2>/dev/null | tr ' ' '-') |"
+    fi
     [ ! -e "$T/steady.profile" ] || table "$mname, the steady twin (speed_cv 0)" steady- || :
     echo
 
