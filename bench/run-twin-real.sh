@@ -43,8 +43,8 @@
 #               left in DIR/MODEL (no server is started)
 # Prints, per model, the fit, one markdown row per held-out load (p50 and
 # p90 errors, %, and the throughput error) with the load average (and
-# where the fit found the server's speed wandering, speed_cv, a second
-# table: the same fit's twin with steady steps, beside it), and the
+# where the fit measured the server's speed wandering, a second table:
+# the same fit's twin with that speed_cv and speed_tau_ms, beside it), and the
 # capacity comparison; exit 0 when every figure is within the targets (p50
 # 10 %, p90 15 %, throughput 5 %), 3 when not, 2 when something is missing.
 # Takes about 6.5 min for a model that decodes about 110 tokens/s alone
@@ -129,16 +129,16 @@ live() { # NAME TRACE ARGS...
         { echo "live run $n failed:" >&2; tail -3 "$T/live-$n.err" >&2; exit 1; }
     echo "$l0 $(load)" >"$T/load-$n.txt"
 }
-virt() { # NAME TRACE ARGS...: the twin's prediction, and the steady twin's when the fit
-    # found the server's speed wandering (steady.profile: its speed_cv 0)
+virt() { # NAME TRACE ARGS...: the twin's prediction, and the wandering twin's when the fit
+    # measured the server's speed wandering (wander.profile: the fit's with its speed_cv)
     n=$1
     tr=$2
     shift 2
     "$L" replay "$tr" --target sim --virtual --profile "$T/fit.profile" -o "$T/virt-$n.lt.zst" \
         -q --no-summary "$@" || exit 1
-    [ ! -e "$T/steady.profile" ] ||
-        "$L" replay "$tr" --target sim --virtual --profile "$T/steady.profile" \
-            -o "$T/virt-steady-$n.lt.zst" -q --no-summary "$@" || exit 1
+    [ ! -e "$T/wander.profile" ] ||
+        "$L" replay "$tr" --target sim --virtual --profile "$T/wander.profile" \
+            -o "$T/virt-wander-$n.lt.zst" -q --no-summary "$@" || exit 1
 }
 table() { # TITLE PREFIX: one row per held-out load, the twin of virt-PREFIX$n against live-$n;
     # the count beyond the targets; exit 1 when any is
@@ -204,10 +204,12 @@ for MODEL in $MODELS; do
     done
     "$L" sim --fit $fits -o "$T/fit.profile" >"$T/fit.txt" || { cat "$T/fit.txt"; exit 1; }
     cat "$T/fit.txt"
-    rm -f "$T/steady.profile"
-    if awk -F' = ' '$1 == "speed_cv" && $2 > 0 { f = 1 } END { exit !f }' "$T/fit.profile"; then
-        sed 's/^speed_cv = .*/speed_cv = 0/' "$T/fit.profile" >"$T/steady.profile"
-    fi
+    rm -f "$T/wander.profile"
+    # "  speed_cv 0.154, speed_tau_ms 374.6 measured: ...": a twin that wanders with it too
+    cv=$(awk '$1 == "speed_cv" && $5 == "measured:" { sub(/,$/, "", $2); print $2 }' "$T/fit.txt")
+    tau=$(awk '$1 == "speed_cv" && $5 == "measured:" { print $4 }' "$T/fit.txt")
+    [ -z "$cv" ] || sed "s/^speed_cv = .*/speed_cv = $cv/; s/^speed_tau_ms = .*/speed_tau_ms = $tau/" \
+        "$T/fit.profile" >"$T/wander.profile"
     # Capacity: requests/s the server finished in the closed loop at its slots.
     cap=$("$L" cat --no-header "$T/live-c$SLOTS.lt.zst" | jq -rs '[.[] | select(.rec == null and .status == 200)] |
         (length) / (((map(.end) | max) - (map(.sent) | min)) / 1e6)')
@@ -229,14 +231,14 @@ for MODEL in $MODELS; do
 
     table "$mname" "" || bad=1
     if [ -e "$T/live-again.lt.zst" ]; then
-        "$L" compare "$T/live-c$HOLD_C.lt.zst" "$T/live-again.lt.zst" >"$T/cmp-again.txt" 2>&1
+        "$L" compare --twin "$T/live-c$HOLD_C.lt.zst" "$T/live-again.lt.zst" >"$T/cmp-again.txt" 2>&1
         set -- $(awk '/twin: B as a prediction/ { on = 1; next }
             on && ($1 == "TTFT" || $1 == "TPOT" || $1 == "E2E") { printf " %s %s", $4, $7 }
             on && $1 == "throughput" { printf " %s", $7 }
             on && /twin verdict/ { on = 0 }' "$T/cmp-again.txt")
         echo "| c$HOLD_C again: the server against itself, minutes later (not a twin) | ${1:-?} | ${2:-?} | ${3:-?} | ${4:-?} | ${5:-?} | ${6:-?} | ${7:-?} | $(srv_pf "$T/live-again.lt.zst") | $(cat "$T/load-again.txt" 2>/dev/null | tr ' ' '-') |"
     fi
-    [ ! -e "$T/steady.profile" ] || table "$mname, the steady twin (speed_cv 0)" steady- || :
+    [ ! -e "$T/wander.profile" ] || table "$mname, the twin whose speed wanders (the speed_cv measured)" wander- || :
     echo
 
     if [ "${LT_FINDMAX:-1}" = 1 ]; then

@@ -409,15 +409,17 @@ static void print_notes(const struct lt_sim_fit *f)
                f->outside_ms, f->word.rtt_ms > 0 ? "" : "; the round trip was not measured");
     }
     if (f->speed_identified)
-        printf("  speed_cv %.3g, speed_tau_ms %.4g: timelines (%llu decodes alone, closed loops "
-               "at 1, %.4g ms long on average: their mean gaps' logs spread %.3g, their halves "
-               "correlated %.3f): the server's speed wanders, and the twin's steps with it\n",
+        printf("  speed_cv %.3g, speed_tau_ms %.4g measured: timelines (%llu decodes alone, "
+               "closed loops at 1, %.4g ms long on average: their mean gaps' logs spread %.3g, their "
+               "halves correlated %.3f): the server's speed wanders; the profile keeps steady steps "
+               "(they predicted llama-server's held-out loads nearer), set both keys for a twin "
+               "that wanders with it\n",
                f->speed_cv, f->speed_tau_ms, (unsigned long long)f->speed_n, f->speed_decode_ms,
                f->speed_req_sd, f->speed_rho);
     else if (f->speed_n >= 1)
         printf("  speed_cv 0: not identified (%llu decodes alone, closed loops at 1; their "
                "halves' correlation %.3f is not two standard errors above 0, or there were "
-               "fewer than 12): the twin's steps are steady\n",
+               "fewer than 12)\n",
                (unsigned long long)f->speed_n, f->speed_rho);
     if (f->pf_tokens_max)
         printf("  prefill fitted on prompts of %u to %u uncached tokens: a prediction whose "

@@ -209,7 +209,9 @@ struct lt_sim_fit {
      * them): the correlation of each decode's halves' mean gaps
      * (speed_rho), the decodes' mean length and the spread of their mean
      * gaps' logs. Identified: enough decodes and speed_rho two standard
-     * errors above 0; otherwise the profile stays steady (the base's). */
+     * errors above 0. Reported, not set in the profile (it keeps the
+     * base's): a steady twin predicted a real server's held-out loads
+     * nearer. */
     bool speed_identified;
     uint64_t speed_n;
     double speed_rho, speed_cv, speed_tau_ms, speed_decode_ms, speed_req_sd;

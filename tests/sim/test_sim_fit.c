@@ -510,8 +510,8 @@ static void test_fit_speed_wander(void **state)
             fabs(f->speed_tau_ms / p.speed_tau_ms - 1) > 0.4)
             fail_msg("speed_cv %g (hidden %g), speed_tau_ms %g (hidden %g)", f->speed_cv,
                      p.speed_cv, f->speed_tau_ms, p.speed_tau_ms);
-        assert_true(f->profile.speed_cv == f->speed_cv);
-        assert_true(f->profile.speed_tau_ms == f->speed_tau_ms);
+        /* measured, not set: the profile keeps the base's steady steps */
+        assert_true(f->profile.speed_cv == 0);
         free(f);
     }
     struct lt_sim_profile steady = hidden();
@@ -519,7 +519,6 @@ static void test_fit_speed_wander(void **state)
     fprintf(stderr, "steady: identified %d, speed_cv %.4g (halves %.3f, spread %.4g)\n",
             f->speed_identified, f->speed_cv, f->speed_rho, f->speed_req_sd);
     assert_false(f->speed_identified);
-    assert_true(f->profile.speed_cv == 0);
     free(f);
 }
 
