@@ -29,7 +29,8 @@
 #   LT_THREADS  llama-server threads (default 1: on a shared machine a
 #               second thread waits at every barrier for a core)
 #   LT_SLOTS    llama-server -np (default 4)
-#   LT_N        requests per run (default 40)
+#   LT_N        requests per run (default 120: a p50 of 40 moves about 10 %
+#               between windows of the trace, the size of the targets)
 #   LT_FIT_C    the closed loops fitted (default "1 2 SLOTS"; "1 SLOTS" is
 #               the two-load fit of docs/sim.md's short recipe)
 #   LT_HOLD_C   the held-out concurrency (default 3)
@@ -47,11 +48,12 @@
 # the same fit's twin with that speed_cv and speed_tau_ms, beside it), and the
 # capacity comparison; exit 0 when every figure is within the targets (p50
 # 10 %, p90 15 %, throughput 5 %), 3 when not, 2 when something is missing.
-# Takes about 6.5 min for a model that decodes about 110 tokens/s alone
-# (one request, -t 1) and under 1 for stories260K (about 1,200 tokens/s
-# alone) on a 2-core machine, plus the capacity searches: 4.5 min each for
-# the first, under 2 for stories260K (bench/README.md has the runs; a
-# rand-1024x12 decodes about 65 tokens/s alone, not 120).
+# Takes about 17 min for a model that decodes about 110 tokens/s alone
+# (one request, -t 1) and 2 for stories260K (about 1,200 tokens/s alone)
+# on a 2-core machine at LT_N 120 (6.5 and under 1 at 40), plus the
+# capacity searches: 4.5 min each for the first at 40, under 2 for
+# stories260K (bench/README.md has the runs; a rand-1024x12 decodes about
+# 65 tokens/s alone, not 120).
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$SRC/build}
@@ -73,7 +75,7 @@ fi
 PORT=${LT_PORT:-18480}
 THREADS=${LT_THREADS:-1}
 SLOTS=${LT_SLOTS:-4}
-N=${LT_N:-40}
+N=${LT_N:-120}
 FIT_C=${LT_FIT_C:-1 2 $SLOTS}
 HOLD_C=${LT_HOLD_C:-3}
 URL=http://127.0.0.1:$PORT
