@@ -203,6 +203,8 @@ void lt__rd_skip_value(struct cur *c);
 #define DEC_IS_SCRAPE 3
 /* decode_result() found "rec": "check": decode the value as a self-check. */
 #define DEC_IS_CHECK 4
+/* decode_result() found "rec": "verdict": decode the value as a verdict. */
+#define DEC_IS_VERDICT 5
 
 /* "record N (frame at byte B)" for the value being read (trace_reader.c). */
 const char *lt__rd_what(struct lt_reader *r, char buf[96]);

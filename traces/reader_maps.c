@@ -257,6 +257,14 @@ static bool is_str_check(const struct cur *c)
     return lt__rd_str(&t, &s, &n) && n == sizeof K_CHECK - 1 && memcmp(s, K_CHECK, n) == 0;
 }
 
+static bool is_str_verdict(const struct cur *c)
+{
+    struct cur t = *c;
+    const uint8_t *s;
+    uint32_t n;
+    return lt__rd_str(&t, &s, &n) && n == sizeof K_VERDICT - 1 && memcmp(s, K_VERDICT, n) == 0;
+}
+
 static int decode_orig(struct dec *d, uint32_t nkeys, struct lt_record *rec);
 
 /* A scrape's {name: float} into the arena; *out stays NULL when empty. */
@@ -369,6 +377,7 @@ static inline __attribute__((always_inline)) int get_field(struct dec *d, const 
     case LT_FT_REC:
     case LT_FT_SREC:
     case LT_FT_CREC:
+    case LT_FT_VREC:
         lt__rd_skip_value(&d->c);
         break;
     case LT_FT_VALS:
@@ -485,6 +494,7 @@ out:
 #define DEC_ORIG(id, ...) DEC_CASE(LT_ORIG_##id, lt_schema_orig)
 #define DEC_SCR(id, ...) DEC_CASE(LT_SCR_##id, lt_schema_scrape)
 #define DEC_CHK(id, ...) DEC_CASE(LT_CHK_##id, lt_schema_check)
+#define DEC_VRD(id, ...) DEC_CASE(LT_VRD_##id, lt_schema_verdict)
 
 static int key_not_string(struct dec *d)
 {
@@ -511,6 +521,8 @@ static int unknown_key(struct dec *d, const uint8_t *key, const uint8_t *k, uint
             return DEC_IS_SCRAPE;
         if (is_str_check(&d->c))
             return DEC_IS_CHECK;
+        if (is_str_verdict(&d->c))
+            return DEC_IS_VERDICT;
     }
     if (!x) {
         lt__rd_skip_value(&d->c);
@@ -528,6 +540,8 @@ DEC_FIELDS(decode_scrape_fields, struct lt_scrape, LT_SCRAPE_FIELDS, DEC_SCR, lt
            LT_SCR_N)
 DEC_FIELDS(decode_check_fields, struct lt_check, LT_CHECK_FIELDS, DEC_CHK, lt_schema_check,
            LT_CHK_N)
+DEC_FIELDS(decode_verdict_fields, struct lt_verdict, LT_VERDICT_FIELDS, DEC_VRD, lt_schema_verdict,
+           LT_VRD_N)
 DEC_FIELDS(decode_orig_fields, struct lt_record, LT_ORIG_FIELDS, DEC_ORIG, lt_schema_orig,
            LT_ORIG_N)
 
@@ -590,6 +604,19 @@ static int decode_check(struct dec *d, uint32_t nkeys, struct lt_check *k)
     if (rc == 0 && !(seen & (uint64_t)1 << LT_CHK_RUN))
         return lt_errset(d->err, LT_EFORMAT, "%s: %s: self-check without \"run\"", d->r->path,
                          lt__rd_what(d->r, (char[96]){0}));
+    return rc;
+}
+
+static int decode_verdict(struct dec *d, uint32_t nkeys, struct lt_verdict *v)
+{
+    uint64_t seen = 0;
+    uint32_t has = 0;
+    memset(v, 0, sizeof *v);
+    int rc = decode_verdict_fields(d, nkeys, v, &has, &v->extra, &seen);
+    for (int j = LT_VRD_RUN; rc == 0 && j <= LT_VRD_VERDICT; j++)
+        if ((lt_schema_verdict[j].flags & LT_FF_NEEDED) && !(seen & (uint64_t)1 << j))
+            return lt_errset(d->err, LT_EFORMAT, "%s: %s: verdict without \"%s\"", d->r->path,
+                             lt__rd_what(d->r, (char[96]){0}), lt_schema_verdict[j].key);
     return rc;
 }
 
@@ -685,6 +712,9 @@ static int decode_as(struct dec *d, enum lt_item_type type, uint32_t nkeys, stru
     } else if (type == LT_ITEM_CHECK) {
         rc = decode_check(d, nkeys, &it->chk);
         x = &it->chk.extra;
+    } else if (type == LT_ITEM_VERDICT) {
+        rc = decode_verdict(d, nkeys, &it->vrd);
+        x = &it->vrd.extra;
     } else {
         rc = decode_result(d, nkeys, &it->res);
         x = &it->res.extra;
@@ -709,12 +739,13 @@ int lt__rd_decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *
     const uint8_t *body = d.c.p;
     bool results = r->hdr.kind != LT_KIND_TRACE;
     int rc = decode_as(&d, results ? LT_ITEM_RESULT : LT_ITEM_RECORD, nkeys, it);
-    if (rc == DEC_IS_RUN || rc == DEC_IS_SCRAPE || rc == DEC_IS_CHECK) {
+    if (rc == DEC_IS_RUN || rc == DEC_IS_SCRAPE || rc == DEC_IS_CHECK || rc == DEC_IS_VERDICT) {
         d.c.p = body;
         rc = decode_as(&d,
                        rc == DEC_IS_RUN      ? LT_ITEM_RUN
                        : rc == DEC_IS_SCRAPE ? LT_ITEM_SCRAPE
-                                             : LT_ITEM_CHECK,
+                       : rc == DEC_IS_CHECK  ? LT_ITEM_CHECK
+                                             : LT_ITEM_VERDICT,
                        nkeys, it);
     }
     if (rc < 0) {

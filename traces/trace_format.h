@@ -144,18 +144,36 @@ struct lt_run {
     uint32_t warmup;     /* leading requests recorded but excluded */
     /* A probe of a capacity search (replay --find-max; NULL / 0 otherwise):
      * its axis ("rate" or "concurrency"), engine ("live" or "virtual"),
-     * load, the SLO and the share that must meet it, the share that did
-     * (pooled with the repeats before it at this load) and its 95 % Wilson
-     * interval, and the verdict ("meets", "fails", "faulted", "saturated",
-     * or "repeat": the interval straddled the target, run again). */
+     * load, the SLO and the share that must meet it, and the part of the
+     * trace it replays when not the whole (window), all known when it
+     * starts. What its results decided comes after them, in its verdict
+     * record (struct lt_verdict); a file written before verdict records
+     * has those figures here instead: the share that met the SLO, its
+     * interval, the verdict and why. */
     const char *search;
     const char *engine;
     double load;
     const char *slo;
     double attain_target;
+    const char *window;
     double attain, attain_lo, attain_hi;
     const char *verdict;
     const char *why; /* a probe stopped early: why, with the figures */
+    struct lt_extra extra;
+};
+
+/* A capacity probe's verdict (kind "results", "rec": "verdict"), written
+ * after the probe's results, once they are judged (docs/trace-format.md
+ * §2.9): the share of its judged requests that met the SLO (pooled with
+ * the repeats before it at this load), its 95 % Wilson interval, the
+ * verdict ("meets", "fails", "faulted", "saturated", or "repeat": the
+ * interval straddled the target, run again) and, for a probe stopped
+ * early, why. A probe without one decided nothing. */
+struct lt_verdict {
+    uint32_t run;
+    double attain, attain_lo, attain_hi;
+    const char *verdict;
+    const char *why;
     struct lt_extra extra;
 };
 

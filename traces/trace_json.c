@@ -264,6 +264,9 @@ static void jvalue(struct jw *w, const struct lt_field *f, const void *base, uin
     case LT_FT_CREC:
         w->rc = lt_json_str(out, K_CHECK, sizeof K_CHECK - 1);
         break;
+    case LT_FT_VREC:
+        w->rc = lt_json_str(out, K_VERDICT, sizeof K_VERDICT - 1);
+        break;
     case LT_FT_VALS: {
         const struct lt_scrape_val *v = *(const struct lt_scrape_val *const *)(const void *)p;
         uint32_t n = lt_schema_count(p);
@@ -399,6 +402,11 @@ int lt_trace_json_check(struct lt_buf *out, const struct lt_check *k)
     return jfields(out, lt_schema_check, LT_CHK_N, k, 0, &k->extra);
 }
 
+int lt_trace_json_verdict(struct lt_buf *out, const struct lt_verdict *v)
+{
+    return jfields(out, lt_schema_verdict, LT_VRD_N, v, 0, &v->extra);
+}
+
 int lt_trace_json_item(struct lt_buf *out, const struct lt_item *it)
 {
     switch (it->type) {
@@ -412,6 +420,8 @@ int lt_trace_json_item(struct lt_buf *out, const struct lt_item *it)
         return lt_trace_json_scrape(out, &it->scr);
     case LT_ITEM_CHECK:
         return lt_trace_json_check(out, &it->chk);
+    case LT_ITEM_VERDICT:
+        return lt_trace_json_verdict(out, &it->vrd);
     }
     return LT_EINVAL;
 }

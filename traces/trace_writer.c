@@ -435,6 +435,9 @@ pack_value(struct lt_writer *w, const struct lt_field *f, const void *base, uint
     case LT_FT_CREC:
         lt_mp_cstr(m, K_CHECK);
         break;
+    case LT_FT_VREC:
+        lt_mp_cstr(m, K_VERDICT);
+        break;
     case LT_FT_VALS: {
         const struct lt_scrape_val *v = *(const struct lt_scrape_val *const *)(const void *)p;
         uint32_t n = lt_schema_count(p);
@@ -506,6 +509,8 @@ pack_value(struct lt_writer *w, const struct lt_field *f, const void *base, uint
 #define PACK_SCR(id, ...) PACK_FIELD(LT_SCR_##id, lt_schema_scrape)
 #define COUNT_CHK(id, ...) COUNT_FIELD(LT_CHK_##id, lt_schema_check)
 #define PACK_CHK(id, ...) PACK_FIELD(LT_CHK_##id, lt_schema_check)
+#define COUNT_VRD(id, ...) COUNT_FIELD(LT_VRD_##id, lt_schema_verdict)
+#define PACK_VRD(id, ...) PACK_FIELD(LT_VRD_##id, lt_schema_verdict)
 #define COUNT_ORIG(id, ...) COUNT_FIELD(LT_ORIG_##id, lt_schema_orig)
 #define PACK_ORIG(id, ...) PACK_FIELD(LT_ORIG_##id, lt_schema_orig)
 
@@ -514,6 +519,7 @@ PACK_FIELDS(pack_run, struct lt_run, LT_RUN_FIELDS, COUNT_RUN, PACK_RUN)
 PACK_FIELDS(pack_result, struct lt_result, LT_RESULT_FIELDS, COUNT_RES, PACK_RES)
 PACK_FIELDS(pack_scrape, struct lt_scrape, LT_SCRAPE_FIELDS, COUNT_SCR, PACK_SCR)
 PACK_FIELDS(pack_check, struct lt_check, LT_CHECK_FIELDS, COUNT_CHK, PACK_CHK)
+PACK_FIELDS(pack_verdict, struct lt_verdict, LT_VERDICT_FIELDS, COUNT_VRD, PACK_VRD)
 PACK_FIELDS(pack_orig_fields, struct lt_record, LT_ORIG_FIELDS, COUNT_ORIG, PACK_ORIG)
 
 /* orig: its own map of the record's orig_* fields. */
@@ -592,6 +598,26 @@ int lt_writer_put_check(struct lt_writer *w, const struct lt_check *k, struct lt
     begin_value(w);
     pack_check(w, k, 0, &k->extra);
     return end_value(w, start, k->extra.n > 0, 0, 0, err);
+}
+
+int lt_writer_put_verdict(struct lt_writer *w, const struct lt_verdict *v, struct lt_err *err)
+{
+    int rc = check_kind(w, LT_KIND_RESULTS, "verdict", err);
+    if (rc < 0)
+        return rc;
+    const double f[] = {v->attain, v->attain_lo, v->attain_hi};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!isfinite(f[i]))
+            return lt_errset(err, LT_EINVAL, "%s: verdict of run %u: %s is not a finite number",
+                             w->path, v->run, lt_schema_verdict[LT_VRD_ATTAIN + i].key);
+    if (!v->verdict || !v->verdict[0])
+        return lt_errset(err, LT_EINVAL, "%s: verdict of run %u: no verdict", w->path, v->run);
+    if ((rc = block_emit(w, err)) < 0) /* the run's results stay before it */
+        return rc;
+    size_t start = w->frame.len;
+    begin_value(w);
+    pack_verdict(w, v, 0, &v->extra);
+    return end_value(w, start, v->extra.n > 0, 0, 0, err);
 }
 
 /* JSON has no NaN or infinity: a scrape's values must be finite. */
@@ -1014,6 +1040,8 @@ int lt_writer_put_item(struct lt_writer *w, const struct lt_item *it, struct lt_
         return lt_writer_put_scrape(w, &it->scr, err);
     case LT_ITEM_CHECK:
         return lt_writer_put_check(w, &it->chk, err);
+    case LT_ITEM_VERDICT:
+        return lt_writer_put_verdict(w, &it->vrd, err);
     }
     return lt_errset(err, LT_EFORMAT, "value of unknown type %d", (int)it->type);
 }

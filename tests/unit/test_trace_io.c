@@ -670,6 +670,87 @@ static void test_check_roundtrip(void **state)
     lt_reader_close(r);
 }
 
+/* A capacity probe's verdict (rec "verdict", written after its results)
+ * reads back as LT_ITEM_VERDICT with what was written, an absent figure
+ * as 0; the run record's keys known at the start (window among them)
+ * read back as written; a verdict without its word, or a non-finite
+ * figure, is refused; a copy (lt_writer_put_item) keeps it; the
+ * results around it are unchanged. */
+static void test_verdict_roundtrip(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("verdict.lt.zst");
+    const char *copy = tmp_path("verdict2.lt.zst");
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "replay"};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    struct lt_run run = {.id = 2,
+                         .mode = "trace",
+                         .speed = 1.5,
+                         .search = "rate",
+                         .engine = "live",
+                         .load = 12.5,
+                         .slo = "ttft=1s",
+                         .attain_target = 0.9,
+                         .window = "requests 1-139 of 400, trace time 0.0-6.9 s"};
+    assert_int_equal(lt_writer_put_run(w, &run, &err), 0);
+    struct lt_result res = {.run = 2, .index = 1, .sched = 5};
+    assert_int_equal(lt_writer_put_result(w, &res, &err), 0);
+    struct lt_verdict v = {.run = 2,
+                           .attain = 0.875,
+                           .attain_hi = 0.95,
+                           .verdict = "saturated",
+                           .why = "requests in flight grew"};
+    assert_int_equal(lt_writer_put_verdict(w, &v, &err), 0);
+    struct lt_verdict none = {.run = 2, .attain = 0.5};
+    assert_int_equal(lt_writer_put_verdict(w, &none, &err), LT_EINVAL);
+    struct lt_verdict bad = {.run = 2, .attain_lo = NAN, .verdict = "meets"};
+    assert_int_equal(lt_writer_put_verdict(w, &bad, &err), LT_EINVAL);
+    assert_non_null(strstr(err.msg, "attain_lo"));
+    assert_int_equal(lt_writer_put_result(w, &res, &err), 0);
+    assert_int_equal(lt_writer_close(w, &err), 0);
+
+    for (int pass = 0; pass < 2; pass++) {
+        struct lt_reader *r =
+            lt_reader_open_kind(pass ? copy : path, LT_KIND_RESULTS, NULL, &err);
+        assert_non_null(r);
+        struct lt_writer *cw = pass ? NULL : lt_writer_open(copy, &h, NULL, &err);
+        const struct lt_item *it;
+        int types[4] = {LT_ITEM_RUN, LT_ITEM_RESULT, LT_ITEM_VERDICT, LT_ITEM_RESULT};
+        for (int k = 0; k < 4; k++) {
+            assert_int_equal(lt_reader_next(r, &it, &err), 1);
+            assert_int_equal(it->type, types[k]);
+            if (it->type == LT_ITEM_RUN) {
+                assert_string_equal(it->run.window, run.window);
+                assert_string_equal(it->run.engine, "live");
+                assert_true(it->run.load == 12.5 && it->run.attain_target == 0.9);
+                assert_null(it->run.verdict);
+            }
+            if (it->type == LT_ITEM_VERDICT) {
+                assert_int_equal(it->vrd.run, 2);
+                assert_true(it->vrd.attain == 0.875 && it->vrd.attain_lo == 0 &&
+                            it->vrd.attain_hi == 0.95);
+                assert_string_equal(it->vrd.verdict, "saturated");
+                assert_string_equal(it->vrd.why, "requests in flight grew");
+                struct lt_buf b;
+                lt_buf_init(&b, 1 << 20);
+                assert_int_equal(lt_trace_json_item(&b, it), 0);
+                assert_non_null(strstr(b.p, "{\"rec\":\"verdict\",\"run\":2,\"attain\":0.875,"
+                                            "\"attain_hi\":0.95,\"verdict\":\"saturated\","));
+                assert_null(strstr(b.p, "attain_lo"));
+                lt_buf_release(&b);
+            }
+            if (cw)
+                assert_int_equal(lt_writer_put_item(cw, it, &err), 0);
+        }
+        assert_int_equal(lt_reader_next(r, &it, &err), 0);
+        lt_reader_close(r);
+        if (cw)
+            assert_int_equal(lt_writer_close(cw, &err), 0);
+    }
+}
+
 /* Keys the reader does not know survive a read-write-read copy. */
 static void test_unknown_keys_preserved(void **state)
 {
@@ -1624,6 +1705,7 @@ int main(void)
         cmocka_unit_test(test_blocks_salvage),
         cmocka_unit_test(test_scrape_roundtrip),
         cmocka_unit_test(test_check_roundtrip),
+        cmocka_unit_test(test_verdict_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
