@@ -242,8 +242,8 @@ struct lt_analyze_run {
         char engine[8];  /* "live" or "virtual" */
         char verdict[12];
         char slo[96];
-        char why[400];   /* a probe stopped early: why */
-        bool windowed;   /* it replayed a window of the trace (the run record's "window") */
+        char why[400]; /* a probe stopped early: why */
+        bool windowed; /* it replayed a window of the trace (the run record's "window") */
         const char *left_out;
         double load, target, attain, lo, hi;
     } probe;

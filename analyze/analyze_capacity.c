@@ -99,7 +99,8 @@ static void left_out_text(const struct lt_analyze *a, FILE *out, bool heading)
                !strcmp(a->runs[j]->probe.engine, p->engine))
             j++;
         if (heading)
-            fprintf(out, "\nCapacity (%s; SLO %s for %.3g of requests): no probe decided anything\n",
+            fprintf(out,
+                    "\nCapacity (%s; SLO %s for %.3g of requests): no probe decided anything\n",
                     p->search, p->slo, p->target);
         heading = false;
         if (j == i + 1)
@@ -162,6 +163,16 @@ void lt_analyze_capacity_text(const struct lt_analyze *a, FILE *out)
     left_out_text(a, out, false);
 }
 
+/* A probe's object opened, with its run, engine and load. */
+static void json_probe_head(FILE *out, const struct lt_analyze_run *r, bool *first)
+{
+    fprintf(out, "%s\n      {\"run\": %u, \"engine\": ", *first ? "" : ",", r->id);
+    *first = false;
+    lt_analyze_jstr(out, r->probe.engine);
+    fprintf(out, ", \"load\": ");
+    lt_analyze_jnum(out, r->probe.load);
+}
+
 void lt_analyze_capacity_json(const struct lt_analyze *a, FILE *out)
 {
     struct lt_analyze_capacity c;
@@ -197,11 +208,7 @@ void lt_analyze_capacity_json(const struct lt_analyze *a, FILE *out)
         const struct lt_analyze_probe *p = &r->probe;
         if (!lt_analyze_is_probe(r))
             continue;
-        fprintf(out, "%s\n      {\"run\": %u, \"engine\": ", first ? "" : ",", r->id);
-        first = false;
-        lt_analyze_jstr(out, p->engine);
-        fprintf(out, ", \"load\": ");
-        lt_analyze_jnum(out, p->load);
+        json_probe_head(out, r, &first);
         struct lt_analyze_judged j;
         judged_of(r, &j);
         fprintf(out,
@@ -229,11 +236,7 @@ void lt_analyze_capacity_json(const struct lt_analyze *a, FILE *out)
         const struct lt_analyze_probe *p = &r->probe;
         if (!p->search[0] || !p->left_out)
             continue;
-        fprintf(out, "%s\n      {\"run\": %u, \"engine\": ", first ? "" : ",", r->id);
-        first = false;
-        lt_analyze_jstr(out, p->engine);
-        fprintf(out, ", \"load\": ");
-        lt_analyze_jnum(out, p->load);
+        json_probe_head(out, r, &first);
         fprintf(out, ", \"why\": ");
         lt_analyze_jstr(out, p->left_out);
         fputc('}', out);

@@ -272,8 +272,9 @@ bool lt__analyze_engine_break(const struct lt_analyze_run *prev, const struct lt
                              char *buf, size_t n)
 {
     if (prev && r->probe.search[0] && r->probe.left_out && !prev->probe.left_out) {
-        snprintf(buf, n, "probes left out of the capacity answer below (analyze's capacity "
-                         "section says why)");
+        snprintf(buf, n,
+                 "probes left out of the capacity answer below (analyze's capacity "
+                 "section says why)");
         return true;
     }
     if (!prev || !lt_analyze_is_probe(prev) || !lt_analyze_is_probe(r) ||

@@ -58,15 +58,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* For the functions that hold nothing to release: a failure returns at
- * once. */
-#define RETURN_IF_FAILED(expr)                                                                     \
-    do {                                                                                           \
-        int r_ = (expr);                                                                           \
-        if (r_ < 0)                                                                                \
-            return r_;                                                                             \
-    } while (0)
-
 #define MAX_FILES (2 * LT_SEARCH_MAX_PROBES)
 /* Attainment is measured to +-0.02 (95 % Wilson) where the probe's length
  * is ours to choose (closed loop). */
@@ -550,9 +541,8 @@ static bool past_max_time(const struct search_ctx *c, double load)
 
 /* A judged probe's verdict into the search ls, told, and written after
  * its results (its run's id: run). */
-static int add_verdict(struct search_ctx *c, struct lt_search *ls, bool virt, double load,
-                       bool cut, uint32_t run, struct probe_rec *f, struct probe_out *pop,
-                       struct lt_err *err)
+static int add_verdict(struct search_ctx *c, struct lt_search *ls, bool virt, double load, bool cut,
+                       uint32_t run, struct probe_rec *f, struct probe_out *pop, struct lt_err *err)
 {
     struct probe_out po = *pop;
     const struct lt_capacity_opts *s = c->s;
@@ -606,8 +596,8 @@ static struct lt_writer *probe_writer(const struct search_ctx *c, const char *pa
     const struct lt_capacity_opts *s = c->s;
     char att[32];
     snprintf(att, sizeof att, "%g", c->attain);
-    const char *mk[] = {"trace", "target", "capacity_axis", "capacity_slo", "capacity_attain",
-                        "capacity_engine"};
+    const char *mk[] = {"trace",        "target",          "capacity_axis",
+                        "capacity_slo", "capacity_attain", "capacity_engine"};
     const char *mv[] = {o->trace_path,
                         s->target_sim ? "sim" : o->target,
                         s->concurrency ? "concurrency" : "rate",
@@ -631,8 +621,8 @@ static void probe_keys_of(struct search_ctx *c, bool virt, double load, struct p
     if (windowed)
         snprintf(c->win_desc, sizeof c->win_desc,
                  "requests %llu-%llu of %zu, trace time %.6f-%.6f s",
-                 (unsigned long long)w->first + 1, (unsigned long long)(w->first + w->n),
-                 c->jobs.n, (double)w->start_us / 1e6, (double)w->start_us / 1e6 + w->span_s);
+                 (unsigned long long)w->first + 1, (unsigned long long)(w->first + w->n), c->jobs.n,
+                 (double)w->start_us / 1e6, (double)w->start_us / 1e6 + w->span_s);
     *k = (struct probe_keys){.search = c->s->concurrency ? "concurrency" : "rate",
                              .engine = virt ? "virtual" : "live",
                              .slo = c->s->slo,
@@ -732,7 +722,8 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
             return err->code;
         }
         c->n_files++;
-        RETURN_IF_FAILED(add_verdict(c, ls, virt, load, cut, run, f, &po, err));
+        if ((rc = add_verdict(c, ls, virt, load, cut, run, f, &po, err)) < 0)
+            return rc;
     }
     return 0;
 }
@@ -797,6 +788,14 @@ static int count_kept(void *ud, const struct lt_plan_rec_key *k)
 }
 
 /* ---- the window a live rate probe replays ---- */
+
+/* These functions hold nothing to release: a failure returns at once. */
+#define RETURN_IF_FAILED(expr)                                                                     \
+    do {                                                                                           \
+        int r_ = (expr);                                                                           \
+        if (r_ < 0)                                                                                \
+            return r_;                                                                             \
+    } while (0)
 
 struct key_times {
     const uint64_t *idx; /* ascending */

@@ -582,43 +582,36 @@ static int decode_run(struct dec *d, uint32_t nkeys, struct lt_run *run)
     return rc;
 }
 
-static int decode_scrape(struct dec *d, uint32_t nkeys, struct lt_scrape *s)
+/* The first field of table f (nf fields) a reader requires that a value
+ * (a `what`) lacks, as an error; 0 when it has them all (seen). */
+static int need_fields(struct dec *d, const struct lt_field *f, int nf, uint64_t seen,
+                       const char *what)
 {
-    uint64_t seen = 0;
-    uint32_t has = 0;
-    memset(s, 0, sizeof *s);
-    int rc = decode_scrape_fields(d, nkeys, s, &has, &s->extra, &seen);
-    for (int j = LT_SCR_RUN; rc == 0 && j <= LT_SCR_T; j++)
-        if (!(seen & (uint64_t)1 << j))
-            return lt_errset(d->err, LT_EFORMAT, "%s: %s: scrape sample without \"%s\"", d->r->path,
-                             lt__rd_what(d->r, (char[96]){0}), lt_schema_scrape[j].key);
-    return rc;
+    for (int j = 0; j < nf; j++)
+        if ((f[j].flags & LT_FF_NEEDED) && !(seen & (uint64_t)1 << j))
+            return lt_errset(d->err, LT_EFORMAT, "%s: %s: %s without \"%s\"", d->r->path,
+                             lt__rd_what(d->r, (char[96]){0}), what, f[j].key);
+    return 0;
 }
 
-static int decode_check(struct dec *d, uint32_t nkeys, struct lt_check *k)
-{
-    uint64_t seen = 0;
-    uint32_t has = 0;
-    memset(k, 0, sizeof *k);
-    int rc = decode_check_fields(d, nkeys, k, &has, &k->extra, &seen);
-    if (rc == 0 && !(seen & (uint64_t)1 << LT_CHK_RUN))
-        return lt_errset(d->err, LT_EFORMAT, "%s: %s: self-check without \"run\"", d->r->path,
-                         lt__rd_what(d->r, (char[96]){0}));
-    return rc;
-}
+/* A value of its own (scrape, check, verdict) decoded into *x, zeroed
+ * first, its required keys checked. */
+#define DECODE_VALUE(name, S, fields, table, nf, what)                                             \
+    static int name(struct dec *d, uint32_t nkeys, S *x)                                           \
+    {                                                                                              \
+        uint64_t seen = 0;                                                                         \
+        uint32_t has = 0;                                                                          \
+        memset(x, 0, sizeof *x);                                                                   \
+        int rc = fields(d, nkeys, x, &has, &x->extra, &seen);                                      \
+        return rc == 0 ? need_fields(d, table, nf, seen, what) : rc;                               \
+    }
+DECODE_VALUE(decode_scrape, struct lt_scrape, decode_scrape_fields, lt_schema_scrape, LT_SCR_N,
+             "scrape sample")
+DECODE_VALUE(decode_check, struct lt_check, decode_check_fields, lt_schema_check, LT_CHK_N,
+             "self-check")
 
-static int decode_verdict(struct dec *d, uint32_t nkeys, struct lt_verdict *v)
-{
-    uint64_t seen = 0;
-    uint32_t has = 0;
-    memset(v, 0, sizeof *v);
-    int rc = decode_verdict_fields(d, nkeys, v, &has, &v->extra, &seen);
-    for (int j = LT_VRD_RUN; rc == 0 && j <= LT_VRD_VERDICT; j++)
-        if ((lt_schema_verdict[j].flags & LT_FF_NEEDED) && !(seen & (uint64_t)1 << j))
-            return lt_errset(d->err, LT_EFORMAT, "%s: %s: verdict without \"%s\"", d->r->path,
-                             lt__rd_what(d->r, (char[96]){0}), lt_schema_verdict[j].key);
-    return rc;
-}
+DECODE_VALUE(decode_verdict, struct lt_verdict, decode_verdict_fields, lt_schema_verdict, LT_VRD_N,
+             "verdict")
 
 static int decode_chunks(struct dec *d, uint32_t n, struct lt_result *res)
 {

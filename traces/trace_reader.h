@@ -41,11 +41,11 @@ struct lt_reader_opts {
 };
 
 enum lt_item_type {
-    LT_ITEM_RECORD = 1, /* trace record (kind "trace") */
-    LT_ITEM_RUN = 2,    /* run record (kind "results") */
-    LT_ITEM_RESULT = 3, /* request result (kind "results") */
-    LT_ITEM_SCRAPE = 4, /* metrics scrape sample (kind "results") */
-    LT_ITEM_CHECK = 5,  /* a run's self-check, at its end (kind "results") */
+    LT_ITEM_RECORD = 1,  /* trace record (kind "trace") */
+    LT_ITEM_RUN = 2,     /* run record (kind "results") */
+    LT_ITEM_RESULT = 3,  /* request result (kind "results") */
+    LT_ITEM_SCRAPE = 4,  /* metrics scrape sample (kind "results") */
+    LT_ITEM_CHECK = 5,   /* a run's self-check, at its end (kind "results") */
     LT_ITEM_VERDICT = 6, /* a capacity probe's verdict, after its results (kind "results") */
 };
 

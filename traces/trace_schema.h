@@ -236,8 +236,7 @@ static const struct lt_field lt_schema_result[LT_RES_N] = {LT_RESULT_FIELDS(LT_S
 static const struct lt_field lt_schema_orig[LT_ORIG_N] = {LT_ORIG_FIELDS(LT_SCHEMA_REC_ROW)};
 static const struct lt_field lt_schema_scrape[LT_SCR_N] = {LT_SCRAPE_FIELDS(LT_SCHEMA_SCR_ROW)};
 static const struct lt_field lt_schema_check[LT_CHK_N] = {LT_CHECK_FIELDS(LT_SCHEMA_CHK_ROW)};
-static const struct lt_field lt_schema_verdict[LT_VRD_N] = {
-    LT_VERDICT_FIELDS(LT_SCHEMA_VRD_ROW)};
+static const struct lt_field lt_schema_verdict[LT_VRD_N] = {LT_VERDICT_FIELDS(LT_SCHEMA_VRD_ROW)};
 
 /* TEXT's length is the member after it. */
 _Static_assert(offsetof(struct lt_record, text_len) ==

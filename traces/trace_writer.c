@@ -538,6 +538,18 @@ static int check_kind(struct lt_writer *w, enum lt_kind want, const char *what, 
     return 0;
 }
 
+/* A map value of its own begun: the result block so far emitted first
+ * (results put before it stay before it), *start where the value begins. */
+static int begin_map(struct lt_writer *w, size_t *start, struct lt_err *err)
+{
+    int rc = block_emit(w, err);
+    if (rc < 0)
+        return rc;
+    *start = w->frame.len;
+    begin_value(w);
+    return 0;
+}
+
 int lt_writer_put_record(struct lt_writer *w, const struct lt_record *r, struct lt_err *err)
 {
     int rc = check_kind(w, LT_KIND_TRACE, "trace record", err);
@@ -573,10 +585,9 @@ int lt_writer_put_run(struct lt_writer *w, const struct lt_run *r, struct lt_err
                          "0 for none)",
                          w->path, r->id, isfinite(r->rate) ? "speed" : "rate",
                          isfinite(r->rate) ? r->speed : r->rate);
-    if ((rc = block_emit(w, err)) < 0) /* results before the run stay before it */
+    size_t start;
+    if ((rc = begin_map(w, &start, err)) < 0) /* results before the run stay before it */
         return rc;
-    size_t start = w->frame.len;
-    begin_value(w);
     pack_run(w, r, 0, &r->extra);
     return end_value(w, start, r->extra.n > 0, 0, 0, err);
 }
@@ -592,10 +603,9 @@ int lt_writer_put_check(struct lt_writer *w, const struct lt_check *k, struct lt
         if (!isfinite(v[i]))
             return lt_errset(err, LT_EINVAL, "%s: self-check of run %u: %s is not a finite number",
                              w->path, k->run, lt_schema_check[LT_CHK_RATE_ASKED + i].key);
-    if ((rc = block_emit(w, err)) < 0) /* the run's results stay before it */
+    size_t start;
+    if ((rc = begin_map(w, &start, err)) < 0) /* the run's results stay before it */
         return rc;
-    size_t start = w->frame.len;
-    begin_value(w);
     pack_check(w, k, 0, &k->extra);
     return end_value(w, start, k->extra.n > 0, 0, 0, err);
 }
@@ -612,10 +622,9 @@ int lt_writer_put_verdict(struct lt_writer *w, const struct lt_verdict *v, struc
                              w->path, v->run, lt_schema_verdict[LT_VRD_ATTAIN + i].key);
     if (!v->verdict || !v->verdict[0])
         return lt_errset(err, LT_EINVAL, "%s: verdict of run %u: no verdict", w->path, v->run);
-    if ((rc = block_emit(w, err)) < 0) /* the run's results stay before it */
+    size_t start;
+    if ((rc = begin_map(w, &start, err)) < 0) /* the run's results stay before it */
         return rc;
-    size_t start = w->frame.len;
-    begin_value(w);
     pack_verdict(w, v, 0, &v->extra);
     return end_value(w, start, v->extra.n > 0, 0, 0, err);
 }
@@ -654,10 +663,9 @@ int lt_writer_put_scrape(struct lt_writer *w, const struct lt_scrape *s, struct 
     if (bad)
         return lt_errset(err, LT_EINVAL, "%s: scrape of run %u: %s is not a finite number", w->path,
                          s->run, bad);
-    if ((rc = block_emit(w, err)) < 0) /* results before it stay before it */
+    size_t start;
+    if ((rc = begin_map(w, &start, err)) < 0) /* results before it stay before it */
         return rc;
-    size_t start = w->frame.len;
-    begin_value(w);
     pack_scrape(w, s, 0, &s->extra);
     uint64_t longest = s->nv > s->nraw ? s->nv : s->nraw;
     uint64_t total = (uint64_t)s->nv + s->nraw + s->nh;

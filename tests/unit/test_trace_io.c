@@ -712,8 +712,7 @@ static void test_verdict_roundtrip(void **state)
     assert_int_equal(lt_writer_close(w, &err), 0);
 
     for (int pass = 0; pass < 2; pass++) {
-        struct lt_reader *r =
-            lt_reader_open_kind(pass ? copy : path, LT_KIND_RESULTS, NULL, &err);
+        struct lt_reader *r = lt_reader_open_kind(pass ? copy : path, LT_KIND_RESULTS, NULL, &err);
         assert_non_null(r);
         struct lt_writer *cw = pass ? NULL : lt_writer_open(copy, &h, NULL, &err);
         const struct lt_item *it;
@@ -736,8 +735,9 @@ static void test_verdict_roundtrip(void **state)
                 struct lt_buf b;
                 lt_buf_init(&b, 1 << 20);
                 assert_int_equal(lt_trace_json_item(&b, it), 0);
-                assert_non_null(strstr(b.p, "{\"rec\":\"verdict\",\"run\":2,\"attain\":0.875,"
-                                            "\"attain_hi\":0.94999999999999996,\"verdict\":\"saturated\","));
+                assert_non_null(
+                    strstr(b.p, "{\"rec\":\"verdict\",\"run\":2,\"attain\":0.875,"
+                                "\"attain_hi\":0.94999999999999996,\"verdict\":\"saturated\","));
                 assert_null(strstr(b.p, "attain_lo"));
                 lt_buf_release(&b);
             }
@@ -1681,30 +1681,18 @@ static void test_extra_get_int(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_no_checksum),
-        cmocka_unit_test(test_extra_get_int),
-        cmocka_unit_test(test_result_keys),
-        cmocka_unit_test(test_run_desc),
-        cmocka_unit_test(test_writer_limits),
-        cmocka_unit_test(test_roundtrip_records),
-        cmocka_unit_test(test_truncated),
-        cmocka_unit_test(test_corrupt_frame_and_salvage),
-        cmocka_unit_test(test_missing_header),
-        cmocka_unit_test(test_future_version),
-        cmocka_unit_test(test_not_zstd_and_empty),
-        cmocka_unit_test(test_wrong_types),
-        cmocka_unit_test(test_hostile_lengths),
-        cmocka_unit_test(test_out_of_order),
-        cmocka_unit_test(test_results_roundtrip),
-        cmocka_unit_test(test_unknown_keys_preserved),
-        cmocka_unit_test(test_frame_closing),
-        cmocka_unit_test(test_blocks_roundtrip),
-        cmocka_unit_test(test_blocks_bad),
-        cmocka_unit_test(test_blocks_mutated),
-        cmocka_unit_test(test_blocks_limit_sized),
-        cmocka_unit_test(test_blocks_salvage),
-        cmocka_unit_test(test_scrape_roundtrip),
-        cmocka_unit_test(test_check_roundtrip),
+        cmocka_unit_test(test_no_checksum),        cmocka_unit_test(test_extra_get_int),
+        cmocka_unit_test(test_result_keys),        cmocka_unit_test(test_run_desc),
+        cmocka_unit_test(test_writer_limits),      cmocka_unit_test(test_roundtrip_records),
+        cmocka_unit_test(test_truncated),          cmocka_unit_test(test_corrupt_frame_and_salvage),
+        cmocka_unit_test(test_missing_header),     cmocka_unit_test(test_future_version),
+        cmocka_unit_test(test_not_zstd_and_empty), cmocka_unit_test(test_wrong_types),
+        cmocka_unit_test(test_hostile_lengths),    cmocka_unit_test(test_out_of_order),
+        cmocka_unit_test(test_results_roundtrip),  cmocka_unit_test(test_unknown_keys_preserved),
+        cmocka_unit_test(test_frame_closing),      cmocka_unit_test(test_blocks_roundtrip),
+        cmocka_unit_test(test_blocks_bad),         cmocka_unit_test(test_blocks_mutated),
+        cmocka_unit_test(test_blocks_limit_sized), cmocka_unit_test(test_blocks_salvage),
+        cmocka_unit_test(test_scrape_roundtrip),   cmocka_unit_test(test_check_roundtrip),
         cmocka_unit_test(test_verdict_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
