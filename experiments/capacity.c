@@ -16,8 +16,9 @@
  * fill_run hook), its verdict record (docs/trace-format.md §2.9) what its
  * results decided, once judged. A probe cut short by a stop, or judging
  * too few requests to decide anything, keeps its records and has no
- * verdict; analyze leaves it out. A search that fails leaves no file: a
- * file without an answer would read as one.
+ * verdict; analyze leaves it out. The answer follows the last probe, in
+ * an answer record (§2.10). A search that fails leaves no file: a file
+ * without an answer would read as one.
  *
  * A rate probe of the trace in trace time lasts (n - 1) / rate: the whole
  * trace at the capacity of a slow server can take hours. So a live probe
@@ -1255,6 +1256,36 @@ static int finish(struct search_ctx *c, const struct lt_search_opts *so,
     return 0;
 }
 
+/* A load of the answer as the file says it: 0 for none. */
+static double load_or_0(double v)
+{
+    return v > 0 && isfinite(v) ? v : 0;
+}
+
+/* The answer (r, finish's), after the last probe: what the file could not
+ * say before the search ended. */
+static int put_answer(struct search_ctx *c, const struct lt_capacity_result *r, struct lt_err *err)
+{
+    const struct lt_capacity_opts *s = c->s;
+    const struct lt_search *ans = r->ans;
+    struct lt_answer a = {
+        .end = c->stopped ? "stopped" : lt_search_end_name(ans->end),
+        .engine = s->virtual_only ? "virtual" : "live",
+        .max = load_or_0(ans->lo),
+        .fail = load_or_0(ans->hi),
+        .goodput = load_or_0(r->goodput),
+        .probes = s->virtual_only ? c->virtual_probes : c->live_probes,
+        .virtual_probes = c->virtual_probes,
+        .wall_s = load_or_0(r->wall_s),
+        .virtual_cpu_s = load_or_0(c->virtual_cpu_s),
+        .whole_max = c->whole_probes ? load_or_0(c->whole.lo) : 0,
+        .whole_fail = c->whole_probes ? load_or_0(c->whole.hi) : 0,
+        .probes_saved = r->savings ? load_or_0(r->saved_probes) : 0,
+        .wall_s_saved = r->savings ? load_or_0(r->saved_wall_s) : 0,
+    };
+    return lt_writer_put_answer(c->out, &a, err);
+}
+
 int lt_capacity_search(const struct lt_replay_opts *o, const struct lt_capacity_opts *s,
                        struct lt_capacity_result *r, struct lt_err *err)
 {
@@ -1285,6 +1316,8 @@ int lt_capacity_search(const struct lt_replay_opts *o, const struct lt_capacity_
         rc = search_live(c, &so, &r->virt, &r->live, err);
     if (rc == 0)
         rc = finish(c, &so, r);
+    if (rc == 0 && put_answer(c, r, err) < 0)
+        rc = failed(err, o->out_path);
     if (c->out && lt_writer_close(c->out, rc < 0 ? &(struct lt_err){0} : err) < 0 && rc == 0)
         rc = failed(err, o->out_path);
     if (c->out && rc < 0) /* no answer: no file that could read as one */

@@ -265,6 +265,14 @@ static bool is_str_verdict(const struct cur *c)
     return lt__rd_str(&t, &s, &n) && n == sizeof K_VERDICT - 1 && memcmp(s, K_VERDICT, n) == 0;
 }
 
+static bool is_str_answer(const struct cur *c)
+{
+    struct cur t = *c;
+    const uint8_t *s;
+    uint32_t n;
+    return lt__rd_str(&t, &s, &n) && n == sizeof K_ANSWER - 1 && memcmp(s, K_ANSWER, n) == 0;
+}
+
 static int decode_orig(struct dec *d, uint32_t nkeys, struct lt_record *rec);
 
 /* A scrape's {name: float} into the arena; *out stays NULL when empty. */
@@ -378,6 +386,7 @@ static inline __attribute__((always_inline)) int get_field(struct dec *d, const 
     case LT_FT_SREC:
     case LT_FT_CREC:
     case LT_FT_VREC:
+    case LT_FT_AREC:
         lt__rd_skip_value(&d->c);
         break;
     case LT_FT_VALS:
@@ -495,6 +504,7 @@ out:
 #define DEC_SCR(id, ...) DEC_CASE(LT_SCR_##id, lt_schema_scrape)
 #define DEC_CHK(id, ...) DEC_CASE(LT_CHK_##id, lt_schema_check)
 #define DEC_VRD(id, ...) DEC_CASE(LT_VRD_##id, lt_schema_verdict)
+#define DEC_ANS(id, ...) DEC_CASE(LT_ANS_##id, lt_schema_answer)
 
 static int key_not_string(struct dec *d)
 {
@@ -523,6 +533,8 @@ static int unknown_key(struct dec *d, const uint8_t *key, const uint8_t *k, uint
             return DEC_IS_CHECK;
         if (is_str_verdict(&d->c))
             return DEC_IS_VERDICT;
+        if (is_str_answer(&d->c))
+            return DEC_IS_ANSWER;
     }
     if (!x) {
         lt__rd_skip_value(&d->c);
@@ -542,6 +554,8 @@ DEC_FIELDS(decode_check_fields, struct lt_check, LT_CHECK_FIELDS, DEC_CHK, lt_sc
            LT_CHK_N)
 DEC_FIELDS(decode_verdict_fields, struct lt_verdict, LT_VERDICT_FIELDS, DEC_VRD, lt_schema_verdict,
            LT_VRD_N)
+DEC_FIELDS(decode_answer_fields, struct lt_answer, LT_ANSWER_FIELDS, DEC_ANS, lt_schema_answer,
+           LT_ANS_N)
 DEC_FIELDS(decode_orig_fields, struct lt_record, LT_ORIG_FIELDS, DEC_ORIG, lt_schema_orig,
            LT_ORIG_N)
 
@@ -612,6 +626,8 @@ DECODE_VALUE(decode_check, struct lt_check, decode_check_fields, lt_schema_check
 
 DECODE_VALUE(decode_verdict, struct lt_verdict, decode_verdict_fields, lt_schema_verdict, LT_VRD_N,
              "verdict")
+DECODE_VALUE(decode_answer, struct lt_answer, decode_answer_fields, lt_schema_answer, LT_ANS_N,
+             "capacity answer")
 
 static int decode_chunks(struct dec *d, uint32_t n, struct lt_result *res)
 {
@@ -708,6 +724,9 @@ static int decode_as(struct dec *d, enum lt_item_type type, uint32_t nkeys, stru
     } else if (type == LT_ITEM_VERDICT) {
         rc = decode_verdict(d, nkeys, &it->vrd);
         x = &it->vrd.extra;
+    } else if (type == LT_ITEM_ANSWER) {
+        rc = decode_answer(d, nkeys, &it->ans);
+        x = &it->ans.extra;
     } else {
         rc = decode_result(d, nkeys, &it->res);
         x = &it->res.extra;
@@ -732,13 +751,15 @@ int lt__rd_decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *
     const uint8_t *body = d.c.p;
     bool results = r->hdr.kind != LT_KIND_TRACE;
     int rc = decode_as(&d, results ? LT_ITEM_RESULT : LT_ITEM_RECORD, nkeys, it);
-    if (rc == DEC_IS_RUN || rc == DEC_IS_SCRAPE || rc == DEC_IS_CHECK || rc == DEC_IS_VERDICT) {
+    if (rc == DEC_IS_RUN || rc == DEC_IS_SCRAPE || rc == DEC_IS_CHECK || rc == DEC_IS_VERDICT ||
+        rc == DEC_IS_ANSWER) {
         d.c.p = body;
         rc = decode_as(&d,
-                       rc == DEC_IS_RUN      ? LT_ITEM_RUN
-                       : rc == DEC_IS_SCRAPE ? LT_ITEM_SCRAPE
-                       : rc == DEC_IS_CHECK  ? LT_ITEM_CHECK
-                                             : LT_ITEM_VERDICT,
+                       rc == DEC_IS_RUN       ? LT_ITEM_RUN
+                       : rc == DEC_IS_SCRAPE  ? LT_ITEM_SCRAPE
+                       : rc == DEC_IS_CHECK   ? LT_ITEM_CHECK
+                       : rc == DEC_IS_VERDICT ? LT_ITEM_VERDICT
+                                              : LT_ITEM_ANSWER,
                        nkeys, it);
     }
     if (rc < 0) {

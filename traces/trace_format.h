@@ -177,6 +177,26 @@ struct lt_verdict {
     struct lt_extra extra;
 };
 
+/* A capacity search's answer (kind "results", "rec": "answer"), written
+ * once, after its last probe (docs/trace-format.md §2.10): how it ended
+ * ("found", "max-probes", "max-time", "faults", "fails-at-floor",
+ * "meets-at-ceiling", "stopped"), the engine whose answer it is ("live",
+ * or "virtual" for a search in virtual time alone), the highest load that
+ * met the SLO and the lowest that failed it (0: none), goodput at the
+ * former, the probes and the time it took, and, when the model's search
+ * of the whole trace chose the live probes' window, that search's answer.
+ * Virtual first's estimate of what it saved: 0 when it saved nothing. */
+struct lt_answer {
+    const char *end;
+    const char *engine;
+    double max, fail, goodput;
+    uint32_t probes, virtual_probes;
+    double wall_s, virtual_cpu_s;
+    double whole_max, whole_fail;
+    double probes_saved, wall_s_saved;
+    struct lt_extra extra;
+};
+
 /* One named value of a scrape sample: a canonical quantity
  * ("requests_running", docs/server-metrics.md) or a raw series
  * ("name{label=\"v\"}"). */

@@ -47,6 +47,7 @@ enum lt_item_type {
     LT_ITEM_SCRAPE = 4,  /* metrics scrape sample (kind "results") */
     LT_ITEM_CHECK = 5,   /* a run's self-check, at its end (kind "results") */
     LT_ITEM_VERDICT = 6, /* a capacity probe's verdict, after its results (kind "results") */
+    LT_ITEM_ANSWER = 7, /* a capacity search's answer, after its last probe (kind "results") */
 };
 
 struct lt_item {
@@ -60,6 +61,7 @@ struct lt_item {
         struct lt_scrape scr;
         struct lt_check chk;
         struct lt_verdict vrd;
+        struct lt_answer ans;
     };
     /* The value's raw msgpack bytes, for tools that copy values unchanged;
      * NULL (0) for a result of a result block, which has none of its own. */

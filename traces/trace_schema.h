@@ -46,6 +46,7 @@ enum lt_ftype {
     LT_FT_HISTS,  /* {name: [sum, count, le, cum, le, cum, ...]}; the count next */
     LT_FT_CREC,   /* "rec": "check" (a run's self-check) */
     LT_FT_VREC,   /* "rec": "verdict" (a capacity probe's verdict) */
+    LT_FT_AREC,   /* "rec": "answer" (a capacity search's answer) */
 };
 
 /* Field flags. */
@@ -195,6 +196,24 @@ struct lt_field {
     X(VERDICT, "verdict", STR, verdict, 0, LT_FF_ALWAYS | LT_FF_NEEDED)                            \
     X(WHY, "why", STR, why, 0, 0)
 
+/* A capacity search's answer, written after its last probe (struct
+ * lt_answer, docs/trace-format.md §2.10). */
+#define LT_ANSWER_FIELDS(X)                                                                        \
+    X(REC, "rec", AREC, end, 0, LT_FF_ALWAYS)                                                      \
+    X(END, "end", STR, end, 0, LT_FF_ALWAYS | LT_FF_NEEDED)                                        \
+    X(ENGINE, "engine", STR, engine, 0, 0)                                                         \
+    X(MAX, "max", F64, max, 0, 0)                                                                  \
+    X(FAIL, "fail", F64, fail, 0, 0)                                                               \
+    X(GOODPUT, "goodput", F64, goodput, 0, 0)                                                      \
+    X(PROBES, "probes", U32, probes, 0, LT_FF_NONZERO)                                             \
+    X(VIRTUAL_PROBES, "virtual_probes", U32, virtual_probes, 0, LT_FF_NONZERO)                     \
+    X(WALL_S, "wall_s", F64, wall_s, 0, 0)                                                         \
+    X(VIRTUAL_CPU_S, "virtual_cpu_s", F64, virtual_cpu_s, 0, 0)                                    \
+    X(WHOLE_MAX, "whole_max", F64, whole_max, 0, 0)                                                \
+    X(WHOLE_FAIL, "whole_fail", F64, whole_fail, 0, 0)                                             \
+    X(PROBES_SAVED, "live_probes_saved", F64, probes_saved, 0, 0)                                  \
+    X(WALL_S_SAVED, "wall_s_saved", F64, wall_s_saved, 0, 0)
+
 /* The keys of `orig` in a trace record, and the `has` bit of each. */
 #define LT_ORIG_FIELDS(X)                                                                          \
     X(STATUS, "status", I32, orig_status, LT_HAS_ORIG_STATUS, 0)                                   \
@@ -210,6 +229,7 @@ struct lt_field {
 #define LT_SCHEMA_SCR_ID(id, ...) LT_SCHEMA_ID(LT_SCR_, id)
 #define LT_SCHEMA_CHK_ID(id, ...) LT_SCHEMA_ID(LT_CHK_, id)
 #define LT_SCHEMA_VRD_ID(id, ...) LT_SCHEMA_ID(LT_VRD_, id)
+#define LT_SCHEMA_ANS_ID(id, ...) LT_SCHEMA_ID(LT_ANS_, id)
 enum { LT_RECORD_FIELDS(LT_SCHEMA_REC_ID) LT_REC_N };
 enum { LT_RUN_FIELDS(LT_SCHEMA_RUN_ID) LT_RUN_N };
 enum { LT_RESULT_FIELDS(LT_SCHEMA_RES_ID) LT_RES_N };
@@ -217,6 +237,7 @@ enum { LT_ORIG_FIELDS(LT_SCHEMA_ORIG_ID) LT_ORIG_N };
 enum { LT_SCRAPE_FIELDS(LT_SCHEMA_SCR_ID) LT_SCR_N };
 enum { LT_CHECK_FIELDS(LT_SCHEMA_CHK_ID) LT_CHK_N };
 enum { LT_VERDICT_FIELDS(LT_SCHEMA_VRD_ID) LT_VRD_N };
+enum { LT_ANSWER_FIELDS(LT_SCHEMA_ANS_ID) LT_ANS_N };
 
 /* The tables, static in every unit that includes this: a walker that
  * indexes them with a constant (one case per field, made from the lists
@@ -229,6 +250,7 @@ enum { LT_VERDICT_FIELDS(LT_SCHEMA_VRD_ID) LT_VRD_N };
 #define LT_SCHEMA_SCR_ROW(...) LT_SCHEMA_ROW(struct lt_scrape, __VA_ARGS__)
 #define LT_SCHEMA_CHK_ROW(...) LT_SCHEMA_ROW(struct lt_check, __VA_ARGS__)
 #define LT_SCHEMA_VRD_ROW(...) LT_SCHEMA_ROW(struct lt_verdict, __VA_ARGS__)
+#define LT_SCHEMA_ANS_ROW(...) LT_SCHEMA_ROW(struct lt_answer, __VA_ARGS__)
 
 static const struct lt_field lt_schema_record[LT_REC_N] = {LT_RECORD_FIELDS(LT_SCHEMA_REC_ROW)};
 static const struct lt_field lt_schema_run[LT_RUN_N] = {LT_RUN_FIELDS(LT_SCHEMA_RUN_ROW)};
@@ -237,6 +259,7 @@ static const struct lt_field lt_schema_orig[LT_ORIG_N] = {LT_ORIG_FIELDS(LT_SCHE
 static const struct lt_field lt_schema_scrape[LT_SCR_N] = {LT_SCRAPE_FIELDS(LT_SCHEMA_SCR_ROW)};
 static const struct lt_field lt_schema_check[LT_CHK_N] = {LT_CHECK_FIELDS(LT_SCHEMA_CHK_ROW)};
 static const struct lt_field lt_schema_verdict[LT_VRD_N] = {LT_VERDICT_FIELDS(LT_SCHEMA_VRD_ROW)};
+static const struct lt_field lt_schema_answer[LT_ANS_N] = {LT_ANSWER_FIELDS(LT_SCHEMA_ANS_ROW)};
 
 /* TEXT's length is the member after it. */
 _Static_assert(offsetof(struct lt_record, text_len) ==

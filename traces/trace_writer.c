@@ -438,6 +438,9 @@ pack_value(struct lt_writer *w, const struct lt_field *f, const void *base, uint
     case LT_FT_VREC:
         lt_mp_cstr(m, K_VERDICT);
         break;
+    case LT_FT_AREC:
+        lt_mp_cstr(m, K_ANSWER);
+        break;
     case LT_FT_VALS: {
         const struct lt_scrape_val *v = *(const struct lt_scrape_val *const *)(const void *)p;
         uint32_t n = lt_schema_count(p);
@@ -511,6 +514,8 @@ pack_value(struct lt_writer *w, const struct lt_field *f, const void *base, uint
 #define PACK_CHK(id, ...) PACK_FIELD(LT_CHK_##id, lt_schema_check)
 #define COUNT_VRD(id, ...) COUNT_FIELD(LT_VRD_##id, lt_schema_verdict)
 #define PACK_VRD(id, ...) PACK_FIELD(LT_VRD_##id, lt_schema_verdict)
+#define COUNT_ANS(id, ...) COUNT_FIELD(LT_ANS_##id, lt_schema_answer)
+#define PACK_ANS(id, ...) PACK_FIELD(LT_ANS_##id, lt_schema_answer)
 #define COUNT_ORIG(id, ...) COUNT_FIELD(LT_ORIG_##id, lt_schema_orig)
 #define PACK_ORIG(id, ...) PACK_FIELD(LT_ORIG_##id, lt_schema_orig)
 
@@ -520,6 +525,7 @@ PACK_FIELDS(pack_result, struct lt_result, LT_RESULT_FIELDS, COUNT_RES, PACK_RES
 PACK_FIELDS(pack_scrape, struct lt_scrape, LT_SCRAPE_FIELDS, COUNT_SCR, PACK_SCR)
 PACK_FIELDS(pack_check, struct lt_check, LT_CHECK_FIELDS, COUNT_CHK, PACK_CHK)
 PACK_FIELDS(pack_verdict, struct lt_verdict, LT_VERDICT_FIELDS, COUNT_VRD, PACK_VRD)
+PACK_FIELDS(pack_answer, struct lt_answer, LT_ANSWER_FIELDS, COUNT_ANS, PACK_ANS)
 PACK_FIELDS(pack_orig_fields, struct lt_record, LT_ORIG_FIELDS, COUNT_ORIG, PACK_ORIG)
 
 /* orig: its own map of the record's orig_* fields. */
@@ -627,6 +633,27 @@ int lt_writer_put_verdict(struct lt_writer *w, const struct lt_verdict *v, struc
         return rc;
     pack_verdict(w, v, 0, &v->extra);
     return end_value(w, start, v->extra.n > 0, 0, 0, err);
+}
+
+int lt_writer_put_answer(struct lt_writer *w, const struct lt_answer *a, struct lt_err *err)
+{
+    int rc = check_kind(w, LT_KIND_RESULTS, "answer", err);
+    if (rc < 0)
+        return rc;
+    const double f[] = {a->max,           a->fail,      a->goodput,      a->wall_s,
+                        a->virtual_cpu_s, a->whole_max, a->whole_fail, a->probes_saved,
+                        a->wall_s_saved};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!isfinite(f[i]))
+            return lt_errset(err, LT_EINVAL, "%s: a capacity answer's figure is not a finite number",
+                             w->path);
+    if (!a->end || !a->end[0])
+        return lt_errset(err, LT_EINVAL, "%s: a capacity answer says no end", w->path);
+    size_t start;
+    if ((rc = begin_map(w, &start, err)) < 0) /* the last probe's results stay before it */
+        return rc;
+    pack_answer(w, a, 0, &a->extra);
+    return end_value(w, start, a->extra.n > 0, 0, 0, err);
 }
 
 /* JSON has no NaN or infinity: a scrape's values must be finite. */
@@ -1050,6 +1077,8 @@ int lt_writer_put_item(struct lt_writer *w, const struct lt_item *it, struct lt_
         return lt_writer_put_check(w, &it->chk, err);
     case LT_ITEM_VERDICT:
         return lt_writer_put_verdict(w, &it->vrd, err);
+    case LT_ITEM_ANSWER:
+        return lt_writer_put_answer(w, &it->ans, err);
     }
     return lt_errset(err, LT_EFORMAT, "value of unknown type %d", (int)it->type);
 }

@@ -624,6 +624,7 @@ static int jsonl_row(struct imp *m, const json_t *o, uint64_t line, int64_t *raw
         case LT_FT_SREC:
         case LT_FT_CREC:
         case LT_FT_VREC:
+        case LT_FT_AREC:
         case LT_FT_VALS:
         case LT_FT_HISTS:
             break;

@@ -9,7 +9,7 @@
 #  3. the results file is opened once, for writing, and nothing else of
 #     its name ever is (each probe was its own OUT.probeN.lt.zst, read
 #     back into it at the end): each probe's verdict record follows its
-#     results.
+#     results, and the answer record, last, says what the search printed.
 # Nothing here reads a wall clock.
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
@@ -69,6 +69,13 @@ awk '$1 == "r" { runs[$2] = 1 } $1 == "x" { if ($2 in done) bad = "a result of r
      $1 == "v" { if ($2 in done) bad = "two verdicts for run " $2; done[$2] = 1; n++ }
      END { if (bad) { print bad; exit 1 } if (n < 1) { print "no verdict record"; exit 1 } }' \
     "$T/order" || fail "verdict records: $(cat "$T/order" | uniq -c | head -20)"
+# the answer once, last, as the search printed it
+expect_eq '"answer"' "$("$L" cat --no-header "$T/out.lt.zst" | tail -1 | jq .rec)" "the last value"
+expect_eq 1 "$("$L" cat --no-header "$T/out.lt.zst" | jq -r 'select(.rec == "answer") | .end' |
+    wc -l | tr -d ' ')" "answer records"
+ans=$(sed -n 's/^capacity (rate, [^)]*, live): \([0-9.a-z]*\) req\/s meets it, \([0-9.a-z]*\) req\/s fails it.*/\1 \2/p' "$T/out")
+expect_eq "$ans" "$("$L" cat --no-header "$T/out.lt.zst" | jq -r 'select(.rec == "answer") |
+    "\(.max // "none") \(.fail // "none")"')" "the answer record's bracket"
 # every probe is a run of the file: in analyze's table, or left out (the
 # model's search of the whole trace, which chose the window) and said so
 expect_eq "$(grep -c '^r ' "$T/order")" \

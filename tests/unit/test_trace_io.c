@@ -672,7 +672,7 @@ static void test_check_roundtrip(void **state)
 
 /* A capacity probe's verdict (rec "verdict", written after its results)
  * reads back as LT_ITEM_VERDICT with what was written, an absent figure
- * as 0; the run record's keys known at the start (window among them)
+ * as 0, and so does the search's answer (rec "answer", LT_ITEM_ANSWER); the run record's keys known at the start (window among them)
  * read back as written; a verdict without its word, or a non-finite
  * figure, is refused; a copy (lt_writer_put_item) keeps it; the
  * results around it are unchanged. */
@@ -709,6 +709,15 @@ static void test_verdict_roundtrip(void **state)
     assert_int_equal(lt_writer_put_verdict(w, &bad, &err), LT_EINVAL);
     assert_non_null(strstr(err.msg, "attain_lo"));
     assert_int_equal(lt_writer_put_result(w, &res, &err), 0);
+    struct lt_answer ans = {.end = "max-probes",
+                            .engine = "live",
+                            .max = 11,
+                            .goodput = 9.5,
+                            .probes = 3,
+                            .wall_s = 12.25,
+                            .whole_max = 12};
+    assert_int_equal(lt_writer_put_answer(w, &ans, &err), 0);
+    assert_int_equal(lt_writer_put_answer(w, &(struct lt_answer){.max = 1}, &err), LT_EINVAL);
     assert_int_equal(lt_writer_close(w, &err), 0);
 
     for (int pass = 0; pass < 2; pass++) {
@@ -716,8 +725,9 @@ static void test_verdict_roundtrip(void **state)
         assert_non_null(r);
         struct lt_writer *cw = pass ? NULL : lt_writer_open(copy, &h, NULL, &err);
         const struct lt_item *it;
-        int types[4] = {LT_ITEM_RUN, LT_ITEM_RESULT, LT_ITEM_VERDICT, LT_ITEM_RESULT};
-        for (int k = 0; k < 4; k++) {
+        int types[5] = {LT_ITEM_RUN, LT_ITEM_RESULT, LT_ITEM_VERDICT, LT_ITEM_RESULT,
+                        LT_ITEM_ANSWER};
+        for (int k = 0; k < 5; k++) {
             assert_int_equal(lt_reader_next(r, &it, &err), 1);
             assert_int_equal(it->type, types[k]);
             if (it->type == LT_ITEM_RUN) {
@@ -739,6 +749,20 @@ static void test_verdict_roundtrip(void **state)
                     strstr(b.p, "{\"rec\":\"verdict\",\"run\":2,\"attain\":0.875,"
                                 "\"attain_hi\":0.94999999999999996,\"verdict\":\"saturated\","));
                 assert_null(strstr(b.p, "attain_lo"));
+                lt_buf_release(&b);
+            }
+            if (it->type == LT_ITEM_ANSWER) {
+                assert_string_equal(it->ans.end, "max-probes");
+                assert_string_equal(it->ans.engine, "live");
+                assert_true(it->ans.max == 11 && it->ans.fail == 0 && it->ans.goodput == 9.5);
+                assert_true(it->ans.probes == 3 && it->ans.virtual_probes == 0);
+                assert_true(it->ans.wall_s == 12.25 && it->ans.whole_max == 12);
+                struct lt_buf b;
+                lt_buf_init(&b, 1 << 20);
+                assert_int_equal(lt_trace_json_item(&b, it), 0);
+                assert_non_null(strstr(b.p, "{\"rec\":\"answer\",\"end\":\"max-probes\","
+                                            "\"engine\":\"live\",\"max\":11,"));
+                assert_null(strstr(b.p, "\"fail\""));
                 lt_buf_release(&b);
             }
             if (cw)
