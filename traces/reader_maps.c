@@ -224,53 +224,30 @@ out:
     return rc;
 }
 
-/* Whether the value at the cursor is the string "run"; consumes nothing. */
-static bool is_str_run(const struct cur *c)
+/* Whether the value at the cursor is the string k (kn bytes); consumes
+ * nothing. */
+static inline bool is_str(const struct cur *c, const char *k, uint32_t kn)
 {
     struct cur t = *c;
     const uint8_t *s;
     uint32_t n;
-    return lt__rd_str(&t, &s, &n) && n == 3 && memcmp(s, "run", 3) == 0;
+    return lt__rd_str(&t, &s, &n) && n == kn && memcmp(s, k, n) == 0;
+}
+#define IS_STR(c, K) is_str(c, K, sizeof K - 1)
+
+static bool is_str_run(const struct cur *c)
+{
+    return IS_STR(c, "run");
 }
 
 static bool is_str_block(const struct cur *c)
 {
-    struct cur t = *c;
-    const uint8_t *s;
-    uint32_t n;
-    return lt__rd_str(&t, &s, &n) && n == sizeof K_BLOCK - 1 && memcmp(s, K_BLOCK, n) == 0;
+    return IS_STR(c, K_BLOCK);
 }
 
 static bool is_str_scrape(const struct cur *c)
 {
-    struct cur t = *c;
-    const uint8_t *s;
-    uint32_t n;
-    return lt__rd_str(&t, &s, &n) && n == sizeof K_SCRAPE - 1 && memcmp(s, K_SCRAPE, n) == 0;
-}
-
-static bool is_str_check(const struct cur *c)
-{
-    struct cur t = *c;
-    const uint8_t *s;
-    uint32_t n;
-    return lt__rd_str(&t, &s, &n) && n == sizeof K_CHECK - 1 && memcmp(s, K_CHECK, n) == 0;
-}
-
-static bool is_str_verdict(const struct cur *c)
-{
-    struct cur t = *c;
-    const uint8_t *s;
-    uint32_t n;
-    return lt__rd_str(&t, &s, &n) && n == sizeof K_VERDICT - 1 && memcmp(s, K_VERDICT, n) == 0;
-}
-
-static bool is_str_answer(const struct cur *c)
-{
-    struct cur t = *c;
-    const uint8_t *s;
-    uint32_t n;
-    return lt__rd_str(&t, &s, &n) && n == sizeof K_ANSWER - 1 && memcmp(s, K_ANSWER, n) == 0;
+    return IS_STR(c, K_SCRAPE);
 }
 
 static int decode_orig(struct dec *d, uint32_t nkeys, struct lt_record *rec);
@@ -529,11 +506,11 @@ static int unknown_key(struct dec *d, const uint8_t *key, const uint8_t *k, uint
             return DEC_IS_BLOCK;
         if (is_str_scrape(&d->c))
             return DEC_IS_SCRAPE;
-        if (is_str_check(&d->c))
+        if (IS_STR(&d->c, K_CHECK))
             return DEC_IS_CHECK;
-        if (is_str_verdict(&d->c))
+        if (IS_STR(&d->c, K_VERDICT))
             return DEC_IS_VERDICT;
-        if (is_str_answer(&d->c))
+        if (IS_STR(&d->c, K_ANSWER))
             return DEC_IS_ANSWER;
     }
     if (!x) {

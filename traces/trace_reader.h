@@ -47,7 +47,7 @@ enum lt_item_type {
     LT_ITEM_SCRAPE = 4,  /* metrics scrape sample (kind "results") */
     LT_ITEM_CHECK = 5,   /* a run's self-check, at its end (kind "results") */
     LT_ITEM_VERDICT = 6, /* a capacity probe's verdict, after its results (kind "results") */
-    LT_ITEM_ANSWER = 7, /* a capacity search's answer, after its last probe (kind "results") */
+    LT_ITEM_ANSWER = 7,  /* a capacity search's answer, after its last probe (kind "results") */
 };
 
 struct lt_item {

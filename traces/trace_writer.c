@@ -640,13 +640,13 @@ int lt_writer_put_answer(struct lt_writer *w, const struct lt_answer *a, struct 
     int rc = check_kind(w, LT_KIND_RESULTS, "answer", err);
     if (rc < 0)
         return rc;
-    const double f[] = {a->max,           a->fail,      a->goodput,      a->wall_s,
-                        a->virtual_cpu_s, a->whole_max, a->whole_fail, a->probes_saved,
-                        a->wall_s_saved};
+    const double f[] = {a->max,        a->fail,          a->goodput,
+                        a->wall_s,     a->virtual_cpu_s, a->whole_max,
+                        a->whole_fail, a->probes_saved,  a->wall_s_saved};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (!isfinite(f[i]))
-            return lt_errset(err, LT_EINVAL, "%s: a capacity answer's figure is not a finite number",
-                             w->path);
+            return lt_errset(err, LT_EINVAL,
+                             "%s: a capacity answer's figure is not a finite number", w->path);
     if (!a->end || !a->end[0])
         return lt_errset(err, LT_EINVAL, "%s: a capacity answer says no end", w->path);
     size_t start;

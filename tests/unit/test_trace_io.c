@@ -672,10 +672,11 @@ static void test_check_roundtrip(void **state)
 
 /* A capacity probe's verdict (rec "verdict", written after its results)
  * reads back as LT_ITEM_VERDICT with what was written, an absent figure
- * as 0, and so does the search's answer (rec "answer", LT_ITEM_ANSWER); the run record's keys known at the start (window among them)
- * read back as written; a verdict without its word, or a non-finite
- * figure, is refused; a copy (lt_writer_put_item) keeps it; the
- * results around it are unchanged. */
+ * as 0, and so does the search's answer (rec "answer", LT_ITEM_ANSWER);
+ * the run record's keys known at its start (window among them) read back
+ * as written; a verdict without its word, an answer without its end, or a
+ * non-finite figure, is refused; a copy (lt_writer_put_item) keeps them;
+ * the results around them are unchanged. */
 static void test_verdict_roundtrip(void **state)
 {
     (void)state;
