@@ -231,13 +231,20 @@ struct lt_analyze_run {
     double sum_out_dev, sum_out_absdev;
 
     /* A probe of a capacity search (replay --find-max): the run record's
-     * search fields; search[0] == 0 for any other run. */
+     * search fields and its verdict record's (an older file's run record
+     * has both); search[0] == 0 for any other run. left_out, when not
+     * NULL, says why lt_analyze_finish left the probe out of the answer
+     * and the capacity table: it has no verdict, or it is of the model's
+     * search of the whole trace that chose the window the file's other
+     * probes of its engine replay (lt_analyze_is_probe). */
     struct lt_analyze_probe {
         char search[16]; /* "rate" or "concurrency" */
         char engine[8];  /* "live" or "virtual" */
         char verdict[12];
         char slo[96];
         char why[400]; /* a probe stopped early: why */
+        bool windowed; /* it replayed a window of the trace (the run record's "window") */
+        const char *left_out;
         double load, target, attain, lo, hi;
     } probe;
     /* Where token counts came from. */
@@ -349,6 +356,7 @@ int lt_analyze_add_run(struct lt_analyze *a, const struct lt_run *run, struct lt
 int lt_analyze_add_result(struct lt_analyze *a, const struct lt_result *res, struct lt_err *err);
 int lt_analyze_add_scrape(struct lt_analyze *a, const struct lt_scrape *sc, struct lt_err *err);
 int lt_analyze_add_check(struct lt_analyze *a, const struct lt_check *k, struct lt_err *err);
+int lt_analyze_add_verdict(struct lt_analyze *a, const struct lt_verdict *v, struct lt_err *err);
 int lt_analyze_finish(struct lt_analyze *a, struct lt_err *err);
 /* Free what a holds; safe on a zeroed or released analysis. */
 void lt_analyze_release(struct lt_analyze *a);
@@ -414,6 +422,13 @@ struct lt_analyze_capacity {
 };
 bool lt_analyze_capacity(const struct lt_analyze *a, const char *engine,
                          struct lt_analyze_capacity *c);
+/* Whether run r is a probe of the file's capacity search with a verdict
+ * that counts (after lt_analyze_finish): its search set and nothing left
+ * it out. */
+static inline bool lt_analyze_is_probe(const struct lt_analyze_run *r)
+{
+    return r->probe.search[0] && !r->probe.left_out;
+}
 /* The capacity section: text (a table of probes and the answer), JSON
  * (the value of "capacity", null when no probe), CSV (rows of probes). */
 void lt_analyze_capacity_text(const struct lt_analyze *a, FILE *out);

@@ -1,8 +1,9 @@
 /*
  * The capacity section of analyze: what a capacity search (replay
  * --find-max) found, read back from its probes' run records (each carries
- * its load, the SLO, the share that met it with its 95 % interval, and the
- * verdict), so the report needs nothing but the results file: the answer
+ * its load and the SLO) and verdict records (the share that met it with
+ * its 95 % interval, and the verdict; an older file's run records carry
+ * those too), so the report needs nothing but the results file: the answer
  * per engine (live, virtual), and SLO attainment against load with the
  * target line, in text and JSON (the chart is analyze_plot.c's).
  */
@@ -51,7 +52,7 @@ bool lt_analyze_capacity(const struct lt_analyze *a, const char *engine,
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_run *r = a->runs[i];
         const struct lt_analyze_probe *p = &r->probe;
-        if (!p->search[0] || strcmp(p->engine, engine) != 0)
+        if (!lt_analyze_is_probe(r) || strcmp(p->engine, engine) != 0)
             continue;
         c->probes++;
         c->axis = p->search;
@@ -83,6 +84,34 @@ bool lt_analyze_capacity(const struct lt_analyze *a, const char *engine,
 
 static const char *const engines[] = {"live", "virtual"};
 
+/* The probes lt_analyze_finish left out, and why, a line for each run
+ * of them of one engine left out for one reason (the model's probes of
+ * the whole trace are many); under a heading of their own when no probe
+ * counts. */
+static void left_out_text(const struct lt_analyze *a, FILE *out, bool heading)
+{
+    for (uint32_t i = 0, j; i < a->n_runs; i = j) {
+        const struct lt_analyze_probe *p = &a->runs[i]->probe;
+        j = i + 1;
+        if (!p->search[0] || !p->left_out)
+            continue;
+        while (j < a->n_runs && a->runs[j]->probe.left_out == p->left_out &&
+               !strcmp(a->runs[j]->probe.engine, p->engine))
+            j++;
+        if (heading)
+            fprintf(out,
+                    "\nCapacity (%s; SLO %s for %.3g of requests): no probe decided anything\n",
+                    p->search, p->slo, p->target);
+        heading = false;
+        if (j == i + 1)
+            fprintf(out, "  left out: run %u, %s probe at %.4g, %s\n", a->runs[i]->id, p->engine,
+                    p->load, p->left_out);
+        else
+            fprintf(out, "  left out: runs %u-%u, %u %s probes, %s\n", a->runs[i]->id,
+                    a->runs[j - 1]->id, j - i, p->engine, p->left_out);
+    }
+}
+
 void lt_analyze_capacity_text(const struct lt_analyze *a, FILE *out)
 {
     struct lt_analyze_capacity c;
@@ -106,15 +135,17 @@ void lt_analyze_capacity_text(const struct lt_analyze *a, FILE *out)
             fprintf(out, "none");
         fprintf(out, ", goodput %.3g req/s at the max, %u probes\n", c.goodput, c.probes);
     }
-    if (!any)
+    if (!any) {
+        left_out_text(a, out, true);
         return;
+    }
     fprintf(out, "  %4s %-7s %10s %8s %8s %8s %17s  %s\n", "run", "engine", "load", "n", "judged",
             "attain", "95 % interval", "verdict");
     bool apart = false;
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_run *r = a->runs[i];
         const struct lt_analyze_probe *p = &r->probe;
-        if (!p->search[0])
+        if (!lt_analyze_is_probe(r))
             continue;
         struct lt_analyze_judged j;
         judged_of(r, &j);
@@ -129,6 +160,17 @@ void lt_analyze_capacity_text(const struct lt_analyze *a, FILE *out)
     if (apart)
         fprintf(out, "  judged: the requests attain is the share of, n less the cancelled (their "
                      "client left) and the faults (failures that are not the load's)\n");
+    left_out_text(a, out, false);
+}
+
+/* A probe's object opened, with its run, engine and load. */
+static void json_probe_head(FILE *out, const struct lt_analyze_run *r, bool *first)
+{
+    fprintf(out, "%s\n      {\"run\": %u, \"engine\": ", *first ? "" : ",", r->id);
+    *first = false;
+    lt_analyze_jstr(out, r->probe.engine);
+    fprintf(out, ", \"load\": ");
+    lt_analyze_jnum(out, r->probe.load);
 }
 
 void lt_analyze_capacity_json(const struct lt_analyze *a, FILE *out)
@@ -164,13 +206,9 @@ void lt_analyze_capacity_json(const struct lt_analyze *a, FILE *out)
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_run *r = a->runs[i];
         const struct lt_analyze_probe *p = &r->probe;
-        if (!p->search[0])
+        if (!lt_analyze_is_probe(r))
             continue;
-        fprintf(out, "%s\n      {\"run\": %u, \"engine\": ", first ? "" : ",", r->id);
-        first = false;
-        lt_analyze_jstr(out, p->engine);
-        fprintf(out, ", \"load\": ");
-        lt_analyze_jnum(out, p->load);
+        json_probe_head(out, r, &first);
         struct lt_analyze_judged j;
         judged_of(r, &j);
         fprintf(out,
@@ -189,6 +227,18 @@ void lt_analyze_capacity_json(const struct lt_analyze *a, FILE *out)
             fprintf(out, ", \"why\": ");
             lt_analyze_jstr(out, p->why);
         }
+        fputc('}', out);
+    }
+    fprintf(out, "],\n    \"left_out\": [");
+    first = true;
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        const struct lt_analyze_run *r = a->runs[i];
+        const struct lt_analyze_probe *p = &r->probe;
+        if (!p->search[0] || !p->left_out)
+            continue;
+        json_probe_head(out, r, &first);
+        fprintf(out, ", \"why\": ");
+        lt_analyze_jstr(out, p->left_out);
         fputc('}', out);
     }
     fprintf(out, "]}");

@@ -845,7 +845,7 @@ static int capacity_chart(const struct lt_analyze *a, struct lt_plot_ctx *ctx, s
     double lo = INFINITY, hi = 0;
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_probe *p = &a->runs[i]->probe;
-        if (!p->search[0])
+        if (!lt_analyze_is_probe(a->runs[i]))
             continue;
         lo = fmin(lo, p->load);
         hi = fmax(hi, p->load);

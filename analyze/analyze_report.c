@@ -97,12 +97,15 @@ void lt__analyze_level(const struct lt_analyze_run *r, char *buf, size_t n)
 }
 
 /* The rest after the sweep's points: a capacity search's probes of the
- * other engine by their load (the search probed them out of order), the
- * others in file order. */
+ * other engine by their load (the search probed them out of order), then
+ * the probes its answer left out, the others in file order. */
 static bool later_probe(const struct lt_analyze_run *x, const struct lt_analyze_run *y)
 {
     if (!x->probe.search[0] || !y->probe.search[0])
         return false;
+    bool xo = x->probe.left_out != NULL, yo = y->probe.left_out != NULL;
+    if (xo || yo)
+        return xo && !yo;
     int e = strcmp(x->probe.engine, y->probe.engine);
     return e != 0 ? e > 0 : x->probe.load > y->probe.load;
 }
@@ -268,7 +271,13 @@ static double probe_scale(const struct lt_analyze_run *x, const struct lt_analyz
 bool lt__analyze_engine_break(const struct lt_analyze_run *prev, const struct lt_analyze_run *r,
                              char *buf, size_t n)
 {
-    if (!prev || !prev->probe.search[0] || !r->probe.search[0] ||
+    if (prev && r->probe.search[0] && r->probe.left_out && !prev->probe.left_out) {
+        snprintf(buf, n,
+                 "probes left out of the capacity answer below (analyze's capacity "
+                 "section says why)");
+        return true;
+    }
+    if (!prev || !lt_analyze_is_probe(prev) || !lt_analyze_is_probe(r) ||
         !strcmp(prev->probe.engine, r->probe.engine))
         return false;
     /* A virtual probe of a time-scaled model ran the model at load /

@@ -165,6 +165,17 @@ static inline int get_run(struct lt_analyze *a, uint32_t id, struct lt_analyze_r
     return get_run_slow(a, id, out, err);
 }
 
+/* What a probe's results decided (its verdict record, or the run record
+ * of an older file). */
+static void probe_verdict(struct lt_analyze_probe *pr, const struct lt_verdict *v)
+{
+    copy_str(pr->verdict, sizeof pr->verdict, v->verdict);
+    copy_str(pr->why, sizeof pr->why, v->why);
+    pr->attain = v->attain;
+    pr->lo = v->attain_lo;
+    pr->hi = v->attain_hi;
+}
+
 int lt_analyze_add_run(struct lt_analyze *a, const struct lt_run *run, struct lt_err *err)
 {
     struct lt_analyze_run *r;
@@ -183,14 +194,16 @@ int lt_analyze_add_run(struct lt_analyze *a, const struct lt_run *run, struct lt
         struct lt_analyze_probe *pr = &r->probe;
         copy_str(pr->search, sizeof pr->search, run->search);
         copy_str(pr->engine, sizeof pr->engine, run->engine);
-        copy_str(pr->verdict, sizeof pr->verdict, run->verdict);
         copy_str(pr->slo, sizeof pr->slo, run->slo);
-        copy_str(pr->why, sizeof pr->why, run->why);
         pr->load = run->load;
         pr->target = run->attain_target;
-        pr->attain = run->attain;
-        pr->lo = run->attain_lo;
-        pr->hi = run->attain_hi;
+        pr->windowed = run->window != NULL;
+        if (run->verdict) /* a file older than verdict records */
+            probe_verdict(pr, &(struct lt_verdict){.attain = run->attain,
+                                                   .attain_lo = run->attain_lo,
+                                                   .attain_hi = run->attain_hi,
+                                                   .verdict = run->verdict,
+                                                   .why = run->why});
     }
     int64_t ppm;
     if (lt_extra_get_int(&run->extra, "trace_prefix_hit_ppm", &ppm) && ppm >= 0 && ppm <= 1000000)
@@ -223,6 +236,46 @@ int lt_analyze_add_check(struct lt_analyze *a, const struct lt_check *k, struct 
         return rc;
     lt__analyze_check_add(r, k);
     return 0;
+}
+
+int lt_analyze_add_verdict(struct lt_analyze *a, const struct lt_verdict *v, struct lt_err *err)
+{
+    struct lt_analyze_run *r;
+    int rc = get_run(a, v->run, &r, err);
+    if (rc < 0)
+        return rc;
+    probe_verdict(&r->probe, v);
+    return 0;
+}
+
+/* The probes the answer leaves out (lt_analyze_probe.left_out): those
+ * without a verdict (cut short by a stop, or judging too few requests to
+ * decide anything: their records are in the file, their figures decide
+ * nothing), and, of an engine whose probes of a window of the trace are
+ * the answer's, those of the whole trace (the model's search that chose
+ * the window: another question). */
+static void leave_out(struct lt_analyze *a)
+{
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        struct lt_analyze_probe *p = &a->runs[i]->probe;
+        p->left_out = NULL;
+        if (p->search[0] && !p->verdict[0])
+            p->left_out = "no verdict: cut short, or too few judged requests to decide";
+    }
+    for (uint32_t i = 0; i < a->n_runs; i++) {
+        struct lt_analyze_probe *p = &a->runs[i]->probe;
+        if (!p->search[0] || p->windowed || p->left_out)
+            continue;
+        for (uint32_t k = 0; k < a->n_runs; k++) {
+            const struct lt_analyze_run *w = a->runs[k];
+            if (w->file == a->runs[i]->file && w->probe.windowed &&
+                !strcmp(w->probe.engine, p->engine)) {
+                p->left_out = "of the whole trace: the model's search that chose the window the "
+                              "other probes replay";
+                break;
+            }
+        }
+    }
 }
 
 /* ---- time series ---------------------------------------------------- */
@@ -890,6 +943,7 @@ int lt_analyze_finish(struct lt_analyze *a, struct lt_err *err)
         any_c |= a->runs[i]->concurrency > 0;
         any_r |= a->runs[i]->rate > 0;
     }
+    leave_out(a);
     a->n_points = 0;
     a->knee = -1;
     /* A capacity search: the probes of one engine, at their load (live
@@ -900,7 +954,7 @@ int lt_analyze_finish(struct lt_analyze *a, struct lt_err *err)
     const char *engine = NULL;
     for (uint32_t i = 0; i < a->n_runs; i++) {
         const struct lt_analyze_probe *p = &a->runs[i]->probe;
-        if (p->search[0] && (!engine || !strcmp(p->engine, "live"))) {
+        if (lt_analyze_is_probe(a->runs[i]) && (!engine || !strcmp(p->engine, "live"))) {
             engine = p->engine;
             any_c = !strcmp(p->search, "concurrency");
             any_r = !any_c;
@@ -911,14 +965,15 @@ int lt_analyze_finish(struct lt_analyze *a, struct lt_err *err)
         const struct lt_analyze_run *r = a->runs[i];
         double x = any_c ? r->concurrency : r->rate;
         if (engine) {
-            if (!r->probe.search[0] || strcmp(r->probe.engine, engine) != 0)
+            if (!lt_analyze_is_probe(r) || strcmp(r->probe.engine, engine) != 0)
                 continue;
             x = r->probe.load;
             /* a repeat at one load: the run that decided it (the last),
              * one point and one label a load */
             bool later = false;
             for (uint32_t k = i + 1; k < a->n_runs && !later; k++)
-                later = a->runs[k]->probe.load == x && !strcmp(a->runs[k]->probe.engine, engine);
+                later = lt_analyze_is_probe(a->runs[k]) && a->runs[k]->probe.load == x &&
+                        !strcmp(a->runs[k]->probe.engine, engine);
             if (later)
                 continue;
         }
@@ -1110,6 +1165,8 @@ int lt_analyze_add_file(struct lt_analyze *a, const char *path, struct lt_err *e
             LT_TRY(lt_analyze_add_scrape(a, &it->scr, err));
         else if (it->type == LT_ITEM_CHECK)
             LT_TRY(lt_analyze_add_check(a, &it->chk, err));
+        else if (it->type == LT_ITEM_VERDICT)
+            LT_TRY(lt_analyze_add_verdict(a, &it->vrd, err));
     }
     if (n < 0) {
         rc = n;

@@ -169,6 +169,10 @@ static int read_results(struct lt_compare_rside *s, const char *path,
             LT_TRY(lt_analyze_add_run(&s->a, &it->run, err));
             continue;
         }
+        if (it->type == LT_ITEM_VERDICT) { /* a capacity probe's: which runs count */
+            LT_TRY(lt_analyze_add_verdict(&s->a, &it->vrd, err));
+            continue;
+        }
         if (it->type != LT_ITEM_RESULT)
             continue;
         const struct lt_result *res = &it->res;

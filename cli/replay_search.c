@@ -199,7 +199,8 @@ static void print_answer(const struct cli_search_opts *s, const struct lt_capaci
                       &r->virt, r->v_goodput, tail);
     }
     if (r->whole_probes) {
-        snprintf(tail, sizeof tail, "%u virtual probes (chose the window; not in the file)",
+        snprintf(tail, sizeof tail,
+                 "%u virtual probes (chose the window; in the file, left out of its answer)",
                  r->whole_probes);
         print_bracket(s, "virtual time, the whole trace", &r->whole, -1, tail);
     }

@@ -9,14 +9,16 @@
  * agree), and nothing is read back to judge it; the model's probes that
  * choose the live window write no file at all.
  *
- * What is left of the files: each judged probe's writer is still a file
- * of its own, OUT.probeN.lt.zst, and at the end the one results file is
- * written from them (every probe a run, renumbered, with the search's
- * fields: load, attainment and interval, verdict; the answer in the
- * header's meta), and they are removed. The verdict and the answer are
- * known only after the records they belong to, and the format has no
- * value that carries them later yet (a run record is written when its
- * run starts, the header first).
+ * The one results file is opened once, when the search starts, and every
+ * record is written once, as it goes: each probe is a run (its id the
+ * probe's place in the file), its run record holding what is known when
+ * it starts (axis, engine, load, SLO, the window it replays; the sink's
+ * fill_run hook), its verdict record (docs/trace-format.md §2.9) what its
+ * results decided, once judged. A probe cut short by a stop, or judging
+ * too few requests to decide anything, keeps its records and has no
+ * verdict; analyze leaves it out. The answer follows the last probe, in
+ * an answer record (§2.10). A search that fails leaves no file: a file
+ * without an answer would read as one.
  *
  * A rate probe of the trace in trace time lasts (n - 1) / rate: the whole
  * trace at the capacity of a slow server can take hours. So a live probe
@@ -45,7 +47,6 @@
 #include "plan/plan_search.h"
 #include "sim/sim_profile.h"
 #include "sim/sim_virtual.h"
-#include "traces/trace_reader.h"
 #include "traces/trace_results.h"
 #include "traces/trace_writer.h"
 
@@ -72,8 +73,8 @@
 /* windows of the trace the model compares to choose the live one */
 #define WINDOW_CANDIDATES 64
 
-struct probe_file {
-    char path[1024];
+/* A judged probe of the search (its verdict written). */
+struct probe_rec {
     bool virt;
     double wall_s; /* live: the probe's wall time */
     struct lt_search_probe p;
@@ -123,7 +124,10 @@ struct search_ctx {
     const char *api_key;
     bool bearer_too;
     lt_mono t0;
-    struct probe_file files[MAX_FILES];
+    struct lt_writer *out; /* the results file */
+    uint32_t next_run;     /* the next probe's run id in it */
+    char win_desc[160];    /* live rate probes' window, as their run records say it */
+    struct probe_rec files[MAX_FILES];
     uint32_t n_files;
     double virtual_cpu_s, live_wall_s;
     double live_over_s;   /* live probes' wall time beyond their schedules */
@@ -190,15 +194,35 @@ static double since_s(lt_mono t0)
  * fed by the engine's hooks what the writer is given), so that the
  * search and `loadtrace analyze` of the file count the same requests as
  * meeting the SLO. */
+/* What a probe's run record says of it from its start. */
+struct probe_keys {
+    const char *search, *engine, *slo, *window;
+    double load, attain_target;
+};
+
 struct probe_judge {
     struct lt_analyze a;
-    int rc; /* the first failure of a hook, with err */
+    const struct probe_keys *keys;
+    uint32_t runs; /* run records written */
+    int rc;        /* the first failure of a hook, with err */
     struct lt_err err;
 };
+
+static void judge_fill(void *ud, struct lt_run *run)
+{
+    const struct probe_keys *k = ((struct probe_judge *)ud)->keys;
+    run->search = k->search;
+    run->engine = k->engine;
+    run->load = k->load;
+    run->slo = k->slo;
+    run->attain_target = k->attain_target;
+    run->window = k->window;
+}
 
 static void judge_run(void *ud, const struct lt_run *run)
 {
     struct probe_judge *pj = ud;
+    pj->runs++;
     if (pj->rc == 0)
         pj->rc = lt_analyze_add_run(&pj->a, run, &pj->err);
 }
@@ -211,9 +235,11 @@ static void judge_result(void *ud, const struct lt_result *res)
 }
 
 /* Begin judging a probe against the SLO times slo_scale; *sink then feeds
- * it and writes to w. Release pj with judge_release whatever happens. */
+ * it and writes to w, its run from run_base, its run record with keys.
+ * Release pj with judge_release whatever happens. */
 static int judge_begin(struct probe_judge *pj, const struct lt_capacity_opts *s, double slo_scale,
-                       struct lt_writer *w, struct lt_engine_sink *sink, struct lt_err *err)
+                       struct lt_writer *w, uint32_t run_base, const struct probe_keys *keys,
+                       struct lt_engine_sink *sink, struct lt_err *err)
 {
     struct lt_analyze_opts ao;
     lt_analyze_opts_init(&ao);
@@ -221,8 +247,13 @@ static int judge_begin(struct probe_judge *pj, const struct lt_capacity_opts *s,
     ao.slo_tpot_us = (int64_t)((double)s->slo_tpot_us * slo_scale);
     ao.slo_e2e_us = (int64_t)((double)s->slo_e2e_us * slo_scale);
     memset(pj, 0, sizeof *pj);
-    *sink =
-        (struct lt_engine_sink){.w = w, .on_run = judge_run, .on_result = judge_result, .ud = pj};
+    pj->keys = keys;
+    *sink = (struct lt_engine_sink){.w = w,
+                                    .run_base = run_base,
+                                    .fill_run = keys ? judge_fill : NULL,
+                                    .on_run = judge_run,
+                                    .on_result = judge_result,
+                                    .ud = pj};
     int rc = lt_analyze_init(&pj->a, &ao, err);
     if (rc == 0)
         lt_analyze_next_file(&pj->a); /* one file's worth, as analyze reads one */
@@ -509,11 +540,10 @@ static bool past_max_time(const struct search_ctx *c, double load)
     return planned_s(c, false, load) + over > left;
 }
 
-static void fmt_load(char *buf, size_t n, double v);
-
-/* A judged probe's verdict into the search ls, and told. */
-static void add_verdict(struct search_ctx *c, struct lt_search *ls, bool virt, double load,
-                        bool cut, struct probe_file *f, struct probe_out *pop)
+/* A judged probe's verdict into the search ls, told, and written after
+ * its results (its run's id: run). */
+static int add_verdict(struct search_ctx *c, struct lt_search *ls, bool virt, double load, bool cut,
+                       uint32_t run, struct probe_rec *f, struct probe_out *pop, struct lt_err *err)
 {
     struct probe_out po = *pop;
     const struct lt_capacity_opts *s = c->s;
@@ -525,6 +555,18 @@ static void add_verdict(struct search_ctx *c, struct lt_search *ls, bool virt, d
     const struct lt_search_probe *p =
         lt_search_add(ls, po.n, po.good, po.faults, saturated, po.goodput);
     f->p = *p;
+    struct lt_verdict v = {.run = run,
+                           .attain = p->attain,
+                           .attain_lo = p->ci_lo,
+                           .attain_hi = p->ci_hi,
+                           .verdict = p->decided || p->verdict == LT_SEARCH_FAULTED
+                                          ? lt_search_verdict_name(p->verdict)
+                                          : "repeat",
+                           .why = f->why[0] ? f->why : NULL};
+    /* flushed: the file on disk holds every probe judged so far whole */
+    int rc = lt_writer_put_verdict(c->out, &v, err);
+    if (rc == 0)
+        rc = lt_writer_flush(c->out, err);
     emit(c, &(struct lt_capacity_event){.kind = LT_CAPACITY_PROBE,
                                         .virt = virt,
                                         .probe = virt ? c->virtual_probes : c->live_probes,
@@ -542,18 +584,52 @@ static void add_verdict(struct search_ctx *c, struct lt_search *ls, bool virt, d
                                             .saved_s = c->pw.w.span_s > c->pw.w.t_last
                                                            ? c->pw.w.span_s - c->pw.w.t_last
                                                            : 0});
+    return rc;
 }
 
-/* A results writer at path for a probe's records. NULL with err filled. */
+/* A results writer at path for the search's records (the results file, or
+ * /dev/null for the probes that choose the window), its header's meta
+ * what is known before the first probe. NULL with err filled. */
 static struct lt_writer *probe_writer(const struct search_ctx *c, const char *path,
                                       struct lt_err *err)
 {
-    const char *mk[] = {"trace"};
-    const char *mv[] = {c->o->trace_path};
+    const struct lt_replay_opts *o = c->o;
+    const struct lt_capacity_opts *s = c->s;
+    char att[32];
+    snprintf(att, sizeof att, "%g", c->attain);
+    const char *mk[] = {"trace",        "target",          "capacity_axis",
+                        "capacity_slo", "capacity_attain", "capacity_engine"};
+    const char *mv[] = {o->trace_path,
+                        s->target_sim ? "sim" : o->target,
+                        s->concurrency ? "concurrency" : "rate",
+                        s->slo,
+                        att,
+                        s->virtual_only ? "virtual" : "live"};
     /* small frames at a fast level, as the live engine's own file: a
-     * frame's compression stalls its loop */
+     * frame's compression stalls its loop; a search in virtual time
+     * alone has no loop to stall, and its file is a third smaller at the
+     * defaults */
     struct lt_writer_opts wo = {.level = 1, .frame_records = 512, .frame_ms = 200};
-    return lt_results_file(path, mk, mv, 1, c->jobs.block_tokens, &wo, err);
+    return lt_results_file(path, mk, mv, sizeof mk / sizeof mk[0], c->jobs.block_tokens,
+                           s->virtual_only ? NULL : &wo, err);
+}
+
+/* What the run record of a probe at load says from its start, into *k. */
+static void probe_keys_of(struct search_ctx *c, bool virt, double load, struct probe_keys *k)
+{
+    const struct probe_window *w = virt ? c->vwin : &c->win;
+    bool windowed = w && w->set && !c->s->concurrency;
+    if (windowed)
+        snprintf(c->win_desc, sizeof c->win_desc,
+                 "requests %llu-%llu of %zu, trace time %.6f-%.6f s",
+                 (unsigned long long)w->first + 1, (unsigned long long)(w->first + w->n), c->jobs.n,
+                 (double)w->start_us / 1e6, (double)w->start_us / 1e6 + w->span_s);
+    *k = (struct probe_keys){.search = c->s->concurrency ? "concurrency" : "rate",
+                             .engine = virt ? "virtual" : "live",
+                             .slo = c->s->slo,
+                             .window = windowed ? c->win_desc : NULL,
+                             .load = load,
+                             .attain_target = c->attain};
 }
 
 /* One search with one engine. Returns 0 or a negative code. */
@@ -578,8 +654,7 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
             c->max_time_load = load;
             break;
         }
-        struct probe_file *f = &c->files[c->n_files];
-        snprintf(f->path, sizeof f->path, "%s.probe%u.lt.zst", c->o->out_path, c->n_files);
+        struct probe_rec *f = &c->files[c->n_files];
         f->virt = virt;
         f->why[0] = '\0';
         c->pw.cut = false;
@@ -593,14 +668,14 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
         bool limited = false;
         struct probe_judge pj;
         struct lt_engine_sink sink;
-        struct lt_writer *w = probe_writer(c, f->path, err);
-        int rc = w ? judge_begin(&pj, s, virt ? c->vscale : 1, w, &sink, err) : err->code;
+        struct probe_keys keys;
+        probe_keys_of(c, virt, load, &keys);
+        uint32_t run = c->next_run;
+        int rc = judge_begin(&pj, s, virt ? c->vscale : 1, c->out, run, &keys, &sink, err);
         if (rc == 0)
             rc = virt ? run_virtual(c, c->vwin, load, &sink, err)
                       : run_live(c, load, &sink, &limited, err);
-        if (w && lt_writer_close(w, rc < 0 ? &(struct lt_err){0} : err) < 0 && rc == 0)
-            rc = err->code;
-        c->n_files++;
+        c->next_run += pj.runs; /* what the engine wrote stays, judged or not */
         if (virt) {
             c->virtual_cpu_s += cpu_seconds() - cpu0;
             c->virtual_probes++;
@@ -614,15 +689,13 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
             judge_release(&pj);
             return rc;
         }
-        if (c->stopped) {
+        if (c->stopped) { /* a probe cut short says nothing: no verdict */
             judge_release(&pj);
             lt_search_give_up(ls, LT_SEARCH_STOPPED);
-            c->n_files--; /* a probe cut short says nothing */
             c->cut_load = load;
             c->cut_virtual = virt;
             if (!virt)
                 c->live_probes--;
-            unlink(f->path);
             break;
         }
         bool cut = !virt && c->pw.cut;
@@ -641,8 +714,6 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
          * a verdict of its own; --max-time cutting the probe ends the
          * search; anything else is the options' or the trace's doing. */
         if (po.n < c->min_judged && !cut) {
-            c->n_files--;
-            unlink(f->path);
             if (limited) {
                 lt_search_give_up(ls, LT_SEARCH_MAX_TIME_HIT);
                 c->max_time_load = load;
@@ -651,7 +722,9 @@ static int search(struct search_ctx *c, struct lt_search *ls, bool virt, struct 
             too_few(c, virt, load, &po, measured, err);
             return err->code;
         }
-        add_verdict(c, ls, virt, load, cut, f, &po);
+        c->n_files++;
+        if ((rc = add_verdict(c, ls, virt, load, cut, run, f, &po, err)) < 0)
+            return rc;
     }
     return 0;
 }
@@ -678,73 +751,6 @@ static uint32_t cold_probes(const struct lt_search_opts *o, double lo, bool rate
         n++;
     }
     return n;
-}
-
-static void fmt_load(char *buf, size_t n, double v)
-{
-    if (v > 0)
-        snprintf(buf, n, "%.6g", v);
-    else
-        snprintf(buf, n, "none");
-}
-
-/* The one results file: every probe a run, the answer in the meta. */
-static int write_results(struct search_ctx *c, const struct lt_search *ans, const char *const *mk,
-                         const char *const *mv, size_t nm, struct lt_err *err)
-{
-    int rc = 0;
-    struct lt_writer *w =
-        lt_results_file(c->o->out_path, mk, mv, nm, c->jobs.block_tokens, NULL, err);
-    if (!w)
-        return err->code;
-    (void)ans;
-    for (uint32_t k = 0; k < c->n_files && rc == 0; k++) {
-        const struct probe_file *f = &c->files[k];
-        struct lt_reader *rd = lt_reader_open_kind(f->path, LT_KIND_RESULTS, NULL, err);
-        if (!rd) {
-            rc = err->code;
-            break;
-        }
-        const struct lt_item *it;
-        int n;
-        while (rc == 0 && (n = lt_reader_next(rd, &it, err)) > 0) {
-            if (it->type == LT_ITEM_RUN) {
-                struct lt_run run = it->run;
-                run.id = k;
-                run.search = c->s->concurrency ? "concurrency" : "rate";
-                run.engine = f->virt ? "virtual" : "live";
-                run.load = f->p.load;
-                run.slo = c->s->slo;
-                run.attain_target = c->attain;
-                run.attain = f->p.attain;
-                run.attain_lo = f->p.ci_lo;
-                run.attain_hi = f->p.ci_hi;
-                run.verdict = f->p.decided || f->p.verdict == LT_SEARCH_FAULTED
-                                  ? lt_search_verdict_name(f->p.verdict)
-                                  : "repeat";
-                run.why = f->why[0] ? f->why : NULL;
-                rc = lt_writer_put_run(w, &run, err);
-            } else if (it->type == LT_ITEM_RESULT) {
-                struct lt_result res = it->res;
-                res.run = k;
-                rc = lt_writer_put_result(w, &res, err);
-            } else if (it->type == LT_ITEM_SCRAPE) { /* the server's side of the probe */
-                struct lt_scrape scr = it->scr;
-                scr.run = k;
-                rc = lt_writer_put_scrape(w, &scr, err);
-            } else if (it->type == LT_ITEM_CHECK) { /* the probe's self-check */
-                struct lt_check chk = it->chk;
-                chk.run = k;
-                rc = lt_writer_put_check(w, &chk, err);
-            }
-        }
-        if (rc == 0 && n < 0)
-            rc = n;
-        lt_reader_close(rd);
-    }
-    if (lt_writer_close(w, rc == 0 ? err : &(struct lt_err){0}) < 0 && rc == 0)
-        rc = err->code;
-    return rc;
 }
 
 static const char *end_text(enum lt_search_end e)
@@ -840,7 +846,7 @@ static int window_attain(struct search_ctx *c, const struct probe_window *w, dou
         return err->code;
     struct probe_judge pj;
     struct lt_engine_sink sink;
-    int rc = judge_begin(&pj, c->s, c->vscale, out, &sink, err);
+    int rc = judge_begin(&pj, c->s, c->vscale, out, 0, NULL, &sink, err);
     if (rc == 0)
         rc = run_virtual(c, w, load, &sink, err);
     if (lt_writer_close(out, rc < 0 ? &(struct lt_err){0} : err) < 0 && rc == 0)
@@ -1028,9 +1034,7 @@ static int search_window(struct search_ctx *c, const struct lt_search_opts *so,
 {
     c->whole = *vs;
     c->whole_probes = c->virtual_probes;
-    for (uint32_t k = 0; k < c->n_files; k++)
-        unlink(c->files[k].path);
-    c->n_files = 0;
+    c->n_files = 0; /* their records stay in the file, before the window's */
     c->virtual_probes = 0;
     c->vwin = &c->win;
     lt_search_init(vs, so);
@@ -1215,11 +1219,10 @@ static int search_live(struct search_ctx *c, const struct lt_search_opts *so, st
     return rc < 0 ? failed(err, "live probe") : 0;
 }
 
-/* The answer into r, and the header's meta of the results file. */
+/* The answer into r. */
 static int finish(struct search_ctx *c, const struct lt_search_opts *so,
-                  struct lt_capacity_result *r, struct lt_err *err)
+                  struct lt_capacity_result *r)
 {
-    const struct lt_replay_opts *o = c->o;
     const struct lt_capacity_opts *s = c->s;
     const struct lt_search *ans = r->ans = s->virtual_only ? &r->virt : &r->live;
     r->wall_s = since_s(c->t0);
@@ -1246,70 +1249,41 @@ static int finish(struct search_ctx *c, const struct lt_search_opts *so,
     for (uint32_t k = 0; k < c->n_files; k++)
         r->n_cut += c->files[k].why[0] != '\0';
     r->cut_saved_s = c->cut_saved_s;
-    r->in_file = c->n_files;
+    r->in_file = c->next_run;
     if (s->virtual_first && !s->virtual_only && ans->lo > 0)
         savings(c, ans, so, r);
     r->answered = true;
-
-    char lo[32], hi[32], gp[32], att[32], probes[32], wall_s[32], vprobes[32], vcpu[32];
-    char saved_p[32], saved_s[32];
-    fmt_load(lo, sizeof lo, ans->lo);
-    fmt_load(hi, sizeof hi, ans->hi);
-    snprintf(gp, sizeof gp, "%.3g", r->goodput);
-    snprintf(att, sizeof att, "%g", c->attain);
-    snprintf(probes, sizeof probes, "%u", s->virtual_only ? c->virtual_probes : c->live_probes);
-    snprintf(wall_s, sizeof wall_s, "%.3f", r->wall_s);
-    snprintf(vprobes, sizeof vprobes, "%u", c->virtual_probes);
-    snprintf(vcpu, sizeof vcpu, "%.3f", c->virtual_cpu_s);
-    const char *mk[24] = {
-        "trace",           "target",          "capacity_axis",    "capacity_slo", "capacity_attain",
-        "capacity_max",    "capacity_fail",   "capacity_goodput", "capacity_end", "capacity_probes",
-        "capacity_wall_s", "capacity_engine", "virtual_probes",   "virtual_cpu_s"};
-    const char *mv[24] = {o->trace_path,
-                          s->target_sim ? "sim" : o->target,
-                          s->concurrency ? "concurrency" : "rate",
-                          s->slo,
-                          att,
-                          lo,
-                          hi,
-                          gp,
-                          c->stopped ? "stopped" : lt_search_end_name(ans->end),
-                          probes,
-                          wall_s,
-                          s->virtual_only ? "virtual" : "live",
-                          vprobes,
-                          vcpu};
-    size_t nm = 14;
-    if (r->savings) {
-        snprintf(saved_p, sizeof saved_p, "%.1f", r->saved_probes);
-        snprintf(saved_s, sizeof saved_s, "%.3f", r->saved_wall_s);
-        mk[nm] = "live_probes_saved";
-        mv[nm++] = saved_p;
-        mk[nm] = "wall_s_saved";
-        mv[nm++] = saved_s;
-    }
-    /* which part of the trace the live probes replayed, and the model's
-     * answer for the whole trace when that chose it */
-    char win[160], wmax[32], wfail[32];
-    if (c->win.set) {
-        snprintf(win, sizeof win, "requests %llu-%llu of %zu, trace time %.6f-%.6f s",
-                 (unsigned long long)c->win.first + 1,
-                 (unsigned long long)(c->win.first + c->win.n), c->jobs.n,
-                 (double)c->win.start_us / 1e6, (double)c->win.start_us / 1e6 + c->win.span_s);
-        mk[nm] = "capacity_window";
-        mv[nm++] = win;
-    }
-    if (c->whole_probes) {
-        fmt_load(wmax, sizeof wmax, c->whole.lo);
-        fmt_load(wfail, sizeof wfail, c->whole.hi);
-        mk[nm] = "capacity_whole_max";
-        mv[nm++] = wmax;
-        mk[nm] = "capacity_whole_fail";
-        mv[nm++] = wfail;
-    }
-    if (write_results(c, ans, mk, mv, nm, err) < 0)
-        return failed(err, o->out_path);
     return 0;
+}
+
+/* A load of the answer as the file says it: 0 for none. */
+static double load_or_0(double v)
+{
+    return v > 0 && isfinite(v) ? v : 0;
+}
+
+/* The answer (r, finish's), after the last probe: what the file could not
+ * say before the search ended. */
+static int put_answer(struct search_ctx *c, const struct lt_capacity_result *r, struct lt_err *err)
+{
+    const struct lt_capacity_opts *s = c->s;
+    const struct lt_search *ans = r->ans;
+    struct lt_answer a = {
+        .end = c->stopped ? "stopped" : lt_search_end_name(ans->end),
+        .engine = s->virtual_only ? "virtual" : "live",
+        .max = load_or_0(ans->lo),
+        .fail = load_or_0(ans->hi),
+        .goodput = load_or_0(r->goodput),
+        .probes = s->virtual_only ? c->virtual_probes : c->live_probes,
+        .virtual_probes = c->virtual_probes,
+        .wall_s = load_or_0(r->wall_s),
+        .virtual_cpu_s = load_or_0(c->virtual_cpu_s),
+        .whole_max = c->whole_probes ? load_or_0(c->whole.lo) : 0,
+        .whole_fail = c->whole_probes ? load_or_0(c->whole.hi) : 0,
+        .probes_saved = r->savings ? load_or_0(r->saved_probes) : 0,
+        .wall_s_saved = r->savings ? load_or_0(r->saved_wall_s) : 0,
+    };
+    return lt_writer_put_answer(c->out, &a, err);
 }
 
 int lt_capacity_search(const struct lt_replay_opts *o, const struct lt_capacity_opts *s,
@@ -1329,6 +1303,9 @@ int lt_capacity_search(const struct lt_replay_opts *o, const struct lt_capacity_
         rc = 0;
         goto out;
     }
+    /* The results file, once the options are known to be good. */
+    if (rc == 0 && !(c->out = probe_writer(c, o->out_path, err)))
+        rc = failed(err, o->out_path);
     /* Virtual time first: seconds of CPU place the live probes. */
     lt_search_init(&r->virt, &so);
     r->virt.o.no_repeat = true; /* the model is deterministic: a repeat is the same run */
@@ -1338,10 +1315,14 @@ int lt_capacity_search(const struct lt_replay_opts *o, const struct lt_capacity_
     if (rc == 0 && !s->virtual_only && !c->stopped)
         rc = search_live(c, &so, &r->virt, &r->live, err);
     if (rc == 0)
-        rc = finish(c, &so, r, err);
-out:
-    for (uint32_t k = 0; k < c->n_files; k++)
-        unlink(c->files[k].path);
+        rc = finish(c, &so, r);
+    if (rc == 0 && put_answer(c, r, err) < 0)
+        rc = failed(err, o->out_path);
+    if (c->out && lt_writer_close(c->out, rc < 0 ? &(struct lt_err){0} : err) < 0 && rc == 0)
+        rc = failed(err, o->out_path);
+    if (c->out && rc < 0) /* no answer: no file that could read as one */
+        unlink(o->out_path);
+out:;
     struct lt_err serr = {0};
     if (c->sim && lt_sim_stop_err(c->sim, &serr) < 0 && rc == 0)
         rc = lt_errset(err, serr.code ? serr.code : LT_EIO, "%s", serr.msg);

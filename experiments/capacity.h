@@ -93,10 +93,12 @@ struct lt_capacity_result {
     const struct lt_search *ans; /* the answer: &live, or &virt (virtual only) */
     struct lt_search virt, live;
     /* the model's search of the whole trace, when it chose the live
-     * probes' window (whole_probes > 0; not in the file) */
+     * probes' window (whole_probes > 0; its probes are the file's first
+     * runs, which analyze leaves out of the answer) */
     struct lt_search whole;
     uint32_t whole_probes;
-    uint32_t virtual_probes, live_probes, in_file;
+    uint32_t virtual_probes, live_probes;
+    uint32_t in_file; /* probes in the results file (runs), judged or not */
     double goodput;   /* at the answer's lo, as analyze gives it */
     double v_goodput; /* at the virtual answer's lo (virtual first) */
     bool vwindow;     /* the virtual answer is of the live probes' window */
@@ -117,7 +119,8 @@ struct lt_capacity_result {
 
 /* Run the search s over the replay options o (trace, output, target and
  * request options; the load options are the search's), write o->out_path
- * and fill r. Returns 0 (found, bounded by --max-probes / --max-time, or
+ * as it goes (opened once the options are checked; removed when the search
+ * fails) and fill r. Returns 0 (found, bounded by --max-probes / --max-time, or
  * stopped: r says which) or a negative code with err filled: LT_EUSAGE
  * when the options cannot give an answer (a profile that does not load, a
  * probe too short to judge). */

@@ -69,7 +69,8 @@ static const struct lt_analyze_run *run_at(const struct row *w, double x)
 {
     const char *axis;
     for (uint32_t i = 0; w->have && i < w->a->n_runs; i++)
-        if (w->a->runs[i]->measured && fabs(load_of(w->a->runs[i], &axis) - x) <= 1e-9 * (1 + x))
+        if (w->a->runs[i]->measured && !w->a->runs[i]->probe.left_out &&
+            fabs(load_of(w->a->runs[i], &axis) - x) <= 1e-9 * (1 + x))
             return w->a->runs[i];
     return NULL;
 }
@@ -90,7 +91,7 @@ static void common_load(struct row *rows, size_t n, struct common *cm)
     for (uint32_t i = 0; i < first->a->n_runs; i++) {
         const char *axis;
         double x = load_of(first->a->runs[i], &axis);
-        bool all = x > 0;
+        bool all = x > 0 && !first->a->runs[i]->probe.left_out; /* a capacity answer's runs */
         for (size_t j = 0; all && j < n; j++)
             if (rows[j].have && !rows[j].predicted && !run_at(&rows[j], x))
                 all = false;

@@ -17,9 +17,10 @@
  * so that what runs it needs to know neither. A run is every run of the
  * engine's plan (one per closed-loop level), appended to a writer the
  * caller opened and keeps: the engine writes its run records (ids from
- * run_base on), results, scrape samples and checks there, and tells the
- * caller each run record and result as it writes them, so that the
- * caller judges the run as it streams and never reads the file back.
+ * run_base on), results, scrape samples and checks there, lets the
+ * caller add its own fields to each run record before it is written, and
+ * tells the caller each run record and result as it writes them, so that
+ * the caller judges the run as it streams and never reads the file back.
  */
 #ifndef LT_PLAN_ENGINE_H
 #define LT_PLAN_ENGINE_H
@@ -36,6 +37,10 @@
 struct lt_engine_sink {
     struct lt_writer *w; /* a results writer, open; the caller's to close */
     uint32_t run_base;   /* the first run record's id in w; the engine's later runs follow */
+    /* Each run record before it is put, to add the caller's own fields
+     * (a capacity probe's search, load, SLO: struct lt_run), which must
+     * stay valid until the run ends; may be NULL. */
+    void (*fill_run)(void *ud, struct lt_run *run);
     /* Each run record and each result, as the writer was given it, right
      * after it was put (valid during the call); either may be NULL. */
     void (*on_run)(void *ud, const struct lt_run *run);

@@ -65,6 +65,8 @@ int lt__replay_put_run(struct lt_replay *rp, struct lt_extra extra, struct lt_er
         .route = nr ? lt_route_name(rp->router.o.policy) : NULL,
         .failover = o->failover,
     };
+    if (rp->sink && rp->sink->fill_run)
+        rp->sink->fill_run(rp->sink->ud, &d.run);
     int rc = lt_results_put_run(rp->w, &d, err);
     if (rc == 0 && rp->sink && rp->sink->on_run)
         rp->sink->on_run(rp->sink->ud, &d.run);

@@ -815,6 +815,8 @@ int lt_sim_virtual_run(const struct lt_sim_profile *p, struct lt_plan *plan, uin
         .n_replicas = v.nm > 1 ? v.nm : 0,
         .route = v.nm > 1 ? vr->route->name : NULL,
     };
+    if (vr->sink && vr->sink->fill_run)
+        vr->sink->fill_run(vr->sink->ud, &rd.run);
     rc = lt_results_put_run(w, &rd, err);
     if (rc == 0 && vr->sink && vr->sink->on_run)
         vr->sink->on_run(vr->sink->ud, &rd.run);

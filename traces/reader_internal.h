@@ -203,6 +203,10 @@ void lt__rd_skip_value(struct cur *c);
 #define DEC_IS_SCRAPE 3
 /* decode_result() found "rec": "check": decode the value as a self-check. */
 #define DEC_IS_CHECK 4
+/* decode_result() found "rec": "verdict": decode the value as a verdict. */
+#define DEC_IS_VERDICT 5
+/* decode_result() found "rec": "answer": decode the value as an answer. */
+#define DEC_IS_ANSWER 6
 
 /* "record N (frame at byte B)" for the value being read (trace_reader.c). */
 const char *lt__rd_what(struct lt_reader *r, char buf[96]);

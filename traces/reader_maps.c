@@ -224,37 +224,30 @@ out:
     return rc;
 }
 
-/* Whether the value at the cursor is the string "run"; consumes nothing. */
-static bool is_str_run(const struct cur *c)
+/* Whether the value at the cursor is the string k (kn bytes); consumes
+ * nothing. */
+static inline bool is_str(const struct cur *c, const char *k, uint32_t kn)
 {
     struct cur t = *c;
     const uint8_t *s;
     uint32_t n;
-    return lt__rd_str(&t, &s, &n) && n == 3 && memcmp(s, "run", 3) == 0;
+    return lt__rd_str(&t, &s, &n) && n == kn && memcmp(s, k, n) == 0;
+}
+#define IS_STR(c, K) is_str(c, K, sizeof K - 1)
+
+static bool is_str_run(const struct cur *c)
+{
+    return IS_STR(c, "run");
 }
 
 static bool is_str_block(const struct cur *c)
 {
-    struct cur t = *c;
-    const uint8_t *s;
-    uint32_t n;
-    return lt__rd_str(&t, &s, &n) && n == sizeof K_BLOCK - 1 && memcmp(s, K_BLOCK, n) == 0;
+    return IS_STR(c, K_BLOCK);
 }
 
 static bool is_str_scrape(const struct cur *c)
 {
-    struct cur t = *c;
-    const uint8_t *s;
-    uint32_t n;
-    return lt__rd_str(&t, &s, &n) && n == sizeof K_SCRAPE - 1 && memcmp(s, K_SCRAPE, n) == 0;
-}
-
-static bool is_str_check(const struct cur *c)
-{
-    struct cur t = *c;
-    const uint8_t *s;
-    uint32_t n;
-    return lt__rd_str(&t, &s, &n) && n == sizeof K_CHECK - 1 && memcmp(s, K_CHECK, n) == 0;
+    return IS_STR(c, K_SCRAPE);
 }
 
 static int decode_orig(struct dec *d, uint32_t nkeys, struct lt_record *rec);
@@ -369,6 +362,8 @@ static inline __attribute__((always_inline)) int get_field(struct dec *d, const 
     case LT_FT_REC:
     case LT_FT_SREC:
     case LT_FT_CREC:
+    case LT_FT_VREC:
+    case LT_FT_AREC:
         lt__rd_skip_value(&d->c);
         break;
     case LT_FT_VALS:
@@ -485,6 +480,8 @@ out:
 #define DEC_ORIG(id, ...) DEC_CASE(LT_ORIG_##id, lt_schema_orig)
 #define DEC_SCR(id, ...) DEC_CASE(LT_SCR_##id, lt_schema_scrape)
 #define DEC_CHK(id, ...) DEC_CASE(LT_CHK_##id, lt_schema_check)
+#define DEC_VRD(id, ...) DEC_CASE(LT_VRD_##id, lt_schema_verdict)
+#define DEC_ANS(id, ...) DEC_CASE(LT_ANS_##id, lt_schema_answer)
 
 static int key_not_string(struct dec *d)
 {
@@ -509,8 +506,12 @@ static int unknown_key(struct dec *d, const uint8_t *key, const uint8_t *k, uint
             return DEC_IS_BLOCK;
         if (is_str_scrape(&d->c))
             return DEC_IS_SCRAPE;
-        if (is_str_check(&d->c))
+        if (IS_STR(&d->c, K_CHECK))
             return DEC_IS_CHECK;
+        if (IS_STR(&d->c, K_VERDICT))
+            return DEC_IS_VERDICT;
+        if (IS_STR(&d->c, K_ANSWER))
+            return DEC_IS_ANSWER;
     }
     if (!x) {
         lt__rd_skip_value(&d->c);
@@ -528,6 +529,10 @@ DEC_FIELDS(decode_scrape_fields, struct lt_scrape, LT_SCRAPE_FIELDS, DEC_SCR, lt
            LT_SCR_N)
 DEC_FIELDS(decode_check_fields, struct lt_check, LT_CHECK_FIELDS, DEC_CHK, lt_schema_check,
            LT_CHK_N)
+DEC_FIELDS(decode_verdict_fields, struct lt_verdict, LT_VERDICT_FIELDS, DEC_VRD, lt_schema_verdict,
+           LT_VRD_N)
+DEC_FIELDS(decode_answer_fields, struct lt_answer, LT_ANSWER_FIELDS, DEC_ANS, lt_schema_answer,
+           LT_ANS_N)
 DEC_FIELDS(decode_orig_fields, struct lt_record, LT_ORIG_FIELDS, DEC_ORIG, lt_schema_orig,
            LT_ORIG_N)
 
@@ -568,30 +573,38 @@ static int decode_run(struct dec *d, uint32_t nkeys, struct lt_run *run)
     return rc;
 }
 
-static int decode_scrape(struct dec *d, uint32_t nkeys, struct lt_scrape *s)
+/* The first field of table f (nf fields) a reader requires that a value
+ * (a `what`) lacks, as an error; 0 when it has them all (seen). */
+static int need_fields(struct dec *d, const struct lt_field *f, int nf, uint64_t seen,
+                       const char *what)
 {
-    uint64_t seen = 0;
-    uint32_t has = 0;
-    memset(s, 0, sizeof *s);
-    int rc = decode_scrape_fields(d, nkeys, s, &has, &s->extra, &seen);
-    for (int j = LT_SCR_RUN; rc == 0 && j <= LT_SCR_T; j++)
-        if (!(seen & (uint64_t)1 << j))
-            return lt_errset(d->err, LT_EFORMAT, "%s: %s: scrape sample without \"%s\"", d->r->path,
-                             lt__rd_what(d->r, (char[96]){0}), lt_schema_scrape[j].key);
-    return rc;
+    for (int j = 0; j < nf; j++)
+        if ((f[j].flags & LT_FF_NEEDED) && !(seen & (uint64_t)1 << j))
+            return lt_errset(d->err, LT_EFORMAT, "%s: %s: %s without \"%s\"", d->r->path,
+                             lt__rd_what(d->r, (char[96]){0}), what, f[j].key);
+    return 0;
 }
 
-static int decode_check(struct dec *d, uint32_t nkeys, struct lt_check *k)
-{
-    uint64_t seen = 0;
-    uint32_t has = 0;
-    memset(k, 0, sizeof *k);
-    int rc = decode_check_fields(d, nkeys, k, &has, &k->extra, &seen);
-    if (rc == 0 && !(seen & (uint64_t)1 << LT_CHK_RUN))
-        return lt_errset(d->err, LT_EFORMAT, "%s: %s: self-check without \"run\"", d->r->path,
-                         lt__rd_what(d->r, (char[96]){0}));
-    return rc;
-}
+/* A value of its own (scrape, check, verdict) decoded into *x, zeroed
+ * first, its required keys checked. */
+#define DECODE_VALUE(name, S, fields, table, nf, what)                                             \
+    static int name(struct dec *d, uint32_t nkeys, S *x)                                           \
+    {                                                                                              \
+        uint64_t seen = 0;                                                                         \
+        uint32_t has = 0;                                                                          \
+        memset(x, 0, sizeof *x);                                                                   \
+        int rc = fields(d, nkeys, x, &has, &x->extra, &seen);                                      \
+        return rc == 0 ? need_fields(d, table, nf, seen, what) : rc;                               \
+    }
+DECODE_VALUE(decode_scrape, struct lt_scrape, decode_scrape_fields, lt_schema_scrape, LT_SCR_N,
+             "scrape sample")
+DECODE_VALUE(decode_check, struct lt_check, decode_check_fields, lt_schema_check, LT_CHK_N,
+             "self-check")
+
+DECODE_VALUE(decode_verdict, struct lt_verdict, decode_verdict_fields, lt_schema_verdict, LT_VRD_N,
+             "verdict")
+DECODE_VALUE(decode_answer, struct lt_answer, decode_answer_fields, lt_schema_answer, LT_ANS_N,
+             "capacity answer")
 
 static int decode_chunks(struct dec *d, uint32_t n, struct lt_result *res)
 {
@@ -685,6 +698,12 @@ static int decode_as(struct dec *d, enum lt_item_type type, uint32_t nkeys, stru
     } else if (type == LT_ITEM_CHECK) {
         rc = decode_check(d, nkeys, &it->chk);
         x = &it->chk.extra;
+    } else if (type == LT_ITEM_VERDICT) {
+        rc = decode_verdict(d, nkeys, &it->vrd);
+        x = &it->vrd.extra;
+    } else if (type == LT_ITEM_ANSWER) {
+        rc = decode_answer(d, nkeys, &it->ans);
+        x = &it->ans.extra;
     } else {
         rc = decode_result(d, nkeys, &it->res);
         x = &it->res.extra;
@@ -709,12 +728,15 @@ int lt__rd_decode_value(struct lt_reader *r, struct lt_item *it, struct lt_err *
     const uint8_t *body = d.c.p;
     bool results = r->hdr.kind != LT_KIND_TRACE;
     int rc = decode_as(&d, results ? LT_ITEM_RESULT : LT_ITEM_RECORD, nkeys, it);
-    if (rc == DEC_IS_RUN || rc == DEC_IS_SCRAPE || rc == DEC_IS_CHECK) {
+    if (rc == DEC_IS_RUN || rc == DEC_IS_SCRAPE || rc == DEC_IS_CHECK || rc == DEC_IS_VERDICT ||
+        rc == DEC_IS_ANSWER) {
         d.c.p = body;
         rc = decode_as(&d,
-                       rc == DEC_IS_RUN      ? LT_ITEM_RUN
-                       : rc == DEC_IS_SCRAPE ? LT_ITEM_SCRAPE
-                                             : LT_ITEM_CHECK,
+                       rc == DEC_IS_RUN       ? LT_ITEM_RUN
+                       : rc == DEC_IS_SCRAPE  ? LT_ITEM_SCRAPE
+                       : rc == DEC_IS_CHECK   ? LT_ITEM_CHECK
+                       : rc == DEC_IS_VERDICT ? LT_ITEM_VERDICT
+                                              : LT_ITEM_ANSWER,
                        nkeys, it);
     }
     if (rc < 0) {

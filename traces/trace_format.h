@@ -144,18 +144,56 @@ struct lt_run {
     uint32_t warmup;     /* leading requests recorded but excluded */
     /* A probe of a capacity search (replay --find-max; NULL / 0 otherwise):
      * its axis ("rate" or "concurrency"), engine ("live" or "virtual"),
-     * load, the SLO and the share that must meet it, the share that did
-     * (pooled with the repeats before it at this load) and its 95 % Wilson
-     * interval, and the verdict ("meets", "fails", "faulted", "saturated",
-     * or "repeat": the interval straddled the target, run again). */
+     * load, the SLO and the share that must meet it, and the part of the
+     * trace it replays when not the whole (window), all known when it
+     * starts. What its results decided comes after them, in its verdict
+     * record (struct lt_verdict); a file written before verdict records
+     * has those figures here instead: the share that met the SLO, its
+     * interval, the verdict and why. */
     const char *search;
     const char *engine;
     double load;
     const char *slo;
     double attain_target;
+    const char *window;
     double attain, attain_lo, attain_hi;
     const char *verdict;
     const char *why; /* a probe stopped early: why, with the figures */
+    struct lt_extra extra;
+};
+
+/* A capacity probe's verdict (kind "results", "rec": "verdict"), written
+ * after the probe's results, once they are judged (docs/trace-format.md
+ * §2.9): the share of its judged requests that met the SLO (pooled with
+ * the repeats before it at this load), its 95 % Wilson interval, the
+ * verdict ("meets", "fails", "faulted", "saturated", or "repeat": the
+ * interval straddled the target, run again) and, for a probe stopped
+ * early, why. A probe without one decided nothing. */
+struct lt_verdict {
+    uint32_t run;
+    double attain, attain_lo, attain_hi;
+    const char *verdict;
+    const char *why;
+    struct lt_extra extra;
+};
+
+/* A capacity search's answer (kind "results", "rec": "answer"), written
+ * once, after its last probe (docs/trace-format.md §2.10): how it ended
+ * ("found", "max-probes", "max-time", "faults", "fails-at-floor",
+ * "meets-at-ceiling", "stopped"), the engine whose answer it is ("live",
+ * or "virtual" for a search in virtual time alone), the highest load that
+ * met the SLO and the lowest that failed it (0: none), goodput at the
+ * former, the probes and the time it took, and, when the model's search
+ * of the whole trace chose the live probes' window, that search's answer.
+ * Virtual first's estimate of what it saved: 0 when it saved nothing. */
+struct lt_answer {
+    const char *end;
+    const char *engine;
+    double max, fail, goodput;
+    uint32_t probes, virtual_probes;
+    double wall_s, virtual_cpu_s;
+    double whole_max, whole_fail;
+    double probes_saved, wall_s_saved;
     struct lt_extra extra;
 };
 

@@ -264,6 +264,12 @@ static void jvalue(struct jw *w, const struct lt_field *f, const void *base, uin
     case LT_FT_CREC:
         w->rc = lt_json_str(out, K_CHECK, sizeof K_CHECK - 1);
         break;
+    case LT_FT_VREC:
+        w->rc = lt_json_str(out, K_VERDICT, sizeof K_VERDICT - 1);
+        break;
+    case LT_FT_AREC:
+        w->rc = lt_json_str(out, K_ANSWER, sizeof K_ANSWER - 1);
+        break;
     case LT_FT_VALS: {
         const struct lt_scrape_val *v = *(const struct lt_scrape_val *const *)(const void *)p;
         uint32_t n = lt_schema_count(p);
@@ -399,6 +405,16 @@ int lt_trace_json_check(struct lt_buf *out, const struct lt_check *k)
     return jfields(out, lt_schema_check, LT_CHK_N, k, 0, &k->extra);
 }
 
+int lt_trace_json_verdict(struct lt_buf *out, const struct lt_verdict *v)
+{
+    return jfields(out, lt_schema_verdict, LT_VRD_N, v, 0, &v->extra);
+}
+
+int lt_trace_json_answer(struct lt_buf *out, const struct lt_answer *a)
+{
+    return jfields(out, lt_schema_answer, LT_ANS_N, a, 0, &a->extra);
+}
+
 int lt_trace_json_item(struct lt_buf *out, const struct lt_item *it)
 {
     switch (it->type) {
@@ -412,6 +428,10 @@ int lt_trace_json_item(struct lt_buf *out, const struct lt_item *it)
         return lt_trace_json_scrape(out, &it->scr);
     case LT_ITEM_CHECK:
         return lt_trace_json_check(out, &it->chk);
+    case LT_ITEM_VERDICT:
+        return lt_trace_json_verdict(out, &it->vrd);
+    case LT_ITEM_ANSWER:
+        return lt_trace_json_answer(out, &it->ans);
     }
     return LT_EINVAL;
 }

@@ -21,6 +21,8 @@ int lt_trace_json_run(struct lt_buf *out, const struct lt_run *r);
 int lt_trace_json_result(struct lt_buf *out, const struct lt_result *r);
 int lt_trace_json_scrape(struct lt_buf *out, const struct lt_scrape *s);
 int lt_trace_json_check(struct lt_buf *out, const struct lt_check *k);
+int lt_trace_json_verdict(struct lt_buf *out, const struct lt_verdict *v);
+int lt_trace_json_answer(struct lt_buf *out, const struct lt_answer *a);
 int lt_trace_json_item(struct lt_buf *out, const struct lt_item *it);
 
 /* Append raw msgpack (one value) as JSON. */

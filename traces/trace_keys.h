@@ -28,6 +28,8 @@
 #define K_BLOCK "block"
 #define K_SCRAPE "scrape"
 #define K_CHECK "check"
+#define K_VERDICT "verdict"
+#define K_ANSWER "answer"
 #define K_N "n"
 #define K_BYTES "bytes" /* the size of each value after it, so columns are found at once */
 

@@ -41,11 +41,13 @@ struct lt_reader_opts {
 };
 
 enum lt_item_type {
-    LT_ITEM_RECORD = 1, /* trace record (kind "trace") */
-    LT_ITEM_RUN = 2,    /* run record (kind "results") */
-    LT_ITEM_RESULT = 3, /* request result (kind "results") */
-    LT_ITEM_SCRAPE = 4, /* metrics scrape sample (kind "results") */
-    LT_ITEM_CHECK = 5,  /* a run's self-check, at its end (kind "results") */
+    LT_ITEM_RECORD = 1,  /* trace record (kind "trace") */
+    LT_ITEM_RUN = 2,     /* run record (kind "results") */
+    LT_ITEM_RESULT = 3,  /* request result (kind "results") */
+    LT_ITEM_SCRAPE = 4,  /* metrics scrape sample (kind "results") */
+    LT_ITEM_CHECK = 5,   /* a run's self-check, at its end (kind "results") */
+    LT_ITEM_VERDICT = 6, /* a capacity probe's verdict, after its results (kind "results") */
+    LT_ITEM_ANSWER = 7,  /* a capacity search's answer, after its last probe (kind "results") */
 };
 
 struct lt_item {
@@ -58,6 +60,8 @@ struct lt_item {
         struct lt_result res;
         struct lt_scrape scr;
         struct lt_check chk;
+        struct lt_verdict vrd;
+        struct lt_answer ans;
     };
     /* The value's raw msgpack bytes, for tools that copy values unchanged;
      * NULL (0) for a result of a result block, which has none of its own. */

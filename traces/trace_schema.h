@@ -45,6 +45,8 @@ enum lt_ftype {
     LT_FT_VALS,   /* {name: float, ...}; the count in the next member */
     LT_FT_HISTS,  /* {name: [sum, count, le, cum, le, cum, ...]}; the count next */
     LT_FT_CREC,   /* "rec": "check" (a run's self-check) */
+    LT_FT_VREC,   /* "rec": "verdict" (a capacity probe's verdict) */
+    LT_FT_AREC,   /* "rec": "answer" (a capacity search's answer) */
 };
 
 /* Field flags. */
@@ -107,6 +109,7 @@ struct lt_field {
     X(LOAD, "load", F64, load, 0, 0)                                                               \
     X(SLO, "slo", STR, slo, 0, 0)                                                                  \
     X(ATTAIN_TARGET, "attain_target", F64, attain_target, 0, 0)                                    \
+    X(WINDOW, "window", STR, window, 0, 0)                                                         \
     X(ATTAIN, "attain", F64, attain, 0, 0)                                                         \
     X(ATTAIN_LO, "attain_lo", F64, attain_lo, 0, 0)                                                \
     X(ATTAIN_HI, "attain_hi", F64, attain_hi, 0, 0)                                                \
@@ -182,6 +185,35 @@ struct lt_field {
     X(VID_WANT, "vid_want", U64, vid_want, 0, 0)                                                   \
     X(VID_GOT, "vid_got", U64, vid_got, 0, 0)
 
+/* A capacity probe's verdict, written after its results (struct
+ * lt_verdict, docs/trace-format.md §2.9). */
+#define LT_VERDICT_FIELDS(X)                                                                       \
+    X(REC, "rec", VREC, run, 0, LT_FF_ALWAYS)                                                      \
+    X(RUN, "run", U32, run, 0, LT_FF_ALWAYS | LT_FF_NEEDED)                                        \
+    X(ATTAIN, "attain", F64, attain, 0, 0)                                                         \
+    X(ATTAIN_LO, "attain_lo", F64, attain_lo, 0, 0)                                                \
+    X(ATTAIN_HI, "attain_hi", F64, attain_hi, 0, 0)                                                \
+    X(VERDICT, "verdict", STR, verdict, 0, LT_FF_ALWAYS | LT_FF_NEEDED)                            \
+    X(WHY, "why", STR, why, 0, 0)
+
+/* A capacity search's answer, written after its last probe (struct
+ * lt_answer, docs/trace-format.md §2.10). */
+#define LT_ANSWER_FIELDS(X)                                                                        \
+    X(REC, "rec", AREC, end, 0, LT_FF_ALWAYS)                                                      \
+    X(END, "end", STR, end, 0, LT_FF_ALWAYS | LT_FF_NEEDED)                                        \
+    X(ENGINE, "engine", STR, engine, 0, 0)                                                         \
+    X(MAX, "max", F64, max, 0, 0)                                                                  \
+    X(FAIL, "fail", F64, fail, 0, 0)                                                               \
+    X(GOODPUT, "goodput", F64, goodput, 0, 0)                                                      \
+    X(PROBES, "probes", U32, probes, 0, LT_FF_NONZERO)                                             \
+    X(VIRTUAL_PROBES, "virtual_probes", U32, virtual_probes, 0, LT_FF_NONZERO)                     \
+    X(WALL_S, "wall_s", F64, wall_s, 0, 0)                                                         \
+    X(VIRTUAL_CPU_S, "virtual_cpu_s", F64, virtual_cpu_s, 0, 0)                                    \
+    X(WHOLE_MAX, "whole_max", F64, whole_max, 0, 0)                                                \
+    X(WHOLE_FAIL, "whole_fail", F64, whole_fail, 0, 0)                                             \
+    X(PROBES_SAVED, "live_probes_saved", F64, probes_saved, 0, 0)                                  \
+    X(WALL_S_SAVED, "wall_s_saved", F64, wall_s_saved, 0, 0)
+
 /* The keys of `orig` in a trace record, and the `has` bit of each. */
 #define LT_ORIG_FIELDS(X)                                                                          \
     X(STATUS, "status", I32, orig_status, LT_HAS_ORIG_STATUS, 0)                                   \
@@ -196,12 +228,16 @@ struct lt_field {
 #define LT_SCHEMA_ORIG_ID(id, ...) LT_SCHEMA_ID(LT_ORIG_, id)
 #define LT_SCHEMA_SCR_ID(id, ...) LT_SCHEMA_ID(LT_SCR_, id)
 #define LT_SCHEMA_CHK_ID(id, ...) LT_SCHEMA_ID(LT_CHK_, id)
+#define LT_SCHEMA_VRD_ID(id, ...) LT_SCHEMA_ID(LT_VRD_, id)
+#define LT_SCHEMA_ANS_ID(id, ...) LT_SCHEMA_ID(LT_ANS_, id)
 enum { LT_RECORD_FIELDS(LT_SCHEMA_REC_ID) LT_REC_N };
 enum { LT_RUN_FIELDS(LT_SCHEMA_RUN_ID) LT_RUN_N };
 enum { LT_RESULT_FIELDS(LT_SCHEMA_RES_ID) LT_RES_N };
 enum { LT_ORIG_FIELDS(LT_SCHEMA_ORIG_ID) LT_ORIG_N };
 enum { LT_SCRAPE_FIELDS(LT_SCHEMA_SCR_ID) LT_SCR_N };
 enum { LT_CHECK_FIELDS(LT_SCHEMA_CHK_ID) LT_CHK_N };
+enum { LT_VERDICT_FIELDS(LT_SCHEMA_VRD_ID) LT_VRD_N };
+enum { LT_ANSWER_FIELDS(LT_SCHEMA_ANS_ID) LT_ANS_N };
 
 /* The tables, static in every unit that includes this: a walker that
  * indexes them with a constant (one case per field, made from the lists
@@ -213,6 +249,8 @@ enum { LT_CHECK_FIELDS(LT_SCHEMA_CHK_ID) LT_CHK_N };
 #define LT_SCHEMA_RES_ROW(...) LT_SCHEMA_ROW(struct lt_result, __VA_ARGS__)
 #define LT_SCHEMA_SCR_ROW(...) LT_SCHEMA_ROW(struct lt_scrape, __VA_ARGS__)
 #define LT_SCHEMA_CHK_ROW(...) LT_SCHEMA_ROW(struct lt_check, __VA_ARGS__)
+#define LT_SCHEMA_VRD_ROW(...) LT_SCHEMA_ROW(struct lt_verdict, __VA_ARGS__)
+#define LT_SCHEMA_ANS_ROW(...) LT_SCHEMA_ROW(struct lt_answer, __VA_ARGS__)
 
 static const struct lt_field lt_schema_record[LT_REC_N] = {LT_RECORD_FIELDS(LT_SCHEMA_REC_ROW)};
 static const struct lt_field lt_schema_run[LT_RUN_N] = {LT_RUN_FIELDS(LT_SCHEMA_RUN_ROW)};
@@ -220,6 +258,8 @@ static const struct lt_field lt_schema_result[LT_RES_N] = {LT_RESULT_FIELDS(LT_S
 static const struct lt_field lt_schema_orig[LT_ORIG_N] = {LT_ORIG_FIELDS(LT_SCHEMA_REC_ROW)};
 static const struct lt_field lt_schema_scrape[LT_SCR_N] = {LT_SCRAPE_FIELDS(LT_SCHEMA_SCR_ROW)};
 static const struct lt_field lt_schema_check[LT_CHK_N] = {LT_CHECK_FIELDS(LT_SCHEMA_CHK_ROW)};
+static const struct lt_field lt_schema_verdict[LT_VRD_N] = {LT_VERDICT_FIELDS(LT_SCHEMA_VRD_ROW)};
+static const struct lt_field lt_schema_answer[LT_ANS_N] = {LT_ANSWER_FIELDS(LT_SCHEMA_ANS_ROW)};
 
 /* TEXT's length is the member after it. */
 _Static_assert(offsetof(struct lt_record, text_len) ==

@@ -435,6 +435,12 @@ pack_value(struct lt_writer *w, const struct lt_field *f, const void *base, uint
     case LT_FT_CREC:
         lt_mp_cstr(m, K_CHECK);
         break;
+    case LT_FT_VREC:
+        lt_mp_cstr(m, K_VERDICT);
+        break;
+    case LT_FT_AREC:
+        lt_mp_cstr(m, K_ANSWER);
+        break;
     case LT_FT_VALS: {
         const struct lt_scrape_val *v = *(const struct lt_scrape_val *const *)(const void *)p;
         uint32_t n = lt_schema_count(p);
@@ -506,6 +512,10 @@ pack_value(struct lt_writer *w, const struct lt_field *f, const void *base, uint
 #define PACK_SCR(id, ...) PACK_FIELD(LT_SCR_##id, lt_schema_scrape)
 #define COUNT_CHK(id, ...) COUNT_FIELD(LT_CHK_##id, lt_schema_check)
 #define PACK_CHK(id, ...) PACK_FIELD(LT_CHK_##id, lt_schema_check)
+#define COUNT_VRD(id, ...) COUNT_FIELD(LT_VRD_##id, lt_schema_verdict)
+#define PACK_VRD(id, ...) PACK_FIELD(LT_VRD_##id, lt_schema_verdict)
+#define COUNT_ANS(id, ...) COUNT_FIELD(LT_ANS_##id, lt_schema_answer)
+#define PACK_ANS(id, ...) PACK_FIELD(LT_ANS_##id, lt_schema_answer)
 #define COUNT_ORIG(id, ...) COUNT_FIELD(LT_ORIG_##id, lt_schema_orig)
 #define PACK_ORIG(id, ...) PACK_FIELD(LT_ORIG_##id, lt_schema_orig)
 
@@ -514,6 +524,8 @@ PACK_FIELDS(pack_run, struct lt_run, LT_RUN_FIELDS, COUNT_RUN, PACK_RUN)
 PACK_FIELDS(pack_result, struct lt_result, LT_RESULT_FIELDS, COUNT_RES, PACK_RES)
 PACK_FIELDS(pack_scrape, struct lt_scrape, LT_SCRAPE_FIELDS, COUNT_SCR, PACK_SCR)
 PACK_FIELDS(pack_check, struct lt_check, LT_CHECK_FIELDS, COUNT_CHK, PACK_CHK)
+PACK_FIELDS(pack_verdict, struct lt_verdict, LT_VERDICT_FIELDS, COUNT_VRD, PACK_VRD)
+PACK_FIELDS(pack_answer, struct lt_answer, LT_ANSWER_FIELDS, COUNT_ANS, PACK_ANS)
 PACK_FIELDS(pack_orig_fields, struct lt_record, LT_ORIG_FIELDS, COUNT_ORIG, PACK_ORIG)
 
 /* orig: its own map of the record's orig_* fields. */
@@ -529,6 +541,18 @@ static int check_kind(struct lt_writer *w, enum lt_kind want, const char *what, 
     if (w->kind != want)
         return lt_errset(err, LT_EINVAL, "%s: a %s does not belong in a %s file", w->path, what,
                          w->kind == LT_KIND_TRACE ? "trace" : "results");
+    return 0;
+}
+
+/* A map value of its own begun: the result block so far emitted first
+ * (results put before it stay before it), *start where the value begins. */
+static int begin_map(struct lt_writer *w, size_t *start, struct lt_err *err)
+{
+    int rc = block_emit(w, err);
+    if (rc < 0)
+        return rc;
+    *start = w->frame.len;
+    begin_value(w);
     return 0;
 }
 
@@ -567,10 +591,9 @@ int lt_writer_put_run(struct lt_writer *w, const struct lt_run *r, struct lt_err
                          "0 for none)",
                          w->path, r->id, isfinite(r->rate) ? "speed" : "rate",
                          isfinite(r->rate) ? r->speed : r->rate);
-    if ((rc = block_emit(w, err)) < 0) /* results before the run stay before it */
+    size_t start;
+    if ((rc = begin_map(w, &start, err)) < 0) /* results before the run stay before it */
         return rc;
-    size_t start = w->frame.len;
-    begin_value(w);
     pack_run(w, r, 0, &r->extra);
     return end_value(w, start, r->extra.n > 0, 0, 0, err);
 }
@@ -586,12 +609,51 @@ int lt_writer_put_check(struct lt_writer *w, const struct lt_check *k, struct lt
         if (!isfinite(v[i]))
             return lt_errset(err, LT_EINVAL, "%s: self-check of run %u: %s is not a finite number",
                              w->path, k->run, lt_schema_check[LT_CHK_RATE_ASKED + i].key);
-    if ((rc = block_emit(w, err)) < 0) /* the run's results stay before it */
+    size_t start;
+    if ((rc = begin_map(w, &start, err)) < 0) /* the run's results stay before it */
         return rc;
-    size_t start = w->frame.len;
-    begin_value(w);
     pack_check(w, k, 0, &k->extra);
     return end_value(w, start, k->extra.n > 0, 0, 0, err);
+}
+
+int lt_writer_put_verdict(struct lt_writer *w, const struct lt_verdict *v, struct lt_err *err)
+{
+    int rc = check_kind(w, LT_KIND_RESULTS, "verdict", err);
+    if (rc < 0)
+        return rc;
+    const double f[] = {v->attain, v->attain_lo, v->attain_hi};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!isfinite(f[i]))
+            return lt_errset(err, LT_EINVAL, "%s: verdict of run %u: %s is not a finite number",
+                             w->path, v->run, lt_schema_verdict[LT_VRD_ATTAIN + i].key);
+    if (!v->verdict || !v->verdict[0])
+        return lt_errset(err, LT_EINVAL, "%s: verdict of run %u: no verdict", w->path, v->run);
+    size_t start;
+    if ((rc = begin_map(w, &start, err)) < 0) /* the run's results stay before it */
+        return rc;
+    pack_verdict(w, v, 0, &v->extra);
+    return end_value(w, start, v->extra.n > 0, 0, 0, err);
+}
+
+int lt_writer_put_answer(struct lt_writer *w, const struct lt_answer *a, struct lt_err *err)
+{
+    int rc = check_kind(w, LT_KIND_RESULTS, "answer", err);
+    if (rc < 0)
+        return rc;
+    const double f[] = {a->max,        a->fail,          a->goodput,
+                        a->wall_s,     a->virtual_cpu_s, a->whole_max,
+                        a->whole_fail, a->probes_saved,  a->wall_s_saved};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!isfinite(f[i]))
+            return lt_errset(err, LT_EINVAL,
+                             "%s: a capacity answer's figure is not a finite number", w->path);
+    if (!a->end || !a->end[0])
+        return lt_errset(err, LT_EINVAL, "%s: a capacity answer says no end", w->path);
+    size_t start;
+    if ((rc = begin_map(w, &start, err)) < 0) /* the last probe's results stay before it */
+        return rc;
+    pack_answer(w, a, 0, &a->extra);
+    return end_value(w, start, a->extra.n > 0, 0, 0, err);
 }
 
 /* JSON has no NaN or infinity: a scrape's values must be finite. */
@@ -628,10 +690,9 @@ int lt_writer_put_scrape(struct lt_writer *w, const struct lt_scrape *s, struct 
     if (bad)
         return lt_errset(err, LT_EINVAL, "%s: scrape of run %u: %s is not a finite number", w->path,
                          s->run, bad);
-    if ((rc = block_emit(w, err)) < 0) /* results before it stay before it */
+    size_t start;
+    if ((rc = begin_map(w, &start, err)) < 0) /* results before it stay before it */
         return rc;
-    size_t start = w->frame.len;
-    begin_value(w);
     pack_scrape(w, s, 0, &s->extra);
     uint64_t longest = s->nv > s->nraw ? s->nv : s->nraw;
     uint64_t total = (uint64_t)s->nv + s->nraw + s->nh;
@@ -1014,6 +1075,10 @@ int lt_writer_put_item(struct lt_writer *w, const struct lt_item *it, struct lt_
         return lt_writer_put_scrape(w, &it->scr, err);
     case LT_ITEM_CHECK:
         return lt_writer_put_check(w, &it->chk, err);
+    case LT_ITEM_VERDICT:
+        return lt_writer_put_verdict(w, &it->vrd, err);
+    case LT_ITEM_ANSWER:
+        return lt_writer_put_answer(w, &it->ans, err);
     }
     return lt_errset(err, LT_EFORMAT, "value of unknown type %d", (int)it->type);
 }

@@ -64,6 +64,12 @@ int lt_writer_put_item(struct lt_writer *w, const struct lt_item *it, struct lt_
 /* A run's self-check, at its end (results files only); its figures must be
  * finite. */
 int lt_writer_put_check(struct lt_writer *w, const struct lt_check *k, struct lt_err *err);
+/* A capacity probe's verdict, after its results (results files only); its
+ * figures must be finite and its verdict said. */
+int lt_writer_put_verdict(struct lt_writer *w, const struct lt_verdict *v, struct lt_err *err);
+/* A capacity search's answer, after its last probe (results files only);
+ * its figures must be finite and its end said. */
+int lt_writer_put_answer(struct lt_writer *w, const struct lt_answer *a, struct lt_err *err);
 
 /* Close the current frame now, if it holds anything. */
 int lt_writer_flush(struct lt_writer *w, struct lt_err *err);

@@ -623,6 +623,8 @@ static int jsonl_row(struct imp *m, const json_t *o, uint64_t line, int64_t *raw
         case LT_FT_CHUNKS: /* not types of a trace record */
         case LT_FT_SREC:
         case LT_FT_CREC:
+        case LT_FT_VREC:
+        case LT_FT_AREC:
         case LT_FT_VALS:
         case LT_FT_HISTS:
             break;

@@ -764,6 +764,140 @@ static void test_file_summary(void **state)
     assert_true(lt_analyze_print_summary("/nonexistent.lt.zst", NULL, stdout, &err) < 0);
 }
 
+/* A capacity search's probes, hand-built: id, engine, load, window,
+ * verdict (NULL: none), attainment and interval. */
+struct probe_def {
+    uint32_t id;
+    const char *engine;
+    double load;
+    const char *window;
+    const char *verdict;
+    double attain, lo, hi;
+};
+
+/* A results file of probes p[0..n) (each a run of N requests) at path:
+ * new_format, each probe's verdict in a verdict record after its results
+ * (the run record holding only what is known at its start); else, as
+ * files were written before verdict records, in its run record. */
+static void write_probes(const char *path, const struct probe_def *p, int n, bool new_format)
+{
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "replay"};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    for (int i = 0; i < n; i++) {
+        struct lt_run rr = {.id = p[i].id,
+                            .mode = "rate",
+                            .rate = p[i].load,
+                            .search = "rate",
+                            .engine = p[i].engine,
+                            .load = p[i].load,
+                            .slo = "ttft=50ms",
+                            .attain_target = 0.9,
+                            .window = p[i].window};
+        if (!new_format) {
+            rr.attain = p[i].attain;
+            rr.attain_lo = p[i].lo;
+            rr.attain_hi = p[i].hi;
+            rr.verdict = p[i].verdict;
+        }
+        assert_int_equal(lt_writer_put_run(w, &rr, &err), 0);
+        for (uint64_t k = 0; k < N; k++) {
+            struct req q;
+            make_req(&q, p[i].id, k, 0);
+            assert_int_equal(lt_writer_put_result(w, &q.res, &err), 0);
+        }
+        struct lt_verdict v = {.run = p[i].id,
+                               .attain = p[i].attain,
+                               .attain_lo = p[i].lo,
+                               .attain_hi = p[i].hi,
+                               .verdict = p[i].verdict};
+        if (new_format && p[i].verdict)
+            assert_int_equal(lt_writer_put_verdict(w, &v, &err), 0);
+    }
+    assert_int_equal(lt_writer_close(w, &err), 0);
+}
+
+/* analyze's capacity section of the file at path, text, into a string
+ * (the caller frees it); *live and *virt its answers. */
+static char *capacity_of(const char *path, struct lt_analyze_capacity *live,
+                         struct lt_analyze_capacity *virt)
+{
+    struct lt_analyze a;
+    struct lt_analyze_opts o;
+    lt_analyze_opts_init(&o);
+    struct lt_err err = {0};
+    assert_int_equal(lt_analyze_file(path, &o, &a, &err), 0);
+    lt_analyze_capacity(&a, "live", live);
+    lt_analyze_capacity(&a, "virtual", virt);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    lt_analyze_capacity_text(&a, f);
+    fclose(f);
+    lt_analyze_release(&a);
+    return buf;
+}
+
+/* A search's file with verdict records reads as one whose run records
+ * carry the verdicts (the files written before them): the same answer
+ * and the same capacity table. A probe without a verdict (cut short) and
+ * the model's probes of the whole trace beside its probes of a window are
+ * left out of the answer and the table, each said. */
+static void test_capacity_verdicts(void **state)
+{
+    (void)state;
+    char old_path[1024], new_path[1024], more_path[1024];
+    const char *tmp = getenv("LT_TMP");
+    snprintf(old_path, sizeof old_path, "%s/test_analyze_cap_old.lt.zst", tmp ? tmp : ".");
+    snprintf(new_path, sizeof new_path, "%s/test_analyze_cap_new.lt.zst", tmp ? tmp : ".");
+    snprintf(more_path, sizeof more_path, "%s/test_analyze_cap_more.lt.zst", tmp ? tmp : ".");
+    const struct probe_def p[] = {
+        {0, "live", 10, NULL, "meets", 0.95, 0.91, 0.98},
+        {1, "live", 12, NULL, "fails", 0.5, 0.4, 0.6},
+        {2, "live", 11, NULL, "meets", 0.93, 0.905, 0.96},
+    };
+    write_probes(old_path, p, 3, false);
+    write_probes(new_path, p, 3, true);
+    struct lt_analyze_capacity ol, ov, nl, nv;
+    char *old_text = capacity_of(old_path, &ol, &ov);
+    char *new_text = capacity_of(new_path, &nl, &nv);
+    assert_int_equal(ol.probes, 3);
+    assert_true(ol.max_ok == 11 && ol.min_fail == 12);
+    assert_int_equal(ov.probes, 0);
+    assert_non_null(strstr(old_text, "max meeting: 11 req/s, lowest failing: 12 req/s"));
+    assert_non_null(strstr(old_text, "     2 live"));
+    assert_string_equal(old_text, new_text);
+    assert_int_equal(nl.probes, 3);
+    assert_true(nl.max_ok == ol.max_ok && nl.min_fail == ol.min_fail && nl.goodput == ol.goodput);
+    free(old_text);
+    free(new_text);
+
+    /* the same search, then a probe cut short (no verdict) and a virtual
+     * search of the whole trace (run 4) that chose the window of runs 5-6 */
+    const char *win = "requests 1-100 of 400, trace time 0-9.9 s";
+    const struct probe_def q[] = {
+        p[0],
+        p[1],
+        p[2],
+        {3, "live", 11.5, NULL, NULL, 0, 0, 0},
+        {4, "virtual", 20, NULL, "meets", 0.99, 0.95, 1},
+        {5, "virtual", 10.5, win, "meets", 0.92, 0.9, 0.95},
+        {6, "virtual", 11.5, win, "fails", 0.6, 0.5, 0.7},
+    };
+    write_probes(more_path, q, 7, true);
+    struct lt_analyze_capacity ml, mv;
+    char *text = capacity_of(more_path, &ml, &mv);
+    assert_true(ml.probes == 3 && ml.max_ok == 11 && ml.min_fail == 12);
+    assert_true(mv.probes == 2 && mv.max_ok == 10.5 && mv.min_fail == 11.5);
+    assert_non_null(strstr(text, "left out: run 3, live probe at 11.5, no verdict"));
+    assert_non_null(strstr(text, "left out: run 4, virtual probe at 20, of the whole trace"));
+    assert_null(strstr(text, "     3 live"));
+    assert_null(strstr(text, "     4 virtual"));
+    assert_non_null(strstr(text, "     5 virtual"));
+    free(text);
+}
+
 /* A results file whose runs or results make no sense is refused, not
  * analyzed with exit 0 (numbers from such a file would be wrong silently). */
 static int analyze_runs(const struct lt_run *runs, int n_runs, const struct lt_result *res,
@@ -824,6 +958,7 @@ int main(void)
         cmocka_unit_test(test_file_summary),
         cmocka_unit_test(test_file_checks),
         cmocka_unit_test(test_self_check),
+        cmocka_unit_test(test_capacity_verdicts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,9 @@
 #  3. --max-time never starts a live probe that cannot end within it: the
 #     search says so and the sim receives no inference request;
 #  4. SIGTERM during a live probe stops the search, which says by which
-#     signal and what it knew, with exit status 143.
+#     signal and what it knew, with exit status 143; the probe it cut
+#     keeps its records in the file, without a verdict, and analyze
+#     leaves it out of the answer, saying so.
 # Nothing here reads a wall clock.
 . "$LT_SRC/tests/cli/lib.sh"
 . "$LT_SRC/tests/replay/simlib.sh"
@@ -90,4 +92,13 @@ stop_sim
 expect_grep "^capacity: stopped by SIGTERM after 0 live and 0 virtual probes (the live probe at [0-9.]* in progress was cut short" \
     "$T/st.out"
 expect_grep "^capacity (rate, .*, live): none req/s meets it, none req/s fails it" "$T/st.out"
+# the cut probe's records stay in the file, without a verdict: analyze
+# leaves it out of the answer and says so
+expect_eq 1 "$(runs "$T/st.lt.zst" | wc -l | tr -d ' ')" "the cut probe's run record"
+expect_eq 0 "$("$L" cat --no-header "$T/st.lt.zst" | jq -r 'select(.rec == "verdict")' | wc -l |
+    tr -d ' ')" "verdict records of a cut probe"
+[ "$(results "$T/st.lt.zst" | jq -r 'select(.sent != null) | .i' | wc -l)" -ge 3 ] ||
+    fail "the cut probe's sent requests are not in the file (the sim answered 3)"
+"$L" analyze "$T/st.lt.zst" >"$T/st.txt" || fail "analyze the stopped search"
+expect_grep "^  left out: run 0, live probe at [0-9.]*, no verdict" "$T/st.txt"
 finish

@@ -61,8 +61,9 @@ expect_eq "null $aborted $((n - unsent)) SIGTERM $unsent" \
     >"$T/cap.out" 2>"$T/cap.err" &
 P=$!
 server_track $P
-# the first probe is under way once its file has grown
-probe() { [ -s "$T/cap.lt.zst.probe0.lt.zst" ] && [ "$(wc -c <"$T/cap.lt.zst.probe0.lt.zst")" -gt 100000 ]; }
+# the first probe is under way once the results file has grown (its
+# records go there as they are made)
+probe() { [ -s "$T/cap.lt.zst" ] && [ "$(wc -c <"$T/cap.lt.zst")" -gt 100000 ]; }
 wait_until 60 probe || fail "the first virtual probe wrote nothing in 60 s"
 kill -TERM $P
 wait_until 30 sh -c "! kill -0 $P 2>/dev/null || ps -o stat= -p $P | grep -q Z" ||
@@ -70,6 +71,9 @@ wait_until 30 sh -c "! kill -0 $P 2>/dev/null || ps -o stat= -p $P | grep -q Z" 
 wait $P
 expect_status 143 $? "a virtual search stopped by SIGTERM"
 expect_grep "^capacity: stopped by SIGTERM after 0 live and [0-9]* virtual probes (the virtual probe at [0-9.]* in progress was cut short and is not judged)" "$T/cap.out"
+# its records stay in the file, without a verdict: analyze leaves it out
+"$L" analyze "$T/cap.lt.zst" >"$T/cap.txt" || fail "analyze the stopped search"
+expect_grep "^  left out: run 0, virtual probe at [0-9.]*, no verdict" "$T/cap.txt"
 
 if python3 -c 'import jsonschema' 2>/dev/null; then
     python3 -c 'import json, sys, jsonschema

@@ -670,6 +670,112 @@ static void test_check_roundtrip(void **state)
     lt_reader_close(r);
 }
 
+/* A capacity probe's verdict (rec "verdict", written after its results)
+ * reads back as LT_ITEM_VERDICT with what was written, an absent figure
+ * as 0, and so does the search's answer (rec "answer", LT_ITEM_ANSWER);
+ * the run record's keys known at its start (window among them) read back
+ * as written; a verdict without its word, an answer without its end, or a
+ * non-finite figure, is refused; a copy (lt_writer_put_item) keeps them;
+ * the results around them are unchanged. */
+static void test_verdict_roundtrip(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("verdict.lt.zst");
+    const char *copy = tmp_path("verdict2.lt.zst");
+    struct lt_err err = {0};
+    struct lt_header h = {.kind = LT_KIND_RESULTS, .source = "replay"};
+    struct lt_writer *w = lt_writer_open(path, &h, NULL, &err);
+    assert_non_null(w);
+    struct lt_run run = {.id = 2,
+                         .mode = "trace",
+                         .speed = 1.5,
+                         .search = "rate",
+                         .engine = "live",
+                         .load = 12.5,
+                         .slo = "ttft=1s",
+                         .attain_target = 0.9,
+                         .window = "requests 1-139 of 400, trace time 0.0-6.9 s"};
+    assert_int_equal(lt_writer_put_run(w, &run, &err), 0);
+    struct lt_result res = {.run = 2, .index = 1, .sched = 5};
+    assert_int_equal(lt_writer_put_result(w, &res, &err), 0);
+    struct lt_verdict v = {.run = 2,
+                           .attain = 0.875,
+                           .attain_hi = 0.95,
+                           .verdict = "saturated",
+                           .why = "requests in flight grew"};
+    assert_int_equal(lt_writer_put_verdict(w, &v, &err), 0);
+    struct lt_verdict none = {.run = 2, .attain = 0.5};
+    assert_int_equal(lt_writer_put_verdict(w, &none, &err), LT_EINVAL);
+    struct lt_verdict bad = {.run = 2, .attain_lo = NAN, .verdict = "meets"};
+    assert_int_equal(lt_writer_put_verdict(w, &bad, &err), LT_EINVAL);
+    assert_non_null(strstr(err.msg, "attain_lo"));
+    assert_int_equal(lt_writer_put_result(w, &res, &err), 0);
+    struct lt_answer ans = {.end = "max-probes",
+                            .engine = "live",
+                            .max = 11,
+                            .goodput = 9.5,
+                            .probes = 3,
+                            .wall_s = 12.25,
+                            .whole_max = 12};
+    assert_int_equal(lt_writer_put_answer(w, &ans, &err), 0);
+    assert_int_equal(lt_writer_put_answer(w, &(struct lt_answer){.max = 1}, &err), LT_EINVAL);
+    assert_int_equal(lt_writer_close(w, &err), 0);
+
+    for (int pass = 0; pass < 2; pass++) {
+        struct lt_reader *r = lt_reader_open_kind(pass ? copy : path, LT_KIND_RESULTS, NULL, &err);
+        assert_non_null(r);
+        struct lt_writer *cw = pass ? NULL : lt_writer_open(copy, &h, NULL, &err);
+        const struct lt_item *it;
+        int types[5] = {LT_ITEM_RUN, LT_ITEM_RESULT, LT_ITEM_VERDICT, LT_ITEM_RESULT,
+                        LT_ITEM_ANSWER};
+        for (int k = 0; k < 5; k++) {
+            assert_int_equal(lt_reader_next(r, &it, &err), 1);
+            assert_int_equal(it->type, types[k]);
+            if (it->type == LT_ITEM_RUN) {
+                assert_string_equal(it->run.window, run.window);
+                assert_string_equal(it->run.engine, "live");
+                assert_true(it->run.load == 12.5 && it->run.attain_target == 0.9);
+                assert_null(it->run.verdict);
+            }
+            if (it->type == LT_ITEM_VERDICT) {
+                assert_int_equal(it->vrd.run, 2);
+                assert_true(it->vrd.attain == 0.875 && it->vrd.attain_lo == 0 &&
+                            it->vrd.attain_hi == 0.95);
+                assert_string_equal(it->vrd.verdict, "saturated");
+                assert_string_equal(it->vrd.why, "requests in flight grew");
+                struct lt_buf b;
+                lt_buf_init(&b, 1 << 20);
+                assert_int_equal(lt_trace_json_item(&b, it), 0);
+                assert_non_null(
+                    strstr(b.p, "{\"rec\":\"verdict\",\"run\":2,\"attain\":0.875,"
+                                "\"attain_hi\":0.94999999999999996,\"verdict\":\"saturated\","));
+                assert_null(strstr(b.p, "attain_lo"));
+                lt_buf_release(&b);
+            }
+            if (it->type == LT_ITEM_ANSWER) {
+                assert_string_equal(it->ans.end, "max-probes");
+                assert_string_equal(it->ans.engine, "live");
+                assert_true(it->ans.max == 11 && it->ans.fail == 0 && it->ans.goodput == 9.5);
+                assert_true(it->ans.probes == 3 && it->ans.virtual_probes == 0);
+                assert_true(it->ans.wall_s == 12.25 && it->ans.whole_max == 12);
+                struct lt_buf b;
+                lt_buf_init(&b, 1 << 20);
+                assert_int_equal(lt_trace_json_item(&b, it), 0);
+                assert_non_null(strstr(b.p, "{\"rec\":\"answer\",\"end\":\"max-probes\","
+                                            "\"engine\":\"live\",\"max\":11,"));
+                assert_null(strstr(b.p, "\"fail\""));
+                lt_buf_release(&b);
+            }
+            if (cw)
+                assert_int_equal(lt_writer_put_item(cw, it, &err), 0);
+        }
+        assert_int_equal(lt_reader_next(r, &it, &err), 0);
+        lt_reader_close(r);
+        if (cw)
+            assert_int_equal(lt_writer_close(cw, &err), 0);
+    }
+}
+
 /* Keys the reader does not know survive a read-write-read copy. */
 static void test_unknown_keys_preserved(void **state)
 {
@@ -1600,30 +1706,19 @@ static void test_extra_get_int(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_no_checksum),
-        cmocka_unit_test(test_extra_get_int),
-        cmocka_unit_test(test_result_keys),
-        cmocka_unit_test(test_run_desc),
-        cmocka_unit_test(test_writer_limits),
-        cmocka_unit_test(test_roundtrip_records),
-        cmocka_unit_test(test_truncated),
-        cmocka_unit_test(test_corrupt_frame_and_salvage),
-        cmocka_unit_test(test_missing_header),
-        cmocka_unit_test(test_future_version),
-        cmocka_unit_test(test_not_zstd_and_empty),
-        cmocka_unit_test(test_wrong_types),
-        cmocka_unit_test(test_hostile_lengths),
-        cmocka_unit_test(test_out_of_order),
-        cmocka_unit_test(test_results_roundtrip),
-        cmocka_unit_test(test_unknown_keys_preserved),
-        cmocka_unit_test(test_frame_closing),
-        cmocka_unit_test(test_blocks_roundtrip),
-        cmocka_unit_test(test_blocks_bad),
-        cmocka_unit_test(test_blocks_mutated),
-        cmocka_unit_test(test_blocks_limit_sized),
-        cmocka_unit_test(test_blocks_salvage),
-        cmocka_unit_test(test_scrape_roundtrip),
-        cmocka_unit_test(test_check_roundtrip),
+        cmocka_unit_test(test_no_checksum),        cmocka_unit_test(test_extra_get_int),
+        cmocka_unit_test(test_result_keys),        cmocka_unit_test(test_run_desc),
+        cmocka_unit_test(test_writer_limits),      cmocka_unit_test(test_roundtrip_records),
+        cmocka_unit_test(test_truncated),          cmocka_unit_test(test_corrupt_frame_and_salvage),
+        cmocka_unit_test(test_missing_header),     cmocka_unit_test(test_future_version),
+        cmocka_unit_test(test_not_zstd_and_empty), cmocka_unit_test(test_wrong_types),
+        cmocka_unit_test(test_hostile_lengths),    cmocka_unit_test(test_out_of_order),
+        cmocka_unit_test(test_results_roundtrip),  cmocka_unit_test(test_unknown_keys_preserved),
+        cmocka_unit_test(test_frame_closing),      cmocka_unit_test(test_blocks_roundtrip),
+        cmocka_unit_test(test_blocks_bad),         cmocka_unit_test(test_blocks_mutated),
+        cmocka_unit_test(test_blocks_limit_sized), cmocka_unit_test(test_blocks_salvage),
+        cmocka_unit_test(test_scrape_roundtrip),   cmocka_unit_test(test_check_roundtrip),
+        cmocka_unit_test(test_verdict_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
