@@ -1,10 +1,12 @@
 #!/bin/sh
 # The twin on a real server: llama.cpp's llama-server on loopback, fitted
-# from closed loops (LT_FIT_C: at 1, 2 and the server's slots; three
-# batch sizes, because a CPU's decode step is not a line in the batch),
+# from closed loops (LT_FIT_C: at every concurrency from 1 to the server's
+# slots, so every batch size, because a CPU's decode step is not a line in
+# the batch and a size no loop ran is a guess: rand-768x10's 3 decoders
+# cost what 4 do, 23.5 ms, where the line from 2 to 4 says 21.8),
 # then asked for held-out loads it never saw, each predicted in virtual
 # time and checked against a live run of it (compare --check's twin table):
-#   cH    another concurrency (LT_HOLD_C, 3)
+#   cH    another concurrency (LT_HOLD_C, the slots + 2: requests queue)
 #   half  an open loop (Poisson) at about half of the measured capacity
 #   sat   an open loop near saturation (0.9 of it)
 #   long  another trace: prompts of 200 to 600 tokens, at concurrency 2
@@ -31,9 +33,9 @@
 #   LT_SLOTS    llama-server -np (default 4)
 #   LT_N        requests per run (default 120: a p50 of 40 moves about 10 %
 #               between windows of the trace, the size of the targets)
-#   LT_FIT_C    the closed loops fitted (default "1 2 SLOTS"; "1 SLOTS" is
+#   LT_FIT_C    the closed loops fitted (default 1 to SLOTS; "1 SLOTS" is
 #               the two-load fit of docs/sim.md's short recipe)
-#   LT_HOLD_C   the held-out concurrency (default 3)
+#   LT_HOLD_C   the held-out concurrency (default SLOTS + 2)
 #   LT_NICE     run llama-server and the live replays at this nice value
 #               (e.g. -10, as root: on a machine shared with other work the
 #               server's step time otherwise follows their load, and no
@@ -48,7 +50,7 @@
 # the same fit's twin with that speed_cv and speed_tau_ms, beside it), and the
 # capacity comparison; exit 0 when every figure is within the targets (p50
 # 10 %, p90 15 %, throughput 5 %), 3 when not, 2 when something is missing.
-# Takes about 17 min for a model that decodes about 110 tokens/s alone
+# Takes about 20 min for a model that decodes about 110 tokens/s alone
 # (one request, -t 1) and 2 for stories260K (about 1,200 tokens/s alone)
 # on a 2-core machine at LT_N 120 (6.5 and under 1 at 40), plus the
 # capacity searches: 4.5 min each for the first at 40, under 2 for
@@ -76,8 +78,8 @@ PORT=${LT_PORT:-18480}
 THREADS=${LT_THREADS:-1}
 SLOTS=${LT_SLOTS:-4}
 N=${LT_N:-120}
-FIT_C=${LT_FIT_C:-1 2 $SLOTS}
-HOLD_C=${LT_HOLD_C:-3}
+FIT_C=${LT_FIT_C:-$(seq 1 "$SLOTS" | tr '\n' ' ')}
+HOLD_C=${LT_HOLD_C:-$((SLOTS + 2))}
 URL=http://127.0.0.1:$PORT
 NICE=${LT_NICE:+nice -n $LT_NICE}
 ROOT=${REUSE:-${KEEP:-$(mktemp -d)}}
