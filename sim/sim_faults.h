@@ -8,8 +8,8 @@
  *
  * Spec: comma-separated items (durations: 250ms, 2s, 1500us; bare = s)
  *   500=P  503=P[:RETRY_S]  429=P[:RETRY_S]   error status with a JSON body
- *   refuse=P[:DUR]          close this connection unanswered, then refuse
- *                           connections for DUR (default 1s)
+ *   refuse=P[:DUR]          refuse connections for DUR (default 1s), and
+ *                           once they are, close this one unanswered
  *   disconnect=P[:N]        cut the stream after N tokens (default 10)
  *   stall=P[:DUR[:N]]       hold the stream for DUR (default 2s) after N
  *                           tokens (default 5)

@@ -139,6 +139,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             return MHD_YES;
         return r->inference ? lt__sim_start_answer(r) : lt__sim_answer_metrics(r);
     }
+    case P_CLOSING: /* the listener is shut (or the sim stops): close unanswered */
+        return MHD_NO;
     case P_WAITING: {
         pthread_mutex_lock(&s->mu);
         bool stop = s->stopping || r->gone, done = r->model_done;
@@ -173,6 +175,8 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
                       (unsigned long long)r->seq, lt_sim_api_name(r->call.api),
                       r->call.stream ? "true" : "false", lt_sim_fault_name(r->fault),
                       r->call.toks.n);
+        if (r->fault == LT_SIM_FAULT_REFUSE && r->shut >= 0)
+            lt_buf_printf(&b, ",\"refused_us\":%lld", (long long)(r->shut / 1000));
         if (r->call.inputs)
             lt_buf_printf(&b, ",\"inputs\":%u", r->call.inputs);
         if (r->call.audio)

@@ -172,17 +172,23 @@ static void arm_timer(struct lt_sim *s, int64_t at)
 static int64_t tick(struct lt_sim *s, int64_t now)
 {
     lt__sim_advance(s, now);
-    struct sreq *r;
-    while ((r = timer_first(s)) && r->timer_at <= now) {
-        lt__sim_timer_cancel(s, r);
-        lt__sim_wake(r);
-    }
+    /* A refuse fault shuts the listener before its timer (below) lets the
+     * request's connection close. */
+    int64_t shut = -1;
     if (s->refuse_req && s->listening && s->ndm < MAX_DAEMONS) {
         s->listening = false;
         s->refuse_until = now + s->faults.refuse_us * 1000;
         lt__sim_stop_listening(s);
+        shut = now;
     }
     s->refuse_req = false;
+    struct sreq *r;
+    while ((r = timer_first(s)) && r->timer_at <= now) {
+        lt__sim_timer_cancel(s, r);
+        if (r->phase == P_CLOSING)
+            r->shut = shut;
+        lt__sim_wake(r);
+    }
     if (!s->listening && s->refuse_until && now >= s->refuse_until) {
         struct lt_err err = {0};
         if (lt__sim_start_daemon(s, &err) == 0)

@@ -24,7 +24,8 @@
  *
  *   BODY --body complete--> (route)
  *     (route) --GET, /tokenize, bad request, status fault--> DONE (answer queued)
- *     (route) --refuse fault--> (connection closed, listener closed for a while)
+ *     (route) --refuse fault--> CLOSING --the loop shut the listener for a while-->
+ *                               (connection closed unanswered)
  *     (route) --slow fault--> DELAYED --timer--> (admit)
  *     (route) --> (admit: the model gets the request)
  *     (admit) --stream--> STREAMING: reader renders what is due, suspends when
@@ -552,12 +553,21 @@ static enum MHD_Result route_inference(struct sreq *r, enum lt_sim_api api)
     case LT_SIM_FAULT_429:
         return queue_error(r, 429, "simulated rate limit: too many requests");
     case LT_SIM_FAULT_REFUSE:
+        /* Held until the loop has shut the listener, and only then closed
+         * (sim_listen.c, P_CLOSING): closed first, a client that reconnects
+         * at once (curl and replay retry a reused connection that closed
+         * unanswered) could be let in while the loop's thread was still
+         * on its way, and be served through the whole refusal. */
         pthread_mutex_lock(&s->mu);
         s->refuse_req = true;
-        lt__sim_poke(s, lt__sim_now_ns(s));
-        pthread_mutex_unlock(&s->mu);
         r->status = 0;
-        return MHD_NO;
+        r->phase = P_CLOSING;
+        r->shut = -1;
+        bool held = lt__sim_timer_set(s, r, lt__sim_now_ns(s));
+        if (held)
+            lt__sim_suspend(r);
+        pthread_mutex_unlock(&s->mu);
+        return held ? MHD_YES : MHD_NO;
     case LT_SIM_FAULT_SLOW:
         pthread_mutex_lock(&s->mu);
         r->phase = P_DELAYED;

@@ -49,7 +49,9 @@
 #define EV_WAKER UINT64_C(1)
 #define EV_WATCH UINT64_C(2)
 
-enum phase { P_BODY, P_DELAYED, P_WAITING, P_STREAMING, P_DONE };
+/* P_CLOSING: a refuse fault's request, held until the loop has shut the
+ * listener, then closed unanswered. */
+enum phase { P_BODY, P_DELAYED, P_CLOSING, P_WAITING, P_STREAMING, P_DONE };
 
 struct sreq {
     struct lt_sim *s;
@@ -88,6 +90,8 @@ struct sreq {
     size_t heap_idx;
     int64_t timer_at;
     int64_t due; /* P_DELAYED: when the answer may start (real ns since start) */
+    /* P_CLOSING: when its fault shut the listener (real ns); -1: it did not */
+    int64_t shut;
     int64_t end;
 };
 

@@ -54,12 +54,22 @@ expect_eq "$(streams "$SIM_LOG" | wc -l)" "$(results "$T/retry.lt.zst" | jq -s '
 expect_eq "$(streams "$SIM_LOG" | jq -s '[.[] | select(.fault == "none")] | length')" \
     "$(results "$T/retry.lt.zst" | jq -s '[.[] | select(.err == null)] | length')" "ok after retries"
 
-# refuse: the connection is closed unanswered, then new connections are
-# refused for a while: requests that never reach the sim are "connect"
+# refuse: new connections are refused for a while, and the refused
+# request's connection is closed unanswered only once they are: the refused
+# request (sent again at once on a new connection when its connection was a
+# reused one) and the requests that need a new connection meanwhile are
+# "connect", provided the client reconnects within the 200 ms
 start_sim refuse --profile fast --faults "refuse=0.1:200ms,seed=3"
 "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --no-calibrate --timeout 1s -o "$T/refuse.lt.zst" -q --no-summary
 expect_status 1 $? "replay with refuse faults (some requests failed)"
 stop_sim
+# which the sim's order makes sure of: its log says that each refused
+# connection closed after the listener did (closed first, a retry could get
+# in and carry every request of the 200 ms through one connection)
+expect_eq 0 "$(streams "$SIM_LOG" | jq -s '[.[] | select(.fault == "refuse" and .refused_us != null and
+    .end_us < .refused_us)] | length')" "refused connections closed before the listener"
+[ "$(streams "$SIM_LOG" | jq -s '[.[] | select(.refused_us != null)] | length')" -ge 1 ] ||
+    fail "no refuse fault closed the listener"
 expect_eq 40 "$(results "$T/refuse.lt.zst" | wc -l)" "results with refuse"
 expect_eq "$(streams "$SIM_LOG" | jq -s '[.[] | select(.fault == "none")] | length')" \
     "$(results "$T/refuse.lt.zst" | jq -s '[.[] | select(.err == null)] | length')" "ok requests with refuse"

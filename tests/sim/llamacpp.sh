@@ -11,31 +11,10 @@
 # --reset-prefix-cache erases llama.cpp's slots where allowed and says what
 # to do where it is refused.
 set -u
-. "$LT_SRC/tests/cli/lib.sh"
-. "$LT_SRC/tests/sim/sim_lib.sh"
-L=$LOADTRACE
-SCALE=2
+. "$LT_SRC/tests/sim/twin_lib.sh"
 
-cat >"$T/hidden.profile" <<'EOF'
-name = hidden-llama
-model = tiny-llama-q8
-step_ms = 9
-step_ms_per_seq = 1.5
-decode_ms_per_kv_token = 0
-prefill_step_ms = 4
-prefill_ms_per_seq = 0
-prefill_ms_per_token = 0.6
-cached_ms_per_token = 0.01
-max_running = 4
-prefill_seqs = 4
-batch_tokens = 2048
-max_model_len = 4096
-kv_tokens = 16384
-block_tokens = 16
-vocab = 512
-EOF
-"$L" synth --arrivals poisson --rate 2 --requests 60 --in uniform:40,400 --out lognormal:40,0.3 \
-    --seed 5 -q -o "$T/t.lt.zst" || fail "synth"
+hidden_llama name=hidden-llama step_ms=9 step_ms_per_seq=1.5 prefill_step_ms=4 prefill_ms_per_token=0.6
+twin_synth "$T/t.lt.zst" --requests 60 --in uniform:40,400 --out lognormal:40,0.3 --seed 5
 
 # replay NAME ARGS...: a live run (results in $T/NAME.lt.zst, stderr in $T/NAME.err)
 replay() {
@@ -50,7 +29,7 @@ hits() { # the sim's prefix-cache hits counter, from its own /metrics
 }
 
 # 1. The endpoints, as llama-server answers them.
-start_sim llama --profile "$T/hidden.profile" --dialect llamacpp --time-scale $SCALE -q
+twin_sim llama llamacpp
 curl -sS --max-time 10 "$URL/props" >"$T/props.json"
 expect_eq 4 "$(jq -r .total_slots "$T/props.json")" "/props total_slots"
 expect_eq 4096 "$(jq -r .default_generation_settings.n_ctx "$T/props.json")" "/props n_ctx"
@@ -66,9 +45,7 @@ Q= replay c1 --concurrency 1 --requests 30 --reset-prefix-cache
 expect_grep "slot-save-path" "$T/c1.err"
 replay c4 --concurrency 4 --requests 40
 stop_sim
-"$L" sim --fit "$T/c1.lt.zst" "$T/c4.lt.zst" --time-scale $SCALE -o "$T/fit.profile" >"$T/fit.txt"
-expect_status 0 $? "sim --fit"
-cat "$T/fit.txt"
+twin_fit c1 c4
 expect_grep "max_running 4: the server's word" "$T/fit.txt"
 expect_grep "vocab 512 (server)" "$T/fit.txt"
 expect_grep "model tiny-llama-q8 (server)" "$T/fit.txt"
@@ -98,7 +75,7 @@ awk -v c="$(cat "$T/client.txt")" -v r="$(cat "$T/rtt.txt")" \
 #    run is reset (and finds nothing the trace does not allow); the second
 #    is not, and its prompts are in the cache from the first: the fit says
 #    it was warm.
-start_sim llama2 --profile "$T/hidden.profile" --dialect llamacpp,slot-erase --time-scale $SCALE -q
+twin_sim llama2
 Q= replay w1 --concurrency 4 --requests 20 --reset-prefix-cache
 expect_grep "reset before 1 of 1 runs (llama.cpp POST /slots/ID?action=erase, 4 slots)" "$T/w1.err"
 h1=$(hits)
@@ -108,7 +85,7 @@ stop_sim
 # ground truth: the sim's own counter says the second run hit its cache
 awk -v a="$h1" -v b="$h2" 'BEGIN { exit !(b - a > 1000) }' ||
     fail "the second run should hit the sim's cache (hits $h1 -> $h2)"
-"$L" sim --fit "$T/w1.lt.zst" "$T/w2.lt.zst" --time-scale $SCALE -o "$T/fitw.profile" >"$T/fitw.txt"
+"$L" sim --fit "$T/w1.lt.zst" "$T/w2.lt.zst" --time-scale $K -o "$T/fitw.profile" >"$T/fitw.txt"
 expect_status 0 $? "sim --fit (cache)"
 grep -A1 "run 0:" "$T/fitw.txt"
 grep -A1 "file 1 run 0" "$T/fitw.txt" | tail -1 >"$T/w1.state"
@@ -120,10 +97,10 @@ expect_grep "WARM: an earlier run warmed the cache" "$T/w2.state"
 
 # 4. Saturated only: a closed loop far beyond the slots is backlogged, and
 #    a fit on it alone is labelled a guess.
-start_sim llama3 --profile "$T/hidden.profile" --dialect llamacpp --time-scale $SCALE -q
+twin_sim llama3 llamacpp
 replay sat --concurrency 16 --requests 48
 stop_sim
-"$L" sim --fit "$T/sat.lt.zst" --time-scale $SCALE -o "$T/fits.profile" >"$T/fits.txt"
+"$L" sim --fit "$T/sat.lt.zst" --time-scale $K -o "$T/fits.profile" >"$T/fits.txt"
 expect_status 0 $? "sim --fit (saturated)"
 expect_grep "file 1 run 0: backlogged" "$T/fits.txt"
 expect_grep "GUESS: every run was backlogged" "$T/fits.txt"

@@ -8,33 +8,14 @@
 # prompt tokens and the tokens it emitted; streamed and whole, chat and
 # completions, with prompts that hit the prefix cache.
 set -u
-. "$LT_SRC/tests/cli/lib.sh"
-. "$LT_SRC/tests/sim/sim_lib.sh"
-L=$LOADTRACE
+. "$LT_SRC/tests/sim/twin_lib.sh"
 
-cat >"$T/hidden.profile" <<'EOF'
-name = hidden-llama
-model = tiny-llama-q8
-step_ms = 6
-step_ms_per_seq = 1
-decode_ms_per_kv_token = 0
-prefill_step_ms = 3
-prefill_ms_per_seq = 0
-prefill_ms_per_token = 0.3
-cached_ms_per_token = 0.01
-max_running = 4
-prefill_seqs = 4
-batch_tokens = 2048
-max_model_len = 4096
-kv_tokens = 16384
-block_tokens = 16
-vocab = 512
-EOF
+hidden_llama name=hidden-llama step_ms=6 step_ms_per_seq=1 prefill_step_ms=3 prefill_ms_per_token=0.3
 # shared system prompts: later requests find their start cached
 "$L" synth --arrivals poisson --rate 8 --requests 24 --in uniform:40,400 --out uniform:3,30 \
     --prefix 1,200,2 --block-tokens 16 --seed 4 -q -o "$T/t.lt.zst" || fail "synth"
 
-start_sim llama --profile "$T/hidden.profile" --dialect llamacpp --time-scale 2 -q
+twin_sim llama llamacpp
 for run in "chat" "chat --no-stream" "completions" "completions --no-stream"; do
     n=$(echo "$run" | tr -d ' -')
     # shellcheck disable=SC2086 # the API and the stream option as words

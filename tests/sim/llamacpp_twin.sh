@@ -14,40 +14,15 @@
 # same fit with the front's cost taken out must miss the TTFT, so the term
 # is what holds it.
 set -u
-. "$LT_SRC/tests/cli/lib.sh"
-. "$LT_SRC/tests/sim/sim_lib.sh"
 . "$LT_SRC/tests/sim/twin_lib.sh"
-L=$LOADTRACE
-K=2 # the sim runs K times faster than real time (2: a loaded machine's lag stays small beside a step)
 
-cat >"$T/hidden.profile" <<'EOF'
-name = hidden-llama-front
-model = tiny-llama-q8
-step_ms = 9
-step_ms_per_seq = 1.5
-decode_ms_per_kv_token = 0
-prefill_step_ms = 4
-prefill_ms_per_seq = 0
-prefill_ms_per_token = 0.6
-front_ms_per_token = 0.4
-cached_ms_per_token = 0.01
-max_running = 4
-prefill_seqs = 4
-batch_tokens = 2048
-max_model_len = 4096
-kv_tokens = 16384
-block_tokens = 16
-vocab = 512
-EOF
-"$L" synth --arrivals poisson --rate 2 --requests 80 --in uniform:40,400 --out lognormal:40,0.3 \
-    --seed 5 -q -o "$T/t.lt.zst" || fail "synth"
+hidden_llama name=hidden-llama-front step_ms=9 step_ms_per_seq=1.5 prefill_step_ms=4 \
+    prefill_ms_per_token=0.6 front_ms_per_token=0.4
+twin_synth "$T/t.lt.zst" --requests 80 --in uniform:40,400 --out lognormal:40,0.3 --seed 5
 
-start_sim llama --profile "$T/hidden.profile" --dialect llamacpp,slot-erase --time-scale $K -q
-twin_live c1 "$T/t.lt.zst" --concurrency 1 --requests 30
-twin_live c4 "$T/t.lt.zst" --concurrency 4 --requests 40
-"$L" sim --fit "$T/c1.lt.zst" "$T/c4.lt.zst" --time-scale $K -o "$T/fit.profile" >"$T/fit.txt"
-expect_status 0 $? "sim --fit"
-cat "$T/fit.txt"
+twin_sim
+twin_loops "$T/t.lt.zst" 1:30 4:40
+twin_fit c1 c4
 expect_grep "the server's counters: prefill" "$T/fit.txt"
 expect_grep "^  prefill_ms_per_token .* timings (llama.cpp prompt_ms against prompt_n" "$T/fit.txt"
 expect_grep "^  front_ms_per_token .*: timelines less timings" "$T/fit.txt"
@@ -75,8 +50,7 @@ expect_status 0 $? "C = 3 predicted (TTFT within 15 %, TPOT and E2E 10 %)"
 check open "$T/fit.profile" 131 170 --rate 2 --requests 40
 expect_status 0 $? "open loop at 2/s predicted (TTFT within 15 %, TPOT and E2E 10 %)"
 # Without the front's cost the same fit misses the idle-ish TTFT.
-sed 's/^front_ms_per_token = .*/front_ms_per_token = 0/' "$T/fit.profile" >"$T/nofront.profile"
-check c2 "$T/nofront.profile" 71 100 --concurrency 2 --requests 30 >"$T/nofront.txt"
-expect_status 1 $? "without front_ms_per_token the C = 2 prediction misses"
-cat "$T/nofront.txt"
+twin_variant nofront front_ms_per_token 0
+misses "without front_ms_per_token the C = 2 prediction misses" nofront c2 71 100 \
+    --concurrency 2 --requests 30
 finish

@@ -12,45 +12,18 @@
 # and the same fit with a line in the batch instead must miss the held-out
 # C = 3, so the cost by batch size is what holds it.
 set -u
-. "$LT_SRC/tests/cli/lib.sh"
-. "$LT_SRC/tests/sim/sim_lib.sh"
 . "$LT_SRC/tests/sim/twin_lib.sh"
-L=$LOADTRACE
-K=2 # the sim runs K times faster than real time
 
 # The hidden step at a batch of 1 to 4: 10, 22, 28, 31 ms (a line through
 # 1 and 4 says 17 at 2 and 24 at 3).
-cat >"$T/hidden.profile" <<'EOF'
-name = hidden-llama-batch
-model = tiny-llama-cpu
-step_ms = 6
-step_ms_per_seq = 3
-step_ms_by_batch = 10 22 28 31
-decode_ms_per_kv_token = 0
-prefill_step_ms = 2
-prefill_ms_per_seq = 0
-prefill_ms_per_token = 0.5
-cached_ms_per_token = 0.01
-shared_prefix_tokens = 30
-max_running = 4
-prefill_seqs = 4
-batch_tokens = 2048
-max_model_len = 4096
-kv_tokens = 16384
-block_tokens = 16
-vocab = 512
-EOF
-"$L" synth --arrivals poisson --rate 2 --requests 80 --in uniform:100,400 --out lognormal:40,0.3 \
-    --seed 9 -q -o "$T/t.lt.zst" || fail "synth"
+hidden_llama name=hidden-llama-batch model=tiny-llama-cpu step_ms=6 step_ms_per_seq=3 \
+    "step_ms_by_batch=10 22 28 31" prefill_step_ms=2 prefill_ms_per_token=0.5 \
+    shared_prefix_tokens=30
+twin_synth "$T/t.lt.zst" --requests 80 --in uniform:100,400 --out lognormal:40,0.3 --seed 9
 
-start_sim llama --profile "$T/hidden.profile" --dialect llamacpp,slot-erase --time-scale $K -q
-twin_live c1 "$T/t.lt.zst" --concurrency 1 --requests 30
-twin_live c2 "$T/t.lt.zst" --concurrency 2 --requests 30
-twin_live c4 "$T/t.lt.zst" --concurrency 4 --requests 40
-"$L" sim --fit "$T/c1.lt.zst" "$T/c2.lt.zst" "$T/c4.lt.zst" --time-scale $K -o "$T/fit.profile" \
-    >"$T/fit.txt"
-expect_status 0 $? "sim --fit"
-cat "$T/fit.txt"
+twin_sim
+twin_loops "$T/t.lt.zst" 1:30 2:30 4:40
+twin_fit c1 c2 c4
 expect_grep "^  step_ms_by_batch .* timelines (the decode step's cost at a batch of 1 to 4" \
     "$T/fit.txt"
 expect_grep "^  shared_prefix_tokens 30: the server.s word" "$T/fit.txt"
@@ -79,7 +52,6 @@ awk -v a="$c1" -v d="$c4" '/^step_ms_by_batch = / { print "step_ms_by_batch = of
     /^step_ms = / { printf "step_ms = %.6f\n", a - (d - a) / 3; next }
     /^step_ms_per_seq = / { printf "step_ms_per_seq = %.6f\n", (d - a) / 3; next } { print }' \
     "$T/fit.profile" >"$T/line.profile"
-check c3 "$T/line.profile" 101 130 --concurrency 3 --requests 30 >"$T/line.txt"
-expect_status 1 $? "with a line in the batch the C = 3 prediction misses"
-cat "$T/line.txt"
+misses "with a line in the batch the C = 3 prediction misses" line c3 101 130 \
+    --concurrency 3 --requests 30
 finish

@@ -1,6 +1,79 @@
-# The twin tests' judges (sourced by llamacpp_twin*.sh after sim_lib.sh):
-# a fitted value against the hidden one, and a virtual replay's p50s against
-# the live sim's own log. They read $T, $K (the sim's --time-scale) and $L.
+# The llama.cpp twin tests' set-up and judges (sourced by llamacpp*.sh; it
+# sources tests/cli/lib.sh and sim_lib.sh): the hidden server's profile, its
+# traces, the live sim and the live runs, the fit; then a fitted value
+# against the hidden one, and a virtual replay's p50s against the live sim's
+# own log. They read $T, $K and $L.
+. "$LT_SRC/tests/cli/lib.sh"
+. "$LT_SRC/tests/sim/sim_lib.sh"
+L=$LOADTRACE
+K=2 # the sim runs K times faster than real time (2: a loaded machine's lag stays small beside a step)
+
+# hidden_llama KEY=VALUE...: $T/hidden.profile, the hidden server the tests
+# share (4 slots that prefill 4 prompts at once, 2048 tokens a step, a
+# context of 4096, a KV cache of 16384 tokens in blocks of 16, a vocabulary
+# of 512, no cost per KV token or per prefilled sequence, 0.01 ms a cached
+# token) with each KEY=VALUE, the test's own, set or put in place of it.
+hidden_llama() {
+    {
+        for _hl_kv; do printf '%s = %s\n' "${_hl_kv%%=*}" "${_hl_kv#*=}"; done
+        cat <<'EOF'
+model = tiny-llama-q8
+decode_ms_per_kv_token = 0
+prefill_ms_per_seq = 0
+cached_ms_per_token = 0.01
+max_running = 4
+prefill_seqs = 4
+batch_tokens = 2048
+max_model_len = 4096
+kv_tokens = 16384
+block_tokens = 16
+vocab = 512
+EOF
+    } | awk -F' = ' '!seen[$1]++' >"$T/hidden.profile"
+}
+# twin_synth FILE SYNTH-ARGS...: a trace of Poisson arrivals at 2/s
+twin_synth() {
+    _sy_f=$1
+    shift
+    "$L" synth --arrivals poisson --rate 2 "$@" -q -o "$_sy_f" || fail "synth $_sy_f"
+}
+# twin_sim [NAME [DIALECT]]: the live sim of the hidden profile, K times
+# faster than real time, its log in $T/NAME.log (llama; llamacpp,slot-erase)
+twin_sim() {
+    start_sim "${1:-llama}" --profile "$T/hidden.profile" --dialect "${2:-llamacpp,slot-erase}" \
+        --time-scale "$K" -q
+}
+# twin_live NAME TRACE ARGS...: a live replay of TRACE against $URL from a
+# cold cache (slot erase), llama.cpp's counters kept, into $T/NAME.lt.zst
+twin_live() {
+    _tl_n=$1 _tl_tr=$2
+    shift 2
+    timeout 300 "$LOADTRACE" replay "$_tl_tr" --target "$URL" --reset-prefix-cache \
+        --metrics-interval 0.2s --server-metrics-keep '^llamacpp:' -o "$T/$_tl_n.lt.zst" -q \
+        --no-summary "$@" 2>"$T/$_tl_n.err"
+    expect_status 0 $? "live replay $_tl_n"
+}
+# twin_loops TRACE C:N...: closed loops of C requests in flight for N
+# requests, each a twin_live run named cC
+twin_loops() {
+    _lo_tr=$1
+    shift
+    for _lo_cn; do
+        twin_live "c${_lo_cn%%:*}" "$_lo_tr" --concurrency "${_lo_cn%%:*}" --requests "${_lo_cn#*:}"
+    done
+}
+# twin_fit RUN...: sim --fit of the live runs $T/RUN.lt.zst into
+# $T/fit.profile, its report in $T/fit.txt and on stdout
+twin_fit() {
+    for _fi_r; do # the arguments become the runs' files
+        set -- "$@" "$T/$_fi_r.lt.zst"
+        shift
+    done
+    "$L" sim --fit "$@" --time-scale "$K" -o "$T/fit.profile" >"$T/fit.txt"
+    expect_status 0 $? "sim --fit"
+    cat "$T/fit.txt"
+}
+
 val() { awk -F' = ' -v k="$1" '$1 == k { print $2 }' "$2"; }
 within() { # WHAT GOT WANT TOLERANCE
     awk -v g="$2" -v w="$3" -v t="$4" 'BEGIN { e = g / w - 1; exit (e > t || e < -t) }'
@@ -50,13 +123,16 @@ check() { # NAME PROFILE FIRST-SEQ LAST-SEQ VIRTUAL-ARGS...: prints errors; exit
         exit bad }'
 }
 
-# twin_live NAME TRACE ARGS...: a live replay of TRACE against $URL from a
-# cold cache (slot erase), llama.cpp's counters kept, into $T/NAME.lt.zst
-twin_live() {
-    _tl_n=$1 _tl_tr=$2
-    shift 2
-    timeout 300 "$LOADTRACE" replay "$_tl_tr" --target "$URL" --reset-prefix-cache \
-        --metrics-interval 0.2s --server-metrics-keep '^llamacpp:' -o "$T/$_tl_n.lt.zst" -q \
-        --no-summary "$@" 2>"$T/$_tl_n.err"
-    expect_status 0 $? "live replay $_tl_n"
+# twin_variant NAME KEY VALUE: $T/NAME.profile, the fit with KEY set to VALUE
+twin_variant() {
+    sed "s/^$2 = .*/$2 = $3/" "$T/fit.profile" >"$T/$1.profile"
+}
+# misses WHAT VARIANT NAME FIRST-SEQ LAST-SEQ VIRTUAL-ARGS...: check NAME
+# with $T/VARIANT.profile, whose prediction must miss; its figures printed
+misses() {
+    _mi_what=$1 _mi_v=$2 _mi_n=$3
+    shift 3
+    check "$_mi_n" "$T/$_mi_v.profile" "$@" >"$T/$_mi_v.txt"
+    expect_status 1 $? "$_mi_what"
+    cat "$T/$_mi_v.txt"
 }
