@@ -412,7 +412,8 @@ static void print_notes(const struct lt_sim_fit *f)
         printf("  speed_cv %.3g, speed_tau_ms %.4g measured: timelines (%llu decodes alone, "
                "closed loops at 1, %.4g ms long on average: their mean gaps' logs spread %.3g, their "
                "halves correlated %.3f): the server's speed wanders; the profile keeps steady steps "
-               "(they predicted llama-server's held-out loads nearer), set both keys for a twin "
+               "(on llama-server they did as well on held-out loads, and give one answer, not a "
+               "draw), set both keys for a twin "
                "that wanders with it\n",
                f->speed_cv, f->speed_tau_ms, (unsigned long long)f->speed_n, f->speed_decode_ms,
                f->speed_req_sd, f->speed_rho);

@@ -2237,9 +2237,10 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
      * finds it cached too, or every virtual prompt is that much longer. */
     out->profile.shared_prefix_tokens = out->cached_median;
     set_by_batch(out);
-    /* Measured, not set: a twin of steady steps predicted llama-server's
-     * held-out loads nearer than one that wandered with it (bench/README.md:
-     * 3 against 8 of 28 figures beyond the targets), so the profile keeps
+    /* Measured, not set: on llama-server neither twin predicted held-out
+     * loads better (bench/README.md: 3 against 8 of 28 figures beyond the
+     * targets in one run, 6 against 3 in the next), and a steady one gives
+     * one answer where a wandering one gives a draw; so the profile keeps
      * the base's and the user sets the two keys for a twin that wanders. */
     speed_pool(ri, nri, out);
     snprintf(out->profile.name, sizeof out->profile.name, "fitted");
@@ -2317,7 +2318,7 @@ int lt_sim_fit_write(const struct lt_sim_fit *f, const char *path, struct lt_err
         len += snprintf(note + len, sizeof note - (size_t)len,
                         "the server's speed wanders: speed_cv %.3g, speed_tau_ms %.4g measured "
                         "from %llu decodes alone (closed loops at 1, their halves' correlation "
-                        "%.3f); not set here (steady steps predicted better): set both for a twin "
+                        "%.3f); not set here (steady steps, one answer, did as well): set both for a twin "
                         "whose steps wander with it\n",
                         f->speed_cv, f->speed_tau_ms, (unsigned long long)f->speed_n, f->speed_rho);
     if (f->cached_median && len > 0 && (size_t)len < sizeof note)
