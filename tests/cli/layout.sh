@@ -155,7 +155,7 @@ fi
 # replay on the command line parses and prints: the capacity search, the
 # virtual engine and the fleets are experiments/'s (ARCHITECTURE.md), so
 # cli/ includes neither the search's rules nor the virtual engine, and no
-# function of replay's files in cli/ is over 100 lines.
+# function in cli/ is over 100 lines.
 hits=$(grep -nE '#include "(plan/plan_search|sim/sim_virtual)\.h"' cli/*.c cli/*.h 2>/dev/null)
 if [ -n "$hits" ]; then
     echo "layout: cli/ composes what experiments/ should (the search, the virtual engine):"
@@ -163,13 +163,13 @@ if [ -n "$hits" ]; then
     fail=1
 fi
 hits=$(awk '/^\{$/ { s = FNR } /^\}/ && s { if (FNR - s + 1 > 100) print FILENAME ":" s ": " \
-    FNR - s + 1 " lines"; s = 0 }' cli/cmd_replay.c cli/replay_*.c)
+    FNR - s + 1 " lines"; s = 0 }' cli/*.c)
 if [ -n "$hits" ]; then
-    echo "layout: functions over 100 lines in replay's cli/ files:"
+    echo "layout: functions over 100 lines in cli/:"
     echo "$hits"
     fail=1
 fi
 [ $fail = 0 ] &&
     echo "layout: dependency rule, internal names, lifecycle pairs, banned functions," \
-        "file names, folder READMEs, one server harness and replay's thin cli/: ok"
+        "file names, folder READMEs, one server harness and a thin cli/: ok"
 exit $fail
