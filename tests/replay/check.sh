@@ -59,8 +59,10 @@ expect_eq "false false 2" "$(echo "$rec" | jq -r '"\(.batch // false) \(.off // 
     "a closed loop of 30 at level 2 is no batch, and held its level"
 
 # --- a batch (no more requests than the level: the demo's sweep) holds
-# nothing and is judged on nothing: said to be a batch, never flagged, no
-# rate of its send span
+# nothing and is not judged on its load: said to be a batch, never flagged
+# as off, no rate of its send span. The client's CPU is judged as in any
+# run: a slow client (under ASan, 880 us a request against a sim that
+# answers at once) did use 90 % of a core, and its delays are in the figures
 start_sim batch --profile fast
 "$L" replay "$T/t.lt.zst" --target "$SIM_URL" --concurrency 4 --requests 4 -o "$T/b.lt.zst" \
     --no-summary 2>"$T/b.err"
@@ -68,10 +70,10 @@ expect_status 0 $? "replay a batch of 4"
 stop_sim
 expect_eq 4 "$(streams "$SIM_LOG" | wc -l | tr -d ' ')" "the sim saw the batch of 4"
 expect_grep "run 0: a batch of 4 requests, sent over [0-9.]* ms" "$T/b.err"
-if grep -q "CHECK\|req/s" "$T/b.err"; then fail "a batch judged: $(cat "$T/b.err")"; fi
+if grep -q "load delivered\|req/s" "$T/b.err"; then fail "a batch judged: $(cat "$T/b.err")"; fi
 expect_eq "true false" "$(chk "$T/b.lt.zst" | jq -r '"\(.batch) \(.off // false)"')" "batch record"
 "$L" analyze "$T/b.lt.zst" >"$T/b.txt" || fail "analyze batch"
-if grep -q "CHECK" "$T/b.txt"; then fail "a batch flagged: $(cat "$T/b.txt")"; fi
+if grep -q "load delivered" "$T/b.txt"; then fail "a batch flagged: $(cat "$T/b.txt")"; fi
 expect_grep "self-check: a batch of 4 requests" "$T/b.txt"
 
 # --- held back: 100 req/s asked, one at a time, each request at least
