@@ -521,6 +521,11 @@ static void print_limits(const struct lt_sim_fit *f)
         printf("  max_running %u: not identified (nothing queued behind the largest batch "
                "seen, %u; a load beyond it would identify it)\n",
                f->profile.max_running, f->max_batch);
+    if (f->profile.slot_runs)
+        printf("  slot_runs 1: the server's word (llama.cpp with %u slots, a KV stream each: a "
+               "step pays a pass per run of consecutive busy slots, the slots read back by the "
+               "server's rule; step_ms_by_batch is a pass's cost by its size)\n",
+               f->profile.max_running);
     printf("  prefill_seqs %u (%s; most prompts finished in one step: %u)\n",
            f->profile.prefill_seqs, f->prefill_seqs_src, f->max_prefill);
     printf("  kv_tokens %llu (%s), max_model_len %u (%s), vocab %u (%s), model %s (%s)\n",

@@ -14,6 +14,7 @@
  * column for the client's share of a TTFT that the profile does not get.
  */
 #include "sim/sim_fit.h"
+#include "sim/sim_slots.h"
 #include "traces/trace_reader.h"
 
 #include <math.h>
@@ -323,11 +324,11 @@ static size_t upper(const struct ev *ev, size_t n, int64_t t)
  * gap_us; a window holding a prompt too long for one step's budget is left
  * out (its chunks are not observable). */
 static int window_rows(const struct run_data *rd, const struct ev *ev, const uint32_t *decoders,
-                       size_t nev, double gap_us, double scale, uint32_t budget, uint32_t run_ix,
-                       struct rows *rs, struct lt_sim_fit *out)
+                       const uint32_t *ub, size_t nev, double gap_us, double scale,
+                       uint32_t budget, uint32_t run_ix, struct rows *rs, struct lt_sim_fit *out)
 {
-    /* columns, a long-prompt count, the bends */
-    enum { N = LT_SIM_FIT_NCOST, W = LT_SIM_FIT_NCOST + 2 + LT_SIM_FIT_NBEND };
+    /* columns, a long-prompt count, the bends, the passes (slots), the pairs */
+    enum { N = LT_SIM_FIT_NCOST, PASS = N + 1 + LT_SIM_FIT_NBEND, W = PASS + 2 };
     int rc = 0;
     /* The prefix sums are kept only where a window starts or ends: slot[i]
      * (1-based) says where the sums of the first i tokens go. */
@@ -371,12 +372,19 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, const uin
             if (q->in - q->cached >= budget / 2)
                 run[N] += 1;
         } else {
-            run[C_SEQ] += 1;
             run[C_KV] += (double)q->in + ev[i].k;
-            /* each of a step's D decoders holds 1 / D of the step */
-            uint32_t d = decoders[i];
-            if (d >= 2 && d <= LT_SIM_FIT_NBEND + 1)
-                run[N + 1 + d - 2] += 1.0 / d;
+            /* each of a step's D decoders holds 1 / D of the step; with
+             * slots (ub), each of a pass's decoders 1 / its decoders of
+             * that pass, whose size counts the prompts joining it */
+            uint32_t d = decoders[i], size = d, held = d;
+            if (ub) {
+                size = ub[i] >> 16;
+                held = ub[i] & 0xffff;
+                run[PASS] += 1.0 / held;
+            }
+            run[C_SEQ] += ub ? (double)size / held : 1;
+            if (size >= 2 && size <= LT_SIM_FIT_NBEND + 1)
+                run[N + 1 + size - 2] += 1.0 / held;
         }
     }
     for (size_t r = 0; r < rd->nreq; r++) {
@@ -393,7 +401,7 @@ static int window_rows(const struct run_data *rd, const struct ev *ev, const uin
         for (int k = 0; k < LT_SIM_FIT_NBEND; k++)
             w.x[C_BEND + k] = b[N + 1 + k] - a[N + 1 + k];
         w.pairs = b[W - 1] - a[W - 1];
-        w.x[C_STEP] = q->ntok - 1;
+        w.x[C_STEP] = ub ? b[PASS] - a[PASS] : q->ntok - 1;
         w.y = (double)(q->end - q->first) * scale / 1e3;
         rc = rows_push(rs, &w);
         if (rc < 0)
@@ -405,6 +413,128 @@ out:
     free(ends);
     free(cum);
     return rc;
+}
+
+/* Whether a run's server splits its steps by slots (sim_slots.h): a
+ * llama-server that said how many slots it has, few enough for the bends. */
+static bool slotted(const struct runinfo *ri)
+{
+    return ri->has_word && !strcmp(ri->word.kind, "llama.cpp") && ri->word.slots >= 2 &&
+           ri->word.slots <= LT_SIM_FIT_NBEND + 1;
+}
+
+/* With slots: which slot each request had, by the server's rule played
+ * over the run (sim_slots.h: requests take slots in the order sent, when
+ * one is free; a slot's cached prompt shares with a new one what the
+ * server reported cached of it, the chat template's start where prompts
+ * share no more, so the share picks the lowest slot holding a prompt), and
+ * then for each decoded token the pass it was in: ub[k] is the pass's size
+ * (its decoders and the prompts finishing beside that join it) << 16 | its
+ * decoders. A slot's requests follow each other, so the one in it at a
+ * time is found by bisection. The run starts with empty slots after a
+ * reset or on a cold server, else with every slot holding a prompt. */
+static int slot_passes(const struct run_data *rd, const struct ev *ev, size_t nev,
+                       const uint32_t *by_sent, const struct runinfo *ri, uint32_t *ub)
+{
+    const uint32_t ns = ri->word.slots;
+    const size_t nreq = rd->nreq;
+    struct lt_sim_slot sl[LT_SIM_FIT_NBEND + 1];
+    uint32_t cur[LT_SIM_FIT_NBEND + 1], lcp[LT_SIM_FIT_NBEND + 1], cnt[LT_SIM_FIT_NBEND + 2] = {0};
+    bool empty = !strncmp(ri->cache_state, "reset", 5) || !strncmp(ri->cache_state, "cold", 4);
+    for (uint32_t i = 0; i < ns; i++)
+        sl[i] = (struct lt_sim_slot){INT64_MIN, false, !empty};
+    uint32_t *slot_of = malloc((nreq ? nreq : 1) * sizeof *slot_of);
+    uint32_t *list = malloc((nreq ? nreq : 1) * sizeof *list);
+    int64_t *adm = malloc((nreq ? nreq : 1) * sizeof *adm);
+    if (!slot_of || !list || !adm) {
+        free(slot_of);
+        free(list);
+        free(adm);
+        return LT_ENOMEM;
+    }
+    for (size_t k = 0; k < nreq; k++) {
+        const uint32_t r = by_sent[k];
+        const struct freq *q = &rd->req[r];
+        int64_t t = q->sent;
+        for (;;) {
+            uint32_t free_n = 0, soonest = ns;
+            for (uint32_t i = 0; i < ns; i++) {
+                if (sl[i].busy && rd->req[cur[i]].end <= t) {
+                    sl[i].busy = false;
+                    sl[i].holds = true;
+                    sl[i].released = rd->req[cur[i]].end;
+                }
+                if (!sl[i].busy)
+                    free_n++;
+                else if (soonest == ns || rd->req[cur[i]].end < rd->req[cur[soonest]].end)
+                    soonest = i;
+            }
+            if (free_n)
+                break;
+            t = rd->req[cur[soonest]].end; /* it waits for the first to finish */
+        }
+        for (uint32_t i = 0; i < ns; i++)
+            lcp[i] = q->cached;
+        uint32_t s = lt_sim_slot_pick(sl, ns, lcp, q->in, LT_SIM_SLOT_SIMILARITY);
+        sl[s].busy = true;
+        cur[s] = r;
+        slot_of[r] = s;
+        adm[r] = t;
+        cnt[s + 1]++;
+    }
+    /* each slot's requests in the order they took it */
+    for (uint32_t i = 0; i < ns; i++)
+        cnt[i + 1] += cnt[i];
+    uint32_t fill[LT_SIM_FIT_NBEND + 1];
+    memcpy(fill, cnt, sizeof fill);
+    for (size_t k = 0; k < nreq; k++)
+        list[fill[slot_of[by_sent[k]]]++] = by_sent[k];
+    uint8_t role[LT_SIM_FIT_NBEND + 1];
+    for (size_t e = 0; e < nev; e++) {
+        ub[e] = 0;
+        if (ev[e].k == 0)
+            continue;
+        const struct freq *q = &rd->req[ev[e].req];
+        int64_t tp = rd->tok[q->off + ev[e].k - 1], t = ev[e].t;
+        int64_t mid = tp + (t - tp) / 2, late = t + (t - tp) / 2;
+        for (uint32_t i = 0; i < ns; i++) {
+            role[i] = LT_SLOT_IDLE;
+            uint32_t lo = cnt[i], hi = cnt[i + 1];
+            while (lo < hi) { /* the first that took it after mid */
+                uint32_t m = lo + (hi - lo) / 2;
+                if (adm[list[m]] <= mid)
+                    lo = m + 1;
+                else
+                    hi = m;
+            }
+            if (lo == cnt[i])
+                continue;
+            const struct freq *o = &rd->req[list[lo - 1]];
+            if (o->end < mid)
+                continue;
+            if (o->first < mid)
+                role[i] = LT_SLOT_DECODE;
+            else if (o->first <= late)
+                role[i] = LT_SLOT_PROMPT;
+        }
+        uint32_t me = slot_of[ev[e].req];
+        role[me] = LT_SLOT_DECODE;
+        uint32_t a = me, b = me;
+        while (a > 0 && role[a - 1] == LT_SLOT_DECODE)
+            a--;
+        while (b + 1 < ns && role[b + 1] == LT_SLOT_DECODE)
+            b++;
+        uint32_t d = b - a + 1, size = d;
+        while (b + 1 < ns && role[b + 1] == LT_SLOT_PROMPT) {
+            size++;
+            b++;
+        }
+        ub[e] = size << 16 | d;
+    }
+    free(slot_of);
+    free(list);
+    free(adm);
+    return 0;
 }
 
 /* The figures that class a run: the requests in flight on average (each
@@ -462,6 +592,7 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
     uint32_t *by_sent = malloc((nreq ? nreq : 1) * sizeof *by_sent);
     int64_t *ends = malloc((nreq ? nreq : 1) * sizeof *ends);
     uint32_t *decoders = malloc((rd->ntok ? rd->ntok : 1) * sizeof *decoders); /* by event */
+    uint32_t *ub = NULL; /* with slots: each decoded token's pass */
     if (!ev || !by_sent || !ends || !decoders) {
         rc = LT_ENOMEM;
         goto out;
@@ -613,7 +744,14 @@ static int fit_run(struct run_data *rd, const struct lt_sim_fit_opts *o, uint32_
         decoders[k] = started > ended ? (uint32_t)(started - ended) : 0;
     }
     free(firsts);
-    rc = window_rows(rd, ev, decoders, nev, gap_us, scale, budget, run, rs, out);
+    if (slotted(ri)) {
+        ub = malloc((nev ? nev : 1) * sizeof *ub);
+        if (!ub || (rc = slot_passes(rd, ev, nev, by_sent, ri, ub)) < 0) {
+            rc = LT_ENOMEM;
+            goto out;
+        }
+    }
+    rc = window_rows(rd, ev, decoders, ub, nev, gap_us, scale, budget, run, rs, out);
     if (rc < 0)
         goto out;
     /* TTFT of a request that found the server idle (everything sent
@@ -659,6 +797,7 @@ out:
     free(by_sent);
     free(ends);
     free(decoders);
+    free(ub);
     return rc;
 }
 
@@ -2202,6 +2341,12 @@ int lt_sim_fit_files(const char *const *paths, int n, const struct lt_sim_fit_op
     }
     const struct lt_sim_fit_word *w = &out->word;
     out->kv_src = out->ctx_src = out->vocab_src = out->model_src = "base profile";
+    /* llama-server: a KV stream per slot, so its steps split by slots */
+    out->profile.slot_runs = 0;
+    if (!strcmp(w->kind, "llama.cpp") && w->slots >= 2 && w->slots <= LT_SIM_FIT_NBEND + 1) {
+        out->profile.slot_runs = 1;
+        out->profile.slot_similarity = LT_SIM_SLOT_SIMILARITY;
+    }
     if (w->slots) {
         out->profile.max_running = w->slots;
         out->max_running_src = "server";

@@ -6,6 +6,7 @@
  * open-addressing table, so lookups stay O(1) at any capacity.
  */
 #include "sim/sim_model.h"
+#include "sim/sim_slots.h"
 #include "base/lt_rng.h"
 
 #include <math.h>
@@ -30,6 +31,7 @@ struct lt_sim_mreq {
     bool entered;   /* admitted once (admitted holds when) */
     bool fresh;     /* admitted for the first time in the step being planned */
     uint32_t image; /* of prompt: image tokens, whose encoding the prefill's first step pays */
+    uint32_t slot;  /* slot_runs: its slot while running */
     enum mstate state;
     uint32_t nblocks;
     uint64_t blocks[];
@@ -64,6 +66,13 @@ struct lt_sim_model {
     struct lt_rng speed_rng;
     double speed_z, speed_ms;
     int64_t speed_t;
+    /* slot_runs: the slots, and each one's last prompt's blocks (its
+     * cached prompt, for the slot choice) */
+    struct lt_sim_slot *slots;
+    uint64_t **slot_blocks;
+    uint32_t *slot_nblocks, *slot_prompt;
+    uint32_t *lcp;
+    uint8_t *role;
 };
 
 #define NONE UINT32_MAX
@@ -193,6 +202,23 @@ struct lt_sim_model *lt_sim_model_new(const struct lt_sim_profile *p, struct lt_
     m->p = *p;
     lt_rng_seed(&m->speed_rng, p->speed_seed);
     m->speed_t = INT64_MIN;
+    if (p->slot_runs) {
+        uint32_t n = p->max_running;
+        m->slots = calloc(n, sizeof *m->slots);
+        m->slot_blocks = calloc(n, sizeof *m->slot_blocks);
+        m->slot_nblocks = calloc(n, sizeof *m->slot_nblocks);
+        m->slot_prompt = calloc(n, sizeof *m->slot_prompt);
+        m->lcp = calloc(n, sizeof *m->lcp);
+        m->role = calloc(n, sizeof *m->role);
+        if (!m->slots || !m->slot_blocks || !m->slot_nblocks || !m->slot_prompt || !m->lcp ||
+            !m->role) {
+            lt_sim_model_free(m);
+            lt_errset(err, LT_ENOMEM, "sim model: out of memory for %u slots", n);
+            return NULL;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            m->slots[i].released = INT64_MIN;
+    }
     if (lru_init(&m->lru, p->cache_blocks) < 0) {
         lt_sim_model_free(m);
         lt_errset(err, LT_ENOMEM, "sim model: out of memory for %u cache blocks", p->cache_blocks);
@@ -212,6 +238,15 @@ void lt_sim_model_free(struct lt_sim_model *m)
     for (uint32_t i = 0; i < m->nrun; i++)
         free(m->run[i]);
     free(m->run);
+    if (m->slot_blocks)
+        for (uint32_t i = 0; i < m->p.max_running; i++)
+            free(m->slot_blocks[i]);
+    free(m->slots);
+    free(m->slot_blocks);
+    free(m->slot_nblocks);
+    free(m->slot_prompt);
+    free(m->lcp);
+    free(m->role);
     lru_release(&m->lru);
     free(m);
 }
@@ -252,13 +287,65 @@ static int run_grow(struct lt_sim_model *m)
     return 0;
 }
 
-static void drop_cancelled(struct lt_sim_model *m)
+/* slot_runs: q leaves its slot at now; the slot keeps q's prompt as its
+ * cache (for the next choice), as llama-server's slot keeps its tokens.
+ * Out of memory keeps the blocks of the slot's earlier prompt: only the
+ * choice of a later slot may differ. */
+static void slot_release(struct lt_sim_model *m, const struct lt_sim_mreq *q, int64_t now)
+{
+    if (!m->slots)
+        return;
+    struct lt_sim_slot *s = &m->slots[q->slot];
+    s->busy = false;
+    s->holds = true;
+    s->released = now;
+    m->slot_prompt[q->slot] = q->prompt;
+    if (q->nblocks == 0) {
+        m->slot_nblocks[q->slot] = 0;
+        return;
+    }
+    uint64_t *b = realloc(m->slot_blocks[q->slot], (size_t)q->nblocks * sizeof *b);
+    if (!b)
+        return;
+    memcpy(b, q->blocks, (size_t)q->nblocks * sizeof *b);
+    m->slot_blocks[q->slot] = b;
+    m->slot_nblocks[q->slot] = q->nblocks;
+}
+
+/* slot_runs: the slot q gets by llama-server's rule; each idle slot's
+ * shared prefix with it is the chat template's start (shared_prefix_tokens)
+ * or the blocks it has in common with the slot's last prompt. Returns the
+ * slot (there is one: fewer than max_running run). */
+static uint32_t slot_take(struct lt_sim_model *m, struct lt_sim_mreq *q)
+{
+    uint32_t n = m->p.max_running;
+    for (uint32_t i = 0; i < n; i++) {
+        m->lcp[i] = 0;
+        if (m->slots[i].busy || !m->slots[i].holds)
+            continue;
+        uint32_t k = 0, nb = m->slot_nblocks[i];
+        while (k < q->nblocks && k < nb && m->slot_blocks[i][k] == q->blocks[k])
+            k++;
+        uint64_t common = (uint64_t)k * m->p.block_tokens;
+        if (common < m->p.shared_prefix_tokens)
+            common = m->p.shared_prefix_tokens;
+        uint32_t cap = q->prompt < m->slot_prompt[i] ? q->prompt : m->slot_prompt[i];
+        m->lcp[i] = common < cap ? (uint32_t)common : cap;
+    }
+    uint32_t s = lt_sim_slot_pick(m->slots, n, m->lcp, q->prompt, m->p.slot_similarity);
+    m->slots[s].busy = true;
+    q->slot = s;
+    return s;
+}
+
+static void drop_cancelled(struct lt_sim_model *m, int64_t now)
 {
     uint32_t k = 0;
     for (uint32_t i = 0; i < m->nrun; i++) {
         struct lt_sim_mreq *q = m->run[i];
         if (q->cancelled) {
             m->kv_used -= q->kv;
+            slot_release(m, q, now);
             free(q);
         } else {
             m->run[k++] = q;
@@ -271,13 +358,14 @@ static void drop_cancelled(struct lt_sim_model *m)
  * next token of every decoder: the most recently admitted request gives
  * its KV back and goes to the head of the queue; when admitted again it
  * prefills its prompt and the tokens it had generated, then goes on. */
-static void preempt_for(struct lt_sim_model *m, uint64_t grow)
+static void preempt_for(struct lt_sim_model *m, uint64_t grow, int64_t now)
 {
     while (m->nrun > 1 && m->kv_used + grow > m->p.kv_tokens) {
         struct lt_sim_mreq *q = m->run[--m->nrun];
         if (q->prefilled == q->need && grow > 0)
             grow--;
         m->kv_used -= q->kv;
+        slot_release(m, q, now);
         q->kv = 0;
         q->need = q->prompt + q->out_done;
         q->prefilled = q->cached = 0;
@@ -320,8 +408,14 @@ static int admit_one(struct lt_sim_model *m, int64_t now, uint64_t budget, uint3
     for (uint32_t b = 0; b < q->nblocks; b++)
         lru_touch(&m->lru, q->blocks[b]);
     uint64_t cached = (uint64_t)hits * m->p.block_tokens;
-    if (!q->entered && m->admissions++ >= m->p.max_running && cached < m->p.shared_prefix_tokens)
-        cached = m->p.shared_prefix_tokens;
+    /* the template's start is cached in a slot that held a prompt: with
+     * slots, the one it gets; else any after the first max_running */
+    bool holds = m->slots ? m->slots[slot_take(m, q)].holds : m->admissions >= m->p.max_running;
+    if (!q->entered) {
+        m->admissions++;
+        if (holds && cached < m->p.shared_prefix_tokens)
+            cached = m->p.shared_prefix_tokens;
+    }
     if (cached >= q->prompt)
         cached = q->prompt - 1; /* the last token is always computed */
     q->cached = (uint32_t)cached;
@@ -399,15 +493,33 @@ static double speed_factor(struct lt_sim_model *m, int64_t now, double ms)
     return f;
 }
 
+/* The decode part of the step planned: by its batch, or with slot_runs
+ * by its micro-batches (each run of decoders on consecutive slots, with the
+ * prompts right after it that give it their first token). */
+static double decode_part_ms(struct lt_sim_model *m, uint32_t decoders)
+{
+    if (!m->slots)
+        return lt_sim_profile_decode_ms(&m->p, decoders);
+    memset(m->role, LT_SLOT_IDLE, m->p.max_running);
+    for (uint32_t i = 0; i < m->nrun; i++) {
+        const struct lt_sim_mreq *q = m->run[i];
+        if (q->decode)
+            m->role[q->slot] = LT_SLOT_DECODE;
+        else if (q->chunk)
+            m->role[q->slot] = LT_SLOT_PROMPT;
+    }
+    return lt_sim_slot_decode_ms(&m->p, m->role, m->p.max_running);
+}
+
 /* Plan one step starting at now and set its end. */
 static void start_step(struct lt_sim_model *m, int64_t now)
 {
-    drop_cancelled(m);
+    drop_cancelled(m, now);
     if (m->p.preempt) {
         uint64_t grow = 0;
         for (uint32_t i = 0; i < m->nrun; i++)
             grow += m->run[i]->prefilled == m->run[i]->need;
-        preempt_for(m, grow);
+        preempt_for(m, grow, now);
     }
     uint32_t decoders = 0;
     uint64_t ctx = 0;
@@ -457,8 +569,7 @@ static void start_step(struct lt_sim_model *m, int64_t now)
         m->step_end = wake;
         return;
     }
-    double ms =
-        lt_sim_profile_decode_ms(&m->p, decoders) + m->p.decode_ms_per_kv_token * (double)ctx;
+    double ms = decode_part_ms(m, decoders) + m->p.decode_ms_per_kv_token * (double)ctx;
     if (prefill > 0)
         ms += m->p.prefill_step_ms + m->p.prefill_ms_per_seq * (double)starting +
               m->p.prefill_ms_per_token * (double)prefill + m->p.prefill_ms_per_token_ctx * pairs;
@@ -556,6 +667,7 @@ uint64_t lt_sim_model_advance(struct lt_sim_model *m, int64_t t, lt_sim_emit_fn 
                     fn(ud, &e);
                 if (e.last) {
                     m->kv_used -= q->kv;
+                    slot_release(m, q, now);
                     free(q);
                     continue;
                 }
@@ -587,4 +699,8 @@ void lt_sim_model_reset_prefix(struct lt_sim_model *m)
     l->used = 0;
     l->head = l->tail = NONE;
     m->admissions = 0;
+    /* llama-server's erase empties each slot's cache, not its last use */
+    if (m->slots)
+        for (uint32_t i = 0; i < m->p.max_running; i++)
+            m->slots[i].holds = false;
 }

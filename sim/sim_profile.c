@@ -6,6 +6,7 @@
  * key is one line here and one in docs/sim.md.
  */
 #include "sim/sim_profile.h"
+#include "sim/sim_slots.h"
 #include "sim/sim_tokens.h"
 
 #include <ctype.h>
@@ -81,6 +82,8 @@ static const struct key keys[] = {
     KU("block_tokens", block_tokens),
     KU("cache_blocks", cache_blocks),
     KU("shared_prefix_tokens", shared_prefix_tokens),
+    KB("slot_runs", slot_runs),
+    KD("slot_similarity", slot_similarity, 1),
     KU("max_model_len", max_model_len),
     KU("eos_tokens", eos_tokens),
     KD("reasoning_fraction", reasoning_fraction, 1),
@@ -121,6 +124,7 @@ static const struct lt_sim_profile default_profile = {
     .block_tokens = 64,
     .cache_blocks = 16384,
     .max_model_len = 262144,
+    .slot_similarity = LT_SIM_SLOT_SIMILARITY,
     .eos_tokens = 400,
     .reasoning_fraction = 0.5,
     .reasoning = 0,
@@ -423,6 +427,9 @@ int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err)
         if (!isfinite(d) || d < 0 || d > keys[i].max)
             return lt_errset(err, LT_EINVAL, "%s must be 0 to %g", keys[i].name, keys[i].max);
     }
+    if (p->slot_runs && p->max_running > LT_SIM_SLOTS_MAX)
+        return lt_errset(err, LT_EINVAL, "slot_runs models at most %d slots (max_running %u)",
+                         LT_SIM_SLOTS_MAX, p->max_running);
     if (p->n_step_ms_by_batch > LT_SIM_STEP_BATCH_MAX)
         return lt_errset(err, LT_EINVAL, "step_ms_by_batch holds at most %d costs",
                          LT_SIM_STEP_BATCH_MAX);
@@ -438,7 +445,9 @@ int lt_sim_profile_check(const struct lt_sim_profile *p, struct lt_err *err)
      * found in the cache. Times are kept in integer nanoseconds, so it must
      * stay far from their range; an hour is already no server. */
     double cached = fmin((double)p->kv_tokens, (double)p->max_running * p->max_model_len);
-    double worst = p->step_ms + by_batch + p->step_ms_per_seq * p->max_running +
+    /* with slot_runs, every decoder may be a micro-batch of its own */
+    double passes = p->slot_runs ? p->max_running : 1;
+    double worst = (p->step_ms + by_batch) * passes + p->step_ms_per_seq * p->max_running +
                    p->prefill_step_ms +
                    p->prefill_ms_per_seq * fmin(p->max_running, p->prefill_seqs) +
                    p->prefill_ms_per_token * p->batch_tokens +

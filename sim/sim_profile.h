@@ -51,6 +51,14 @@ struct lt_sim_profile {
      * later one finds it cached (at least this many cached tokens; the
      * prompt's last token is always computed). 0: none. */
     uint32_t shared_prefix_tokens;
+    /* llama-server's slots (sim_slots.h, docs/sim.md "Slots"): with
+     * slot_runs 1 the max_running slots each hold a KV stream of their own,
+     * a request gets a slot by the server's rule (a cached prompt sharing
+     * over slot_similarity of it, else the least recently used), and a
+     * step's decoders pay one step_ms_by_batch (or line) cost per run of
+     * consecutive slots, not one for the batch. 0: one batch. */
+    int slot_runs;
+    double slot_similarity;
     uint32_t max_model_len;    /* prompt + output limit; longer is a 400 */
     uint32_t eos_tokens;       /* mean natural output length when EOS is honoured */
     double reasoning_fraction; /* share of the output that is reasoning when on */

@@ -491,6 +491,98 @@ static void test_step_by_batch(void **state)
     lt_sim_model_free(m);
 }
 
+/* llama-server's slots (slot_runs): a request gets the highest never-used
+ * slot, then the lowest that holds a prompt sharing enough of it; a step
+ * pays one pass (step_ms_by_batch) per run of consecutive busy slots, and a
+ * prompt on the slot just after a run joins its pass. */
+static struct lt_sim_profile slot_prof(void)
+{
+    struct lt_sim_profile p = prof(); /* prefill-only step 10; prefill 20 + 0.5 a token */
+    p.max_running = 4;
+    p.slot_runs = 1;
+    p.cache_blocks = 0;
+    const double pass[4] = {7, 21, 22, 23}; /* a CPU's: two rows cost more than two of one */
+    memcpy(p.step_ms_by_batch, pass, sizeof pass);
+    p.n_step_ms_by_batch = 4;
+    return p;
+}
+
+static void test_slot_runs(void **state)
+{
+    struct lt_sim_profile p = slot_prof();
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec a = {0}, b = {0}, c = {0};
+    add(m, 0, 100, 5, NULL, 0, &a); /* slot 3 */
+    add(m, 0, 100, 2, NULL, 0, &b); /* slot 2 */
+    add(m, 0, 100, 5, NULL, 0, &c); /* slot 1 */
+    run_all(m);
+    /* a's prefill alone: 10 + 20 + 50 */
+    assert_int_equal(a.t[0], 80 * MS);
+    /* a decodes on 3 while b and c prefill on 2 and 1 (before it: they join
+     * no pass): 7 + 20 + 0.5 x 200 */
+    assert_int_equal(b.t[0], 207 * MS);
+    assert_int_equal(c.t[0], 207 * MS);
+    /* slots 1, 2, 3 in one pass: 22 */
+    assert_int_equal(c.t[1] - c.t[0], 22 * MS);
+    /* b leaves slot 2: slots 1 and 3 are two passes of one, 7 + 7, where
+     * a batch of two would cost 21 */
+    assert_int_equal(c.t[2] - c.t[1], 14 * MS);
+    assert_int_equal(a.t[3] - a.t[2], 14 * MS);
+    assert_int_equal(a.t[4] - a.t[3], 14 * MS);
+    assert_int_equal(c.t[4] - c.t[3], 7 * MS); /* c alone */
+    lt_sim_model_free(m);
+
+    /* without slots the same requests pay by the batch */
+    p.slot_runs = 0;
+    m = lt_sim_model_new(&p, NULL);
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&c, 0, sizeof c);
+    add(m, 0, 100, 5, NULL, 0, &a);
+    add(m, 0, 100, 2, NULL, 0, &b);
+    add(m, 0, 100, 5, NULL, 0, &c);
+    run_all(m);
+    assert_int_equal(c.t[2] - c.t[1], 21 * MS);
+    lt_sim_model_free(m);
+}
+
+static void test_slot_choice_and_chain(void **state)
+{
+    struct lt_sim_profile p = slot_prof();
+    p.shared_prefix_tokens = 20; /* 20 of 100: a share of 0.2, above 0.1 */
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec a = {0}, b = {0}, c = {0}, d = {0};
+    add(m, 0, 100, 2, NULL, 0, &a); /* slot 3 */
+    add(m, 0, 100, 2, NULL, 0, &b); /* slot 2 */
+    run_all(m);
+    assert_int_equal(a.cached, 0);
+    assert_int_equal(b.cached, 0);
+    /* c gets slot 2, the lowest holding a prompt: its 20 cached, 80
+     * prefilled: 10 + 20 + 40 */
+    int64_t t0 = 1000 * MS;
+    add(m, t0, 100, 4, NULL, 0, &c);
+    lt_sim_model_advance(m, t0 + 70 * MS, on_emit, NULL);
+    assert_int_equal(c.cached, 20);
+    assert_int_equal(c.t[0], t0 + 70 * MS);
+    /* d arrives as c's first decode starts (7), so gets slot 3 for the
+     * step after: its prompt's first token joins c's pass, 21 in place of
+     * 7, + 20 + 0.5 x 80 */
+    add(m, t0 + 70 * MS, 100, 3, NULL, 0, &d);
+    run_all(m);
+    assert_int_equal(d.cached, 20);
+    assert_int_equal(c.t[1] - c.t[0], 7 * MS);
+    assert_int_equal(c.t[2] - c.t[1], 81 * MS);
+    assert_int_equal(d.t[0], c.t[2]);
+    assert_int_equal(d.t[1] - d.t[0], 21 * MS); /* slots 2 and 3: one pass */
+    /* an erase empties the slots: the next prefills the whole prompt */
+    lt_sim_model_reset_prefix(m);
+    struct rec x = {0};
+    add(m, d.t[2] + 100 * MS, 100, 2, NULL, 0, &x);
+    run_all(m);
+    assert_int_equal(x.cached, 0);
+    lt_sim_model_free(m);
+}
+
 /* The prompt start each slot keeps: the first max_running requests after a
  * start or a reset prefill it, later ones find it cached. */
 static void test_shared_prefix(void **state)
@@ -678,6 +770,8 @@ int main(void)
         cmocka_unit_test(test_profile_file),
         cmocka_unit_test(test_step_by_batch),
         cmocka_unit_test(test_shared_prefix),
+        cmocka_unit_test(test_slot_runs),
+        cmocka_unit_test(test_slot_choice_and_chain),
         cmocka_unit_test(test_prefill_ctx),
         cmocka_unit_test(test_step_by_batch_file),
         cmocka_unit_test(test_speed_wanders),

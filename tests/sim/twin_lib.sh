@@ -12,7 +12,8 @@ K=2 # the sim runs K times faster than real time (2: a loaded machine's lag stay
 # share (4 slots that prefill 4 prompts at once, 2048 tokens a step, a
 # context of 4096, a KV cache of 16384 tokens in blocks of 16, a vocabulary
 # of 512, no cost per KV token or per prefilled sequence, 0.01 ms a cached
-# token) with each KEY=VALUE, the test's own, set or put in place of it.
+# token, a KV stream per slot as llama-server has with -np 4: slot_runs)
+# with each KEY=VALUE, the test's own, set or put in place of it.
 hidden_llama() {
     {
         for _hl_kv; do printf '%s = %s\n' "${_hl_kv%%=*}" "${_hl_kv#*=}"; done
@@ -22,6 +23,7 @@ decode_ms_per_kv_token = 0
 prefill_ms_per_seq = 0
 cached_ms_per_token = 0.01
 max_running = 4
+slot_runs = 1
 prefill_seqs = 4
 batch_tokens = 2048
 max_model_len = 4096
