@@ -208,6 +208,8 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
             if (r->avail) /* the model's admission to its batch and its first token */
                 lt_buf_printf(&b, ",\"admitted_us\":%lld,\"first_us\":%lld",
                               (long long)(r->admitted_rel / 1000), (long long)(r->first_rel / 1000));
+            if (r->avail && r->slot >= 0) /* the slot it ran in (slot_runs) */
+                lt_buf_printf(&b, ",\"slot\":%d", (int)r->slot);
             lt_buf_puts(&b, ",\"tokens_us\":[");
             for (uint32_t i = 0; i < r->avail; i++)
                 lt_buf_printf(&b, i ? ",%lld" : "%lld", (long long)(r->rel[i] / 1000));

@@ -298,7 +298,9 @@ static void slot_release(struct lt_sim_model *m, const struct lt_sim_mreq *q, in
     struct lt_sim_slot *s = &m->slots[q->slot];
     s->busy = false;
     s->holds = true;
-    s->released = now;
+    /* llama-server releases the slots finishing in one step in id order,
+     * each at its own clock reading: the lower id is the less recent */
+    s->released = now + q->slot;
     m->slot_prompt[q->slot] = q->prompt;
     if (q->nblocks == 0) {
         m->slot_nblocks[q->slot] = 0;
@@ -660,6 +662,7 @@ uint64_t lt_sim_model_advance(struct lt_sim_model *m, int64_t t, lt_sim_emit_fn 
                     .last = q->out_done + 1 >= q->out_target,
                     .cached_tokens = q->cached,
                     .admitted = q->admitted,
+                    .slot = m->slots ? (int32_t)q->slot : -1,
                 };
                 q->out_done++;
                 n++;

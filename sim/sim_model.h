@@ -73,6 +73,7 @@ struct lt_sim_emit {
     bool last;              /* the request is finished and freed after this */
     uint32_t cached_tokens; /* prompt tokens that came from the prefix cache */
     int64_t admitted;       /* when the request entered the batch */
+    int32_t slot;           /* slot_runs: its slot; -1 without */
 };
 
 typedef void (*lt_sim_emit_fn)(void *ud, const struct lt_sim_emit *e);

@@ -84,6 +84,7 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
         r->resp.cached_tokens = e->cached_tokens;
         r->admitted_rel = lt__sim_to_real(s, e->admitted);
         r->first_rel = lt__sim_to_real(s, e->t);
+        r->slot = e->slot;
     }
     if (e->last && s->dia.llamacpp) { /* llama-server's own account of the request */
         r->resp.timings = true;

@@ -83,6 +83,7 @@ struct sreq {
     int64_t *rel;                  /* when each token may be sent (real ns since start) */
     int64_t emitted_t;             /* the model's time of its last token (llama.cpp's counters) */
     int64_t admitted_rel, first_rel; /* real ns: admitted to the batch, its first token (model) */
+    int32_t slot;                    /* the model's slot for it (slot_runs); -1 none */
     int64_t *sent_at;              /* when it was written to the socket (only with --log) */
     uint32_t avail, sent, written; /* tokens emitted, rendered, written to the socket */
     bool model_done, head_sent, tail_sent, suspended, cut_due, cut, started;

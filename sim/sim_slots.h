@@ -17,7 +17,7 @@
  * after a run adds its first token to it (then the rest of the prompt
  * runs in micro-batches of its own, which the prefill's costs price).
  *
- * Which slot a request gets (server-context.cpp get_available_slot): the
+ * The slot a request takes (server-context.cpp get_available_slot): the
  * idle slot whose cached prompt shares the longest prefix with the new
  * prompt, if that share of the prompt is above slot_similarity
  * (--slot-prompt-similarity, 0.1), the first such slot in id order on a

@@ -43,6 +43,11 @@ stop_sim
 # the sim numbers its inference requests in arrival order: c1 1-30, c2
 # 31-60, c4 61-100, then the held-out runs
 expect_eq 170 "$(jq -s '[.[] | select(.seq)] | length' "$T/llama.log")" "requests in the sim's log"
+# slot_runs: every request ran in one of the 4 slots, and all 4 served
+expect_eq 170 "$(jq -s '[.[] | select(.seq and .slot >= 0 and .slot < 4)] | length' "$T/llama.log")" \
+    "requests in the sim's log with their slot"
+expect_eq 4 "$(jq -s '[.[] | select(.seq) | .slot] | unique | length' "$T/llama.log")" \
+    "slots that served"
 check c3 "$T/fit.profile" 101 130 --concurrency 3 --requests 30
 expect_status 0 $? "C = 3 predicted (TTFT within 15 %, TPOT and E2E 10 %)"
 check open "$T/fit.profile" 131 170 --rate 2 --requests 40
