@@ -517,18 +517,9 @@ static int slot_passes(const struct run_data *rd, const struct ev *ev, size_t ne
             else if (o->first <= late)
                 role[i] = LT_SLOT_PROMPT;
         }
-        uint32_t me = slot_of[ev[e].req];
+        uint32_t me = slot_of[ev[e].req], size, d;
         role[me] = LT_SLOT_DECODE;
-        uint32_t a = me, b = me;
-        while (a > 0 && role[a - 1] == LT_SLOT_DECODE)
-            a--;
-        while (b + 1 < ns && role[b + 1] == LT_SLOT_DECODE)
-            b++;
-        uint32_t d = b - a + 1, size = d;
-        while (b + 1 < ns && role[b + 1] == LT_SLOT_PROMPT) {
-            size++;
-            b++;
-        }
+        lt_sim_slot_pass_of(role, ns, me, &size, &d);
         ub[e] = size << 16 | d;
     }
     free(slot_of);

@@ -32,40 +32,52 @@ uint32_t lt_sim_slot_pick(const struct lt_sim_slot *s, uint32_t n, const uint32_
     return best;
 }
 
-uint32_t lt_sim_slot_ubatches(const uint8_t *role, uint32_t n, uint32_t *size, uint32_t *dec)
+/* The next pass from slot *i on: a run of decoders, then the prompts
+ * right after it, each giving the run its first token (the scan goes on
+ * past the decoders only through prompts). Sets its first slot, size and
+ * decoders and moves *i past it; false when no decoder is left. */
+static bool next_pass(const uint8_t *role, uint32_t n, uint32_t *i, uint32_t *first, uint32_t *size,
+                      uint32_t *dec)
 {
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < n;) {
-        if (role[i] != LT_SLOT_DECODE) {
-            i++;
-            continue;
-        }
-        uint32_t d = 0;
-        while (i < n && role[i] == LT_SLOT_DECODE) {
-            d++;
-            i++;
-        }
-        /* the prompts right after the run: each gives the run its first
-         * token (the scan goes on past the decoders only through prompts) */
-        uint32_t p = 0;
-        while (i + p < n && role[i + p] == LT_SLOT_PROMPT)
-            p++;
-        size[k] = d + p;
-        dec[k] = d;
-        k++;
-        i += p;
+    while (*i < n && role[*i] != LT_SLOT_DECODE)
+        (*i)++;
+    if (*i >= n)
+        return false;
+    *first = *i;
+    uint32_t d = 0, p = 0;
+    while (*i < n && role[*i] == LT_SLOT_DECODE) {
+        d++;
+        (*i)++;
     }
-    return k;
+    while (*i < n && role[*i] == LT_SLOT_PROMPT) {
+        p++;
+        (*i)++;
+    }
+    *size = d + p;
+    *dec = d;
+    return true;
+}
+
+void lt_sim_slot_pass_of(const uint8_t *role, uint32_t n, uint32_t slot, uint32_t *size,
+                         uint32_t *dec)
+{
+    uint32_t i = 0, first, sz, d;
+    *size = *dec = 0;
+    while (next_pass(role, n, &i, &first, &sz, &d))
+        if (slot >= first && slot < first + d) {
+            *size = sz;
+            *dec = d;
+            return;
+        }
 }
 
 double lt_sim_slot_decode_ms(const struct lt_sim_profile *p, const uint8_t *role, uint32_t n)
 {
-    uint32_t size[LT_SIM_SLOTS_MAX], dec[LT_SIM_SLOTS_MAX];
-    uint32_t k = lt_sim_slot_ubatches(role, n < LT_SIM_SLOTS_MAX ? n : LT_SIM_SLOTS_MAX, size, dec);
-    if (k == 0)
-        return lt_sim_profile_decode_ms(p, 0);
+    uint32_t i = 0, first, size, dec, passes = 0;
     double ms = 0;
-    for (uint32_t i = 0; i < k; i++)
-        ms += lt_sim_profile_decode_ms(p, size[i]);
-    return ms;
+    while (next_pass(role, n, &i, &first, &size, &dec)) {
+        ms += lt_sim_profile_decode_ms(p, size);
+        passes++;
+    }
+    return passes ? ms : lt_sim_profile_decode_ms(p, 0);
 }

@@ -54,14 +54,14 @@ uint32_t lt_sim_slot_pick(const struct lt_sim_slot *s, uint32_t n, const uint32_
 /* What each slot does in a step, for the split. */
 enum { LT_SLOT_IDLE = 0, LT_SLOT_DECODE = 1, LT_SLOT_PROMPT = 2 };
 
-/* The micro-batches holding decoders of a step whose slots do role[0..n):
- * for each, size[k] its sequences (its decoders and the prompts whose
- * first token joins it) and dec[k] its decoders. Returns how many (at most
- * n / 1, so arrays of n suffice). */
-uint32_t lt_sim_slot_ubatches(const uint8_t *role, uint32_t n, uint32_t *size, uint32_t *dec);
+/* The pass holding the decoder on slot `slot` of a step whose slots do
+ * role[0..n): its size (its decoders and the prompts whose first token
+ * joins it) and its decoders. 0, 0 when that slot does not decode. */
+void lt_sim_slot_pass_of(const uint8_t *role, uint32_t n, uint32_t slot, uint32_t *size,
+                         uint32_t *dec);
 
 /* The decode part of such a step: the sum of lt_sim_profile_decode_ms over
- * its micro-batches (a step of no decoder: step_ms). */
+ * its passes (a step of no decoder: step_ms). */
 double lt_sim_slot_decode_ms(const struct lt_sim_profile *p, const uint8_t *role, uint32_t n);
 
 #endif

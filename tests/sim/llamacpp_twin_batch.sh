@@ -27,6 +27,9 @@ twin_fit c1 c2 c4
 expect_grep "^  step_ms_by_batch .* timelines (the decode step's cost at a batch of 1 to 4" \
     "$T/fit.txt"
 expect_grep "^  shared_prefix_tokens 30: the server.s word" "$T/fit.txt"
+# llama-server's slots, from its word: the fit read passes, and says so
+expect_grep "^  slot_runs 1: the server's word (llama.cpp with 4 slots" "$T/fit.txt"
+expect_eq on "$(val slot_runs "$T/fit.profile")" "slot_runs"
 set -- $(val step_ms_by_batch "$T/fit.profile")
 expect_eq 4 $# "step_ms_by_batch's costs (batch 1 to 4)"
 c1=${1:-0} c4=${4:-0}
