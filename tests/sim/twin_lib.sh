@@ -107,6 +107,8 @@ pred() { # RESULTS
     "$L" cat --no-header "$1" | jq -r 'select(.rec == null and .status == 200 and .out > 1) |
         [(.ft - .sent) / 1e3, (.end - .ft) / (.out - 1) / 1e3, (.end - .sent) / 1e3] | @tsv' | p50s
 }
+# TWIN_TTFT=reported: TTFT is printed, not judged (an ASan build's client
+# and sim cost several times more per request, which lands in TTFT)
 check() { # NAME PROFILE FIRST-SEQ LAST-SEQ VIRTUAL-ARGS...: prints errors; exit 1 beyond tolerance
     n=$1 prof=$2 lo=$3 hi=$4
     shift 4
@@ -114,14 +116,16 @@ check() { # NAME PROFILE FIRST-SEQ LAST-SEQ VIRTUAL-ARGS...: prints errors; exit
         --no-summary "$@"
     expect_status 0 $? "virtual replay $n"
     set -- $(truth "$lo" "$hi") $(pred "$T/v-$n.lt.zst")
-    awk -v n="$n" -v l="$1 $2 $3" -v v="$4 $5 $6" 'BEGIN { split(l, a); split(v, b)
+    awk -v n="$n" -v l="$1 $2 $3" -v v="$4 $5 $6" -v ttft="${TWIN_TTFT:-judged}" 'BEGIN { split(l, a); split(v, b)
         split("TTFT TPOT E2E", m); split("p50 mean p50", st)
         # TTFT within 15 %: a loaded client sends the requests of a closed loop
         # late and some together, and those share their prefill steps at
         # the sim, which the virtual closed loop, on time, does not do
         for (i = 1; i <= 3; i++) { e = b[i] / a[i] - 1; tol = i == 1 ? 0.15 : 0.10
-            printf "  %-8s %-4s %-4s live %9.3f ms  twin %9.3f ms  %+6.1f%% (within %d%%)\n", n, m[i], st[i], a[i], b[i], 100 * e, 100 * tol
-            if (e > tol || e < -tol) bad = 1 }
+            judged = i > 1 || ttft == "judged"
+            printf "  %-8s %-4s %-4s live %9.3f ms  twin %9.3f ms  %+6.1f%% (%s)\n", n, m[i], st[i], a[i], b[i],
+                100 * e, judged ? sprintf("within %d%%", 100 * tol) : "not judged"
+            if (judged && (e > tol || e < -tol)) bad = 1 }
         exit bad }'
 }
 
