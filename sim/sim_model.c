@@ -47,6 +47,13 @@ struct lru {
     uint32_t head, tail;   /* head = most recent */
 };
 
+/* slot_runs: a slot's last prompt, as the slot choice compares it */
+struct slot_cache {
+    uint64_t *blocks;
+    uint32_t nblocks;
+    uint32_t prompt; /* its tokens */
+};
+
 struct lt_sim_model {
     struct lt_sim_profile p;
     struct lt_sim_mreq *qhead, *qtail;
@@ -66,11 +73,10 @@ struct lt_sim_model {
     struct lt_rng speed_rng;
     double speed_z, speed_ms;
     int64_t speed_t;
-    /* slot_runs: the slots, and each one's last prompt's blocks (its
-     * cached prompt, for the slot choice) */
+    /* slot_runs: the slots, and what each one caches of its last prompt
+     * (for the slot choice) */
     struct lt_sim_slot *slots;
-    uint64_t **slot_blocks;
-    uint32_t *slot_nblocks, *slot_prompt;
+    struct slot_cache *cache;
     uint32_t *lcp;
     uint8_t *role;
 };
@@ -205,13 +211,10 @@ struct lt_sim_model *lt_sim_model_new(const struct lt_sim_profile *p, struct lt_
     if (p->slot_runs) {
         uint32_t n = p->max_running;
         m->slots = calloc(n, sizeof *m->slots);
-        m->slot_blocks = calloc(n, sizeof *m->slot_blocks);
-        m->slot_nblocks = calloc(n, sizeof *m->slot_nblocks);
-        m->slot_prompt = calloc(n, sizeof *m->slot_prompt);
+        m->cache = calloc(n, sizeof *m->cache);
         m->lcp = calloc(n, sizeof *m->lcp);
         m->role = calloc(n, sizeof *m->role);
-        if (!m->slots || !m->slot_blocks || !m->slot_nblocks || !m->slot_prompt || !m->lcp ||
-            !m->role) {
+        if (!m->slots || !m->cache || !m->lcp || !m->role) {
             lt_sim_model_free(m);
             lt_errset(err, LT_ENOMEM, "sim model: out of memory for %u slots", n);
             return NULL;
@@ -238,13 +241,11 @@ void lt_sim_model_free(struct lt_sim_model *m)
     for (uint32_t i = 0; i < m->nrun; i++)
         free(m->run[i]);
     free(m->run);
-    if (m->slot_blocks)
+    if (m->cache)
         for (uint32_t i = 0; i < m->p.max_running; i++)
-            free(m->slot_blocks[i]);
+            free(m->cache[i].blocks);
     free(m->slots);
-    free(m->slot_blocks);
-    free(m->slot_nblocks);
-    free(m->slot_prompt);
+    free(m->cache);
     free(m->lcp);
     free(m->role);
     lru_release(&m->lru);
@@ -301,17 +302,18 @@ static void slot_release(struct lt_sim_model *m, const struct lt_sim_mreq *q, in
     /* llama-server releases the slots finishing in one step in id order,
      * each at its own clock reading: the lower id is the less recent */
     s->released = now + q->slot;
-    m->slot_prompt[q->slot] = q->prompt;
+    struct slot_cache *c = &m->cache[q->slot];
+    c->prompt = q->prompt;
     if (q->nblocks == 0) {
-        m->slot_nblocks[q->slot] = 0;
+        c->nblocks = 0;
         return;
     }
-    uint64_t *b = realloc(m->slot_blocks[q->slot], (size_t)q->nblocks * sizeof *b);
+    uint64_t *b = realloc(c->blocks, (size_t)q->nblocks * sizeof *b);
     if (!b)
         return;
     memcpy(b, q->blocks, (size_t)q->nblocks * sizeof *b);
-    m->slot_blocks[q->slot] = b;
-    m->slot_nblocks[q->slot] = q->nblocks;
+    c->blocks = b;
+    c->nblocks = q->nblocks;
 }
 
 /* slot_runs: the slot q gets by llama-server's rule; each idle slot's
@@ -325,13 +327,14 @@ static uint32_t slot_take(struct lt_sim_model *m, struct lt_sim_mreq *q)
         m->lcp[i] = 0;
         if (m->slots[i].busy || !m->slots[i].holds)
             continue;
-        uint32_t k = 0, nb = m->slot_nblocks[i];
-        while (k < q->nblocks && k < nb && m->slot_blocks[i][k] == q->blocks[k])
+        const struct slot_cache *c = &m->cache[i];
+        uint32_t k = 0;
+        while (k < q->nblocks && k < c->nblocks && c->blocks[k] == q->blocks[k])
             k++;
         uint64_t common = (uint64_t)k * m->p.block_tokens;
         if (common < m->p.shared_prefix_tokens)
             common = m->p.shared_prefix_tokens;
-        uint32_t cap = q->prompt < m->slot_prompt[i] ? q->prompt : m->slot_prompt[i];
+        uint32_t cap = q->prompt < c->prompt ? q->prompt : c->prompt;
         m->lcp[i] = common < cap ? (uint32_t)common : cap;
     }
     uint32_t s = lt_sim_slot_pick(m->slots, n, m->lcp, q->prompt, m->p.slot_similarity);
