@@ -55,7 +55,9 @@
 # on a 2-core machine at LT_N 120 (6.5 and under 1 at 40), plus the
 # capacity searches: 4.5 min each for the first at 40, under 2 for
 # stories260K (bench/README.md has the runs; a rand-1024x12 decodes about
-# 65 tokens/s alone, not 120).
+# 65 tokens/s alone, not 120). On an Intel VM (2026-12-03): rand-768x6 at
+# 112 tokens/s alone 13 min, its two capacity searches at 120 requests a
+# probe 28 more; stories260K 10 min with both; 2848 s in all.
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$SRC/build}
