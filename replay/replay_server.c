@@ -9,6 +9,7 @@
  * instead of guessing them from the timelines. Every probe is best effort:
  * a server that answers none of them is replayed all the same.
  */
+#include "base/lt_json.h"
 #include "replay/replay_internal.h"
 #include "traces/lt_mp.h"
 
@@ -187,29 +188,76 @@ static int erase_slots(struct lt_replay *rp, struct lt_buf *b, char *why, size_t
     return 1;
 }
 
+/* llama.cpp's erase empties a slot's cache but keeps when the slot was
+ * last used, and a request that shares no tenth of its prompt with an idle
+ * slot's takes the least recently used one (the highest id among equals):
+ * the order earlier runs and replay's own probes left would decide where
+ * this run's requests go, and so which decoders share a pass, which no fit
+ * can see. A one-token request pinned to each slot in turn (id_slot), from
+ * the highest id down, and a second erase leave the slots empty and in the
+ * order of a server just started. 1: done; 0: not (why says). */
+static int order_slots(struct lt_replay *rp, struct lt_buf *b, char *why, size_t whysz)
+{
+    struct lt_buf body;
+    lt_buf_init(&body, 1 << 12);
+    int ok = 1;
+    for (int64_t i = rp->word.slots - 1; i >= 0 && ok; i--) {
+        lt_buf_reset(&body);
+        long status = 0;
+        struct lt_err e = {0};
+        lt_buf_reset(b);
+        if (lt_buf_puts(&body, "{\"model\":") < 0 ||
+            lt_json_str(&body, rp->model, strlen(rp->model)) < 0 ||
+            lt_buf_printf(&body, ",\"prompt\":\"a\",\"max_tokens\":1,\"id_slot\":%lld}",
+                          (long long)i) < 0) {
+            snprintf(why, whysz, "out of memory");
+            ok = 0;
+        } else if (lt_replay_http_do(&rp->http, "/v1/completions", body.p, b, &status, 15000, &e) <
+                   0) {
+            snprintf(why, whysz, "a request pinned to slot %lld failed: %.80s", (long long)i,
+                     e.msg);
+            ok = 0;
+        } else if (status != 200) {
+            snprintf(why, whysz, "a request pinned to slot %lld answered HTTP %ld", (long long)i,
+                     status);
+            ok = 0;
+        }
+    }
+    lt_buf_release(&body);
+    return ok ? erase_slots(rp, b, why, whysz) == 1 : 0;
+}
+
 void lt__replay_server_before_run(struct lt_replay *rp, bool reset_done)
 {
     struct lt_replay_word *w = &rp->word;
     struct lt_buf b;
     lt_buf_init(&b, (size_t)4 << 20);
     int64_t nslots = 0;
+    w->cache_state[0] = '\0';
     int used = w->kind[0] ? slots_busy_before(rp, &b, &nslots) : -1;
     w->warm_slots = used;
     if (rp->o.reset_prefix_cache && !reset_done) {
         char why[200] = "";
         int er = erase_slots(rp, &b, why, sizeof why);
         if (er == 1) {
+            bool ordered = order_slots(rp, &b, why, sizeof why) == 1;
             snprintf(rp->st.reset_how, sizeof rp->st.reset_how,
-                     "llama.cpp POST /slots/ID?action=erase, %lld slots", (long long)w->slots);
+                     "llama.cpp POST /slots/ID?action=erase, %lld slots%s%s", (long long)w->slots,
+                     ordered ? ", in a fresh server's order" : "; their order unknown: ",
+                     ordered ? "" : why);
+            snprintf(w->cache_state, sizeof w->cache_state, "%s",
+                     ordered ? "reset: the slots empty, in a fresh server's order"
+                             : "reset: the slots empty, in an unknown order");
             rp->st.resets++;
             reset_done = true;
         } else if (er == 0) {
             snprintf(rp->st.reset_how, sizeof rp->st.reset_how, "%s", why);
         }
     }
-    if (reset_done)
-        snprintf(w->cache_state, sizeof w->cache_state, "reset");
-    else if (used == 0)
+    if (reset_done) {
+        if (!w->cache_state[0])
+            snprintf(w->cache_state, sizeof w->cache_state, "reset");
+    } else if (used == 0)
         snprintf(w->cache_state, sizeof w->cache_state, "cold: no slot has served a request");
     else if (used > 0)
         snprintf(w->cache_state, sizeof w->cache_state,

@@ -928,6 +928,7 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
     memset(c, 0, sizeof *c);
     c->api = api;
     c->reasoning = -1;
+    c->id_slot = -1;
     lt_sim_toks_init(&c->toks, p->block_tokens);
     lt_sim_toks_tokenizer(&c->toks, p->vocab, p->piece_bytes);
     struct sim_imgs im = {.p = p, .msg = msg, .msgsz = msgsz};
@@ -974,6 +975,12 @@ int lt_sim_call_parse(struct lt_sim_call *c, enum lt_sim_api api, const char *bo
     }
     int64_t n, mx, mxc, mn;
     if ((rc = get_uint(root, "n", 1, &n, msg, msgsz)))
+        goto out;
+    /* llama.cpp's id_slot: -1 (any) or a slot, which the server takes
+     * modulo its slots (sim_model.c honours it with slot_runs) */
+    const json_t *ids = json_object_get(root, "id_slot");
+    if (!(json_is_integer(ids) && json_integer_value(ids) == -1) &&
+        (rc = get_uint(root, "id_slot", 0, &c->id_slot, msg, msgsz)))
         goto out;
     if (n > 1) {
         rc = bad(msg, msgsz, "n > 1 is not supported");
@@ -1296,8 +1303,8 @@ static int put_timings(struct lt_buf *b, const struct lt_sim_resp *r)
                          "\"predicted_n\":%u,\"predicted_ms\":%.3f,"
                          "\"predicted_per_token_ms\":%.6f,\"predicted_per_second\":%.3f}",
                          cached, pn, r->prompt_ms, pn ? r->prompt_ms / pn : 0.0,
-                         r->prompt_ms > 0 ? 1e3 * pn / r->prompt_ms : 0.0, r->out,
-                         r->predicted_ms, r->out ? r->predicted_ms / r->out : 0.0,
+                         r->prompt_ms > 0 ? 1e3 * pn / r->prompt_ms : 0.0, r->out, r->predicted_ms,
+                         r->out ? r->predicted_ms / r->out : 0.0,
                          r->predicted_ms > 0 ? 1e3 * r->out / r->predicted_ms : 0.0);
 }
 

@@ -76,6 +76,7 @@ struct lt_sim_call {
     uint32_t videos, video_tokens; /* video_url parts and their tokens (in toks.n too) */
     uint32_t inputs; /* embeddings: inputs; rerank: documents (docs/sim.md "Embeddings") */
     uint32_t top_n;  /* rerank: results asked for; 0 = all */
+    int64_t id_slot; /* llama.cpp's id_slot: the slot asked for; -1 any */
 };
 
 /* The tokens of a w x h image by p's rule (docs/sim.md "Images"). */

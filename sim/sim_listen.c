@@ -207,9 +207,12 @@ static void write_log(struct lt_sim *s, struct sreq *r, enum MHD_RequestTerminat
                                                                                        : "false");
             if (r->avail) /* the model's admission to its batch and its first token */
                 lt_buf_printf(&b, ",\"admitted_us\":%lld,\"first_us\":%lld",
-                              (long long)(r->admitted_rel / 1000), (long long)(r->first_rel / 1000));
+                              (long long)(r->admitted_rel / 1000),
+                              (long long)(r->first_rel / 1000));
             if (r->avail && r->slot >= 0) /* the slot it ran in (slot_runs) */
                 lt_buf_printf(&b, ",\"slot\":%d", (int)r->slot);
+            if (r->call.id_slot >= 0) /* the slot it asked for */
+                lt_buf_printf(&b, ",\"id_slot\":%lld", (long long)r->call.id_slot);
             lt_buf_puts(&b, ",\"tokens_us\":[");
             for (uint32_t i = 0; i < r->avail; i++)
                 lt_buf_printf(&b, i ? ",%lld" : "%lld", (long long)(r->rel[i] / 1000));

@@ -32,6 +32,8 @@ struct lt_sim_mreq {
     bool fresh;     /* admitted for the first time in the step being planned */
     uint32_t image; /* of prompt: image tokens, whose encoding the prefill's first step pays */
     uint32_t slot;  /* slot_runs: its slot while running */
+    bool pinned;    /* slot_runs: it must run in slot pin (id_slot) */
+    uint32_t pin;
     enum mstate state;
     uint32_t nblocks;
     uint64_t blocks[];
@@ -337,7 +339,8 @@ static uint32_t slot_take(struct lt_sim_model *m, struct lt_sim_mreq *q)
         uint32_t cap = q->prompt < c->prompt ? q->prompt : c->prompt;
         m->lcp[i] = common < cap ? (uint32_t)common : cap;
     }
-    uint32_t s = lt_sim_slot_pick(m->slots, n, m->lcp, q->prompt, m->p.slot_similarity);
+    uint32_t s =
+        q->pinned ? q->pin : lt_sim_slot_pick(m->slots, n, m->lcp, q->prompt, m->p.slot_similarity);
     m->slots[s].busy = true;
     q->slot = s;
     return s;
@@ -396,7 +399,8 @@ static int admit_one(struct lt_sim_model *m, int64_t now, uint64_t budget, uint3
     /* The first request the engine has seen (front_ms_per_token: a later
      * short prompt may be seen before an earlier long one). */
     struct lt_sim_mreq *q = m->qhead;
-    while (q && q->ready > now)
+    /* llama-server defers a task whose slot (id_slot) is busy */
+    while (q && (q->ready > now || (q->pinned && m->slots[q->pin].busy)))
         q = q->next;
     if (!q || m->nrun >= m->p.max_running || budget == 0 || started >= m->p.prefill_seqs)
         return 0;
@@ -603,6 +607,8 @@ struct lt_sim_mreq *lt_sim_model_add(struct lt_sim_model *m, int64_t now,
     q->ready = now + (int64_t)llround(
                          (m->p.front_ms_per_request + m->p.front_ms_per_token * q->prompt) * 1e6);
     q->image = r->image_tokens < q->prompt ? r->image_tokens : q->prompt;
+    q->pinned = r->pinned && m->slots;
+    q->pin = m->slots ? r->pin_slot % m->p.max_running : 0;
     q->out_target = r->out_tokens ? r->out_tokens : 1;
     q->need = q->prompt;
     q->nblocks = r->blocks ? r->nblocks : 0;

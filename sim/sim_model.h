@@ -63,6 +63,10 @@ struct lt_sim_req {
     uint32_t nblocks;
     void *user;            /* handed back in every event */
     uint32_t image_tokens; /* of prompt_tokens: image tokens (the vision encoder's cost) */
+    /* slot_runs: the request runs in slot pin_slot (mod the slots) and waits
+     * while it is busy, as llama-server's id_slot; later requests pass it */
+    bool pinned;
+    uint32_t pin_slot;
 };
 
 /* One emitted token. */

@@ -363,6 +363,8 @@ static int admit_locked(struct sreq *r, struct lt_err *err)
         .nblocks = c->toks.nblocks,
         .user = r,
         .image_tokens = c->image_tokens + c->audio_tokens + c->video_tokens, /* the encoders' */
+        .pinned = c->id_slot >= 0,
+        .pin_slot = c->id_slot >= 0 ? (uint32_t)c->id_slot : 0,
     };
     r->mreq = lt_sim_model_add(s->model, lt__sim_to_model(s, now), &q, err);
     if (!r->mreq)

@@ -77,11 +77,24 @@ awk -v c="$(cat "$T/client.txt")" -v r="$(cat "$T/rtt.txt")" \
 #    it was warm.
 twin_sim llama2
 Q= replay w1 --concurrency 4 --requests 20 --reset-prefix-cache
-expect_grep "reset before 1 of 1 runs (llama.cpp POST /slots/ID?action=erase, 4 slots)" "$T/w1.err"
+expect_grep "reset before 1 of 1 runs (llama.cpp POST /slots/ID?action=erase, 4 slots, in a fresh server's order)" "$T/w1.err"
 h1=$(hits)
 replay w2 --concurrency 4 --requests 20
 h2=$(hits)
+# 3b. The erase keeps when each slot was last used, which decides where a
+#     request that shares no tenth of its prompt goes: after w2 the slots'
+#     order is w2's. The reset pins a one-token request to each slot from
+#     the highest down (the sim's log: id_slot), then erases again, so a run
+#     at C = 1 takes the slots as on a server just started: 3, 2, 1, 0.
+Q= replay w3 --concurrency 1 --requests 4 --reset-prefix-cache
 stop_sim
+expect_eq "3 2 1 0 3 2 1 0" "$(jq -s -r '[.[] | select(.seq)] | sort_by(.seq) | .[-8:] |
+    map(if .id_slot != null then .id_slot else .slot end) | map(tostring) | join(" ")' "$T/llama2.log")" \
+    "the pinned requests' slots, then the reset run's"
+expect_eq 8 "$(jq -s '[.[] | select(.id_slot != null)] | length' "$T/llama2.log")" \
+    "pinned requests: 4 for each reset (w1's, w3's)"
+expect_eq "reset: the slots empty, in a fresh server's order" \
+    "$("$L" cat "$T/w3.lt.zst" | jq -r 'select(.rec == "run") | .cache_state')" "w3's cache state"
 # ground truth: the sim's own counter says the second run hit its cache
 awk -v a="$h1" -v b="$h2" 'BEGIN { exit !(b - a > 1000) }' ||
     fail "the second run should hit the sim's cache (hits $h1 -> $h2)"

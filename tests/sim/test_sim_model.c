@@ -45,6 +45,7 @@ struct rec {
     uint32_t n;
     bool done;
     uint32_t cached;
+    int32_t slot;
 };
 
 static void on_emit(void *ud, const struct lt_sim_emit *e)
@@ -56,6 +57,7 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     r->n++;
     r->done = e->last;
     r->cached = e->cached_tokens;
+    r->slot = e->slot;
 }
 
 static void run_all(struct lt_sim_model *m)
@@ -68,7 +70,8 @@ static void run_all(struct lt_sim_model *m)
 static struct lt_sim_mreq *add(struct lt_sim_model *m, int64_t now, uint32_t prompt, uint32_t out,
                                const uint64_t *blocks, uint32_t nb, struct rec *r)
 {
-    struct lt_sim_req q = {prompt, out, blocks, nb, r, 0};
+    struct lt_sim_req q = {
+        .prompt_tokens = prompt, .out_tokens = out, .blocks = blocks, .nblocks = nb, .user = r};
     struct lt_sim_mreq *h = lt_sim_model_add(m, now, &q, NULL);
     assert_non_null(h);
     return h;
@@ -273,7 +276,11 @@ static void closed_loop(const struct lt_sim_profile *p, int conc, double *per_re
             lt_sim_model_advance(m, t, on_loop_emit, &l);
             struct client *c = &l.c[l.sent];
             uint64_t blocks[1] = {lt_mix64((uint64_t)l.sent)};
-            struct lt_sim_req q = {CAL_PROMPT, CAL_OUT, blocks, 1, c, 0};
+            struct lt_sim_req q = {.prompt_tokens = CAL_PROMPT,
+                                   .out_tokens = CAL_OUT,
+                                   .blocks = blocks,
+                                   .nblocks = 1,
+                                   .user = c};
             c->send = t;
             l.sent++;
             assert_non_null(lt_sim_model_add(m, t, &q, NULL));
@@ -585,6 +592,61 @@ static void test_slot_choice_and_chain(void **state)
 
 /* The prompt start each slot keeps: the first max_running requests after a
  * start or a reset prefill it, later ones find it cached. */
+static struct lt_sim_mreq *add_pinned(struct lt_sim_model *m, int64_t now, uint32_t out,
+                                      uint32_t slot, struct rec *r)
+{
+    struct lt_sim_req q = {
+        .prompt_tokens = 100, .out_tokens = out, .user = r, .pinned = true, .pin_slot = slot};
+    struct lt_sim_mreq *h = lt_sim_model_add(m, now, &q, NULL);
+    assert_non_null(h);
+    return h;
+}
+
+/* id_slot: a request pinned to a busy slot waits for it while later ones
+ * pass it; one request pinned to each slot from the highest down, then an
+ * erase, gives the slots a fresh server's order whatever ran before. */
+static void test_slot_pinned(void **state)
+{
+    struct lt_sim_profile p = slot_prof();
+    struct lt_sim_model *m = lt_sim_model_new(&p, NULL);
+    struct rec a = {0}, b = {0}, c = {0};
+    add_pinned(m, 0, 5, 4, &a); /* slot 4 mod 4: 0 */
+    add_pinned(m, 0, 2, 0, &b); /* waits for a */
+    add(m, 0, 100, 2, NULL, 0, &c);
+    run_all(m);
+    assert_int_equal(a.slot, 0);
+    assert_int_equal(c.slot, 3);
+    assert_int_equal(b.slot, 0);
+    assert_true(c.t[0] < a.t[4]);
+    assert_true(b.t[0] > a.t[4]);
+    /* slots 1 and 2 never used, then 3, then 0: after an erase, three
+     * requests at once take 2, 1 and 3 (the least recently used first) */
+    lt_sim_model_reset_prefix(m);
+    struct rec x[3] = {0};
+    for (uint32_t i = 0; i < 3; i++)
+        add(m, 1000 * MS, 100, 50, NULL, 0, &x[i]);
+    run_all(m);
+    assert_int_equal(x[0].slot, 2);
+    assert_int_equal(x[1].slot, 1);
+    assert_int_equal(x[2].slot, 3);
+    /* after one pinned to each slot from the highest down and an erase,
+     * they take 3, 2 and 1, as on a server just started */
+    struct rec t[4] = {0};
+    for (uint32_t i = 0; i < 4; i++) {
+        add_pinned(m, (3000 + 1000 * (int64_t)i) * MS, 1, 3 - i, &t[i]);
+        run_all(m);
+        assert_int_equal(t[i].slot, 3 - i);
+    }
+    lt_sim_model_reset_prefix(m);
+    struct rec z[3] = {0};
+    for (uint32_t i = 0; i < 3; i++)
+        add(m, 8000 * MS, 100, 50, NULL, 0, &z[i]);
+    run_all(m);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(z[i].slot, 3 - i);
+    lt_sim_model_free(m);
+}
+
 static void test_shared_prefix(void **state)
 {
     struct lt_sim_profile p = prof();
@@ -772,6 +834,7 @@ int main(void)
         cmocka_unit_test(test_shared_prefix),
         cmocka_unit_test(test_slot_runs),
         cmocka_unit_test(test_slot_choice_and_chain),
+        cmocka_unit_test(test_slot_pinned),
         cmocka_unit_test(test_prefill_ctx),
         cmocka_unit_test(test_step_by_batch_file),
         cmocka_unit_test(test_speed_wanders),

@@ -96,9 +96,13 @@ p50s() { # "ttft tpot e2e" lines on stdin: p50 of TTFT, mean TPOT, p50 of E2E
             return x[int((n + 1) / 2)] }
         END { printf "%.4f %.4f %.4f\n", p50(a, NR), sb / NR, p50(c, NR) }'
 }
-truth() { # FIRST-SEQ LAST-SEQ: the sim log's figures of those requests
-    jq -r --argjson lo "$1" --argjson hi "$2" --argjson k $K 'select(.seq and .seq >= $lo and
-        .seq <= $hi and .status == 200 and (.tokens_us | length) > 1) |
+# truth FIRST LAST: the sim log's figures of the runs' requests FIRST to
+# LAST, numbered from 1 in arrival order; the requests a reset pins to each
+# slot (id_slot, replay_server.c order_slots) are not the runs' and are left out
+truth() {
+    jq -s -r --argjson lo "$1" --argjson hi "$2" --argjson k $K '[.[] | select(.seq and
+        .id_slot == null)] | sort_by(.seq) | .[$lo - 1:$hi][] | select(.status == 200 and
+        (.tokens_us | length) > 1) |
         [(.tokens_us[0] - .model_us) * $k / 1e3,
          (.tokens_us[-1] - .tokens_us[0]) / ((.tokens_us | length) - 1) * $k / 1e3,
          (.tokens_us[-1] - .model_us) * $k / 1e3] | @tsv' "$T/llama.log" | p50s
@@ -109,7 +113,7 @@ pred() { # RESULTS
 }
 # TWIN_TTFT=reported: TTFT is printed, not judged (an ASan build's client
 # and sim cost several times more per request, which lands in TTFT)
-check() { # NAME PROFILE FIRST-SEQ LAST-SEQ VIRTUAL-ARGS...: prints errors; exit 1 beyond tolerance
+check() { # NAME PROFILE FIRST LAST VIRTUAL-ARGS...: prints errors; exit 1 beyond tolerance
     n=$1 prof=$2 lo=$3 hi=$4
     shift 4
     "$L" replay "$T/t.lt.zst" --target sim --virtual --profile "$prof" -o "$T/v-$n.lt.zst" -q \
@@ -133,7 +137,7 @@ check() { # NAME PROFILE FIRST-SEQ LAST-SEQ VIRTUAL-ARGS...: prints errors; exit
 twin_variant() {
     sed "s/^$2 = .*/$2 = $3/" "$T/fit.profile" >"$T/$1.profile"
 }
-# misses WHAT VARIANT NAME FIRST-SEQ LAST-SEQ VIRTUAL-ARGS...: check NAME
+# misses WHAT VARIANT NAME FIRST LAST VIRTUAL-ARGS...: check NAME
 # with $T/VARIANT.profile, whose prediction must miss; its figures printed
 misses() {
     _mi_what=$1 _mi_v=$2 _mi_n=$3
