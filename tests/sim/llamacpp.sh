@@ -8,8 +8,9 @@
 # sim --fit takes max_running, vocabulary, context and model name from it
 # (and says so), fits the prefill per token from the timelines, classes the
 # runs, and flags a run that found a cache an earlier run warmed;
-# --reset-prefix-cache erases llama.cpp's slots where allowed and says what
-# to do where it is refused.
+# --reset-prefix-cache erases llama.cpp's slots where allowed, leaving them
+# in a fresh server's order (the sim's log shows the pinned requests and the
+# slots the next run takes), and says what to do where it is refused.
 set -u
 . "$LT_SRC/tests/sim/twin_lib.sh"
 
