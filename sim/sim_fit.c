@@ -217,6 +217,20 @@ static int cmp_sent(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* When the server took q up: its first token less its own prompt time
+ * (llama.cpp's prompt_ms runs from its admission), else when it was sent. */
+static int64_t taken_at(const struct freq *q)
+{
+    return q->srv_pf >= 0 && q->first - q->srv_pf >= q->sent ? q->first - q->srv_pf : q->sent;
+}
+
+static int cmp_taken(const void *a, const void *b)
+{
+    int64_t x = taken_at(&g_reqs[*(const uint32_t *)a]),
+            y = taken_at(&g_reqs[*(const uint32_t *)b]);
+    return x < y ? -1 : x > y;
+}
+
 static int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -330,8 +344,8 @@ static size_t upper(const struct ev *ev, size_t n, int64_t t)
  * gap_us; a window holding a prompt too long for one step's budget is left
  * out (its chunks are not observable). */
 static int window_rows(const struct run_data *rd, const struct ev *ev, const uint32_t *decoders,
-                       const uint32_t *ub, size_t nev, double gap_us, double scale,
-                       uint32_t budget, uint32_t run_ix, struct rows *rs, struct lt_sim_fit *out)
+                       const uint32_t *ub, size_t nev, double gap_us, double scale, uint32_t budget,
+                       uint32_t run_ix, struct rows *rs, struct lt_sim_fit *out)
 {
     /* columns, a long-prompt count, the bends, the passes (slots), the pairs */
     enum { N = LT_SIM_FIT_NCOST, PASS = N + 1 + LT_SIM_FIT_NBEND, W = PASS + 2 };
@@ -430,7 +444,8 @@ static bool slotted(const struct runinfo *ri)
 }
 
 /* With slots: which slot each request had, by the server's rule played
- * over the run (sim_slots.h: requests take slots in the order sent, when
+ * over the run (sim_slots.h: requests take slots in the order the server
+ * took them up, by its timings, else as sent, when
  * one is free; a slot's cached prompt shares with a new one what the
  * server reported cached of it, the chat template's start where prompts
  * share no more, so the share picks the lowest slot holding a prompt), and
@@ -452,16 +467,24 @@ static int slot_passes(const struct run_data *rd, const struct ev *ev, size_t ne
     uint32_t *slot_of = malloc((nreq ? nreq : 1) * sizeof *slot_of);
     uint32_t *list = malloc((nreq ? nreq : 1) * sizeof *list);
     int64_t *adm = malloc((nreq ? nreq : 1) * sizeof *adm);
-    if (!slot_of || !list || !adm) {
+    uint32_t *order = malloc((nreq ? nreq : 1) * sizeof *order);
+    if (!slot_of || !list || !adm || !order) {
         free(slot_of);
         free(list);
         free(adm);
+        free(order);
         return LT_ENOMEM;
     }
+    /* In the order the server took them up, where its timings say when:
+     * work in front of its engine (front_ms_per_token) lets a short prompt
+     * sent later reach a slot before a long one sent earlier. */
+    memcpy(order, by_sent, nreq * sizeof *order);
+    g_reqs = rd->req;
+    qsort(order, nreq, sizeof *order, cmp_taken);
     for (size_t k = 0; k < nreq; k++) {
-        const uint32_t r = by_sent[k];
+        const uint32_t r = order[k];
         const struct freq *q = &rd->req[r];
-        int64_t t = q->sent;
+        int64_t t = taken_at(q);
         for (;;) {
             uint32_t free_n = 0, soonest = ns;
             for (uint32_t i = 0; i < ns; i++) {
@@ -494,7 +517,7 @@ static int slot_passes(const struct run_data *rd, const struct ev *ev, size_t ne
     uint32_t fill[LT_SIM_FIT_NBEND + 1];
     memcpy(fill, cnt, sizeof fill);
     for (size_t k = 0; k < nreq; k++)
-        list[fill[slot_of[by_sent[k]]]++] = by_sent[k];
+        list[fill[slot_of[order[k]]]++] = order[k];
     uint8_t role[LT_SIM_FIT_NBEND + 1];
     for (size_t e = 0; e < nev; e++) {
         ub[e] = 0;
@@ -531,6 +554,7 @@ static int slot_passes(const struct run_data *rd, const struct ev *ev, size_t ne
     free(slot_of);
     free(list);
     free(adm);
+    free(order);
     return 0;
 }
 
@@ -1835,8 +1859,7 @@ static double pooled(const struct runinfo *ri, size_t nri, double tau, double *g
 /* What the fitted profile says gaps from + 1 to + n of a decode after a
  * prompt of p tokens take at a batch of 1 (each token's step attends to
  * the context before it). */
-static double model_gaps_ms(const struct lt_sim_profile *pr, uint32_t p, uint32_t from,
-                            uint32_t n)
+static double model_gaps_ms(const struct lt_sim_profile *pr, uint32_t p, uint32_t from, uint32_t n)
 {
     double ctx = (double)n * p + (double)n * from + (double)n * (n + 1) / 2;
     return n * lt_sim_profile_decode_ms(pr, 1) + pr->decode_ms_per_kv_token * ctx;
@@ -2457,12 +2480,13 @@ int lt_sim_fit_write(const struct lt_sim_fit *f, const char *path, struct lt_err
                         "prediction extrapolates\n",
                         f->pf_tokens_min, f->pf_tokens_max);
     if (f->speed_identified && len > 0 && (size_t)len < sizeof note)
-        len += snprintf(note + len, sizeof note - (size_t)len,
-                        "the server's speed wanders: speed_cv %.3g, speed_tau_ms %.4g measured "
-                        "from %llu decodes alone (closed loops at 1, their halves' correlation "
-                        "%.3f); not set here (steady steps, one answer, did as well): set both for a twin "
-                        "whose steps wander with it\n",
-                        f->speed_cv, f->speed_tau_ms, (unsigned long long)f->speed_n, f->speed_rho);
+        len += snprintf(
+            note + len, sizeof note - (size_t)len,
+            "the server's speed wanders: speed_cv %.3g, speed_tau_ms %.4g measured "
+            "from %llu decodes alone (closed loops at 1, their halves' correlation "
+            "%.3f); not set here (steady steps, one answer, did as well): set both for a twin "
+            "whose steps wander with it\n",
+            f->speed_cv, f->speed_tau_ms, (unsigned long long)f->speed_n, f->speed_rho);
     if (f->cached_median && len > 0 && (size_t)len < sizeof note)
         len += snprintf(note + len, sizeof note - (size_t)len,
                         "shared_prefix_tokens %u: the cached tokens the server reported\n",
