@@ -33,6 +33,13 @@
 #   LT_SLOTS    llama-server -np (default 4)
 #   LT_N        requests per run (default 120: a p50 of 40 moves about 10 %
 #               between windows of the trace, the size of the targets)
+#   LT_MIN_S    seconds a run at C = 1 takes at least (default 60): a model
+#               whose 20 requests at C = 1 (a run of its own, first) say it
+#               is faster gets more requests in every run (fitted or held
+#               out), so that each spans as much of the machine's wander (on
+#               the EPYC, stories260K's server moved 20 % in its own decode
+#               time between two runs of 120 requests, 7 s each, a minute apart;
+#               at 831 a run, 4 %); the capacity probes keep LT_N
 #   LT_FIT_C    the closed loops fitted (default 1 to SLOTS; "1 SLOTS" is
 #               the two-load fit of docs/sim.md's short recipe)
 #   LT_HOLD_C   the held-out concurrency (default SLOTS + 2)
@@ -57,7 +64,9 @@
 # stories260K (bench/README.md has the runs; a rand-1024x12 decodes about
 # 65 tokens/s alone, not 120). On an Intel VM (2026-12-03): rand-768x6 at
 # 112 tokens/s alone 13 min, its two capacity searches at 120 requests a
-# probe 28 more; stories260K 10 min with both; 2848 s in all.
+# probe 28 more; stories260K 10 min with both; 2848 s in all. On the EPYC
+# (2026-12-04): rand-768x12 (123 tokens/s) 20 min, its capacity searches
+# 18 more; stories260K at LT_MIN_S 60 (831 requests a run) 11 min.
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 B=${1:-$SRC/build}
@@ -80,6 +89,7 @@ PORT=${LT_PORT:-18480}
 THREADS=${LT_THREADS:-1}
 SLOTS=${LT_SLOTS:-4}
 N=${LT_N:-120}
+MIN_S=${LT_MIN_S:-60}
 FIT_C=${LT_FIT_C:-$(seq 1 "$SLOTS" | tr '\n' ' ')}
 HOLD_C=${LT_HOLD_C:-$((SLOTS + 2))}
 URL=http://127.0.0.1:$PORT
@@ -182,6 +192,10 @@ srv_pf() {
          ([.[-1]["llamacpp:prompt_tokens_total"] - .[0]["llamacpp:prompt_tokens_total"], 1] | max) |
          . * 1000 | round / 1000) end'
 }
+span() { # RESULTS: seconds from the first request sent to the last one's end (ok ones)
+    "$L" cat --no-header "$1" | jq -rs '[.[] | select(.rec == null and .status == 200)] |
+        ((map(.end) | max) - (map(.sent) | min)) / 1e6'
+}
 p50() { # RESULTS FIELD-EXPR: the p50 of a jq expression over the ok results, ms
     "$L" cat --no-header "$1" | jq -rs "[.[] | select(.rec == null and .status == 200) | $2] | sort |
         if length == 0 then 0 else .[(length - 1) / 2 | floor] / 1e3 end"
@@ -193,18 +207,26 @@ for MODEL in $MODELS; do
     mkdir -p "$T"
     echo "== $mname"
     if [ -z "${REUSE:-}" ]; then
-        "$L" synth --arrivals poisson --rate 1 --requests 400 --in uniform:40,200 --out lognormal:60,0.3 \
+        # enough requests for runs lengthened by LT_MIN_S (a tiny model's)
+        "$L" synth --arrivals poisson --rate 1 --requests 6000 --in uniform:40,200 --out lognormal:60,0.3 \
             --seed 7 -q -o "$T/a.lt.zst" || exit 1
-        "$L" synth --arrivals poisson --rate 1 --requests 400 --in uniform:200,600 --out lognormal:60,0.3 \
+        "$L" synth --arrivals poisson --rate 1 --requests 6000 --in uniform:200,600 --out lognormal:60,0.3 \
             --seed 8 -q -o "$T/b.lt.zst" || exit 1
         start_server "$MODEL"
+        # How long a request takes alone: a run of 20 at C = 1, not fitted
+        live cal "$T/a.lt.zst" --concurrency 1 --requests 20
+        awk -v d="$(span "$T/live-cal.lt.zst")" -v n="$N" -v m="$MIN_S" \
+            'BEGIN { k = int(m * 20 / d + 0.999); print (k > n ? k : n) }' >"$T/n.txt"
     fi
+    # requests a run (the fit's and the held-out loads')
+    NM=$(cat "$T/n.txt" 2>/dev/null || echo "$N")
+    [ "$NM" = "$N" ] || echo "$N requests at C = 1 take under $MIN_S s: every run of this model has $NM (LT_MIN_S)"
     echo "uptime before: $(uptime)"
     fits=
     for c in $FIT_C; do
         # the run at the slots a longer one: it gives the capacity too
-        n=$N
-        [ "$c" != "$SLOTS" ] || n=$((N * 3 / 2))
+        n=$NM
+        [ "$c" != "$SLOTS" ] || n=$((NM * 3 / 2))
         live c$c "$T/a.lt.zst" --concurrency "$c" --requests "$n"
         fits="$fits $T/live-c$c.lt.zst"
     done
@@ -222,17 +244,17 @@ for MODEL in $MODELS; do
     half=$(awk -v c="$cap" 'BEGIN { printf "%.3f", c * 0.5 }')
     sat=$(awk -v c="$cap" 'BEGIN { printf "%.3f", c * 0.9 }')
     echo "capacity at $SLOTS slots: $cap requests/s; held-out rates $half and $sat"
-    live c$HOLD_C "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$N"
-    virt c$HOLD_C "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$N"
-    live half "$T/a.lt.zst" --rate "$half" --requests "$N"
-    virt half "$T/a.lt.zst" --rate "$half" --requests "$N"
-    live sat "$T/a.lt.zst" --rate "$sat" --requests "$N"
-    virt sat "$T/a.lt.zst" --rate "$sat" --requests "$N"
-    live long "$T/b.lt.zst" --concurrency 2 --requests "$N"
-    virt long "$T/b.lt.zst" --concurrency 2 --requests "$N"
+    live c$HOLD_C "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$NM"
+    virt c$HOLD_C "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$NM"
+    live half "$T/a.lt.zst" --rate "$half" --requests "$NM"
+    virt half "$T/a.lt.zst" --rate "$half" --requests "$NM"
+    live sat "$T/a.lt.zst" --rate "$sat" --requests "$NM"
+    virt sat "$T/a.lt.zst" --rate "$sat" --requests "$NM"
+    live long "$T/b.lt.zst" --concurrency 2 --requests "$NM"
+    virt long "$T/b.lt.zst" --concurrency 2 --requests "$NM"
     # The server against itself: the held-out concurrency once more, the
     # floor under any twin's error
-    live again "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$N"
+    live again "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$NM"
     echo "uptime after: $(uptime)"
 
     table "$mname" "" || bad=1
@@ -263,7 +285,9 @@ for MODEL in $MODELS; do
             t0=$(date +%s)
             l0=$(load)
             # --requests bounds each probe (a slow server's probes would
-            # otherwise take the 118 requests of +-0.05 at ~0.5 req/s each)
+            # otherwise take the 118 requests of +-0.05 at ~0.5 req/s each);
+            # LT_N, not LT_MIN_S's count: the live-only search starts at the
+            # trace's 1 req/s, where 831 requests are 14 minutes a probe
             timeout 3600 $NICE "$L" replay "$T/a.lt.zst" --target "$URL" --find-max rate --slo "$slo" \
                 --requests "$N" --reset-prefix-cache $extra -o "$T/cap-$how.lt.zst" \
                 >"$T/cap-$how.txt" 2>&1
