@@ -38,8 +38,8 @@
 #               is faster gets more requests in every run (fitted or held
 #               out), so that each spans as much of the machine's wander (on
 #               the EPYC, stories260K's server moved 20 % in its own decode
-#               time between two runs of 120 requests, 7 s each, a minute apart;
-#               at 831 a run, 4 %); the capacity probes keep LT_N
+#               time between two runs of 120 requests, 7 s each, a minute
+#               apart; at 831 a run, 4 %); the capacity probes keep LT_N
 #   LT_FIT_C    the closed loops fitted (default 1 to SLOTS; "1 SLOTS" is
 #               the two-load fit of docs/sim.md's short recipe)
 #   LT_HOLD_C   the held-out concurrency (default SLOTS + 2)
@@ -192,9 +192,9 @@ srv_pf() {
          ([.[-1]["llamacpp:prompt_tokens_total"] - .[0]["llamacpp:prompt_tokens_total"], 1] | max) |
          . * 1000 | round / 1000) end'
 }
-span() { # RESULTS: seconds from the first request sent to the last one's end (ok ones)
+ok_rate() { # RESULTS: ok requests a second, from the first one sent to the last one's end
     "$L" cat --no-header "$1" | jq -rs '[.[] | select(.rec == null and .status == 200)] |
-        ((map(.end) | max) - (map(.sent) | min)) / 1e6'
+        (length) / (((map(.end) | max) - (map(.sent) | min)) / 1e6)'
 }
 p50() { # RESULTS FIELD-EXPR: the p50 of a jq expression over the ok results, ms
     "$L" cat --no-header "$1" | jq -rs "[.[] | select(.rec == null and .status == 200) | $2] | sort |
@@ -215,8 +215,8 @@ for MODEL in $MODELS; do
         start_server "$MODEL"
         # How long a request takes alone: a run of 20 at C = 1, not fitted
         live cal "$T/a.lt.zst" --concurrency 1 --requests 20
-        awk -v d="$(span "$T/live-cal.lt.zst")" -v n="$N" -v m="$MIN_S" \
-            'BEGIN { k = int(m * 20 / d + 0.999); print (k > n ? k : n) }' >"$T/n.txt"
+        awk -v r="$(ok_rate "$T/live-cal.lt.zst")" -v n="$N" -v m="$MIN_S" \
+            'BEGIN { k = int(m * r + 0.999); print (k > n ? k : n) }' >"$T/n.txt"
     fi
     # requests a run (the fit's and the held-out loads')
     NM=$(cat "$T/n.txt" 2>/dev/null || echo "$N")
@@ -239,8 +239,7 @@ for MODEL in $MODELS; do
     [ -z "$cv" ] || sed "s/^speed_cv = .*/speed_cv = $cv/; s/^speed_tau_ms = .*/speed_tau_ms = $tau/" \
         "$T/fit.profile" >"$T/wander.profile"
     # Capacity: requests/s the server finished in the closed loop at its slots.
-    cap=$("$L" cat --no-header "$T/live-c$SLOTS.lt.zst" | jq -rs '[.[] | select(.rec == null and .status == 200)] |
-        (length) / (((map(.end) | max) - (map(.sent) | min)) / 1e6)')
+    cap=$(ok_rate "$T/live-c$SLOTS.lt.zst")
     half=$(awk -v c="$cap" 'BEGIN { printf "%.3f", c * 0.5 }')
     sat=$(awk -v c="$cap" 'BEGIN { printf "%.3f", c * 0.9 }')
     echo "capacity at $SLOTS slots: $cap requests/s; held-out rates $half and $sat"
