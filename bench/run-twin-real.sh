@@ -10,8 +10,8 @@
 #   half  an open loop (Poisson) at about half of the measured capacity
 #   sat   an open loop near saturation (0.9 of it)
 #   long  another trace: prompts of 200 to 600 tokens, at concurrency 2
-# and cH once more, live, compared with the first (the server against
-# itself, the floor under any twin's error);
+# and cH and sat once more, live, each compared with the first (the server
+# against itself, the floor under any twin's error);
 # then, with LT_FINDMAX=1 (the default), the capacity at an SLO searched
 # twice on the same server: live only, and --virtual-first with the fitted
 # profile (the answers and the live probes each took).
@@ -39,7 +39,8 @@
 #               out), so that each spans as much of the machine's wander (on
 #               the EPYC, stories260K's server moved 20 % in its own decode
 #               time between two runs of 120 requests, 7 s each, a minute
-#               apart; at 831 a run, 4 %); the capacity probes keep LT_N
+#               apart; at 831 a run, 4 %); the capacity probes then last
+#               LT_MIN_S each (--duration), at whatever load
 #   LT_FIT_C    the closed loops fitted (default 1 to SLOTS; "1 SLOTS" is
 #               the two-load fit of docs/sim.md's short recipe)
 #   LT_HOLD_C   the held-out concurrency (default SLOTS + 2)
@@ -169,10 +170,7 @@ table() { # TITLE PREFIX: one row per held-out load, the twin of virt-PREFIX$n a
     : >"$T/table$tp.txt"
     for n in c$HOLD_C half sat long; do
         "$L" compare "$T/live-$n.lt.zst" "$T/virt-$tp$n.lt.zst" >"$T/cmp-$tp$n.txt" 2>&1
-        awk '/twin: B as a prediction/ { on = 1; next }
-            on && ($1 == "TTFT" || $1 == "TPOT" || $1 == "E2E") { printf " %s %s", $4, $7 }
-            on && $1 == "throughput" { printf " %s", $7 }
-            on && /twin verdict/ { on = 0 }' "$T/cmp-$tp$n.txt" >"$T/row-$tp$n.txt"
+        twin_row "$T/cmp-$tp$n.txt" >"$T/row-$tp$n.txt"
         set -- $(cat "$T/row-$tp$n.txt")
         echo "| $n | ${1:-?} | ${2:-?} | ${3:-?} | ${4:-?} | ${5:-?} | ${6:-?} | ${7:-?} | $(srv_pf "$T/live-$n.lt.zst") | $(cat "$T/load-$n.txt" 2>/dev/null | tr ' ' '-') |"
         echo "$n $*" >>"$T/table$tp.txt"
@@ -181,6 +179,12 @@ table() { # TITLE PREFIX: one row per held-out load, the twin of virt-PREFIX$n a
                lim = i == 8 ? 5 : (i % 2 == 0 ? 10 : 15); n++; if (v > lim) out++ } }
          END { printf "%d of %d figures beyond the targets (p50 10 %%, p90 15 %%, throughput 5 %%)\n", out, n
                exit out > 0 }' "$T/table$tp.txt"
+}
+twin_row() { # COMPARE-OUTPUT: the twin table's p50 and p90 errors of TTFT, TPOT, E2E and throughput's
+    awk '/twin: B as a prediction/ { on = 1; next }
+        on && ($1 == "TTFT" || $1 == "TPOT" || $1 == "E2E") { printf " %s %s", $4, $7 }
+        on && $1 == "throughput" { printf " %s", $7 }
+        on && /twin verdict/ { on = 0 }' "$1"
 }
 # The server's own prefill cost per prompt token over a run (its counters,
 # first to last sample), ms; "-" without them.
@@ -199,6 +203,13 @@ ok_rate() { # RESULTS: ok requests a second, from the first one sent to the last
 p50() { # RESULTS FIELD-EXPR: the p50 of a jq expression over the ok results, ms
     "$L" cat --no-header "$1" | jq -rs "[.[] | select(.rec == null and .status == 200) | $2] | sort |
         if length == 0 then 0 else .[(length - 1) / 2 | floor] / 1e3 end"
+}
+
+again() { # HELD AGAIN: a table row, the live run AGAIN against the live run HELD (not a twin)
+    [ -e "$T/live-$2.lt.zst" ] || return 0
+    "$L" compare --twin "$T/live-$1.lt.zst" "$T/live-$2.lt.zst" >"$T/cmp-$2.txt" 2>&1
+    set -- "$1" "$2" $(twin_row "$T/cmp-$2.txt")
+    echo "| $1 again: the server against itself, minutes later (not a twin) | ${3:-?} | ${4:-?} | ${5:-?} | ${6:-?} | ${7:-?} | ${8:-?} | ${9:-?} | $(srv_pf "$T/live-$2.lt.zst") | $(cat "$T/load-$2.txt" 2>/dev/null | tr ' ' '-') |"
 }
 
 for MODEL in $MODELS; do
@@ -251,20 +262,17 @@ for MODEL in $MODELS; do
     virt sat "$T/a.lt.zst" --rate "$sat" --requests "$NM"
     live long "$T/b.lt.zst" --concurrency 2 --requests "$NM"
     virt long "$T/b.lt.zst" --concurrency 2 --requests "$NM"
-    # The server against itself: the held-out concurrency once more, the
-    # floor under any twin's error
+    # The server against itself: the held-out concurrency and the load
+    # near saturation once more, the floor under any twin's error (near
+    # saturation a few per cent of the server's own speed are tens of
+    # per cent of queueing)
     live again "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$NM"
+    live again-sat "$T/a.lt.zst" --rate "$sat" --requests "$NM"
     echo "uptime after: $(uptime)"
 
     table "$mname" "" || bad=1
-    if [ -e "$T/live-again.lt.zst" ]; then
-        "$L" compare --twin "$T/live-c$HOLD_C.lt.zst" "$T/live-again.lt.zst" >"$T/cmp-again.txt" 2>&1
-        set -- $(awk '/twin: B as a prediction/ { on = 1; next }
-            on && ($1 == "TTFT" || $1 == "TPOT" || $1 == "E2E") { printf " %s %s", $4, $7 }
-            on && $1 == "throughput" { printf " %s", $7 }
-            on && /twin verdict/ { on = 0 }' "$T/cmp-again.txt")
-        echo "| c$HOLD_C again: the server against itself, minutes later (not a twin) | ${1:-?} | ${2:-?} | ${3:-?} | ${4:-?} | ${5:-?} | ${6:-?} | ${7:-?} | $(srv_pf "$T/live-again.lt.zst") | $(cat "$T/load-again.txt" 2>/dev/null | tr ' ' '-') |"
-    fi
+    again c$HOLD_C again
+    again sat again-sat
     [ ! -e "$T/wander.profile" ] || table "$mname, the twin whose speed wanders (the speed_cv measured)" wander- || :
     echo
 
@@ -285,10 +293,15 @@ for MODEL in $MODELS; do
             l0=$(load)
             # --requests bounds each probe (a slow server's probes would
             # otherwise take the 118 requests of +-0.05 at ~0.5 req/s each);
-            # LT_N, not LT_MIN_S's count: the live-only search starts at the
-            # trace's 1 req/s, where 831 requests are 14 minutes a probe
+            # for a model LT_MIN_S lengthened, --duration does instead: every
+            # probe lasts LT_MIN_S at its load (a count would be 14 minutes
+            # a probe at the trace's 1 req/s, where the live-only search
+            # starts, and 8 s at stories260K's capacity, where its server
+            # moved 18 % between two searches of 120-request probes)
+            bound="--requests $N"
+            [ "$NM" = "$N" ] || bound="--duration ${MIN_S}s"
             timeout 3600 $NICE "$L" replay "$T/a.lt.zst" --target "$URL" --find-max rate --slo "$slo" \
-                --requests "$N" --reset-prefix-cache $extra -o "$T/cap-$how.lt.zst" \
+                $bound --reset-prefix-cache $extra -o "$T/cap-$how.lt.zst" \
                 >"$T/cap-$how.txt" 2>&1
             echo "$how: $(( $(date +%s) - t0 )) s, load $l0-$(load)" >>"$T/cap-$how.txt"
         done
