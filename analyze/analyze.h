@@ -220,6 +220,12 @@ struct lt_analyze_run {
     double reason_tps;  /* mean of reasoning / (fc - ft) */
     double content_tps; /* mean of (out - reasoning - 1) / (end - fc) */
 
+    /* The server's own timings (Ok requests whose result has them: llama.cpp's
+     * "timings", or a llama.cpp twin's in a virtual run): requests, and the
+     * sums of srv_pf (us) and srv_pf_n (tokens), of srv_dec and srv_dec_n. */
+    uint64_t srv_pf_reqs, srv_pf_us, srv_pf_tokens;
+    uint64_t srv_dec_reqs, srv_dec_us, srv_dec_tokens;
+
     /* Prefix cache (Ok requests whose result has `cached`). */
     uint64_t cache_reported, cache_hits; /* results with cached; with cached > 0 */
     uint64_t cached_tokens, cache_in_tokens;

@@ -698,6 +698,25 @@ static inline void add_dev(uint32_t got, uint32_t want, uint64_t *n, double *sum
     *off += fabs(d) > 0.05;
 }
 
+/* The server's own account of an Ok request (srv_pf, srv_pf_n, srv_dec,
+ * srv_dec_n: trace-format.md), summed where a pair is whole. */
+static void add_srv_timings(struct lt_analyze_run *r, const struct lt_result *res)
+{
+    int64_t us, n;
+    if (lt_extra_get_int(&res->extra, "srv_pf", &us) &&
+        lt_extra_get_int(&res->extra, "srv_pf_n", &n) && us >= 0 && n >= 0) {
+        r->srv_pf_reqs++;
+        r->srv_pf_us += (uint64_t)us;
+        r->srv_pf_tokens += (uint64_t)n;
+    }
+    if (lt_extra_get_int(&res->extra, "srv_dec", &us) &&
+        lt_extra_get_int(&res->extra, "srv_dec_n", &n) && us >= 0 && n >= 0) {
+        r->srv_dec_reqs++;
+        r->srv_dec_us += (uint64_t)us;
+        r->srv_dec_tokens += (uint64_t)n;
+    }
+}
+
 static void add_ok(struct lt_analyze *a, struct lt_analyze_run *r, const struct lt_result *res)
 {
     const uint32_t has = res->has;
@@ -789,6 +808,8 @@ static void add_ok(struct lt_analyze *a, struct lt_analyze_run *r, const struct 
     if (str_is(res->finish, "tool_calls"))
         r->tool_calls++;
 
+    if (res->extra.n)
+        add_srv_timings(r, res);
     if (has & LT_RHAS_CACHED) {
         r->cache_reported++;
         r->cached_tokens += res->cached;

@@ -239,8 +239,13 @@ struct lt_compare_twin {
     struct lt_compare_twin_dist d[LT_CMP_TWIN_DISTS];
     double tput_a, tput_b, tput_err; /* Agg tok/s */
     double good_a, good_b, good_err; /* requests/s meeting the SLOs (every Ok one without) */
-    uint32_t judged, misses;         /* figures judged; beyond their tolerance */
-    char worst[32];                  /* the judged figure with the largest |error| / tolerance */
+    /* The server's own timings (llama.cpp's, a llama.cpp twin's), ms a
+     * token: prefill (srv_pf over srv_pf_n) and decode (srv_dec over
+     * srv_dec_n) summed over each side's Ok requests; NAN on a side without
+     * them. Not judged: they say whether a miss is the server's speed. */
+    double pf_a, pf_b, pf_err, dec_a, dec_b, dec_err;
+    uint32_t judged, misses; /* figures judged; beyond their tolerance */
+    char worst[32];          /* the judged figure with the largest |error| / tolerance */
     double worst_err, worst_tol;
 };
 

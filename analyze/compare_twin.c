@@ -5,7 +5,12 @@
  * better" but "how far off is the prediction". Per matched run: the error
  * (B - A) / A of p50, p90 and p99 of TTFT, TPOT, ITL and E2E, of
  * throughput and of goodput, the KS distance of each distribution, and one
- * verdict against the tolerances of compare.h (docs/compare.md, "Twin").
+ * verdict against the tolerances of compare.h (docs/compare.md, "Twin");
+ * beside them, not judged, the server's own prefill and decode time a
+ * token against the twin's on the same requests, where both sides have
+ * them (llama-server's timings, a llama.cpp twin's): a miss where those
+ * differ as much is the server's speed on that run, or a cost the twin
+ * prices wrong, not the queueing the twin plays.
  * Everything comes from analyze's per-run histograms, so the figures are
  * the ones `loadtrace analyze` prints for each file.
  */
@@ -34,6 +39,12 @@ static const char *const q_names[3] = {"p50", "p90", "p99"};
 static double rel_err(double a, double b)
 {
     return a > 0 ? (b - a) / a : NAN;
+}
+
+/* ms a token of a server timing's sums (us, tokens); NAN without tokens. */
+static double per_token(uint64_t us, uint64_t tokens)
+{
+    return tokens ? (double)us / 1e3 / (double)tokens : NAN;
 }
 
 /* Judge one figure: count it, count a miss, keep the worst. A figure
@@ -90,6 +101,12 @@ int lt__compare_twin_eval(struct lt_compare_twin *t, const struct lt_analyze_run
     t->good_b = rb->goodput;
     t->good_err = rel_err(t->good_a, t->good_b);
     judge(t, "goodput", t->good_err, LT_CMP_TWIN_TOL_RATE);
+    t->pf_a = per_token(ra->srv_pf_us, ra->srv_pf_tokens);
+    t->pf_b = per_token(rb->srv_pf_us, rb->srv_pf_tokens);
+    t->pf_err = rel_err(t->pf_a, t->pf_b);
+    t->dec_a = per_token(ra->srv_dec_us, ra->srv_dec_tokens);
+    t->dec_b = per_token(rb->srv_dec_us, rb->srv_dec_tokens);
+    t->dec_err = rel_err(t->dec_a, t->dec_b);
     return 0;
 }
 
@@ -125,6 +142,14 @@ void lt__compare_twin_write_text(const struct lt_compare_twin *t, FILE *out)
             fmt_err(e[0], sizeof e[0], t->tput_err));
     fprintf(out, "    %-24s A %10.4g  B %10.4g  %7s\n", "goodput (requests/s)", t->good_a,
             t->good_b, fmt_err(e[0], sizeof e[0], t->good_err));
+    if (isfinite(t->pf_a) && isfinite(t->pf_b))
+        fprintf(out,
+                "    %-24s A %10.4g  B %10.4g  %7s  (not judged: the server's own timings "
+                "against the twin's, the same requests)\n",
+                "server prefill (ms/tok)", t->pf_a, t->pf_b, fmt_err(e[0], sizeof e[0], t->pf_err));
+    if (isfinite(t->dec_a) && isfinite(t->dec_b))
+        fprintf(out, "    %-24s A %10.4g  B %10.4g  %7s  (not judged)\n", "server decode (ms/tok)",
+                t->dec_a, t->dec_b, fmt_err(e[0], sizeof e[0], t->dec_err));
     if (!t->judged)
         fprintf(out, "  twin verdict: no data to judge\n");
     else if (!t->misses)
@@ -182,6 +207,8 @@ void lt__compare_twin_write_json(const struct lt_compare_twin *t, FILE *out)
     fprintf(out, "]");
     json_rate(out, "throughput", t->tput_a, t->tput_b, t->tput_err);
     json_rate(out, "goodput", t->good_a, t->good_b, t->good_err);
+    json_rate(out, "server_prefill_ms_per_token", t->pf_a, t->pf_b, t->pf_err);
+    json_rate(out, "server_decode_ms_per_token", t->dec_a, t->dec_b, t->dec_err);
     fprintf(out, ", \"tolerance\": {\"p50\": ");
     lt_analyze_jnum(out, LT_CMP_TWIN_TOL_P50);
     fprintf(out, ", \"p90\": ");

@@ -44,6 +44,16 @@
 #   LT_FIT_C    the closed loops fitted (default 1 to SLOTS; "1 SLOTS" is
 #               the two-load fit of docs/sim.md's short recipe)
 #   LT_HOLD_C   the held-out concurrency (default SLOTS + 2)
+#   LT_ORDER    interleaved (default): the live runs alternate, a fitted
+#               loop then a held-out load (the one at the slots first: it
+#               sets the open loops' rates), so that the fit and the loads
+#               it predicts span the same minutes (on the EPYC VM the
+#               server's own speed wanders 7-12 % within minutes, which the
+#               sat load's queue turns into tens of per cent of TTFT);
+#               fit-first: every fitted loop, then every held-out load, as a
+#               user who fits today and predicts later would. Either way the
+#               fit reads the fitted loops only, and the predictions are
+#               made after the fit
 #   LT_NICE     run llama-server and the live replays at this nice value
 #               (e.g. -10, as root: on a machine shared with other work the
 #               server's step time otherwise follows their load, and no
@@ -53,7 +63,9 @@
 #   REUSE=DIR   refit and predict again from the live runs a KEEP=DIR run
 #               left in DIR/MODEL (no server is started)
 # Prints, per model, the fit, one markdown row per held-out load (p50 and
-# p90 errors, %, and the throughput error) with the load average (and
+# p90 errors, %, the throughput error and, not judged, the twin's prefill
+# time a token against the server's own on the same requests: where the
+# server ran faster or slower than at the fit) with the load average (and
 # where the fit measured the server's speed wandering, a second table:
 # the same fit's twin with that speed_cv and speed_tau_ms, beside it), and the
 # capacity comparison; exit 0 when every figure is within the targets (p50
@@ -93,6 +105,15 @@ N=${LT_N:-120}
 MIN_S=${LT_MIN_S:-60}
 FIT_C=${LT_FIT_C:-$(seq 1 "$SLOTS" | tr '\n' ' ')}
 HOLD_C=${LT_HOLD_C:-$((SLOTS + 2))}
+ORDER=${LT_ORDER:-interleaved}
+case " $FIT_C " in
+*" $SLOTS "*) ;;
+*) echo "run-twin-real.sh: LT_FIT_C must hold the slots, $SLOTS (its run gives the capacity)" >&2; exit 2 ;;
+esac
+case $ORDER in
+interleaved | fit-first) ;;
+*) echo "run-twin-real.sh: LT_ORDER is interleaved or fit-first (got '$ORDER')" >&2; exit 2 ;;
+esac
 URL=http://127.0.0.1:$PORT
 NICE=${LT_NICE:+nice -n $LT_NICE}
 ROOT=${REUSE:-${KEEP:-$(mktemp -d)}}
@@ -161,18 +182,18 @@ table() { # TITLE PREFIX: one row per held-out load, the twin of virt-PREFIX$n a
     # the count beyond the targets; exit 1 when any is
     tp=$2
     echo
-    echo "| $1 | TTFT p50 | TTFT p90 | TPOT p50 | TPOT p90 | E2E p50 | E2E p90 | throughput | server's prefill ms/token | load avg |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "| $1 | TTFT p50 | TTFT p90 | TPOT p50 | TPOT p90 | E2E p50 | E2E p90 | throughput | server prefill a token, B against A (not judged) | server's prefill ms/token | load avg |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
     for n in $FIT_C; do
         n=c$n
-        echo "| $n (fitted) | | | | | | | | $(srv_pf "$T/live-$n.lt.zst") | $(cat "$T/load-$n.txt" 2>/dev/null | tr ' ' '-') |"
+        echo "| $n (fitted) | | | | | | | | | $(srv_pf "$T/live-$n.lt.zst") | $(cat "$T/load-$n.txt" 2>/dev/null | tr ' ' '-') |"
     done
     : >"$T/table$tp.txt"
     for n in c$HOLD_C half sat long; do
         "$L" compare "$T/live-$n.lt.zst" "$T/virt-$tp$n.lt.zst" >"$T/cmp-$tp$n.txt" 2>&1
         twin_row "$T/cmp-$tp$n.txt" >"$T/row-$tp$n.txt"
         set -- $(cat "$T/row-$tp$n.txt")
-        echo "| $n | ${1:-?} | ${2:-?} | ${3:-?} | ${4:-?} | ${5:-?} | ${6:-?} | ${7:-?} | $(srv_pf "$T/live-$n.lt.zst") | $(cat "$T/load-$n.txt" 2>/dev/null | tr ' ' '-') |"
+        echo "| $n | ${1:-?} | ${2:-?} | ${3:-?} | ${4:-?} | ${5:-?} | ${6:-?} | ${7:-?} | ${8:--} | $(srv_pf "$T/live-$n.lt.zst") | $(cat "$T/load-$n.txt" 2>/dev/null | tr ' ' '-') |"
         echo "$n $*" >>"$T/table$tp.txt"
     done
     awk '{ for (i = 2; i <= 8; i++) { v = $i; sub(/%/, "", v); v += 0; v = v < 0 ? -v : v
@@ -180,10 +201,12 @@ table() { # TITLE PREFIX: one row per held-out load, the twin of virt-PREFIX$n a
          END { printf "%d of %d figures beyond the targets (p50 10 %%, p90 15 %%, throughput 5 %%)\n", out, n
                exit out > 0 }' "$T/table$tp.txt"
 }
-twin_row() { # COMPARE-OUTPUT: the twin table's p50 and p90 errors of TTFT, TPOT, E2E and throughput's
+twin_row() { # COMPARE-OUTPUT: the twin table's p50 and p90 errors of TTFT, TPOT, E2E, throughput's,
+    # and the server's own prefill time a token against the twin's (not judged: the server's speed)
     awk '/twin: B as a prediction/ { on = 1; next }
         on && ($1 == "TTFT" || $1 == "TPOT" || $1 == "E2E") { printf " %s %s", $4, $7 }
         on && $1 == "throughput" { printf " %s", $7 }
+        on && $1 == "server" && $2 == "prefill" { printf " %s", $8 }
         on && /twin verdict/ { on = 0 }' "$1"
 }
 # The server's own prefill cost per prompt token over a run (its counters,
@@ -209,8 +232,35 @@ again() { # HELD AGAIN: a table row, the live run AGAIN against the live run HEL
     [ -e "$T/live-$2.lt.zst" ] || return 0
     "$L" compare --twin "$T/live-$1.lt.zst" "$T/live-$2.lt.zst" >"$T/cmp-$2.txt" 2>&1
     set -- "$1" "$2" $(twin_row "$T/cmp-$2.txt")
-    echo "| $1 again: the server against itself, minutes later (not a twin) | ${3:-?} | ${4:-?} | ${5:-?} | ${6:-?} | ${7:-?} | ${8:-?} | ${9:-?} | $(srv_pf "$T/live-$2.lt.zst") | $(cat "$T/load-$2.txt" 2>/dev/null | tr ' ' '-') |"
+    echo "| $1 again: the server against itself, minutes later (not a twin) | ${3:-?} | ${4:-?} | ${5:-?} | ${6:-?} | ${7:-?} | ${8:-?} | ${9:-?} | ${10:--} | $(srv_pf "$T/live-$2.lt.zst") | $(cat "$T/load-$2.txt" 2>/dev/null | tr ' ' '-') |"
 }
+
+fitted() { # cN: a fitted closed loop at concurrency N (the one at the slots
+    # longer: it gives the capacity too)
+    c=${1#c}
+    n=$NM
+    [ "$c" != "$SLOTS" ] || n=$((NM * 3 / 2))
+    live "c$c" "$T/a.lt.zst" --concurrency "$c" --requests "$n"
+}
+held() { # NAME: a held-out load, live; again and again-sat are cH and sat
+    # once more, the server against itself (the floor under any twin's
+    # error: near saturation a few per cent of the server's own speed are
+    # tens of per cent of queueing)
+    case $1 in
+    c*) live "$1" "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$NM" ;;
+    half) live half "$T/a.lt.zst" --rate "$half" --requests "$NM" ;;
+    sat) live sat "$T/a.lt.zst" --rate "$sat" --requests "$NM" ;;
+    long) live long "$T/b.lt.zst" --concurrency 2 --requests "$NM" ;;
+    again) live again "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$NM" ;;
+    again-sat) live again-sat "$T/a.lt.zst" --rate "$sat" --requests "$NM" ;;
+    esac
+}
+rates() { # the capacity (requests/s the server finished in the closed loop at its slots) and the open loops' rates
+    cap=$(ok_rate "$T/live-c$SLOTS.lt.zst")
+    half=$(awk -v c="$cap" 'BEGIN { printf "%.3f", c * 0.5 }')
+    sat=$(awk -v c="$cap" 'BEGIN { printf "%.3f", c * 0.9 }')
+}
+HELD="c$HOLD_C half sat long again again-sat"
 
 for MODEL in $MODELS; do
     mname=$(basename "$MODEL" .gguf)
@@ -233,12 +283,36 @@ for MODEL in $MODELS; do
     NM=$(cat "$T/n.txt" 2>/dev/null || echo "$N")
     [ "$NM" = "$N" ] || echo "$N requests at C = 1 take under $MIN_S s: every run of this model has $NM (LT_MIN_S)"
     echo "uptime before: $(uptime)"
+    # The fitted closed loops and the held-out loads, live; the run at the
+    # slots first, as it gives the capacity the open loops are set by
+    fitted c$SLOTS
+    rates
+    echo "capacity at $SLOTS slots: $cap requests/s; held-out rates $half and $sat"
+    rest=
+    for c in $FIT_C; do
+        [ "$c" = "$SLOTS" ] || rest="$rest c$c"
+    done
+    if [ "$ORDER" = interleaved ]; then
+        # one fitted loop, one held-out load, in turn: the fit and the loads
+        # it predicts then span the same minutes of the machine's wander
+        set -- $HELD
+        for r in $rest; do
+            fitted "$r"
+            [ $# -eq 0 ] || { held "$1"; shift; }
+        done
+        for h in "$@"; do
+            held "$h"
+        done
+    else
+        for r in $rest; do
+            fitted "$r"
+        done
+        for h in $HELD; do
+            held "$h"
+        done
+    fi
     fits=
     for c in $FIT_C; do
-        # the run at the slots a longer one: it gives the capacity too
-        n=$NM
-        [ "$c" != "$SLOTS" ] || n=$((NM * 3 / 2))
-        live c$c "$T/a.lt.zst" --concurrency "$c" --requests "$n"
         fits="$fits $T/live-c$c.lt.zst"
     done
     "$L" sim --fit $fits -o "$T/fit.profile" >"$T/fit.txt" || { cat "$T/fit.txt"; exit 1; }
@@ -249,25 +323,10 @@ for MODEL in $MODELS; do
     tau=$(awk '$1 == "speed_cv" && $5 == "measured:" { print $4 }' "$T/fit.txt")
     [ -z "$cv" ] || sed "s/^speed_cv = .*/speed_cv = $cv/; s/^speed_tau_ms = .*/speed_tau_ms = $tau/" \
         "$T/fit.profile" >"$T/wander.profile"
-    # Capacity: requests/s the server finished in the closed loop at its slots.
-    cap=$(ok_rate "$T/live-c$SLOTS.lt.zst")
-    half=$(awk -v c="$cap" 'BEGIN { printf "%.3f", c * 0.5 }')
-    sat=$(awk -v c="$cap" 'BEGIN { printf "%.3f", c * 0.9 }')
-    echo "capacity at $SLOTS slots: $cap requests/s; held-out rates $half and $sat"
-    live c$HOLD_C "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$NM"
     virt c$HOLD_C "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$NM"
-    live half "$T/a.lt.zst" --rate "$half" --requests "$NM"
     virt half "$T/a.lt.zst" --rate "$half" --requests "$NM"
-    live sat "$T/a.lt.zst" --rate "$sat" --requests "$NM"
     virt sat "$T/a.lt.zst" --rate "$sat" --requests "$NM"
-    live long "$T/b.lt.zst" --concurrency 2 --requests "$NM"
     virt long "$T/b.lt.zst" --concurrency 2 --requests "$NM"
-    # The server against itself: the held-out concurrency and the load
-    # near saturation once more, the floor under any twin's error (near
-    # saturation a few per cent of the server's own speed are tens of
-    # per cent of queueing)
-    live again "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$NM"
-    live again-sat "$T/a.lt.zst" --rate "$sat" --requests "$NM"
     echo "uptime after: $(uptime)"
 
     table "$mname" "" || bad=1

@@ -56,6 +56,7 @@ struct vq {
     uint32_t tokcap;
     uint32_t ntok;
     uint32_t cached;
+    int64_t admitted_ns;    /* when the model took it into its batch (its first token's event) */
     uint32_t in, out;       /* asked for */
     bool rejected;          /* answered 400 at once (context overflow) */
     struct lt_sim_mreq *mq; /* in the model; NULL once it ended or was cancelled */
@@ -409,6 +410,8 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     else
         v->oom = true; /* the model emitted more than asked: cannot happen */
     q->cached = e->cached_tokens;
+    if (e->index == 0)
+        q->admitted_ns = e->admitted;
     if (e->last) {
         q->mq = NULL; /* the model frees it */
         if (!push_done(v, q))
@@ -416,6 +419,25 @@ static void on_emit(void *ud, const struct lt_sim_emit *e)
     } else if (q->by_tokens && q->ntok >= q->cancel_tokens) {
         cancel_now(v, q, e->t);
     }
+}
+
+/* A llama.cpp twin's (slot_runs) account of a whole request, as
+ * llama-server's timings would give it and as the live sim's llamacpp
+ * dialect sends it (sim_server.c): its prefill from its admission to its
+ * first token, its decode from its first token to its last, the prompt
+ * tokens prefilled and reused. Beside the live run's, compare sets the
+ * server's own speed against the twin's on the same requests
+ * (docs/compare.md, "Twin"). */
+static void srv_timings(struct lt_result_keys *k, const struct vq *q, const struct lt_result *res)
+{
+    int64_t admitted_us = q->admitted_ns / 1000;
+    uint32_t cached = q->cached < q->in ? q->cached : q->in;
+    k->has_srv_pf = k->has_srv_pf_n = k->has_srv_dec = k->has_srv_dec_n = k->has_srv_cache = true;
+    k->srv_pf_us = res->first_token > admitted_us ? (uint64_t)(res->first_token - admitted_us) : 0;
+    k->srv_dec_us = res->end > res->first_token ? (uint64_t)(res->end - res->first_token) : 0;
+    k->srv_pf_n = q->in - cached;
+    k->srv_dec_n = q->ntok;
+    k->srv_cache = cached;
 }
 
 /* Write seq's result res, with the keys the live replay writes beside it
@@ -440,6 +462,8 @@ static int put(struct vrun *v, size_t seq, const struct vq *q, struct lt_result 
         k.has_replica = true;
         k.replica = (uint32_t)q->replica;
     }
+    if (q && v->p->slot_runs && res->status == 200 && !res->cancelled && q->ntok)
+        srv_timings(&k, q, res);
     if (lt_results_keys(&k, &v->keys, &res->extra) < 0)
         return lt_errset(err, LT_ENOMEM, "virtual sim: out of memory");
     int rc = lt_writer_put_result(v->w, res, err);
