@@ -247,12 +247,10 @@ held() { # NAME: a held-out load, live; again and again-sat are cH and sat
     # error: near saturation a few per cent of the server's own speed are
     # tens of per cent of queueing)
     case $1 in
-    c*) live "$1" "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$NM" ;;
+    c* | again) live "$1" "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$NM" ;;
     half) live half "$T/a.lt.zst" --rate "$half" --requests "$NM" ;;
-    sat) live sat "$T/a.lt.zst" --rate "$sat" --requests "$NM" ;;
+    sat | again-sat) live "$1" "$T/a.lt.zst" --rate "$sat" --requests "$NM" ;;
     long) live long "$T/b.lt.zst" --concurrency 2 --requests "$NM" ;;
-    again) live again "$T/a.lt.zst" --concurrency "$HOLD_C" --requests "$NM" ;;
-    again-sat) live again-sat "$T/a.lt.zst" --rate "$sat" --requests "$NM" ;;
     esac
 }
 rates() { # the capacity (requests/s the server finished in the closed loop at its slots) and the open loops' rates
@@ -292,25 +290,17 @@ for MODEL in $MODELS; do
     for c in $FIT_C; do
         [ "$c" = "$SLOTS" ] || rest="$rest c$c"
     done
-    if [ "$ORDER" = interleaved ]; then
-        # one fitted loop, one held-out load, in turn: the fit and the loads
-        # it predicts then span the same minutes of the machine's wander
-        set -- $HELD
-        for r in $rest; do
-            fitted "$r"
-            [ $# -eq 0 ] || { held "$1"; shift; }
-        done
-        for h in "$@"; do
-            held "$h"
-        done
-    else
-        for r in $rest; do
-            fitted "$r"
-        done
-        for h in $HELD; do
-            held "$h"
-        done
-    fi
+    # interleaved: one fitted loop, one held-out load, in turn (the fit and
+    # the loads it predicts then span the same minutes of the machine's
+    # wander); fit-first: the held-out loads after every fitted loop
+    set -- $HELD
+    for r in $rest; do
+        fitted "$r"
+        [ "$ORDER" = fit-first ] || [ $# -eq 0 ] || { held "$1"; shift; }
+    done
+    for h in "$@"; do
+        held "$h"
+    done
     fits=
     for c in $FIT_C; do
         fits="$fits $T/live-c$c.lt.zst"
